@@ -1,0 +1,43 @@
+/*
+ * HetCCL extensions to the NCCL API.
+ *
+ * CPU ranks have no device runtime, so HetCCL provides the stream that their
+ * collectives are ordered on: a host stream is an in-order queue of work
+ * served by a thread of its own. Pass it wherever NCCL takes a cudaStream_t.
+ * A NULL stream on a CPU rank means "run now": the call returns when the
+ * operation (or, inside a group, the whole group at ncclGroupEnd) is done.
+ */
+#ifndef HETCCL_H_
+#define HETCCL_H_
+
+#include "nccl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Host streams: in-order queues of work for CPU ranks. */
+ncclResult_t hetcclStreamCreate(cudaStream_t* stream);
+ncclResult_t hetcclStreamDestroy(cudaStream_t stream);
+/* Blocks until all work queued so far is done; returns the first error any
+ * of it raised (the error stays with the stream until it is destroyed). */
+ncclResult_t hetcclStreamSynchronize(cudaStream_t stream);
+/* ncclSuccess when idle, ncclInProgress while work is queued or running. */
+ncclResult_t hetcclStreamQuery(cudaStream_t stream);
+
+/* Which kind of rank a communicator runs on. */
+typedef enum {
+  hetcclRuntimeHost = 0,
+  hetcclRuntimeCuda = 1,
+  hetcclRuntimeHip = 2
+} hetcclRuntimeKind_t;
+
+ncclResult_t hetcclCommRuntime(ncclComm_t comm, hetcclRuntimeKind_t* kind);
+/* Number of domains in the communicator and this rank's domain index. */
+ncclResult_t hetcclCommDomains(ncclComm_t comm, int* ndomains, int* domain);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HETCCL_H_ */

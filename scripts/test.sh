@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Builds HetCCL and runs every test (ctest labels: unit, mp) twice: in build/
+# (RelWithDebInfo), then in build-asan/ with AddressSanitizer and UBSan.
+# Also installs build/ into a scratch prefix and builds a consumer against it.
+# Exits non-zero if any stage fails; later stages still run, so that one log
+# shows every failure.
+#
+# Environment: JOBS (default 2) parallel jobs for the build and ctest;
+# HETCCL_SKIP_ASAN=1 skips the sanitizer pass; CTEST_ARGS adds ctest
+# arguments (e.g. CTEST_ARGS="-L unit").
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+jobs=${JOBS:-2}
+read -r -a extra_ctest_args <<<"${CTEST_ARGS:-}"
+
+# mpirun (used by some tests and the benchmarks) refuses root without these.
+if [[ $(id -u) -eq 0 ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+
+failed_stages=()
+tests_passed=0
+tests_failed=0
+script_start=$SECONDS
+
+section() {
+  printf '\n==================== %s ====================\n' "$*"
+}
+
+# run_stage NAME COMMAND...: runs a stage, reports its time and outcome.
+run_stage() {
+  local name=$1
+  shift
+  section "$name"
+  local start=$SECONDS
+  if "$@"; then
+    echo "---- $name: ok ($((SECONDS - start))s)"
+    return 0
+  fi
+  echo "---- $name: FAILED ($((SECONDS - start))s)"
+  failed_stages+=("$name")
+  return 1
+}
+
+# Runs ctest in a build directory and adds its counts to the totals.
+run_ctest() {
+  local dir=$1 log
+  log=$(mktemp)
+  local status=0
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" --no-tests=error \
+    --timeout 600 "${extra_ctest_args[@]}" 2>&1 | tee "$log" || status=$?
+  # "100% tests passed, 0 tests failed out of 42"
+  local summary
+  summary=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" |
+    tail -1 || true)
+  rm -f "$log"
+  if [[ -n $summary ]]; then
+    local failed total
+    failed=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$summary")
+    total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$summary")
+    tests_failed=$((tests_failed + failed))
+    tests_passed=$((tests_passed + total - failed))
+  fi
+  return "$status"
+}
+
+# configure_and_build NAME DIR CMAKE_ARGS...
+configure_and_build() {
+  local name=$1 dir=$2
+  shift 2
+  run_stage "$name: configure $dir" \
+    cmake -S "$repo" -B "$dir" -G Ninja "$@" || return 1
+  run_stage "$name: build $dir" cmake --build "$dir" -j "$jobs"
+}
+
+section "HetCCL tests on $(nproc) cores, jobs=$jobs"
+if configure_and_build release build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+  run_stage "release: ctest build" run_ctest build || true
+  run_stage "release: install check" bash scripts/check-install.sh build ||
+    true
+fi
+if [[ ${HETCCL_SKIP_ASAN:-0} != 1 ]]; then
+  # The benchmarks are not tests: leave them out of the sanitizer build.
+  if configure_and_build asan build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DHETCCL_SANITIZE=ON -DHETCCL_BUILD_BENCH=OFF; then
+    run_stage "asan: ctest build-asan" run_ctest build-asan || true
+  fi
+fi
+
+section "summary ($((SECONDS - script_start))s)"
+if [[ ${#failed_stages[@]} -gt 0 ]]; then
+  printf 'failed stage: %s\n' "${failed_stages[@]}"
+fi
+echo "tests: $tests_passed passed, $tests_failed failed"
+[[ ${#failed_stages[@]} -eq 0 ]]

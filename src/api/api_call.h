@@ -1,0 +1,39 @@
+// The boundary between the C API and the C++ library: every exported
+// function runs its body through apiCall, which turns a thrown Error into
+// the return code, the message of ncclGetLastError and a WARN log line.
+#pragma once
+
+#include "nccl.h"
+#include "util/error.h"
+
+#define HETCCL_EXPORT extern "C" __attribute__((visibility("default")))
+
+// Defines `name` and its profiling alias `p##name` (NCCL's PMPI-style
+// interface) as one function.
+#define HETCCL_API(ret, name, ...)                                      \
+  HETCCL_EXPORT ret name(__VA_ARGS__);                                  \
+  HETCCL_EXPORT __attribute__((alias(#name))) ret p##name(__VA_ARGS__); \
+  ret name(__VA_ARGS__)
+
+namespace hetccl {
+
+void setLastError(const char* function, const Error& error);
+const char* lastError();
+
+template <typename Body>
+ncclResult_t apiCall(const char* function, Body&& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    setLastError(function, e);
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    setLastError(function, Error(ncclSystemError, "out of host memory"));
+    return ncclSystemError;
+  } catch (const std::exception& e) {
+    setLastError(function, Error(ncclInternalError, e.what()));
+    return ncclInternalError;
+  }
+}
+
+}  // namespace hetccl

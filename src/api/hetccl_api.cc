@@ -1,0 +1,59 @@
+// HetCCL's own extensions (hetccl.h).
+#include "api/api_call.h"
+#include "core/comm_registry.h"
+#include "runtime/host/host_runtime.h"
+
+using hetccl::apiCall;
+
+HETCCL_EXPORT ncclResult_t hetcclStreamCreate(cudaStream_t* stream) {
+  return apiCall(__func__, [&] {
+    HETCCL_CHECK_ARG(stream != nullptr, "stream is NULL");
+    *stream = hetccl::hostRuntimeImpl().createStream();
+    return ncclSuccess;
+  });
+}
+
+HETCCL_EXPORT ncclResult_t hetcclStreamDestroy(cudaStream_t stream) {
+  return apiCall(__func__, [&] {
+    HETCCL_CHECK_ARG(stream != nullptr, "stream is NULL");
+    hetccl::hostRuntimeImpl().destroyStream(stream);
+    return ncclSuccess;
+  });
+}
+
+HETCCL_EXPORT ncclResult_t hetcclStreamSynchronize(cudaStream_t stream) {
+  return apiCall(__func__, [&] {
+    hetccl::hostRuntimeImpl().synchronize(stream);
+    return ncclSuccess;
+  });
+}
+
+HETCCL_EXPORT ncclResult_t hetcclStreamQuery(cudaStream_t stream) {
+  return apiCall(__func__, [&] {
+    if (!hetccl::hostRuntimeImpl().idle(stream)) return ncclInProgress;
+    hetccl::hostRuntimeImpl().synchronize(stream);  // reports a failure
+    return ncclSuccess;
+  });
+}
+
+HETCCL_EXPORT ncclResult_t hetcclCommRuntime(ncclComm_t comm,
+                                             hetcclRuntimeKind_t* kind) {
+  return apiCall(__func__, [&] {
+    auto target = hetccl::CommRegistry::instance().find(comm);
+    HETCCL_CHECK_ARG(kind != nullptr, "kind is NULL");
+    *kind = static_cast<hetcclRuntimeKind_t>(target->runtimeKind());
+    return ncclSuccess;
+  });
+}
+
+HETCCL_EXPORT ncclResult_t hetcclCommDomains(ncclComm_t comm, int* ndomains,
+                                             int* domain) {
+  return apiCall(__func__, [&] {
+    auto target = hetccl::CommRegistry::instance().find(comm);
+    HETCCL_CHECK_ARG(ndomains != nullptr && domain != nullptr,
+                     "ndomains or domain is NULL");
+    *ndomains = target->domainCount();
+    *domain = target->domainIndex();
+    return ncclSuccess;
+  });
+}

@@ -1,0 +1,393 @@
+#include "bootstrap/peer_mesh.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "bootstrap/protocol.h"
+#include "bootstrap/wire.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+// Frames up to this size go out in one write with their header.
+constexpr size_t kCoalesceBytes = 64 * 1024;
+// A bootstrap message beyond this is a corrupted stream, not data.
+constexpr uint64_t kMaxFrameBytes = 1ull << 36;
+// Poll slice while several threads share the mesh: a thread may be waiting
+// for a frame that another thread read, which no socket event announces.
+constexpr double kSharedSliceSeconds = 0.002;
+
+// Counts the calls in progress, for the poll slice above.
+class ActiveCall {
+ public:
+  explicit ActiveCall(std::atomic<int>* count) : count_(count) { ++*count_; }
+  ~ActiveCall() { --*count_; }
+  ActiveCall(const ActiveCall&) = delete;
+  ActiveCall& operator=(const ActiveCall&) = delete;
+
+ private:
+  std::atomic<int>* count_;
+};
+
+std::vector<uint8_t> frameHeader(uint32_t tag, uint64_t bytes) {
+  std::vector<uint8_t> header;
+  WireWriter w(&header);
+  w.u32(tag);
+  w.u64(bytes);
+  return header;
+}
+
+}  // namespace
+
+struct PeerMesh::Incoming {
+  Socket socket;
+  int peer = -1;  // -1 until its hello is read
+  Deadline helloDeadline = Deadline::never();
+  uint8_t header[std::max(kPeerHelloBytes, kFrameHeaderBytes)] = {};
+  size_t headerFilled = 0;
+  bool inPayload = false;
+  uint32_t tag = 0;
+  std::vector<uint8_t> payload;
+  size_t payloadFilled = 0;
+  bool rejected = false;  // a stranger; socket closed
+  bool closed = false;    // the peer closed it or it failed
+  std::string closeReason;
+};
+
+struct PeerMesh::Outgoing {
+  std::mutex mutex;  // held for a whole frame, so frames never interleave
+  Socket socket;
+  std::atomic<int> fd{-1};   // socket's fd, readable without the mutex
+  std::string brokenReason;  // set when a frame was cut off
+};
+
+PeerMesh::PeerMesh(int rank, int nranks, const Secret& secret,
+                   Listener listener, std::vector<SocketAddress> peers,
+                   const std::atomic<bool>* abortFlag, double timeoutSeconds)
+    : rank_(rank),
+      nranks_(nranks),
+      secret_(secret),
+      timeoutSeconds_(timeoutSeconds),
+      peers_(std::move(peers)),
+      abort_(abortFlag, &aborted_),
+      listener_(std::move(listener)),
+      incomingFrom_(static_cast<size_t>(nranks), nullptr) {
+  outgoing_.reserve(static_cast<size_t>(nranks));
+  for (int i = 0; i < nranks; ++i)
+    outgoing_.push_back(std::make_unique<Outgoing>());
+}
+
+PeerMesh::~PeerMesh() = default;
+
+void PeerMesh::checkPeer(int peer, const char* call) const {
+  if (peer < 0 || peer >= nranks_)
+    fail(ncclInvalidArgument, "bootstrap %s: peer %d is not a rank of 0..%d",
+         call, peer, nranks_ - 1);
+}
+
+// ---------------------------------------------------------------------------
+// Sending
+
+void PeerMesh::send(int peer, uint32_t tag, const void* data, size_t bytes) {
+  checkPeer(peer, "send");
+  HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
+                   "bootstrap send: null data of %zu bytes", bytes);
+  const auto* p = static_cast<const uint8_t*>(data);
+  if (peer == rank_) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stash_[{peer, tag}].emplace_back(p, p + bytes);
+    return;
+  }
+  ActiveCall active(&activeCalls_);
+  Deadline deadline = Deadline::after(timeoutSeconds_);
+  Outgoing& out = *outgoing_[static_cast<size_t>(peer)];
+  std::lock_guard<std::mutex> sendLock(out.mutex);
+  if (!out.brokenReason.empty())
+    fail(ncclRemoteError,
+         "rank %d cannot send to rank %d: the connection broke earlier (%s)",
+         rank_, peer, out.brokenReason.c_str());
+  if (!out.socket.valid()) connect(peer, out, deadline);
+  std::vector<uint8_t> header = frameHeader(tag, bytes);
+  try {
+    if (bytes <= kCoalesceBytes) {
+      header.insert(header.end(), p, p + bytes);
+      sendBytes(out, peer, tag, header.data(), header.size(), deadline);
+    } else {
+      sendBytes(out, peer, tag, header.data(), header.size(), deadline);
+      sendBytes(out, peer, tag, p, bytes, deadline);
+    }
+  } catch (const Error& e) {
+    // Part of a frame may be on the wire: the stream cannot be resumed.
+    out.brokenReason = e.what();
+    throw;
+  }
+  LOG_TRACE(kLogBootstrap, "rank %d: sent %zu bytes with tag %u to rank %d",
+            rank_, bytes, tag, peer);
+}
+
+void PeerMesh::connect(int peer, Outgoing& out, const Deadline& deadline) {
+  std::string name = format("rank %d", peer);
+  const SocketAddress& address = peers_[static_cast<size_t>(peer)];
+  out.socket = connectTo(address, deadline, abort_, name.c_str());
+  out.socket.setPeerName(name + " at " + address.toString());
+  PeerHello hello;
+  hello.secret = secret_;
+  hello.from = rank_;
+  hello.to = peer;
+  hello.nranks = nranks_;
+  std::vector<uint8_t> bytes = encodePeerHello(hello);
+  try {
+    out.socket.sendAll(bytes.data(), bytes.size(), deadline, abort_,
+                       "a peer hello");
+  } catch (const Error&) {
+    out.socket.close();
+    throw;
+  }
+  out.fd.store(out.socket.fd(), std::memory_order_release);
+  LOG_INFO(kLogBootstrap, "rank %d: connected to rank %d at %s", rank_, peer,
+           address.toString().c_str());
+}
+
+void PeerMesh::sendBytes(Outgoing& out, int peer, uint32_t tag,
+                         const void* data, size_t bytes,
+                         const Deadline& deadline) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  size_t done = 0;
+  while (done < bytes) {
+    size_t n = out.socket.sendSome(p + done, bytes - done, "a message");
+    done += n;
+    if (done == bytes || n > 0) continue;
+    if (abort_.raised() || deadline.expired())
+      checkWait(deadline, abort_,
+                format("rank %d to accept a message with tag %u from rank %d "
+                       "(%zu of %zu bytes sent)",
+                       peer, tag, rank_, done, bytes));
+    pollfd writable{out.socket.fd(), POLLOUT, 0};
+    waitAndProgress(&writable, deadline);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Receiving
+
+void PeerMesh::recv(int peer, uint32_t tag, void* data, size_t bytes) {
+  checkPeer(peer, "recv");
+  HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
+                   "bootstrap recv: null buffer of %zu bytes", bytes);
+  ActiveCall active(&activeCalls_);
+  Deadline deadline = Deadline::after(timeoutSeconds_);
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (takeLocked(peer, tag, data, bytes)) return;
+      const Incoming* in = incomingFrom_[static_cast<size_t>(peer)];
+      if (in != nullptr && in->closed)
+        fail(ncclRemoteError,
+             "rank %d was waiting for a message with tag %u from rank %d, "
+             "but rank %d is gone: %s",
+             rank_, tag, peer, peer, in->closeReason.c_str());
+    }
+    if (abort_.raised() || deadline.expired())
+      checkWait(deadline, abort_,
+                format("a message with tag %u from rank %d at %s (rank %d, "
+                       "%zu bytes)",
+                       tag, peer,
+                       peers_[static_cast<size_t>(peer)].toString().c_str(),
+                       rank_, bytes));
+    waitAndProgress(nullptr, deadline);
+  }
+}
+
+bool PeerMesh::takeLocked(int peer, uint32_t tag, void* data, size_t bytes) {
+  auto it = stash_.find({peer, tag});
+  if (it == stash_.end()) return false;
+  std::vector<uint8_t> message = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) stash_.erase(it);
+  if (message.size() != bytes)
+    fail(ncclInternalError,
+         "rank %d expected %zu bytes with tag %u from rank %d, but the "
+         "message holds %zu (ranks disagree about the exchange)",
+         rank_, bytes, tag, peer, message.size());
+  if (bytes > 0) std::memcpy(data, message.data(), bytes);
+  return true;
+}
+
+short PeerMesh::waitAndProgress(const pollfd* extra, const Deadline& deadline) {
+  std::vector<pollfd> fds;
+  std::vector<Incoming*> owners;
+  if (extra != nullptr) {
+    fds.push_back(*extra);
+    owners.push_back(nullptr);
+  }
+  size_t listenerIndex = fds.size();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fds.push_back({listener_.fd(), POLLIN, 0});
+    owners.push_back(nullptr);
+    for (const auto& in : incoming_) {
+      if (in->rejected || in->closed) continue;
+      fds.push_back({in->socket.fd(), POLLIN, 0});
+      owners.push_back(in.get());
+    }
+  }
+  Deadline slice = activeCalls_.load() > 1
+                       ? deadline.earliest(Deadline::after(kSharedSliceSeconds))
+                       : deadline;
+  pollSlice(fds, slice);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < fds.size(); ++i)
+    if (owners[i] != nullptr && fds[i].revents != 0) readLocked(*owners[i]);
+  if (fds[listenerIndex].revents != 0) acceptLocked();
+  expireHellosLocked();
+  return extra != nullptr ? fds[0].revents : 0;
+}
+
+void PeerMesh::acceptLocked() {
+  while (auto socket = listener_.tryAccept()) {
+    auto in = std::make_unique<Incoming>();
+    in->socket = std::move(*socket);
+    in->helloDeadline = Deadline::after(kHelloTimeoutSeconds);
+    Incoming& added = *in;
+    incoming_.push_back(std::move(in));
+    // Ranks send their hello right after connecting: read it now.
+    readLocked(added);
+  }
+}
+
+void PeerMesh::readLocked(Incoming& in) {
+  try {
+    while (!in.rejected && !in.closed) {
+      if (in.peer < 0) {
+        if (!readHelloLocked(in)) return;
+      } else if (!readFrameLocked(in)) {
+        return;  // nothing more to read now
+      }
+    }
+  } catch (const Error& e) {
+    if (in.peer < 0) {
+      rejectLocked(in, e.what());
+      return;
+    }
+    in.closed = true;
+    in.closeReason = e.what();
+    if (in.inPayload || in.headerFilled > 0)
+      LOG_WARN(kLogBootstrap,
+               "rank %d: connection from rank %d ended in the "
+               "middle of a message: %s",
+               rank_, in.peer, e.what());
+    else
+      LOG_INFO(kLogBootstrap, "rank %d: rank %d closed its connection", rank_,
+               in.peer);
+  }
+}
+
+bool PeerMesh::readHelloLocked(Incoming& in) {
+  size_t n =
+      in.socket.recvSome(in.header + in.headerFilled,
+                         kPeerHelloBytes - in.headerFilled, "a peer hello");
+  if (n == 0) return false;
+  in.headerFilled += n;
+  if (in.headerFilled >= kMagicBytes && !hasPeerHelloMagic(in.header)) {
+    rejectLocked(in, "sent bytes that are not a HetCCL peer hello");
+    return false;
+  }
+  if (in.headerFilled < kPeerHelloBytes) return true;
+  PeerHello hello = decodePeerHello(in.header);
+  if (!secretsEqual(hello.secret, secret_)) {
+    rejectLocked(in, format("claims to be rank %d but has the wrong secret "
+                            "(another communicator?)",
+                            hello.from));
+    return false;
+  }
+  if (hello.to != rank_ || hello.nranks != nranks_ || hello.from < 0 ||
+      hello.from >= nranks_ || hello.from == rank_) {
+    rejectLocked(in,
+                 format("hello from rank %d of %d meant for rank %d; "
+                        "this is rank %d of %d",
+                        hello.from, hello.nranks, hello.to, rank_, nranks_));
+    return false;
+  }
+  if (incomingFrom_[static_cast<size_t>(hello.from)] != nullptr) {
+    rejectLocked(in, format("rank %d is already connected", hello.from));
+    return false;
+  }
+  in.peer = hello.from;
+  in.headerFilled = 0;
+  in.socket.setPeerName(format("rank %d at %s", hello.from,
+                               in.socket.peerAddress().toString().c_str()));
+  incomingFrom_[static_cast<size_t>(hello.from)] = &in;
+  LOG_INFO(kLogBootstrap, "rank %d: accepted connection from rank %d at %s",
+           rank_, hello.from, in.socket.peerAddress().toString().c_str());
+  return true;
+}
+
+bool PeerMesh::readFrameLocked(Incoming& in) {
+  if (!in.inPayload) {
+    size_t n = in.socket.recvSome(in.header + in.headerFilled,
+                                  kFrameHeaderBytes - in.headerFilled,
+                                  "a message header");
+    if (n == 0) return false;
+    in.headerFilled += n;
+    if (in.headerFilled < kFrameHeaderBytes) return true;
+    WireReader r(in.header, kFrameHeaderBytes);
+    in.tag = r.u32();
+    uint64_t bytes = r.u64();
+    if (bytes > kMaxFrameBytes)
+      fail(ncclInternalError,
+           "rank %d sent a message header claiming %llu bytes: the stream "
+           "is corrupted",
+           in.peer, static_cast<unsigned long long>(bytes));
+    in.headerFilled = 0;
+    in.payload.resize(static_cast<size_t>(bytes));
+    in.payloadFilled = 0;
+    in.inPayload = true;
+  }
+  if (in.payloadFilled < in.payload.size()) {
+    size_t n =
+        in.socket.recvSome(in.payload.data() + in.payloadFilled,
+                           in.payload.size() - in.payloadFilled, "a message");
+    if (n == 0) return false;
+    in.payloadFilled += n;
+  }
+  if (in.payloadFilled == in.payload.size()) {
+    stash_[{in.peer, in.tag}].push_back(std::move(in.payload));
+    in.payload = std::vector<uint8_t>();
+    in.payloadFilled = 0;
+    in.inPayload = false;
+  }
+  return true;
+}
+
+void PeerMesh::rejectLocked(Incoming& in, const std::string& reason) {
+  LOG_WARN(kLogBootstrap, "rank %d: dropped connection from %s: %s", rank_,
+           in.socket.peerName().c_str(), reason.c_str());
+  in.socket.close();
+  in.rejected = true;
+}
+
+void PeerMesh::expireHellosLocked() {
+  for (auto& in : incoming_)
+    if (in->peer < 0 && !in->rejected && in->helloDeadline.expired())
+      rejectLocked(*in, format("no hello within %g s", kHelloTimeoutSeconds));
+}
+
+std::vector<std::pair<int, int>> PeerMesh::connectionFds() const {
+  std::vector<std::pair<int, int>> out;
+  for (int peer = 0; peer < nranks_; ++peer) {
+    int fd = outgoing_[static_cast<size_t>(peer)]->fd.load(
+        std::memory_order_acquire);
+    if (fd >= 0) out.emplace_back(peer, fd);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& in : incoming_)
+    if (in->peer >= 0 && !in->closed)
+      out.emplace_back(in->peer, in->socket.fd());
+  return out;
+}
+
+}  // namespace hetccl

@@ -1,0 +1,101 @@
+// Tagged point-to-point messages among the ranks of one bootstrap, over
+// direct TCP connections between ranks.
+//
+// Each rank listens on its own address; a rank connects to a peer the
+// first time it sends to it, proves the communicator's secret in a hello,
+// and keeps the connection. Connections carry one direction only (the
+// connecting rank sends), so two ranks never race to connect to each
+// other. Frames are (tag, length, payload); a frame that arrives for a
+// (peer, tag) nobody asked for yet is stashed until someone does.
+//
+// While a send waits for the socket to drain, incoming frames are read
+// and stashed, so that ranks that all send before they receive (a ring)
+// cannot deadlock however large the messages are.
+//
+// Thread safety: any number of threads may call send/recv concurrently
+// (frames to one peer are serialised; messages of one (peer, tag) pair
+// are delivered in order); abort() may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bootstrap/unique_id.h"
+#include "util/socket.h"
+
+namespace hetccl {
+
+class PeerMesh {
+ public:
+  // `listener` is this rank's (its address is peers[rank]). Every wait
+  // ends after `timeoutSeconds` (0: never) or when `abortFlag` is raised.
+  PeerMesh(int rank, int nranks, const Secret& secret, Listener listener,
+           std::vector<SocketAddress> peers, const std::atomic<bool>* abortFlag,
+           double timeoutSeconds);
+  ~PeerMesh();
+  PeerMesh(const PeerMesh&) = delete;
+  PeerMesh& operator=(const PeerMesh&) = delete;
+
+  // Returns once the message is handed to the kernel (or, for
+  // peer == rank, stashed for our own recv).
+  void send(int peer, uint32_t tag, const void* data, size_t bytes);
+  // Waits for the next message of (peer, tag); it must be exactly `bytes`
+  // long (ncclInternalError otherwise).
+  void recv(int peer, uint32_t tag, void* data, size_t bytes);
+
+  // Makes every blocked call throw within one poll slice.
+  void abort() { aborted_.store(true, std::memory_order_release); }
+
+  // (peer, fd) of each open connection. A peer that goes away shows as
+  // POLLRDHUP/POLLHUP/POLLERR; poll them with events = POLLRDHUP only,
+  // since the mesh itself reads the data.
+  std::vector<std::pair<int, int>> connectionFds() const;
+
+ private:
+  struct Incoming;
+  struct Outgoing;
+
+  void checkPeer(int peer, const char* call) const;
+  void connect(int peer, Outgoing& out, const Deadline& deadline);
+  void sendBytes(Outgoing& out, int peer, uint32_t tag, const void* data,
+                 size_t bytes, const Deadline& deadline);
+  bool takeLocked(int peer, uint32_t tag, void* data, size_t bytes);
+  // Polls the listener, the incoming connections and `extra` (if any) for
+  // one slice, then reads whatever arrived. Returns extra's revents.
+  short waitAndProgress(const pollfd* extra, const Deadline& deadline);
+  void acceptLocked();
+  void readLocked(Incoming& in);
+  bool readHelloLocked(Incoming& in);
+  // Reads what is there of the current frame; false if nothing was.
+  bool readFrameLocked(Incoming& in);
+  void rejectLocked(Incoming& in, const std::string& reason);
+  void expireHellosLocked();
+
+  const int rank_;
+  const int nranks_;
+  const Secret secret_;
+  const double timeoutSeconds_;
+  const std::vector<SocketAddress> peers_;
+  std::atomic<bool> aborted_{false};
+  const AbortFlags abort_;
+  std::atomic<int> activeCalls_{0};
+
+  mutable std::mutex mutex_;  // guards everything below but outgoing_
+  Listener listener_;
+  // Never shrinks while the mesh lives, so that pointers taken for a poll
+  // outside the lock stay valid; rejected strangers keep a closed shell.
+  std::vector<std::unique_ptr<Incoming>> incoming_;
+  std::vector<Incoming*> incomingFrom_;  // by peer rank
+  std::map<std::pair<int, uint32_t>, std::deque<std::vector<uint8_t>>> stash_;
+
+  std::vector<std::unique_ptr<Outgoing>> outgoing_;  // by peer rank
+};
+
+}  // namespace hetccl

@@ -1,0 +1,96 @@
+// Wire formats of the bootstrap: the hello a rank sends to the root, the
+// root's answer, and the hello and frame header of rank-to-rank
+// connections. All fields little-endian (see wire.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bootstrap/unique_id.h"
+#include "nccl.h"
+#include "util/socket.h"
+
+namespace hetccl {
+
+constexpr uint16_t kBootstrapProtocolVersion = 1;
+
+// Largest per-rank peer info payload the root accepts; bigger claims come
+// from garbage, not from ranks.
+constexpr uint32_t kMaxPeerInfoBytes = 1u << 20;
+
+// How long a fresh connection may take to send its hello before it is
+// dropped as a stranger.
+constexpr double kHelloTimeoutSeconds = 5.0;
+
+// HETCCL_BOOTSTRAP_TIMEOUT in seconds (default 300; 0 waits forever).
+double bootstrapTimeoutSeconds();
+
+// --- Rank -> root ---------------------------------------------------------
+
+enum class RootRequest : uint16_t {
+  kJoin = 1,    // followed by peerInfoBytes of peer info
+  kCancel = 2,  // tells a root nobody needs to exit
+};
+
+struct RootHello {
+  RootRequest request = RootRequest::kJoin;
+  Secret secret{};
+  int32_t rank = -1;
+  int32_t nranks = 0;
+  SocketAddress listenAddress;  // where this rank accepts peer connections
+  uint32_t peerInfoBytes = 0;
+};
+
+// magic, version, request, secret, rank, nranks, address, peerInfoBytes.
+constexpr size_t kRootHelloBytes = 4 + 2 + 2 + 16 + 4 + 4 + 24 + 4;
+constexpr size_t kMagicBytes = 4;
+
+std::vector<uint8_t> encodeRootHello(const RootHello& hello);
+// Checks the first kMagicBytes of a hello.
+bool hasRootHelloMagic(const uint8_t* bytes);
+// Decodes kRootHelloBytes. Throws ncclInvalidArgument naming what is wrong
+// (version, request, address); the secret is left to the caller to judge.
+RootHello decodeRootHello(const uint8_t* bytes);
+
+// --- Root -> rank ---------------------------------------------------------
+// magic, status (ncclResult_t); then for an error: length, message; for
+// success: nranks, peerInfoBytes, nranks addresses, nranks payloads. A
+// cancel is acknowledged with a success for 0 ranks.
+
+constexpr size_t kRootReplyHeaderBytes = 4 + 4;
+constexpr size_t kRootTableHeaderBytes = 4 + 4;
+constexpr uint32_t kMaxRootErrorBytes = 64 * 1024;
+
+std::vector<uint8_t> encodeRootError(ncclResult_t code,
+                                     const std::string& message);
+// `peerInfo` holds addresses.size() payloads of peerInfoBytes each.
+std::vector<uint8_t> encodeRootTable(
+    const std::vector<SocketAddress>& addresses,
+    const std::vector<uint8_t>& peerInfo, uint32_t peerInfoBytes);
+// Returns the status of a reply header; throws ncclRemoteError if the
+// bytes are not a root reply.
+ncclResult_t decodeRootReplyHeader(const uint8_t* bytes);
+
+// --- Rank -> rank ---------------------------------------------------------
+
+struct PeerHello {
+  Secret secret{};
+  int32_t from = -1;
+  int32_t to = -1;
+  int32_t nranks = 0;
+};
+
+// magic, version, reserved, secret, from, to, nranks.
+constexpr size_t kPeerHelloBytes = 4 + 2 + 2 + 16 + 4 + 4 + 4;
+
+std::vector<uint8_t> encodePeerHello(const PeerHello& hello);
+bool hasPeerHelloMagic(const uint8_t* bytes);
+// Throws ncclInvalidArgument naming what is wrong.
+PeerHello decodePeerHello(const uint8_t* bytes);
+
+// Every message between ranks: tag, payload length, payload.
+constexpr size_t kFrameHeaderBytes = 4 + 8;
+
+}  // namespace hetccl

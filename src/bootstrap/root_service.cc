@@ -1,0 +1,333 @@
+#include "bootstrap/root_service.h"
+
+#include <poll.h>
+
+#include <algorithm>
+
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+// Replies that go to ranks which may already be gone get little patience.
+constexpr double kReplySeconds = 2.0;
+
+}  // namespace
+
+std::string formatRankList(const std::vector<int>& ranks) {
+  constexpr size_t kMaxItems = 16;
+  std::string out;
+  size_t i = 0;
+  for (size_t items = 0; i < ranks.size() && items < kMaxItems; ++items) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(ranks[i]);
+    if (j > i) out += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  if (i < ranks.size()) out += format(",... (%zu in all)", ranks.size());
+  return out;
+}
+
+RootService::RootService(Listener listener, const Secret& secret,
+                         double timeoutSeconds,
+                         std::function<void()> onStopListening)
+    : listener_(std::move(listener)),
+      address_(listener_.address()),
+      secret_(secret),
+      timeoutSeconds_(timeoutSeconds),
+      onStopListening_(std::move(onStopListening)),
+      name_("bootstrap root at " + address_.toString()) {}
+
+RootService::~RootService() { stopListening(); }
+
+void RootService::stopListening() {
+  listener_.close();
+  if (onStopListening_) {
+    auto callback = std::move(onStopListening_);
+    onStopListening_ = nullptr;
+    callback();
+  }
+}
+
+void RootService::run() {
+  Deadline deadline = Deadline::after(timeoutSeconds_);
+  LOG_INFO(kLogBootstrap, "%s: waiting for the ranks of one communicator",
+           name_.c_str());
+  while (true) {
+    if (nranks_ > 0 && arrived_ == nranks_) {
+      sendTables();
+      return;
+    }
+    if (cancelled_) {
+      failArrived(ncclInvalidUsage,
+                  "the bootstrap root was cancelled: this communicator is "
+                  "formed with another ncclUniqueId");
+      return;
+    }
+    if (deadline.expired()) {
+      std::string message =
+          nranks_ == 0
+              ? format("no rank arrived within %g s", timeoutSeconds_)
+              : format(
+                    "timed out after %g s: %d of %d rank(s) arrived; "
+                    "rank(s) %s never arrived",
+                    timeoutSeconds_, arrived_, nranks_, missingRanks().c_str());
+      LOG_WARN(kLogBootstrap, "%s: %s", name_.c_str(), message.c_str());
+      failArrived(ncclSystemError, message);
+      return;
+    }
+    pollOnce(deadline);
+  }
+}
+
+void RootService::pollOnce(const Deadline& deadline) {
+  std::vector<pollfd> fds;
+  fds.push_back({listener_.fd(), POLLIN, 0});
+  for (const auto& pending : pending_)
+    fds.push_back({pending->socket.fd(), POLLIN, 0});
+  std::vector<int> watched;
+  for (int rank = 0; rank < nranks_; ++rank) {
+    if (!ranks_[rank]) continue;
+    fds.push_back({ranks_[rank]->socket.fd(), POLLIN, 0});
+    watched.push_back(rank);
+  }
+  pollSlice(fds, deadline);
+
+  size_t index = 1;
+  for (size_t i = 0; i < pending_.size(); ++i, ++index) {
+    Pending& pending = *pending_[i];
+    if (fds[index].revents != 0) readHello(pending);
+    if (!pending.done && pending.helloDeadline.expired())
+      drop(pending, format("no complete hello within %g s (got %zu bytes)",
+                           pending.helloDeadline.seconds(), pending.filled));
+  }
+  for (int rank : watched) {
+    if (fds[index++].revents != 0) watchArrival(rank);
+  }
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [](const auto& p) { return p->done; }),
+                 pending_.end());
+  if (fds[0].revents != 0) acceptPending();
+}
+
+void RootService::acceptPending() {
+  while (auto socket = listener_.tryAccept()) {
+    auto pending = std::make_unique<Pending>();
+    pending->socket = std::move(*socket);
+    pending->helloDeadline = Deadline::after(kHelloTimeoutSeconds);
+    pending->buffer.resize(kRootHelloBytes);
+    LOG_TRACE(kLogBootstrap, "%s: connection from %s", name_.c_str(),
+              pending->socket.peerName().c_str());
+    pending_.push_back(std::move(pending));
+  }
+}
+
+void RootService::readHello(Pending& pending) {
+  try {
+    while (!pending.done) {
+      size_t n = pending.socket.recvSome(pending.buffer.data() + pending.filled,
+                                         pending.buffer.size() - pending.filled,
+                                         "a bootstrap hello");
+      if (n == 0) return;
+      pending.filled += n;
+      if (!pending.hello && pending.filled >= kMagicBytes &&
+          !hasRootHelloMagic(pending.buffer.data())) {
+        drop(pending, "sent bytes that are not a HetCCL bootstrap hello");
+        return;
+      }
+      if (!pending.hello && pending.filled == kRootHelloBytes)
+        onHelloHeader(pending);
+      else if (pending.hello && pending.filled == pending.buffer.size())
+        onJoin(pending);
+    }
+  } catch (const Error& e) {
+    drop(pending, e.what());
+  }
+}
+
+void RootService::onHelloHeader(Pending& pending) {
+  RootHello hello;
+  try {
+    hello = decodeRootHello(pending.buffer.data());
+  } catch (const Error& e) {
+    refuse(pending, ncclInvalidArgument, e.what());
+    return;
+  }
+  if (!secretsEqual(hello.secret, secret_)) {
+    refuse(pending, ncclInvalidArgument,
+           "wrong secret: the ncclUniqueId this rank used belongs to another "
+           "communicator (or was changed)");
+    return;
+  }
+  if (hello.request == RootRequest::kCancel) {
+    onCancel(pending);
+    return;
+  }
+  if (hello.peerInfoBytes > kMaxPeerInfoBytes) {
+    refuse(pending, ncclInvalidArgument,
+           format("peer info of %u bytes is larger than the limit of %u",
+                  hello.peerInfoBytes, kMaxPeerInfoBytes));
+    return;
+  }
+  pending.hello = hello;
+  pending.buffer.resize(kRootHelloBytes + hello.peerInfoBytes);
+  if (pending.filled == pending.buffer.size()) onJoin(pending);
+}
+
+void RootService::onJoin(Pending& pending) {
+  const RootHello& hello = *pending.hello;
+  std::string from = pending.socket.peerName();
+  if (hello.nranks <= 0 || hello.rank < 0 || hello.rank >= hello.nranks)
+    return refuse(
+        pending, ncclInvalidArgument,
+        format("rank %d of %d is out of range", hello.rank, hello.nranks));
+  if (hello.listenAddress.empty())
+    return refuse(pending, ncclInvalidArgument,
+                  format("rank %d sent no listen address", hello.rank));
+  if (nranks_ == 0) {
+    nranks_ = hello.nranks;
+    firstRank_ = hello.rank;
+    peerInfoBytes_ = hello.peerInfoBytes;
+    ranks_.resize(static_cast<size_t>(nranks_));
+  } else if (hello.nranks != nranks_) {
+    return refuse(pending, ncclInvalidUsage,
+                  format("rank %d says the communicator has %d ranks, but "
+                         "rank %d said %d",
+                         hello.rank, hello.nranks, firstRank_, nranks_));
+  } else if (hello.peerInfoBytes != peerInfoBytes_) {
+    return refuse(
+        pending, ncclInvalidUsage,
+        format("rank %d sent %u bytes of peer info, rank %d sent "
+               "%u (mixed HetCCL builds?)",
+               hello.rank, hello.peerInfoBytes, firstRank_, peerInfoBytes_));
+  }
+  auto& slot = ranks_[static_cast<size_t>(hello.rank)];
+  if (slot)
+    return refuse(
+        pending, ncclInvalidUsage,
+        format("rank %d joined twice: first from %s, again from %s", hello.rank,
+               slot->socket.peerName().c_str(), from.c_str()));
+  Arrival arrival;
+  arrival.listenAddress = hello.listenAddress;
+  arrival.peerInfo.assign(pending.buffer.begin() + kRootHelloBytes,
+                          pending.buffer.end());
+  arrival.socket = std::move(pending.socket);
+  arrival.socket.setPeerName(format("rank %d at %s", hello.rank, from.c_str()));
+  slot = std::move(arrival);
+  pending.done = true;
+  ++arrived_;
+  LOG_INFO(kLogBootstrap, "%s: rank %d arrived from %s (%d of %d)",
+           name_.c_str(), hello.rank, from.c_str(), arrived_, nranks_);
+}
+
+void RootService::onCancel(Pending& pending) {
+  LOG_INFO(kLogBootstrap, "%s: cancelled by %s", name_.c_str(),
+           pending.socket.peerName().c_str());
+  std::vector<uint8_t> ack = encodeRootTable({}, {}, 0);
+  try {
+    pending.socket.sendAll(ack.data(), ack.size(),
+                           Deadline::after(kReplySeconds), nullptr,
+                           "the cancel acknowledgement");
+  } catch (const Error& e) {
+    LOG_INFO(kLogBootstrap, "%s: %s", name_.c_str(), e.what());
+  }
+  pending.socket.close();
+  pending.done = true;
+  cancelled_ = true;
+}
+
+void RootService::watchArrival(int rank) {
+  Arrival& arrival = *ranks_[static_cast<size_t>(rank)];
+  std::string reason;
+  try {
+    uint8_t byte;
+    if (arrival.socket.recvSome(&byte, 1, "a rank's connection") == 0) return;
+    reason = "sent bytes after its hello";
+  } catch (const Error& e) {
+    reason =
+        e.code() == ncclRemoteError ? "it closed the connection" : e.what();
+  }
+  LOG_WARN(kLogBootstrap,
+           "%s: %s left before all ranks arrived (%s); its seat is open again",
+           name_.c_str(), arrival.socket.peerName().c_str(), reason.c_str());
+  ranks_[static_cast<size_t>(rank)].reset();
+  --arrived_;
+}
+
+void RootService::drop(Pending& pending, const std::string& reason) {
+  LOG_WARN(kLogBootstrap, "%s: dropped connection from %s: %s", name_.c_str(),
+           pending.socket.peerName().c_str(), reason.c_str());
+  pending.socket.close();
+  pending.done = true;
+}
+
+void RootService::refuse(Pending& pending, ncclResult_t code,
+                         const std::string& reason) {
+  std::vector<uint8_t> reply = encodeRootError(code, reason);
+  try {
+    pending.socket.sendAll(reply.data(), reply.size(),
+                           Deadline::after(kReplySeconds), nullptr,
+                           "an error reply");
+  } catch (const Error&) {
+    // It is being dropped anyway; the warning below says why.
+  }
+  drop(pending, reason);
+}
+
+void RootService::sendTables() {
+  stopListening();
+  pending_.clear();
+  std::vector<SocketAddress> addresses;
+  std::vector<uint8_t> peerInfo;
+  peerInfo.reserve(static_cast<size_t>(nranks_) * peerInfoBytes_);
+  for (const auto& rank : ranks_) {
+    addresses.push_back(rank->listenAddress);
+    peerInfo.insert(peerInfo.end(), rank->peerInfo.begin(),
+                    rank->peerInfo.end());
+  }
+  std::vector<uint8_t> table =
+      encodeRootTable(addresses, peerInfo, peerInfoBytes_);
+  LOG_INFO(kLogBootstrap,
+           "%s: all %d rank(s) arrived; sending the %zu-byte "
+           "peer table",
+           name_.c_str(), nranks_, table.size());
+  Deadline deadline = Deadline::after(timeoutSeconds_);
+  for (auto& rank : ranks_) {
+    try {
+      rank->socket.sendAll(table.data(), table.size(), deadline, nullptr,
+                           "the peer table");
+    } catch (const Error& e) {
+      LOG_WARN(kLogBootstrap, "%s: %s", name_.c_str(), e.what());
+    }
+    rank->socket.close();
+  }
+}
+
+void RootService::failArrived(ncclResult_t code, const std::string& message) {
+  stopListening();
+  pending_.clear();
+  std::vector<uint8_t> reply = encodeRootError(code, message);
+  for (auto& rank : ranks_) {
+    if (!rank) continue;
+    try {
+      rank->socket.sendAll(reply.data(), reply.size(),
+                           Deadline::after(kReplySeconds), nullptr,
+                           "an error reply");
+    } catch (const Error& e) {
+      LOG_INFO(kLogBootstrap, "%s: %s", name_.c_str(), e.what());
+    }
+    rank->socket.close();
+  }
+}
+
+std::string RootService::missingRanks() const {
+  std::vector<int> missing;
+  for (int rank = 0; rank < nranks_; ++rank)
+    if (!ranks_[static_cast<size_t>(rank)]) missing.push_back(rank);
+  return formatRankList(missing);
+}
+
+}  // namespace hetccl

@@ -1,0 +1,89 @@
+// The bootstrap root: the one place every rank of a new communicator
+// connects to. It collects a hello from each rank (its rank, the rank
+// count, where it listens for peers, and its peer info), and when all have
+// arrived it sends every rank the table of all addresses and peer infos.
+//
+// It serves exactly one communicator and then exits. Connections are
+// handled concurrently, so a stranger that sends garbage or nothing cannot
+// hold real ranks up; such connections are logged and dropped.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bootstrap/protocol.h"
+#include "bootstrap/unique_id.h"
+#include "util/socket.h"
+
+namespace hetccl {
+
+class RootService {
+ public:
+  // `onStopListening` runs once, when the listener closes (before the
+  // table goes out, or when the service ends for any reason), so that the
+  // address can be claimed by the next root.
+  RootService(Listener listener, const Secret& secret, double timeoutSeconds,
+              std::function<void()> onStopListening = {});
+  ~RootService();
+  RootService(const RootService&) = delete;
+  RootService& operator=(const RootService&) = delete;
+
+  // Serves until every rank arrived, `timeoutSeconds` passed (the ranks
+  // that did arrive are told which never did) or a cancel request came.
+  void run();
+
+  const SocketAddress& address() const { return address_; }
+
+ private:
+  // A connection whose hello is not complete yet.
+  struct Pending {
+    Socket socket;
+    Deadline helloDeadline = Deadline::never();
+    std::vector<uint8_t> buffer;
+    size_t filled = 0;
+    std::optional<RootHello> hello;  // once the fixed part is in
+    bool done = false;               // handed on or dropped
+  };
+  // A rank that joined and waits for the table.
+  struct Arrival {
+    Socket socket;
+    SocketAddress listenAddress;
+    std::vector<uint8_t> peerInfo;
+  };
+
+  void pollOnce(const Deadline& deadline);
+  void acceptPending();
+  void readHello(Pending& pending);
+  void onHelloHeader(Pending& pending);
+  void onJoin(Pending& pending);
+  void onCancel(Pending& pending);
+  void watchArrival(int rank);
+  void drop(Pending& pending, const std::string& reason);
+  void refuse(Pending& pending, ncclResult_t code, const std::string& reason);
+  void sendTables();
+  void failArrived(ncclResult_t code, const std::string& message);
+  std::string missingRanks() const;
+  void stopListening();
+
+  Listener listener_;
+  SocketAddress address_;
+  Secret secret_;
+  double timeoutSeconds_;
+  std::function<void()> onStopListening_;
+  std::string name_;
+  std::vector<std::unique_ptr<Pending>> pending_;
+  std::vector<std::optional<Arrival>> ranks_;
+  int nranks_ = 0;  // 0 until the first join fixes it
+  int firstRank_ = -1;
+  uint32_t peerInfoBytes_ = 0;
+  int arrived_ = 0;
+  bool cancelled_ = false;
+};
+
+// "3", "0,2,5-7"; long lists end in "... (N in all)".
+std::string formatRankList(const std::vector<int>& ranks);
+
+}  // namespace hetccl

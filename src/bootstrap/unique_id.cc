@@ -1,0 +1,136 @@
+#include "bootstrap/unique_id.h"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "bootstrap/wire.h"
+#include "util/env.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+constexpr uint32_t kIdMagic = 0x44494348;  // "HCID" in little-endian bytes
+constexpr uint16_t kIdVersion = 1;
+constexpr uint16_t kFlagFixedRoot = 1;
+constexpr size_t kChecksumOffset = NCCL_UNIQUE_ID_BYTES - 8;
+
+uint64_t idChecksum(const uint8_t* bytes) {
+  return fnv1a64(bytes, kChecksumOffset);
+}
+
+}  // namespace
+
+ncclUniqueId encodeUniqueId(const UniqueIdContents& contents) {
+  std::vector<uint8_t> out;
+  WireWriter w(&out);
+  w.u32(kIdMagic);
+  w.u16(kIdVersion);
+  w.u16(contents.fixedRoot ? kFlagFixedRoot : 0);
+  w.address(contents.root);
+  w.bytes(contents.secret.data(), contents.secret.size());
+  out.resize(kChecksumOffset, 0);
+  w.u64(idChecksum(out.data()));
+  ncclUniqueId id;
+  static_assert(sizeof(id.internal) == NCCL_UNIQUE_ID_BYTES, "id size");
+  std::memcpy(id.internal, out.data(), NCCL_UNIQUE_ID_BYTES);
+  return id;
+}
+
+UniqueIdContents decodeUniqueId(const ncclUniqueId& id) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(id.internal);
+  WireReader r(bytes, NCCL_UNIQUE_ID_BYTES);
+  uint32_t magic = r.u32();
+  if (magic != kIdMagic)
+    fail(ncclInvalidArgument,
+         "corrupted or foreign ncclUniqueId: bad magic 0x%08x (was it made "
+         "by ncclGetUniqueId of this library?)",
+         magic);
+  uint16_t version = r.u16();
+  uint16_t flags = r.u16();
+  WireReader tail(bytes + kChecksumOffset, 8);
+  if (tail.u64() != idChecksum(bytes))
+    fail(ncclInvalidArgument,
+         "corrupted or foreign ncclUniqueId: checksum mismatch (the id was "
+         "changed after ncclGetUniqueId made it)");
+  if (version != kIdVersion)
+    fail(ncclInvalidArgument,
+         "corrupted or foreign ncclUniqueId: format version %u, this "
+         "library reads version %u",
+         version, kIdVersion);
+  UniqueIdContents contents;
+  contents.fixedRoot = (flags & kFlagFixedRoot) != 0;
+  try {
+    contents.root = r.address();
+  } catch (const Error& e) {
+    fail(ncclInvalidArgument, "corrupted or foreign ncclUniqueId: %s",
+         e.what());
+  }
+  r.bytes(contents.secret.data(), contents.secret.size());
+  return contents;
+}
+
+Secret randomSecret() {
+  Secret secret{};
+  size_t filled = 0;
+  while (filled < secret.size()) {
+    ssize_t n = getrandom(secret.data() + filled, secret.size() - filled, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      failErrno("getrandom failed while making a bootstrap secret");
+    }
+    filled += static_cast<size_t>(n);
+  }
+  return secret;
+}
+
+Secret deriveSecret(const std::string& seed) {
+  // Two differently-salted 64-bit hashes, each folded with the other, fill
+  // the 16 bytes.
+  std::string a = "hetccl-secret-a:" + seed;
+  std::string b = "hetccl-secret-b:" + seed;
+  uint64_t ha = fnv1a64(a.data(), a.size());
+  uint64_t hb = fnv1a64(b.data(), b.size(), ha);
+  ha = fnv1a64(&hb, sizeof(hb), ha);
+  Secret secret{};
+  for (int i = 0; i < 8; ++i) {
+    secret[i] = static_cast<uint8_t>(ha >> (8 * i));
+    secret[8 + i] = static_cast<uint8_t>(hb >> (8 * i));
+  }
+  return secret;
+}
+
+bool secretsEqual(const Secret& a, const Secret& b) {
+  uint8_t diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i];
+  return diff == 0;
+}
+
+std::optional<UniqueIdContents> fixedUniqueIdFromEnv() {
+  auto text = envString("HETCCL_COMM_ID", "NCCL_COMM_ID");
+  if (!text || text->empty()) return std::nullopt;
+  UniqueIdContents contents;
+  try {
+    contents.root = SocketAddress::parse(*text);
+  } catch (const Error& e) {
+    fail(ncclInvalidArgument, "HETCCL_COMM_ID/NCCL_COMM_ID=\"%s\": %s",
+         text->c_str(), e.what());
+  }
+  contents.fixedRoot = true;
+  auto secret = envString("HETCCL_COMM_SECRET");
+  contents.secret =
+      deriveSecret(secret ? "secret:" + *secret : "address:" + *text);
+  if (!secret)
+    LOG_INFO(kLogBootstrap,
+             "bootstrap root fixed at %s by COMM_ID; its secret is derived "
+             "from the address (set HETCCL_COMM_SECRET to keep out anyone "
+             "who knows the address)",
+             contents.root.toString().c_str());
+  return contents;
+}
+
+}  // namespace hetccl

@@ -1,0 +1,245 @@
+#include "core/communicator.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/root.h"
+#include "core/watchdog.h"
+#include "util/env.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/oob.h"
+#include "vendor/host/host_comm.h"
+
+namespace hetccl {
+namespace {
+
+// The vendor layer sees the bootstrap through the Oob interface; each
+// exchange takes the communicator's next tag, which every rank draws in
+// the same order.
+class BootstrapOob : public Oob {
+ public:
+  BootstrapOob(Bootstrap& bootstrap, std::function<uint32_t()> nextTag)
+      : bootstrap_(bootstrap), nextTag_(std::move(nextTag)) {}
+  int rank() const override { return bootstrap_.rank(); }
+  int nranks() const override { return bootstrap_.nranks(); }
+  void allGather(void* data, size_t bytesPerRank) override {
+    bootstrap_.allGather(data, bytesPerRank, nextTag_());
+  }
+  void barrier() override { bootstrap_.barrier(nextTag_()); }
+
+ private:
+  Bootstrap& bootstrap_;
+  std::function<uint32_t()> nextTag_;
+};
+
+constexpr double kAbortDrainSeconds = 5.0;
+
+}  // namespace
+
+Communicator::Communicator(int rank, int nranks, CommConfig config)
+    : rank_(rank),
+      nranks_(nranks),
+      config_(std::move(config)),
+      opsAbort_(std::make_shared<AbortSignal>()),
+      peerLoss_(std::make_shared<AbortSignal>()) {}
+
+Communicator::~Communicator() {
+  bootstrapAbort_ = true;
+  if (initThread_.joinable()) initThread_.join();
+}
+
+Runtime& Communicator::runtime() const { return hostRuntime(); }
+
+void Communicator::initialize(const ncclUniqueId& id) {
+  try {
+    connect(id);
+    setUpDomains();
+    setState(ncclSuccess, "");
+    LOG_INFO(kLogInit, "rank %d of %d ready (%s%s)", rank_, nranks_,
+             runtimeKindName(runtimeKind()),
+             config_.name.empty() ? "" : (", " + config_.name).c_str());
+  } catch (const Error& e) {
+    setState(e.code(), e.what());
+    throw;
+  }
+}
+
+void Communicator::initializeInBackground(const ncclUniqueId& id) {
+  initThread_ = std::thread([this, id] {
+    try {
+      initialize(id);
+    } catch (const Error& e) {
+      LOG_WARN(kLogInit, "rank %d: nonblocking init failed: %s", rank_,
+               e.what());
+    }
+  });
+}
+
+void Communicator::connect(const ncclUniqueId& id) {
+  startRootIfNeeded(id, rank_);
+  PeerInfo local = PeerInfo::local(rank_);
+  bootstrap_ = Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
+                               &bootstrapAbort_,
+                               envSeconds("HETCCL_BOOTSTRAP_TIMEOUT", 300));
+  peers_.resize(nranks_);
+  for (int r = 0; r < nranks_; ++r)
+    std::memcpy(&peers_[r], bootstrap_->peerInfo(r), sizeof(PeerInfo));
+}
+
+void Communicator::setUpDomains() {
+  const PeerInfo& self = peers_[rank_];
+  for (int r = 0; r < nranks_; ++r) {
+    if (peers_[r].hostId != self.hostId)
+      fail(ncclInvalidUsage,
+           "rank %d runs on host %s and rank %d on host %s: CPU ranks on "
+           "different hosts are not supported yet",
+           rank_, self.hostname, r, peers_[r].hostname);
+  }
+  BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
+  vendor_ = HostComm::create(oob, opsAbort_, peerLoss_);
+  std::vector<Watchdog::Peer> watched;
+  for (int r = 0; r < nranks_; ++r)
+    if (peers_[r].pid != self.pid) watched.push_back({r, peers_[r].pid});
+  watchdog_ = std::make_unique<Watchdog>(
+      std::move(watched), [loss = peerLoss_](const Watchdog::Peer& peer) {
+        loss->raise(ncclRemoteError,
+                    format("rank %d (pid %d) exited before the operation "
+                           "could complete",
+                           peer.rank, peer.pid));
+      });
+}
+
+void Communicator::setState(ncclResult_t state, const std::string& message) {
+  std::lock_guard<std::mutex> lock(stateMutex_);
+  state_ = state;
+  stateMessage_ = message;
+}
+
+ncclResult_t Communicator::state() const {
+  if (opsAbort_->raised()) return opsAbort_->code();
+  std::lock_guard<std::mutex> lock(stateMutex_);
+  return state_;
+}
+
+std::string Communicator::stateMessage() const {
+  if (opsAbort_->raised()) return opsAbort_->reason();
+  std::lock_guard<std::mutex> lock(stateMutex_);
+  return stateMessage_;
+}
+
+void Communicator::checkUsable() const {
+  ncclResult_t current = state();
+  if (current == ncclSuccess) return;
+  if (current == ncclInProgress)
+    fail(ncclInvalidUsage,
+         "communicator (rank %d) is still initialising: poll "
+         "ncclCommGetAsyncError until it returns ncclSuccess",
+         rank_);
+  throw Error(current, "communicator is unusable: " + stateMessage());
+}
+
+void Communicator::checkStream(StreamHandle stream) const {
+  runtime().checkStream(stream);
+}
+
+void Communicator::launch(const std::vector<Op>& ops, StreamHandle stream) {
+  checkUsable();
+  vendor_->launch(ops, stream);
+}
+
+std::unique_ptr<Communicator> Communicator::split(int color, int key,
+                                                  const CommConfig& config) {
+  checkUsable();
+  struct Choice {
+    int32_t color, key;
+  };
+  std::vector<Choice> choices(nranks_);
+  choices[rank_] = {color, key};
+  bootstrap_->allGather(choices.data(), sizeof(Choice), nextTag());
+  std::vector<int> members;
+  for (int r = 0; r < nranks_; ++r)
+    if (color != NCCL_SPLIT_NOCOLOR && choices[r].color == color)
+      members.push_back(r);
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+    return choices[a].key < choices[b].key;
+  });
+  // The first member of each colour hosts the new communicator's root.
+  std::vector<ncclUniqueId> ids(nranks_);
+  std::memset(ids.data(), 0, ids.size() * sizeof(ncclUniqueId));
+  if (!members.empty() && members[0] == rank_)
+    ids[rank_] = createEphemeralUniqueId();
+  bootstrap_->allGather(ids.data(), sizeof(ncclUniqueId), nextTag());
+  if (members.empty()) return nullptr;
+  int newRank = static_cast<int>(
+      std::find(members.begin(), members.end(), rank_) - members.begin());
+  auto comm = std::make_unique<Communicator>(
+      newRank, static_cast<int>(members.size()), config);
+  if (config.blocking)
+    comm->initialize(ids[members[0]]);
+  else
+    comm->initializeInBackground(ids[members[0]]);
+  return comm;
+}
+
+std::unique_ptr<Communicator> Communicator::shrink(
+    const std::vector<int>& excluded, const CommConfig& config,
+    bool abortOps) {
+  if (state() == ncclInProgress) checkUsable();
+  if (abortOps) {
+    opsAbort_->raise(ncclSystemError,
+                     "operation aborted by ncclCommShrink(NCCL_SHRINK_ABORT)");
+    if (vendor_) vendor_->drain(kAbortDrainSeconds);
+  }
+  std::vector<int> survivors;
+  for (int r = 0; r < nranks_; ++r)
+    if (std::find(excluded.begin(), excluded.end(), r) == excluded.end())
+      survivors.push_back(r);
+  auto self = std::find(survivors.begin(), survivors.end(), rank_);
+  if (self == survivors.end())
+    fail(ncclInvalidUsage,
+         "rank %d is in the exclude list of ncclCommShrink: excluded ranks "
+         "must not call it",
+         rank_);
+  uint32_t tag = nextTag();
+  ncclUniqueId id;
+  if (survivors[0] == rank_) {
+    id = createEphemeralUniqueId();
+    for (size_t i = 1; i < survivors.size(); ++i)
+      bootstrap_->send(survivors[i], tag, &id, sizeof(id));
+  } else {
+    bootstrap_->recv(survivors[0], tag, &id, sizeof(id));
+  }
+  auto comm = std::make_unique<Communicator>(
+      static_cast<int>(self - survivors.begin()),
+      static_cast<int>(survivors.size()), config);
+  if (config.blocking)
+    comm->initialize(id);
+  else
+    comm->initializeInBackground(id);
+  return comm;
+}
+
+void Communicator::finalize() {
+  if (initThread_.joinable()) initThread_.join();
+  if (!vendor_) return;
+  while (!vendor_->drain(0.1)) opsAbort_->throwIfRaised();
+}
+
+void Communicator::revoke() {
+  opsAbort_->raise(ncclInvalidUsage, "communicator was revoked (ncclCommRevoke)");
+  if (vendor_) vendor_->drain(kAbortDrainSeconds);
+}
+
+void Communicator::abort() {
+  opsAbort_->raise(ncclSystemError, "communicator was aborted (ncclCommAbort)");
+  bootstrapAbort_ = true;  // ends a background init's waits, then join it
+  if (initThread_.joinable()) initThread_.join();
+  if (bootstrap_) bootstrap_->abort();
+  if (vendor_ && !vendor_->drain(kAbortDrainSeconds))
+    LOG_WARN(kLogInit, "rank %d: work still running %g s after abort", rank_,
+             kAbortDrainSeconds);
+}
+
+}  // namespace hetccl

@@ -1,0 +1,104 @@
+// The communicator behind an ncclComm_t: its ranks, their domains, the
+// vendor communicator that runs its operations, and its lifecycle (init,
+// possibly in the background; split and shrink; finalize; abort).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/config.h"
+#include "core/peer_info.h"
+#include "core/registrations.h"
+#include "core/user_ops.h"
+#include "runtime/runtime.h"
+#include "util/abort_signal.h"
+#include "vendor/op.h"
+#include "vendor/vendor_comm.h"
+
+namespace hetccl {
+
+class Bootstrap;
+class Watchdog;
+
+class Communicator {
+ public:
+  Communicator(int rank, int nranks, CommConfig config);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  // Connects to the peers through the bootstrap of `id` and sets up the
+  // domains. Runs on this thread, or in the background when the config is
+  // nonblocking; the outcome is then read with state().
+  void initialize(const ncclUniqueId& id);
+  void initializeInBackground(const ncclUniqueId& id);
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const CommConfig& config() const { return config_; }
+  RuntimeKind runtimeKind() const { return RuntimeKind::Host; }
+  Runtime& runtime() const;
+  int domainCount() const { return 1; }
+  int domainIndex() const { return 0; }
+
+  // ncclInProgress while initialising, ncclSuccess when usable, otherwise
+  // the error that ended initialisation or that the communicator hit since.
+  ncclResult_t state() const;
+  std::string stateMessage() const;
+  // Throws unless the communicator is initialised and has no error.
+  void checkUsable() const;
+
+  void checkStream(StreamHandle stream) const;
+  // Enqueues one op or a group's ops for this communicator on `stream`.
+  void launch(const std::vector<Op>& ops, StreamHandle stream);
+
+  UserOps& userOps() { return userOps_; }
+  Registrations& registrations() { return registrations_; }
+
+  // The ranks of the new communicator (or nullptr for NCCL_SPLIT_NOCOLOR).
+  std::unique_ptr<Communicator> split(int color, int key,
+                                      const CommConfig& config);
+  std::unique_ptr<Communicator> shrink(const std::vector<int>& excluded,
+                                       const CommConfig& config, bool abortOps);
+
+  // Waits for the communicator's queued work to finish.
+  void finalize();
+  // Stops all work in flight (it ends with an error) and all waits.
+  void abort();
+  // Stops the work in flight but keeps the communicator for shrink.
+  void revoke();
+
+ private:
+  void connect(const ncclUniqueId& id);
+  void setUpDomains();
+  void setState(ncclResult_t state, const std::string& message);
+
+  uint32_t nextTag() { return nextTag_++; }
+
+  const int rank_;
+  const int nranks_;
+  const CommConfig config_;
+  std::shared_ptr<AbortSignal> opsAbort_;  // ends waits of operations
+  // Raised when a peer process exits. It only matters to work that waits
+  // for that peer, so it ends blocked waits rather than every operation.
+  std::shared_ptr<AbortSignal> peerLoss_;
+  std::atomic<bool> bootstrapAbort_{false};
+  std::unique_ptr<Bootstrap> bootstrap_;
+  std::vector<PeerInfo> peers_;
+  std::shared_ptr<VendorComm> vendor_;
+  std::unique_ptr<Watchdog> watchdog_;
+  UserOps userOps_;
+  Registrations registrations_;
+  uint32_t nextTag_ = 1;
+
+  mutable std::mutex stateMutex_;
+  ncclResult_t state_ = ncclInProgress;
+  std::string stateMessage_;
+  std::thread initThread_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,31 @@
+// Reduction operators a communicator's users created (ncclRedOpCreate*).
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "nccl.h"
+#include "vendor/op.h"
+
+namespace hetccl {
+
+class UserOps {
+ public:
+  ncclRedOp_t createPreMulSum(const void* scalar, ncclDataType_t dtype,
+                              ncclScalarResidence_t residence);
+  void destroy(ncclRedOp_t op);
+  // Resolves a built-in or user op for use with `dtype`; throws
+  // ncclInvalidArgument for an unknown op or a dtype it was not made for.
+  ReduceSpec resolve(ncclRedOp_t op, ncclDataType_t dtype) const;
+
+ private:
+  struct Entry {
+    ncclDataType_t dtype;
+    ReduceSpec spec;
+  };
+  mutable std::mutex mutex_;
+  std::vector<std::optional<Entry>> entries_;  // index = op - ncclNumOps
+};
+
+}  // namespace hetccl

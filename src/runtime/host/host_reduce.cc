@@ -1,0 +1,564 @@
+// The host reduction engine is templated over the element format and the
+// operator, and works block by block: with one or two sources each element
+// is loaded, combined, rounded and stored in one pass; with more, a block is
+// accumulated across the sources in a small local array (which stays in L1)
+// and rounded and stored together with the last source. Blocks have
+// compile-time lengths, so the inner loops have fixed trip counts and no
+// aliasing questions, which is what lets GCC's -O2 vectoriser (cheap cost
+// model) turn them into SIMD code. Every switch on dtype, op or flag happens
+// once per call, never per element.
+#include "runtime/host/host_reduce.h"
+
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "util/dtype.h"
+#include "util/error.h"
+#include "util/float_formats.h"
+
+// The F16C kernel for fp16 on x86-64; building with
+// -DHETCCL_HOST_REDUCE_F16C=0 leaves only the portable one (to test it).
+#ifndef HETCCL_HOST_REDUCE_F16C
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HETCCL_HOST_REDUCE_F16C 1
+#else
+#define HETCCL_HOST_REDUCE_F16C 0
+#endif
+#endif
+#if HETCCL_HOST_REDUCE_F16C
+#include <immintrin.h>
+#endif
+
+namespace hetccl {
+namespace {
+
+// ---- Element formats: stored bits <-> accumulation type ----
+
+template <typename T>
+struct NativeFormat {
+  using Storage = T;
+  using Acc = T;
+  static Acc load(Storage value) { return value; }
+  static Storage store(Acc value) { return value; }
+};
+
+struct HalfFormat {
+  using Storage = uint16_t;
+  using Acc = float;
+  static Acc load(Storage bits) { return halfBitsToFloat(bits); }
+  static Storage store(Acc value) { return floatToHalfBits(value); }
+};
+
+struct Bf16Format {
+  using Storage = uint16_t;
+  using Acc = float;
+  static Acc load(Storage bits) { return bf16BitsToFloat(bits); }
+  static Storage store(Acc value) { return floatToBf16Bits(value); }
+};
+
+// fp8 has only 256 values: decoding by table is cheaper than arithmetic.
+struct Fp8Table {
+  uint32_t floatBits[256];
+};
+
+constexpr Fp8Table makeFp8Table(bool e4m3) {
+  Fp8Table table{};
+  for (int pattern = 0; pattern < 256; ++pattern) {
+    table.floatBits[pattern] = e4m3 ? e4m3BitsToFloatBits(uint8_t(pattern))
+                                    : e5m2BitsToFloatBits(uint8_t(pattern));
+  }
+  return table;
+}
+
+constexpr Fp8Table kE4m3Table = makeFp8Table(true);
+constexpr Fp8Table kE5m2Table = makeFp8Table(false);
+
+struct E4m3Format {
+  using Storage = uint8_t;
+  using Acc = float;
+  static Acc load(Storage bits) {
+    return float_formats_detail::bitsAsFloat(kE4m3Table.floatBits[bits]);
+  }
+  static Storage store(Acc value) { return floatToE4m3Bits(value); }
+};
+
+struct E5m2Format {
+  using Storage = uint8_t;
+  using Acc = float;
+  static Acc load(Storage bits) {
+    return float_formats_detail::bitsAsFloat(kE5m2Table.floatBits[bits]);
+  }
+  static Storage store(Acc value) { return floatToE5m2Bits(value); }
+};
+
+// ---- Arithmetic in the accumulation type ----
+
+// Integers wrap around like two's complement; doing the arithmetic in the
+// unsigned type keeps signed overflow from being undefined behaviour.
+template <typename T>
+inline T wrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(a) + U(b));
+  } else {
+    return a + b;
+  }
+}
+
+template <typename T>
+inline T wrapMul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(a) * U(b));
+  } else {
+    return a * b;
+  }
+}
+
+struct SumOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    return wrapAdd(a, b);
+  }
+};
+
+struct ProdOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    return wrapMul(a, b);
+  }
+};
+
+// Max/Min propagate NaN: a NaN in either operand gives a NaN. Written as
+// selects so that they vectorise.
+struct MaxOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    const T larger = b > a ? b : a;  // a NaN `a` survives: b > NaN is false
+    if constexpr (std::is_floating_point_v<T>) return b != b ? b : larger;
+    return larger;
+  }
+};
+
+struct MinOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    const T smaller = b < a ? b : a;
+    if constexpr (std::is_floating_point_v<T>) return b != b ? b : smaller;
+    return smaller;
+  }
+};
+
+// Division by the Avg divisor: true division for floating types, C-style
+// truncating division for integers.
+template <typename T>
+class Divider {
+ public:
+  explicit Divider(uint64_t divisor) : divisor_(divisor) {}
+
+  T apply(T value) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return value / T(divisor_);
+    } else if constexpr (std::is_unsigned_v<T>) {
+      return T(uint64_t(value) / divisor_);
+    } else if (divisor_ <= uint64_t(std::numeric_limits<int64_t>::max())) {
+      return T(int64_t(value) / int64_t(divisor_));
+    } else {
+      // Only a divisor of 2^63 or more gets here; 128 bits hold it signed.
+      return T(__int128(value) / __int128(divisor_));
+    }
+  }
+
+ private:
+  uint64_t divisor_;
+};
+
+template <typename Format>
+struct Params {
+  using Acc = typename Format::Acc;
+  bool scaled;
+  Acc scale;
+  bool divided;
+  Divider<Acc> divider;
+};
+
+// ---- Block kernels ----
+
+// Full blocks have a compile-time length (vectorised loops); only the last
+// partial block runs a loop of run-time length.
+constexpr size_t kBlockElems = 1024;
+
+template <size_t kLen>
+struct FixedLen {
+  static constexpr size_t get() { return kLen; }
+};
+
+struct RuntimeLen {
+  size_t len;
+  size_t get() const { return len; }
+};
+
+// One reduction, fully typed. Scaling and division are template flags so
+// that the common plain sum carries no trace of them.
+//
+// dst may be the same buffer as a source: each loop that writes dst reads
+// only element i of every buffer to write element i, so `ivdep` (no
+// dependence between iterations) is true even then. Loops that only touch
+// the block's accumulator use __restrict instead.
+template <typename F, typename Op, bool kScaled, bool kDivided>
+class Kernel {
+ public:
+  using Storage = typename F::Storage;
+  using Acc = typename F::Acc;
+
+  explicit Kernel(const Params<F>& params)
+      : scale_(params.scale), divider_(params.divider) {}
+
+  void run(Storage* dst, const void* const* srcs, int nsrcs,
+           size_t count) const {
+    size_t offset = 0;
+    for (; count - offset >= kBlockElems; offset += kBlockElems)
+      block(dst, srcs, nsrcs, offset, FixedLen<kBlockElems>{});
+    if (offset < count)
+      block(dst, srcs, nsrcs, offset, RuntimeLen{count - offset});
+  }
+
+ private:
+  static Acc input(Storage value, Acc scale) {
+    if constexpr (kScaled) return wrapMul(F::load(value), scale);
+    return F::load(value);
+  }
+
+  static Storage output(Acc value, const Divider<Acc>& divider) {
+    if constexpr (kDivided) return F::store(divider.apply(value));
+    return F::store(value);
+  }
+
+  // Sources are combined strictly in order: ((s0 op s1) op s2) ... op sN-1.
+  template <typename Len>
+  void block(Storage* dst, const void* const* srcs, int nsrcs, size_t offset,
+             Len len) const {
+    auto source = [&](int s) {
+      return static_cast<const Storage*>(srcs[s]) + offset;
+    };
+    Storage* out = dst + offset;
+    if (nsrcs == 1) return single(out, source(0), len);
+    if (nsrcs == 2) return pair(out, source(0), source(1), len);
+    alignas(64) Acc acc[kBlockElems];
+    firstPair(acc, source(0), source(1), len);
+    for (int s = 2; s < nsrcs - 1; ++s) accumulate(acc, source(s), len);
+    last(out, acc, source(nsrcs - 1), len);
+  }
+
+  template <typename Len>
+  void single(Storage* out, const Storage* src, Len len) const {
+    const size_t n = len.get();
+    const Acc scale = scale_;
+    const Divider<Acc> divider = divider_;
+#pragma GCC ivdep
+    for (size_t i = 0; i < n; ++i)
+      out[i] = output(input(src[i], scale), divider);
+  }
+
+  template <typename Len>
+  void pair(Storage* out, const Storage* a, const Storage* b, Len len) const {
+    const size_t n = len.get();
+    const Acc scale = scale_;
+    const Divider<Acc> divider = divider_;
+#pragma GCC ivdep
+    for (size_t i = 0; i < n; ++i)
+      out[i] =
+          output(Op::apply(input(a[i], scale), input(b[i], scale)), divider);
+  }
+
+  template <typename Len>
+  void firstPair(Acc* __restrict acc, const Storage* __restrict a,
+                 const Storage* __restrict b, Len len) const {
+    const size_t n = len.get();
+    const Acc scale = scale_;
+    for (size_t i = 0; i < n; ++i)
+      acc[i] = Op::apply(input(a[i], scale), input(b[i], scale));
+  }
+
+  template <typename Len>
+  void accumulate(Acc* __restrict acc, const Storage* __restrict src,
+                  Len len) const {
+    const size_t n = len.get();
+    const Acc scale = scale_;
+    for (size_t i = 0; i < n; ++i)
+      acc[i] = Op::apply(acc[i], input(src[i], scale));
+  }
+
+  template <typename Len>
+  void last(Storage* out, const Acc* __restrict acc, const Storage* src,
+            Len len) const {
+    const size_t n = len.get();
+    const Acc scale = scale_;
+    const Divider<Acc> divider = divider_;
+#pragma GCC ivdep
+    for (size_t i = 0; i < n; ++i)
+      out[i] = output(Op::apply(acc[i], input(src[i], scale)), divider);
+  }
+
+  Acc scale_;
+  Divider<Acc> divider_;
+};
+
+#if HETCCL_HOST_REDUCE_F16C
+// fp16 on x86: the F16C instructions convert 8 elements at a time and give
+// the same bits as the portable conversions (IEEE round to nearest even,
+// overflow to inf, quiet NaN keeping the top payload bits), several times
+// faster. They need a separate function compiled for AVX+F16C, so this
+// kernel stages each block: convert a source to floats, combine floats,
+// convert the result back.
+
+bool cpuHasF16c() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  }();
+  return has;
+}
+
+__attribute__((target("avx,f16c"))) void halvesToFloats(
+    float* __restrict out, const uint16_t* __restrict in, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i halves =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(halves));
+  }
+  for (; i < n; ++i) out[i] = halfBitsToFloat(in[i]);
+}
+
+__attribute__((target("avx,f16c"))) void floatsToHalves(
+    uint16_t* __restrict out, const float* __restrict in, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i halves =
+        _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), halves);
+  }
+  for (; i < n; ++i) out[i] = floatToHalfBits(in[i]);
+}
+
+template <typename F, typename Op, bool kScaled, bool kDivided>
+class F16cHalfKernel {
+  static_assert(std::is_same_v<F, HalfFormat>, "fp16 only");
+
+ public:
+  explicit F16cHalfKernel(const Params<F>& params)
+      : scale_(params.scale), divider_(params.divider) {}
+
+  void run(uint16_t* dst, const void* const* srcs, int nsrcs,
+           size_t count) const {
+    size_t offset = 0;
+    for (; count - offset >= kBlockElems; offset += kBlockElems)
+      block(dst, srcs, nsrcs, offset, FixedLen<kBlockElems>{});
+    if (offset < count)
+      block(dst, srcs, nsrcs, offset, RuntimeLen{count - offset});
+  }
+
+ private:
+  // Every source is read before dst is written: dst may be any source.
+  template <typename Len>
+  void block(uint16_t* dst, const void* const* srcs, int nsrcs, size_t offset,
+             Len len) const {
+    auto source = [&](int s) {
+      return static_cast<const uint16_t*>(srcs[s]) + offset;
+    };
+    alignas(64) float acc[kBlockElems];
+    alignas(64) float staged[kBlockElems];
+    halvesToFloats(acc, source(0), len.get());
+    if constexpr (kScaled) scale(acc, len);
+    for (int s = 1; s < nsrcs; ++s) {
+      halvesToFloats(staged, source(s), len.get());
+      combine(acc, staged, len);
+    }
+    if constexpr (kDivided) divide(acc, len);
+    floatsToHalves(dst + offset, acc, len.get());
+  }
+
+  template <typename Len>
+  void scale(float* __restrict acc, Len len) const {
+    const size_t n = len.get();
+    const float factor = scale_;
+    for (size_t i = 0; i < n; ++i) acc[i] *= factor;
+  }
+
+  template <typename Len>
+  void combine(float* __restrict acc, const float* __restrict staged,
+               Len len) const {
+    const size_t n = len.get();
+    const float factor = scale_;
+    for (size_t i = 0; i < n; ++i) {
+      const float value = kScaled ? staged[i] * factor : staged[i];
+      acc[i] = Op::apply(acc[i], value);
+    }
+  }
+
+  template <typename Len>
+  void divide(float* __restrict acc, Len len) const {
+    const size_t n = len.get();
+    const Divider<float> divider = divider_;
+    for (size_t i = 0; i < n; ++i) acc[i] = divider.apply(acc[i]);
+  }
+
+  float scale_;
+  Divider<float> divider_;
+};
+#endif  // HETCCL_HOST_REDUCE_F16C
+
+// One hostReduce call's arguments, passed down the dispatch in one piece.
+struct ReduceCall {
+  void* dst;
+  const void* const* srcs;
+  int nsrcs;
+  size_t count;
+  const Reduction& r;
+  bool applyPreScale;
+  bool applyDivisor;
+};
+
+// Picks the kernel variant for the call's flags. `K` is Kernel, or a kernel
+// with the same shape that uses special instructions for one format.
+template <template <typename, typename, bool, bool> class K, typename F,
+          typename Op>
+void reduceWithOp(const ReduceCall& call, const Params<F>& params) {
+  auto* out = static_cast<typename F::Storage*>(call.dst);
+  auto run = [&](const auto& kernel) {
+    kernel.run(out, call.srcs, call.nsrcs, call.count);
+  };
+  if (!params.scaled && !params.divided)
+    return run(K<F, Op, false, false>(params));
+  if constexpr (std::is_same_v<Op, SumOp>) {
+    // PreMulSum and Avg are sums: each gets its own tuned kernel.
+    if (!params.divided) return run(K<F, Op, true, false>(params));
+    if (!params.scaled) return run(K<F, Op, false, true>(params));
+  }
+  // Rare combinations share one kernel that always scales and divides; a
+  // missing scale or divisor is replaced by 1, which changes no value
+  // (x * 1 and x / 1 are exact in every type).
+  Params<F> general = params;
+  if (!params.scaled) general.scale = typename F::Acc(1);
+  if (!params.divided) general.divider = Divider<typename F::Acc>(1);
+  run(K<F, Op, true, true>(general));
+}
+
+template <typename F,
+          template <typename, typename, bool, bool> class K = Kernel>
+void reduceWithFormat(const ReduceCall& call) {
+  typename F::Storage scaleBits{};
+  if (call.applyPreScale)
+    std::memcpy(&scaleBits, call.r.preScale, sizeof(scaleBits));
+  const Params<F> params{call.applyPreScale, F::load(scaleBits),
+                         call.applyDivisor,
+                         Divider<typename F::Acc>(call.r.divisor)};
+  switch (call.r.op) {
+    case ncclSum:
+      return reduceWithOp<K, F, SumOp>(call, params);
+    case ncclProd:
+      return reduceWithOp<K, F, ProdOp>(call, params);
+    case ncclMax:
+      return reduceWithOp<K, F, MaxOp>(call, params);
+    case ncclMin:
+      return reduceWithOp<K, F, MinOp>(call, params);
+    default:
+      fail(ncclInvalidArgument,
+           "hostReduce: op %d is not sum, prod, max or min (avg is sum with a "
+           "divisor, premulsum is sum with a prescale)",
+           int(call.r.op));
+  }
+}
+
+void reduceHalf(const ReduceCall& call) {
+#if HETCCL_HOST_REDUCE_F16C
+  if (cpuHasF16c()) return reduceWithFormat<HalfFormat, F16cHalfKernel>(call);
+#endif
+  reduceWithFormat<HalfFormat>(call);
+}
+
+void checkArguments(const ReduceCall& call) {
+  HETCCL_CHECK_ARG(dtypeValid(call.r.dtype), "hostReduce: invalid dtype %d",
+                   int(call.r.dtype));
+  HETCCL_CHECK_ARG(call.nsrcs >= 1, "hostReduce: nsrcs is %d, needs at least 1",
+                   call.nsrcs);
+  HETCCL_CHECK_ARG(!call.applyPreScale || call.r.preScale != nullptr,
+                   "hostReduce: applyPreScale without a preScale value");
+  HETCCL_CHECK_ARG(!call.applyDivisor || call.r.divisor != 0,
+                   "hostReduce: divisor is 0");
+  if (call.count == 0) return;
+  HETCCL_CHECK_ARG(call.dst != nullptr && call.srcs != nullptr,
+                   "hostReduce: null buffer for %zu elements", call.count);
+  for (int s = 0; s < call.nsrcs; ++s) {
+    HETCCL_CHECK_ARG(call.srcs[s] != nullptr, "hostReduce: source %d is null",
+                     s);
+  }
+}
+
+bool isBuiltinCombiner(ncclRedOp_t op) {
+  return op == ncclSum || op == ncclProd || op == ncclMax || op == ncclMin;
+}
+
+}  // namespace
+
+void hostReduce(void* dst, const void* const* srcs, int nsrcs, size_t count,
+                const Reduction& r, bool applyPreScale, bool applyDivisor) {
+  const ReduceCall call{dst, srcs,          nsrcs,       count,
+                        r,   applyPreScale, applyDivisor};
+  checkArguments(call);
+  if (count == 0) return;
+  // A single untouched source is a copy; copying bytes also keeps NaN
+  // payloads that a decode/encode round trip would canonicalise.
+  if (nsrcs == 1 && !applyPreScale && !applyDivisor &&
+      isBuiltinCombiner(r.op)) {
+    if (dst != srcs[0]) std::memcpy(dst, srcs[0], count * dtypeSize(r.dtype));
+    return;
+  }
+  switch (r.dtype) {
+    case ncclInt8:
+      return reduceWithFormat<NativeFormat<int8_t>>(call);
+    case ncclUint8:
+      return reduceWithFormat<NativeFormat<uint8_t>>(call);
+    case ncclInt32:
+      return reduceWithFormat<NativeFormat<int32_t>>(call);
+    case ncclUint32:
+      return reduceWithFormat<NativeFormat<uint32_t>>(call);
+    case ncclInt64:
+      return reduceWithFormat<NativeFormat<int64_t>>(call);
+    case ncclUint64:
+      return reduceWithFormat<NativeFormat<uint64_t>>(call);
+    case ncclFloat16:
+      return reduceHalf(call);
+    case ncclFloat32:
+      return reduceWithFormat<NativeFormat<float>>(call);
+    case ncclFloat64:
+      return reduceWithFormat<NativeFormat<double>>(call);
+    case ncclBfloat16:
+      return reduceWithFormat<Bf16Format>(call);
+    case ncclFloat8e4m3:
+      return reduceWithFormat<E4m3Format>(call);
+    case ncclFloat8e5m2:
+      return reduceWithFormat<E5m2Format>(call);
+    default:
+      fail(ncclInvalidArgument, "hostReduce: invalid dtype %d", int(r.dtype));
+  }
+}
+
+void hostReduce2(void* dst, const void* a, const void* b, size_t count,
+                 const Reduction& r, bool applyPreScale, bool applyDivisor) {
+  const void* const srcs[2] = {a, b};
+  hostReduce(dst, srcs, 2, count, r, applyPreScale, applyDivisor);
+}
+
+void hostApplyDivisor(void* data, size_t count, const Reduction& r) {
+  // With one source the operator never combines anything; fix it to sum so
+  // that callers may pass the Reduction of an Avg as it is.
+  Reduction divideOnly = r;
+  divideOnly.op = ncclSum;
+  const void* const srcs[1] = {data};
+  hostReduce(data, srcs, 1, count, divideOnly, false, true);
+}
+
+}  // namespace hetccl

@@ -1,0 +1,78 @@
+#include "runtime/host/host_stream.h"
+
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+
+HostStream::HostStream() : worker_([this] { serve(); }) {}
+
+HostStream::~HostStream() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  worker_.join();
+}
+
+void HostStream::enqueue(StreamTask task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(std::move(task));
+  }
+  wake_.notify_one();
+}
+
+void HostStream::synchronize() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  drained_.wait(lock, [this] { return queue_.empty() && !running_; });
+  if (failure_ != ncclSuccess) throw Error(failure_, failureMessage_);
+}
+
+bool HostStream::idle() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queue_.empty() && !running_;
+}
+
+void HostStream::throwIfFailed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failure_ != ncclSuccess) throw Error(failure_, failureMessage_);
+}
+
+void HostStream::recordFailure(ncclResult_t code, const std::string& message) {
+  LOG_WARN(kLogColl, "host stream %p: %s", static_cast<void*>(this),
+           message.c_str());
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failure_ == ncclSuccess) {
+    failure_ = code;
+    failureMessage_ = message;
+  }
+}
+
+// Queued work still runs after stopping_ is set: destroying a stream, like
+// destroying a CUDA stream, does not discard what was enqueued.
+void HostStream::serve() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;
+    StreamTask task = std::move(queue_.front());
+    queue_.pop_front();
+    running_ = true;
+    lock.unlock();
+    try {
+      task();
+    } catch (const Error& e) {
+      recordFailure(e.code(), e.what());
+    } catch (const std::exception& e) {
+      recordFailure(ncclInternalError, e.what());
+    }
+    task = nullptr;  // release what the task captured outside the lock
+    lock.lock();
+    running_ = false;
+    if (queue_.empty()) drained_.notify_all();
+  }
+}
+
+}  // namespace hetccl

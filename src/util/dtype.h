@@ -1,0 +1,36 @@
+// Facts about NCCL's data types and reduction operators: sizes, names, and
+// parsing of the names that tools and environment variables use.
+#pragma once
+
+#include <cstddef>
+
+#include "nccl.h"
+
+namespace hetccl {
+
+// True for the builtin NCCL data types (ncclInt8 .. ncclFloat8e5m2).
+bool dtypeValid(ncclDataType_t dtype);
+
+// Bytes per element; 0 for an invalid type.
+size_t dtypeSize(ncclDataType_t dtype);
+
+// Canonical name ("int8", "float32", "bfloat16", "fp8e4m3", ...);
+// "invalid" for an invalid type.
+const char* dtypeName(ncclDataType_t dtype);
+
+// True for the floating-point types (fp16, fp32, fp64, bf16, both fp8s).
+bool dtypeIsFloat(ncclDataType_t dtype);
+
+// Accepts the canonical names and common aliases, case-insensitively
+// ("half", "fp16", "float", "fp32", "double", "int", "bf16", "e4m3", ...).
+// Returns false (and leaves *dtype alone) for an unknown name.
+bool parseDtype(const char* name, ncclDataType_t* dtype);
+
+// "sum", "prod", "max", "min", "avg"; "invalid" for anything else (including
+// user-defined PreMulSum operators, which have no fixed name).
+const char* redOpName(ncclRedOp_t op);
+
+// Accepts the five names above, case-insensitively.
+bool parseRedOp(const char* name, ncclRedOp_t* op);
+
+}  // namespace hetccl

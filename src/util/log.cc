@@ -1,0 +1,139 @@
+#include "util/log.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "util/env.h"
+
+namespace hetccl {
+namespace {
+
+struct LogConfig {
+  LogLevel level = LogLevel::Warn;
+  uint32_t subsys = kLogInit | kLogBootstrap | kLogEnv;
+  FILE* out = stderr;
+  std::string host;
+  std::mutex mutex;
+};
+
+LogLevel parseLevel(const std::string& s) {
+  if (strcasecmp(s.c_str(), "VERSION") == 0) return LogLevel::Version;
+  if (strcasecmp(s.c_str(), "WARN") == 0) return LogLevel::Warn;
+  if (strcasecmp(s.c_str(), "INFO") == 0) return LogLevel::Info;
+  if (strcasecmp(s.c_str(), "TRACE") == 0) return LogLevel::Trace;
+  if (strcasecmp(s.c_str(), "NONE") == 0) return LogLevel::None;
+  return LogLevel::Warn;
+}
+
+uint32_t subsysBit(const std::string& name) {
+  static const struct {
+    const char* name;
+    uint32_t bit;
+  } kNames[] = {{"INIT", kLogInit},   {"BOOTSTRAP", kLogBootstrap},
+                {"COLL", kLogColl},   {"P2P", kLogP2p},
+                {"SHM", kLogShm},     {"NET", kLogNet},
+                {"ENV", kLogEnv},     {"ALLOC", kLogAlloc},
+                {"TUNING", kLogTuning}, {"ALL", kLogAll}};
+  for (const auto& entry : kNames)
+    if (strcasecmp(entry.name, name.c_str()) == 0) return entry.bit;
+  return 0;
+}
+
+// "INIT,COLL" enables those; a leading '^' enables all but those.
+uint32_t parseSubsys(const std::string& spec) {
+  bool invert = !spec.empty() && spec[0] == '^';
+  uint32_t mask = 0;
+  size_t start = invert ? 1 : 0;
+  while (start <= spec.size()) {
+    size_t comma = spec.find(',', start);
+    if (comma == std::string::npos) comma = spec.size();
+    mask |= subsysBit(spec.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return invert ? ~mask : mask;
+}
+
+FILE* openLogFile(std::string pattern, const std::string& host) {
+  std::string path;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size()) {
+      char c = pattern[++i];
+      if (c == 'h') path += host;
+      else if (c == 'p') path += std::to_string(getpid());
+      else path += c;
+    } else {
+      path += pattern[i];
+    }
+  }
+  FILE* f = std::fopen(path.c_str(), "a");
+  return f ? f : stderr;
+}
+
+// Read once, on first use: the environment is the configuration.
+LogConfig& config() {
+  static LogConfig* cfg = [] {
+    auto* c = new LogConfig;
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    c->host = host;
+    if (auto level = envString("HETCCL_DEBUG", "NCCL_DEBUG"))
+      c->level = parseLevel(*level);
+    if (auto subsys = envString("HETCCL_DEBUG_SUBSYS", "NCCL_DEBUG_SUBSYS"))
+      c->subsys = parseSubsys(*subsys);
+    else if (c->level >= LogLevel::Info)
+      c->subsys = kLogAll;
+    if (auto file = envString("HETCCL_DEBUG_FILE", "NCCL_DEBUG_FILE"))
+      c->out = openLogFile(*file, c->host);
+    return c;
+  }();
+  return *cfg;
+}
+
+const char* levelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::Warn: return "WARN";
+    case LogLevel::Info: return "INFO";
+    case LogLevel::Trace: return "TRACE";
+    default: return "VERSION";
+  }
+}
+
+}  // namespace
+
+bool logEnabled(LogLevel level, uint32_t subsys) {
+  LogConfig& c = config();
+  if (level > c.level) return false;
+  // Warnings always pass the subsystem filter: they must never be hidden.
+  return level <= LogLevel::Warn || (c.subsys & subsys) != 0;
+}
+
+void logMessage(LogLevel level, uint32_t /*subsys*/, const char* file,
+                int line, const char* fmt, ...) {
+  LogConfig& c = config();
+  char message[2048];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(message, sizeof(message), fmt, args);
+  va_end(args);
+  const char* base = std::strrchr(file, '/');
+  base = base ? base + 1 : file;
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (level == LogLevel::Trace)
+    std::fprintf(c.out, "%s:%d:%ld HETCCL %s %s:%d %s\n", c.host.c_str(),
+                 getpid(), static_cast<long>(syscall(SYS_gettid)),
+                 levelName(level), base, line, message);
+  else
+    std::fprintf(c.out, "%s:%d:%ld HETCCL %s %s\n", c.host.c_str(), getpid(),
+                 static_cast<long>(syscall(SYS_gettid)), levelName(level),
+                 message);
+  std::fflush(c.out);
+}
+
+}  // namespace hetccl

@@ -1,0 +1,71 @@
+#include "vendor/host/host_comm.h"
+
+#include <chrono>
+
+#include "util/error.h"
+
+namespace hetccl {
+
+std::shared_ptr<HostComm> HostComm::create(
+    Oob& oob, std::shared_ptr<AbortSignal> abort,
+    std::shared_ptr<const AbortSignal> peerLoss) {
+  return std::shared_ptr<HostComm>(
+      new HostComm(oob, std::move(abort), std::move(peerLoss)));
+}
+
+HostComm::HostComm(Oob& oob, std::shared_ptr<AbortSignal> abort,
+                   std::shared_ptr<const AbortSignal> peerLoss)
+    : world_(oob, ShmSettings::fromEnvironment(), std::move(abort),
+             std::move(peerLoss)),
+      engine_(world_) {}
+
+void HostComm::launch(const std::vector<Op>& ops, StreamHandle stream) {
+  {
+    std::lock_guard<std::mutex> lock(inflightMutex_);
+    ++inflight_;
+  }
+  // The task owns a reference: a communicator destroyed while its work is
+  // queued stays alive until that work has run.
+  auto self = shared_from_this();
+  struct Completion {
+    HostComm* comm;
+    ~Completion() {
+      std::lock_guard<std::mutex> lock(comm->inflightMutex_);
+      if (--comm->inflight_ == 0) comm->idle_.notify_all();
+    }
+  };
+  auto task = [self, ops] {
+    Completion done{self.get()};
+    self->execute(ops);
+  };
+  try {
+    hostRuntime().enqueue(stream, std::move(task));
+  } catch (...) {
+    // An inline run that failed has already completed; a failed enqueue
+    // never ran, so its count must be returned here.
+    if (stream != nullptr) {
+      Completion undo{this};
+    }
+    throw;
+  }
+}
+
+void HostComm::execute(const std::vector<Op>& ops) {
+  AbortSignal& abort = world_.abortSignal();
+  abort.throwIfRaised();
+  std::lock_guard<std::mutex> lock(engineMutex_);
+  try {
+    engine_.run(ops);
+  } catch (const Error& e) {
+    abort.raise(e.code(), e.what());
+    throw;
+  }
+}
+
+bool HostComm::drain(double timeoutSeconds) {
+  std::unique_lock<std::mutex> lock(inflightMutex_);
+  auto limit = std::chrono::duration<double>(timeoutSeconds);
+  return idle_.wait_for(lock, limit, [this] { return inflight_ == 0; });
+}
+
+}  // namespace hetccl

@@ -1,0 +1,42 @@
+// The host vendor adaptor: HetCCL's own collectives for CPU ranks, run on
+// host streams over the shared-memory world of the ranks' host.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "vendor/host/host_engine.h"
+#include "vendor/host/shm_world.h"
+#include "vendor/vendor_comm.h"
+
+namespace hetccl {
+
+class HostComm : public VendorComm,
+                 public std::enable_shared_from_this<HostComm> {
+ public:
+  // Collective over `oob`: every rank of the domain constructs its HostComm
+  // at the same time. `abort` ends every wait of this communicator and is
+  // raised by any failed operation, since a failed collective leaves the
+  // ranks out of step; `peerLoss` ends the waits that are blocked.
+  static std::shared_ptr<HostComm> create(
+      Oob& oob, std::shared_ptr<AbortSignal> abort,
+      std::shared_ptr<const AbortSignal> peerLoss);
+
+  void launch(const std::vector<Op>& ops, StreamHandle stream) override;
+  bool drain(double timeoutSeconds) override;
+
+ private:
+  HostComm(Oob& oob, std::shared_ptr<AbortSignal> abort,
+           std::shared_ptr<const AbortSignal> peerLoss);
+  void execute(const std::vector<Op>& ops);
+
+  ShmWorld world_;
+  HostEngine engine_;
+  std::mutex engineMutex_;  // one group at a time, in enqueue order per stream
+  std::mutex inflightMutex_;
+  std::condition_variable idle_;
+  int inflight_ = 0;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,117 @@
+#include "vendor/host/shm_world.h"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "util/env.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kNameBytes = 64;
+
+size_t roundUp(size_t value, size_t align) {
+  return (value + align - 1) / align * align;
+}
+
+std::string uniqueSegmentName() {
+  uint64_t nonce = 0;
+  if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+    failErrno("getrandom");
+  return format("/hetccl-%d-%016llx", static_cast<int>(getpid()),
+                static_cast<unsigned long long>(nonce));
+}
+
+}  // namespace
+
+ShmSettings ShmSettings::fromEnvironment() {
+  ShmSettings s;
+  s.chunkBytes = static_cast<size_t>(
+      std::max<int64_t>(kPage, envInt("HETCCL_SHM_CHUNK", 512 << 10)));
+  s.chunkBytes = roundUp(s.chunkBytes, 64);
+  s.p2pChunkBytes = static_cast<size_t>(
+      std::max<int64_t>(kPage, envInt("HETCCL_SHM_P2P_CHUNK", 256 << 10)));
+  s.p2pChunkBytes = roundUp(s.p2pChunkBytes, 64);
+  s.timeoutSeconds = envSeconds("HETCCL_TIMEOUT", 0);
+  return s;
+}
+
+ShmWorld::Layout ShmWorld::layoutFor(int nranks, const ShmSettings& s) {
+  Layout l{};
+  size_t flags = static_cast<size_t>(nranks) * sizeof(ShmFlag);
+  l.sentOffset = sizeof(Header);
+  l.consumedOffset = l.sentOffset + flags;
+  l.inputOffset = roundUp(l.consumedOffset + flags, kPage);
+  l.outputOffset = l.inputOffset + 2 * s.chunkBytes;
+  l.p2pOffset = l.outputOffset + 2 * s.chunkBytes;
+  l.total = roundUp(
+      l.p2pOffset + static_cast<size_t>(nranks) * 2 * s.p2pChunkBytes, kPage);
+  return l;
+}
+
+ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings,
+                   std::shared_ptr<AbortSignal> abort,
+                   std::shared_ptr<const AbortSignal> peerLoss)
+    : rank_(oob.rank()),
+      nranks_(oob.nranks()),
+      settings_(settings),
+      abort_(std::move(abort)),
+      peerLoss_(std::move(peerLoss)),
+      layout_(layoutFor(oob.nranks(), settings)),
+      segments_(oob.nranks()),
+      bases_(oob.nranks()) {
+  std::string own = uniqueSegmentName();
+  segments_[rank_] = ShmSegment::create(own, layout_.total);
+  std::vector<char> names(kNameBytes * nranks_, '\0');
+  std::strncpy(&names[kNameBytes * rank_], own.c_str(), kNameBytes - 1);
+  oob.allGather(names.data(), kNameBytes);
+  for (int r = 0; r < nranks_; ++r) {
+    if (r != rank_)
+      segments_[r] =
+          ShmSegment::open(&names[kNameBytes * r], layout_.total);
+    bases_[r] = segments_[r].data();
+  }
+  // Everyone has mapped every segment: the names are no longer needed.
+  oob.barrier();
+  segments_[rank_].unlink();
+  LOG_INFO(kLogShm,
+           "rank %d: shared memory ready, %d ranks, %zu KiB per segment, "
+           "chunk %zu KiB",
+           rank_, nranks_, layout_.total >> 10, settings_.chunkBytes >> 10);
+}
+
+ShmFlag& ShmWorld::sent(int owner, int peer) {
+  return reinterpret_cast<ShmFlag*>(base(owner) + layout_.sentOffset)[peer];
+}
+
+ShmFlag& ShmWorld::consumed(int owner, int peer) {
+  return reinterpret_cast<ShmFlag*>(base(owner) +
+                                    layout_.consumedOffset)[peer];
+}
+
+char* ShmWorld::input(int r, uint64_t round) {
+  return base(r) + layout_.inputOffset + (round & 1) * settings_.chunkBytes;
+}
+
+char* ShmWorld::output(int r, uint64_t round) {
+  return base(r) + layout_.outputOffset + (round & 1) * settings_.chunkBytes;
+}
+
+char* ShmWorld::p2pSlot(int owner, int peer, uint64_t chunk) {
+  size_t slot = static_cast<size_t>(peer) * 2 + (chunk & 1);
+  return base(owner) + layout_.p2pOffset + slot * settings_.p2pChunkBytes;
+}
+
+void ShmWorld::waitFor(ShmFlag& flag, uint64_t target, int peer,
+                       const char* what) {
+  if (reached(flag, target)) return;
+  SpinWait wait = makeWait(what, peer);
+  while (!reached(flag, target)) wait.pause();
+}
+
+}  // namespace hetccl

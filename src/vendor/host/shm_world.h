@@ -1,0 +1,101 @@
+// The shared-memory state of a host domain on one machine: one segment per
+// rank, mapped by every rank. A rank writes only into its own segment and
+// its own flags; peers read them. All flags are monotonic counters, so no
+// flag is ever reset and a stale value can never be mistaken for a new one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "transport/shm/shm_segment.h"
+#include "util/abort_signal.h"
+#include "util/oob.h"
+#include "vendor/host/spin_wait.h"
+
+namespace hetccl {
+
+struct alignas(64) ShmFlag {
+  std::atomic<uint64_t> value{0};
+};
+static_assert(sizeof(ShmFlag) == 64, "one flag per cache line");
+
+struct ShmSettings {
+  size_t chunkBytes;     // capacity of each collective staging buffer
+  size_t p2pChunkBytes;  // capacity of each point-to-point slot
+  double timeoutSeconds;
+
+  static ShmSettings fromEnvironment();
+};
+
+class ShmWorld {
+ public:
+  // `abort` ends every wait; `peerLoss` ends the waits that are blocked.
+  ShmWorld(Oob& oob, const ShmSettings& settings,
+           std::shared_ptr<AbortSignal> abort,
+           std::shared_ptr<const AbortSignal> peerLoss);
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const ShmSettings& settings() const { return settings_; }
+  AbortSignal& abortSignal() { return *abort_; }
+  // Starts a back-off wait bound to this world's signals and timeout.
+  SpinWait makeWait(const char* what, int peer) {
+    return SpinWait(*abort_, *peerLoss_, settings_.timeoutSeconds, what,
+                    peer);
+  }
+
+  // Collective flags of rank r, all holding round numbers:
+  //  ready: r's input buffer holds that round's data;
+  //  done:  r has read the round's inputs and its output buffer is filled;
+  //  freed: r has read the round's outputs.
+  ShmFlag& ready(int r) { return header(r)->ready; }
+  ShmFlag& done(int r) { return header(r)->done; }
+  ShmFlag& freed(int r) { return header(r)->freed; }
+  // Point-to-point counters, in the owner's segment: chunks it has sent to
+  // `peer`, and chunks it has consumed from `peer`.
+  ShmFlag& sent(int owner, int peer);
+  ShmFlag& consumed(int owner, int peer);
+
+  // Staging buffers alternate between two halves by round parity.
+  char* input(int r, uint64_t round);
+  char* output(int r, uint64_t round);
+  char* p2pSlot(int owner, int peer, uint64_t chunk);
+
+  static void post(ShmFlag& flag, uint64_t value) {
+    flag.value.store(value, std::memory_order_release);
+  }
+  static bool reached(const ShmFlag& flag, uint64_t target) {
+    return flag.value.load(std::memory_order_acquire) >= target;
+  }
+  void waitFor(ShmFlag& flag, uint64_t target, int peer, const char* what);
+  // Waits until `flagOf(r)` reached `target` for every rank r.
+  template <typename FlagOf>
+  void waitAll(FlagOf flagOf, uint64_t target, const char* what) {
+    for (int r = 0; r < nranks_; ++r) waitFor(flagOf(r), target, r, what);
+  }
+
+ private:
+  struct Header {
+    ShmFlag ready, done, freed;
+  };
+  struct Layout {
+    size_t sentOffset, consumedOffset, inputOffset, outputOffset,
+        p2pOffset, total;
+  };
+  static Layout layoutFor(int nranks, const ShmSettings& settings);
+  Header* header(int r) { return static_cast<Header*>(bases_[r]); }
+  char* base(int r) { return static_cast<char*>(bases_[r]); }
+
+  int rank_;
+  int nranks_;
+  ShmSettings settings_;
+  std::shared_ptr<AbortSignal> abort_;
+  std::shared_ptr<const AbortSignal> peerLoss_;
+  Layout layout_;
+  std::vector<ShmSegment> segments_;
+  std::vector<void*> bases_;
+};
+
+}  // namespace hetccl

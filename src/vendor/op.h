@@ -1,0 +1,54 @@
+// One communication operation as the vendor adaptors and plans see it:
+// arguments already checked, user reduction ops already resolved.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "nccl.h"
+
+namespace hetccl {
+
+enum class OpKind {
+  AllReduce,
+  Broadcast,
+  Reduce,
+  AllGather,
+  ReduceScatter,
+  AlltoAll,
+  Gather,
+  Scatter,
+  Send,
+  Recv,
+};
+
+const char* opKindName(OpKind kind);
+
+// A reduction with ncclAvg and PreMulSum expressed over the four base ops.
+struct ReduceSpec {
+  ncclRedOp_t base = ncclSum;  // ncclSum, ncclProd, ncclMax or ncclMin
+  bool average = false;        // divide the result by the number of ranks
+  bool preMultiply = false;    // multiply every input by the scalar first
+  // The PreMulSum scalar: read through `scalarPointer` when it lives in
+  // device memory (ncclScalarDevice), else held here by value.
+  const void* scalarPointer = nullptr;
+  uint64_t scalarValue = 0;
+
+  const void* scalar() const {
+    return scalarPointer != nullptr ? scalarPointer : &scalarValue;
+  }
+};
+
+struct Op {
+  OpKind kind = OpKind::AllReduce;
+  const void* sendbuff = nullptr;
+  void* recvbuff = nullptr;
+  // Per-rank element count as NCCL defines it for each collective (recvcount
+  // for ReduceScatter, sendcount for AllGather, per-peer for AlltoAll).
+  size_t count = 0;
+  ncclDataType_t dtype = ncclFloat32;
+  ReduceSpec reduce;
+  int root = 0;  // root of rooted collectives; the peer of Send and Recv
+};
+
+}  // namespace hetccl

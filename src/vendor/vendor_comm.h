@@ -1,0 +1,22 @@
+// A vendor adaptor's communicator for the ranks of one domain. NCCL and RCCL
+// adaptors wrap the vendor library; the host adaptor is HetCCL's own.
+#pragma once
+
+#include <vector>
+
+#include "runtime/runtime.h"
+#include "vendor/op.h"
+
+namespace hetccl {
+
+class VendorComm {
+ public:
+  virtual ~VendorComm() = default;
+  // Enqueues `ops` (one op, or a whole group, in call order) on `stream`.
+  // Point-to-point ops of a group complete whatever order peers post them.
+  virtual void launch(const std::vector<Op>& ops, StreamHandle stream) = 0;
+  // Waits until no launched work is queued or running; false on timeout.
+  virtual bool drain(double timeoutSeconds) = 0;
+};
+
+}  // namespace hetccl

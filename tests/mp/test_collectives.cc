@@ -1,0 +1,236 @@
+// Every collective x every data type x every reduction op, with counts from
+// 0 to a million, in place and out of place, every root, on host streams
+// and on the NULL stream, across 2, 3, 4 and 8 processes. Each rank checks
+// every output byte against the inputs of all ranks, and the outputs that
+// must be identical everywhere are compared bitwise across ranks.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/check.h"
+#include "harness/collective_case.h"
+#include "harness/data.h"
+#include "harness/dtype.h"
+#include "harness/nccl_handles.h"
+#include "harness/run_ranks.h"
+
+namespace hetccl::mp {
+namespace {
+
+// Cases issued on a host stream before one synchronize.
+constexpr size_t kStreamBatch = 4;
+constexpr size_t kLargeCount = (size_t{1} << 20) + 3;
+
+// Builds the list of cases every rank runs, in the same order.
+class CaseList {
+ public:
+  CaseList(Collective collective, int nranks)
+      : collective_(collective),
+        nranks_(nranks),
+        seed_(mixBits(0x4d50, static_cast<uint64_t>(collective), nranks)) {}
+
+  std::vector<CollectiveCase> build() {
+    if (isReducing(collective_)) {
+      addReductionMatrix();
+    } else {
+      addMovementMatrix();
+    }
+    addEveryRoot();
+    addLarge();
+    return cases_;
+  }
+
+ private:
+  size_t randomCount(size_t low, size_t high) {
+    return low + mixBits(seed_, cases_.size(), 0xc0) % (high - low + 1);
+  }
+
+  void add(ncclDataType_t type, TestOp op, size_t count) {
+    CollectiveCase c;
+    c.collective = collective_;
+    c.type = type;
+    c.op = op;
+    c.count = count;
+    size_t index = cases_.size();
+    c.inPlace = supportsInPlace(collective_) && index % 2 == 1;
+    c.root = static_cast<int>(index % nranks_);
+    // Runs of kStreamBatch cases alternate between the NULL stream and a
+    // host stream.
+    c.onStream = (index / kStreamBatch) % 2 == 1;
+    c.seed = mixBits(seed_, index, 0x5eed);
+    cases_.push_back(c);
+  }
+
+  // Every (type, op) pair, each with a few counts (in and out of place
+  // alternate), plus zero and mid-sized counts for every type.
+  void addReductionMatrix() {
+    // Eight ranks share two cores four ways: fewer counts there.
+    bool crowded = nranks_ > 4;
+    for (ncclDataType_t type : allDataTypes()) {
+      for (TestOp op : allTestOps()) {
+        add(type, op, 1);
+        add(type, op, 7);
+        if (!crowded) add(type, op, randomCount(2, 300));
+      }
+      add(type, TestOp::kSum, 0);
+      add(type, TestOp::kSum, 0);
+      add(type, TestOp::kSum, crowded ? 1021 : randomCount(1000, 20000));
+      add(type, TestOp::kMax, crowded ? 4099 : randomCount(1000, 20000));
+    }
+  }
+
+  void addMovementMatrix() {
+    for (ncclDataType_t type : allDataTypes()) {
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{31}}) {
+        add(type, TestOp::kSum, count);
+      }
+      add(type, TestOp::kSum, randomCount(2, 500));
+      add(type, TestOp::kSum, randomCount(500, 5000));
+    }
+  }
+
+  // Small cases at each root, in and out of place.
+  void addEveryRoot() {
+    if (!hasRoot(collective_)) return;
+    for (int root = 0; root < nranks_; ++root) {
+      for (size_t count : {size_t{1}, size_t{7}}) {
+        for (int variant = 0; variant < 2; ++variant) {
+          add(count == 1 ? ncclInt32 : ncclFloat32, TestOp::kSum, count);
+          cases_.back().root = root;
+        }
+      }
+    }
+  }
+
+  // A million elements in total: float32 only.
+  void addLarge() {
+    bool perRank = collective_ == Collective::kAllGather ||
+                   collective_ == Collective::kAlltoAll ||
+                   collective_ == Collective::kGather ||
+                   collective_ == Collective::kScatter ||
+                   collective_ == Collective::kReduceScatter;
+    size_t count = perRank ? (size_t{1} << 20) / nranks_ + 3 : kLargeCount;
+    add(ncclFloat32, TestOp::kSum, count);
+    if (nranks_ <= 4) add(ncclFloat32, TestOp::kAvg, count);
+  }
+
+  Collective collective_;
+  int nranks_;
+  uint64_t seed_;
+  std::vector<CollectiveCase> cases_;
+};
+
+// Issues a run of cases that share a stream mode, then checks them all.
+void runBatch(const std::vector<CollectiveCase>& cases, size_t first,
+              size_t last, ncclComm_t comm, const HostStream& stream,
+              const RankContext& ctx, std::vector<uint64_t>* hashes) {
+  std::vector<std::unique_ptr<CollectiveRun>> runs;
+  for (size_t i = first; i < last; ++i) {
+    runs.push_back(std::make_unique<CollectiveRun>(cases[i], comm, ctx.rank(),
+                                                   ctx.nranks()));
+    cudaStream_t s = cases[i].onStream ? stream.get() : nullptr;
+    MP_CHECK_NCCL(runs.back()->issue(s)) << cases[i].describe();
+  }
+  if (cases[first].onStream) {
+    MP_CHECK_NCCL(hetcclStreamSynchronize(stream.get()))
+        << "after " << cases[first].describe() << " and the "
+        << last - first - 1 << " cases after it";
+  }
+  for (size_t i = first; i < last; ++i) {
+    std::string problem = runs[i - first]->verify();
+    MP_CHECK(problem.empty()) << cases[i].describe() << ": " << problem;
+    hashes->push_back(runs[i - first]->sharedOutputHash());
+  }
+}
+
+void runCases(RankContext& ctx, const std::vector<CollectiveCase>& cases) {
+  Comm comm(ctx.initComm());
+  HostStream stream;
+  std::vector<uint64_t> hashes;
+  size_t first = 0;
+  while (first < cases.size()) {
+    size_t last = first + 1;
+    while (last < cases.size() && last - first < kStreamBatch &&
+           cases[last].onStream == cases[first].onStream) {
+      ++last;
+    }
+    runBatch(cases, first, last, comm.get(), stream, ctx, &hashes);
+    first = last;
+  }
+  ctx.checkSameOnAllRanks(hashes,
+                          [&](size_t i) { return cases[i].describe(); });
+  comm.destroy();
+}
+
+struct CollectiveParam {
+  int nranks;
+  Collective collective;
+};
+
+class CollectivesTest : public ::testing::TestWithParam<CollectiveParam> {};
+
+TEST_P(CollectivesTest, AllTypesOpsCountsAndRoots) {
+  const CollectiveParam& param = GetParam();
+  std::vector<CollectiveCase> cases =
+      CaseList(param.collective, param.nranks).build();
+  RunOptions options;
+  options.timeoutSeconds = 240;
+  runRanks(
+      param.nranks, [&](RankContext& ctx) { runCases(ctx, cases); }, options);
+}
+
+std::vector<CollectiveParam> allParams() {
+  std::vector<CollectiveParam> params;
+  for (int nranks : {2, 3, 4, 8}) {
+    for (Collective collective : allCollectives()) {
+      params.push_back({nranks, collective});
+    }
+  }
+  return params;
+}
+
+std::string paramName(const ::testing::TestParamInfo<CollectiveParam>& info) {
+  return std::string(collectiveName(info.param.collective)) + "_" +
+         std::to_string(info.param.nranks) + "ranks";
+}
+
+INSTANTIATE_TEST_SUITE_P(Mp, CollectivesTest, ::testing::ValuesIn(allParams()),
+                         paramName);
+
+// Several collectives queued on one host stream before a single
+// synchronize, mixing kinds, must complete in order with correct results.
+TEST(CollectivesQueue, ManyKindsOnOneStreamThenOneSynchronize) {
+  runRanks(3, [](RankContext& ctx) {
+    Comm comm(ctx.initComm());
+    HostStream stream;
+    std::vector<std::unique_ptr<CollectiveRun>> runs;
+    std::vector<CollectiveCase> cases;
+    for (Collective collective : allCollectives()) {
+      CollectiveCase c;
+      c.collective = collective;
+      c.type = ncclInt32;
+      c.count = 129;
+      c.root = static_cast<int>(cases.size()) % ctx.nranks();
+      c.onStream = true;
+      c.seed = 1000 + cases.size();
+      cases.push_back(c);
+    }
+    for (const CollectiveCase& c : cases) {
+      runs.push_back(std::make_unique<CollectiveRun>(c, comm.get(), ctx.rank(),
+                                                     ctx.nranks()));
+      MP_CHECK_NCCL(runs.back()->issue(stream.get())) << c.describe();
+    }
+    stream.synchronize();
+    MP_CHECK_NCCL(hetcclStreamQuery(stream.get())) << "idle after sync";
+    for (size_t i = 0; i < runs.size(); ++i) {
+      std::string problem = runs[i]->verify();
+      MP_CHECK(problem.empty()) << cases[i].describe() << ": " << problem;
+    }
+    comm.destroy();
+  });
+}
+
+}  // namespace
+}  // namespace hetccl::mp

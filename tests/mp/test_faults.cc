@@ -1,0 +1,339 @@
+// Failures end in errors within bounded time, never in hangs: aborting a
+// communicator with work in flight, a peer killed mid-collective, a rank
+// that never arrives at init, and strangers talking to the bootstrap port.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/check.h"
+#include "harness/nccl_handles.h"
+#include "harness/quick_collectives.h"
+#include "harness/run_ranks.h"
+#include "hetccl.h"
+
+namespace hetccl::mp {
+namespace {
+
+constexpr double kAbortLimitSeconds = 5;
+// HETCCL_TIMEOUT for the killed-peer tests, and the slack allowed on top.
+constexpr int kPeerTimeoutSeconds = 10;
+constexpr double kDetectionSlackSeconds = 8;
+
+void sleepSeconds(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+RunOptions withEnv(std::map<std::string, std::string> env, int timeout) {
+  RunOptions options;
+  options.env = std::move(env);
+  options.timeoutSeconds = timeout;
+  return options;
+}
+
+// Rank 1 joins the communicator but never calls the collective that rank 0
+// waits in; it keeps its communicator until rank 0 is done, so that only
+// the abort can free rank 0.
+void idlePeer(RankContext& ctx, ncclComm_t comm) {
+  ctx.barrier();
+  MP_CHECK_NCCL(ncclCommAbort(comm));
+}
+
+TEST(Faults, AbortWithWorkQueuedOnHostStream) {
+  RunOptions options = withEnv({{"HETCCL_TIMEOUT", "120"}}, 60);
+  runRanks(
+      2,
+      [](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        if (ctx.rank() == 1) return idlePeer(ctx, comm);
+        HostStream stream;
+        std::vector<float> data(1000, 1.0f);
+        MP_CHECK_NCCL(ncclAllReduce(data.data(), data.data(), data.size(),
+                                    ncclFloat32, ncclSum, comm, stream.get()));
+        sleepSeconds(0.5);
+        double start = nowSeconds();
+        ncclResult_t aborted = ncclCommAbort(comm);
+        double abortSeconds = nowSeconds() - start;
+        MP_CHECK(abortSeconds < kAbortLimitSeconds)
+            << "ncclCommAbort took " << abortSeconds << " s";
+        MP_CHECK_NCCL(aborted) << "ncclCommAbort";
+        start = nowSeconds();
+        ncclResult_t synced = hetcclStreamSynchronize(stream.get());
+        double syncSeconds = nowSeconds() - start;
+        MP_CHECK(synced != ncclSuccess)
+            << "the aborted all-reduce's stream synchronized without an error";
+        MP_CHECK(syncSeconds < kAbortLimitSeconds)
+            << "hetcclStreamSynchronize took " << syncSeconds
+            << " s after abort";
+        ctx.barrier();
+      },
+      options);
+}
+
+// The caller is blocked inside a NULL-stream all-reduce; another thread
+// aborts the communicator, which must free the blocked call with an error.
+TEST(Faults, AbortFromAnotherThreadWhileBlocked) {
+  RunOptions options = withEnv({{"HETCCL_TIMEOUT", "120"}}, 60);
+  runRanks(
+      2,
+      [](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        if (ctx.rank() == 1) return idlePeer(ctx, comm);
+        std::atomic<double> abortSeconds{-1};
+        std::atomic<int> abortResult{-1};
+        std::thread aborter([&] {
+          sleepSeconds(0.5);
+          double start = nowSeconds();
+          abortResult = ncclCommAbort(comm);
+          abortSeconds = nowSeconds() - start;
+        });
+        std::vector<float> data(1000, 1.0f);
+        double start = nowSeconds();
+        ncclResult_t result =
+            ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32,
+                          ncclSum, comm, nullptr);
+        double blockedSeconds = nowSeconds() - start;
+        aborter.join();
+        MP_CHECK(result != ncclSuccess)
+            << "the all-reduce succeeded although its peer never joined";
+        MP_CHECK(blockedSeconds < 0.5 + kAbortLimitSeconds)
+            << "the blocked all-reduce returned after " << blockedSeconds
+            << " s";
+        MP_CHECK(abortSeconds >= 0 && abortSeconds < kAbortLimitSeconds)
+            << "ncclCommAbort took " << abortSeconds << " s";
+        MP_CHECK(abortResult == ncclSuccess)
+            << "ncclCommAbort returned "
+            << describeResult(static_cast<ncclResult_t>(abortResult.load()));
+        ctx.barrier();
+      },
+      options);
+}
+
+struct KilledPeerParam {
+  int nranks;
+  bool onStream;
+};
+
+// The second all-reduce's error, from the call, the stream or the
+// communicator's async error; fails the rank if all report success.
+ncclResult_t secondAllReduceError(ncclComm_t comm, bool onStream) {
+  HostStream stream;
+  std::vector<double> data(4096, 1.0);
+  ncclResult_t result =
+      ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat64, ncclSum,
+                    comm, onStream ? stream.get() : nullptr);
+  if (result == ncclSuccess && onStream) {
+    result = hetcclStreamSynchronize(stream.get());
+  }
+  if (result == ncclSuccess) {
+    ncclResult_t asyncError = ncclSuccess;
+    MP_CHECK_NCCL(ncclCommGetAsyncError(comm, &asyncError));
+    result = asyncError;
+  }
+  return result;
+}
+
+class KilledPeerTest : public ::testing::TestWithParam<KilledPeerParam> {};
+
+// Rank 1 is SIGKILLed just after the others entered an all-reduce.
+TEST_P(KilledPeerTest, OthersGetAnErrorInsteadOfHanging) {
+  KilledPeerParam param = GetParam();
+  RunOptions options =
+      withEnv({{"HETCCL_TIMEOUT", std::to_string(kPeerTimeoutSeconds)}}, 90);
+  options.expectedSignals[1] = SIGKILL;
+  runRanks(
+      param.nranks,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "before the kill");
+        if (ctx.rank() == 1) {
+          sleepSeconds(0.3);
+          ::kill(::getpid(), SIGKILL);
+        }
+        double start = nowSeconds();
+        ncclResult_t result = secondAllReduceError(comm, param.onStream);
+        double seconds = nowSeconds() - start;
+        MP_CHECK(result != ncclSuccess)
+            << "the all-reduce with a dead peer reported success";
+        MP_CHECK(seconds < kPeerTimeoutSeconds + kDetectionSlackSeconds)
+            << "the dead peer was noticed only after " << seconds << " s";
+        const char* message = ncclGetLastError(comm);
+        MP_CHECK(message != nullptr && message[0] != '\0')
+            << "no message for " << describeResult(result);
+        start = nowSeconds();
+        MP_CHECK_NCCL(ncclCommAbort(comm));
+        MP_CHECK(nowSeconds() - start < kAbortLimitSeconds)
+            << "ncclCommAbort took " << nowSeconds() - start << " s";
+      },
+      options);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mp, KilledPeerTest,
+    ::testing::Values(KilledPeerParam{2, false}, KilledPeerParam{3, true},
+                      KilledPeerParam{4, false}),
+    [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
+      return std::to_string(info.param.nranks) + "ranks_" +
+             (info.param.onStream ? "HostStream" : "NullStream");
+    });
+
+// After a peer dies, the survivors shrink it away (NCCL_SHRINK_ABORT) and
+// carry on with a working communicator.
+TEST(Faults, ShrinkAwayAKilledPeer) {
+  RunOptions options =
+      withEnv({{"HETCCL_TIMEOUT", std::to_string(kPeerTimeoutSeconds)}}, 90);
+  options.expectedSignals[1] = SIGKILL;
+  runRanks(
+      3,
+      [](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        checkAllReduceSum(comm, 1, 3, nullptr, "before the kill");
+        if (ctx.rank() == 1) {
+          sleepSeconds(0.3);
+          ::kill(::getpid(), SIGKILL);
+        }
+        MP_CHECK(secondAllReduceError(comm, false) != ncclSuccess)
+            << "the all-reduce with a dead peer reported success";
+        int dead[] = {1};
+        ncclComm_t shrunk = nullptr;
+        MP_CHECK_NCCL(
+            ncclCommShrink(comm, dead, 1, &shrunk, nullptr, NCCL_SHRINK_ABORT));
+        MP_CHECK(shrunk != nullptr);
+        checkAllReduceSum(shrunk, ctx.rank(), 0 + 2, nullptr, "after shrink");
+        MP_CHECK_NCCL(ncclCommAbort(comm));
+        Comm(shrunk).destroy();
+      },
+      options);
+}
+
+// Rank 2 never calls init: the others' init fails after
+// HETCCL_BOOTSTRAP_TIMEOUT (3 s) instead of waiting forever.
+TEST(Faults, RankThatNeverArrivesAtInit) {
+  RunOptions options = withEnv({{"HETCCL_BOOTSTRAP_TIMEOUT", "3"}}, 40);
+  runRanks(
+      3,
+      [](RankContext& ctx) {
+        if (ctx.rank() == 2) return;
+        ncclComm_t comm = nullptr;
+        double start = nowSeconds();
+        ncclResult_t result =
+            ncclCommInitRank(&comm, ctx.nranks(), ctx.id(), ctx.rank());
+        double seconds = nowSeconds() - start;
+        MP_CHECK(result != ncclSuccess && result != ncclInProgress)
+            << "init succeeded without rank 2: " << describeResult(result);
+        MP_CHECK(seconds > 2.0 && seconds < 9.0)
+            << "init gave up after " << seconds << " s with a 3 s timeout";
+        const char* message = ncclGetLastError(nullptr);
+        MP_CHECK(message != nullptr && message[0] != '\0')
+            << "no message for " << describeResult(result);
+      },
+      options);
+}
+
+// A client socket to 127.0.0.1:port, or -1.
+int connectTo(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
+      0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Retries until the root listens (rank 0 starts it at init).
+int connectWhenListening(int port, double timeoutSeconds) {
+  double deadline = nowSeconds() + timeoutSeconds;
+  while (nowSeconds() < deadline) {
+    int fd = connectTo(port);
+    if (fd >= 0) return fd;
+    sleepSeconds(0.01);
+  }
+  return -1;
+}
+
+void sendBytes(int fd, const std::vector<unsigned char>& bytes) {
+  ssize_t ignored = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  (void)ignored;
+}
+
+// Strangers at the bootstrap port: random bytes, a header of 0xff (a huge
+// length to a naive reader), a connection closed at once, and one that
+// connects and then says nothing while the ranks start.
+class Strangers {
+ public:
+  explicit Strangers(int port) : port_(port) {}
+  ~Strangers() {
+    for (int fd : open_) ::close(fd);
+  }
+  Strangers(const Strangers&) = delete;
+  Strangers& operator=(const Strangers&) = delete;
+
+  void visit() {
+    int idle = connectWhenListening(port_, 20);
+    if (idle < 0) {
+      ADD_FAILURE() << "nobody listened on the bootstrap port " << port_;
+      return;
+    }
+    open_.push_back(idle);  // silent until the ranks are done
+    std::vector<unsigned char> random(1000);
+    for (size_t i = 0; i < random.size(); ++i) random[i] = (i * 131 + 7) & 0xff;
+    sendAndMaybeClose(random, true);
+    sendAndMaybeClose(std::vector<unsigned char>(64, 0xff), false);
+    sendAndMaybeClose({}, true);
+    sendAndMaybeClose(std::vector<unsigned char>(3, 0x00), false);
+  }
+
+ private:
+  void sendAndMaybeClose(const std::vector<unsigned char>& bytes, bool close) {
+    int fd = connectTo(port_);
+    if (fd < 0) return;
+    sendBytes(fd, bytes);
+    if (close) {
+      ::close(fd);
+    } else {
+      open_.push_back(fd);
+    }
+  }
+
+  int port_;
+  std::vector<int> open_;
+};
+
+TEST(Faults, StrangersAtTheBootstrapPort) {
+  int port = findFreeTcpPort();
+  ASSERT_GT(port, 0);
+  Strangers strangers(port);
+  RunOptions options =
+      withEnv({{"HETCCL_COMM_ID", "127.0.0.1:" + std::to_string(port)},
+               {"HETCCL_BOOTSTRAP_TIMEOUT", "20"}},
+              60);
+  options.whileRunning = [&](const std::vector<pid_t>&) { strangers.visit(); };
+  runRanks(
+      3,
+      [](RankContext& ctx) {
+        // Let the strangers get there first.
+        if (ctx.rank() != 0) sleepSeconds(1.0);
+        Comm comm(ctx.initComm());
+        checkAllReduceSum(comm.get(), ctx.rank() + 1, 6, nullptr,
+                          "after strangers visited the bootstrap port");
+        comm.destroy();
+      },
+      options);
+}
+
+}  // namespace
+}  // namespace hetccl::mp

@@ -1,0 +1,366 @@
+// Point-to-point: grouped exchanges posted in a different random order on
+// every rank, several messages to one peer in a group (matched in order),
+// self messages, zero-size messages, rings, multi-megabyte messages, and
+// ungrouped pairs on separate host streams or the NULL stream.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "harness/check.h"
+#include "harness/data.h"
+#include "harness/dtype.h"
+#include "harness/guarded_buffer.h"
+#include "harness/hash.h"
+#include "harness/nccl_handles.h"
+#include "harness/run_ranks.h"
+
+namespace hetccl::mp {
+namespace {
+
+// One message from `source` to `destination`, the `index`-th between them
+// in a round. Both sides derive its type, count and bytes from these.
+struct MessageId {
+  int source;
+  int destination;
+  int index;
+  uint64_t round;
+};
+
+struct MessageShape {
+  ncclDataType_t type;
+  size_t count;
+};
+
+uint64_t messageSeed(const MessageId& id) {
+  return mixBits(id.round,
+                 static_cast<uint64_t>(id.source) * 4096 +
+                     static_cast<uint64_t>(id.destination),
+                 static_cast<uint64_t>(id.index));
+}
+
+// A mix of types and sizes, including zero and odd counts.
+MessageShape shapeOf(const MessageId& id, size_t maxCount) {
+  const std::vector<ncclDataType_t>& types = allDataTypes();
+  uint64_t bits = messageSeed(id);
+  MessageShape shape;
+  shape.type = types[bits % types.size()];
+  switch ((bits >> 8) % 4) {
+    case 0:
+      shape.count = 0;
+      break;
+    case 1:
+      shape.count = 1 + (bits >> 16) % 7;
+      break;
+    default:
+      shape.count = (bits >> 16) % (maxCount + 1);
+      break;
+  }
+  return shape;
+}
+
+// One rank's side of one message.
+class Message {
+ public:
+  // `sending`: this rank is the source (for self messages, both are).
+  Message(const MessageId& id, const MessageShape& shape, bool sending)
+      : id_(id),
+        shape_(shape),
+        sending_(sending),
+        buffer_(shape.count * dataTypeSize(shape.type)) {
+    if (sending_) {
+      fillPatternBytes(messageSeed(id_), id_.source, 0, buffer_.size(),
+                       buffer_.data());
+      hashBefore_ = hashBytes(buffer_.data(), buffer_.size());
+    } else {
+      buffer_.fill(0xcd);
+    }
+  }
+
+  ncclResult_t post(ncclComm_t comm, cudaStream_t stream) {
+    if (sending_) {
+      return ncclSend(buffer_.data(), shape_.count, shape_.type,
+                      id_.destination, comm, stream);
+    }
+    return ncclRecv(buffer_.data(), shape_.count, shape_.type, id_.source, comm,
+                    stream);
+  }
+
+  std::string verify() const {
+    if (!buffer_.guardsIntact()) return "bytes outside the buffer changed";
+    if (sending_) {
+      bool same = hashBytes(buffer_.data(), buffer_.size()) == hashBefore_;
+      return same ? std::string() : "send buffer was modified";
+    }
+    return checkPatternBytes(messageSeed(id_), id_.source, 0, buffer_.size(),
+                             buffer_.data());
+  }
+
+  std::string describe() const {
+    return std::string(sending_ ? "send" : "recv") + " #" +
+           std::to_string(id_.index) + " " + std::to_string(id_.source) + "->" +
+           std::to_string(id_.destination) + " " + dataTypeName(shape_.type) +
+           " count=" + std::to_string(shape_.count) +
+           " round=" + std::to_string(id_.round);
+  }
+
+ private:
+  MessageId id_;
+  MessageShape shape_;
+  bool sending_;
+  GuardedBuffer buffer_;
+  uint64_t hashBefore_ = 0;
+};
+
+using MessageList = std::vector<std::unique_ptr<Message>>;
+
+// This rank's messages with every peer (itself included): 1 to 3 each way
+// per pair, in a random order that keeps messages of one (peer, direction)
+// in sequence, as NCCL matches them in order.
+MessageList allPairsMessages(int rank, int nranks, uint64_t round,
+                             size_t maxCount) {
+  struct Queue {
+    bool outgoing;
+    std::deque<MessageId> ids;
+  };
+  std::vector<Queue> queues;
+  for (int peer = 0; peer < nranks; ++peer) {
+    for (bool outgoing : {true, false}) {
+      int source = outgoing ? rank : peer;
+      int destination = outgoing ? peer : rank;
+      int messages = 1 + (source * 7 + destination * 3 + round) % 3;
+      Queue queue{outgoing, {}};
+      for (int i = 0; i < messages; ++i) {
+        queue.ids.push_back({source, destination, i, round});
+      }
+      queues.push_back(queue);
+    }
+  }
+  std::mt19937_64 random(mixBits(round, rank, 0x0de7));
+  MessageList list;
+  while (!queues.empty()) {
+    size_t pick = random() % queues.size();
+    MessageId id = queues[pick].ids.front();
+    list.push_back(std::make_unique<Message>(id, shapeOf(id, maxCount),
+                                             queues[pick].outgoing));
+    queues[pick].ids.pop_front();
+    if (queues[pick].ids.empty()) queues.erase(queues.begin() + pick);
+  }
+  return list;
+}
+
+void postGroup(MessageList& messages, ncclComm_t comm, cudaStream_t stream) {
+  MP_CHECK_NCCL(ncclGroupStart());
+  for (auto& message : messages) {
+    MP_CHECK_NCCL(message->post(comm, stream)) << message->describe();
+  }
+  MP_CHECK_NCCL(ncclGroupEnd());
+}
+
+void verifyAll(const MessageList& messages) {
+  for (const auto& message : messages) {
+    std::string problem = message->verify();
+    MP_CHECK(problem.empty()) << message->describe() << ": " << problem;
+  }
+}
+
+struct ExchangeParam {
+  int nranks;
+  bool onStream;
+};
+
+class GroupedExchangeTest : public ::testing::TestWithParam<ExchangeParam> {};
+
+// Several rounds of everyone-to-everyone, including self, in one group.
+TEST_P(GroupedExchangeTest, ShuffledOrderMatchesInSequence) {
+  ExchangeParam param = GetParam();
+  RunOptions options;
+  options.timeoutSeconds = 120;
+  runRanks(
+      param.nranks,
+      [&](RankContext& ctx) {
+        Comm comm(ctx.initComm());
+        HostStream stream;
+        cudaStream_t s = param.onStream ? stream.get() : nullptr;
+        size_t maxCount = param.nranks > 4 ? 300 : 5000;
+        for (uint64_t round = 1; round <= 4; ++round) {
+          MessageList messages =
+              allPairsMessages(ctx.rank(), ctx.nranks(), round, maxCount);
+          postGroup(messages, comm.get(), s);
+          if (param.onStream) stream.synchronize();
+          verifyAll(messages);
+        }
+        comm.destroy();
+      },
+      options);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mp, GroupedExchangeTest,
+    ::testing::Values(ExchangeParam{2, false}, ExchangeParam{2, true},
+                      ExchangeParam{3, false}, ExchangeParam{3, true},
+                      ExchangeParam{4, true}, ExchangeParam{8, false},
+                      ExchangeParam{8, true}),
+    [](const ::testing::TestParamInfo<ExchangeParam>& info) {
+      return std::to_string(info.param.nranks) + "ranks_" +
+             (info.param.onStream ? "HostStream" : "NullStream");
+    });
+
+// A message of one explicit shape from `source` to `destination`, seen
+// from `rank` (which must be one of them; the sender if both).
+std::unique_ptr<Message> fixedMessage(int source, int destination, int index,
+                                      uint64_t round, MessageShape shape,
+                                      int rank) {
+  return std::make_unique<Message>(MessageId{source, destination, index, round},
+                                   shape, source == rank);
+}
+
+class RingTest : public ::testing::TestWithParam<int> {};
+
+// Send to the next rank, receive from the previous one; odd sizes up to a
+// megabyte, alternating NULL stream and host stream.
+TEST_P(RingTest, OddSizesAroundTheRing) {
+  int nranks = GetParam();
+  runRanks(nranks, [](RankContext& ctx) {
+    Comm comm(ctx.initComm());
+    HostStream stream;
+    int next = (ctx.rank() + 1) % ctx.nranks();
+    int previous = (ctx.rank() + ctx.nranks() - 1) % ctx.nranks();
+    const MessageShape shapes[] = {{ncclUint8, 1},
+                                   {ncclFloat16, 4097},
+                                   {ncclInt64, 65537},
+                                   {ncclFloat32, (size_t{1} << 18) + 1}};
+    uint64_t round = 0;
+    for (const MessageShape& shape : shapes) {
+      ++round;
+      MessageList messages;
+      messages.push_back(
+          fixedMessage(ctx.rank(), next, 0, round, shape, ctx.rank()));
+      messages.push_back(
+          fixedMessage(previous, ctx.rank(), 0, round, shape, ctx.rank()));
+      bool onStream = round % 2 == 0;
+      postGroup(messages, comm.get(), onStream ? stream.get() : nullptr);
+      if (onStream) stream.synchronize();
+      verifyAll(messages);
+    }
+    comm.destroy();
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Mp, RingTest, ::testing::Values(3, 8),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "ranks";
+                         });
+
+// Several megabytes each way at once, between pairs (0,1), (2,3).
+TEST(SendRecv, LargeMessagesBothWays) {
+  runRanks(4, [](RankContext& ctx) {
+    Comm comm(ctx.initComm());
+    HostStream stream;
+    int peer = ctx.rank() ^ 1;
+    const MessageShape shapes[] = {{ncclInt8, (size_t{8} << 20) + 3},
+                                   {ncclFloat64, (size_t{3} << 17) + 1}};
+    uint64_t round = 100;
+    for (const MessageShape& shape : shapes) {
+      ++round;
+      MessageList messages;
+      messages.push_back(
+          fixedMessage(peer, ctx.rank(), 0, round, shape, ctx.rank()));
+      messages.push_back(
+          fixedMessage(ctx.rank(), peer, 0, round, shape, ctx.rank()));
+      postGroup(messages, comm.get(), stream.get());
+      stream.synchronize();
+      verifyAll(messages);
+    }
+    comm.destroy();
+  });
+}
+
+// A rank sending to itself: only legal inside a group.
+TEST(SendRecv, SelfSendRecvInGroup) {
+  runRanks(2, [](RankContext& ctx) {
+    Comm comm(ctx.initComm());
+    HostStream stream;
+    int me = ctx.rank();
+    const MessageShape shapes[] = {{ncclInt32, 0},
+                                   {ncclInt32, 1},
+                                   {ncclBfloat16, 1023},
+                                   {ncclUint64, 100003}};
+    uint64_t round = 200;
+    for (const MessageShape& shape : shapes) {
+      ++round;
+      // Two messages to itself, received in the order sent; receives
+      // are posted before the sends to show that order does not matter.
+      MessageList receives, sends;
+      for (int index = 0; index < 2; ++index) {
+        MessageId id{me, me, index, round};
+        receives.push_back(std::make_unique<Message>(id, shape, false));
+        sends.push_back(std::make_unique<Message>(id, shape, true));
+      }
+      MP_CHECK_NCCL(ncclGroupStart());
+      for (auto& m : receives) MP_CHECK_NCCL(m->post(comm.get(), stream.get()));
+      for (auto& m : sends) MP_CHECK_NCCL(m->post(comm.get(), stream.get()));
+      MP_CHECK_NCCL(ncclGroupEnd());
+      stream.synchronize();
+      verifyAll(sends);
+      verifyAll(receives);
+    }
+    comm.destroy();
+  });
+}
+
+// Ungrouped: each rank sends three messages to the next rank on one host
+// stream and receives three from the previous rank on another; messages on
+// one stream to one peer match in order.
+TEST(SendRecv, UngroupedOnSeparateStreams) {
+  runRanks(3, [](RankContext& ctx) {
+    Comm comm(ctx.initComm());
+    HostStream sendStream, recvStream;
+    int next = (ctx.rank() + 1) % ctx.nranks();
+    int previous = (ctx.rank() + ctx.nranks() - 1) % ctx.nranks();
+    MessageList sends, receives;
+    for (int i = 0; i < 3; ++i) {
+      MessageShape shape{ncclFloat32, size_t(1000 * i + 17)};
+      sends.push_back(
+          fixedMessage(ctx.rank(), next, i, 300, shape, ctx.rank()));
+      receives.push_back(
+          fixedMessage(previous, ctx.rank(), i, 300, shape, ctx.rank()));
+    }
+    for (auto& m : sends) MP_CHECK_NCCL(m->post(comm.get(), sendStream.get()));
+    for (auto& m : receives) {
+      MP_CHECK_NCCL(m->post(comm.get(), recvStream.get()));
+    }
+    recvStream.synchronize();
+    sendStream.synchronize();
+    verifyAll(sends);
+    verifyAll(receives);
+    comm.destroy();
+  });
+}
+
+// Ungrouped ping-pong on the NULL stream: each call completes before it
+// returns, so the order of calls alone keeps the ranks in step.
+TEST(SendRecv, UngroupedPingPongOnNullStream) {
+  runRanks(2, [](RankContext& ctx) {
+    Comm comm(ctx.initComm());
+    int peer = 1 - ctx.rank();
+    for (int i = 0; i < 6; ++i) {
+      MessageShape shape{ncclUint8, size_t(i * 997)};
+      int sender = i % 2;
+      auto message =
+          fixedMessage(sender, 1 - sender, i, 400, shape, ctx.rank());
+      MP_CHECK_NCCL(message->post(comm.get(), nullptr))
+          << message->describe() << " with peer " << peer;
+      std::string problem = message->verify();
+      MP_CHECK(problem.empty()) << message->describe() << ": " << problem;
+    }
+    comm.destroy();
+  });
+}
+
+}  // namespace
+}  // namespace hetccl::mp

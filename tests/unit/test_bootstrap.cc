@@ -1,0 +1,518 @@
+// The bootstrap with threads as ranks: joining through the root, the
+// out-of-band collectives, and every way it must fail cleanly (missing
+// ranks, strangers, wrong secrets, aborts, peers that go away).
+#include "bootstrap/bootstrap.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/protocol.h"
+#include "bootstrap/root.h"
+#include "bootstrap/unique_id.h"
+#include "util/error.h"
+#include "util/socket.h"
+
+namespace hetccl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Sets (or, with nullptr, unsets) an environment variable for the life of
+// the object.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = getenv(name)) {
+      old_ = old;
+      hadOld_ = true;
+    }
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (hadOld_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool hadOld_ = false;
+};
+
+// What each rank tells the others at init.
+struct PeerInfo {
+  int32_t rank;
+  uint32_t check;
+  char text[24];
+};
+
+PeerInfo infoFor(int rank) {
+  PeerInfo info{};
+  info.rank = rank;
+  info.check = 0x9E3779B9u * static_cast<uint32_t>(rank + 1);
+  std::snprintf(info.text, sizeof(info.text), "rank-%d-info", rank);
+  return info;
+}
+
+struct Outcome {
+  std::unique_ptr<Bootstrap> bootstrap;
+  ncclResult_t code = ncclSuccess;
+  std::string error;
+  double seconds = 0;
+};
+
+Outcome initRank(const ncclUniqueId& id, int rank, int nranks,
+                 double timeout = 10,
+                 const std::atomic<bool>* abort = nullptr) {
+  Outcome outcome;
+  PeerInfo info = infoFor(rank);
+  auto start = Clock::now();
+  try {
+    outcome.bootstrap =
+        Bootstrap::init(id, rank, nranks, &info, sizeof(info), abort, timeout);
+  } catch (const Error& e) {
+    outcome.code = e.code();
+    outcome.error = e.what();
+  }
+  outcome.seconds = secondsSince(start);
+  return outcome;
+}
+
+// Inits `ranks` (default: all) of an nranks communicator, each on its own
+// thread; returns their outcomes indexed by rank.
+std::vector<Outcome> initRanks(const ncclUniqueId& id, int nranks,
+                               std::vector<int> ranks = {},
+                               double timeout = 10) {
+  if (ranks.empty())
+    for (int r = 0; r < nranks; ++r) ranks.push_back(r);
+  std::vector<Outcome> outcomes(static_cast<size_t>(nranks));
+  std::vector<std::thread> threads;
+  for (int r : ranks)
+    threads.emplace_back(
+        [&, r] { outcomes[r] = initRank(id, r, nranks, timeout); });
+  for (auto& t : threads) t.join();
+  return outcomes;
+}
+
+std::vector<Outcome> initAllOrFail(const ncclUniqueId& id, int nranks) {
+  std::vector<Outcome> outcomes = initRanks(id, nranks);
+  for (int r = 0; r < nranks; ++r)
+    EXPECT_EQ(outcomes[r].error, "") << "rank " << r;
+  return outcomes;
+}
+
+// Runs body(rank, bootstrap) on every rank, each on its own thread, and
+// reports any exception with its rank.
+void onEveryRank(std::vector<Outcome>& ranks,
+                 const std::function<void(int, Bootstrap&)>& body) {
+  std::vector<std::string> errors(ranks.size());
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(static_cast<int>(r), *ranks[r].bootstrap);
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (size_t r = 0; r < ranks.size(); ++r)
+    EXPECT_EQ(errors[r], "") << "rank " << r;
+}
+
+// A port on 127.0.0.1 that nothing listens on right now.
+uint16_t freeLoopbackPort() {
+  Listener probe(SocketAddress::loopback(AF_INET));
+  return probe.address().port();
+}
+
+class BootstrapTest : public ::testing::Test {
+ protected:
+  ScopedEnv commId_{"HETCCL_COMM_ID", nullptr};
+  ScopedEnv ncclCommId_{"NCCL_COMM_ID", nullptr};
+  ScopedEnv secret_{"HETCCL_COMM_SECRET", nullptr};
+  ScopedEnv timeout_{"HETCCL_BOOTSTRAP_TIMEOUT", "10"};
+};
+
+class BootstrapSizes : public BootstrapTest,
+                       public ::testing::WithParamInterface<int> {};
+
+TEST_P(BootstrapSizes, InitGathersPeerInfo) {
+  const int n = GetParam();
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), n);
+  for (int r = 0; r < n; ++r) {
+    ASSERT_TRUE(ranks[r].bootstrap);
+    Bootstrap& b = *ranks[r].bootstrap;
+    EXPECT_EQ(b.rank(), r);
+    EXPECT_EQ(b.nranks(), n);
+    EXPECT_EQ(b.peerInfoBytes(), sizeof(PeerInfo));
+    for (int peer = 0; peer < n; ++peer) {
+      PeerInfo expected = infoFor(peer);
+      EXPECT_EQ(std::memcmp(b.peerInfo(peer), &expected, sizeof(expected)), 0)
+          << "rank " << r << " has wrong info for rank " << peer;
+      EXPECT_NE(b.listenAddress(peer).port(), 0);
+    }
+  }
+}
+
+TEST_P(BootstrapSizes, AllGatherBroadcastBarrier) {
+  const int n = GetParam();
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), n);
+  onEveryRank(ranks, [n](int rank, Bootstrap& b) {
+    std::vector<uint64_t> slots(3 * n, 0);
+    for (int k = 0; k < 3; ++k) slots[3 * rank + k] = 1000u * rank + k;
+    b.allGather(slots.data(), 3 * sizeof(uint64_t), 11);
+    for (int r = 0; r < n; ++r)
+      for (int k = 0; k < 3; ++k)
+        EXPECT_EQ(slots[3 * r + k], 1000u * r + k) << "rank " << rank;
+
+    for (int root = 0; root < n; ++root) {
+      std::vector<int32_t> value(5, rank == root ? 77 + root : -1);
+      b.broadcast(value.data(), value.size() * sizeof(int32_t), root,
+                  200 + root);
+      for (int32_t v : value) EXPECT_EQ(v, 77 + root) << "rank " << rank;
+    }
+    b.barrier(12);
+    b.barrier(12);
+  });
+}
+
+TEST_P(BootstrapSizes, TaggedSendRecvOutOfOrder) {
+  const int n = GetParam();
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), n);
+  auto payload = [](int from, int to, uint32_t tag) {
+    return std::vector<int32_t>{from, to, static_cast<int32_t>(tag),
+                                from * 100 + to * 10 + static_cast<int>(tag)};
+  };
+  onEveryRank(ranks, [&](int rank, Bootstrap& b) {
+    for (int peer = 0; peer < n; ++peer)
+      for (uint32_t tag : {1u, 2u, 3u}) {
+        auto message = payload(rank, peer, tag);
+        b.send(peer, tag, message.data(), message.size() * sizeof(int32_t));
+      }
+    // Receive in another order than sent, peers backwards.
+    for (int peer = n - 1; peer >= 0; --peer)
+      for (uint32_t tag : {3u, 1u, 2u}) {
+        std::vector<int32_t> got(4, 0);
+        b.recv(peer, tag, got.data(), got.size() * sizeof(int32_t));
+        EXPECT_EQ(got, payload(peer, rank, tag)) << "rank " << rank;
+      }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, BootstrapSizes,
+                         ::testing::Values(1, 2, 3, 4, 8));
+
+TEST_F(BootstrapTest, RingOfLargeMessagesDoesNotDeadlock) {
+  // Every rank sends before it receives, with messages larger than the
+  // kernel's socket buffers can hold: sends must drain incoming data.
+  const int n = 3;
+  const size_t bytes = 48u << 20;
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), n);
+  onEveryRank(ranks, [&](int rank, Bootstrap& b) {
+    std::vector<uint8_t> out(bytes, static_cast<uint8_t>(rank + 1));
+    std::vector<uint8_t> in(bytes, 0);
+    b.send((rank + 1) % n, 9, out.data(), bytes);
+    b.recv((rank + n - 1) % n, 9, in.data(), bytes);
+    uint8_t expected = static_cast<uint8_t>((rank + n - 1) % n + 1);
+    EXPECT_EQ(in.front(), expected);
+    EXPECT_EQ(in.back(), expected);
+    EXPECT_EQ(std::count(in.begin(), in.end(), expected),
+              static_cast<long>(bytes));
+  });
+}
+
+TEST_F(BootstrapTest, ConcurrentCallsFromSeveralThreads) {
+  const int n = 3;
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), n);
+  onEveryRank(ranks, [n](int rank, Bootstrap& b) {
+    auto work = [&](uint32_t tag) {
+      for (int iteration = 0; iteration < 30; ++iteration) {
+        std::vector<int32_t> slots(n, -1);
+        slots[rank] = rank * 1000 + iteration + static_cast<int>(tag);
+        b.allGather(slots.data(), sizeof(int32_t), tag);
+        for (int r = 0; r < n; ++r)
+          EXPECT_EQ(slots[r], r * 1000 + iteration + static_cast<int>(tag));
+      }
+    };
+    std::thread other([&] { work(21); });
+    work(22);
+    other.join();
+  });
+}
+
+TEST_F(BootstrapTest, MissingRankIsNamedWithinTheTimeout) {
+  ScopedEnv timeout("HETCCL_BOOTSTRAP_TIMEOUT", "1.5");
+  std::vector<Outcome> ranks =
+      initRanks(createUniqueId(), 4, {0, 1, 3}, /*timeout=*/1.5);
+  for (int r : {0, 1, 3}) {
+    EXPECT_EQ(ranks[r].code, ncclSystemError) << "rank " << r;
+    EXPECT_TRUE(contains(ranks[r].error, "rank(s) 2 never arrived"))
+        << "rank " << r << ": " << ranks[r].error;
+    EXPECT_TRUE(contains(ranks[r].error, "bootstrap of rank"))
+        << ranks[r].error;
+    EXPECT_GE(ranks[r].seconds, 1.3);
+    EXPECT_LT(ranks[r].seconds, 2.5);
+  }
+}
+
+TEST_F(BootstrapTest, StrangersAtTheRootAreDroppedAndInitSucceeds) {
+  ncclUniqueId id = createUniqueId();
+  SocketAddress root = decodeUniqueId(id).root;
+  Socket garbage = connectTo(root, Deadline::after(5), nullptr, "root");
+  const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  garbage.sendAll(http, sizeof(http) - 1, Deadline::after(5), nullptr);
+  Socket silent = connectTo(root, Deadline::after(5), nullptr, "root");
+  // Right magic, then nonsense: must not confuse the root either.
+  Socket halfRight = connectTo(root, Deadline::after(5), nullptr, "root");
+  RootHello hello;
+  hello.rank = 0;
+  hello.nranks = 3;
+  hello.listenAddress = SocketAddress::loopback(AF_INET, 1);
+  std::vector<uint8_t> bytes = encodeRootHello(hello);
+  bytes[4] = 99;  // protocol version
+  halfRight.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+
+  auto start = Clock::now();
+  std::vector<Outcome> ranks = initAllOrFail(id, 3);
+  EXPECT_LT(secondsSince(start), 3.0) << "a silent stranger held ranks up";
+
+  // The garbage sender was disconnected; the misversioned one was told why.
+  char byte;
+  Error e(ncclSuccess, "");
+  try {
+    garbage.recvAll(&byte, 1, Deadline::after(2), nullptr);
+  } catch (const Error& error) {
+    e = error;
+  }
+  EXPECT_EQ(e.code(), ncclRemoteError) << e.what();
+  uint8_t reply[kRootReplyHeaderBytes];
+  halfRight.recvAll(reply, sizeof(reply), Deadline::after(2), nullptr);
+  EXPECT_EQ(decodeRootReplyHeader(reply), ncclInvalidArgument);
+}
+
+TEST_F(BootstrapTest, WrongSecretIsRefused) {
+  ncclUniqueId id = createUniqueId();
+  UniqueIdContents forged = decodeUniqueId(id);
+  forged.secret[3] ^= 0x10;
+  Outcome stranger = initRank(encodeUniqueId(forged), 1, 2);
+  EXPECT_EQ(stranger.code, ncclInvalidArgument);
+  EXPECT_TRUE(contains(stranger.error, "wrong secret")) << stranger.error;
+  EXPECT_LT(stranger.seconds, 3.0);
+  initAllOrFail(id, 2);
+}
+
+TEST_F(BootstrapTest, DuplicateRankIsRefused) {
+  ncclUniqueId id = createUniqueId();
+  Outcome first;
+  std::thread firstThread([&] { first = initRank(id, 0, 2); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Outcome duplicate = initRank(id, 0, 2);
+  EXPECT_EQ(duplicate.code, ncclInvalidUsage);
+  EXPECT_TRUE(contains(duplicate.error, "rank 0 joined twice"))
+      << duplicate.error;
+  Outcome second = initRank(id, 1, 2);
+  firstThread.join();
+  EXPECT_EQ(first.error, "");
+  EXPECT_EQ(second.error, "");
+}
+
+TEST_F(BootstrapTest, InconsistentRankCountIsRefused) {
+  ncclUniqueId id = createUniqueId();
+  Outcome first;
+  std::thread firstThread([&] { first = initRank(id, 0, 2); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Outcome confused = initRank(id, 1, 3);
+  EXPECT_EQ(confused.code, ncclInvalidUsage);
+  EXPECT_TRUE(contains(confused.error, "says the communicator has 3 ranks"))
+      << confused.error;
+  Outcome second = initRank(id, 1, 2);
+  firstThread.join();
+  EXPECT_EQ(first.error, "");
+  EXPECT_EQ(second.error, "");
+}
+
+TEST_F(BootstrapTest, CorruptedIdIsAnInvalidArgument) {
+  ncclUniqueId id = createUniqueId();
+  ncclUniqueId bad = id;
+  bad.internal[40] ^= 1;
+  Outcome outcome = initRank(bad, 0, 1);
+  EXPECT_EQ(outcome.code, ncclInvalidArgument);
+  EXPECT_TRUE(contains(outcome.error, "corrupted or foreign")) << outcome.error;
+  EXPECT_TRUE(cancelRoot(id));
+}
+
+TEST_F(BootstrapTest, AbortUnblocksRecvPromptly) {
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), 2);
+  Bootstrap& b = *ranks[0].bootstrap;
+  Clock::time_point aborted;
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    aborted = Clock::now();
+    b.abort();
+  });
+  Error e(ncclSuccess, "");
+  int value;
+  try {
+    b.recv(1, 5, &value, sizeof(value));
+  } catch (const Error& error) {
+    e = error;
+  }
+  double latency = secondsSince(aborted);
+  aborter.join();
+  EXPECT_EQ(e.code(), ncclSystemError);
+  EXPECT_TRUE(contains(e.what(), "aborted")) << e.what();
+  EXPECT_LT(latency, 0.2);
+  // Once aborted, calls fail at once instead of waiting.
+  auto start = Clock::now();
+  EXPECT_THROW(b.recv(1, 6, &value, sizeof(value)), Error);
+  EXPECT_LT(secondsSince(start), 0.2);
+}
+
+TEST_F(BootstrapTest, AbortFlagUnblocksInit) {
+  ncclUniqueId id = createUniqueId();
+  std::atomic<bool> abort{false};
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    abort = true;
+  });
+  Outcome outcome = initRank(id, 0, 2, 10, &abort);
+  aborter.join();
+  EXPECT_EQ(outcome.code, ncclSystemError);
+  EXPECT_TRUE(contains(outcome.error, "aborted")) << outcome.error;
+  EXPECT_LT(outcome.seconds, 0.45);
+  EXPECT_TRUE(cancelRoot(id));
+}
+
+TEST_F(BootstrapTest, CancelledRootTellsWaitingRanks) {
+  ncclUniqueId id = createUniqueId();
+  Outcome waiting;
+  std::thread rank0([&] { waiting = initRank(id, 0, 2); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(cancelRoot(id));
+  rank0.join();
+  EXPECT_EQ(waiting.code, ncclInvalidUsage);
+  EXPECT_TRUE(contains(waiting.error, "cancelled")) << waiting.error;
+  EXPECT_LT(waiting.seconds, 2.0);
+}
+
+TEST_F(BootstrapTest, PeerThatGoesAwayIsReported) {
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), 2);
+  int value = 42;
+  ranks[1].bootstrap->send(0, 1, &value, sizeof(value));
+  int got = 0;
+  ranks[0].bootstrap->recv(1, 1, &got, sizeof(got));
+  EXPECT_EQ(got, 42);
+  ranks[0].bootstrap->send(1, 1, &value, sizeof(value));
+  ranks[1].bootstrap->recv(0, 1, &got, sizeof(got));
+
+  // The watchdog's view: rank 0 holds connections to and from rank 1.
+  std::vector<pollfd> fds;
+  for (auto [peer, fd] : ranks[0].bootstrap->peerConnectionFds()) {
+    EXPECT_EQ(peer, 1);
+    fds.push_back({fd, POLLRDHUP, 0});
+  }
+  EXPECT_EQ(fds.size(), 2u);
+  EXPECT_EQ(poll(fds.data(), fds.size(), 0), 0);
+
+  ranks[1].bootstrap.reset();
+  EXPECT_EQ(poll(fds.data(), fds.size(), 2000), static_cast<int>(fds.size()));
+  auto start = Clock::now();
+  try {
+    ranks[0].bootstrap->recv(1, 2, &got, sizeof(got));
+    ADD_FAILURE() << "recv from a departed rank returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ncclRemoteError);
+    EXPECT_TRUE(contains(e.what(), "rank 1 is gone")) << e.what();
+  }
+  EXPECT_LT(secondsSince(start), 1.0);
+}
+
+TEST_F(BootstrapTest, SizeMismatchIsAnInternalError) {
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), 2);
+  int64_t value = 1;
+  ranks[0].bootstrap->send(1, 3, &value, sizeof(value));
+  int32_t small;
+  try {
+    ranks[1].bootstrap->recv(0, 3, &small, sizeof(small));
+    ADD_FAILURE() << "a size mismatch went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ncclInternalError);
+    EXPECT_TRUE(contains(e.what(), "expected 4 bytes")) << e.what();
+  }
+}
+
+TEST_F(BootstrapTest, RecvTimesOutNamingThePeer) {
+  ncclUniqueId id = createUniqueId();
+  std::vector<Outcome> ranks(2);
+  std::thread t([&] { ranks[1] = initRank(id, 1, 2, 0.5); });
+  ranks[0] = initRank(id, 0, 2, 0.5);
+  t.join();
+  ASSERT_EQ(ranks[0].error, "");
+  int value;
+  auto start = Clock::now();
+  try {
+    ranks[0].bootstrap->recv(1, 77, &value, sizeof(value));
+    ADD_FAILURE() << "recv returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ncclSystemError);
+    EXPECT_TRUE(contains(e.what(), "timed out after 0.5 s")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "tag 77 from rank 1")) << e.what();
+  }
+  EXPECT_LT(secondsSince(start), 0.8);
+}
+
+TEST_F(BootstrapTest, FixedCommIdWorksTwiceInARow) {
+  std::string address = "127.0.0.1:" + std::to_string(freeLoopbackPort());
+  ScopedEnv commId("HETCCL_COMM_ID", address.c_str());
+  const int n = 4;
+  for (int round = 0; round < 2; ++round) {
+    std::vector<Outcome> ranks(n);
+    std::vector<std::thread> threads;
+    // Every "process" computes the id itself; rank 0, which hosts the
+    // root, comes last, so the others must wait for it.
+    for (int r = n - 1; r >= 0; --r) {
+      threads.emplace_back([&, r] {
+        if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        ranks[r] = initRank(createUniqueId(), r, n);
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < n; ++r)
+      ASSERT_EQ(ranks[r].error, "") << "round " << round << " rank " << r;
+    onEveryRank(ranks, [&](int rank, Bootstrap& b) {
+      std::vector<int32_t> slots(n, -1);
+      slots[rank] = rank * 7 + round;
+      b.allGather(slots.data(), sizeof(int32_t), 1);
+      for (int r = 0; r < n; ++r) EXPECT_EQ(slots[r], r * 7 + round);
+    });
+  }
+}
+
+}  // namespace
+}  // namespace hetccl

@@ -1,0 +1,148 @@
+#include "perf/collectives.h"
+
+#include <cstdint>
+#include <utility>
+
+namespace hetccl {
+namespace perf {
+namespace {
+
+bool isSplitAcrossRanks(CollKind kind) {
+  return kind == CollKind::kAllGather || kind == CollKind::kReduceScatter ||
+         kind == CollKind::kAllToAll;
+}
+
+char* offsetBytes(void* base, size_t bytes) {
+  return static_cast<char*>(base) + bytes;
+}
+
+ncclResult_t launchSendRecv(const CallContext& context, size_t count,
+                            const CallBuffers& buffers) {
+  const int next = (context.rank + 1) % context.nranks;
+  const int previous = (context.rank + context.nranks - 1) % context.nranks;
+  ncclResult_t result = ncclGroupStart();
+  if (result != ncclSuccess) return result;
+  result = ncclSend(buffers.send, count, context.dataType, next, context.comm,
+                    context.stream);
+  if (result == ncclSuccess) {
+    result = ncclRecv(buffers.recv, count, context.dataType, previous,
+                      context.comm, context.stream);
+  }
+  // The group must be closed even when a call inside it failed.
+  const ncclResult_t endResult = ncclGroupEnd();
+  return result != ncclSuccess ? result : endResult;
+}
+
+}  // namespace
+
+const std::vector<Collective>& allCollectives() {
+  static const std::vector<Collective> collectives = {
+      {CollKind::kAllReduce, "allreduce", true, false, true},
+      {CollKind::kAllGather, "allgather", false, false, true},
+      {CollKind::kReduceScatter, "reducescatter", true, false, true},
+      {CollKind::kBroadcast, "broadcast", false, true, true},
+      {CollKind::kReduce, "reduce", true, true, true},
+      {CollKind::kAllToAll, "alltoall", false, false, false},
+      {CollKind::kSendRecv, "sendrecv", false, false, false},
+  };
+  return collectives;
+}
+
+const Collective* findCollective(const std::string& name) {
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"all_reduce", "allreduce"},         {"all_gather", "allgather"},
+      {"reduce_scatter", "reducescatter"}, {"bcast", "broadcast"},
+      {"all_to_all", "alltoall"},          {"a2a", "alltoall"},
+      {"send_recv", "sendrecv"},
+  };
+  std::string canonical = name;
+  for (const auto& alias : kAliases) {
+    if (name == alias.first) canonical = alias.second;
+  }
+  for (const Collective& collective : allCollectives()) {
+    if (canonical == collective.name) return &collective;
+  }
+  return nullptr;
+}
+
+double busBandwidthFactor(CollKind kind, int nranks) {
+  const double n = nranks;
+  switch (kind) {
+    case CollKind::kAllReduce:
+      return 2.0 * (n - 1) / n;
+    case CollKind::kAllGather:
+    case CollKind::kReduceScatter:
+    case CollKind::kAllToAll:
+      return (n - 1) / n;
+    default:
+      return 1.0;
+  }
+}
+
+Shape shapeFor(CollKind kind, size_t requestedBytes, size_t elementSize,
+               int nranks) {
+  const size_t ranks = static_cast<size_t>(nranks);
+  Shape shape{};
+  if (isSplitAcrossRanks(kind)) {
+    const size_t perRank = requestedBytes / elementSize / ranks;
+    shape.count = perRank * ranks;
+    shape.callCount = perRank;
+    shape.sendCount = kind == CollKind::kAllGather ? perRank : shape.count;
+    shape.recvCount = kind == CollKind::kReduceScatter ? perRank : shape.count;
+  } else {
+    shape.count = requestedBytes / elementSize;
+    shape.callCount = shape.count;
+    shape.sendCount = shape.count;
+    shape.recvCount = shape.count;
+  }
+  shape.bytes = shape.count * elementSize;
+  return shape;
+}
+
+CallBuffers callBuffers(CollKind kind, bool inPlace, void* sendBase,
+                        void* recvBase, const Shape& shape, int rank,
+                        size_t elementSize) {
+  if (!inPlace) return CallBuffers{sendBase, recvBase};
+  const size_t rankOffset =
+      static_cast<size_t>(rank) * shape.callCount * elementSize;
+  switch (kind) {
+    case CollKind::kAllGather:
+      return CallBuffers{offsetBytes(recvBase, rankOffset), recvBase};
+    case CollKind::kReduceScatter:
+      return CallBuffers{recvBase, offsetBytes(recvBase, rankOffset)};
+    default:
+      return CallBuffers{recvBase, recvBase};
+  }
+}
+
+ncclResult_t launchCollective(const CallContext& context, const Shape& shape,
+                              const CallBuffers& buffers) {
+  const size_t count = shape.callCount;
+  const ncclDataType_t type = context.dataType;
+  switch (context.collective->kind) {
+    case CollKind::kAllReduce:
+      return ncclAllReduce(buffers.send, buffers.recv, count, type, context.op,
+                           context.comm, context.stream);
+    case CollKind::kAllGather:
+      return ncclAllGather(buffers.send, buffers.recv, count, type,
+                           context.comm, context.stream);
+    case CollKind::kReduceScatter:
+      return ncclReduceScatter(buffers.send, buffers.recv, count, type,
+                               context.op, context.comm, context.stream);
+    case CollKind::kBroadcast:
+      return ncclBroadcast(buffers.send, buffers.recv, count, type,
+                           context.root, context.comm, context.stream);
+    case CollKind::kReduce:
+      return ncclReduce(buffers.send, buffers.recv, count, type, context.op,
+                        context.root, context.comm, context.stream);
+    case CollKind::kAllToAll:
+      return ncclAlltoAll(buffers.send, buffers.recv, count, type, context.comm,
+                          context.stream);
+    case CollKind::kSendRecv:
+      return launchSendRecv(context, count, buffers);
+  }
+  return ncclInvalidArgument;
+}
+
+}  // namespace perf
+}  // namespace hetccl
