@@ -34,6 +34,8 @@ class Bootstrap {
                                          size_t peerInfoBytes,
                                          const std::atomic<bool>* abortFlag,
                                          double timeoutSeconds);
+  // Closes every connection. No call may be in progress: abort() and
+  // join the callers first.
   ~Bootstrap();
   Bootstrap(const Bootstrap&) = delete;
   Bootstrap& operator=(const Bootstrap&) = delete;

@@ -132,7 +132,9 @@ void PeerMesh::send(int peer, uint32_t tag, const void* data, size_t bytes) {
 void PeerMesh::connect(int peer, Outgoing& out, const Deadline& deadline) {
   std::string name = format("rank %d", peer);
   const SocketAddress& address = peers_[static_cast<size_t>(peer)];
-  out.socket = connectTo(address, deadline, abort_, name.c_str());
+  // Every rank listened before it joined, so a refusal means it is gone.
+  out.socket = connectTo(address, deadline, abort_, name.c_str(),
+                         ConnectMode::kListenerIsUp);
   out.socket.setPeerName(name + " at " + address.toString());
   PeerHello hello;
   hello.secret = secret_;

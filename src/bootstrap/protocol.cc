@@ -1,5 +1,7 @@
 #include "bootstrap/protocol.h"
 
+#include <algorithm>
+
 #include "bootstrap/wire.h"
 #include "util/env.h"
 #include "util/error.h"

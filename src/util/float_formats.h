@@ -26,10 +26,14 @@
 //   default, saturate-finite), but +-inf stays +-inf: an overflow that already
 //   happened upstream stays visible instead of becoming a plausible number.
 //
-// The subnormal rounding uses one float addition, so it assumes the default
-// round-to-nearest mode; it does not depend on denormal flushing (FTZ/DAZ),
-// because that addition never has a subnormal result and every float input
-// small enough to be flushed rounds to zero anyway.
+// Rounding to a subnormal result uses one float addition, so it assumes the
+// default round-to-nearest mode. Nothing depends on denormal flushing
+// (FTZ/DAZ): that addition, and the subtraction that decodes narrow
+// subnormals, only ever see and produce normal floats, and every float
+// input small enough to be flushed rounds to zero anyway.
+//
+// Every function is branch-free straight-line code (selects are bit masks),
+// so loops over arrays vectorise on the host and do not diverge on GPUs.
 #pragma once
 
 #include <stdint.h>
@@ -99,33 +103,6 @@ HETCCL_HOST_DEVICE inline uint32_t roundMagnitude(uint32_t absBits) {
   return selectBits(absBits < kMinNormalBits, subnormal, normal);
 }
 
-// Exact float bits of an 8-bit pattern with kExp exponent and kMant mantissa
-// bits. Without infinities (E4M3FN) only the all-ones pattern is NaN and the
-// top exponent holds ordinary numbers.
-template <int kExp, int kMant, int kBias, bool kHasInf>
-HETCCL_HOST_DEVICE constexpr uint32_t fp8ToFloatBits(uint8_t pattern) {
-  constexpr uint32_t kMantMask = (1u << kMant) - 1;
-  constexpr uint32_t kMaxExp = (1u << kExp) - 1;
-  const uint32_t sign = uint32_t(pattern & 0x80u) << 24;
-  const uint32_t exponent = (pattern >> kMant) & kMaxExp;
-  uint32_t mantissa = pattern & kMantMask;
-  if (exponent == kMaxExp && (kHasInf || mantissa == kMantMask))
-    return sign | kFloatInfBits | (mantissa << (23 - kMant));
-  if (exponent == 0) {
-    if (mantissa == 0) return sign;
-    // Subnormal: shift the leading one into the implicit-bit position.
-    int unbiased = 1 - kBias;
-    while ((mantissa & (1u << kMant)) == 0) {
-      mantissa <<= 1;
-      --unbiased;
-    }
-    return sign | (uint32_t(unbiased + 127) << 23) |
-           ((mantissa & kMantMask) << (23 - kMant));
-  }
-  return sign | (uint32_t(int(exponent) - kBias + 127) << 23) |
-         (mantissa << (23 - kMant));
-}
-
 }  // namespace float_formats_detail
 
 // ---- fp16 (IEEE binary16) ----
@@ -180,12 +157,20 @@ HETCCL_HOST_DEVICE inline uint16_t floatToBf16Bits(float value) {
 
 // ---- fp8 E4M3 (OCP "FN": bias 7, no infinities, 0x7F/0xFF are NaN) ----
 
-HETCCL_HOST_DEVICE constexpr uint32_t e4m3BitsToFloatBits(uint8_t e4m3) {
-  return float_formats_detail::fp8ToFloatBits<4, 3, 7, false>(e4m3);
-}
-
 HETCCL_HOST_DEVICE inline float e4m3BitsToFloat(uint8_t e4m3) {
-  return float_formats_detail::bitsAsFloat(e4m3BitsToFloatBits(e4m3));
+  using namespace float_formats_detail;
+  const uint32_t sign = uint32_t(e4m3 & 0x80u) << 24;
+  const uint32_t magnitude = e4m3 & 0x7fu;
+  // Normal numbers: rebias the exponent (7 -> 127). The top exponent holds
+  // ordinary numbers, except the all-ones pattern, the only NaN.
+  const uint32_t normal = (magnitude << 20) + (120u << 23);
+  // Subnormals (and zero) are magnitude * 2^-9: build 2^-6 * (1 + m/8) and
+  // subtract 2^-6, both normal floats, so the result is exact.
+  const float subnormal =
+      bitsAsFloat((magnitude << 20) + (121u << 23)) - bitsAsFloat(121u << 23);
+  uint32_t bits = selectBits(magnitude < 0x08u, floatAsBits(subnormal), normal);
+  bits = selectBits(magnitude == 0x7fu, 0x7ff00000u, bits);  // quiet NaN
+  return bitsAsFloat(bits | sign);
 }
 
 HETCCL_HOST_DEVICE inline uint8_t floatToE4m3Bits(float value) {
@@ -201,12 +186,9 @@ HETCCL_HOST_DEVICE inline uint8_t floatToE4m3Bits(float value) {
 
 // ---- fp8 E5M2 (bias 15, IEEE-like with inf and NaN) ----
 
-HETCCL_HOST_DEVICE constexpr uint32_t e5m2BitsToFloatBits(uint8_t e5m2) {
-  return float_formats_detail::fp8ToFloatBits<5, 2, 15, true>(e5m2);
-}
-
+// E5M2 is fp16 with the low 8 mantissa bits cut off.
 HETCCL_HOST_DEVICE inline float e5m2BitsToFloat(uint8_t e5m2) {
-  return float_formats_detail::bitsAsFloat(e5m2BitsToFloatBits(e5m2));
+  return halfBitsToFloat(uint16_t(e5m2 << 8));
 }
 
 HETCCL_HOST_DEVICE inline uint8_t floatToE5m2Bits(float value) {

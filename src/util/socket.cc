@@ -432,7 +432,12 @@ int pollSlice(std::vector<pollfd>& fds, const Deadline& deadline) {
 // Socket
 
 Socket::Socket(int fd, const SocketAddress& peer) : fd_(fd), peer_(peer) {
-  setNonBlocking(fd_);
+  try {
+    setNonBlocking(fd_);
+  } catch (...) {
+    close();  // the destructor does not run for a throwing constructor
+    throw;
+  }
   int one = 1;
   // Bootstrap messages are small and latency-bound: never let Nagle hold
   // them back.
@@ -631,7 +636,7 @@ Socket Listener::accept(const Deadline& deadline, const AbortFlags& abort) {
 // connectTo
 
 Socket connectTo(const SocketAddress& address, const Deadline& deadline,
-                 const AbortFlags& abort, const char* what) {
+                 const AbortFlags& abort, const char* what, ConnectMode mode) {
   HETCCL_CHECK_ARG(!address.empty(), "cannot connect to %s: no address", what);
   int delayMs = 5;
   int attempts = 0;
@@ -654,6 +659,10 @@ Socket connectTo(const SocketAddress& address, const Deadline& deadline,
                 address.toString().c_str(), attempts);
       return Socket(guard.release(), address);
     }
+    if (err == ECONNREFUSED && mode == ConnectMode::kListenerIsUp)
+      fail(ncclRemoteError,
+           "%s at %s refused the connection: its process is gone", what,
+           address.toString().c_str());
     if (!isRetryableConnectError(err)) {
       errno = err;
       failErrno("cannot connect to %s at %s", what, address.toString().c_str());
@@ -713,6 +722,7 @@ std::vector<NetInterface> selectInterfaces() {
   std::vector<NetInterface> all = listInterfaces();
   int family = familyFromEnv();
   auto spec = envString("HETCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME");
+  if (spec && spec->empty()) spec.reset();
   std::vector<NetInterface> chosen;
   for (const auto& interface : all) {
     if (family != AF_UNSPEC && interface.address.family() != family) continue;

@@ -203,11 +203,19 @@ class Listener {
   SocketAddress address_;
 };
 
-// Connects to `address`, retrying while nothing listens there yet
-// (connection refused) until the deadline. `what` names the other end in
-// messages ("the bootstrap root").
+// Whether a refused connection means "not up yet" or "gone".
+enum class ConnectMode {
+  kWaitForListener,  // retry refusals until the deadline
+  kListenerIsUp,     // the listener is known to exist: a refusal means its
+                     // process is gone (ncclRemoteError, at once)
+};
+
+// Connects to `address`; by default retries while nothing listens there
+// yet (connection refused) until the deadline. `what` names the other end
+// in messages ("the bootstrap root").
 Socket connectTo(const SocketAddress& address, const Deadline& deadline,
-                 const AbortFlags& abort, const char* what = "peer");
+                 const AbortFlags& abort, const char* what = "peer",
+                 ConnectMode mode = ConnectMode::kWaitForListener);
 
 // One address of a network interface that is up.
 struct NetInterface {

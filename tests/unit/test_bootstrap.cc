@@ -316,6 +316,38 @@ TEST_F(BootstrapTest, StrangersAtTheRootAreDroppedAndInitSucceeds) {
   EXPECT_EQ(decodeRootReplyHeader(reply), ncclInvalidArgument);
 }
 
+TEST_F(BootstrapTest, StrangersAtARankAreDropped) {
+  ncclUniqueId id = createUniqueId();
+  std::vector<Outcome> ranks = initAllOrFail(id, 2);
+  const SocketAddress& rank0 = ranks[0].bootstrap->listenAddress(0);
+  Socket garbage = connectTo(rank0, Deadline::after(5), nullptr, "rank 0");
+  garbage.sendAll("hello?", 6, Deadline::after(5), nullptr);
+  // A well-formed peer hello with the wrong secret.
+  Socket forged = connectTo(rank0, Deadline::after(5), nullptr, "rank 0");
+  PeerHello hello;
+  hello.secret = decodeUniqueId(id).secret;
+  hello.secret[0] ^= 1;
+  hello.from = 1;
+  hello.to = 0;
+  hello.nranks = 2;
+  std::vector<uint8_t> bytes = encodePeerHello(hello);
+  forged.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+
+  int value = 5, got = 0;
+  ranks[1].bootstrap->send(0, 8, &value, sizeof(value));
+  ranks[0].bootstrap->recv(1, 8, &got, sizeof(got));
+  EXPECT_EQ(got, 5);
+  for (Socket* stranger : {&garbage, &forged}) {
+    char byte;
+    try {
+      stranger->recvAll(&byte, 1, Deadline::after(2), nullptr);
+      ADD_FAILURE() << "a stranger got data";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ncclRemoteError) << e.what();
+    }
+  }
+}
+
 TEST_F(BootstrapTest, WrongSecretIsRefused) {
   ncclUniqueId id = createUniqueId();
   UniqueIdContents forged = decodeUniqueId(id);
@@ -451,6 +483,27 @@ TEST_F(BootstrapTest, PeerThatGoesAwayIsReported) {
     EXPECT_TRUE(contains(e.what(), "rank 1 is gone")) << e.what();
   }
   EXPECT_LT(secondsSince(start), 1.0);
+}
+
+TEST_F(BootstrapTest, SendToDepartedRankFailsFast) {
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), 3);
+  ranks[2].bootstrap.reset();
+  int value = 1;
+  auto start = Clock::now();
+  try {
+    ranks[0].bootstrap->send(2, 4, &value, sizeof(value));
+    ADD_FAILURE() << "send to a departed rank returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ncclRemoteError);
+    EXPECT_TRUE(contains(e.what(), "rank 2")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "gone")) << e.what();
+  }
+  EXPECT_LT(secondsSince(start), 1.0);
+  // The others are unaffected.
+  ranks[0].bootstrap->send(1, 4, &value, sizeof(value));
+  int got = 0;
+  ranks[1].bootstrap->recv(0, 4, &got, sizeof(got));
+  EXPECT_EQ(got, 1);
 }
 
 TEST_F(BootstrapTest, SizeMismatchIsAnInternalError) {

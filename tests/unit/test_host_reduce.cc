@@ -634,6 +634,58 @@ TEST(HostReduce, RejectsInvalidArguments) {
       ncclInvalidArgument);
 }
 
+// The dtype facts the engine relies on (util/dtype.h).
+TEST(Dtype, SizesNamesAndParsing) {
+  const size_t sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+  for (ncclDataType_t dtype : kAllDtypes) {
+    EXPECT_TRUE(dtypeValid(dtype));
+    EXPECT_EQ(dtypeSize(dtype), sizes[dtype]) << dtypeName(dtype);
+    ncclDataType_t parsed = ncclNumTypes;
+    EXPECT_TRUE(parseDtype(dtypeName(dtype), &parsed)) << dtypeName(dtype);
+    EXPECT_EQ(parsed, dtype);
+    EXPECT_EQ(dtypeIsFloat(dtype), dtype >= ncclFloat16) << dtypeName(dtype);
+  }
+  EXPECT_STREQ(dtypeName(ncclFloat32), "float32");
+  EXPECT_STREQ(dtypeName(ncclBfloat16), "bfloat16");
+  EXPECT_STREQ(dtypeName(ncclFloat8e4m3), "fp8e4m3");
+  EXPECT_FALSE(dtypeValid(ncclDataType_t(ncclNumTypes)));
+  EXPECT_FALSE(dtypeValid(ncclDataType_t(-1)));
+  EXPECT_EQ(dtypeSize(ncclDataType_t(99)), 0u);
+  EXPECT_STREQ(dtypeName(ncclDataType_t(99)), "invalid");
+
+  const std::pair<const char*, ncclDataType_t> aliases[] = {
+      {"half", ncclFloat16},    {"FP16", ncclFloat16},
+      {"float", ncclFloat32},   {"fp32", ncclFloat32},
+      {"double", ncclFloat64},  {"int", ncclInt32},
+      {"bf16", ncclBfloat16},   {"e4m3", ncclFloat8e4m3},
+      {"e5m2", ncclFloat8e5m2}, {"char", ncclInt8},
+      {"uint64", ncclUint64}};
+  for (const auto& [name, dtype] : aliases) {
+    ncclDataType_t parsed = ncclNumTypes;
+    EXPECT_TRUE(parseDtype(name, &parsed)) << name;
+    EXPECT_EQ(parsed, dtype) << name;
+  }
+  ncclDataType_t untouched = ncclInt64;
+  EXPECT_FALSE(parseDtype("float128", &untouched));
+  EXPECT_FALSE(parseDtype(nullptr, &untouched));
+  EXPECT_EQ(untouched, ncclInt64);
+}
+
+TEST(Dtype, RedOpNamesAndParsing) {
+  const char* names[] = {"sum", "prod", "max", "min", "avg"};
+  for (int op = 0; op < ncclNumOps; ++op) {
+    EXPECT_STREQ(redOpName(ncclRedOp_t(op)), names[op]);
+    ncclRedOp_t parsed = ncclNumOps;
+    EXPECT_TRUE(parseRedOp(names[op], &parsed));
+    EXPECT_EQ(parsed, op);
+  }
+  ncclRedOp_t parsed = ncclNumOps;
+  EXPECT_TRUE(parseRedOp("MAX", &parsed));
+  EXPECT_EQ(parsed, ncclMax);
+  EXPECT_FALSE(parseRedOp("premulsum", &parsed));
+  EXPECT_STREQ(redOpName(ncclRedOp_t(ncclNumOps)), "invalid");
+}
+
 // A measurement, not a check (timing on shared machines is noisy): run with
 // --gtest_also_run_disabled_tests --gtest_filter='*Bandwidth*'.
 TEST(HostReduce, DISABLED_Bandwidth) {

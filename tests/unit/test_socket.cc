@@ -276,6 +276,22 @@ TEST(Socket, ConnectRetriesUntilTimeout) {
   EXPECT_LT(took, 0.7);
 }
 
+TEST(Socket, RefusalIsFinalWhenTheListenerShouldBeUp) {
+  uint16_t port;
+  {
+    Listener probe(SocketAddress::loopback(AF_INET));
+    port = probe.address().port();
+  }
+  auto start = Clock::now();
+  Error e = expectError([&] {
+    connectTo(SocketAddress::loopback(AF_INET, port), Deadline::after(5),
+              nullptr, "rank 3", ConnectMode::kListenerIsUp);
+  });
+  EXPECT_EQ(e.code(), ncclRemoteError);
+  EXPECT_NE(std::string(e.what()).find("rank 3"), std::string::npos);
+  EXPECT_LT(secondsSince(start), 0.5);
+}
+
 TEST(Socket, ConnectWaitsForLateListener) {
   SocketAddress address;
   {

@@ -67,8 +67,8 @@ void printTransports() {
   else
     std::printf("  shm    /dev/shm not available\n");
   try {
-    std::printf("  tcp    bootstrap address %s\n",
-                hetccl::chooseLocalAddress().toString().c_str());
+    std::printf("  tcp    bootstrap listens on %s\n",
+                hetccl::chooseLocalAddress().hostString().c_str());
     for (const auto& itf : hetccl::selectInterfaces())
       std::printf("         interface %s %s\n", itf.name.c_str(),
                   itf.address.hostString().c_str());

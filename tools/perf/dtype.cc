@@ -56,6 +56,12 @@ uint32_t nanBits(const SmallFloat& f) {
   return exponentAndMantissa & ~((1u << (f.mantissaBits - 1)) - 1);
 }
 
+// What a value too large for the format becomes: Inf, or NaN for E4M3.
+uint32_t overflowBits(const SmallFloat& f) {
+  if (!f.ieeeSpecials) return nanBits(f);
+  return ((1u << f.exponentBits) - 1) << f.mantissaBits;
+}
+
 // Round-to-nearest-even; out-of-range values become Inf (NaN for E4M3,
 // which has no Inf).
 uint32_t encodeSmallFloat(const SmallFloat& f, double value) {
@@ -64,6 +70,7 @@ uint32_t encodeSmallFloat(const SmallFloat& f, double value) {
       std::signbit(value) ? 1u << (f.exponentBits + f.mantissaBits) : 0u;
   const double magnitude = std::fabs(value);
   if (magnitude == 0) return signBit;
+  if (std::isinf(magnitude)) return signBit | overflowBits(f);
   int frexpExponent;
   std::frexp(magnitude, &frexpExponent);
   int exponent = std::max(frexpExponent - 1, 1 - f.bias);
@@ -85,11 +92,7 @@ uint32_t encodeSmallFloat(const SmallFloat& f, double value) {
       f.ieeeSpecials ? biased >= exponentMax
                      : biased > exponentMax || (biased == exponentMax &&
                                                 mantissa == implicitOne - 1);
-  if (overflow) {
-    return signBit | (f.ieeeSpecials
-                          ? static_cast<uint32_t>(exponentMax) << f.mantissaBits
-                          : nanBits(f));
-  }
+  if (overflow) return signBit | overflowBits(f);
   return signBit | static_cast<uint32_t>(biased) << f.mantissaBits | mantissa;
 }
 

@@ -479,6 +479,9 @@ std::string helpText(const char* program) {
       "  -h, --help              this text\n"
       "  -V, --version           the library version\n"
       "\n"
+      "Exit status: 0 all results right, 1 some results wrong, 2 an error\n"
+      "(a rank failed or died), 124 --timeout, 128+N stopped by signal N.\n"
+      "\n"
       "Example:\n"
       "  %s -np 4 -x allreduce -b 1K -e 64M -f 4 -d float32 -o sum\n",
       program, kPreMulScalar, program);

@@ -17,18 +17,24 @@
 #include "util/error.h"
 #include "util/float_formats.h"
 
-// The F16C kernel for fp16 on x86-64; building with
-// -DHETCCL_HOST_REDUCE_F16C=0 leaves only the portable one (to test it).
-#ifndef HETCCL_HOST_REDUCE_F16C
+// On x86-64 the engine picks, at run time, an F16C kernel for fp16 and
+// AVX2 builds of the kernels for bf16 and fp8 where the CPU has them.
+// Building with -DHETCCL_HOST_REDUCE_X86=0 leaves only the portable kernels
+// (to test them on any machine).
+#ifndef HETCCL_HOST_REDUCE_X86
 #if defined(__x86_64__) && defined(__GNUC__)
-#define HETCCL_HOST_REDUCE_F16C 1
+#define HETCCL_HOST_REDUCE_X86 1
 #else
-#define HETCCL_HOST_REDUCE_F16C 0
+#define HETCCL_HOST_REDUCE_X86 0
 #endif
 #endif
-#if HETCCL_HOST_REDUCE_F16C
+#if HETCCL_HOST_REDUCE_X86
 #include <immintrin.h>
 #endif
+
+// The kernels' code must be inlined into each instruction-set variant that
+// runs it, or the variants would call one shared default build.
+#define HETCCL_KERNEL_INLINE inline __attribute__((always_inline))
 
 namespace hetccl {
 namespace {
@@ -57,38 +63,17 @@ struct Bf16Format {
   static Storage store(Acc value) { return floatToBf16Bits(value); }
 };
 
-// fp8 has only 256 values: decoding by table is cheaper than arithmetic.
-struct Fp8Table {
-  uint32_t floatBits[256];
-};
-
-constexpr Fp8Table makeFp8Table(bool e4m3) {
-  Fp8Table table{};
-  for (int pattern = 0; pattern < 256; ++pattern) {
-    table.floatBits[pattern] = e4m3 ? e4m3BitsToFloatBits(uint8_t(pattern))
-                                    : e5m2BitsToFloatBits(uint8_t(pattern));
-  }
-  return table;
-}
-
-constexpr Fp8Table kE4m3Table = makeFp8Table(true);
-constexpr Fp8Table kE5m2Table = makeFp8Table(false);
-
 struct E4m3Format {
   using Storage = uint8_t;
   using Acc = float;
-  static Acc load(Storage bits) {
-    return float_formats_detail::bitsAsFloat(kE4m3Table.floatBits[bits]);
-  }
+  static Acc load(Storage bits) { return e4m3BitsToFloat(bits); }
   static Storage store(Acc value) { return floatToE4m3Bits(value); }
 };
 
 struct E5m2Format {
   using Storage = uint8_t;
   using Acc = float;
-  static Acc load(Storage bits) {
-    return float_formats_detail::bitsAsFloat(kE5m2Table.floatBits[bits]);
-  }
+  static Acc load(Storage bits) { return e5m2BitsToFloat(bits); }
   static Storage store(Acc value) { return floatToE5m2Bits(value); }
 };
 
@@ -215,8 +200,8 @@ class Kernel {
   explicit Kernel(const Params<F>& params)
       : scale_(params.scale), divider_(params.divider) {}
 
-  void run(Storage* dst, const void* const* srcs, int nsrcs,
-           size_t count) const {
+  HETCCL_KERNEL_INLINE void run(Storage* dst, const void* const* srcs,
+                                int nsrcs, size_t count) const {
     size_t offset = 0;
     for (; count - offset >= kBlockElems; offset += kBlockElems)
       block(dst, srcs, nsrcs, offset, FixedLen<kBlockElems>{});
@@ -225,20 +210,21 @@ class Kernel {
   }
 
  private:
-  static Acc input(Storage value, Acc scale) {
+  HETCCL_KERNEL_INLINE static Acc input(Storage value, Acc scale) {
     if constexpr (kScaled) return wrapMul(F::load(value), scale);
     return F::load(value);
   }
 
-  static Storage output(Acc value, const Divider<Acc>& divider) {
+  HETCCL_KERNEL_INLINE static Storage output(Acc value,
+                                             const Divider<Acc>& divider) {
     if constexpr (kDivided) return F::store(divider.apply(value));
     return F::store(value);
   }
 
   // Sources are combined strictly in order: ((s0 op s1) op s2) ... op sN-1.
   template <typename Len>
-  void block(Storage* dst, const void* const* srcs, int nsrcs, size_t offset,
-             Len len) const {
+  HETCCL_KERNEL_INLINE void block(Storage* dst, const void* const* srcs,
+                                  int nsrcs, size_t offset, Len len) const {
     auto source = [&](int s) {
       return static_cast<const Storage*>(srcs[s]) + offset;
     };
@@ -252,7 +238,8 @@ class Kernel {
   }
 
   template <typename Len>
-  void single(Storage* out, const Storage* src, Len len) const {
+  HETCCL_KERNEL_INLINE void single(Storage* out, const Storage* src,
+                                   Len len) const {
     const size_t n = len.get();
     const Acc scale = scale_;
     const Divider<Acc> divider = divider_;
@@ -262,7 +249,8 @@ class Kernel {
   }
 
   template <typename Len>
-  void pair(Storage* out, const Storage* a, const Storage* b, Len len) const {
+  HETCCL_KERNEL_INLINE void pair(Storage* out, const Storage* a,
+                                 const Storage* b, Len len) const {
     const size_t n = len.get();
     const Acc scale = scale_;
     const Divider<Acc> divider = divider_;
@@ -273,8 +261,10 @@ class Kernel {
   }
 
   template <typename Len>
-  void firstPair(Acc* __restrict acc, const Storage* __restrict a,
-                 const Storage* __restrict b, Len len) const {
+  HETCCL_KERNEL_INLINE void firstPair(Acc* __restrict acc,
+                                      const Storage* __restrict a,
+                                      const Storage* __restrict b,
+                                      Len len) const {
     const size_t n = len.get();
     const Acc scale = scale_;
     for (size_t i = 0; i < n; ++i)
@@ -282,8 +272,9 @@ class Kernel {
   }
 
   template <typename Len>
-  void accumulate(Acc* __restrict acc, const Storage* __restrict src,
-                  Len len) const {
+  HETCCL_KERNEL_INLINE void accumulate(Acc* __restrict acc,
+                                       const Storage* __restrict src,
+                                       Len len) const {
     const size_t n = len.get();
     const Acc scale = scale_;
     for (size_t i = 0; i < n; ++i)
@@ -291,8 +282,8 @@ class Kernel {
   }
 
   template <typename Len>
-  void last(Storage* out, const Acc* __restrict acc, const Storage* src,
-            Len len) const {
+  HETCCL_KERNEL_INLINE void last(Storage* out, const Acc* __restrict acc,
+                                 const Storage* src, Len len) const {
     const size_t n = len.get();
     const Acc scale = scale_;
     const Divider<Acc> divider = divider_;
@@ -305,22 +296,47 @@ class Kernel {
   Divider<Acc> divider_;
 };
 
-#if HETCCL_HOST_REDUCE_F16C
+#if HETCCL_HOST_REDUCE_X86
+// ---- x86 instruction-set variants, chosen at run time ----
+
+struct CpuFeatures {
+  bool f16c;
+  bool avx2;
+};
+
+const CpuFeatures& cpuFeatures() {
+  static const CpuFeatures features = [] {
+    __builtin_cpu_init();
+    const bool avx = __builtin_cpu_supports("avx");
+    return CpuFeatures{avx && __builtin_cpu_supports("f16c"),
+                       avx && __builtin_cpu_supports("avx2")};
+  }();
+  return features;
+}
+
+// The same kernel compiled for AVX2: twice the vector width, and the
+// byte/word widening and unsigned compares that SSE2 lacks. Same IEEE
+// operations in the same order, so the same bits as the default build.
+template <typename K, typename Storage>
+__attribute__((target("avx2"))) void runWithAvx2(const K& kernel, Storage* dst,
+                                                 const void* const* srcs,
+                                                 int nsrcs, size_t count) {
+  kernel.run(dst, srcs, nsrcs, count);
+}
+
+// Formats whose conversions are compute-bound under SSE2; the others run at
+// memory bandwidth already.
+template <typename F>
+constexpr bool kAvx2Helps =
+    std::is_same_v<F, Bf16Format> || std::is_same_v<F, E4m3Format> ||
+    std::is_same_v<F, E5m2Format>;
+
 // fp16 on x86: the F16C instructions convert 8 elements at a time and give
 // the same bits as the portable conversions (IEEE round to nearest even,
 // overflow to inf, quiet NaN keeping the top payload bits), several times
 // faster. They need a separate function compiled for AVX+F16C, so this
 // kernel stages each block: convert a source to floats, combine floats,
 // convert the result back.
-
-bool cpuHasF16c() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-  }();
-  return has;
-}
-
 __attribute__((target("avx,f16c"))) void halvesToFloats(
     float* __restrict out, const uint16_t* __restrict in, size_t n) {
   size_t i = 0;
@@ -408,7 +424,7 @@ class F16cHalfKernel {
   float scale_;
   Divider<float> divider_;
 };
-#endif  // HETCCL_HOST_REDUCE_F16C
+#endif  // HETCCL_HOST_REDUCE_X86
 
 // One hostReduce call's arguments, passed down the dispatch in one piece.
 struct ReduceCall {
@@ -428,6 +444,12 @@ template <template <typename, typename, bool, bool> class K, typename F,
 void reduceWithOp(const ReduceCall& call, const Params<F>& params) {
   auto* out = static_cast<typename F::Storage*>(call.dst);
   auto run = [&](const auto& kernel) {
+#if HETCCL_HOST_REDUCE_X86
+    if constexpr (kAvx2Helps<F>) {
+      if (cpuFeatures().avx2)
+        return runWithAvx2(kernel, out, call.srcs, call.nsrcs, call.count);
+    }
+#endif
     kernel.run(out, call.srcs, call.nsrcs, call.count);
   };
   if (!params.scaled && !params.divided)
@@ -437,13 +459,13 @@ void reduceWithOp(const ReduceCall& call, const Params<F>& params) {
     if (!params.divided) return run(K<F, Op, true, false>(params));
     if (!params.scaled) return run(K<F, Op, false, true>(params));
   }
-  // Rare combinations share one kernel that always scales and divides; a
-  // missing scale or divisor is replaced by 1, which changes no value
-  // (x * 1 and x / 1 are exact in every type).
+  // Rare combinations share one kernel (default build only) that always
+  // scales and divides; a missing scale or divisor is replaced by 1, which
+  // changes no value (x * 1 and x / 1 are exact in every type).
   Params<F> general = params;
   if (!params.scaled) general.scale = typename F::Acc(1);
   if (!params.divided) general.divider = Divider<typename F::Acc>(1);
-  run(K<F, Op, true, true>(general));
+  K<F, Op, true, true>(general).run(out, call.srcs, call.nsrcs, call.count);
 }
 
 template <typename F,
@@ -473,8 +495,9 @@ void reduceWithFormat(const ReduceCall& call) {
 }
 
 void reduceHalf(const ReduceCall& call) {
-#if HETCCL_HOST_REDUCE_F16C
-  if (cpuHasF16c()) return reduceWithFormat<HalfFormat, F16cHalfKernel>(call);
+#if HETCCL_HOST_REDUCE_X86
+  if (cpuFeatures().f16c)
+    return reduceWithFormat<HalfFormat, F16cHalfKernel>(call);
 #endif
   reduceWithFormat<HalfFormat>(call);
 }

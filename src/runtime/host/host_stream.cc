@@ -40,14 +40,15 @@ void HostStream::throwIfFailed() {
   if (failure_ != ncclSuccess) throw Error(failure_, failureMessage_);
 }
 
+// Only the first failure is logged: once a communicator failed, every task
+// queued behind it fails the same way.
 void HostStream::recordFailure(ncclResult_t code, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failure_ != ncclSuccess) return;
+  failure_ = code;
+  failureMessage_ = message;
   LOG_WARN(kLogColl, "host stream %p: %s", static_cast<void*>(this),
            message.c_str());
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (failure_ == ncclSuccess) {
-    failure_ = code;
-    failureMessage_ = message;
-  }
 }
 
 // Queued work still runs after stopping_ is set: destroying a stream, like

@@ -53,7 +53,6 @@ void HostComm::launch(const std::vector<Op>& ops, StreamHandle stream) {
 void HostComm::execute(const std::vector<Op>& ops) {
   AbortSignal& abort = world_.abortSignal();
   abort.throwIfRaised();
-  std::lock_guard<std::mutex> lock(engineMutex_);
   try {
     engine_.run(ops);
   } catch (const Error& e) {

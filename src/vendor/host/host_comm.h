@@ -33,7 +33,6 @@ class HostComm : public VendorComm,
 
   ShmWorld world_;
   HostEngine engine_;
-  std::mutex engineMutex_;  // one group at a time, in enqueue order per stream
   std::mutex inflightMutex_;
   std::condition_variable idle_;
   int inflight_ = 0;

@@ -23,17 +23,22 @@ HostEngine::HostEngine(ShmWorld& world)
       nranks_(world.nranks()),
       directReduceMax_(static_cast<size_t>(
           envInt("HETCCL_SHM_DIRECT_REDUCE_MAX", 16 << 10))),
+      sendLocks_(new std::mutex[world.nranks()]),
+      receiveLocks_(new std::mutex[world.nranks()]),
       sentChunks_(world.nranks(), 0),
       receivedChunks_(world.nranks(), 0),
       sources_(world.nranks()) {}
 
 void HostEngine::run(const std::vector<Op>& ops) {
   std::vector<const Op*> pointToPoint;
+  std::vector<const Op*> collectives;
   for (const Op& op : ops) {
-    if (op.kind == OpKind::Send || op.kind == OpKind::Recv)
-      pointToPoint.push_back(&op);
-    else
-      runCollective(op);
+    bool isP2p = op.kind == OpKind::Send || op.kind == OpKind::Recv;
+    (isP2p ? pointToPoint : collectives).push_back(&op);
+  }
+  if (!collectives.empty()) {
+    std::lock_guard<std::mutex> lock(collectiveMutex_);
+    for (const Op* op : collectives) runCollective(*op);
   }
   if (!pointToPoint.empty()) sendRecv(pointToPoint);
 }

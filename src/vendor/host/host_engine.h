@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "runtime/host/host_reduce.h"
@@ -24,7 +26,10 @@ class HostEngine {
  public:
   explicit HostEngine(ShmWorld& world);
   // Runs one group's ops: collectives in call order, then the group's
-  // point-to-point ops together.
+  // point-to-point ops together. Safe to call from several streams at
+  // once: collectives run one at a time, and point-to-point ops of
+  // different peers and directions progress side by side, as they do on a
+  // GPU where each stream runs its own kernels.
   void run(const std::vector<Op>& ops);
 
  private:
@@ -58,6 +63,10 @@ class HostEngine {
   size_t elementsPerBuffer(const Op& op) const;
 
   ShmWorld& world_;
+  std::mutex collectiveMutex_;
+  // One lock per peer and direction guards that channel's chunk counter.
+  std::unique_ptr<std::mutex[]> sendLocks_;
+  std::unique_ptr<std::mutex[]> receiveLocks_;
   int rank_;
   int nranks_;
   uint64_t round_ = 0;

@@ -52,6 +52,14 @@ void HostEngine::sendRecv(const std::vector<const Op*>& ops) {
       recvs[op->root].push_back({static_cast<char*>(op->recvbuff), bytes});
   }
   copyToSelf(sends[rank_], recvs[rank_]);
+  // Locks in one global order (sends by peer, then receives by peer), so
+  // that batches on different streams never wait for each other in a
+  // cycle.
+  std::vector<std::unique_lock<std::mutex>> held;
+  for (int peer = 0; peer < nranks_; ++peer)
+    if (!sends[peer].empty()) held.emplace_back(sendLocks_[peer]);
+  for (int peer = 0; peer < nranks_; ++peer)
+    if (!recvs[peer].empty()) held.emplace_back(receiveLocks_[peer]);
 
   const size_t slot = world_.settings().p2pChunkBytes;
   auto pending = [&] {

@@ -1,0 +1,39 @@
+// A point-to-point link between two ranks, for the cross-domain steps of
+// heterogeneous plans. Each direction is an ordered byte pipe: transfers
+// posted in one direction complete in posting order and are matched with
+// the peer's transfers in the same order (sizes must agree).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "util/abort_signal.h"
+
+namespace hetccl {
+
+class TransferRequest {
+ public:
+  virtual ~TransferRequest() = default;
+  // True once the transfer is complete: a send's buffer may be reused, a
+  // receive's buffer holds the bytes. Throws the link's error if it failed.
+  virtual bool done() = 0;
+  // Waits for done(); throws if `abort` is raised, the link fails, or
+  // `timeoutSeconds` (> 0) pass.
+  virtual void wait(const AbortSignal& abort, double timeoutSeconds) = 0;
+};
+
+class Link {
+ public:
+  virtual ~Link() = default;
+  virtual int peer() const = 0;
+  // The caller keeps the buffer alive and untouched until the request is
+  // done.
+  virtual std::shared_ptr<TransferRequest> send(const void* data,
+                                                size_t bytes) = 0;
+  virtual std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) = 0;
+  // Bytes this side has sent and received over the link so far.
+  virtual size_t bytesSent() const = 0;
+  virtual size_t bytesReceived() const = 0;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,30 @@
+// Tunables of the tcp transport, read from the environment once per
+// transport. Rank 0's stripe geometry (sockets per link, stripe size) is
+// the one every rank uses: the receiver computes where each stripe belongs
+// from it, so both ends of a link must agree.
+#pragma once
+
+#include <cstddef>
+
+namespace hetccl {
+
+struct TcpSettings {
+  // HETCCL_TCP_SOCKETS: connections per peer pair (1..16).
+  int socketsPerLink = 4;
+  // HETCCL_TCP_CHUNK: bytes per stripe (4 KiB .. 1 GiB).
+  size_t stripeBytes = 512 * 1024;
+  // HETCCL_TCP_BUFFER: SO_SNDBUF/SO_RCVBUF request; 0 keeps the kernel's
+  // autotuning.
+  int socketBufferBytes = 4 * 1024 * 1024;
+  // HETCCL_BOOTSTRAP_TIMEOUT: how long connection setup may take (0: no
+  // limit).
+  double setupTimeoutSeconds = 300;
+
+  static TcpSettings fromEnv();
+};
+
+constexpr int kMaxTcpSocketsPerLink = 16;
+constexpr size_t kMinTcpStripeBytes = 4 * 1024;
+constexpr size_t kMaxTcpStripeBytes = size_t{1} << 30;
+
+}  // namespace hetccl

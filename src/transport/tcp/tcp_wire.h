@@ -1,0 +1,61 @@
+// Fixed little-endian layouts of what the tcp transport puts on the wire:
+// the record each rank contributes to the setup all-gather, the hello that
+// opens every connection, and the header in front of every stripe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "bootstrap/unique_id.h"
+#include "util/socket.h"
+
+namespace hetccl {
+
+// One rank's slot of the setup all-gather. Rank 0's secret and stripe
+// geometry are the ones every rank uses.
+struct TcpEndpoint {
+  static constexpr size_t kEncodedBytes = 64;
+
+  SocketAddress address;
+  Secret secret{};
+  uint32_t socketsPerLink = 0;
+  uint32_t stripeBytes = 0;
+
+  void encode(uint8_t* out) const;
+  // Throws ncclInternalError if `in` holds no record (a rank that runs an
+  // incompatible build, or a broken out-of-band exchange).
+  static TcpEndpoint decode(const uint8_t* in, int rank);
+};
+
+// The first bytes on every connection, from the connecting (lower) rank.
+struct TcpHello {
+  static constexpr size_t kEncodedBytes = 40;
+
+  Secret secret{};
+  uint32_t fromRank = 0;
+  uint32_t toRank = 0;
+  uint32_t socketIndex = 0;
+  uint32_t socketsPerLink = 0;
+
+  void encode(uint8_t* out) const;
+  // Nothing if the magic is wrong: not one of ours.
+  static std::optional<TcpHello> decode(const uint8_t* in);
+};
+
+// In front of every stripe's payload. The stripe number and the size of
+// the transfer it belongs to let the receiver check that the stripe is the
+// one it expects and that both sides posted transfers of the same size.
+struct StripeHeader {
+  static constexpr size_t kEncodedBytes = 24;
+
+  uint64_t stripe = 0;
+  uint64_t transferBytes = 0;
+  uint32_t length = 0;
+
+  void encode(uint8_t* out) const;
+  // Nothing if the magic is wrong: the stream is out of step.
+  static std::optional<StripeHeader> decode(const uint8_t* in);
+};
+
+}  // namespace hetccl

@@ -1,0 +1,543 @@
+// Tests of hetccl-perf's own logic: the number formats, the exactness of the
+// input patterns under reductions done in the element type, the nccl-tests
+// shapes, the options, and the result check against a reference collective.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "perf/buffer_check.h"
+#include "perf/collectives.h"
+#include "perf/device.h"
+#include "perf/dtype.h"
+#include "perf/options.h"
+#include "perf/perf_error.h"
+#include "perf/rank_env.h"
+#include "perf/reduce_op.h"
+#include "perf/value_pattern.h"
+
+namespace hetccl {
+namespace perf {
+namespace {
+
+const DataType& type(const char* name) { return *findDataType(name); }
+
+uint32_t encodeBits(const DataType& t, double value) {
+  uint64_t bits = 0;
+  encodeValue(t, value, &bits);
+  return static_cast<uint32_t>(bits);
+}
+
+double decodeBits(const DataType& t, uint32_t bits) {
+  uint64_t wide = bits;
+  return decodeValue(t, &wide);
+}
+
+double roundToType(const DataType& t, double value) {
+  char bytes[8];
+  encodeValue(t, value, bytes);
+  return decodeValue(t, bytes);
+}
+
+TEST(DataTypes, SmallFloatsRoundTripEveryBitPattern) {
+  for (const char* name : {"float16", "bfloat16", "fp8e4m3", "fp8e5m2"}) {
+    const DataType& t = type(name);
+    const uint32_t patterns = 1u << (8 * t.size);
+    for (uint32_t bits = 0; bits < patterns; ++bits) {
+      const double value = decodeBits(t, bits);
+      if (std::isnan(value)) continue;
+      EXPECT_EQ(encodeBits(t, value), bits) << name << " value " << value;
+    }
+  }
+}
+
+TEST(DataTypes, KnownEncodings) {
+  EXPECT_EQ(encodeBits(type("fp8e4m3"), 448), 0x7Eu);
+  EXPECT_EQ(encodeBits(type("fp8e4m3"), 1), 0x38u);
+  EXPECT_EQ(encodeBits(type("fp8e4m3"), 1000), 0x7Fu);  // no Inf: NaN
+  EXPECT_EQ(encodeBits(type("fp8e5m2"), 57344), 0x7Bu);
+  EXPECT_EQ(encodeBits(type("fp8e5m2"), -2), 0xC0u);
+  EXPECT_EQ(encodeBits(type("float16"), 65504), 0x7BFFu);
+  EXPECT_EQ(encodeBits(type("float16"), 1e6), 0x7C00u);  // Inf
+  EXPECT_EQ(encodeBits(type("bfloat16"), 1), 0x3F80u);
+  // Ties round to even.
+  EXPECT_EQ(encodeBits(type("float16"), 1 + std::ldexp(1, -11)), 0x3C00u);
+  EXPECT_EQ(encodeBits(type("float16"), 1 + 3 * std::ldexp(1, -11)), 0x3C02u);
+  EXPECT_EQ(decodeBits(type("fp8e4m3"), 0x01), std::ldexp(1, -9));
+  EXPECT_TRUE(std::isnan(decodeBits(type("fp8e4m3"), 0x7F)));
+  EXPECT_EQ(encodeBits(type("int8"), -5), 0xFBu);
+  EXPECT_EQ(decodeBits(type("uint8"), 0xFB), 251);
+}
+
+TEST(DataTypes, LimitsAreExact) {
+  for (const DataType& t : allDataTypes()) {
+    const int64_t limit = std::min<int64_t>(t.exactLimit, 1 << 20);
+    for (int64_t x = t.isSigned ? -limit : 0; x <= limit; ++x) {
+      ASSERT_EQ(roundToType(t, static_cast<double>(x)), x) << t.name;
+    }
+    const double power = std::ldexp(1.0, t.maxPow2);
+    EXPECT_EQ(roundToType(t, power), power) << t.name;
+  }
+}
+
+TEST(DataTypes, PoisonIsNeverAPlausibleResult) {
+  for (const DataType& t : allDataTypes()) {
+    const double poison = roundToType(t, NAN);
+    if (t.isFloat) {
+      EXPECT_TRUE(std::isnan(poison)) << t.name;
+    } else {
+      EXPECT_GT(poison, 100) << t.name;
+    }
+  }
+}
+
+TEST(DataTypes, NamesAndAliases) {
+  EXPECT_EQ(findDataType("float")->nccl, ncclFloat32);
+  EXPECT_EQ(findDataType("half")->nccl, ncclFloat16);
+  EXPECT_EQ(findDataType("bf16")->nccl, ncclBfloat16);
+  EXPECT_EQ(findDataType("double")->nccl, ncclFloat64);
+  EXPECT_EQ(findDataType("e5m2")->nccl, ncclFloat8e5m2);
+  EXPECT_EQ(findDataType("nope"), nullptr);
+  ASSERT_EQ(allDataTypes().size(), static_cast<size_t>(ncclNumTypes));
+  for (size_t i = 0; i < allDataTypes().size(); ++i) {
+    EXPECT_EQ(allDataTypes()[i].nccl, static_cast<ncclDataType_t>(i));
+  }
+}
+
+// Reduces the ranks' inputs the way a library might: in the element type,
+// rounding after every step, in forward or reverse rank order, with avg as a
+// premultiplication by 1/n for floats.
+double typedReduction(const ValuePattern& pattern, const DataType& t, OpKind op,
+                      int nranks, size_t index, bool reverse) {
+  double accumulator = 0;
+  for (int step = 0; step < nranks; ++step) {
+    const int rank = reverse ? nranks - 1 - step : step;
+    double x = pattern.value(rank, index);
+    if (op == OpKind::kPreMulSum) x = roundToType(t, x * kPreMulScalar);
+    if (op == OpKind::kAvg && t.isFloat) {
+      x = roundToType(t, x * roundToType(t, 1.0 / nranks));
+    }
+    if (step == 0) {
+      accumulator = x;
+    } else if (op == OpKind::kProd) {
+      accumulator *= x;
+    } else if (op == OpKind::kMax) {
+      accumulator = std::max(accumulator, x);
+    } else if (op == OpKind::kMin) {
+      accumulator = std::min(accumulator, x);
+    } else {
+      accumulator += x;
+    }
+    accumulator = roundToType(t, accumulator);
+  }
+  if (op == OpKind::kAvg && !t.isFloat) {
+    accumulator = std::trunc(accumulator / nranks);
+  }
+  return accumulator;
+}
+
+TEST(ValuePattern, ReductionsInTheElementTypeAreExact) {
+  for (const DataType& t : allDataTypes()) {
+    for (const ReduceOp& op : allReduceOps()) {
+      for (int nranks : {1, 2, 3, 4, 7, 8, 9, 16, 17, 33, 64}) {
+        const ValuePattern pattern(t, &op, nranks, 1234);
+        for (size_t index = 0; index < 300; ++index) {
+          const Expected expected = pattern.reduced(index);
+          for (bool reverse : {false, true}) {
+            const double got =
+                typedReduction(pattern, t, op.kind, nranks, index, reverse);
+            ASSERT_TRUE(ValuePattern::matches(got, expected))
+                << t.name << " " << op.name << " n=" << nranks << " index "
+                << index << ": got " << got << ", expected " << expected.value
+                << " +- " << expected.tolerance;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ValuePattern, InputsVaryAndStayInRange) {
+  for (const DataType& t : allDataTypes()) {
+    for (const ReduceOp* op : {findReduceOp("sum"), findReduceOp("prod"),
+                               static_cast<const ReduceOp*>(nullptr)}) {
+      const ValuePattern pattern(t, op, 4, 99);
+      std::set<double> distinct;
+      for (size_t index = 0; index < 1000; ++index) {
+        const double x = pattern.value(1, index);
+        EXPECT_EQ(roundToType(t, x), x) << t.name;
+        if (!t.isSigned) {
+          EXPECT_GE(x, 0) << t.name;
+        }
+        distinct.insert(x);
+      }
+      // Products use +-1 and +-2 only (1 and 2 for unsigned types).
+      const bool product = op && op->kind == OpKind::kProd;
+      EXPECT_GE(distinct.size(), product && !t.isSigned ? 2u : 3u) << t.name;
+    }
+  }
+}
+
+TEST(ValuePattern, SeedsAndRanksGiveDifferentData) {
+  const DataType& t = type("float32");
+  const ValuePattern a(t, nullptr, 4, 1);
+  const ValuePattern b(t, nullptr, 4, 2);
+  int differentSeed = 0;
+  int differentRank = 0;
+  for (size_t index = 0; index < 100; ++index) {
+    differentSeed += a.value(0, index) != b.value(0, index);
+    differentRank += a.value(0, index) != a.value(1, index);
+  }
+  EXPECT_GT(differentSeed, 90);
+  EXPECT_GT(differentRank, 90);
+}
+
+TEST(ValuePattern, AvgToleranceRejectsWrongValues) {
+  const ValuePattern pattern(type("float32"), findReduceOp("avg"), 4, 7);
+  for (size_t index = 0; index < 100; ++index) {
+    const Expected expected = pattern.reduced(index);
+    EXPECT_TRUE(ValuePattern::matches(expected.value, expected));
+    EXPECT_FALSE(ValuePattern::matches(expected.value + 0.25, expected));
+    EXPECT_FALSE(ValuePattern::matches(NAN, expected));
+  }
+}
+
+TEST(Collectives, NcclTestsShapes) {
+  const Shape gather = shapeFor(CollKind::kAllGather, 1000, 4, 4);
+  EXPECT_EQ(gather.callCount, 62u);
+  EXPECT_EQ(gather.count, 248u);
+  EXPECT_EQ(gather.bytes, 992u);
+  EXPECT_EQ(gather.sendCount, 62u);
+  EXPECT_EQ(gather.recvCount, 248u);
+  const Shape scatter = shapeFor(CollKind::kReduceScatter, 1000, 4, 4);
+  EXPECT_EQ(scatter.sendCount, 248u);
+  EXPECT_EQ(scatter.recvCount, 62u);
+  const Shape exchange = shapeFor(CollKind::kAllToAll, 1000, 4, 4);
+  EXPECT_EQ(exchange.callCount, 62u);
+  EXPECT_EQ(exchange.sendCount, 248u);
+  EXPECT_EQ(exchange.recvCount, 248u);
+  const Shape reduce = shapeFor(CollKind::kAllReduce, 1000, 4, 4);
+  EXPECT_EQ(reduce.count, 250u);
+  EXPECT_EQ(reduce.callCount, 250u);
+  EXPECT_EQ(shapeFor(CollKind::kAllGather, 8, 4, 4).count, 0u);
+}
+
+TEST(Collectives, BusBandwidthFactors) {
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kAllReduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kAllGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kReduceScatter, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kAllToAll, 2), 0.5);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kBroadcast, 4), 1);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kReduce, 4), 1);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kSendRecv, 4), 1);
+}
+
+TEST(Collectives, InPlaceLayoutsFollowNccl) {
+  char buffer[4096];
+  char other[4096];
+  const Shape shape = shapeFor(CollKind::kAllGather, 1024, 4, 4);
+  const CallBuffers gather =
+      callBuffers(CollKind::kAllGather, true, other, buffer, shape, 2, 4);
+  EXPECT_EQ(gather.recv, buffer);
+  EXPECT_EQ(gather.send, buffer + 2 * 64 * 4);
+  const CallBuffers scatter =
+      callBuffers(CollKind::kReduceScatter, true, other, buffer, shape, 3, 4);
+  EXPECT_EQ(scatter.send, buffer);
+  EXPECT_EQ(scatter.recv, buffer + 3 * 64 * 4);
+  const CallBuffers out =
+      callBuffers(CollKind::kAllReduce, false, other, buffer, shape, 1, 4);
+  EXPECT_EQ(out.send, other);
+  EXPECT_EQ(out.recv, buffer);
+}
+
+std::vector<std::string> words(std::initializer_list<const char*> list) {
+  return std::vector<std::string>(list.begin(), list.end());
+}
+
+Options parse(std::vector<std::string> arguments) {
+  arguments.insert(arguments.begin(), "hetccl-perf");
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(&argument[0]);
+  return parseOptions(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(Options, Defaults) {
+  const Options options = parse({});
+  ASSERT_EQ(options.collectives.size(), 1u);
+  EXPECT_STREQ(options.collectives[0]->name, "allreduce");
+  EXPECT_STREQ(options.dataTypes[0]->name, "float32");
+  EXPECT_STREQ(options.ops[0]->name, "sum");
+  EXPECT_EQ(options.checkIters, 1);
+  EXPECT_EQ(options.warmupIters, 5);
+  EXPECT_EQ(options.iters, 20);
+  EXPECT_EQ(options.average, TimeAverage::kMean);
+}
+
+TEST(Options, CheckOrCollectiveAfterC) {
+  EXPECT_STREQ(parse(words({"-c", "allgather"})).collectives[0]->name,
+               "allgather");
+  EXPECT_EQ(parse(words({"-c", "0"})).checkIters, 0);
+  EXPECT_EQ(parse(words({"-c0"})).checkIters, 0);
+  EXPECT_EQ(parse(words({"--check", "-b", "1K"})).checkIters, 1);
+  EXPECT_EQ(parse(words({"--check", "3"})).checkIters, 3);
+  EXPECT_EQ(parse(words({"--check=0"})).checkIters, 0);
+  EXPECT_EQ(parse(words({"-x", "all"})).collectives.size(),
+            allCollectives().size());
+  EXPECT_EQ(parse(words({"--coll", "bcast,a2a"})).collectives.size(), 2u);
+}
+
+TEST(Options, ScriptStyleCommandLine) {
+  const Options options = parse(words(
+      {"-np", "4",  "-c", "allreduce", "-b",      "1K",     "-e",
+       "64M", "-f", "4",  "-d",        "float32", "-o",     "sum",
+       "-w",  "2",  "-n", "7",         "--check", "--json", "/tmp/x.json"}));
+  EXPECT_EQ(options.localRanks, 4);
+  EXPECT_EQ(options.minBytes, 1024u);
+  EXPECT_EQ(options.maxBytes, size_t{64} << 20);
+  EXPECT_EQ(options.stepFactor, 4);
+  EXPECT_EQ(options.warmupIters, 2);
+  EXPECT_EQ(options.iters, 7);
+  EXPECT_EQ(options.checkIters, 1);
+  EXPECT_EQ(options.jsonPath, "/tmp/x.json");
+}
+
+TEST(Options, ListsAndFlags) {
+  const Options options =
+      parse(words({"-d", "float,bf16", "-o", "all", "-z", "-a", "3",
+                   "--placement", "in", "-D", "split:2", "--timeout=9.5"}));
+  EXPECT_EQ(options.dataTypes.size(), 2u);
+  EXPECT_EQ(options.ops.size(), allReduceOps().size());
+  EXPECT_TRUE(options.blocking);
+  EXPECT_EQ(options.average, TimeAverage::kMax);
+  EXPECT_FALSE(options.runOutOfPlace);
+  EXPECT_TRUE(options.runInPlace);
+  EXPECT_TRUE(options.domainsGiven);
+  EXPECT_EQ(options.domains, "split:2");
+  EXPECT_DOUBLE_EQ(options.timeoutSec, 9.5);
+  EXPECT_FALSE(parse(words({"-z", "0"})).blocking);
+}
+
+TEST(Options, Errors) {
+  for (const auto& arguments :
+       {words({"-d", "float33"}), words({"-n"}),
+        words({"-b", "2K", "-e", "1K"}), words({"--bogus"}), words({"-q"}),
+        words({"-f", "1"}), words({"-a", "4"}), words({"-t", "4"}),
+        words({"stray"}), words({"--progress=1"}), words({"-b", "1X"})}) {
+    EXPECT_THROW(parse(arguments), PerfError) << arguments[0];
+  }
+}
+
+TEST(Options, SizesAndSweeps) {
+  size_t bytes = 0;
+  EXPECT_TRUE(parseByteSize("16M", &bytes));
+  EXPECT_EQ(bytes, size_t{16} << 20);
+  EXPECT_TRUE(parseByteSize("1GB", &bytes));
+  EXPECT_EQ(bytes, size_t{1} << 30);
+  EXPECT_TRUE(parseByteSize("8", &bytes));
+  EXPECT_EQ(bytes, 8u);
+  EXPECT_FALSE(parseByteSize("1X", &bytes));
+  EXPECT_FALSE(parseByteSize("-1", &bytes));
+  EXPECT_EQ(sizeSweep(parse(words({"-b", "1K", "-e", "64K", "-f", "4"}))),
+            (std::vector<size_t>{1024, 4096, 16384, 65536}));
+  EXPECT_EQ(sizeSweep(parse(words({"-b", "1K", "-e", "3K", "-i", "1K"}))),
+            (std::vector<size_t>{1024, 2048, 3072}));
+  EXPECT_EQ(sizeSweep(parse(words({"-b", "0", "-e", "2"}))),
+            (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(formatBytes(64 << 20), "64MB");
+  EXPECT_EQ(formatBytes(1536), "1.5KB");
+}
+
+TEST(RankEnv, UniqueIdHexRoundTrip) {
+  ncclUniqueId id;
+  for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; ++i) {
+    id.internal[i] = static_cast<char>(i * 37 + 11);
+  }
+  const std::string hex = uniqueIdToHex(id);
+  EXPECT_EQ(hex.size(), 2u * NCCL_UNIQUE_ID_BYTES);
+  ncclUniqueId back;
+  ASSERT_TRUE(uniqueIdFromHex(hex, &back));
+  EXPECT_EQ(std::memcmp(&id, &back, sizeof(id)), 0);
+  EXPECT_FALSE(uniqueIdFromHex(hex.substr(2), &back));
+  EXPECT_FALSE(uniqueIdFromHex(std::string(256, 'g'), &back));
+}
+
+// Simulates the ranks of one collective in this process: every rank's
+// buffers, a reference implementation of the collective, and the check.
+class SimulatedRun {
+ public:
+  SimulatedRun(const Collective& collective, const DataType& t,
+               const ReduceOp* op, int nranks, bool inPlace)
+      : collective_(collective),
+        type_(t),
+        op_(collective.reduces ? op : nullptr),
+        nranks_(nranks),
+        inPlace_(inPlace),
+        device_(makeDevice(hetcclRuntimeHost)),
+        shape_(
+            shapeFor(collective.kind, 257 * t.size * nranks, t.size, nranks)) {
+    for (int rank = 0; rank < nranks; ++rank) {
+      send_.emplace_back(shape_.bytes + 64);
+      recv_.emplace_back(shape_.bytes + 64);
+      checks_.push_back(std::make_unique<BufferCheck>(
+          CheckCase{&collective, &t, op_, rank, nranks, root()}, *device_));
+      checks_.back()->prepare(inPlace, shape_, send_[rank].data(),
+                              recv_[rank].data(), kSeed);
+    }
+  }
+
+  int root() const { return nranks_ - 1; }
+
+  int64_t wrong(int rank) {
+    return checks_[rank]->countWrong(inPlace_, shape_, send_[rank].data(),
+                                     recv_[rank].data(), kSeed);
+  }
+
+  // Overwrites element k of the rank's result with a value that no
+  // tolerance accepts: NaN, or an integer 2 away.
+  void corrupt(int rank, size_t k) {
+    char* element = static_cast<char*>(buffers(rank).recv) + k * type_.size;
+    const double value = decodeValue(type_, element);
+    const double wrong = type_.isFloat ? NAN
+                         : value >= 0  ? value - 2
+                                       : value + 2;
+    encodeValue(type_, wrong, element);
+  }
+
+  // A rank whose result differs from its own input: the root of reduce,
+  // any other rank for broadcast (whose root already holds the data).
+  int rankWithResult() const {
+    return collective_.kind == CollKind::kBroadcast ? 0 : root();
+  }
+
+  void runReference() {
+    std::vector<std::vector<double>> inputs(nranks_);
+    for (int rank = 0; rank < nranks_; ++rank) {
+      const char* send = static_cast<const char*>(buffers(rank).send);
+      for (size_t k = 0; k < shape_.sendCount; ++k) {
+        inputs[rank].push_back(decodeValue(type_, send + k * type_.size));
+      }
+    }
+    for (int rank = 0; rank < nranks_; ++rank) {
+      char* recv = static_cast<char*>(buffers(rank).recv);
+      for (size_t k = 0; k < shape_.recvCount; ++k) {
+        const double value = referenceValue(inputs, rank, k);
+        if (!std::isnan(value))
+          encodeValue(type_, value, recv + k * type_.size);
+      }
+    }
+  }
+
+  size_t resultCount() const { return shape_.recvCount; }
+
+ private:
+  static constexpr uint64_t kSeed = 42;
+
+  CallBuffers buffers(int rank) {
+    return callBuffers(collective_.kind, inPlace_, send_[rank].data(),
+                       recv_[rank].data(), shape_, rank, type_.size);
+  }
+
+  double reduce(const std::vector<std::vector<double>>& inputs, size_t k) {
+    double result = 0;
+    for (int rank = 0; rank < nranks_; ++rank) {
+      double x = inputs[rank][k];
+      if (op_->kind == OpKind::kPreMulSum) x *= kPreMulScalar;
+      if (rank == 0) {
+        result = x;
+      } else if (op_->kind == OpKind::kProd) {
+        result *= x;
+      } else if (op_->kind == OpKind::kMax) {
+        result = std::max(result, x);
+      } else if (op_->kind == OpKind::kMin) {
+        result = std::min(result, x);
+      } else {
+        result += x;
+      }
+    }
+    if (op_->kind == OpKind::kAvg) {
+      result = type_.isFloat ? result / nranks_ : std::trunc(result / nranks_);
+    }
+    return result;
+  }
+
+  // NaN: the rank has no result there (reduce on non-root ranks).
+  double referenceValue(const std::vector<std::vector<double>>& inputs,
+                        int rank, size_t k) {
+    const size_t c = shape_.callCount;
+    switch (collective_.kind) {
+      case CollKind::kAllReduce:
+        return reduce(inputs, k);
+      case CollKind::kReduce:
+        return rank == root() ? reduce(inputs, k) : NAN;
+      case CollKind::kReduceScatter:
+        return reduce(inputs, rank * c + k);
+      case CollKind::kAllGather:
+        return inputs[k / c][k % c];
+      case CollKind::kBroadcast:
+        return inputs[root()][k];
+      case CollKind::kAllToAll:
+        return inputs[k / c][rank * c + k % c];
+      case CollKind::kSendRecv:
+        return inputs[(rank + nranks_ - 1) % nranks_][k];
+    }
+    return NAN;
+  }
+
+  const Collective& collective_;
+  const DataType& type_;
+  const ReduceOp* op_;
+  int nranks_;
+  bool inPlace_;
+  std::unique_ptr<Device> device_;
+  Shape shape_;
+  std::vector<std::vector<char>> send_;
+  std::vector<std::vector<char>> recv_;
+  std::vector<std::unique_ptr<BufferCheck>> checks_;
+};
+
+TEST(BufferCheck, AcceptsCorrectResultsAndCountsWrongOnes) {
+  for (const Collective& collective : allCollectives()) {
+    for (const DataType& t : allDataTypes()) {
+      for (const ReduceOp& op : allReduceOps()) {
+        if (!collective.reduces && op.kind != OpKind::kSum) continue;
+        for (int nranks : {1, 2, 3, 5}) {
+          for (bool inPlace : {false, true}) {
+            if (inPlace && !collective.hasInPlaceForm) continue;
+            SimulatedRun run(collective, t, &op, nranks, inPlace);
+            const std::string what =
+                std::string(collective.name) + " " + t.name + " " + op.name +
+                " n=" + std::to_string(nranks) + (inPlace ? " in-place" : "");
+            run.runReference();
+            for (int rank = 0; rank < nranks; ++rank) {
+              ASSERT_EQ(run.wrong(rank), 0) << what << " rank " << rank;
+            }
+            const int checked = run.rankWithResult();
+            run.corrupt(checked, 0);
+            run.corrupt(checked, run.resultCount() - 1);
+            EXPECT_EQ(run.wrong(checked), 2) << what;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(BufferCheck, DetectsACollectiveThatDidNothing) {
+  for (const Collective& collective : allCollectives()) {
+    for (bool inPlace : {false, true}) {
+      if (inPlace && !collective.hasInPlaceForm) continue;
+      SimulatedRun run(collective, type("float32"), findReduceOp("sum"), 3,
+                       inPlace);
+      // No reference run: the outputs hold what prepare() left there.
+      EXPECT_GT(run.wrong(run.rankWithResult()), 0)
+          << collective.name << (inPlace ? " in-place" : "");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace perf
+}  // namespace hetccl
