@@ -79,7 +79,7 @@ void Communicator::initializeInBackground(const ncclUniqueId& id) {
 
 void Communicator::connect(const ncclUniqueId& id) {
   startRootIfNeeded(id, rank_);
-  PeerInfo local = PeerInfo::local(rank_);
+  PeerInfo local = PeerInfo::local(rank_, nranks_);
   bootstrap_ = Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
                                &bootstrapAbort_,
                                envSeconds("HETCCL_BOOTSTRAP_TIMEOUT", 300));

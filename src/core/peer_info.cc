@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "core/domains.h"
 #include "runtime/runtime.h"
 #include "util/env.h"
 
@@ -38,13 +39,15 @@ uint64_t computeHostId() {
 
 }  // namespace
 
-PeerInfo PeerInfo::local(int rank) {
+PeerInfo PeerInfo::local(int rank, int nranks) {
   PeerInfo info{};
   info.hostId = computeHostId();
   info.pid = static_cast<int32_t>(getpid());
   info.runtime = static_cast<int32_t>(RuntimeKind::Host);
   info.device = -1;
-  info.domainLabel = -1;
+  info.domainLabel =
+      domainLabelFromSpec(envString("HETCCL_DOMAINS").value_or(""), rank,
+                          nranks);
   gethostname(info.hostname, sizeof(info.hostname) - 1);
   return info;
 }

@@ -10,10 +10,12 @@ struct PeerInfo {
   int32_t pid;
   int32_t runtime;     // RuntimeKind
   int32_t device;      // device ordinal; -1 for CPU ranks
-  int32_t domainLabel; // forced domain (HETCCL_DOMAINS), or -1
+  int32_t domainLabel; // from HETCCL_DOMAINS (see domains.h)
   char hostname[64];
 
-  static PeerInfo local(int rank);
+  // This process as `rank` of `nranks`; throws ncclInvalidArgument for a
+  // malformed HETCCL_DOMAINS.
+  static PeerInfo local(int rank, int nranks);
 };
 
 }  // namespace hetccl

@@ -199,38 +199,81 @@ std::string paramName(const ::testing::TestParamInfo<CollectiveParam>& info) {
 INSTANTIATE_TEST_SUITE_P(Mp, CollectivesTest, ::testing::ValuesIn(allParams()),
                          paramName);
 
-// Several collectives queued on one host stream before a single
-// synchronize, mixing kinds, must complete in order with correct results.
-TEST(CollectivesQueue, ManyKindsOnOneStreamThenOneSynchronize) {
-  runRanks(3, [](RankContext& ctx) {
-    Comm comm(ctx.initComm());
-    HostStream stream;
-    std::vector<std::unique_ptr<CollectiveRun>> runs;
-    std::vector<CollectiveCase> cases;
+// A mixed batch of small cases of every collective kind, roots rotating.
+std::vector<CollectiveCase> mixedCases(int nranks, bool onStream,
+                                       size_t repeats) {
+  const TestOp ops[] = {TestOp::kSum, TestOp::kPreMulSumHost,
+                        TestOp::kPreMulSumDevice, TestOp::kMax};
+  const ncclDataType_t types[] = {ncclInt32, ncclFloat32, ncclBfloat16,
+                                  ncclUint8};
+  std::vector<CollectiveCase> cases;
+  for (size_t repeat = 0; repeat < repeats; ++repeat) {
     for (Collective collective : allCollectives()) {
+      size_t index = cases.size();
       CollectiveCase c;
       c.collective = collective;
-      c.type = ncclInt32;
-      c.count = 129;
-      c.root = static_cast<int>(cases.size()) % ctx.nranks();
-      c.onStream = true;
-      c.seed = 1000 + cases.size();
+      c.type = types[index % 4];
+      c.op = ops[(index / 4) % 4];
+      c.count = 37 + index % 5;
+      c.inPlace = supportsInPlace(collective) && index % 3 == 0;
+      c.root = static_cast<int>(index % nranks);
+      c.onStream = onStream;
+      c.seed = 1000 + index;
       cases.push_back(c);
     }
-    for (const CollectiveCase& c : cases) {
-      runs.push_back(std::make_unique<CollectiveRun>(c, comm.get(), ctx.rank(),
-                                                     ctx.nranks()));
-      MP_CHECK_NCCL(runs.back()->issue(stream.get())) << c.describe();
-    }
+  }
+  return cases;
+}
+
+// Issues every case (inside a group if asked), then checks them all.
+void issueAllThenVerify(RankContext& ctx,
+                        const std::vector<CollectiveCase>& cases,
+                        bool grouped) {
+  Comm comm(ctx.initComm());
+  HostStream stream;
+  std::vector<std::unique_ptr<CollectiveRun>> runs;
+  if (grouped) MP_CHECK_NCCL(ncclGroupStart());
+  for (const CollectiveCase& c : cases) {
+    runs.push_back(std::make_unique<CollectiveRun>(c, comm.get(), ctx.rank(),
+                                                   ctx.nranks()));
+    MP_CHECK_NCCL(runs.back()->issue(c.onStream ? stream.get() : nullptr))
+        << c.describe();
+  }
+  if (grouped) MP_CHECK_NCCL(ncclGroupEnd());
+  if (cases.front().onStream) {
     stream.synchronize();
     MP_CHECK_NCCL(hetcclStreamQuery(stream.get())) << "idle after sync";
-    for (size_t i = 0; i < runs.size(); ++i) {
-      std::string problem = runs[i]->verify();
-      MP_CHECK(problem.empty()) << cases[i].describe() << ": " << problem;
-    }
-    comm.destroy();
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string problem = runs[i]->verify();
+    MP_CHECK(problem.empty()) << cases[i].describe() << ": " << problem;
+  }
+  comm.destroy();
+}
+
+// Many collectives of every kind queued on one host stream before a single
+// synchronize must complete in order with correct results.
+TEST(CollectivesQueue, ManyKindsOnOneStreamThenOneSynchronize) {
+  runRanks(3, [](RankContext& ctx) {
+    issueAllThenVerify(ctx, mixedCases(ctx.nranks(), true, 8), false);
   });
 }
+
+class CollectivesGroupTest : public ::testing::TestWithParam<bool> {};
+
+// Collectives of every kind in one group. PreMulSum ops are destroyed as
+// soon as their call returns, before ncclGroupEnd, which NCCL allows.
+TEST_P(CollectivesGroupTest, EveryKindInOneGroup) {
+  bool onStream = GetParam();
+  runRanks(4, [onStream](RankContext& ctx) {
+    issueAllThenVerify(ctx, mixedCases(ctx.nranks(), onStream, 2), true);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Mp, CollectivesGroupTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "HostStream" : "NullStream";
+                         });
 
 }  // namespace
 }  // namespace hetccl::mp

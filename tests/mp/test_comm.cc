@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness/check.h"
@@ -408,6 +409,33 @@ TEST(Comm, InitRankScalableWithOneId) {
     MP_CHECK(commRank(comm.get()) == ctx.rank());
     checkAllReduceSum(comm.get(), ctx.rank() + 1, 6, nullptr, "scalable");
     comm.destroy();
+  });
+}
+
+// Two communicators over the same ranks, each driven by its own thread
+// (one on the NULL stream, one on a host stream), at the same time.
+TEST(Comm, TwoCommunicatorsDrivenFromTwoThreads) {
+  runRanks(3, [](RankContext& ctx) {
+    Comm first(ctx.initComm());
+    ncclUniqueId secondId = ctx.shareNewUniqueId();
+    ncclComm_t raw = nullptr;
+    MP_CHECK_NCCL(ncclCommInitRank(&raw, ctx.nranks(), secondId, ctx.rank()));
+    Comm second(raw);
+    HostStream stream;
+    int64_t mine = ctx.rank() + 1;
+    std::thread other([&] {
+      for (int i = 0; i < 50; ++i) {
+        checkAllReduceSum(second.get(), mine * i, 6 * i, stream.get(),
+                          "second comm, iteration " + std::to_string(i));
+      }
+    });
+    for (int i = 0; i < 50; ++i) {
+      checkAllReduceSum(first.get(), mine, 6, nullptr,
+                        "first comm, iteration " + std::to_string(i));
+    }
+    other.join();
+    second.destroy();
+    first.destroy();
   });
 }
 

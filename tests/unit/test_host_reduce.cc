@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -684,40 +683,6 @@ TEST(Dtype, RedOpNamesAndParsing) {
   EXPECT_EQ(parsed, ncclMax);
   EXPECT_FALSE(parseRedOp("premulsum", &parsed));
   EXPECT_STREQ(redOpName(ncclRedOp_t(ncclNumOps)), "invalid");
-}
-
-// A measurement, not a check (timing on shared machines is noisy): run with
-// --gtest_also_run_disabled_tests --gtest_filter='*Bandwidth*'.
-TEST(HostReduce, DISABLED_Bandwidth) {
-  const size_t bytes = 64u << 20;
-  struct Setup {
-    ncclDataType_t dtype;
-    int nsrcs;
-  };
-  for (Setup setup :
-       {Setup{ncclFloat32, 2}, Setup{ncclFloat32, 8}, Setup{ncclFloat64, 2},
-        Setup{ncclInt32, 2}, Setup{ncclFloat16, 2}, Setup{ncclBfloat16, 2},
-        Setup{ncclFloat8e4m3, 2}}) {
-    const size_t count = bytes / dtypeSize(setup.dtype);
-    std::vector<std::vector<uint8_t>> srcs(setup.nsrcs,
-                                           std::vector<uint8_t>(bytes, 0x3c));
-    std::vector<uint8_t> dst(bytes);
-    std::vector<const void*> pointers;
-    for (auto& src : srcs) pointers.push_back(src.data());
-    Reduction r{setup.dtype, ncclSum};
-    double best = 1e30;
-    for (int rep = 0; rep < 5; ++rep) {
-      const auto start = std::chrono::steady_clock::now();
-      hostReduce(dst.data(), pointers.data(), setup.nsrcs, count, r, false,
-                 false);
-      const std::chrono::duration<double> elapsed =
-          std::chrono::steady_clock::now() - start;
-      best = std::min(best, elapsed.count());
-    }
-    printf("%-9s nsrcs=%d: %.2f GB/s of output, %.2f GB/s of memory traffic\n",
-           dtypeName(setup.dtype), setup.nsrcs, bytes / best / 1e9,
-           bytes * (setup.nsrcs + 1) / best / 1e9);
-  }
 }
 
 }  // namespace

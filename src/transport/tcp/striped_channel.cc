@@ -1,0 +1,208 @@
+#include "transport/tcp/striped_channel.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+constexpr size_t kHeaderBytes = StripeHeader::kEncodedBytes;
+
+}  // namespace
+
+StripedChannel::StripedChannel(int rank, int peer, std::vector<Socket> sockets,
+                               size_t stripeBytes,
+                               std::shared_ptr<LinkCounters> counters)
+    : rank_(rank),
+      peer_(peer),
+      stripeBytes_(stripeBytes),
+      sockets_(std::move(sockets)),
+      counters_(std::move(counters)),
+      sends_(stripeBytes),
+      receives_(stripeBytes),
+      sendCursors_(sockets_.size()),
+      receiveCursors_(sockets_.size()) {
+  for (size_t i = 0; i < sockets_.size(); ++i) {
+    sendCursors_[i].stripe = i;
+    receiveCursors_[i].stripe = i;
+  }
+}
+
+void StripedChannel::postSend(std::shared_ptr<TcpRequest> request,
+                              const void* data, size_t bytes) {
+  if (error_) return request->failWith(*error_);
+  // The queue serves sends and receives alike; a send's bytes are only
+  // ever read.
+  sends_.push(std::move(request), const_cast<void*>(data), bytes);
+}
+
+void StripedChannel::postRecv(std::shared_ptr<TcpRequest> request, void* data,
+                              size_t bytes) {
+  if (error_) return request->failWith(*error_);
+  receives_.push(std::move(request), data, bytes);
+}
+
+uint32_t StripedChannel::wantedEvents(size_t socket) {
+  if (error_) return 0;
+  uint32_t events = 0;
+  if (sends_.find(sendCursors_[socket].stripe)) events |= EPOLLOUT;
+  if (receives_.find(receiveCursors_[socket].stripe)) events |= EPOLLIN;
+  return events;
+}
+
+void StripedChannel::sendOn(size_t socket) {
+  Cursor& cursor = sendCursors_[socket];
+  while (!error_) {
+    Transfer* transfer = sends_.find(cursor.stripe);
+    if (transfer == nullptr || !sendStep(socket, cursor, *transfer)) return;
+  }
+}
+
+void StripedChannel::receiveOn(size_t socket) {
+  Cursor& cursor = receiveCursors_[socket];
+  while (!error_) {
+    Transfer* transfer = receives_.find(cursor.stripe);
+    if (transfer == nullptr || !receiveStep(socket, cursor, *transfer)) return;
+  }
+}
+
+bool StripedChannel::sendStep(size_t socket, Cursor& cursor,
+                              Transfer& transfer) {
+  size_t length = transfer.stripeLength(cursor.stripe, stripeBytes_);
+  if (cursor.headerDone == 0 && cursor.payloadDone == 0) {
+    StripeHeader header;
+    header.stripe = cursor.stripe;
+    header.transferBytes = transfer.bytes;
+    header.length = static_cast<uint32_t>(length);
+    header.encode(cursor.header);
+  }
+  // Header and payload leave in one system call.
+  iovec parts[2];
+  int count = 0;
+  if (cursor.headerDone < kHeaderBytes)
+    parts[count++] = {cursor.header + cursor.headerDone,
+                      kHeaderBytes - cursor.headerDone};
+  parts[count++] = {
+      transfer.stripeData(cursor.stripe, stripeBytes_) + cursor.payloadDone,
+      length - cursor.payloadDone};
+  msghdr message{};
+  message.msg_iov = parts;
+  message.msg_iovlen = count;
+  ssize_t sent =
+      ::sendmsg(sockets_[socket].fd(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (sent < 0) {
+    if (errno == EINTR) return true;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+    lost("sending");
+  }
+  size_t moved = static_cast<size_t>(sent);
+  size_t headerPart = std::min(moved, kHeaderBytes - cursor.headerDone);
+  cursor.headerDone += headerPart;
+  cursor.payloadDone += moved - headerPart;
+  counters_->sent.fetch_add(moved - headerPart, std::memory_order_relaxed);
+  if (cursor.payloadDone == length)
+    finishStripe(socket, cursor, sends_, transfer);
+  return true;
+}
+
+bool StripedChannel::receiveStep(size_t socket, Cursor& cursor,
+                                 Transfer& transfer) {
+  size_t length = transfer.stripeLength(cursor.stripe, stripeBytes_);
+  iovec parts[2];
+  int count = 0;
+  if (cursor.headerDone < kHeaderBytes)
+    parts[count++] = {cursor.header + cursor.headerDone,
+                      kHeaderBytes - cursor.headerDone};
+  parts[count++] = {
+      transfer.stripeData(cursor.stripe, stripeBytes_) + cursor.payloadDone,
+      length - cursor.payloadDone};
+  ssize_t got = ::readv(sockets_[socket].fd(), parts, count);
+  if (got == 0) {
+    errno = 0;
+    lost("receiving");
+  }
+  if (got < 0) {
+    if (errno == EINTR) return true;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+    lost("receiving");
+  }
+  size_t moved = static_cast<size_t>(got);
+  size_t headerPart = std::min(moved, kHeaderBytes - cursor.headerDone);
+  cursor.headerDone += headerPart;
+  if (headerPart > 0 && cursor.headerDone == kHeaderBytes)
+    checkHeader(cursor, transfer, length);
+  cursor.payloadDone += moved - headerPart;
+  counters_->received.fetch_add(moved - headerPart, std::memory_order_relaxed);
+  if (cursor.headerDone == kHeaderBytes && cursor.payloadDone == length)
+    finishStripe(socket, cursor, receives_, transfer);
+  return true;
+}
+
+void StripedChannel::checkHeader(const Cursor& cursor, const Transfer& transfer,
+                                 size_t length) const {
+  std::optional<StripeHeader> header = StripeHeader::decode(cursor.header);
+  if (!header || header->stripe != cursor.stripe)
+    fail(ncclRemoteError,
+         "connection to rank %d lost: the stream is out of step (expected "
+         "stripe %llu)",
+         peer_, static_cast<unsigned long long>(cursor.stripe));
+  if (header->transferBytes != transfer.bytes || header->length != length)
+    fail(ncclInvalidUsage,
+         "rank %d sent a %llu-byte transfer where rank %d posted a %zu-byte "
+         "receive: sends and receives on a link must match in order and size",
+         peer_, static_cast<unsigned long long>(header->transferBytes), rank_,
+         transfer.bytes);
+}
+
+void StripedChannel::finishStripe(size_t socket, Cursor& cursor,
+                                  TransferQueue& queue, Transfer& transfer) {
+  cursor.stripe += sockets_.size();
+  cursor.headerDone = 0;
+  cursor.payloadDone = 0;
+  queue.stripeDone(transfer);  // may complete and drop `transfer`
+}
+
+void StripedChannel::lost(const char* what) const {
+  int err = errno;
+  if (err == 0)
+    fail(ncclRemoteError,
+         "connection to rank %d lost: peer closed the connection", peer_);
+  fail(ncclRemoteError, "connection to rank %d lost: %s failed: %s", peer_,
+       what, std::strerror(err));
+}
+
+Error StripedChannel::socketFailure(size_t socket) const {
+  int err = 0;
+  socklen_t length = sizeof(err);
+  getsockopt(sockets_[socket].fd(), SOL_SOCKET, SO_ERROR, &err, &length);
+  return Error(ncclRemoteError,
+               format("connection to rank %d lost: %s", peer_,
+                      err != 0 ? std::strerror(err) : "connection closed"));
+}
+
+void StripedChannel::breakWith(const Error& error) {
+  if (error_) return;
+  bool pending = !sends_.empty() || !receives_.empty();
+  if (pending) {
+    LOG_WARN(kLogNet, "tcp transport (rank %d): %s", rank_, error.what());
+  } else {
+    LOG_INFO(kLogNet, "tcp transport (rank %d): %s", rank_, error.what());
+  }
+  shutDown(error);
+}
+
+void StripedChannel::shutDown(const Error& error) {
+  if (!error_) error_ = error;
+  sends_.failAll(*error_);
+  receives_.failAll(*error_);
+  for (auto& socket : sockets_) socket.close();
+}
+
+}  // namespace hetccl

@@ -1,0 +1,92 @@
+// The sockets to one peer and the transfers striped over them, both
+// directions. Stripe n of a direction travels on socket n % sockets, with a
+// StripeHeader in front, so the receiver reads every stripe straight into
+// the posted buffer whatever order the sockets deliver in; a socket whose
+// next stripe has no posted receive yet is simply not read, which leaves
+// the data in the kernel and pushes back on the sender.
+//
+// Only the progress thread touches a channel, except for the counters.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "transport/tcp/tcp_wire.h"
+#include "transport/tcp/transfer_queue.h"
+#include "util/error.h"
+#include "util/socket.h"
+
+namespace hetccl {
+
+// Payload bytes moved over a link, read by any thread.
+struct LinkCounters {
+  std::atomic<size_t> sent{0};
+  std::atomic<size_t> received{0};
+};
+
+class StripedChannel {
+ public:
+  StripedChannel(int rank, int peer, std::vector<Socket> sockets,
+                 size_t stripeBytes, std::shared_ptr<LinkCounters> counters);
+
+  int peer() const { return peer_; }
+  size_t socketCount() const { return sockets_.size(); }
+  int fd(size_t socket) const { return sockets_[socket].fd(); }
+  bool broken() const { return error_.has_value(); }
+
+  // Queue a transfer; fail it at once if the channel is broken.
+  void postSend(std::shared_ptr<TcpRequest> request, const void* data,
+                size_t bytes);
+  void postRecv(std::shared_ptr<TcpRequest> request, void* data, size_t bytes);
+
+  // Move what socket `socket` takes / holds now, for as many stripes as
+  // are posted. Throw the error that breaks the channel.
+  void sendOn(size_t socket);
+  void receiveOn(size_t socket);
+  // The epoll events (EPOLLIN / EPOLLOUT) socket `socket` waits for now.
+  uint32_t wantedEvents(size_t socket);
+
+  // The error for a socket that reported EPOLLERR / EPOLLHUP.
+  Error socketFailure(size_t socket) const;
+  // Fails every pending and future transfer with `error`, closes the
+  // sockets and logs the loss.
+  void breakWith(const Error& error);
+  // The same without the log: for a transport that shuts down.
+  void shutDown(const Error& error);
+
+ private:
+  // Where one socket stands in its current stripe, in one direction.
+  struct Cursor {
+    uint64_t stripe = 0;
+    size_t headerDone = 0;
+    size_t payloadDone = 0;
+    uint8_t header[StripeHeader::kEncodedBytes] = {};
+  };
+
+  // Moves bytes for one step of `cursor`'s stripe; false if the socket
+  // would block.
+  bool sendStep(size_t socket, Cursor& cursor, Transfer& transfer);
+  bool receiveStep(size_t socket, Cursor& cursor, Transfer& transfer);
+  void checkHeader(const Cursor& cursor, const Transfer& transfer,
+                   size_t length) const;
+  void finishStripe(size_t socket, Cursor& cursor, TransferQueue& queue,
+                    Transfer& transfer);
+  [[noreturn]] void lost(const char* what) const;
+
+  const int rank_;
+  const int peer_;
+  const size_t stripeBytes_;
+  std::vector<Socket> sockets_;
+  std::shared_ptr<LinkCounters> counters_;
+  TransferQueue sends_;
+  TransferQueue receives_;
+  std::vector<Cursor> sendCursors_;
+  std::vector<Cursor> receiveCursors_;
+  std::optional<Error> error_;
+};
+
+}  // namespace hetccl

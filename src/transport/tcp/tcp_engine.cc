@@ -1,0 +1,201 @@
+#include "transport/tcp/tcp_engine.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+// The epoll token of the wake-up eventfd; socket tokens are
+// (channel << 8) | socket.
+constexpr uint64_t kWakeToken = ~uint64_t{0};
+// How long the thread sleeps without events before it looks at the abort
+// signal again.
+constexpr int kAbortCheckMs = 10;
+constexpr int kMaxEvents = 64;
+
+uint64_t socketToken(size_t channel, size_t socket) {
+  return (static_cast<uint64_t>(channel) << 8) | socket;
+}
+
+}  // namespace
+
+TcpEngine::TcpEngine(int rank,
+                     std::vector<std::unique_ptr<StripedChannel>> channels,
+                     std::shared_ptr<AbortSignal> abort)
+    : rank_(rank),
+      abort_(std::move(abort)),
+      channels_(std::move(channels)),
+      registered_(channels_.size()),
+      dirty_(channels_.size(), true),
+      epoll_(::epoll_create1(EPOLL_CLOEXEC)),
+      wakeFd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  if (!epoll_.valid()) failErrno("tcp transport: epoll_create1 failed");
+  if (!wakeFd_.valid()) failErrno("tcp transport: eventfd failed");
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.u64 = kWakeToken;
+  if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wakeFd_.get(), &event) < 0)
+    failErrno("tcp transport: cannot watch the wake-up eventfd");
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    registered_[c].assign(channels_[c]->socketCount(), 0);
+    for (size_t s = 0; s < channels_[c]->socketCount(); ++s) {
+      // Interest 0 still reports errors and hang-ups.
+      event.events = 0;
+      event.data.u64 = socketToken(c, s);
+      if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, channels_[c]->fd(s), &event) <
+          0)
+        failErrno("tcp transport: cannot watch a socket to rank %d",
+                  channels_[c]->peer());
+    }
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+TcpEngine::~TcpEngine() { stop(); }
+
+void TcpEngine::post(size_t channel, Direction direction,
+                     std::shared_ptr<TcpRequest> request, void* data,
+                     size_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(inboxMutex_);
+    if (stopReason_) return request->failWith(*stopReason_);
+    inbox_.push_back({channel, direction, std::move(request), data, bytes});
+  }
+  wake();
+}
+
+void TcpEngine::stop() {
+  std::lock_guard<std::mutex> lock(stopMutex_);
+  stopRequested_.store(true, std::memory_order_release);
+  wake();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TcpEngine::wake() {
+  if (wakePending_.exchange(true, std::memory_order_acq_rel)) return;
+  uint64_t one = 1;
+  // Cannot fail short of a full counter, which a pending wake-up rules out.
+  ssize_t written = ::write(wakeFd_.get(), &one, sizeof(one));
+  (void)written;
+}
+
+void TcpEngine::run() {
+  Error reason(ncclSystemError,
+               format("the tcp transport of rank %d was shut down", rank_));
+  try {
+    loop();
+    if (abort_->raised())
+      reason = Error(
+          abort_->code() == ncclSuccess ? ncclSystemError : abort_->code(),
+          format("tcp transport of rank %d aborted: %s", rank_,
+                 abort_->reason().c_str()));
+  } catch (const Error& e) {
+    LOG_WARN(kLogNet, "tcp transport (rank %d): progress thread failed: %s",
+             rank_, e.what());
+    reason = e;
+  }
+  shutDownAll(reason);
+}
+
+void TcpEngine::loop() {
+  epoll_event events[kMaxEvents];
+  while (!stopRequested_.load(std::memory_order_acquire) && !abort_->raised()) {
+    adoptPosted();
+    updateInterest();
+    int count = epoll_wait(epoll_.get(), events, kMaxEvents, kAbortCheckMs);
+    if (count < 0) {
+      if (errno == EINTR) continue;
+      failErrno("tcp transport: epoll_wait failed");
+    }
+    for (int i = 0; i < count; ++i)
+      dispatch(events[i].data.u64, events[i].events);
+  }
+}
+
+void TcpEngine::adoptPosted() {
+  std::vector<Posted> posted;
+  {
+    std::lock_guard<std::mutex> lock(inboxMutex_);
+    posted.swap(inbox_);
+  }
+  for (auto& p : posted) {
+    StripedChannel& channel = *channels_[p.channel];
+    if (p.direction == Direction::kSend) {
+      channel.postSend(std::move(p.request), p.data, p.bytes);
+    } else {
+      channel.postRecv(std::move(p.request), p.data, p.bytes);
+    }
+    dirty_[p.channel] = true;
+  }
+}
+
+void TcpEngine::dispatch(uint64_t token, uint32_t events) {
+  if (token == kWakeToken) {
+    // Cleared before the inbox is read (at the top of the next loop turn),
+    // so a post that finds the flag set is always adopted.
+    wakePending_.store(false, std::memory_order_release);
+    uint64_t value;
+    ssize_t got = ::read(wakeFd_.get(), &value, sizeof(value));
+    (void)got;
+    return;
+  }
+  size_t c = static_cast<size_t>(token >> 8);
+  size_t s = static_cast<size_t>(token & 0xff);
+  StripedChannel& channel = *channels_[c];
+  if (channel.broken()) return;
+  dirty_[c] = true;
+  bool failed = (events & (EPOLLERR | EPOLLHUP)) != 0;
+  try {
+    if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) channel.sendOn(s);
+    if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) channel.receiveOn(s);
+    // Reached when nothing was posted on the socket: the error would
+    // otherwise be reported again and again.
+    if (failed) channel.breakWith(channel.socketFailure(s));
+  } catch (const Error& e) {
+    channel.breakWith(e);
+  }
+}
+
+void TcpEngine::updateInterest() {
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    if (!dirty_[c]) continue;
+    dirty_[c] = false;
+    StripedChannel& channel = *channels_[c];
+    if (channel.broken()) continue;  // its sockets are closed
+    for (size_t s = 0; s < channel.socketCount(); ++s)
+      setInterest(c, s, channel.wantedEvents(s));
+  }
+}
+
+void TcpEngine::setInterest(size_t channel, size_t socket, uint32_t events) {
+  if (registered_[channel][socket] == events) return;
+  epoll_event event{};
+  event.events = events;
+  event.data.u64 = socketToken(channel, socket);
+  if (epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, channels_[channel]->fd(socket),
+                &event) < 0)
+    failErrno("tcp transport: cannot update the events of a socket to rank %d",
+              channels_[channel]->peer());
+  registered_[channel][socket] = events;
+}
+
+void TcpEngine::shutDownAll(const Error& reason) {
+  std::vector<Posted> posted;
+  {
+    std::lock_guard<std::mutex> lock(inboxMutex_);
+    stopReason_ = reason;
+    posted.swap(inbox_);
+  }
+  for (auto& p : posted) p.request->failWith(reason);
+  for (auto& channel : channels_) channel->shutDown(reason);
+}
+
+}  // namespace hetccl

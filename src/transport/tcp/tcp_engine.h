@@ -1,0 +1,79 @@
+// The progress engine of a tcp transport: one thread that drives every
+// socket of every link with epoll. Threads that post transfers only queue
+// them in an inbox and wake the thread through an eventfd; all socket I/O
+// and all transfer bookkeeping happen on the progress thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "transport/tcp/owned_fd.h"
+#include "transport/tcp/striped_channel.h"
+#include "util/abort_signal.h"
+
+namespace hetccl {
+
+class TcpEngine {
+ public:
+  enum class Direction { kSend, kRecv };
+
+  // Starts the progress thread over `channels`. When `abort` is raised the
+  // thread stops within a few milliseconds and every pending transfer
+  // fails with its reason.
+  TcpEngine(int rank, std::vector<std::unique_ptr<StripedChannel>> channels,
+            std::shared_ptr<AbortSignal> abort);
+  // Stops the thread (see stop()).
+  ~TcpEngine();
+  TcpEngine(const TcpEngine&) = delete;
+  TcpEngine& operator=(const TcpEngine&) = delete;
+
+  // Hands a transfer to the progress thread; after stop() it fails at once.
+  void post(size_t channel, Direction direction,
+            std::shared_ptr<TcpRequest> request, void* data, size_t bytes);
+  // Stops and joins the progress thread, fails what is still pending and
+  // closes every socket. Idempotent.
+  void stop();
+
+ private:
+  struct Posted {
+    size_t channel;
+    Direction direction;
+    std::shared_ptr<TcpRequest> request;
+    void* data;
+    size_t bytes;
+  };
+
+  void run();
+  void loop();
+  void wake();
+  void adoptPosted();
+  void dispatch(uint64_t token, uint32_t events);
+  void updateInterest();
+  void setInterest(size_t channel, size_t socket, uint32_t events);
+  // Ends every transfer, now and later, with `reason`.
+  void shutDownAll(const Error& reason);
+
+  const int rank_;
+  const std::shared_ptr<AbortSignal> abort_;
+  std::vector<std::unique_ptr<StripedChannel>> channels_;
+  // Per channel and socket: the events registered with epoll now.
+  std::vector<std::vector<uint32_t>> registered_;
+  std::vector<bool> dirty_;
+  OwnedFd epoll_;
+  OwnedFd wakeFd_;
+  std::atomic<bool> wakePending_{false};
+  std::atomic<bool> stopRequested_{false};
+
+  std::mutex inboxMutex_;  // guards inbox_ and stopReason_
+  std::vector<Posted> inbox_;
+  std::optional<Error> stopReason_;  // set once the thread has ended
+
+  std::mutex stopMutex_;  // serialises stop()
+  std::thread thread_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,65 @@
+#include "transport/tcp/tcp_request.h"
+
+#include <chrono>
+
+#include "util/socket.h"
+
+namespace hetccl {
+namespace {
+
+// How often a waiter looks at the abort signal. The progress thread wakes
+// waiters itself on completion and failure, so this only bounds how long
+// an abort takes to be noticed.
+constexpr auto kAbortCheckInterval = std::chrono::milliseconds(10);
+
+}  // namespace
+
+bool TcpRequest::done() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (state_ == State::kFailed) throwFailure();
+  return state_ == State::kDone;
+}
+
+void TcpRequest::wait(const AbortSignal& abort, double timeoutSeconds) {
+  Deadline deadline = Deadline::after(timeoutSeconds);
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (state_ == State::kPending) {
+    if (abort.raised()) {
+      ncclResult_t code = abort.code();
+      fail(code == ncclSuccess ? ncclSystemError : code,
+           "aborted while waiting for %s: %s", description_.c_str(),
+           abort.reason().c_str());
+    }
+    if (deadline.expired())
+      fail(ncclSystemError, "timed out after %g s waiting for %s",
+           deadline.seconds(), description_.c_str());
+    changed_.wait_for(lock, kAbortCheckInterval);
+  }
+  if (state_ == State::kFailed) throwFailure();
+}
+
+void TcpRequest::complete() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (state_ != State::kPending) return;
+    state_ = State::kDone;
+  }
+  changed_.notify_all();
+}
+
+void TcpRequest::failWith(const Error& error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (state_ != State::kPending) return;
+    state_ = State::kFailed;
+    error_ = error;
+  }
+  changed_.notify_all();
+}
+
+void TcpRequest::throwFailure() const {
+  throw Error(error_->code(),
+              format("%s failed: %s", description_.c_str(), error_->what()));
+}
+
+}  // namespace hetccl

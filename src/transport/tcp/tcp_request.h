@@ -1,0 +1,44 @@
+// A transfer posted on a tcp link: completed or failed by the transport's
+// progress thread, waited for by the thread that posted it.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "transport/link.h"
+#include "util/error.h"
+
+namespace hetccl {
+
+class TcpRequest : public TransferRequest {
+ public:
+  // `description` names the transfer in messages ("a 4096-byte send to
+  // rank 3").
+  explicit TcpRequest(std::string description)
+      : description_(std::move(description)) {}
+
+  bool done() override;
+  void wait(const AbortSignal& abort, double timeoutSeconds) override;
+
+  // Called by the progress thread. The first of these wins.
+  void complete();
+  void failWith(const Error& error);
+
+  const std::string& description() const { return description_; }
+
+ private:
+  enum class State { kPending, kDone, kFailed };
+
+  // Throws the stored error; call with the lock held and state kFailed.
+  [[noreturn]] void throwFailure() const;
+
+  const std::string description_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  State state_ = State::kPending;
+  std::optional<Error> error_;
+};
+
+}  // namespace hetccl

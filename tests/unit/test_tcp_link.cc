@@ -1,0 +1,523 @@
+// The tcp transport: connection setup (strangers, timeouts), striped
+// transfers of every size in both directions at once, ordering, counters,
+// and that every failure (abort, a peer that goes away, mismatched sizes)
+// ends waits promptly with the right error. Ranks are threads of this
+// process that meet through an in-process Oob.
+#include "transport/tcp/tcp_transport.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transport/tcp/tcp_wire.h"
+#include "util/error.h"
+#include "util/socket.h"
+
+namespace hetccl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Sets an environment variable for the life of the object.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// The meeting point of the rank threads: all-gathers through shared
+// memory. The last rank to arrive publishes the result (and runs the
+// optional hook on it) and releases the others.
+class ThreadWorld {
+ public:
+  explicit ThreadWorld(int nranks) : nranks_(nranks) {}
+  int nranks() const { return nranks_; }
+
+  // Runs once, on the first all-gather's result, before any rank returns.
+  void setFirstGatherHook(std::function<void(const uint8_t*, size_t)> hook) {
+    hook_ = std::move(hook);
+  }
+
+  void allGather(int rank, void* data, size_t bytesPerRank) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (arrived_ == 0) filling_.assign(bytesPerRank * nranks_, 0);
+    if (bytesPerRank > 0)
+      std::memcpy(filling_.data() + rank * bytesPerRank,
+                  static_cast<uint8_t*>(data) + rank * bytesPerRank,
+                  bytesPerRank);
+    uint64_t generation = generation_;
+    if (++arrived_ == nranks_) {
+      if (hook_) {
+        hook_(filling_.data(), bytesPerRank);
+        hook_ = nullptr;
+      }
+      result_.swap(filling_);
+      arrived_ = 0;
+      ++generation_;
+      released_.notify_all();
+    } else if (!released_.wait_for(lock, std::chrono::seconds(20),
+                                   [&] { return generation_ != generation; })) {
+      fail(ncclSystemError, "test all-gather timed out");
+    }
+    if (bytesPerRank > 0)
+      std::memcpy(data, result_.data(), bytesPerRank * nranks_);
+  }
+
+ private:
+  const int nranks_;
+  std::mutex mutex_;
+  std::condition_variable released_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+  std::vector<uint8_t> filling_;
+  std::vector<uint8_t> result_;  // of the last completed all-gather
+  std::function<void(const uint8_t*, size_t)> hook_;
+};
+
+class ThreadOob : public Oob {
+ public:
+  ThreadOob(ThreadWorld& world, int rank) : world_(world), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int nranks() const override { return world_.nranks(); }
+  void allGather(void* data, size_t bytesPerRank) override {
+    world_.allGather(rank_, data, bytesPerRank);
+  }
+  void barrier() override { world_.allGather(rank_, nullptr, 0); }
+
+ private:
+  ThreadWorld& world_;
+  const int rank_;
+};
+
+// Runs body(rank) on one thread per rank; rethrows the first failure.
+void runRanks(int nranks, const std::function<void(int)>& body) {
+  std::vector<std::exception_ptr> errors(nranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < nranks; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(r);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+std::vector<int> everyoneBut(int rank, int nranks) {
+  std::vector<int> peers;
+  for (int r = 0; r < nranks; ++r)
+    if (r != rank) peers.push_back(r);
+  return peers;
+}
+
+// A group of transports created together, one per rank.
+struct Ranks {
+  std::unique_ptr<ThreadWorld> world;
+  std::vector<std::unique_ptr<ThreadOob>> oobs;
+  std::vector<std::shared_ptr<AbortSignal>> aborts;
+  std::vector<std::unique_ptr<TcpTransport>> transports;
+};
+
+Ranks makeRanks(int nranks,
+                std::function<std::vector<int>(int)> peersOf = nullptr,
+                std::function<void(ThreadWorld&)> prepare = nullptr) {
+  Ranks ranks;
+  ranks.world = std::make_unique<ThreadWorld>(nranks);
+  if (prepare) prepare(*ranks.world);
+  ranks.transports.resize(nranks);
+  for (int r = 0; r < nranks; ++r) {
+    ranks.oobs.push_back(std::make_unique<ThreadOob>(*ranks.world, r));
+    ranks.aborts.push_back(std::make_shared<AbortSignal>());
+  }
+  runRanks(nranks, [&](int r) {
+    std::vector<int> peers = peersOf ? peersOf(r) : everyoneBut(r, nranks);
+    ranks.transports[r] =
+        std::make_unique<TcpTransport>(*ranks.oobs[r], peers, ranks.aborts[r]);
+  });
+  return ranks;
+}
+
+// The bytes rank `from` sends to rank `to` in its transfer `index`.
+uint8_t pattern(int from, int to, int index, size_t offset) {
+  uint64_t x = offset * 0x9E3779B97F4A7C15ull + from * 131 + to * 17 + index;
+  return static_cast<uint8_t>(x ^ (x >> 29) ^ (x >> 47));
+}
+
+std::vector<uint8_t> makePayload(int from, int to, int index, size_t bytes) {
+  std::vector<uint8_t> data(bytes);
+  for (size_t i = 0; i < bytes; ++i) data[i] = pattern(from, to, index, i);
+  return data;
+}
+
+// The first offset where `data` differs from what `from` sent, or -1.
+long long firstMismatch(const std::vector<uint8_t>& data, int from, int to,
+                        int index) {
+  for (size_t i = 0; i < data.size(); ++i)
+    if (data[i] != pattern(from, to, index, i))
+      return static_cast<long long>(i);
+  return -1;
+}
+
+template <typename Body>
+Error expectError(Body body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a hetccl::Error";
+  return Error(ncclSuccess, "");
+}
+
+constexpr double kWaitSeconds = 20;
+
+// Every rank sends `sizes` to every peer and receives the same from each,
+// all posted before any wait; checks data, order and counters.
+void exchangeAll(Ranks& ranks, const std::vector<size_t>& sizes) {
+  int nranks = ranks.world->nranks();
+  size_t total = 0;
+  for (size_t s : sizes) total += s;
+  std::vector<std::vector<size_t>> sentBefore(nranks), receivedBefore(nranks);
+  for (int r = 0; r < nranks; ++r)
+    for (int p = 0; p < nranks; ++p) {
+      if (p == r) continue;
+      auto link = ranks.transports[r]->link(p);
+      sentBefore[r].push_back(link->bytesSent());
+      receivedBefore[r].push_back(link->bytesReceived());
+    }
+  runRanks(nranks, [&](int r) {
+    struct Posted {
+      int peer;
+      int index;
+      std::shared_ptr<TransferRequest> request;
+    };
+    std::vector<std::vector<uint8_t>> outgoing, incoming;
+    std::vector<Posted> sends, recvs;
+    outgoing.reserve(sizes.size() * nranks);
+    incoming.reserve(sizes.size() * nranks);
+    for (int p = 0; p < nranks; ++p) {
+      if (p == r) continue;
+      auto link = ranks.transports[r]->link(p);
+      EXPECT_EQ(link->peer(), p);
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        int index = static_cast<int>(i);
+        outgoing.push_back(makePayload(r, p, index, sizes[i]));
+        sends.push_back(
+            {p, index, link->send(outgoing.back().data(), sizes[i])});
+        incoming.emplace_back(sizes[i], 0xEE);
+        recvs.push_back(
+            {p, index, link->recv(incoming.back().data(), sizes[i])});
+      }
+    }
+    // Waiting for the last transfer of each link first: everything posted
+    // before it must be complete by then.
+    for (const auto* list : {&sends, &recvs})
+      for (size_t i = list->size(); i-- > 0;) {
+        const Posted& posted = (*list)[i];
+        posted.request->wait(AbortSignal(), kWaitSeconds);
+        for (size_t j = 0; j < i; ++j) {
+          if ((*list)[j].peer != posted.peer) continue;
+          EXPECT_TRUE((*list)[j].request->done())
+              << "rank " << r << ": transfer " << j
+              << " not complete after the later transfer " << i;
+        }
+      }
+    for (size_t i = 0; i < recvs.size(); ++i)
+      EXPECT_EQ(firstMismatch(incoming[i], recvs[i].peer, r, recvs[i].index),
+                -1)
+          << "rank " << r << " from rank " << recvs[i].peer << ", transfer "
+          << recvs[i].index << " of " << incoming[i].size() << " bytes";
+  });
+  for (int r = 0; r < nranks; ++r) {
+    size_t k = 0;
+    for (int p = 0; p < nranks; ++p) {
+      if (p == r) continue;
+      auto link = ranks.transports[r]->link(p);
+      EXPECT_EQ(link->bytesSent() - sentBefore[r][k], total);
+      EXPECT_EQ(link->bytesReceived() - receivedBefore[r][k], total);
+      ++k;
+    }
+  }
+}
+
+TEST(TcpLink, TwoRanksEverySizeBothDirections) {
+  Ranks ranks = makeRanks(2);
+  exchangeAll(ranks, {0, 1, 4097, (1u << 20) + 3, 64u << 20, 0, 7});
+}
+
+TEST(TcpLink, ThreeRanksFullyConnectedManyTransfers) {
+  Ranks ranks = makeRanks(3);
+  std::vector<size_t> sizes;
+  for (int i = 0; i < 60; ++i)
+    sizes.push_back(i % 7 == 0 ? 0 : (static_cast<size_t>(i) * 40009) % 300000);
+  exchangeAll(ranks, sizes);
+  // The links keep working for a second round.
+  exchangeAll(ranks, {(1u << 20) + 3, 1});
+}
+
+TEST(TcpLink, ManySmallStripesOverOddSocketCount) {
+  ScopedEnv sockets("HETCCL_TCP_SOCKETS", "3");
+  ScopedEnv chunk("HETCCL_TCP_CHUNK", "4K");
+  Ranks ranks = makeRanks(2);
+  EXPECT_EQ(ranks.transports[0]->settings().socketsPerLink, 3);
+  EXPECT_EQ(ranks.transports[0]->settings().stripeBytes, 4096u);
+  exchangeAll(ranks, {(1u << 20) + 3, 4096, 4095, 4097, 12289});
+}
+
+TEST(TcpLink, SendsPostedLongBeforeTheReceives) {
+  // Small socket buffers, so that the kernel cannot absorb all the sends.
+  ScopedEnv buffers("HETCCL_TCP_BUFFER", "64K");
+  Ranks ranks = makeRanks(2);
+  auto sender = ranks.transports[0]->link(1);
+  auto receiver = ranks.transports[1]->link(0);
+  constexpr int kTransfers = 200;
+  constexpr size_t kBytes = 100003;
+  std::vector<std::vector<uint8_t>> out, in;
+  std::vector<std::shared_ptr<TransferRequest>> sends, recvs;
+  for (int i = 0; i < kTransfers; ++i) {
+    out.push_back(makePayload(0, 1, i, kBytes));
+    sends.push_back(sender->send(out.back().data(), kBytes));
+  }
+  // 20 MB cannot sit in 4 x 2 x 128 KiB of socket buffers: the last send
+  // waits for the receiver.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(sends.back()->done());
+  for (int i = 0; i < kTransfers; ++i) {
+    in.emplace_back(kBytes, 0);
+    recvs.push_back(receiver->recv(in.back().data(), kBytes));
+  }
+  for (int i = 0; i < kTransfers; ++i) {
+    recvs[i]->wait(AbortSignal(), kWaitSeconds);
+    EXPECT_EQ(firstMismatch(in[i], 0, 1, i), -1) << "transfer " << i;
+  }
+  for (auto& s : sends) s->wait(AbortSignal(), kWaitSeconds);
+  EXPECT_EQ(sender->bytesSent(), kTransfers * kBytes);
+  EXPECT_EQ(receiver->bytesReceived(), kTransfers * kBytes);
+  EXPECT_EQ(sender->bytesReceived(), 0u);
+  EXPECT_EQ(receiver->bytesSent(), 0u);
+}
+
+// Connects to `address` and sends `bytes` (may be empty).
+Socket strangerSends(const SocketAddress& address,
+                     const std::vector<uint8_t>& bytes) {
+  Socket socket = connectTo(address, Deadline::after(5), nullptr, "listener");
+  if (!bytes.empty())
+    socket.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+  return socket;
+}
+
+// True once the other end closed `socket` (EOF or reset).
+bool closedByPeer(Socket& socket, double seconds) {
+  Deadline deadline = Deadline::after(seconds);
+  uint8_t byte;
+  while (!deadline.expired()) {
+    try {
+      socket.recvSome(&byte, 1, "probe");
+    } catch (const Error&) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+TEST(TcpLink, StrangersAreRejectedAndSetupSucceeds) {
+  std::vector<Socket> strangers;
+  auto connectStrangers = [&](const uint8_t* table, size_t bytesPerRank) {
+    ASSERT_EQ(bytesPerRank, TcpEndpoint::kEncodedBytes);
+    // Rank 1 accepts rank 0's sockets: these connections reach it first.
+    SocketAddress target = TcpEndpoint::decode(table + bytesPerRank, 1).address;
+    std::vector<uint8_t> garbage(64);
+    for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = uint8_t(i * 37);
+    strangers.push_back(strangerSends(target, garbage));
+    TcpHello wrongSecret;
+    wrongSecret.fromRank = 0;
+    wrongSecret.toRank = 1;
+    wrongSecret.socketsPerLink = 4;
+    std::vector<uint8_t> hello(TcpHello::kEncodedBytes);
+    wrongSecret.encode(hello.data());
+    strangers.push_back(strangerSends(target, hello));
+    strangers.push_back(strangerSends(target, {}));  // says nothing
+    strangerSends(target, {1, 2, 3});                // and hangs up at once
+  };
+  Ranks ranks = makeRanks(2, nullptr, [&](ThreadWorld& world) {
+    world.setFirstGatherHook(connectStrangers);
+  });
+  ASSERT_EQ(strangers.size(), 3u);
+  for (size_t i = 0; i < strangers.size(); ++i)
+    EXPECT_TRUE(closedByPeer(strangers[i], 2)) << "stranger " << i;
+  exchangeAll(ranks, {12345, 0, (1u << 20) + 3});
+}
+
+TEST(TcpLink, MissingPeerTimesOutNamingIt) {
+  ScopedEnv timeout("HETCCL_BOOTSTRAP_TIMEOUT", "0.5");
+  // Rank 2 expects rank 0, which does not list it back.
+  auto peersOf = [](int rank) {
+    if (rank == 0) return std::vector<int>{1};
+    if (rank == 1) return std::vector<int>{0, 2};
+    return std::vector<int>{0, 1};
+  };
+  auto start = Clock::now();
+  Error e = expectError([&] { makeRanks(3, peersOf); });
+  EXPECT_LT(secondsSince(start), 5);
+  EXPECT_EQ(e.code(), ncclSystemError);
+  EXPECT_NE(std::string(e.what()).find("rank 0 (0 of 4 sockets)"),
+            std::string::npos)
+      << e.what();
+  EXPECT_EQ(std::string(e.what()).find("rank 1 ("), std::string::npos)
+      << e.what();
+}
+
+TEST(TcpLink, CallerAbortEndsAWaitPromptly) {
+  Ranks ranks = makeRanks(2);
+  std::vector<uint8_t> buffer(1000);
+  auto request = ranks.transports[1]->link(0)->recv(buffer.data(), 1000);
+  AbortSignal callerAbort;
+  Clock::time_point raisedAt;
+  std::thread raiser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    raisedAt = Clock::now();
+    callerAbort.raise(ncclRemoteError, "test abort");
+  });
+  Error e = expectError([&] { request->wait(callerAbort, kWaitSeconds); });
+  double late = secondsSince(raisedAt);
+  raiser.join();
+  EXPECT_LT(late, 0.2);
+  EXPECT_EQ(e.code(), ncclRemoteError);
+  EXPECT_NE(std::string(e.what()).find("test abort"), std::string::npos);
+}
+
+TEST(TcpLink, TransportAbortStopsProgressAndFailsWaits) {
+  Ranks ranks = makeRanks(2);
+  auto link = ranks.transports[1]->link(0);
+  std::vector<uint8_t> buffer(1000);
+  auto request = link->recv(buffer.data(), 1000);
+  Clock::time_point raisedAt;
+  std::thread raiser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    raisedAt = Clock::now();
+    ranks.aborts[1]->raise(ncclSystemError, "communicator aborted");
+  });
+  Error e = expectError([&] { request->wait(AbortSignal(), kWaitSeconds); });
+  double late = secondsSince(raisedAt);
+  raiser.join();
+  EXPECT_LT(late, 0.2);
+  EXPECT_EQ(e.code(), ncclSystemError);
+  EXPECT_NE(std::string(e.what()).find("communicator aborted"),
+            std::string::npos);
+  // Later transfers fail at once.
+  auto later = link->send(buffer.data(), 10);
+  EXPECT_EQ(expectError([&] { later->done(); }).code(), ncclSystemError);
+}
+
+TEST(TcpLink, PeerThatGoesAwayFailsPendingAndLaterTransfers) {
+  Ranks ranks = makeRanks(2);
+  auto link = ranks.transports[1]->link(0);
+  std::vector<uint8_t> buffer(1 << 20);
+  auto request = link->recv(buffer.data(), buffer.size());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto start = Clock::now();
+  ranks.transports[0].reset();
+  Error e = expectError([&] { request->wait(AbortSignal(), kWaitSeconds); });
+  EXPECT_LT(secondsSince(start), 1.0);
+  EXPECT_EQ(e.code(), ncclRemoteError);
+  EXPECT_NE(std::string(e.what()).find("connection to rank 0 lost"),
+            std::string::npos)
+      << e.what();
+  auto later = link->recv(buffer.data(), 10);
+  Error again = expectError([&] { later->wait(AbortSignal(), kWaitSeconds); });
+  EXPECT_EQ(again.code(), ncclRemoteError);
+}
+
+TEST(TcpLink, DestroyingTheTransportFailsItsPendingTransfers) {
+  Ranks ranks = makeRanks(2);
+  auto link = ranks.transports[1]->link(0);
+  std::vector<uint8_t> buffer(4096);
+  auto request = link->recv(buffer.data(), buffer.size());
+  ranks.transports[1].reset();
+  EXPECT_NE(expectError([&] { request->wait(AbortSignal(), 1); }).code(),
+            ncclSuccess);
+  // The link outlives its transport without crashing.
+  auto later = link->send(buffer.data(), 16);
+  EXPECT_THROW(later->done(), Error);
+}
+
+TEST(TcpLink, MismatchedSizesAreReported) {
+  Ranks ranks = makeRanks(2);
+  std::vector<uint8_t> out(5000, 1), in(3000);
+  auto send = ranks.transports[0]->link(1)->send(out.data(), out.size());
+  auto recv = ranks.transports[1]->link(0)->recv(in.data(), in.size());
+  Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  EXPECT_NE(std::string(e.what()).find("5000-byte"), std::string::npos)
+      << e.what();
+}
+
+TEST(TcpLink, WaitTimesOut) {
+  Ranks ranks = makeRanks(2);
+  std::vector<uint8_t> buffer(8);
+  auto request = ranks.transports[0]->link(1)->recv(buffer.data(), 8);
+  auto start = Clock::now();
+  Error e = expectError([&] { request->wait(AbortSignal(), 0.1); });
+  EXPECT_EQ(e.code(), ncclSystemError);
+  EXPECT_LT(secondsSince(start), 1.0);
+  EXPECT_FALSE(request->done());
+}
+
+TEST(TcpLink, RejectsBadPeers) {
+  ThreadWorld world(2);
+  ThreadOob oob(world, 0);
+  auto abort = std::make_shared<AbortSignal>();
+  EXPECT_EQ(expectError([&] { TcpTransport(oob, {0}, abort); }).code(),
+            ncclInvalidArgument);
+  EXPECT_EQ(expectError([&] { TcpTransport(oob, {2}, abort); }).code(),
+            ncclInvalidArgument);
+}
+
+TEST(TcpLink, AskingForAMissingLinkIsAnError) {
+  Ranks ranks = makeRanks(3, [](int rank) {
+    if (rank == 1) return std::vector<int>{};
+    return std::vector<int>{2 - rank};  // 0 <-> 2
+  });
+  EXPECT_EQ(ranks.transports[0]->link(2)->peer(), 2);
+  EXPECT_EQ(expectError([&] { ranks.transports[0]->link(1); }).code(),
+            ncclInvalidArgument);
+  std::vector<uint8_t> out = makePayload(2, 0, 0, 777), in(777);
+  auto recv = ranks.transports[0]->link(2)->recv(in.data(), in.size());
+  ranks.transports[2]->link(0)->send(out.data(), out.size());
+  recv->wait(AbortSignal(), kWaitSeconds);
+  EXPECT_EQ(in, out);
+}
+
+}  // namespace
+}  // namespace hetccl
