@@ -35,6 +35,10 @@ typedef enum {
 ncclResult_t hetcclCommRuntime(ncclComm_t comm, hetcclRuntimeKind_t* kind);
 /* Number of domains in the communicator and this rank's domain index. */
 ncclResult_t hetcclCommDomains(ncclComm_t comm, int* ndomains, int* domain);
+/* Payload bytes this rank has sent to and received from ranks of other
+ * domains since the communicator was created (0 with one domain). */
+ncclResult_t hetcclCommCrossDomainBytes(ncclComm_t comm, size_t* sent,
+                                        size_t* received);
 
 #ifdef __cplusplus
 }

@@ -57,3 +57,16 @@ HETCCL_EXPORT ncclResult_t hetcclCommDomains(ncclComm_t comm, int* ndomains,
     return ncclSuccess;
   });
 }
+
+HETCCL_EXPORT ncclResult_t hetcclCommCrossDomainBytes(ncclComm_t comm,
+                                                      size_t* sent,
+                                                      size_t* received) {
+  return apiCall(__func__, [&] {
+    auto target = hetccl::CommRegistry::instance().find(comm);
+    HETCCL_CHECK_ARG(sent != nullptr && received != nullptr,
+                     "sent or received is NULL");
+    *sent = target->crossDomainBytesSent();
+    *received = target->crossDomainBytesReceived();
+    return ncclSuccess;
+  });
+}

@@ -5,6 +5,8 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
+#include "algo/hetero_executor.h"
+#include "core/subset_oob.h"
 #include "core/watchdog.h"
 #include "util/env.h"
 #include "util/error.h"
@@ -88,17 +90,30 @@ void Communicator::connect(const ncclUniqueId& id) {
     std::memcpy(&peers_[r], bootstrap_->peerInfo(r), sizeof(PeerInfo));
 }
 
+// One domain: its vendor communicator runs every operation. Several: each
+// rank gets a communicator for its own domain, and the heterogeneous
+// executor runs plans over it and over links to the other domains.
 void Communicator::setUpDomains() {
   const PeerInfo& self = peers_[rank_];
-  for (int r = 0; r < nranks_; ++r) {
-    if (peers_[r].hostId != self.hostId)
-      fail(ncclInvalidUsage,
-           "rank %d runs on host %s and rank %d on host %s: CPU ranks on "
-           "different hosts are not supported yet",
-           rank_, self.hostname, r, peers_[r].hostname);
-  }
+  std::vector<RankPlacement> placements;
+  for (const PeerInfo& peer : peers_)
+    placements.push_back({peer.runtime, peer.domainLabel, peer.hostId});
+  DomainMap domains(placements);
+  domainCount_ = domains.count();
+  domainIndex_ = domains.domainOf(rank_);
   BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
-  vendor_ = HostComm::create(oob, opsAbort_, peerLoss_);
+  if (domainCount_ == 1) {
+    vendor_ = HostComm::create(oob, opsAbort_, peerLoss_);
+  } else {
+    // Domain exchanges use tags of their own: only that domain's ranks
+    // take part, so they must not draw from the communicator's sequence.
+    uint32_t tagSpace = 0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
+    SubsetOob domainOob(*bootstrap_, domains.members(domainIndex_), tagSpace);
+    auto domainComm = HostComm::create(domainOob, opsAbort_, peerLoss_);
+    heteroExecutor_ = HeteroExecutor::create(oob, placements, domainComm,
+                                             opsAbort_, peerLoss_);
+    vendor_ = heteroExecutor_;
+  }
   std::vector<Watchdog::Peer> watched;
   for (int r = 0; r < nranks_; ++r)
     if (peers_[r].pid != self.pid) watched.push_back({r, peers_[r].pid});
@@ -109,6 +124,14 @@ void Communicator::setUpDomains() {
                            "could complete",
                            peer.rank, peer.pid));
       });
+}
+
+size_t Communicator::crossDomainBytesSent() const {
+  return heteroExecutor_ ? heteroExecutor_->bytesSent() : 0;
+}
+
+size_t Communicator::crossDomainBytesReceived() const {
+  return heteroExecutor_ ? heteroExecutor_->bytesReceived() : 0;
 }
 
 void Communicator::setState(ncclResult_t state, const std::string& message) {

@@ -22,6 +22,7 @@
 namespace hetccl {
 
 class Bootstrap;
+class HeteroExecutor;
 class Watchdog;
 
 class Communicator {
@@ -42,8 +43,11 @@ class Communicator {
   const CommConfig& config() const { return config_; }
   RuntimeKind runtimeKind() const { return RuntimeKind::Host; }
   Runtime& runtime() const;
-  int domainCount() const { return 1; }
-  int domainIndex() const { return 0; }
+  int domainCount() const { return domainCount_; }
+  int domainIndex() const { return domainIndex_; }
+  // Payload bytes this rank moved across domains (0 with one domain).
+  size_t crossDomainBytesSent() const;
+  size_t crossDomainBytesReceived() const;
 
   // ncclInProgress while initialising, ncclSuccess when usable, otherwise
   // the error that ended initialisation or that the communicator hit since.
@@ -89,7 +93,10 @@ class Communicator {
   std::atomic<bool> bootstrapAbort_{false};
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<PeerInfo> peers_;
+  int domainCount_ = 1;
+  int domainIndex_ = 0;
   std::shared_ptr<VendorComm> vendor_;
+  std::shared_ptr<HeteroExecutor> heteroExecutor_;  // with several domains
   std::unique_ptr<Watchdog> watchdog_;
   UserOps userOps_;
   Registrations registrations_;

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/domains.h"
+#include "algo/domains.h"
 #include "runtime/runtime.h"
 #include "util/env.h"
 

@@ -12,6 +12,7 @@
 #include "harness/check.h"
 #include "harness/collective_case.h"
 #include "harness/data.h"
+#include "harness/domains.h"
 #include "harness/dtype.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
@@ -145,8 +146,10 @@ void runBatch(const std::vector<CollectiveCase>& cases, size_t first,
   }
 }
 
-void runCases(RankContext& ctx, const std::vector<CollectiveCase>& cases) {
+void runCases(RankContext& ctx, const std::vector<CollectiveCase>& cases,
+              int expectedDomains) {
   Comm comm(ctx.initComm());
+  checkDomainCount(comm.get(), expectedDomains);
   HostStream stream;
   std::vector<uint64_t> hashes;
   size_t first = 0;
@@ -167,7 +170,18 @@ void runCases(RankContext& ctx, const std::vector<CollectiveCase>& cases) {
 struct CollectiveParam {
   int nranks;
   Collective collective;
+  DomainLayout domains;
+
+  std::string name() const {
+    return std::string(collectiveName(collective)) + "_" +
+           std::to_string(nranks) + "ranks_" + domains.name();
+  }
 };
+
+// gtest prints parameters in test listings (and so in ctest names).
+void PrintTo(const CollectiveParam& param, std::ostream* out) {
+  *out << param.name();
+}
 
 class CollectivesTest : public ::testing::TestWithParam<CollectiveParam> {};
 
@@ -177,23 +191,43 @@ TEST_P(CollectivesTest, AllTypesOpsCountsAndRoots) {
       CaseList(param.collective, param.nranks).build();
   RunOptions options;
   options.timeoutSeconds = 240;
+  param.domains.applyTo(&options);
+  int expectedDomains = param.domains.count();
   runRanks(
-      param.nranks, [&](RankContext& ctx) { runCases(ctx, cases); }, options);
+      param.nranks,
+      [&](RankContext& ctx) { runCases(ctx, cases, expectedDomains); },
+      options);
+}
+
+// For each size, one domain and one forced split into domains: even
+// (1+1), uneven (1+2, 2+6) and interleaved (ranks 0,2 | 1,3).
+std::vector<DomainLayout> layoutsFor(int nranks) {
+  switch (nranks) {
+    case 2:
+      return {oneDomain(), domainsByLabel({0, 1})};
+    case 3:
+      return {oneDomain(), domainsByLabel({0, 1, 1})};
+    case 4:
+      return {oneDomain(), domainsByLabel({0, 1, 0, 1})};
+    default:
+      return {oneDomain(), domainsByLabel({0, 0, 1, 1, 1, 1, 1, 1})};
+  }
 }
 
 std::vector<CollectiveParam> allParams() {
   std::vector<CollectiveParam> params;
   for (int nranks : {2, 3, 4, 8}) {
-    for (Collective collective : allCollectives()) {
-      params.push_back({nranks, collective});
+    for (const DomainLayout& layout : layoutsFor(nranks)) {
+      for (Collective collective : allCollectives()) {
+        params.push_back({nranks, collective, layout});
+      }
     }
   }
   return params;
 }
 
 std::string paramName(const ::testing::TestParamInfo<CollectiveParam>& info) {
-  return std::string(collectiveName(info.param.collective)) + "_" +
-         std::to_string(info.param.nranks) + "ranks";
+  return info.param.name();
 }
 
 INSTANTIATE_TEST_SUITE_P(Mp, CollectivesTest, ::testing::ValuesIn(allParams()),
@@ -227,9 +261,10 @@ std::vector<CollectiveCase> mixedCases(int nranks, bool onStream,
 
 // Issues every case (inside a group if asked), then checks them all.
 void issueAllThenVerify(RankContext& ctx,
-                        const std::vector<CollectiveCase>& cases,
-                        bool grouped) {
+                        const std::vector<CollectiveCase>& cases, bool grouped,
+                        int expectedDomains = 1) {
   Comm comm(ctx.initComm());
+  checkDomainCount(comm.get(), expectedDomains);
   HostStream stream;
   std::vector<std::unique_ptr<CollectiveRun>> runs;
   if (grouped) MP_CHECK_NCCL(ncclGroupStart());
@@ -259,21 +294,46 @@ TEST(CollectivesQueue, ManyKindsOnOneStreamThenOneSynchronize) {
   });
 }
 
-class CollectivesGroupTest : public ::testing::TestWithParam<bool> {};
+struct GroupParam {
+  bool onStream;
+  DomainLayout domains;
+
+  std::string name() const {
+    return std::string(onStream ? "HostStream" : "NullStream") + "_" +
+           domains.name();
+  }
+};
+
+void PrintTo(const GroupParam& param, std::ostream* out) {
+  *out << param.name();
+}
+
+class CollectivesGroupTest : public ::testing::TestWithParam<GroupParam> {};
 
 // Collectives of every kind in one group. PreMulSum ops are destroyed as
 // soon as their call returns, before ncclGroupEnd, which NCCL allows.
 TEST_P(CollectivesGroupTest, EveryKindInOneGroup) {
-  bool onStream = GetParam();
-  runRanks(4, [onStream](RankContext& ctx) {
-    issueAllThenVerify(ctx, mixedCases(ctx.nranks(), onStream, 2), true);
-  });
+  GroupParam param = GetParam();
+  RunOptions options;
+  param.domains.applyTo(&options);
+  runRanks(
+      4,
+      [&](RankContext& ctx) {
+        issueAllThenVerify(ctx, mixedCases(ctx.nranks(), param.onStream, 2),
+                           true, param.domains.count());
+      },
+      options);
 }
 
-INSTANTIATE_TEST_SUITE_P(Mp, CollectivesGroupTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "HostStream" : "NullStream";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Mp, CollectivesGroupTest,
+    ::testing::Values(GroupParam{false, oneDomain()},
+                      GroupParam{true, oneDomain()},
+                      GroupParam{false, domainsByLabel({0, 1, 1, 0})},
+                      GroupParam{true, domainsByLabel({0, 1, 1, 0})}),
+    [](const ::testing::TestParamInfo<GroupParam>& info) {
+      return info.param.name();
+    });
 
 }  // namespace
 }  // namespace hetccl::mp

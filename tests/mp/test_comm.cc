@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/check.h"
+#include "harness/domains.h"
 #include "harness/nccl_handles.h"
 #include "harness/quick_collectives.h"
 #include "harness/run_ranks.h"
@@ -154,6 +155,35 @@ TEST(Comm, SplitEqualKeysAndNestedSplit) {
     pair.destroy();
     parent.destroy();
   });
+}
+
+// Splits of a two-domain communicator: one that crosses the domains and
+// one that stays inside each.
+TEST(Comm, SplitAcrossAndWithinDomains) {
+  RunOptions options;
+  domainsByLabel({0, 0, 1, 1}).applyTo(&options);
+  runRanks(
+      4,
+      [](RankContext& ctx) {
+        Comm parent(ctx.initComm());
+        checkDomainCount(parent.get(), 2);
+        int me = ctx.rank();
+        ncclComm_t raw = nullptr;
+        MP_CHECK_NCCL(ncclCommSplit(parent.get(), me % 2, me, &raw, nullptr));
+        Comm across(raw);
+        checkDomainCount(across.get(), 2);
+        checkAllReduceSum(across.get(), me + 1, me % 2 == 0 ? 1 + 3 : 2 + 4,
+                          nullptr, "split across domains");
+        MP_CHECK_NCCL(ncclCommSplit(parent.get(), me / 2, me, &raw, nullptr));
+        Comm within(raw);
+        checkDomainCount(within.get(), 1);
+        checkAllReduceSum(within.get(), me + 1, me / 2 == 0 ? 1 + 2 : 3 + 4,
+                          nullptr, "split within a domain");
+        within.destroy();
+        across.destroy();
+        parent.destroy();
+      },
+      options);
 }
 
 // Rank 2 is excluded and does not call ncclCommShrink.

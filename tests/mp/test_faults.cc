@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/check.h"
+#include "harness/domains.h"
 #include "harness/nccl_handles.h"
 #include "harness/quick_collectives.h"
 #include "harness/run_ranks.h"
@@ -120,7 +121,17 @@ TEST(Faults, AbortFromAnotherThreadWhileBlocked) {
 struct KilledPeerParam {
   int nranks;
   bool onStream;
+  DomainLayout domains;
+
+  std::string name() const {
+    return std::to_string(nranks) + "ranks_" +
+           (onStream ? "HostStream" : "NullStream") + "_" + domains.name();
+  }
 };
+
+void PrintTo(const KilledPeerParam& param, std::ostream* out) {
+  *out << param.name();
+}
 
 // The second all-reduce's error, from the call, the stream or the
 // communicator's async error; fails the rank if all report success.
@@ -149,10 +160,12 @@ TEST_P(KilledPeerTest, OthersGetAnErrorInsteadOfHanging) {
   RunOptions options =
       withEnv({{"HETCCL_TIMEOUT", std::to_string(kPeerTimeoutSeconds)}}, 90);
   options.expectedSignals[1] = SIGKILL;
+  param.domains.applyTo(&options);
   runRanks(
       param.nranks,
       [&](RankContext& ctx) {
         ncclComm_t comm = ctx.initComm();
+        checkDomainCount(comm, param.domains.count());
         checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "before the kill");
         if (ctx.rank() == 1) {
           sleepSeconds(0.3);
@@ -178,11 +191,14 @@ TEST_P(KilledPeerTest, OthersGetAnErrorInsteadOfHanging) {
 
 INSTANTIATE_TEST_SUITE_P(
     Mp, KilledPeerTest,
-    ::testing::Values(KilledPeerParam{2, false}, KilledPeerParam{3, true},
-                      KilledPeerParam{4, false}),
+    ::testing::Values(KilledPeerParam{2, false, oneDomain()},
+                      KilledPeerParam{3, true, oneDomain()},
+                      KilledPeerParam{4, false, oneDomain()},
+                      // The dead rank alone in its domain, and sharing one.
+                      KilledPeerParam{3, false, domainsByLabel({0, 1, 0})},
+                      KilledPeerParam{4, true, domainsByLabel({0, 0, 1, 1})}),
     [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
-      return std::to_string(info.param.nranks) + "ranks_" +
-             (info.param.onStream ? "HostStream" : "NullStream");
+      return info.param.name();
     });
 
 // After a peer dies, the survivors shrink it away (NCCL_SHRINK_ABORT) and

@@ -13,6 +13,7 @@
 
 #include "harness/check.h"
 #include "harness/data.h"
+#include "harness/domains.h"
 #include "harness/dtype.h"
 #include "harness/guarded_buffer.h"
 #include "harness/hash.h"
@@ -171,7 +172,17 @@ void verifyAll(const MessageList& messages) {
 struct ExchangeParam {
   int nranks;
   bool onStream;
+  DomainLayout domains;
+
+  std::string name() const {
+    return std::to_string(nranks) + "ranks_" +
+           (onStream ? "HostStream" : "NullStream") + "_" + domains.name();
+  }
 };
+
+void PrintTo(const ExchangeParam& param, std::ostream* out) {
+  *out << param.name();
+}
 
 class GroupedExchangeTest : public ::testing::TestWithParam<ExchangeParam> {};
 
@@ -180,10 +191,12 @@ TEST_P(GroupedExchangeTest, ShuffledOrderMatchesInSequence) {
   ExchangeParam param = GetParam();
   RunOptions options;
   options.timeoutSeconds = 120;
+  param.domains.applyTo(&options);
   runRanks(
       param.nranks,
       [&](RankContext& ctx) {
         Comm comm(ctx.initComm());
+        checkDomainCount(comm.get(), param.domains.count());
         HostStream stream;
         cudaStream_t s = param.onStream ? stream.get() : nullptr;
         size_t maxCount = param.nranks > 4 ? 300 : 5000;
@@ -201,13 +214,21 @@ TEST_P(GroupedExchangeTest, ShuffledOrderMatchesInSequence) {
 
 INSTANTIATE_TEST_SUITE_P(
     Mp, GroupedExchangeTest,
-    ::testing::Values(ExchangeParam{2, false}, ExchangeParam{2, true},
-                      ExchangeParam{3, false}, ExchangeParam{3, true},
-                      ExchangeParam{4, true}, ExchangeParam{8, false},
-                      ExchangeParam{8, true}),
+    ::testing::Values(
+        ExchangeParam{2, false, oneDomain()},
+        ExchangeParam{2, true, oneDomain()},
+        ExchangeParam{3, false, oneDomain()},
+        ExchangeParam{3, true, oneDomain()},
+        ExchangeParam{4, true, oneDomain()},
+        ExchangeParam{8, false, oneDomain()},
+        ExchangeParam{8, true, oneDomain()},
+        // Messages between domains are routed over the transports.
+        ExchangeParam{2, false, domainsByLabel({0, 1})},
+        ExchangeParam{3, true, domainsByLabel({0, 1, 1})},
+        ExchangeParam{4, false, domainsByLabel({0, 1, 0, 1})},
+        ExchangeParam{8, true, domainsByLabel({0, 0, 1, 1, 1, 1, 1, 1})}),
     [](const ::testing::TestParamInfo<ExchangeParam>& info) {
-      return std::to_string(info.param.nranks) + "ranks_" +
-             (info.param.onStream ? "HostStream" : "NullStream");
+      return info.param.name();
     });
 
 // A message of one explicit shape from `source` to `destination`, seen
@@ -219,42 +240,66 @@ std::unique_ptr<Message> fixedMessage(int source, int destination, int index,
                                    shape, source == rank);
 }
 
-class RingTest : public ::testing::TestWithParam<int> {};
+struct RingParam {
+  int nranks;
+  DomainLayout domains;
+
+  std::string name() const {
+    return std::to_string(nranks) + "ranks_" + domains.name();
+  }
+};
+
+void PrintTo(const RingParam& param, std::ostream* out) {
+  *out << param.name();
+}
+
+class RingTest : public ::testing::TestWithParam<RingParam> {};
 
 // Send to the next rank, receive from the previous one; odd sizes up to a
 // megabyte, alternating NULL stream and host stream.
 TEST_P(RingTest, OddSizesAroundTheRing) {
-  int nranks = GetParam();
-  runRanks(nranks, [](RankContext& ctx) {
-    Comm comm(ctx.initComm());
-    HostStream stream;
-    int next = (ctx.rank() + 1) % ctx.nranks();
-    int previous = (ctx.rank() + ctx.nranks() - 1) % ctx.nranks();
-    const MessageShape shapes[] = {{ncclUint8, 1},
-                                   {ncclFloat16, 4097},
-                                   {ncclInt64, 65537},
-                                   {ncclFloat32, (size_t{1} << 18) + 1}};
-    uint64_t round = 0;
-    for (const MessageShape& shape : shapes) {
-      ++round;
-      MessageList messages;
-      messages.push_back(
-          fixedMessage(ctx.rank(), next, 0, round, shape, ctx.rank()));
-      messages.push_back(
-          fixedMessage(previous, ctx.rank(), 0, round, shape, ctx.rank()));
-      bool onStream = round % 2 == 0;
-      postGroup(messages, comm.get(), onStream ? stream.get() : nullptr);
-      if (onStream) stream.synchronize();
-      verifyAll(messages);
-    }
-    comm.destroy();
-  });
+  RingParam param = GetParam();
+  RunOptions options;
+  param.domains.applyTo(&options);
+  int expectedDomains = param.domains.count();
+  runRanks(
+      param.nranks,
+      [expectedDomains](RankContext& ctx) {
+        Comm comm(ctx.initComm());
+        checkDomainCount(comm.get(), expectedDomains);
+        HostStream stream;
+        int next = (ctx.rank() + 1) % ctx.nranks();
+        int previous = (ctx.rank() + ctx.nranks() - 1) % ctx.nranks();
+        const MessageShape shapes[] = {{ncclUint8, 1},
+                                       {ncclFloat16, 4097},
+                                       {ncclInt64, 65537},
+                                       {ncclFloat32, (size_t{1} << 18) + 1}};
+        uint64_t round = 0;
+        for (const MessageShape& shape : shapes) {
+          ++round;
+          MessageList messages;
+          messages.push_back(
+              fixedMessage(ctx.rank(), next, 0, round, shape, ctx.rank()));
+          messages.push_back(
+              fixedMessage(previous, ctx.rank(), 0, round, shape, ctx.rank()));
+          bool onStream = round % 2 == 0;
+          postGroup(messages, comm.get(), onStream ? stream.get() : nullptr);
+          if (onStream) stream.synchronize();
+          verifyAll(messages);
+        }
+        comm.destroy();
+      },
+      options);
 }
 
-INSTANTIATE_TEST_SUITE_P(Mp, RingTest, ::testing::Values(3, 8),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return std::to_string(info.param) + "ranks";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Mp, RingTest,
+    ::testing::Values(RingParam{3, oneDomain()}, RingParam{8, oneDomain()},
+                      RingParam{3, domainsByLabel({0, 1, 2})},
+                      RingParam{8, domainsByLabel({0, 1, 1, 0, 2, 2, 2, 1})}),
+    [](const ::testing::TestParamInfo<RingParam>& info) {
+      return info.param.name();
+    });
 
 // Several megabytes each way at once, between pairs (0,1), (2,3).
 TEST(SendRecv, LargeMessagesBothWays) {

@@ -1,4 +1,4 @@
-#include "core/domains.h"
+#include "algo/domains.h"
 
 #include <gtest/gtest.h>
 
@@ -8,12 +8,8 @@
 namespace hetccl {
 namespace {
 
-PeerInfo cpuRank(uint64_t host, int label) {
-  PeerInfo peer{};
-  peer.hostId = host;
-  peer.runtime = static_cast<int>(RuntimeKind::Host);
-  peer.domainLabel = label;
-  return peer;
+RankPlacement cpuRank(uint64_t host, int label) {
+  return RankPlacement{static_cast<int>(RuntimeKind::Host), label, host};
 }
 
 ncclResult_t specError(const std::string& spec, int nranks) {
@@ -69,7 +65,7 @@ TEST(DomainMap, LabelsAndHostsSplitDomainsInOrderOfLowestRank) {
 }
 
 TEST(DomainMap, RuntimesNeverShareADomain) {
-  PeerInfo gpu = cpuRank(1, -1);
+  RankPlacement gpu = cpuRank(1, -1);
   gpu.runtime = static_cast<int>(RuntimeKind::Cuda);
   DomainMap map({cpuRank(1, -1), gpu, cpuRank(1, -1), gpu});
   ASSERT_EQ(map.count(), 2);

@@ -399,8 +399,9 @@ TEST(TcpLink, MissingPeerTimesOutNamingIt) {
 }
 
 TEST(TcpLink, CallerAbortEndsAWaitPromptly) {
-  Ranks ranks = makeRanks(2);
+  // Declared first: it must outlive the transfers still pending at the end.
   std::vector<uint8_t> buffer(1000);
+  Ranks ranks = makeRanks(2);
   auto request = ranks.transports[1]->link(0)->recv(buffer.data(), 1000);
   AbortSignal callerAbort;
   Clock::time_point raisedAt;
@@ -418,9 +419,10 @@ TEST(TcpLink, CallerAbortEndsAWaitPromptly) {
 }
 
 TEST(TcpLink, TransportAbortStopsProgressAndFailsWaits) {
+  // Declared first: it must outlive the transfers still pending at the end.
+  std::vector<uint8_t> buffer(1000);
   Ranks ranks = makeRanks(2);
   auto link = ranks.transports[1]->link(0);
-  std::vector<uint8_t> buffer(1000);
   auto request = link->recv(buffer.data(), 1000);
   Clock::time_point raisedAt;
   std::thread raiser([&] {
@@ -441,9 +443,10 @@ TEST(TcpLink, TransportAbortStopsProgressAndFailsWaits) {
 }
 
 TEST(TcpLink, PeerThatGoesAwayFailsPendingAndLaterTransfers) {
+  // Declared first: it must outlive the transfers still pending at the end.
+  std::vector<uint8_t> buffer(1 << 20);
   Ranks ranks = makeRanks(2);
   auto link = ranks.transports[1]->link(0);
-  std::vector<uint8_t> buffer(1 << 20);
   auto request = link->recv(buffer.data(), buffer.size());
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   auto start = Clock::now();
@@ -460,9 +463,10 @@ TEST(TcpLink, PeerThatGoesAwayFailsPendingAndLaterTransfers) {
 }
 
 TEST(TcpLink, DestroyingTheTransportFailsItsPendingTransfers) {
+  // Declared first: it must outlive the transfers still pending at the end.
+  std::vector<uint8_t> buffer(4096);
   Ranks ranks = makeRanks(2);
   auto link = ranks.transports[1]->link(0);
-  std::vector<uint8_t> buffer(4096);
   auto request = link->recv(buffer.data(), buffer.size());
   ranks.transports[1].reset();
   EXPECT_NE(expectError([&] { request->wait(AbortSignal(), 1); }).code(),
@@ -473,8 +477,9 @@ TEST(TcpLink, DestroyingTheTransportFailsItsPendingTransfers) {
 }
 
 TEST(TcpLink, MismatchedSizesAreReported) {
-  Ranks ranks = makeRanks(2);
+  // Declared first: it must outlive the transfers still pending at the end.
   std::vector<uint8_t> out(5000, 1), in(3000);
+  Ranks ranks = makeRanks(2);
   auto send = ranks.transports[0]->link(1)->send(out.data(), out.size());
   auto recv = ranks.transports[1]->link(0)->recv(in.data(), in.size());
   Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
@@ -484,8 +489,9 @@ TEST(TcpLink, MismatchedSizesAreReported) {
 }
 
 TEST(TcpLink, WaitTimesOut) {
-  Ranks ranks = makeRanks(2);
+  // Declared first: it must outlive the transfers still pending at the end.
   std::vector<uint8_t> buffer(8);
+  Ranks ranks = makeRanks(2);
   auto request = ranks.transports[0]->link(1)->recv(buffer.data(), 8);
   auto start = Clock::now();
   Error e = expectError([&] { request->wait(AbortSignal(), 0.1); });
@@ -514,8 +520,9 @@ TEST(TcpLink, AskingForAMissingLinkIsAnError) {
             ncclInvalidArgument);
   std::vector<uint8_t> out = makePayload(2, 0, 0, 777), in(777);
   auto recv = ranks.transports[0]->link(2)->recv(in.data(), in.size());
-  ranks.transports[2]->link(0)->send(out.data(), out.size());
+  auto send = ranks.transports[2]->link(0)->send(out.data(), out.size());
   recv->wait(AbortSignal(), kWaitSeconds);
+  send->wait(AbortSignal(), kWaitSeconds);
   EXPECT_EQ(in, out);
 }
 

@@ -144,7 +144,8 @@ class HelloCollector {
     if (hello->toRank != static_cast<uint32_t>(plan_.rank))
       return format("hello is addressed to rank %u", hello->toRank);
     auto it = out_->find(static_cast<int>(hello->fromRank));
-    if (it == out_->end())
+    if (it == out_->end() ||
+        hello->fromRank >= static_cast<uint32_t>(plan_.rank))
       return format("rank %u is not a peer of this rank's tcp links",
                     hello->fromRank);
     if (hello->socketsPerLink != static_cast<uint32_t>(plan_.socketsPerLink) ||

@@ -52,6 +52,9 @@ class TcpEngine {
   void wake();
   void adoptPosted();
   void dispatch(uint64_t token, uint32_t events);
+  // Moves data on socket `s` of channel `c` for `events` (epoll's); a
+  // failure breaks the channel.
+  void progress(size_t c, size_t s, uint32_t events);
   void updateInterest();
   void setInterest(size_t channel, size_t socket, uint32_t events);
   // Ends every transfer, now and later, with `reason`.

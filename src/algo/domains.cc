@@ -1,4 +1,4 @@
-#include "core/domains.h"
+#include "algo/domains.h"
 
 #include <cstdlib>
 #include <tuple>
@@ -52,10 +52,10 @@ int domainLabelFromSpec(const std::string& spec, int rank, int nranks) {
   return values[rank];
 }
 
-DomainMap::DomainMap(const std::vector<PeerInfo>& peers)
+DomainMap::DomainMap(const std::vector<RankPlacement>& peers)
     : domainOf_(peers.size()), localRank_(peers.size()) {
   // The identity of a rank's domain.
-  auto keyOf = [](const PeerInfo& peer) {
+  auto keyOf = [](const RankPlacement& peer) {
     bool byHost = peer.runtime == static_cast<int>(RuntimeKind::Host) ||
                   peer.domainLabel == kDomainPerHost;
     return std::make_tuple(peer.runtime, peer.domainLabel,

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/peer_info.h"
+#include <cstdint>
 
 namespace hetccl {
 
@@ -24,9 +24,16 @@ constexpr int kNoDomainLabel = -1;
 constexpr int kDomainPerHost = -2;
 int domainLabelFromSpec(const std::string& spec, int rank, int nranks);
 
+// Where a rank runs, as far as domains are concerned.
+struct RankPlacement {
+  int runtime;      // RuntimeKind
+  int domainLabel;  // from domainLabelFromSpec
+  uint64_t hostId;  // equal for ranks that share a host
+};
+
 class DomainMap {
  public:
-  explicit DomainMap(const std::vector<PeerInfo>& peers);
+  explicit DomainMap(const std::vector<RankPlacement>& ranks);
 
   int count() const { return static_cast<int>(members_.size()); }
   int domainOf(int rank) const { return domainOf_[rank]; }

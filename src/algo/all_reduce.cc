@@ -1,0 +1,196 @@
+// All-reduce across domains, chunk by chunk:
+//   1. inside each domain, a reduce-scatter leaves each rank owning the
+//      domain's partial sum of its range (ownership.h);
+//   2. across domains, the owners of each piece send their partials to
+//      the piece's reducer, which combines them in domain order (so every
+//      rank gets bitwise the same result) and sends the result back;
+//   3. inside each domain, an all-gather spreads the owned ranges.
+// Step 2 of one chunk is in flight while step 1 of the next one runs.
+// Each domain moves about 2(D-1)/D of the buffer across domains, spread
+// over its ranks by the ownership of the pieces.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "algo/ownership.h"
+#include "algo/plan_context.h"
+#include "runtime/host/host_reduce.h"
+#include "util/dtype.h"
+
+namespace hetccl {
+namespace {
+
+using Requests = std::vector<std::shared_ptr<TransferRequest>>;
+
+// The cross-domain exchange of one chunk, started and then finished.
+struct ChunkExchange {
+  size_t offset = 0;  // first element of the chunk
+  size_t count = 0;
+  std::vector<Piece> pieces;
+  Requests partials;  // partials arriving at a reducer, piece by piece
+  Requests others;    // everything else: sends, results arriving
+  char* scratch = nullptr;
+};
+
+Op domainOp(OpKind kind, const Op& user, const void* send, void* recv,
+            size_t count, int root = 0) {
+  Op op = user;
+  op.kind = kind;
+  op.sendbuff = send;
+  op.recvbuff = recv;
+  op.count = count;
+  op.root = root;
+  op.reduce.average = false;  // divided once, by the cross-domain reducer
+  return op;
+}
+
+// Step 1: the domain's partial sums of this rank's owned range, in recvbuff.
+void reduceInDomain(const PlanContext& ctx, const Op& op, size_t offset,
+                    size_t n) {
+  size_t elt = dtypeSize(op.dtype);
+  auto* send = static_cast<const char*>(op.sendbuff) + offset * elt;
+  auto* recv = static_cast<char*>(op.recvbuff) + offset * elt;
+  int size = ctx.domainSize();
+  if (size == 1) {
+    ctx.inDomain(domainOp(OpKind::AllReduce, op, send, recv, n));
+    return;
+  }
+  size_t base = n / size;
+  if (base > 0)
+    ctx.inDomain(domainOp(OpKind::ReduceScatter, op, send,
+                          recv + ctx.localRank() * base * elt, base));
+  size_t tail = n - base * size;
+  if (tail > 0)
+    ctx.inDomain(domainOp(OpKind::AllReduce, op, send + base * size * elt,
+                          recv + base * size * elt, tail));
+}
+
+// Step 3: every rank of the domain gets every owned range.
+void gatherInDomain(const PlanContext& ctx, const Op& op, size_t offset,
+                    size_t n) {
+  int size = ctx.domainSize();
+  if (size == 1) return;
+  size_t elt = dtypeSize(op.dtype);
+  auto* recv = static_cast<char*>(op.recvbuff) + offset * elt;
+  size_t base = n / size;
+  if (base > 0)
+    ctx.inDomain(domainOp(OpKind::AllGather, op,
+                          recv + ctx.localRank() * base * elt, recv, base));
+  size_t tail = n - base * size;
+  if (tail > 0)
+    ctx.inDomain(domainOp(OpKind::Broadcast, op, recv + base * size * elt,
+                          recv + base * size * elt, tail, size - 1));
+}
+
+// Step 2, first half: post the partials. On every link, both sides post
+// in the same order (partials of chunk c, of chunk c+1, then the results
+// of chunk c, ...), which is how transfers are matched.
+void startExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
+  size_t elt = dtypeSize(op.dtype);
+  int domains = ctx.domains->count();
+  auto* recv = static_cast<char*>(op.recvbuff) + x.offset * elt;
+  char* scratch = x.scratch;
+  for (const Piece& piece : x.pieces) {
+    if (piece.owners[ctx.domain()] != ctx.rank) continue;
+    size_t bytes = piece.range.size() * elt;
+    if (piece.reducerDomain == ctx.domain()) {
+      for (int d = 0; d < domains; ++d) {
+        if (d == ctx.domain()) continue;
+        x.partials.push_back(ctx.linkTo(piece.owners[d]).recv(scratch, bytes));
+        scratch += bytes;
+      }
+    } else {
+      Link& reducer = ctx.linkTo(piece.owners[piece.reducerDomain]);
+      x.others.push_back(reducer.send(recv + piece.range.begin * elt, bytes));
+    }
+  }
+}
+
+// Step 2, second half: post the receipt of results, combine the partials
+// of the pieces this rank reduces, send their results, and wait for all.
+void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
+  size_t elt = dtypeSize(op.dtype);
+  int domains = ctx.domains->count();
+  auto* recv = static_cast<char*>(op.recvbuff) + x.offset * elt;
+  for (const Piece& piece : x.pieces) {
+    if (piece.owners[ctx.domain()] != ctx.rank ||
+        piece.reducerDomain == ctx.domain())
+      continue;
+    Link& reducer = ctx.linkTo(piece.owners[piece.reducerDomain]);
+    x.others.push_back(reducer.recv(recv + piece.range.begin * elt,
+                                    piece.range.size() * elt));
+  }
+  Reduction reduction{op.dtype, op.reduce.base};
+  reduction.divisor = static_cast<uint64_t>(ctx.nranks);
+  std::vector<const void*> sources(domains);
+  const char* scratch = x.scratch;
+  size_t next = 0;
+  for (const Piece& piece : x.pieces) {
+    if (piece.owners[ctx.domain()] != ctx.rank ||
+        piece.reducerDomain != ctx.domain())
+      continue;
+    char* mine = recv + piece.range.begin * elt;
+    size_t bytes = piece.range.size() * elt;
+    for (int d = 0; d < domains; ++d) {
+      if (d == ctx.domain()) {
+        sources[d] = mine;
+        continue;
+      }
+      ctx.wait(*x.partials[next++]);
+      sources[d] = scratch;
+      scratch += bytes;
+    }
+    hostReduce(mine, sources.data(), domains, piece.range.size(), reduction,
+               false, op.reduce.average);
+    for (int d = 0; d < domains; ++d)
+      if (d != ctx.domain())
+        x.others.push_back(ctx.linkTo(piece.owners[d]).send(mine, bytes));
+  }
+  for (auto& request : x.others) ctx.wait(*request);
+}
+
+// Scratch for the partials one chunk's pieces bring to this rank.
+size_t scratchFor(const PlanContext& ctx, const std::vector<Piece>& pieces,
+                  size_t elt) {
+  size_t bytes = 0;
+  for (const Piece& piece : pieces)
+    if (piece.owners[ctx.domain()] == ctx.rank &&
+        piece.reducerDomain == ctx.domain())
+      bytes += piece.range.size() * elt * (ctx.domains->count() - 1);
+  return bytes;
+}
+
+}  // namespace
+
+void allReducePlan(const PlanContext& ctx, const Op& op) {
+  size_t elt = dtypeSize(op.dtype);
+  size_t perChunk = std::max<size_t>(1, ctx.chunkBytes / elt);
+  size_t chunks = (op.count + perChunk - 1) / perChunk;
+  // Two chunks are in flight: each gets its own half of the scratch.
+  size_t half = 0;
+  for (size_t c = 0; c < std::min<size_t>(chunks, 2); ++c) {
+    size_t n = std::min(perChunk, op.count - c * perChunk);
+    half = std::max(half, scratchFor(ctx, crossDomainPieces(n, *ctx.domains), elt));
+  }
+  char* scratch = ctx.scratchBytes(2 * half);
+  std::unique_ptr<ChunkExchange> inFlight;
+  for (size_t c = 0; c <= chunks; ++c) {
+    std::unique_ptr<ChunkExchange> started;
+    if (c < chunks) {
+      started = std::make_unique<ChunkExchange>();
+      started->offset = c * perChunk;
+      started->count = std::min(perChunk, op.count - started->offset);
+      started->pieces = crossDomainPieces(started->count, *ctx.domains);
+      started->scratch = scratch + (c % 2) * half;
+      reduceInDomain(ctx, op, started->offset, started->count);
+      startExchange(ctx, op, *started);
+    }
+    if (inFlight) {
+      finishExchange(ctx, op, *inFlight);
+      gatherInDomain(ctx, op, inFlight->offset, inFlight->count);
+    }
+    inFlight = std::move(started);
+  }
+}
+
+}  // namespace hetccl

@@ -1,0 +1,68 @@
+// Runs the operations of a communicator whose ranks belong to several
+// domains: each op becomes a plan of steps inside this rank's domain (on
+// the domain's vendor communicator) and steps across domains (over shm
+// links to ranks on this host, tcp links to ranks elsewhere).
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "algo/domains.h"
+#include "algo/plan_context.h"
+#include "util/oob.h"
+
+namespace hetccl {
+
+class ShmTransport;
+class TcpTransport;
+
+class HeteroExecutor : public VendorComm,
+                       public std::enable_shared_from_this<HeteroExecutor> {
+ public:
+  // Collective over `oob` (the whole communicator). `placements` say
+  // where every rank runs; `domainComm` is this rank's domain
+  // communicator.
+  static std::shared_ptr<HeteroExecutor> create(
+      Oob& oob, const std::vector<RankPlacement>& placements,
+      std::shared_ptr<VendorComm> domainComm,
+      std::shared_ptr<AbortSignal> abort,
+      std::shared_ptr<const AbortSignal> peerLoss);
+  ~HeteroExecutor() override;
+
+  void launch(const std::vector<Op>& ops, StreamHandle stream) override;
+  bool drain(double timeoutSeconds) override;
+
+  const DomainMap& domains() const { return domains_; }
+  // Payload bytes this rank moved across domains so far.
+  size_t bytesSent() const;
+  size_t bytesReceived() const;
+
+ private:
+  HeteroExecutor(Oob& oob, const std::vector<RankPlacement>& placements,
+                 std::shared_ptr<VendorComm> domainComm,
+                 std::shared_ptr<AbortSignal> abort,
+                 std::shared_ptr<const AbortSignal> peerLoss);
+  void execute(const std::vector<Op>& ops);
+  void runPlan(const Op& op);
+  Link& linkTo(int peer) const;
+
+  int rank_;
+  int nranks_;
+  DomainMap domains_;
+  std::shared_ptr<VendorComm> domainComm_;
+  std::shared_ptr<AbortSignal> abort_;
+  std::unique_ptr<ShmTransport> shm_;
+  std::unique_ptr<TcpTransport> tcp_;
+  std::map<int, std::shared_ptr<Link>> links_;
+  PlanContext context_;
+  std::vector<char> scratch_;
+  std::mutex planMutex_;  // one plan at a time
+  std::mutex inflightMutex_;
+  std::condition_variable idle_;
+  int inflight_ = 0;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,38 @@
+#include "algo/ownership.h"
+
+#include <algorithm>
+
+namespace hetccl {
+
+ElementRange ownedRange(size_t n, int domainSize, int localRank) {
+  size_t base = n / static_cast<size_t>(domainSize);
+  size_t begin = base * static_cast<size_t>(localRank);
+  size_t end = localRank == domainSize - 1 ? n : begin + base;
+  return {begin, end};
+}
+
+std::vector<Piece> crossDomainPieces(size_t n, const DomainMap& domains) {
+  std::vector<size_t> cuts = {0, n};
+  for (int d = 0; d < domains.count(); ++d) {
+    int size = static_cast<int>(domains.members(d).size());
+    for (int i = 1; i < size; ++i) cuts.push_back(ownedRange(n, size, i).begin);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<Piece> pieces;
+  for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+    Piece piece{{cuts[c], cuts[c + 1]}, {}, 0};
+    for (int d = 0; d < domains.count(); ++d) {
+      const std::vector<int>& members = domains.members(d);
+      int size = static_cast<int>(members.size());
+      int owner = 0;
+      while (ownedRange(n, size, owner).end <= piece.range.begin) ++owner;
+      piece.owners.push_back(members[owner]);
+    }
+    piece.reducerDomain = static_cast<int>(pieces.size() % domains.count());
+    pieces.push_back(piece);
+  }
+  return pieces;
+}
+
+}  // namespace hetccl

@@ -1,0 +1,64 @@
+// What a heterogeneous plan works with: the communicator's domains, this
+// rank's domain communicator (for the steps inside the domain), the links
+// to ranks of other domains (for the steps across), and scratch memory.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "algo/domains.h"
+#include "transport/link.h"
+#include "util/abort_signal.h"
+#include "vendor/vendor_comm.h"
+
+namespace hetccl {
+
+struct PlanContext {
+  int rank = 0;
+  int nranks = 0;
+  const DomainMap* domains = nullptr;
+  VendorComm* domainComm = nullptr;
+  // Where the domain steps go; NULL runs them before the call returns,
+  // which is what a plan already running on a host stream needs.
+  StreamHandle domainStream = nullptr;
+  std::function<Link&(int peer)> linkTo;
+  const AbortSignal* abort = nullptr;
+  double timeoutSeconds = 0;
+  size_t chunkBytes = 0;  // elements per pipeline step = chunkBytes / elt
+  std::vector<char>* scratch = nullptr;
+
+  int domain() const { return domains->domainOf(rank); }
+  int domainSize() const {
+    return static_cast<int>(domains->members(domain()).size());
+  }
+  int localRank() const { return domains->localRank(rank); }
+  // Runs one op on this rank's domain communicator; ranks in the op
+  // (root, peer) are local ranks of the domain.
+  void inDomain(const Op& op) const { domainComm->launch({op}, domainStream); }
+  // Runs ops as one group on the domain communicator.
+  void inDomain(const std::vector<Op>& ops) const {
+    domainComm->launch(ops, domainStream);
+  }
+  void wait(TransferRequest& request) const {
+    request.wait(*abort, timeoutSeconds);
+  }
+  char* scratchBytes(size_t bytes) const {
+    if (scratch->size() < bytes) scratch->resize(bytes);
+    return scratch->data();
+  }
+};
+
+// Plans, one per collective.
+void allReducePlan(const PlanContext& context, const Op& op);
+void allGatherPlan(const PlanContext& context, const Op& op);
+void broadcastPlan(const PlanContext& context, const Op& op);
+void reducePlan(const PlanContext& context, const Op& op);
+void reduceScatterPlan(const PlanContext& context, const Op& op);
+void allToAllPlan(const PlanContext& context, const Op& op);
+void gatherPlan(const PlanContext& context, const Op& op);
+void scatterPlan(const PlanContext& context, const Op& op);
+// The point-to-point ops of one group (peers are global ranks).
+void sendRecvPlan(const PlanContext& context, const std::vector<Op>& ops);
+
+}  // namespace hetccl

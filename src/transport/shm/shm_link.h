@@ -1,0 +1,54 @@
+// The Link and the requests that users of the shm transport hold. Both
+// keep the transport's engine (and so the shared mappings) alive: a link or
+// request that outlives its transport stays safe to use.
+#pragma once
+
+#include <memory>
+
+#include "transport/link.h"
+#include "transport/shm/shm_link_engine.h"
+#include "transport/shm/shm_transfer.h"
+
+namespace hetccl {
+
+class ShmRequest : public TransferRequest {
+ public:
+  ShmRequest(int peer, std::shared_ptr<ShmLinkEngine> engine,
+             std::shared_ptr<ShmTransfer> transfer)
+      : peer_(peer),
+        engine_(std::move(engine)),
+        transfer_(std::move(transfer)) {}
+
+  bool done() override { return engine_->done(*transfer_); }
+  void wait(const AbortSignal& abort, double timeoutSeconds) override {
+    engine_->wait(*transfer_, abort, timeoutSeconds, peer_);
+  }
+
+ private:
+  const int peer_;
+  const std::shared_ptr<ShmLinkEngine> engine_;
+  const std::shared_ptr<ShmTransfer> transfer_;
+};
+
+class ShmLink : public Link {
+ public:
+  // `index` is the link's place in the engine's rings.
+  ShmLink(int peer, size_t index, std::shared_ptr<ShmLinkEngine> engine)
+      : peer_(peer), index_(index), engine_(std::move(engine)) {}
+
+  int peer() const override { return peer_; }
+  std::shared_ptr<TransferRequest> send(const void* data,
+                                        size_t bytes) override;
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
+  size_t bytesSent() const override { return engine_->bytesSent(index_); }
+  size_t bytesReceived() const override {
+    return engine_->bytesReceived(index_);
+  }
+
+ private:
+  const int peer_;
+  const size_t index_;
+  const std::shared_ptr<ShmLinkEngine> engine_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,94 @@
+#include "transport/shm/shm_link_engine.h"
+
+#include "vendor/host/spin_wait.h"
+
+namespace hetccl {
+namespace {
+
+// Throws if `signal` is raised, naming the transfer that was pending.
+void throwIfStopped(const AbortSignal& signal, const ShmTransfer& transfer,
+                    const char* what) {
+  if (!signal.raised()) return;
+  ncclResult_t code = signal.code();
+  fail(code == ncclSuccess ? ncclSystemError : code,
+       "%s while waiting for %s: %s", what, transfer.description().c_str(),
+       signal.reason().c_str());
+}
+
+}  // namespace
+
+ShmLinkEngine::ShmLinkEngine(int rank, std::vector<ShmSegment> segments,
+                             const std::vector<ShmPeerRings>& rings,
+                             std::shared_ptr<AbortSignal> abort,
+                             std::shared_ptr<const AbortSignal> peerLoss)
+    : segments_(std::move(segments)),
+      abort_(std::move(abort)),
+      peerLoss_(std::move(peerLoss)) {
+  for (const ShmPeerRings& r : rings) {
+    senders_.push_back(std::make_unique<ShmRingSender>(rank, r.peer, r.outgoing,
+                                                       r.incoming.control()));
+    receivers_.push_back(std::make_unique<ShmRingReceiver>(
+        rank, r.peer, r.incoming, r.outgoing.control()));
+  }
+}
+
+std::shared_ptr<ShmTransfer> ShmLinkEngine::postSend(size_t link,
+                                                     const void* data,
+                                                     size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto transfer = senders_[link]->post(data, bytes);
+  progressAllLocked();
+  return transfer;
+}
+
+std::shared_ptr<ShmTransfer> ShmLinkEngine::postRecv(size_t link, void* data,
+                                                     size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto transfer = receivers_[link]->post(data, bytes);
+  progressAllLocked();
+  return transfer;
+}
+
+bool ShmLinkEngine::done(const ShmTransfer& transfer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  progressAllLocked();
+  if (transfer.done()) return true;
+  transfer.throwIfFailed();
+  throwIfStopped(*abort_, transfer, "aborted");
+  throwIfStopped(*peerLoss_, transfer, "lost a peer");
+  return false;
+}
+
+void ShmLinkEngine::wait(const ShmTransfer& transfer,
+                         const AbortSignal& callerAbort, double timeoutSeconds,
+                         int peer) {
+  // A timeout raises the transport's abort, as every timed-out wait of the
+  // library does: transfers cut off midway leave the links unusable.
+  SpinWait backOff(*abort_, *peerLoss_, timeoutSeconds, "shm link", peer);
+  while (!done(transfer)) {
+    throwIfStopped(callerAbort, transfer, "aborted");
+    try {
+      backOff.pause();
+    } catch (const Error& e) {
+      // A timeout, or a signal raised since done() looked: name the
+      // transfer, as done() does.
+      fail(e.code(), "gave up waiting for %s: %s",
+           transfer.description().c_str(), e.what());
+    }
+  }
+}
+
+void ShmLinkEngine::progressAllLocked() {
+  // Passes until nothing moves: a pass can free slots that the next pass
+  // (or the peer, meanwhile) fills.
+  bool progressed = true;
+  while (progressed) {
+    progressed = false;
+    for (size_t i = 0; i < senders_.size(); ++i) {
+      progressed |= senders_[i]->progress();
+      progressed |= receivers_[i]->progress();
+    }
+  }
+}
+
+}  // namespace hetccl

@@ -1,0 +1,73 @@
+// The shared progress of every link of one shm transport. There is no
+// progress thread (cores are scarce, and ranks often outnumber them):
+// whoever asks whether a transfer is done, or waits for one, moves every
+// pending transfer of every link as far as it can, under one mutex; so does
+// posting a transfer, so that a message that fits in the ring leaves at
+// once even if its sender looks away before waiting for it. So two
+// ranks that each post a send larger than a ring and then a receive, and
+// wait on the send, drain each other's rings and both finish.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "transport/shm/shm_link_layout.h"
+#include "transport/shm/shm_ring_receiver.h"
+#include "transport/shm/shm_ring_sender.h"
+#include "transport/shm/shm_segment.h"
+#include "transport/shm/shm_transfer.h"
+#include "util/abort_signal.h"
+
+namespace hetccl {
+
+// The two rings of this rank's link to `peer`.
+struct ShmPeerRings {
+  int peer;
+  ShmRingView outgoing;  // this rank's region for the peer
+  ShmRingView incoming;  // the peer's region for this rank
+};
+
+class ShmLinkEngine {
+ public:
+  // Keeps `segments` mapped for as long as the engine lives. `abort` ends
+  // every wait; `peerLoss` ends the waits of transfers that are stuck.
+  ShmLinkEngine(int rank, std::vector<ShmSegment> segments,
+                const std::vector<ShmPeerRings>& rings,
+                std::shared_ptr<AbortSignal> abort,
+                std::shared_ptr<const AbortSignal> peerLoss);
+  ShmLinkEngine(const ShmLinkEngine&) = delete;
+  ShmLinkEngine& operator=(const ShmLinkEngine&) = delete;
+
+  // Queue a transfer and progress everything. `link` indexes the rings
+  // given to the constructor.
+  std::shared_ptr<ShmTransfer> postSend(size_t link, const void* data,
+                                        size_t bytes);
+  std::shared_ptr<ShmTransfer> postRecv(size_t link, void* data, size_t bytes);
+
+  // Progresses everything, then: true if `transfer` is complete; throws
+  // if it failed, or if it is pending and the transport was aborted or a
+  // peer was lost.
+  bool done(const ShmTransfer& transfer);
+  // Alternates done() with back-off pauses. Also ends on `callerAbort`, and
+  // after `timeoutSeconds` (> 0) by raising the transport's abort.
+  void wait(const ShmTransfer& transfer, const AbortSignal& callerAbort,
+            double timeoutSeconds, int peer);
+
+  size_t bytesSent(size_t link) const { return senders_[link]->bytesSent(); }
+  size_t bytesReceived(size_t link) const {
+    return receivers_[link]->bytesReceived();
+  }
+
+ private:
+  void progressAllLocked();
+
+  std::mutex mutex_;
+  std::vector<ShmSegment> segments_;
+  std::vector<std::unique_ptr<ShmRingSender>> senders_;
+  std::vector<std::unique_ptr<ShmRingReceiver>> receivers_;
+  const std::shared_ptr<AbortSignal> abort_;
+  const std::shared_ptr<const AbortSignal> peerLoss_;
+};
+
+}  // namespace hetccl

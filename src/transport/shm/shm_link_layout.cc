@@ -1,0 +1,175 @@
+#include "transport/shm/shm_link_layout.h"
+
+#include <algorithm>
+
+#include "util/env.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+constexpr uint64_t kMagic = 0x4b4e494c4d485348ull;  // "HSHMLINK"
+constexpr uint32_t kVersion = 1;
+constexpr size_t kPage = 4096;
+constexpr size_t kMinSlots = 1;
+constexpr size_t kMaxSlots = 1024;
+constexpr size_t kMinChunkBytes = 4096;
+constexpr size_t kMaxChunkBytes = size_t{1} << 30;
+
+struct SegmentHeader {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t peerCount;
+  uint64_t slots;
+  uint64_t chunkBytes;
+  uint64_t regionBytes;
+};
+
+struct PeerEntry {
+  int32_t rank;
+  uint32_t reserved;
+  uint64_t regionOffset;
+};
+
+size_t roundUp(size_t value, size_t align) {
+  return (value + align - 1) / align * align;
+}
+
+// Regions start on a page after the header and the table.
+size_t firstRegionOffset(size_t peerCount) {
+  return roundUp(sizeof(SegmentHeader) + peerCount * sizeof(PeerEntry), kPage);
+}
+
+SegmentHeader& headerOf(void* base) {
+  return *static_cast<SegmentHeader*>(base);
+}
+
+PeerEntry* tableOf(void* base) {
+  return reinterpret_cast<PeerEntry*>(static_cast<char*>(base) +
+                                      sizeof(SegmentHeader));
+}
+
+// Clamps an environment value into [low, high], warning when it had to.
+size_t clampedEnv(const char* name, int64_t defaultValue, size_t low,
+                  size_t high) {
+  int64_t value = envInt(name, defaultValue);
+  int64_t clamped = std::clamp<int64_t>(value, static_cast<int64_t>(low),
+                                        static_cast<int64_t>(high));
+  if (clamped != value)
+    LOG_WARN(kLogShm, "%s=%lld is out of range [%zu, %zu]; using %lld", name,
+             static_cast<long long>(value), low, high,
+             static_cast<long long>(clamped));
+  return static_cast<size_t>(clamped);
+}
+
+}  // namespace
+
+ShmLinkSettings ShmLinkSettings::fromEnv() {
+  ShmLinkSettings s;
+  s.slots = clampedEnv("HETCCL_SHM_LINK_SLOTS", static_cast<int64_t>(s.slots),
+                       kMinSlots, kMaxSlots);
+  s.chunkBytes = roundUp(
+      clampedEnv("HETCCL_SHM_LINK_CHUNK", static_cast<int64_t>(s.chunkBytes),
+                 kMinChunkBytes, kMaxChunkBytes),
+      64);
+  return s;
+}
+
+ShmRingView::ShmRingView(char* region, size_t slots, size_t chunkBytes)
+    : region_(region), slots_(slots), chunkBytes_(chunkBytes) {}
+
+size_t ShmRingView::regionBytes(size_t slots, size_t chunkBytes) {
+  return roundUp(
+      sizeof(ShmLinkControl) + slots * (sizeof(ShmSlotHeader) + chunkBytes),
+      kPage);
+}
+
+char* ShmRingView::slot(uint64_t chunk) const {
+  size_t stride = sizeof(ShmSlotHeader) + chunkBytes_;
+  return region_ + sizeof(ShmLinkControl) + (chunk % slots_) * stride;
+}
+
+namespace shm_layout {
+
+size_t segmentBytes(const ShmLinkSettings& settings, size_t peerCount) {
+  return firstRegionOffset(peerCount) +
+         peerCount *
+             ShmRingView::regionBytes(settings.slots, settings.chunkBytes);
+}
+
+void format(void* base, size_t bytes, const ShmLinkSettings& settings,
+            const std::vector<int>& peers) {
+  HETCCL_CHECK_ARG(settings.slots >= kMinSlots && settings.slots <= kMaxSlots,
+                   "shm link: %zu slots per ring (%zu..%zu)", settings.slots,
+                   kMinSlots, kMaxSlots);
+  HETCCL_CHECK_ARG(settings.chunkBytes >= kMinChunkBytes &&
+                       settings.chunkBytes <= kMaxChunkBytes &&
+                       settings.chunkBytes % 64 == 0,
+                   "shm link: %zu-byte slots (a multiple of 64, %zu..%zu)",
+                   settings.chunkBytes, kMinChunkBytes, kMaxChunkBytes);
+  if (bytes < segmentBytes(settings, peers.size()))
+    fail(ncclInternalError, "shm link segment of %zu bytes is too small",
+         bytes);
+  SegmentHeader& header = headerOf(base);
+  header.version = kVersion;
+  header.peerCount = static_cast<uint32_t>(peers.size());
+  header.slots = settings.slots;
+  header.chunkBytes = settings.chunkBytes;
+  header.regionBytes =
+      ShmRingView::regionBytes(settings.slots, settings.chunkBytes);
+  PeerEntry* table = tableOf(base);
+  for (size_t i = 0; i < peers.size(); ++i) {
+    table[i].rank = peers[i];
+    table[i].regionOffset =
+        firstRegionOffset(peers.size()) + i * header.regionBytes;
+  }
+  // Written last: a reader that sees the magic sees a complete table.
+  std::atomic_thread_fence(std::memory_order_release);
+  header.magic = kMagic;
+}
+
+ShmRingView ownRegion(void* base, int peer) {
+  const SegmentHeader& header = headerOf(base);
+  const PeerEntry* table = tableOf(base);
+  for (uint32_t i = 0; i < header.peerCount; ++i)
+    if (table[i].rank == peer)
+      return ShmRingView(static_cast<char*>(base) + table[i].regionOffset,
+                         header.slots, header.chunkBytes);
+  fail(ncclInternalError, "shm link segment has no region for rank %d", peer);
+}
+
+ShmRingView regionFor(void* base, size_t bytes, int reader, int owner) {
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const SegmentHeader& header = headerOf(base);
+  bool wellFormed = bytes >= sizeof(SegmentHeader) && header.magic == kMagic &&
+                    header.version == kVersion && header.slots >= kMinSlots &&
+                    header.slots <= kMaxSlots &&
+                    header.chunkBytes >= kMinChunkBytes &&
+                    header.chunkBytes <= kMaxChunkBytes &&
+                    firstRegionOffset(header.peerCount) <= bytes &&
+                    header.regionBytes == ShmRingView::regionBytes(
+                                              header.slots, header.chunkBytes);
+  if (!wellFormed)
+    fail(ncclInternalError,
+         "the shm link segment of rank %d is not well formed", owner);
+  const PeerEntry* table = tableOf(base);
+  for (uint32_t i = 0; i < header.peerCount; ++i) {
+    if (table[i].rank != reader) continue;
+    if (table[i].regionOffset > bytes ||
+        bytes - table[i].regionOffset < header.regionBytes)
+      fail(ncclInternalError,
+           "the shm link segment of rank %d places rank %d's region "
+           "outside the segment",
+           owner, reader);
+    return ShmRingView(static_cast<char*>(base) + table[i].regionOffset,
+                       header.slots, header.chunkBytes);
+  }
+  fail(ncclInvalidUsage,
+       "shm transport: rank %d links to rank %d, but rank %d does not link "
+       "back (peer lists must be symmetric)",
+       reader, owner, owner);
+}
+
+}  // namespace shm_layout
+}  // namespace hetccl

@@ -1,0 +1,115 @@
+// The format of a shm-transport segment. Each rank creates one segment
+// holding, for every peer it links to, a region with the ring of slots it
+// sends through and the counters it writes. A rank writes only into its
+// own segment; its peers read it. The segment describes itself (a header
+// and a table of regions by peer rank), so a peer needs only its name and
+// size, and each sender may choose its own ring geometry: both ends of a
+// direction use the geometry stored in the sender's segment.
+//
+//   header | peer table | region(peer a) | region(peer b) | ...
+//   region: control (counters, mismatch report) | slot 0 | slot 1 | ...
+//   slot:   slot header (message sequence, message bytes) | chunk bytes
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace hetccl {
+
+// Tunables of one sender's rings, from the environment.
+struct ShmLinkSettings {
+  // HETCCL_SHM_LINK_SLOTS: slots per ring (1..1024).
+  size_t slots = 4;
+  // HETCCL_SHM_LINK_CHUNK: bytes per slot (4 KiB..1 GiB, rounded up to 64).
+  size_t chunkBytes = size_t{1} << 20;
+
+  static ShmLinkSettings fromEnv();
+};
+
+// A monotonic counter in shared memory, alone on its cache line so that
+// the writer and the reader of neighbouring counters do not contend. It is
+// never reset, so a stale value can never be mistaken for a new one.
+struct alignas(64) ShmCounter {
+  std::atomic<uint64_t> value{0};
+
+  void post(uint64_t v) { value.store(v, std::memory_order_release); }
+  uint64_t load() const { return value.load(std::memory_order_acquire); }
+};
+static_assert(sizeof(ShmCounter) == 64, "one counter per cache line");
+static_assert(std::atomic<uint64_t>::is_always_lock_free,
+              "counters are shared between processes");
+
+// The counters a rank writes about its link to one peer.
+struct ShmLinkControl {
+  // Chunks the owner has put into this region's ring.
+  ShmCounter sent;
+  // Chunks the owner has consumed from the peer's ring to it.
+  ShmCounter consumed;
+  // 0, or 1 + the sequence number of a message from the peer whose size
+  // did not match the owner's receive; the two sizes are stored first.
+  ShmCounter mismatch;
+  struct alignas(64) {
+    uint64_t postedBytes;  // the owner's receive
+    uint64_t sentBytes;    // the peer's message
+  } mismatchSizes;
+};
+
+// Precedes every chunk: which message the chunk belongs to, and how long
+// that whole message is, so that a receiver can check the sizes agree.
+struct alignas(64) ShmSlotHeader {
+  uint64_t sequence;
+  uint64_t messageBytes;
+};
+
+// One ring as seen by either end: the sender's region for its peer.
+class ShmRingView {
+ public:
+  ShmRingView() = default;
+  ShmRingView(char* region, size_t slots, size_t chunkBytes);
+
+  ShmLinkControl& control() const {
+    return *reinterpret_cast<ShmLinkControl*>(region_);
+  }
+  size_t slots() const { return slots_; }
+  size_t chunkBytes() const { return chunkBytes_; }
+  // The slot that carries chunk number `chunk` (counted from 0).
+  ShmSlotHeader& header(uint64_t chunk) const {
+    return *reinterpret_cast<ShmSlotHeader*>(slot(chunk));
+  }
+  char* data(uint64_t chunk) const {
+    return slot(chunk) + sizeof(ShmSlotHeader);
+  }
+
+  // Bytes of a region with this geometry.
+  static size_t regionBytes(size_t slots, size_t chunkBytes);
+
+ private:
+  char* slot(uint64_t chunk) const;
+
+  char* region_ = nullptr;
+  size_t slots_ = 0;
+  size_t chunkBytes_ = 0;
+};
+
+namespace shm_layout {
+
+// Bytes of a segment with one region per peer.
+size_t segmentBytes(const ShmLinkSettings& settings, size_t peerCount);
+
+// Writes the header and the peer table into a fresh (zeroed) segment.
+void format(void* base, size_t bytes, const ShmLinkSettings& settings,
+            const std::vector<int>& peers);
+
+// The owner's region for `peer`, in a segment it formatted itself.
+ShmRingView ownRegion(void* base, int peer);
+
+// The region for rank `reader` in a peer's segment of `bytes`. Throws
+// ncclInvalidUsage if the owner does not link to `reader` (asymmetric
+// peer lists), ncclInternalError if the segment is not well formed.
+ShmRingView regionFor(void* base, size_t bytes, int reader, int owner);
+
+}  // namespace shm_layout
+
+}  // namespace hetccl

@@ -1,0 +1,93 @@
+#include "transport/shm/shm_ring_receiver.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace hetccl {
+
+ShmRingReceiver::ShmRingReceiver(int rank, int peer, ShmRingView ring,
+                                 ShmLinkControl& ownControl)
+    : rank_(rank), peer_(peer), ring_(ring), ownControl_(ownControl) {}
+
+std::shared_ptr<ShmTransfer> ShmRingReceiver::post(void* data, size_t bytes) {
+  auto transfer = std::make_shared<ShmTransfer>(
+      static_cast<char*>(data), bytes, nextSequence_++,
+      format("a %zu-byte receive from rank %d", bytes, peer_));
+  queue_.push_back(transfer);
+  return transfer;
+}
+
+bool ShmRingReceiver::progress() {
+  if (queue_.empty()) return false;
+  bool progressed = false;
+  while (!broken_ && !queue_.empty() &&
+         pullChunks(*queue_.front(), progressed)) {
+    queue_.front()->complete();
+    queue_.pop_front();
+    progressed = true;
+  }
+  if (broken_ && !queue_.empty()) {
+    failAll();
+    progressed = true;
+  }
+  return progressed;
+}
+
+bool ShmRingReceiver::pullChunks(ShmTransfer& transfer, bool& progressed) {
+  uint64_t filledUntil = ring_.control().sent.load();
+  while (transfer.remaining() > 0) {
+    if (chunksReceived_ >= filledUntil) {
+      filledUntil = ring_.control().sent.load();
+      if (chunksReceived_ >= filledUntil) return false;
+    }
+    const ShmSlotHeader& header = ring_.header(chunksReceived_);
+    if (header.sequence != transfer.sequence() ||
+        header.messageBytes != transfer.bytes()) {
+      reportMismatch(transfer, header);
+      return false;
+    }
+    size_t n = std::min(ring_.chunkBytes(), transfer.remaining());
+    std::memcpy(transfer.buffer() + transfer.moved(),
+                ring_.data(chunksReceived_), n);
+    transfer.advance(n);
+    // Release: the slot is read before the sender may overwrite it.
+    ownControl_.consumed.post(++chunksReceived_);
+    bytesReceived_.fetch_add(n, std::memory_order_relaxed);
+    progressed = true;
+  }
+  return true;
+}
+
+void ShmRingReceiver::reportMismatch(const ShmTransfer& transfer,
+                                     const ShmSlotHeader& header) {
+  uint64_t sequence = transfer.sequence();
+  uint64_t posted = transfer.bytes();
+  uint64_t sent = header.messageBytes;
+  if (header.sequence > transfer.sequence()) {
+    // The peer's messages up to this chunk's were empty (no chunks).
+    sent = 0;
+  } else if (header.sequence < transfer.sequence()) {
+    // This rank's receive of that message was empty and completed at
+    // once; the peer's message was not.
+    sequence = header.sequence;
+    posted = 0;
+  }
+  ownControl_.mismatchSizes.postedBytes = posted;
+  ownControl_.mismatchSizes.sentBytes = sent;
+  ownControl_.mismatch.post(sequence + 1);
+  broken_ = Error(
+      ncclInvalidUsage,
+      format("size mismatch on the shm link from rank %d to rank %d: for "
+             "message #%llu rank %d posted %llu bytes but the peer sent %llu; "
+             "sizes of matched sends and receives must agree",
+             peer_, rank_, static_cast<unsigned long long>(sequence), rank_,
+             static_cast<unsigned long long>(posted),
+             static_cast<unsigned long long>(sent)));
+}
+
+void ShmRingReceiver::failAll() {
+  for (auto& transfer : queue_) transfer->failWith(*broken_);
+  queue_.clear();
+}
+
+}  // namespace hetccl

@@ -1,0 +1,54 @@
+// The sending end of one direction of a shm link. Transfers queue in
+// posting order; progress() cuts the front one into chunks, writes each
+// into a free slot of this rank's ring (with a header naming the message
+// and its size) and posts the sent counter. A slot is free once the peer's
+// consumed counter shows it read the chunk that used the slot before. A
+// send is complete once its last chunk is in the ring: its buffer may be
+// reused.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include "transport/shm/shm_link_layout.h"
+#include "transport/shm/shm_transfer.h"
+
+namespace hetccl {
+
+class ShmRingSender {
+ public:
+  // `ring`: this rank's region for `peer` (slots and the sent counter).
+  // `peerControl`: the peer's counters about this direction (how far it
+  // consumed, and its report of a size mismatch).
+  ShmRingSender(int rank, int peer, ShmRingView ring,
+                ShmLinkControl& peerControl);
+
+  std::shared_ptr<ShmTransfer> post(const void* data, size_t bytes);
+  // Moves what it can without waiting; true if anything moved or ended.
+  bool progress();
+  size_t bytesSent() const {
+    return bytesSent_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  // Copies chunks of `transfer` while slots are free; true once all of it
+  // is in the ring.
+  bool pushChunks(ShmTransfer& transfer, bool& progressed);
+  // Breaks the direction if the peer reported a size mismatch.
+  void checkPeerReport();
+  void failAll();
+
+  const int rank_;
+  const int peer_;
+  const ShmRingView ring_;
+  ShmLinkControl& peerControl_;
+  std::deque<std::shared_ptr<ShmTransfer>> queue_;
+  uint64_t nextSequence_ = 0;
+  uint64_t chunksSent_ = 0;
+  std::optional<Error> broken_;
+  std::atomic<size_t> bytesSent_{0};
+};
+
+}  // namespace hetccl

@@ -1,0 +1,11 @@
+#include "transport/shm/shm_transfer.h"
+
+namespace hetccl {
+
+void ShmTransfer::throwIfFailed() const {
+  if (!error_) return;
+  throw Error(error_->code(),
+              format("%s failed: %s", description_.c_str(), error_->what()));
+}
+
+}  // namespace hetccl

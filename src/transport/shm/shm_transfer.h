@@ -1,0 +1,56 @@
+// One transfer posted on a shm link: the user's buffer, how far it has
+// moved, and how it ended. Shared by the ring that moves it and the request
+// the user holds; only touched under the transport's progress mutex.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "util/error.h"
+
+namespace hetccl {
+
+class ShmTransfer {
+ public:
+  // `sequence` numbers the transfers of one direction of one link from 0;
+  // a send and a receive with the same number are matched.
+  ShmTransfer(char* buffer, size_t bytes, uint64_t sequence,
+              std::string description)
+      : buffer_(buffer),
+        bytes_(bytes),
+        sequence_(sequence),
+        description_(std::move(description)) {}
+
+  char* buffer() const { return buffer_; }
+  size_t bytes() const { return bytes_; }
+  uint64_t sequence() const { return sequence_; }
+  // Names the transfer in messages ("a 4096-byte send to rank 3").
+  const std::string& description() const { return description_; }
+
+  size_t moved() const { return moved_; }
+  size_t remaining() const { return bytes_ - moved_; }
+  void advance(size_t n) { moved_ += n; }
+
+  bool pending() const { return !done_ && !error_; }
+  bool done() const { return done_; }
+  void complete() { done_ = true; }
+  // The first failure wins.
+  void failWith(const Error& error) {
+    if (pending()) error_ = error;
+  }
+  // Throws the failure, if any, naming the transfer.
+  void throwIfFailed() const;
+
+ private:
+  char* const buffer_;
+  const size_t bytes_;
+  const uint64_t sequence_;
+  const std::string description_;
+  size_t moved_ = 0;
+  bool done_ = false;
+  std::optional<Error> error_;
+};
+
+}  // namespace hetccl

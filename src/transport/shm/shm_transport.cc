@@ -1,0 +1,171 @@
+#include "transport/shm/shm_transport.h"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <optional>
+
+#include "transport/shm/shm_link.h"
+#include "transport/shm/shm_segment.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+constexpr size_t kNameBytes = 64;
+
+// What each rank tells the others about its segment.
+struct SegmentRecord {
+  char name[kNameBytes];  // empty: no segment (no peers, or it failed)
+  uint64_t bytes;
+  uint64_t failed;
+};
+
+std::string uniqueSegmentName() {
+  uint64_t nonce = 0;
+  if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+    failErrno("getrandom");
+  return format("/hetccl-link-%d-%016llx", static_cast<int>(getpid()),
+                static_cast<unsigned long long>(nonce));
+}
+
+std::vector<int> checkedPeers(const std::vector<int>& peers, int rank,
+                              int nranks) {
+  std::vector<int> sorted = peers;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  for (int peer : sorted)
+    HETCCL_CHECK_ARG(peer >= 0 && peer < nranks && peer != rank,
+                     "shm transport: rank %d cannot link to rank %d (%d ranks)",
+                     rank, peer, nranks);
+  return sorted;
+}
+
+// Runs `step`, keeping its failure for later: setup failures are only
+// thrown after the next all-gather, so that no rank is left waiting in an
+// all-gather that a failed rank never joins.
+template <typename Step>
+void capture(std::optional<Error>& failure, Step step) {
+  if (failure) return;
+  try {
+    step();
+  } catch (const Error& e) {
+    failure = e;
+  } catch (const std::exception& e) {
+    failure = Error(ncclSystemError, e.what());
+  }
+}
+
+// All-gathers whether each rank failed; throws this rank's failure, or
+// names a rank that failed.
+void agreeOnSuccess(Oob& oob, const std::optional<Error>& failure,
+                    const char* stage) {
+  std::vector<uint8_t> failed(oob.nranks(), 0);
+  failed[oob.rank()] = failure ? 1 : 0;
+  oob.allGather(failed.data(), 1);
+  if (failure) throw *failure;
+  for (int r = 0; r < oob.nranks(); ++r)
+    if (failed[r])
+      fail(ncclRemoteError,
+           "shm transport: rank %d failed while %s (its error says why)", r,
+           stage);
+}
+
+std::vector<SegmentRecord> gatherRecords(Oob& oob, const ShmSegment& own,
+                                         bool failed) {
+  std::vector<SegmentRecord> records(oob.nranks());
+  SegmentRecord& mine = records[oob.rank()];
+  std::memset(&mine, 0, sizeof(mine));
+  std::strncpy(mine.name, own.name().c_str(), kNameBytes - 1);
+  mine.bytes = own.size();
+  mine.failed = failed ? 1 : 0;
+  oob.allGather(records.data(), sizeof(SegmentRecord));
+  for (SegmentRecord& r : records) r.name[kNameBytes - 1] = '\0';
+  return records;
+}
+
+}  // namespace
+
+ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
+                           std::shared_ptr<AbortSignal> abort,
+                           std::shared_ptr<const AbortSignal> peerLoss)
+    : ShmTransport(oob, peers, ShmLinkSettings::fromEnv(), std::move(abort),
+                   std::move(peerLoss)) {}
+
+ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
+                           const ShmLinkSettings& settings,
+                           std::shared_ptr<AbortSignal> abort,
+                           std::shared_ptr<const AbortSignal> peerLoss)
+    : rank_(oob.rank()), settings_(settings) {
+  if (!abort) abort = std::make_shared<AbortSignal>();
+  if (!peerLoss) peerLoss = std::make_shared<AbortSignal>();
+
+  // 1. Create and format this rank's segment; publish its name.
+  std::optional<Error> failure;
+  std::vector<int> sortedPeers;
+  ShmSegment own;
+  capture(failure, [&] {
+    sortedPeers = checkedPeers(peers, rank_, oob.nranks());
+    if (sortedPeers.empty()) return;
+    own = ShmSegment::create(
+        uniqueSegmentName(),
+        shm_layout::segmentBytes(settings_, sortedPeers.size()));
+    shm_layout::format(own.data(), own.size(), settings_, sortedPeers);
+  });
+  std::vector<SegmentRecord> records =
+      gatherRecords(oob, own, failure.has_value());
+  if (failure) throw *failure;
+  for (int r = 0; r < oob.nranks(); ++r)
+    if (records[r].failed)
+      fail(ncclRemoteError,
+           "shm transport: rank %d failed while creating its segment (its "
+           "error says why)",
+           r);
+
+  // 2. Map every peer's segment and find this rank's region in it.
+  std::vector<ShmSegment> segments;
+  std::vector<ShmPeerRings> rings;
+  capture(failure, [&] {
+    for (int peer : sortedPeers) {
+      const SegmentRecord& record = records[peer];
+      if (record.bytes == 0)
+        fail(ncclInvalidUsage,
+             "shm transport: rank %d links to rank %d, but rank %d has no "
+             "shm peers (peer lists must be symmetric)",
+             rank_, peer, peer);
+      segments.push_back(ShmSegment::open(record.name, record.bytes));
+      ShmRingView incoming = shm_layout::regionFor(segments.back().data(),
+                                                   record.bytes, rank_, peer);
+      rings.push_back(
+          {peer, shm_layout::ownRegion(own.data(), peer), incoming});
+    }
+  });
+  // 3. Everyone has mapped what it needs (or failed): drop the names.
+  agreeOnSuccess(oob, failure, "mapping its peers' segments");
+  own.unlink();
+  segments.push_back(std::move(own));
+
+  engine_ = std::make_shared<ShmLinkEngine>(
+      rank_, std::move(segments), rings, std::move(abort), std::move(peerLoss));
+  for (size_t i = 0; i < rings.size(); ++i)
+    links_[rings[i].peer] =
+        std::make_shared<ShmLink>(rings[i].peer, i, engine_);
+  LOG_INFO(kLogShm,
+           "shm transport (rank %d): %zu link(s), %zu slot(s) of %zu KiB per "
+           "ring",
+           rank_, links_.size(), settings_.slots, settings_.chunkBytes >> 10);
+}
+
+std::shared_ptr<Link> ShmTransport::link(int peer) const {
+  auto it = links_.find(peer);
+  HETCCL_CHECK_ARG(it != links_.end(),
+                   "shm transport: rank %d has no link to rank %d", rank_,
+                   peer);
+  return it->second;
+}
+
+}  // namespace hetccl

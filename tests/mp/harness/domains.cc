@@ -1,0 +1,54 @@
+#include "harness/domains.h"
+
+#include <set>
+#include <utility>
+
+#include "harness/check.h"
+#include "hetccl.h"
+
+namespace hetccl::mp {
+
+int DomainLayout::count() const {
+  if (labels.empty()) return 1;
+  return static_cast<int>(std::set<int>(labels.begin(), labels.end()).size());
+}
+
+std::string DomainLayout::spec() const {
+  std::string text;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (i > 0) text += ",";
+    text += std::to_string(labels[i]);
+  }
+  return text;
+}
+
+std::string DomainLayout::name() const {
+  if (labels.empty()) return "OneDomain";
+  std::string text = "Domains";
+  for (int label : labels) text += std::to_string(label);
+  return text;
+}
+
+void DomainLayout::applyTo(RunOptions* options) const {
+  if (!labels.empty()) options->env["HETCCL_DOMAINS"] = spec();
+}
+
+DomainLayout oneDomain() { return DomainLayout(); }
+
+DomainLayout domainsByLabel(std::vector<int> labels) {
+  DomainLayout layout;
+  layout.labels = std::move(labels);
+  return layout;
+}
+
+void checkDomainCount(ncclComm_t comm, int expected) {
+  int ndomains = 0;
+  int domain = -1;
+  MP_CHECK_NCCL(hetcclCommDomains(comm, &ndomains, &domain));
+  MP_CHECK(ndomains == expected)
+      << "the communicator has " << ndomains << " domains, expected "
+      << expected << " (HETCCL_DOMAINS ignored?)";
+  MP_CHECK(domain >= 0 && domain < ndomains) << "domain index " << domain;
+}
+
+}  // namespace hetccl::mp

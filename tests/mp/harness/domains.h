@@ -1,0 +1,31 @@
+// Forced domain layouts (HETCCL_DOMAINS), so that cross-domain plans run on
+// CPU ranks: one label per rank; ranks with equal labels share a domain.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/run_ranks.h"
+#include "nccl.h"
+
+namespace hetccl::mp {
+
+struct DomainLayout {
+  std::vector<int> labels;  // empty: no forcing, one domain
+
+  int count() const;         // distinct labels (1 when empty)
+  std::string spec() const;  // the HETCCL_DOMAINS value, e.g. "0,1,1"
+  std::string name() const;  // for test names, e.g. "domains011"
+  void applyTo(RunOptions* options) const;
+};
+
+// One domain (no forcing).
+DomainLayout oneDomain();
+// Explicit labels, e.g. {0, 1, 0, 1} for two interleaved domains.
+DomainLayout domainsByLabel(std::vector<int> labels);
+
+// Fails the rank unless `comm` reports `expected` domains: a layout that
+// the library silently ignored would otherwise test nothing new.
+void checkDomainCount(ncclComm_t comm, int expected);
+
+}  // namespace hetccl::mp
