@@ -55,8 +55,10 @@ def command_for(impl, build, nranks, args, json_path):
     flags = sweep_flags(args, json_path)
     if impl == "hetccl":
         exe = build / "tools" / "hetccl-perf"
-        return ([str(exe), "-np", str(nranks)] + flags + ["-d", "float32"],
-                exe)
+        # Out-of-place only, as the peers measure it; the check runs once
+        # per size, outside the timed loop, as the peers' does.
+        return ([str(exe), "-np", str(nranks)] + flags +
+                ["-d", "float32", "--placement", "out", "--check", "1"], exe)
     if impl == "openmpi":
         exe = build / "bench" / "peer-mpi-allreduce"
         # vader is OpenMPI's shared-memory transport; --bind-to none because

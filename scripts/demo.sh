@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main demo: four CPU ranks run an all-reduce sweep through HetCCL
-# (1 KB to 64 MB, float32 sum, results checked), with nccl-tests' columns.
+# The main demo: a heterogeneous all-reduce sweep through HetCCL on the
+# hardware found. Without GPUs (the default) that is four CPU ranks forced
+# into two domains of two (1 KB to 64 MB, float32 sum, results checked),
+# with nccl-tests' columns.
 # Installs what it needs on a fresh Debian 12 machine, builds (Release) and
 # runs build/tools/hetccl-perf. Extra arguments go to hetccl-perf, e.g.
 #   scripts/demo.sh -n 50
@@ -32,8 +34,8 @@ if [[ -x $build/tools/hetccl-info ]]; then
   "$build/tools/hetccl-info" || true  # informative only
 fi
 
-section "hetccl-perf: all-reduce on 4 CPU ranks"
-command=("$build/tools/hetccl-perf" -np 4 -c allreduce -b 1K -e 64M -f 4
-  -d float32 --check "$@")
+section "hetccl-perf: all-reduce on 4 CPU ranks in 2 domains"
+command=("$build/tools/hetccl-perf" -np 4 -D split:2 -x allreduce -b 1K
+  -e 64M -f 4 -d float32 --check 1 "$@")
 echo "${command[*]}"
 "${command[@]}"

@@ -19,18 +19,27 @@ std::vector<Piece> crossDomainPieces(size_t n, const DomainMap& domains) {
   }
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  // Each stretch between cuts has one owner per domain; it is split once
+  // more into one part per domain, and domain j reduces part j, so that
+  // every domain combines its share whatever the domain sizes.
+  int count = domains.count();
   std::vector<Piece> pieces;
   for (size_t c = 0; c + 1 < cuts.size(); ++c) {
-    Piece piece{{cuts[c], cuts[c + 1]}, {}, 0};
-    for (int d = 0; d < domains.count(); ++d) {
+    std::vector<int> owners;
+    for (int d = 0; d < count; ++d) {
       const std::vector<int>& members = domains.members(d);
       int size = static_cast<int>(members.size());
       int owner = 0;
-      while (ownedRange(n, size, owner).end <= piece.range.begin) ++owner;
-      piece.owners.push_back(members[owner]);
+      while (ownedRange(n, size, owner).end <= cuts[c]) ++owner;
+      owners.push_back(members[owner]);
     }
-    piece.reducerDomain = static_cast<int>(pieces.size() % domains.count());
-    pieces.push_back(piece);
+    size_t length = cuts[c + 1] - cuts[c];
+    for (int part = 0; part < count; ++part) {
+      ElementRange range = ownedRange(length, count, part);
+      if (range.size() == 0) continue;
+      pieces.push_back({{cuts[c] + range.begin, cuts[c] + range.end}, owners,
+                        part});
+    }
   }
   return pieces;
 }

@@ -28,8 +28,9 @@ struct Piece {
   int reducerDomain;        // the one domain that combines the piece
 };
 
-// Pieces in ascending order; reducers rotate over the domains so that
-// every domain combines its share.
+// Pieces in ascending order. Each stretch with one set of owners is cut
+// into one part per domain, reduced by that domain, so that every domain
+// combines its share.
 std::vector<Piece> crossDomainPieces(size_t n, const DomainMap& domains);
 
 }  // namespace hetccl

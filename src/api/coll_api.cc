@@ -1,6 +1,7 @@
 // Collectives and point-to-point operations: argument checks, then the op
 // joins the thread's group or is launched on the caller's stream.
 #include <cstdint>
+#include <functional>
 
 #include "api/api_call.h"
 #include "core/comm_registry.h"
@@ -26,7 +27,7 @@ struct Call {
   unsigned buffers;
   bool reduces;
   bool rooted;  // op.root is a root (collectives) or a peer (send/recv)
-  ncclRedOp_t redOp = ncclSum;
+  int redOp = ncclSum;  // as passed: checked before it is used as an enum
 };
 
 void checkBuffers(const Call& call, const hetccl::Communicator& comm) {
@@ -47,14 +48,14 @@ void checkBuffers(const Call& call, const hetccl::Communicator& comm) {
                    "count %zu overflows the size of the buffers", op.count);
 }
 
-ncclResult_t submit(const char* function, ncclComm_t handle, Call call,
+ncclResult_t submit(const char* function, ncclComm_t handle,
+                    const std::function<Call()>& makeCall,
                     cudaStream_t stream) {
   return apiCall(function, [&] {
+    Call call = makeCall();
     auto comm = hetccl::CommRegistry::instance().find(handle);
     comm->checkUsable();
     Op& op = call.op;
-    HETCCL_CHECK_ARG(hetccl::dtypeValid(op.dtype), "invalid datatype %d",
-                     static_cast<int>(op.dtype));
     if (call.reduces) op.reduce = comm->userOps().resolve(call.redOp, op.dtype);
     if (call.rooted)
       HETCCL_CHECK_ARG(op.root >= 0 && op.root < comm->nranks(),
@@ -74,13 +75,13 @@ ncclResult_t submit(const char* function, ncclComm_t handle, Call call,
 }
 
 Op makeOp(OpKind kind, const void* sendbuff, void* recvbuff, size_t count,
-          ncclDataType_t dtype, int root = 0) {
+          const ncclDataType_t& dtype, int root = 0) {
   Op op;
   op.kind = kind;
   op.sendbuff = sendbuff;
   op.recvbuff = recvbuff;
   op.count = count;
-  op.dtype = dtype;
+  op.dtype = hetccl::checkedDtype(dtype);
   op.root = root;
   return op;
 }
@@ -90,93 +91,93 @@ Op makeOp(OpKind kind, const void* sendbuff, void* recvbuff, size_t count,
 HETCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, ncclRedOp_t op,
            ncclComm_t comm, cudaStream_t stream) {
-  Call call{makeOp(OpKind::AllReduce, sendbuff, recvbuff, count, datatype),
-            kNeedsSend | kNeedsRecv, true, false, op};
-  return submit(__func__, comm, call, stream);
+  return submit(
+      __func__, comm, [&] { return Call{makeOp(OpKind::AllReduce, sendbuff, recvbuff, count, datatype),
+            kNeedsSend | kNeedsRecv, true, false, hetccl::enumValue(op)}; }, stream);
 }
 
 HETCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root,
            ncclComm_t comm, cudaStream_t stream) {
-  Call call{
+  return submit(
+      __func__, comm, [&] { return Call{
       makeOp(OpKind::Reduce, sendbuff, recvbuff, count, datatype, root),
-      kNeedsSend | kRecvAtRoot, true, true, op};
-  return submit(__func__, comm, call, stream);
+      kNeedsSend | kRecvAtRoot, true, true, hetccl::enumValue(op)}; }, stream);
 }
 
 HETCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff,
            void* recvbuff, size_t recvcount, ncclDataType_t datatype,
            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  Call call{
+  return submit(
+      __func__, comm, [&] { return Call{
       makeOp(OpKind::ReduceScatter, sendbuff, recvbuff, recvcount, datatype),
-      kNeedsSend | kNeedsRecv | kScaledByRanks, true, false, op};
-  return submit(__func__, comm, call, stream);
+      kNeedsSend | kNeedsRecv | kScaledByRanks, true, false, hetccl::enumValue(op)}; }, stream);
 }
 
 HETCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff,
            size_t sendcount, ncclDataType_t datatype, ncclComm_t comm,
            cudaStream_t stream) {
-  Call call{
+  return submit(
+      __func__, comm, [&] { return Call{
       makeOp(OpKind::AllGather, sendbuff, recvbuff, sendcount, datatype),
-      kNeedsSend | kNeedsRecv | kScaledByRanks, false, false};
-  return submit(__func__, comm, call, stream);
+      kNeedsSend | kNeedsRecv | kScaledByRanks, false, false}; }, stream);
 }
 
 HETCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
            cudaStream_t stream) {
-  Call call{
+  return submit(
+      __func__, comm, [&] { return Call{
       makeOp(OpKind::Broadcast, sendbuff, recvbuff, count, datatype, root),
-      kSendAtRoot | kNeedsRecv, false, true};
-  return submit(__func__, comm, call, stream);
+      kSendAtRoot | kNeedsRecv, false, true}; }, stream);
 }
 
 HETCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count,
            ncclDataType_t datatype, int root, ncclComm_t comm,
            cudaStream_t stream) {
-  Call call{makeOp(OpKind::Broadcast, buff, buff, count, datatype, root),
-            kSendAtRoot | kNeedsRecv, false, true};
-  return submit(__func__, comm, call, stream);
+  return submit(
+      __func__, comm, [&] { return Call{makeOp(OpKind::Broadcast, buff, buff, count, datatype, root),
+            kSendAtRoot | kNeedsRecv, false, true}; }, stream);
 }
 
 HETCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, ncclComm_t comm,
            cudaStream_t stream) {
-  Call call{makeOp(OpKind::AlltoAll, sendbuff, recvbuff, count, datatype),
-            kNeedsSend | kNeedsRecv | kScaledByRanks, false, false};
-  return submit(__func__, comm, call, stream);
+  return submit(
+      __func__, comm, [&] { return Call{makeOp(OpKind::AlltoAll, sendbuff, recvbuff, count, datatype),
+            kNeedsSend | kNeedsRecv | kScaledByRanks, false, false}; }, stream);
 }
 
 HETCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
            cudaStream_t stream) {
-  Call call{
+  return submit(
+      __func__, comm, [&] { return Call{
       makeOp(OpKind::Gather, sendbuff, recvbuff, count, datatype, root),
-      kNeedsSend | kRecvAtRoot | kScaledByRanks, false, true};
-  return submit(__func__, comm, call, stream);
+      kNeedsSend | kRecvAtRoot | kScaledByRanks, false, true}; }, stream);
 }
 
 HETCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
            cudaStream_t stream) {
-  Call call{
+  return submit(
+      __func__, comm, [&] { return Call{
       makeOp(OpKind::Scatter, sendbuff, recvbuff, count, datatype, root),
-      kSendAtRoot | kNeedsRecv | kScaledByRanks, false, true};
-  return submit(__func__, comm, call, stream);
+      kSendAtRoot | kNeedsRecv | kScaledByRanks, false, true}; }, stream);
 }
 
 HETCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count,
            ncclDataType_t datatype, int peer, ncclComm_t comm,
            cudaStream_t stream) {
-  Call call{makeOp(OpKind::Send, sendbuff, nullptr, count, datatype, peer),
-            kNeedsSend, false, true};
-  return submit(__func__, comm, call, stream);
+  return submit(
+      __func__, comm, [&] { return Call{makeOp(OpKind::Send, sendbuff, nullptr, count, datatype, peer),
+            kNeedsSend, false, true}; }, stream);
 }
 
 HETCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count,
            ncclDataType_t datatype, int peer, ncclComm_t comm,
            cudaStream_t stream) {
-  Call call{makeOp(OpKind::Recv, nullptr, recvbuff, count, datatype, peer),
-            kNeedsRecv, false, true};
-  return submit(__func__, comm, call, stream);
+  return submit(
+      __func__, comm, [&] { return Call{makeOp(OpKind::Recv, nullptr, recvbuff, count, datatype, peer),
+            kNeedsRecv, false, true}; }, stream);
 }

@@ -2,6 +2,7 @@
 #include "api/api_call.h"
 #include "core/comm_registry.h"
 #include "core/group.h"
+#include "util/dtype.h"
 
 using hetccl::apiCall;
 using hetccl::Group;
@@ -46,14 +47,16 @@ HETCCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op,
   return apiCall(__func__, [&] {
     auto target = hetccl::CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(op != nullptr, "op is NULL");
-    *op = target->userOps().createPreMulSum(scalar, datatype, residence);
+    *op = target->userOps().createPreMulSum(
+        scalar, hetccl::checkedDtype(datatype), hetccl::enumValue(residence));
     return ncclSuccess;
   });
 }
 
 HETCCL_API(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t op, ncclComm_t comm) {
   return apiCall(__func__, [&] {
-    hetccl::CommRegistry::instance().find(comm)->userOps().destroy(op);
+    hetccl::CommRegistry::instance().find(comm)->userOps().destroy(
+        hetccl::enumValue(op));
     return ncclSuccess;
   });
 }

@@ -40,10 +40,12 @@ constexpr double kAbortDrainSeconds = 5.0;
 
 }  // namespace
 
-Communicator::Communicator(int rank, int nranks, CommConfig config)
+Communicator::Communicator(int rank, int nranks, CommConfig config,
+                           std::optional<int> inheritedDomainLabel)
     : rank_(rank),
       nranks_(nranks),
       config_(std::move(config)),
+      inheritedDomainLabel_(inheritedDomainLabel),
       opsAbort_(std::make_shared<AbortSignal>()),
       peerLoss_(std::make_shared<AbortSignal>()) {}
 
@@ -81,7 +83,7 @@ void Communicator::initializeInBackground(const ncclUniqueId& id) {
 
 void Communicator::connect(const ncclUniqueId& id) {
   startRootIfNeeded(id, rank_);
-  PeerInfo local = PeerInfo::local(rank_, nranks_);
+  PeerInfo local = PeerInfo::local(rank_, nranks_, inheritedDomainLabel_);
   bootstrap_ = Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
                                &bootstrapAbort_,
                                envSeconds("HETCCL_BOOTSTRAP_TIMEOUT", 300));
@@ -198,7 +200,8 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key,
   int newRank = static_cast<int>(
       std::find(members.begin(), members.end(), rank_) - members.begin());
   auto comm = std::make_unique<Communicator>(
-      newRank, static_cast<int>(members.size()), config);
+      newRank, static_cast<int>(members.size()), config,
+      peers_[rank_].domainLabel);
   if (config.blocking)
     comm->initialize(ids[members[0]]);
   else
@@ -236,7 +239,7 @@ std::unique_ptr<Communicator> Communicator::shrink(
   }
   auto comm = std::make_unique<Communicator>(
       static_cast<int>(self - survivors.begin()),
-      static_cast<int>(survivors.size()), config);
+      static_cast<int>(survivors.size()), config, peers_[rank_].domainLabel);
   if (config.blocking)
     comm->initialize(id);
   else

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,7 +28,10 @@ class Watchdog;
 
 class Communicator {
  public:
-  Communicator(int rank, int nranks, CommConfig config);
+  // `inheritedDomainLabel`: for communicators made from a parent (split,
+  // shrink), the domain label this rank had there.
+  Communicator(int rank, int nranks, CommConfig config,
+               std::optional<int> inheritedDomainLabel = std::nullopt);
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -86,6 +90,7 @@ class Communicator {
   const int rank_;
   const int nranks_;
   const CommConfig config_;
+  const std::optional<int> inheritedDomainLabel_;
   std::shared_ptr<AbortSignal> opsAbort_;  // ends waits of operations
   // Raised when a peer process exits. It only matters to work that waits
   // for that peer, so it ends blocked waits rather than every operation.

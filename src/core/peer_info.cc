@@ -39,15 +39,18 @@ uint64_t computeHostId() {
 
 }  // namespace
 
-PeerInfo PeerInfo::local(int rank, int nranks) {
+PeerInfo PeerInfo::local(int rank, int nranks,
+                         std::optional<int> inheritedLabel) {
   PeerInfo info{};
   info.hostId = computeHostId();
   info.pid = static_cast<int32_t>(getpid());
   info.runtime = static_cast<int32_t>(RuntimeKind::Host);
   info.device = -1;
   info.domainLabel =
-      domainLabelFromSpec(envString("HETCCL_DOMAINS").value_or(""), rank,
-                          nranks);
+      inheritedLabel ? *inheritedLabel
+                     : domainLabelFromSpec(
+                           envString("HETCCL_DOMAINS").value_or(""), rank,
+                           nranks);
   gethostname(info.hostname, sizeof(info.hostname) - 1);
   return info;
 }

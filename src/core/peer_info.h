@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace hetccl {
 
@@ -13,9 +14,12 @@ struct PeerInfo {
   int32_t domainLabel; // from HETCCL_DOMAINS (see domains.h)
   char hostname[64];
 
-  // This process as `rank` of `nranks`; throws ncclInvalidArgument for a
-  // malformed HETCCL_DOMAINS.
-  static PeerInfo local(int rank, int nranks);
+  // This process as `rank` of `nranks`, its domain label taken from
+  // HETCCL_DOMAINS (throws ncclInvalidArgument if malformed) unless
+  // `inheritedLabel` gives it (communicators split from a parent keep the
+  // parent's domains).
+  static PeerInfo local(int rank, int nranks,
+                        std::optional<int> inheritedLabel = std::nullopt);
 };
 
 }  // namespace hetccl

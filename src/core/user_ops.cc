@@ -8,13 +8,11 @@
 namespace hetccl {
 
 ncclRedOp_t UserOps::createPreMulSum(const void* scalar, ncclDataType_t dtype,
-                                     ncclScalarResidence_t residence) {
+                                     int residence) {
   HETCCL_CHECK_ARG(scalar != nullptr, "PreMulSum scalar is NULL");
-  HETCCL_CHECK_ARG(dtypeValid(dtype), "invalid datatype %d",
-                   static_cast<int>(dtype));
   HETCCL_CHECK_ARG(
       residence == ncclScalarDevice || residence == ncclScalarHostImmediate,
-      "invalid scalar residence %d", static_cast<int>(residence));
+      "invalid scalar residence %d", residence);
   Entry entry{dtype, ReduceSpec{}};
   entry.spec.base = ncclSum;
   entry.spec.preMultiply = true;
@@ -33,23 +31,22 @@ ncclRedOp_t UserOps::createPreMulSum(const void* scalar, ncclDataType_t dtype,
   return static_cast<ncclRedOp_t>(ncclNumOps + entries_.size() - 1);
 }
 
-void UserOps::destroy(ncclRedOp_t op) {
+void UserOps::destroy(int op) {
   std::lock_guard<std::mutex> lock(mutex_);
   size_t index = static_cast<size_t>(op) - ncclNumOps;
-  HETCCL_CHECK_ARG(static_cast<int>(op) >= ncclNumOps &&
-                       index < entries_.size() && entries_[index],
+  HETCCL_CHECK_ARG(op >= ncclNumOps && index < entries_.size() &&
+                       entries_[index],
                    "reduction op %d was not created on this communicator "
                    "(built-in ops cannot be destroyed)",
-                   static_cast<int>(op));
+                   op);
   entries_[index].reset();
 }
 
-ReduceSpec UserOps::resolve(ncclRedOp_t op, ncclDataType_t dtype) const {
-  int value = static_cast<int>(op);
+ReduceSpec UserOps::resolve(int value, ncclDataType_t dtype) const {
   if (value >= 0 && value < ncclNumOps) {
     ReduceSpec spec;
-    spec.base = op == ncclAvg ? ncclSum : op;
-    spec.average = op == ncclAvg;
+    spec.base = value == ncclAvg ? ncclSum : static_cast<ncclRedOp_t>(value);
+    spec.average = value == ncclAvg;
     return spec;
   }
   std::lock_guard<std::mutex> lock(mutex_);

@@ -12,12 +12,14 @@ namespace hetccl {
 
 class UserOps {
  public:
+  // Ops and residences are taken as the ints the caller passed (see
+  // enumValue); `dtype` must already be checked.
   ncclRedOp_t createPreMulSum(const void* scalar, ncclDataType_t dtype,
-                              ncclScalarResidence_t residence);
-  void destroy(ncclRedOp_t op);
+                              int residence);
+  void destroy(int op);
   // Resolves a built-in or user op for use with `dtype`; throws
   // ncclInvalidArgument for an unknown op or a dtype it was not made for.
-  ReduceSpec resolve(ncclRedOp_t op, ncclDataType_t dtype) const;
+  ReduceSpec resolve(int op, ncclDataType_t dtype) const;
 
  private:
   struct Entry {

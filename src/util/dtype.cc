@@ -1,5 +1,7 @@
 #include "util/dtype.h"
 
+#include "util/error.h"
+
 #include <strings.h>
 
 #include <cstdint>
@@ -127,6 +129,13 @@ bool parseRedOp(const char* name, ncclRedOp_t* op) {
     }
   }
   return false;
+}
+
+ncclDataType_t checkedDtype(const ncclDataType_t& dtype) {
+  int raw = enumValue(dtype);
+  if (raw < 0 || raw >= ncclNumTypes)
+    fail(ncclInvalidArgument, "invalid datatype %d", raw);
+  return static_cast<ncclDataType_t>(raw);
 }
 
 }  // namespace hetccl

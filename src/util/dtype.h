@@ -2,6 +2,8 @@
 // parsing of the names that tools and environment variables use.
 #pragma once
 
+#include <cstring>
+
 #include <cstddef>
 
 #include "nccl.h"
@@ -32,5 +34,19 @@ const char* redOpName(ncclRedOp_t op);
 
 // Accepts the five names above, case-insensitively.
 bool parseRedOp(const char* name, ncclRedOp_t* op);
+
+// The integer a caller passed for an enum argument. C callers (and ctypes)
+// can pass any int; reading such a value through the enum type is undefined
+// in C++, so arguments are checked through their bytes before use.
+template <typename Enum>
+int enumValue(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(int), "enums of the NCCL API are ints");
+  int raw;
+  std::memcpy(&raw, &value, sizeof(raw));
+  return raw;
+}
+
+// Throws ncclInvalidArgument unless `dtype` is one of NCCL's data types.
+ncclDataType_t checkedDtype(const ncclDataType_t& dtype);
 
 }  // namespace hetccl

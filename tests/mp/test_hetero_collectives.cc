@@ -1,0 +1,357 @@
+// Collectives on heterogeneous communicators beyond the two-domain layouts
+// of test_collectives.cc: three domains, uneven and interleaved domains,
+// the tcp transport between domains, and buffers of several pipeline chunks
+// (HETCCL_CHUNK=64K). Every collective runs every data type (and every
+// reduction op), counts 0, 1, odd primes and 1009, in place and out of
+// place, roots in every domain; each rank checks every output byte, and
+// outputs that must be identical everywhere are compared bitwise across
+// ranks. Layouts with more ranks run a thinner slice of the matrix so that
+// the file stays quick on two cores (and under ASan).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/check.h"
+#include "harness/collective_case.h"
+#include "harness/data.h"
+#include "harness/domains.h"
+#include "harness/dtype.h"
+#include "harness/nccl_handles.h"
+#include "harness/run_ranks.h"
+#include "hetccl.h"
+
+namespace hetccl::mp {
+namespace {
+
+// Cases issued on a host stream (or on the NULL stream) in a row.
+constexpr size_t kStreamBatch = 4;
+// The pipeline chunk the multi-chunk layouts force, and the bytes of their
+// large case: several full chunks and a partial one.
+constexpr const char* kSmallChunk = "65536";
+constexpr size_t kLargeBytes = 6 * 65536 + 4 * 1009;
+// Odd primes; none divides the others or any domain size used here.
+const size_t kPrimes[] = {3, 13, 31, 127, 257, 509};
+// A count that nothing divides evenly (prime, and above every rank count).
+constexpr size_t kAwkwardCount = 1009;
+
+// How much of the type x op x count matrix a layout runs.
+enum class Density {
+  kFull,    // every type x op at two counts
+  kMedium,  // every type x op at one count
+  kSparse   // every type and every op, not every pair
+};
+
+// One communicator setup: how many ranks and how they fall into domains.
+struct Layout {
+  std::string name;
+  int nranks;
+  std::string domainsSpec;  // the HETCCL_DOMAINS value
+  std::vector<int> labels;  // the label that value gives each rank
+  std::string transport;    // HETCCL_TRANSPORT; empty: auto (shm here)
+  bool smallChunks;         // HETCCL_CHUNK=64K
+  Density density;
+};
+
+// Domains are numbered in the order of their lowest rank.
+std::vector<int> expectedDomainIndices(const std::vector<int>& labels) {
+  std::map<int, int> indexOfLabel;
+  std::vector<int> indices;
+  for (int label : labels) {
+    auto inserted =
+        indexOfLabel.emplace(label, static_cast<int>(indexOfLabel.size()));
+    indices.push_back(inserted.first->second);
+  }
+  return indices;
+}
+
+// Builds the cases every rank runs, in the same order.
+class HeteroCaseList {
+ public:
+  HeteroCaseList(Collective collective, const Layout& layout)
+      : collective_(collective),
+        nranks_(layout.nranks),
+        density_(layout.density),
+        seed_(mixBits(0x4e7e, static_cast<uint64_t>(collective),
+                      static_cast<uint64_t>(layout.nranks))) {}
+
+  std::vector<CollectiveCase> build() {
+    if (isReducing(collective_)) {
+      addReductionMatrix();
+    } else {
+      addMovementMatrix();
+    }
+    addLarge();
+    return cases_;
+  }
+
+ private:
+  size_t nextPrime() {
+    return kPrimes[primeCursor_++ % (sizeof(kPrimes) / sizeof(kPrimes[0]))];
+  }
+
+  void add(ncclDataType_t type, TestOp op, size_t count, bool inPlace) {
+    CollectiveCase c;
+    c.collective = collective_;
+    c.type = type;
+    c.op = op;
+    c.count = count;
+    size_t index = cases_.size();
+    c.inPlace = supportsInPlace(collective_) && inPlace;
+    // Consecutive roots fall into different domains in every layout here.
+    c.root = static_cast<int>(index % nranks_);
+    c.onStream = (index / kStreamBatch) % 2 == 1;
+    c.seed = mixBits(seed_, index, 0x5eed);
+    cases_.push_back(c);
+  }
+
+  void addReductionMatrix() {
+    const std::vector<ncclDataType_t>& types = allDataTypes();
+    const std::vector<TestOp>& ops = allTestOps();
+    size_t pair = 0;
+    if (density_ == Density::kSparse) {
+      // Every op on two types, every type under some op.
+      for (size_t i = 0; i < ops.size(); ++i) {
+        add(types[(i * 5) % types.size()], ops[i], 1, i % 2 == 0);
+        add(types[(i * 5 + 7) % types.size()], ops[i], nextPrime(),
+            i % 2 == 1);
+      }
+      for (size_t t = 0; t < types.size(); ++t) {
+        add(types[t], ops[t % ops.size()], nextPrime(), t % 2 == 0);
+      }
+    } else {
+      for (ncclDataType_t type : types) {
+        for (TestOp op : ops) {
+          bool inPlace = pair++ % 2 == 0;
+          if (density_ == Density::kFull) {
+            add(type, op, 1, inPlace);
+            add(type, op, nextPrime(), !inPlace);
+          } else {
+            add(type, op, pair % 3 == 0 ? 1 : nextPrime(), inPlace);
+          }
+        }
+      }
+    }
+    addEdgeCounts();
+  }
+
+  void addMovementMatrix() {
+    const std::vector<ncclDataType_t>& types = allDataTypes();
+    for (size_t t = 0; t < types.size(); ++t) {
+      switch (density_) {
+        case Density::kFull:
+          add(types[t], TestOp::kSum, 1, t % 2 == 0);
+          add(types[t], TestOp::kSum, nextPrime(), t % 2 == 1);
+          add(types[t], TestOp::kSum, nextPrime(), t % 2 == 0);
+          break;
+        case Density::kMedium:
+          add(types[t], TestOp::kSum, t % 2 == 0 ? 1 : nextPrime(), t % 3 == 0);
+          add(types[t], TestOp::kSum, nextPrime(), t % 3 != 0);
+          break;
+        case Density::kSparse:
+          add(types[t], TestOp::kSum, t % 3 == 0 ? 1 : nextPrime(), t % 2 == 0);
+          break;
+      }
+    }
+    addEdgeCounts();
+  }
+
+  // Zero elements, and the awkward count, in place and out of place.
+  void addEdgeCounts() {
+    const std::vector<ncclDataType_t>& types = allDataTypes();
+    const std::vector<TestOp>& ops = allTestOps();
+    size_t stride = density_ == Density::kSparse ? 4 : 1;
+    for (size_t t = 0; t < types.size(); t += stride) {
+      add(types[t], TestOp::kSum, 0, t % 2 == 0);
+      add(types[t], ops[t % ops.size()], kAwkwardCount, (t / stride) % 2 == 1);
+    }
+  }
+
+  // Buffers of several pipeline chunks (with HETCCL_CHUNK=64K).
+  void addLarge() {
+    bool perRank = collective_ == Collective::kAllGather ||
+                   collective_ == Collective::kAlltoAll ||
+                   collective_ == Collective::kGather ||
+                   collective_ == Collective::kScatter ||
+                   collective_ == Collective::kReduceScatter;
+    auto countFor = [&](size_t elementBytes) {
+      size_t total = kLargeBytes / elementBytes;
+      return perRank ? total / nranks_ + 7 : total + 7;
+    };
+    if (isReducing(collective_)) {
+      add(ncclFloat32, TestOp::kSum, countFor(4), false);
+      if (density_ != Density::kSparse) {
+        add(ncclBfloat16, TestOp::kMax, countFor(2), true);
+        add(ncclFloat16, TestOp::kPreMulSumDevice, countFor(2), false);
+        add(ncclInt64, TestOp::kAvg, countFor(8), true);
+      }
+      return;
+    }
+    add(ncclInt8, TestOp::kSum, countFor(1), false);
+    if (density_ != Density::kSparse) {
+      add(ncclFloat64, TestOp::kSum, countFor(8), true);
+    }
+  }
+
+  Collective collective_;
+  int nranks_;
+  Density density_;
+  uint64_t seed_;
+  size_t primeCursor_ = 0;
+  std::vector<CollectiveCase> cases_;
+};
+
+// Issues a run of cases that share a stream mode, then checks them all.
+void runBatch(const std::vector<CollectiveCase>& cases, size_t first,
+              size_t last, ncclComm_t comm, const HostStream& stream,
+              const RankContext& ctx, std::vector<uint64_t>* hashes) {
+  std::vector<std::unique_ptr<CollectiveRun>> runs;
+  for (size_t i = first; i < last; ++i) {
+    runs.push_back(std::make_unique<CollectiveRun>(cases[i], comm, ctx.rank(),
+                                                   ctx.nranks()));
+    cudaStream_t s = cases[i].onStream ? stream.get() : nullptr;
+    MP_CHECK_NCCL(runs.back()->issue(s)) << cases[i].describe();
+  }
+  if (cases[first].onStream) {
+    MP_CHECK_NCCL(hetcclStreamSynchronize(stream.get()))
+        << "after " << cases[first].describe() << " and the "
+        << last - first - 1 << " cases after it";
+  }
+  for (size_t i = first; i < last; ++i) {
+    std::string problem = runs[i - first]->verify();
+    MP_CHECK(problem.empty()) << cases[i].describe() << ": " << problem;
+    hashes->push_back(runs[i - first]->sharedOutputHash());
+  }
+}
+
+// The communicator must see the layout's domains, with this rank in the
+// domain its label implies.
+void checkDomains(ncclComm_t comm, const Layout& layout, int rank) {
+  std::vector<int> indices = expectedDomainIndices(layout.labels);
+  int expectedCount = domainsByLabel(layout.labels).count();
+  checkDomainCount(comm, expectedCount);
+  int ndomains = 0;
+  int domain = -1;
+  MP_CHECK_NCCL(hetcclCommDomains(comm, &ndomains, &domain));
+  MP_CHECK(domain == indices[rank])
+      << "rank " << rank << " is in domain " << domain << ", expected "
+      << indices[rank] << " for HETCCL_DOMAINS=" << layout.domainsSpec;
+}
+
+void runCases(RankContext& ctx, const Layout& layout,
+              const std::vector<CollectiveCase>& cases) {
+  Comm comm(ctx.initComm());
+  checkDomains(comm.get(), layout, ctx.rank());
+  HostStream stream;
+  std::vector<uint64_t> hashes;
+  size_t first = 0;
+  while (first < cases.size()) {
+    size_t last = first + 1;
+    while (last < cases.size() && last - first < kStreamBatch &&
+           cases[last].onStream == cases[first].onStream) {
+      ++last;
+    }
+    runBatch(cases, first, last, comm.get(), stream, ctx, &hashes);
+    first = last;
+  }
+  ctx.checkSameOnAllRanks(hashes,
+                          [&](size_t i) { return cases[i].describe(); });
+  // Every rank has peers in other domains and roots rotate through all
+  // domains, so every rank must have moved payload across domains.
+  size_t sent = 0;
+  size_t received = 0;
+  MP_CHECK_NCCL(hetcclCommCrossDomainBytes(comm.get(), &sent, &received));
+  MP_CHECK(sent > 0 && received > 0)
+      << "this rank moved " << sent << " bytes out of and " << received
+      << " bytes into its domain over " << cases.size() << " collectives";
+  comm.destroy();
+}
+
+struct HeteroParam {
+  Layout layout;
+  Collective collective;
+
+  std::string name() const {
+    return std::string(collectiveName(collective)) + "_" + layout.name;
+  }
+};
+
+void PrintTo(const HeteroParam& param, std::ostream* out) {
+  *out << param.name();
+}
+
+class HeteroCollectivesTest : public ::testing::TestWithParam<HeteroParam> {};
+
+TEST_P(HeteroCollectivesTest, TypesOpsCountsRootsAcrossDomains) {
+  const HeteroParam& param = GetParam();
+  const Layout& layout = param.layout;
+  std::vector<CollectiveCase> cases =
+      HeteroCaseList(param.collective, layout).build();
+  RunOptions options;
+  options.timeoutSeconds = 240;
+  options.env["HETCCL_DOMAINS"] = layout.domainsSpec;
+  if (!layout.transport.empty()) {
+    options.env["HETCCL_TRANSPORT"] = layout.transport;
+  }
+  if (layout.smallChunks) options.env["HETCCL_CHUNK"] = kSmallChunk;
+  runRanks(
+      layout.nranks, [&](RankContext& ctx) { runCases(ctx, layout, cases); },
+      options);
+}
+
+std::vector<Layout> allLayouts() {
+  return {
+      // Two domains, 1 + 2 and 1 + 3, and 2 + 2.
+      {"3ranks_011", 3, "0,1,1", {0, 1, 1}, "", true, Density::kFull},
+      {"4ranks_0111", 4, "0,1,1,1", {0, 1, 1, 1}, "", true, Density::kMedium},
+      {"4ranks_0011", 4, "0,0,1,1", {0, 0, 1, 1}, "", true, Density::kMedium},
+      // Three domains of 1, 1 and 2 ranks.
+      {"4ranks_0122", 4, "0,1,2,2", {0, 1, 2, 2}, "", true, Density::kFull},
+      // The same over tcp.
+      {"4ranks_0122_tcp",
+       4,
+       "0,1,2,2",
+       {0, 1, 2, 2},
+       "tcp",
+       true,
+       Density::kMedium},
+      // Three interleaved domains; the default chunk (the large case fits
+      // in one chunk, so the unpipelined path runs with three domains).
+      {"5ranks_01220_defaultchunk",
+       5,
+       "0,1,2,2,0",
+       {0, 1, 2, 2, 0},
+       "",
+       false,
+       Density::kSparse},
+      // Three contiguous domains of 3, 3 and 2 ranks.
+      {"8ranks_split3",
+       8,
+       "split:3",
+       {0, 0, 0, 1, 1, 1, 2, 2},
+       "",
+       true,
+       Density::kSparse},
+  };
+}
+
+std::vector<HeteroParam> allParams() {
+  std::vector<HeteroParam> params;
+  for (const Layout& layout : allLayouts()) {
+    for (Collective collective : allCollectives()) {
+      params.push_back({layout, collective});
+    }
+  }
+  return params;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mp, HeteroCollectivesTest, ::testing::ValuesIn(allParams()),
+    [](const ::testing::TestParamInfo<HeteroParam>& info) {
+      return info.param.name();
+    });
+
+}  // namespace
+}  // namespace hetccl::mp
