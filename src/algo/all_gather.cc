@@ -1,51 +1,56 @@
-// All-gather across domains: each block crosses to every other domain
-// once, to one rank there (blocks are spread over that domain's ranks);
-// then every domain broadcasts each block from the rank that holds it.
+// All-gather across domains: every block crosses to every other domain
+// once, cut into one piece per rank there so that all of that domain's
+// ranks share the receiving; then each domain broadcasts every piece it
+// received, and every block of its own ranks, from the rank that holds it.
 #include <cstring>
 
+#include "algo/ownership.h"
 #include "algo/plan_context.h"
 #include "util/dtype.h"
 
 namespace hetccl {
-namespace {
-
-// The rank of `domain` that receives rank q's block from across domains.
-int receiverOf(const PlanContext& ctx, int q, int domain) {
-  const std::vector<int>& members = ctx.domains->members(domain);
-  return members[q % members.size()];
-}
-
-}  // namespace
 
 void allGatherPlan(const PlanContext& ctx, const Op& op) {
-  size_t block = op.count * dtypeSize(op.dtype);
+  size_t elt = dtypeSize(op.dtype);
+  size_t block = op.count * elt;
   auto* recv = static_cast<char*>(op.recvbuff);
   char* own = recv + ctx.rank * block;
   if (own != op.sendbuff && block > 0) std::memmove(own, op.sendbuff, block);
   std::vector<std::shared_ptr<TransferRequest>> across;
   for (int q = 0; q < ctx.nranks; ++q) {
-    int domain = ctx.domains->domainOf(q);
-    if (q == ctx.rank) {
-      for (int d = 0; d < ctx.domains->count(); ++d)
-        if (d != ctx.domain())
-          across.push_back(ctx.linkTo(receiverOf(ctx, q, d)).send(own, block));
-    } else if (domain != ctx.domain() &&
-               receiverOf(ctx, q, ctx.domain()) == ctx.rank) {
-      across.push_back(ctx.linkTo(q).recv(recv + q * block, block));
+    int source = ctx.domains->domainOf(q);
+    for (int d = 0; d < ctx.domains->count(); ++d) {
+      if (d == source || (q != ctx.rank && d != ctx.domain())) continue;
+      const std::vector<int>& receivers = ctx.domains->members(d);
+      int pieces = static_cast<int>(receivers.size());
+      for (int j = 0; j < pieces; ++j) {
+        ElementRange range = ownedRange(op.count, pieces, j);
+        char* data = recv + q * block + range.begin * elt;
+        if (q == ctx.rank)
+          across.push_back(
+              ctx.linkTo(receivers[j]).send(data, range.size() * elt));
+        else if (receivers[j] == ctx.rank)
+          across.push_back(ctx.linkTo(q).recv(data, range.size() * elt));
+      }
     }
   }
   for (auto& request : across) ctx.wait(*request);
   std::vector<Op> broadcasts;
   for (int q = 0; q < ctx.nranks; ++q) {
-    int holder = ctx.domains->domainOf(q) == ctx.domain()
-                     ? q
-                     : receiverOf(ctx, q, ctx.domain());
-    Op bcast = op;
-    bcast.kind = OpKind::Broadcast;
-    bcast.sendbuff = recv + q * block;
-    bcast.recvbuff = recv + q * block;
-    bcast.root = ctx.domains->localRank(holder);
-    broadcasts.push_back(bcast);
+    bool local = ctx.domains->domainOf(q) == ctx.domain();
+    int pieces = local ? 1 : ctx.domainSize();
+    for (int j = 0; j < pieces; ++j) {
+      ElementRange range = local ? ElementRange{0, op.count}
+                                 : ownedRange(op.count, pieces, j);
+      if (range.size() == 0) continue;
+      Op bcast = op;
+      bcast.kind = OpKind::Broadcast;
+      bcast.sendbuff = recv + q * block + range.begin * elt;
+      bcast.recvbuff = recv + q * block + range.begin * elt;
+      bcast.count = range.size();
+      bcast.root = local ? ctx.domains->localRank(q) : j;
+      broadcasts.push_back(bcast);
+    }
   }
   ctx.inDomain(broadcasts);
 }

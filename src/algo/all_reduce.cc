@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 
+#include "algo/domain_steps.h"
 #include "algo/ownership.h"
 #include "algo/plan_context.h"
 #include "runtime/host/host_reduce.h"
@@ -31,56 +32,6 @@ struct ChunkExchange {
   Requests others;    // everything else: sends, results arriving
   char* scratch = nullptr;
 };
-
-Op domainOp(OpKind kind, const Op& user, const void* send, void* recv,
-            size_t count, int root = 0) {
-  Op op = user;
-  op.kind = kind;
-  op.sendbuff = send;
-  op.recvbuff = recv;
-  op.count = count;
-  op.root = root;
-  op.reduce.average = false;  // divided once, by the cross-domain reducer
-  return op;
-}
-
-// Step 1: the domain's partial sums of this rank's owned range, in recvbuff.
-void reduceInDomain(const PlanContext& ctx, const Op& op, size_t offset,
-                    size_t n) {
-  size_t elt = dtypeSize(op.dtype);
-  auto* send = static_cast<const char*>(op.sendbuff) + offset * elt;
-  auto* recv = static_cast<char*>(op.recvbuff) + offset * elt;
-  int size = ctx.domainSize();
-  if (size == 1) {
-    ctx.inDomain(domainOp(OpKind::AllReduce, op, send, recv, n));
-    return;
-  }
-  size_t base = n / size;
-  if (base > 0)
-    ctx.inDomain(domainOp(OpKind::ReduceScatter, op, send,
-                          recv + ctx.localRank() * base * elt, base));
-  size_t tail = n - base * size;
-  if (tail > 0)
-    ctx.inDomain(domainOp(OpKind::AllReduce, op, send + base * size * elt,
-                          recv + base * size * elt, tail));
-}
-
-// Step 3: every rank of the domain gets every owned range.
-void gatherInDomain(const PlanContext& ctx, const Op& op, size_t offset,
-                    size_t n) {
-  int size = ctx.domainSize();
-  if (size == 1) return;
-  size_t elt = dtypeSize(op.dtype);
-  auto* recv = static_cast<char*>(op.recvbuff) + offset * elt;
-  size_t base = n / size;
-  if (base > 0)
-    ctx.inDomain(domainOp(OpKind::AllGather, op,
-                          recv + ctx.localRank() * base * elt, recv, base));
-  size_t tail = n - base * size;
-  if (tail > 0)
-    ctx.inDomain(domainOp(OpKind::Broadcast, op, recv + base * size * elt,
-                          recv + base * size * elt, tail, size - 1));
-}
 
 // Step 2, first half: post the partials. On every link, both sides post
 // in the same order (partials of chunk c, of chunk c+1, then the results
@@ -182,12 +133,19 @@ void allReducePlan(const PlanContext& ctx, const Op& op) {
       started->count = std::min(perChunk, op.count - started->offset);
       started->pieces = crossDomainPieces(started->count, *ctx.domains);
       started->scratch = scratch + (c % 2) * half;
-      reduceInDomain(ctx, op, started->offset, started->count);
+      size_t elt = dtypeSize(op.dtype);
+      reduceInDomain(ctx, op,
+                     static_cast<const char*>(op.sendbuff) + started->offset * elt,
+                     static_cast<char*>(op.recvbuff) + started->offset * elt,
+                     started->count);
       startExchange(ctx, op, *started);
     }
     if (inFlight) {
       finishExchange(ctx, op, *inFlight);
-      gatherInDomain(ctx, op, inFlight->offset, inFlight->count);
+      gatherInDomain(ctx, op,
+                     static_cast<char*>(op.recvbuff) +
+                         inFlight->offset * dtypeSize(op.dtype),
+                     inFlight->count);
     }
     inFlight = std::move(started);
   }

@@ -1,7 +1,9 @@
 // Broadcast across domains: the root's domain broadcasts first; then, for
-// every other domain, the buffer is cut into one piece per rank there, each
-// piece sent by a different rank of the root's domain; each domain then
-// broadcasts every piece from the rank that received it.
+// every other domain, the buffer is cut into as many pieces as the larger
+// of the two domains has ranks, so that every rank on both sides takes its
+// turn, and each domain broadcasts every piece from the rank that received
+// it.
+#include <algorithm>
 #include <cstring>
 
 #include "algo/ownership.h"
@@ -9,6 +11,15 @@
 #include "util/dtype.h"
 
 namespace hetccl {
+namespace {
+
+int piecesFor(const PlanContext& ctx, int rootDomain, int domain) {
+  return static_cast<int>(
+      std::max(ctx.domains->members(rootDomain).size(),
+               ctx.domains->members(domain).size()));
+}
+
+}  // namespace
 
 void broadcastPlan(const PlanContext& ctx, const Op& op) {
   size_t elt = dtypeSize(op.dtype);
@@ -24,29 +35,30 @@ void broadcastPlan(const PlanContext& ctx, const Op& op) {
   for (int d = 0; d < ctx.domains->count(); ++d) {
     if (d == rootDomain) continue;
     const std::vector<int>& receivers = ctx.domains->members(d);
-    int pieces = static_cast<int>(receivers.size());
+    int pieces = piecesFor(ctx, rootDomain, d);
     for (int j = 0; j < pieces; ++j) {
       ElementRange range = ownedRange(op.count, pieces, j);
       int sender = senders[j % senders.size()];
+      int receiver = receivers[j % receivers.size()];
       char* data = recv + range.begin * elt;
       if (sender == ctx.rank)
-        across.push_back(
-            ctx.linkTo(receivers[j]).send(data, range.size() * elt));
-      if (receivers[j] == ctx.rank)
+        across.push_back(ctx.linkTo(receiver).send(data, range.size() * elt));
+      if (receiver == ctx.rank)
         across.push_back(ctx.linkTo(sender).recv(data, range.size() * elt));
     }
   }
   for (auto& request : across) ctx.wait(*request);
   if (ctx.domain() == rootDomain) return;
   std::vector<Op> broadcasts;
-  for (int j = 0; j < ctx.domainSize(); ++j) {
-    ElementRange range = ownedRange(op.count, ctx.domainSize(), j);
+  int pieces = piecesFor(ctx, rootDomain, ctx.domain());
+  for (int j = 0; j < pieces; ++j) {
+    ElementRange range = ownedRange(op.count, pieces, j);
     if (range.size() == 0) continue;
     Op piece = op;
     piece.sendbuff = recv + range.begin * elt;
     piece.recvbuff = recv + range.begin * elt;
     piece.count = range.size();
-    piece.root = j;
+    piece.root = j % ctx.domainSize();
     broadcasts.push_back(piece);
   }
   ctx.inDomain(broadcasts);

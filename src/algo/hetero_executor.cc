@@ -31,17 +31,17 @@ std::shared_ptr<HeteroExecutor> HeteroExecutor::create(
     Oob& oob, const std::vector<RankPlacement>& placements,
     std::shared_ptr<VendorComm> domainComm,
     std::shared_ptr<AbortSignal> abort,
-    std::shared_ptr<const AbortSignal> peerLoss) {
+    std::shared_ptr<const PeerLiveness> liveness) {
   return std::shared_ptr<HeteroExecutor>(
       new HeteroExecutor(oob, placements, std::move(domainComm),
-                         std::move(abort), std::move(peerLoss)));
+                         std::move(abort), std::move(liveness)));
 }
 
 HeteroExecutor::HeteroExecutor(Oob& oob,
                                const std::vector<RankPlacement>& placements,
                                std::shared_ptr<VendorComm> domainComm,
                                std::shared_ptr<AbortSignal> abort,
-                               std::shared_ptr<const AbortSignal> peerLoss)
+                               std::shared_ptr<const PeerLiveness> liveness)
     : rank_(oob.rank()),
       nranks_(oob.nranks()),
       domains_(placements),
@@ -61,7 +61,7 @@ HeteroExecutor::HeteroExecutor(Oob& oob,
     (useShm ? shmPeers : tcpPeers).push_back(r);
   }
   // Both are collective: every rank builds both, even with no peers.
-  shm_ = std::make_unique<ShmTransport>(oob, shmPeers, abort_, peerLoss);
+  shm_ = std::make_unique<ShmTransport>(oob, shmPeers, abort_, liveness);
   tcp_ = std::make_unique<TcpTransport>(oob, tcpPeers, abort_);
   for (int r : shmPeers) links_[r] = shm_->link(r);
   for (int r : tcpPeers) links_[r] = tcp_->link(r);

@@ -4,6 +4,8 @@
 // links to ranks on this host, tcp links to ranks elsewhere).
 #pragma once
 
+#include "util/peer_liveness.h"
+
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -29,7 +31,7 @@ class HeteroExecutor : public VendorComm,
       Oob& oob, const std::vector<RankPlacement>& placements,
       std::shared_ptr<VendorComm> domainComm,
       std::shared_ptr<AbortSignal> abort,
-      std::shared_ptr<const AbortSignal> peerLoss);
+      std::shared_ptr<const PeerLiveness> liveness);
   ~HeteroExecutor() override;
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
@@ -44,7 +46,7 @@ class HeteroExecutor : public VendorComm,
   HeteroExecutor(Oob& oob, const std::vector<RankPlacement>& placements,
                  std::shared_ptr<VendorComm> domainComm,
                  std::shared_ptr<AbortSignal> abort,
-                 std::shared_ptr<const AbortSignal> peerLoss);
+                 std::shared_ptr<const PeerLiveness> liveness);
   void execute(const std::vector<Op>& ops);
   void runPlan(const Op& op);
   Link& linkTo(int peer) const;

@@ -47,7 +47,7 @@ Communicator::Communicator(int rank, int nranks, CommConfig config,
       config_(std::move(config)),
       inheritedDomainLabel_(inheritedDomainLabel),
       opsAbort_(std::make_shared<AbortSignal>()),
-      peerLoss_(std::make_shared<AbortSignal>()) {}
+      liveness_(std::make_shared<PeerLiveness>(nranks)) {}
 
 Communicator::~Communicator() {
   bootstrapAbort_ = true;
@@ -105,26 +105,29 @@ void Communicator::setUpDomains() {
   domainIndex_ = domains.domainOf(rank_);
   BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
   if (domainCount_ == 1) {
-    vendor_ = HostComm::create(oob, opsAbort_, peerLoss_);
+    vendor_ = HostComm::create(oob, opsAbort_, liveness_);
   } else {
     // Domain exchanges use tags of their own: only that domain's ranks
     // take part, so they must not draw from the communicator's sequence.
     uint32_t tagSpace = 0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
     SubsetOob domainOob(*bootstrap_, domains.members(domainIndex_), tagSpace);
-    auto domainComm = HostComm::create(domainOob, opsAbort_, peerLoss_);
+    auto domainComm =
+        HostComm::create(domainOob, opsAbort_,
+                         liveness_->subset(domains.members(domainIndex_)));
     heteroExecutor_ = HeteroExecutor::create(oob, placements, domainComm,
-                                             opsAbort_, peerLoss_);
+                                             opsAbort_, liveness_);
     vendor_ = heteroExecutor_;
   }
   std::vector<Watchdog::Peer> watched;
   for (int r = 0; r < nranks_; ++r)
     if (peers_[r].pid != self.pid) watched.push_back({r, peers_[r].pid});
   watchdog_ = std::make_unique<Watchdog>(
-      std::move(watched), [loss = peerLoss_](const Watchdog::Peer& peer) {
-        loss->raise(ncclRemoteError,
-                    format("rank %d (pid %d) exited before the operation "
-                           "could complete",
-                           peer.rank, peer.pid));
+      std::move(watched),
+      [liveness = liveness_](const Watchdog::Peer& peer) {
+        liveness->markLost(peer.rank,
+                           format("rank %d (pid %d) exited before the "
+                                  "operation could complete",
+                                  peer.rank, peer.pid));
       });
 }
 

@@ -17,6 +17,7 @@
 #include "core/user_ops.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
+#include "util/peer_liveness.h"
 #include "vendor/op.h"
 #include "vendor/vendor_comm.h"
 
@@ -92,9 +93,9 @@ class Communicator {
   const CommConfig config_;
   const std::optional<int> inheritedDomainLabel_;
   std::shared_ptr<AbortSignal> opsAbort_;  // ends waits of operations
-  // Raised when a peer process exits. It only matters to work that waits
-  // for that peer, so it ends blocked waits rather than every operation.
-  std::shared_ptr<AbortSignal> peerLoss_;
+  // Which peer processes exited. A loss only matters to work that waits
+  // for that peer, so it ends those waits rather than every operation.
+  std::shared_ptr<PeerLiveness> liveness_;
   std::atomic<bool> bootstrapAbort_{false};
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<PeerInfo> peers_;

@@ -140,7 +140,7 @@ struct Ranks {
   std::unique_ptr<InProcessWorld> world;
   std::vector<std::unique_ptr<InProcessOob>> oobs;
   std::vector<std::shared_ptr<AbortSignal>> aborts;
-  std::vector<std::shared_ptr<AbortSignal>> peerLosses;
+  std::vector<std::shared_ptr<PeerLiveness>> liveness;
   std::vector<std::unique_ptr<ShmTransport>> transports;
 
   std::shared_ptr<Link> link(int from, int to) {
@@ -160,7 +160,7 @@ Ranks makeRanks(int nranks, const RankOptions& options = {}) {
   for (int r = 0; r < nranks; ++r) {
     ranks.oobs.push_back(std::make_unique<InProcessOob>(*ranks.world, r));
     ranks.aborts.push_back(std::make_shared<AbortSignal>());
-    ranks.peerLosses.push_back(std::make_shared<AbortSignal>());
+    ranks.liveness.push_back(std::make_shared<PeerLiveness>(nranks));
   }
   runRanks(nranks, [&](int r) {
     std::vector<int> peers =
@@ -171,9 +171,9 @@ Ranks makeRanks(int nranks, const RankOptions& options = {}) {
         settings
             ? std::make_unique<ShmTransport>(*ranks.oobs[r], peers, *settings,
                                              ranks.aborts[r],
-                                             ranks.peerLosses[r])
+                                             ranks.liveness[r])
             : std::make_unique<ShmTransport>(
-                  *ranks.oobs[r], peers, ranks.aborts[r], ranks.peerLosses[r]);
+                  *ranks.oobs[r], peers, ranks.aborts[r], ranks.liveness[r]);
   });
   return ranks;
 }
@@ -538,7 +538,7 @@ TEST(ShmLink, CallerAbortEndsAWaitPromptly) {
 TEST(ShmLink, PeerLossEndsAWaitPromptly) {
   Ranks ranks = makeRanks(2);
   Error e = waitUntilRaised(ranks, AbortSignal(), [&] {
-    ranks.peerLosses[1]->raise(ncclRemoteError, "rank 0 died");
+    ranks.liveness[1]->markLost(0, "rank 0 died");
   });
   EXPECT_EQ(e.code(), ncclRemoteError);
   EXPECT_TRUE(contains(e, "rank 0 died")) << e.what();
@@ -552,7 +552,7 @@ TEST(ShmLink, TimeoutEndsAWaitAndAbortsTheTransport) {
   Error e = expectError([&] { recv->wait(AbortSignal(), 0.2); });
   double took = secondsSince(start);
   EXPECT_GE(took, 0.2);
-  // SpinWait reads the clock every 256 yields: on oversubscribed cores the
+  // SpinWait reads the clock every 64 yields: on oversubscribed cores the
   // timeout fires late, but it fires.
   EXPECT_LT(took, 10.0);
   EXPECT_EQ(e.code(), ncclRemoteError);

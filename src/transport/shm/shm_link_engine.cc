@@ -1,6 +1,6 @@
 #include "transport/shm/shm_link_engine.h"
 
-#include "vendor/host/spin_wait.h"
+#include "util/spin_wait.h"
 
 namespace hetccl {
 namespace {
@@ -20,10 +20,10 @@ void throwIfStopped(const AbortSignal& signal, const ShmTransfer& transfer,
 ShmLinkEngine::ShmLinkEngine(int rank, std::vector<ShmSegment> segments,
                              const std::vector<ShmPeerRings>& rings,
                              std::shared_ptr<AbortSignal> abort,
-                             std::shared_ptr<const AbortSignal> peerLoss)
+                             std::shared_ptr<const PeerLiveness> liveness)
     : segments_(std::move(segments)),
       abort_(std::move(abort)),
-      peerLoss_(std::move(peerLoss)) {
+      liveness_(std::move(liveness)) {
   for (const ShmPeerRings& r : rings) {
     senders_.push_back(std::make_unique<ShmRingSender>(rank, r.peer, r.outgoing,
                                                        r.incoming.control()));
@@ -55,7 +55,7 @@ bool ShmLinkEngine::done(const ShmTransfer& transfer) {
   if (transfer.done()) return true;
   transfer.throwIfFailed();
   throwIfStopped(*abort_, transfer, "aborted");
-  throwIfStopped(*peerLoss_, transfer, "lost a peer");
+  if (liveness_) liveness_->throwIfLost(transfer.peer());
   return false;
 }
 
@@ -64,7 +64,7 @@ void ShmLinkEngine::wait(const ShmTransfer& transfer,
                          int peer) {
   // A timeout raises the transport's abort, as every timed-out wait of the
   // library does: transfers cut off midway leave the links unusable.
-  SpinWait backOff(*abort_, *peerLoss_, timeoutSeconds, "shm link", peer);
+  SpinWait backOff(*abort_, liveness_.get(), timeoutSeconds, "shm link", peer);
   while (!done(transfer)) {
     throwIfStopped(callerAbort, transfer, "aborted");
     try {

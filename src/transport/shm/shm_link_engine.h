@@ -18,6 +18,7 @@
 #include "transport/shm/shm_segment.h"
 #include "transport/shm/shm_transfer.h"
 #include "util/abort_signal.h"
+#include "util/peer_liveness.h"
 
 namespace hetccl {
 
@@ -31,11 +32,11 @@ struct ShmPeerRings {
 class ShmLinkEngine {
  public:
   // Keeps `segments` mapped for as long as the engine lives. `abort` ends
-  // every wait; `peerLoss` ends the waits of transfers that are stuck.
+  // every wait; `liveness` ends the waits of transfers whose peer exited.
   ShmLinkEngine(int rank, std::vector<ShmSegment> segments,
                 const std::vector<ShmPeerRings>& rings,
                 std::shared_ptr<AbortSignal> abort,
-                std::shared_ptr<const AbortSignal> peerLoss);
+                std::shared_ptr<const PeerLiveness> liveness);
   ShmLinkEngine(const ShmLinkEngine&) = delete;
   ShmLinkEngine& operator=(const ShmLinkEngine&) = delete;
 
@@ -67,7 +68,7 @@ class ShmLinkEngine {
   std::vector<std::unique_ptr<ShmRingSender>> senders_;
   std::vector<std::unique_ptr<ShmRingReceiver>> receivers_;
   const std::shared_ptr<AbortSignal> abort_;
-  const std::shared_ptr<const AbortSignal> peerLoss_;
+  const std::shared_ptr<const PeerLiveness> liveness_;
 };
 
 }  // namespace hetccl

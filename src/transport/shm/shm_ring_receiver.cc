@@ -11,7 +11,7 @@ ShmRingReceiver::ShmRingReceiver(int rank, int peer, ShmRingView ring,
 
 std::shared_ptr<ShmTransfer> ShmRingReceiver::post(void* data, size_t bytes) {
   auto transfer = std::make_shared<ShmTransfer>(
-      static_cast<char*>(data), bytes, nextSequence_++,
+      peer_, static_cast<char*>(data), bytes, nextSequence_++,
       format("a %zu-byte receive from rank %d", bytes, peer_));
   queue_.push_back(transfer);
   return transfer;

@@ -16,12 +16,15 @@ class ShmTransfer {
  public:
   // `sequence` numbers the transfers of one direction of one link from 0;
   // a send and a receive with the same number are matched.
-  ShmTransfer(char* buffer, size_t bytes, uint64_t sequence,
+  ShmTransfer(int peer, char* buffer, size_t bytes, uint64_t sequence,
               std::string description)
-      : buffer_(buffer),
+      : peer_(peer),
+        buffer_(buffer),
         bytes_(bytes),
         sequence_(sequence),
         description_(std::move(description)) {}
+
+  int peer() const { return peer_; }
 
   char* buffer() const { return buffer_; }
   size_t bytes() const { return bytes_; }
@@ -44,6 +47,7 @@ class ShmTransfer {
   void throwIfFailed() const;
 
  private:
+  const int peer_;
   char* const buffer_;
   const size_t bytes_;
   const uint64_t sequence_;

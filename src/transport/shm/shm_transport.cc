@@ -92,17 +92,16 @@ std::vector<SegmentRecord> gatherRecords(Oob& oob, const ShmSegment& own,
 
 ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
                            std::shared_ptr<AbortSignal> abort,
-                           std::shared_ptr<const AbortSignal> peerLoss)
+                           std::shared_ptr<const PeerLiveness> liveness)
     : ShmTransport(oob, peers, ShmLinkSettings::fromEnv(), std::move(abort),
-                   std::move(peerLoss)) {}
+                   std::move(liveness)) {}
 
 ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
                            const ShmLinkSettings& settings,
                            std::shared_ptr<AbortSignal> abort,
-                           std::shared_ptr<const AbortSignal> peerLoss)
+                           std::shared_ptr<const PeerLiveness> liveness)
     : rank_(oob.rank()), settings_(settings) {
   if (!abort) abort = std::make_shared<AbortSignal>();
-  if (!peerLoss) peerLoss = std::make_shared<AbortSignal>();
 
   // 1. Create and format this rank's segment; publish its name.
   std::optional<Error> failure;
@@ -150,7 +149,7 @@ ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
   segments.push_back(std::move(own));
 
   engine_ = std::make_shared<ShmLinkEngine>(
-      rank_, std::move(segments), rings, std::move(abort), std::move(peerLoss));
+      rank_, std::move(segments), rings, std::move(abort), std::move(liveness));
   for (size_t i = 0; i < rings.size(); ++i)
     links_[rings[i].peer] =
         std::make_shared<ShmLink>(rings[i].peer, i, engine_);

@@ -17,6 +17,7 @@
 #include "transport/shm/shm_link_engine.h"
 #include "transport/shm/shm_link_layout.h"
 #include "util/abort_signal.h"
+#include "util/peer_liveness.h"
 #include "util/oob.h"
 
 namespace hetccl {
@@ -27,17 +28,17 @@ class ShmTransport {
   // `peers` are the ranks this rank needs links to, all on this host; the
   // relation must be symmetric. A failure on any rank (asymmetric peers,
   // /dev/shm full) makes the constructor throw on every rank. `abort` ends
-  // every wait; `peerLoss` ends the waits of transfers that cannot finish;
+  // every wait; `liveness` ends the waits of transfers whose peer exited;
   // either may be null (a signal that is never raised).
   ShmTransport(Oob& oob, const std::vector<int>& peers,
                std::shared_ptr<AbortSignal> abort,
-               std::shared_ptr<const AbortSignal> peerLoss);
+               std::shared_ptr<const PeerLiveness> liveness);
   // Same, with this rank's ring geometry given rather than read from the
   // environment. Ranks may differ: each direction uses its sender's.
   ShmTransport(Oob& oob, const std::vector<int>& peers,
                const ShmLinkSettings& settings,
                std::shared_ptr<AbortSignal> abort,
-               std::shared_ptr<const AbortSignal> peerLoss);
+               std::shared_ptr<const PeerLiveness> liveness);
   ShmTransport(const ShmTransport&) = delete;
   ShmTransport& operator=(const ShmTransport&) = delete;
 

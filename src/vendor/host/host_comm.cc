@@ -8,15 +8,15 @@ namespace hetccl {
 
 std::shared_ptr<HostComm> HostComm::create(
     Oob& oob, std::shared_ptr<AbortSignal> abort,
-    std::shared_ptr<const AbortSignal> peerLoss) {
+    std::shared_ptr<const PeerLiveness> liveness) {
   return std::shared_ptr<HostComm>(
-      new HostComm(oob, std::move(abort), std::move(peerLoss)));
+      new HostComm(oob, std::move(abort), std::move(liveness)));
 }
 
 HostComm::HostComm(Oob& oob, std::shared_ptr<AbortSignal> abort,
-                   std::shared_ptr<const AbortSignal> peerLoss)
+                   std::shared_ptr<const PeerLiveness> liveness)
     : world_(oob, ShmSettings::fromEnvironment(), std::move(abort),
-             std::move(peerLoss)),
+             std::move(liveness)),
       engine_(world_) {}
 
 void HostComm::launch(const std::vector<Op>& ops, StreamHandle stream) {

@@ -2,6 +2,8 @@
 // host streams over the shared-memory world of the ranks' host.
 #pragma once
 
+#include "util/peer_liveness.h"
+
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -18,17 +20,17 @@ class HostComm : public VendorComm,
   // Collective over `oob`: every rank of the domain constructs its HostComm
   // at the same time. `abort` ends every wait of this communicator and is
   // raised by any failed operation, since a failed collective leaves the
-  // ranks out of step; `peerLoss` ends the waits that are blocked.
+  // ranks out of step; `liveness` ends the waits for peers that exited.
   static std::shared_ptr<HostComm> create(
       Oob& oob, std::shared_ptr<AbortSignal> abort,
-      std::shared_ptr<const AbortSignal> peerLoss);
+      std::shared_ptr<const PeerLiveness> liveness);
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
   bool drain(double timeoutSeconds) override;
 
  private:
   HostComm(Oob& oob, std::shared_ptr<AbortSignal> abort,
-           std::shared_ptr<const AbortSignal> peerLoss);
+           std::shared_ptr<const PeerLiveness> liveness);
   void execute(const std::vector<Op>& ops);
 
   ShmWorld world_;

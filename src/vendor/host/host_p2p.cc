@@ -111,7 +111,11 @@ void HostEngine::sendRecv(const std::vector<const Op*>& ops) {
         if (canSend(peer) || canReceive(peer)) return true;
       return false;
     };
-    while (!anyReady()) wait.pause();
+    while (!anyReady()) {
+      for (int peer = 0; peer < nranks_; ++peer)
+        if (!sends[peer].empty() || !recvs[peer].empty()) wait.checkPeer(peer);
+      wait.pause();
+    }
   }
 }
 

@@ -56,12 +56,12 @@ ShmWorld::Layout ShmWorld::layoutFor(int nranks, const ShmSettings& s) {
 
 ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings,
                    std::shared_ptr<AbortSignal> abort,
-                   std::shared_ptr<const AbortSignal> peerLoss)
+                   std::shared_ptr<const PeerLiveness> liveness)
     : rank_(oob.rank()),
       nranks_(oob.nranks()),
       settings_(settings),
       abort_(std::move(abort)),
-      peerLoss_(std::move(peerLoss)),
+      liveness_(std::move(liveness)),
       layout_(layoutFor(oob.nranks(), settings)),
       segments_(oob.nranks()),
       bases_(oob.nranks()) {

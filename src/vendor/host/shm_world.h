@@ -11,8 +11,9 @@
 
 #include "transport/shm/shm_segment.h"
 #include "util/abort_signal.h"
+#include "util/peer_liveness.h"
 #include "util/oob.h"
-#include "vendor/host/spin_wait.h"
+#include "util/spin_wait.h"
 
 namespace hetccl {
 
@@ -31,10 +32,10 @@ struct ShmSettings {
 
 class ShmWorld {
  public:
-  // `abort` ends every wait; `peerLoss` ends the waits that are blocked.
+  // `abort` ends every wait; `liveness` ends waits for peers that exited.
   ShmWorld(Oob& oob, const ShmSettings& settings,
            std::shared_ptr<AbortSignal> abort,
-           std::shared_ptr<const AbortSignal> peerLoss);
+           std::shared_ptr<const PeerLiveness> liveness);
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
@@ -42,7 +43,7 @@ class ShmWorld {
   AbortSignal& abortSignal() { return *abort_; }
   // Starts a back-off wait bound to this world's signals and timeout.
   SpinWait makeWait(const char* what, int peer) {
-    return SpinWait(*abort_, *peerLoss_, settings_.timeoutSeconds, what,
+    return SpinWait(*abort_, liveness_.get(), settings_.timeoutSeconds, what,
                     peer);
   }
 
@@ -92,7 +93,7 @@ class ShmWorld {
   int nranks_;
   ShmSettings settings_;
   std::shared_ptr<AbortSignal> abort_;
-  std::shared_ptr<const AbortSignal> peerLoss_;
+  std::shared_ptr<const PeerLiveness> liveness_;
   Layout layout_;
   std::vector<ShmSegment> segments_;
   std::vector<void*> bases_;

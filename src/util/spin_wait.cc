@@ -1,4 +1,4 @@
-#include "vendor/host/spin_wait.h"
+#include "util/spin_wait.h"
 
 #include <sched.h>
 
@@ -8,7 +8,7 @@ namespace hetccl {
 namespace {
 
 constexpr unsigned kBusyPolls = 128;
-constexpr unsigned kPollsPerClockRead = 256;
+constexpr unsigned kPollsPerClockRead = 64;
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -20,17 +20,23 @@ inline void cpuRelax() {
 
 }  // namespace
 
-SpinWait::SpinWait(AbortSignal& abort, const AbortSignal& peerLoss,
+SpinWait::SpinWait(const AbortSignal& abort, const PeerLiveness* liveness,
                    double timeoutSeconds, const char* what, int peer)
     : abort_(abort),
-      peerLoss_(peerLoss),
+      liveness_(liveness),
       timeoutSeconds_(timeoutSeconds),
       what_(what),
-      peer_(peer) {}
+      peer_(peer),
+      start_(timeoutSeconds > 0 ? std::chrono::steady_clock::now()
+                                : std::chrono::steady_clock::time_point()) {}
+
+void SpinWait::checkPeer(int peer) const {
+  if (liveness_ != nullptr) liveness_->throwIfLost(peer);
+}
 
 void SpinWait::pause() {
   abort_.throwIfRaised();
-  peerLoss_.throwIfRaised();
+  checkPeer(peer_);
   ++polls_;
   if (polls_ < kBusyPolls) {
     cpuRelax();
@@ -38,9 +44,8 @@ void SpinWait::pause() {
   }
   sched_yield();
   if (timeoutSeconds_ <= 0 || polls_ % kPollsPerClockRead != 0) return;
-  auto now = std::chrono::steady_clock::now();
-  if (polls_ == kPollsPerClockRead) start_ = now;
-  if (std::chrono::duration<double>(now - start_).count() > timeoutSeconds_)
+  auto elapsed = std::chrono::steady_clock::now() - start_;
+  if (std::chrono::duration<double>(elapsed).count() > timeoutSeconds_)
     timedOut();
 }
 
@@ -52,7 +57,7 @@ void SpinWait::timedOut() {
                    timeoutSeconds_, peer_, what_)
           : format("timed out after %g s waiting for %s", timeoutSeconds_,
                    what_);
-  abort_.raise(ncclRemoteError, reason);
+  const_cast<AbortSignal&>(abort_).raise(ncclRemoteError, reason);
   abort_.throwIfRaised();
 }
 

@@ -1,0 +1,59 @@
+#include "algo/domain_steps.h"
+
+#include "util/dtype.h"
+
+namespace hetccl {
+
+Op domainOp(OpKind kind, const Op& user, const void* send, void* recv,
+            size_t count, int root) {
+  Op op = user;
+  op.kind = kind;
+  op.sendbuff = send;
+  op.recvbuff = recv;
+  op.count = count;
+  op.root = root;
+  op.reduce.average = false;  // divided once, by the cross-domain reducer
+  return op;
+}
+
+// A reduce-scatter of the part that divides evenly, and an all-reduce of
+// the tail (which the last local rank owns): the vendor libraries offer
+// reduce-scatter with equal counts only.
+void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
+                    char* recv, size_t n) {
+  reduceInDomain(ctx, op, send, recv, n, n / ctx.domainSize());
+}
+
+void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
+                    char* recv, size_t n, size_t base) {
+  size_t elt = dtypeSize(op.dtype);
+  int size = ctx.domainSize();
+  if (size == 1) {
+    ctx.inDomain(domainOp(OpKind::AllReduce, op, send, recv, n));
+    return;
+  }
+  if (base > 0)
+    ctx.inDomain(domainOp(OpKind::ReduceScatter, op, send,
+                          recv + ctx.localRank() * base * elt, base));
+  size_t tail = n - base * size;
+  if (tail > 0)
+    ctx.inDomain(domainOp(OpKind::AllReduce, op, send + base * size * elt,
+                          recv + base * size * elt, tail));
+}
+
+void gatherInDomain(const PlanContext& ctx, const Op& op, char* buffer,
+                    size_t n) {
+  int size = ctx.domainSize();
+  if (size == 1) return;
+  size_t elt = dtypeSize(op.dtype);
+  size_t base = n / size;
+  if (base > 0)
+    ctx.inDomain(domainOp(OpKind::AllGather, op,
+                          buffer + ctx.localRank() * base * elt, buffer, base));
+  size_t tail = n - base * size;
+  if (tail > 0)
+    ctx.inDomain(domainOp(OpKind::Broadcast, op, buffer + base * size * elt,
+                          buffer + base * size * elt, tail, size - 1));
+}
+
+}  // namespace hetccl

@@ -1,0 +1,30 @@
+// The steps inside this rank's domain that plans share. A domain's
+// reduction leaves each local rank owning its ownedRange (ownership.h) of
+// the domain's partial result, with the user's PreMulSum scaling applied
+// and averaging left for the cross-domain step.
+#pragma once
+
+#include "algo/plan_context.h"
+
+namespace hetccl {
+
+// `user` with another kind, buffers, count and (domain-local) root; its
+// reduction keeps the base op and scaling but not the averaging.
+Op domainOp(OpKind kind, const Op& user, const void* send, void* recv,
+            size_t count, int root = 0);
+
+// The domain's partial result of n elements of `send`, left in `recv` at
+// the same offsets, complete in this rank's owned range: local rank i owns
+// [i*base, (i+1)*base), the last one also the rest up to n. Without
+// `base`, the owned ranges of ownership.h (base = n / domain size).
+void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
+                    char* recv, size_t n);
+void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
+                    char* recv, size_t n, size_t base);
+
+// Spreads every rank's owned range of `buffer` (n elements) to the whole
+// domain.
+void gatherInDomain(const PlanContext& ctx, const Op& op, char* buffer,
+                    size_t n);
+
+}  // namespace hetccl

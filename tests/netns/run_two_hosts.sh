@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# Runs hetccl-perf on two "hosts" made of Linux network namespaces joined by
+# a veth pair, and checks that
+#   - every collective, type and op gives right results across the two hosts
+#     (hetccl-perf's own check; every rank must exit 0),
+#   - HetCCL put the ranks of each namespace in one domain (2 domains),
+#   - the cross-domain bytes really went over the veth (tcp transport), not
+#     through shared memory, which the namespaces still share.
+# Layouts: 2+2 (ranks 0,1 in A; 2,3 in B), then 3+1 (ranks 0,1,2 in A; 3 in B).
+#
+# Usage: run_two_hosts.sh PATH/TO/hetccl-perf
+# Needs root and iproute2's `ip`; otherwise prints "SKIP: ..." and exits 77.
+# Exit status: 0 passed, 1 failed, 77 skipped.
+#
+# Environment (all optional):
+#   HETCCL_NETNS_LAYOUTS    layouts to run (default "2+2 3+1")
+#   HETCCL_NETNS_PERF_ARGS  the sweep (default: every collective, float32 and
+#                           bfloat16, every op, 1K..1M, checked)
+#   HETCCL_NETNS_MIN_BYTES  bytes each direction of the veth must carry per
+#                           layout (default 48 MiB with the default sweep,
+#                           see below; 1 MiB with HETCCL_NETNS_PERF_ARGS)
+#   HETCCL_NETNS_TIMEOUT    seconds one layout may take (default 120)
+#   HETCCL_NETNS_PORT       first rendezvous port (default 29500; one per layout)
+#   HETCCL_DEBUG            passed through to the ranks
+set -u -o pipefail
+
+readonly kSkip=77
+readonly kDefaultSweep="-x all -d float32,bfloat16 -o all -b 1K -e 1M -f 32 \
+-w 1 -n 2 --check 1"
+# A lower bound on the payload of the default sweep, per direction of the
+# link: in an all-reduce across two domains each element's value (or partial
+# sum) must cross one way and its result the other way, so an all-reduce of
+# S bytes moves at least S bytes each way. The default sweep alone times 48
+# all-reduces of 1 MiB (6 ops x 2 types x 2 placements x 2 iterations), so
+# at least 48 MiB each way; the whole sweep moves several times more.
+# Bootstrap traffic is a few KiB, so traffic that bypassed the network (e.g.
+# through shared memory) cannot pass.
+readonly kDefaultSweepMinBytes=$((48 * 1024 * 1024))
+readonly kCustomSweepMinBytes=$((1024 * 1024))
+readonly kIpTimeout=10
+
+perf=${1:-}
+layouts=${HETCCL_NETNS_LAYOUTS:-"2+2 3+1"}
+if [[ -n ${HETCCL_NETNS_PERF_ARGS:-} ]]; then
+  sweep=$HETCCL_NETNS_PERF_ARGS
+  min_bytes=${HETCCL_NETNS_MIN_BYTES:-$kCustomSweepMinBytes}
+else
+  sweep=$kDefaultSweep
+  min_bytes=${HETCCL_NETNS_MIN_BYTES:-$kDefaultSweepMinBytes}
+fi
+layout_timeout=${HETCCL_NETNS_TIMEOUT:-120}
+first_port=${HETCCL_NETNS_PORT:-29500}
+
+# Names carry our PID so that concurrent runs never collide; interface
+# names must fit in 15 characters.
+readonly ns_a="hetccl-a-$$"
+readonly ns_b="hetccl-b-$$"
+readonly veth_a="hva$$"
+readonly veth_b="hvb$$"
+readonly subnet="10.231.$((RANDOM % 256))"
+readonly addr_a="$subnet.1"
+readonly addr_b="$subnet.2"
+
+created_namespaces=()
+rank_pids=()
+log_dir=""
+
+skip() {
+  echo "SKIP: $*"
+  exit "$kSkip"
+}
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+# Every ip command is bounded, so that a wedged netlink call cannot hang us.
+ipt() {
+  timeout "$kIpTimeout" ip "$@"
+}
+
+# Asks the ranks still running to stop, then kills those that do not within
+# a few seconds.
+kill_ranks() {
+  local pid tries
+  ((${#rank_pids[@]})) || return 0
+  kill -TERM "${rank_pids[@]}" 2>/dev/null
+  for ((tries = 0; tries < 50; ++tries)); do
+    [[ -n $(jobs -rp) ]] || break # the ranks are our only jobs
+    sleep 0.1
+  done
+  for pid in "${rank_pids[@]}"; do
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  rank_pids=()
+}
+
+# Anything still running inside our namespaces was started by us (they are
+# private to this run): stop it by PID before the namespace goes away.
+kill_namespace_processes() {
+  local ns=$1 pid
+  for pid in $(ipt netns pids "$ns" 2>/dev/null); do
+    kill -KILL "$pid" 2>/dev/null
+  done
+}
+
+cleanup() {
+  local ns
+  trap - EXIT INT TERM
+  kill_ranks
+  for ns in "${created_namespaces[@]}"; do
+    kill_namespace_processes "$ns"
+    ipt netns del "$ns" 2>/dev/null # also removes its end of the veth
+  done
+  [[ -n $log_dir ]] && rm -rf "$log_dir"
+}
+
+# A run killed with SIGKILL (e.g. by ctest's timeout) cannot clean up;
+# remove namespaces of earlier runs of this script whose process is gone.
+remove_stale_namespaces() {
+  local ns pid
+  for ns in $(ipt netns list 2>/dev/null | awk '{print $1}'); do
+    [[ $ns =~ ^hetccl-[ab]-([0-9]+)$ ]] || continue
+    pid=${BASH_REMATCH[1]}
+    # Ours do not exist yet, so one with our PID is from an earlier process.
+    [[ $pid != "$$" ]] && kill -0 "$pid" 2>/dev/null && continue
+    echo "removing stale namespace $ns"
+    kill_namespace_processes "$ns"
+    ipt netns del "$ns" 2>/dev/null
+  done
+}
+
+check_prerequisites() {
+  [[ -n $perf ]] || fail "usage: $0 PATH/TO/hetccl-perf"
+  [[ -x $perf ]] || fail "$perf is not an executable"
+  [[ $(id -u) -eq 0 ]] || skip "needs root to create network namespaces"
+  command -v ip >/dev/null || skip "the ip command (iproute2) is missing"
+  command -v timeout >/dev/null || skip "the timeout command is missing"
+  if ! [[ $layout_timeout =~ ^[0-9]+$ ]] || ((layout_timeout < 20)); then
+    fail "HETCCL_NETNS_TIMEOUT=$layout_timeout: expected whole seconds >= 20"
+  fi
+}
+
+create_namespace() {
+  local ns=$1
+  ipt netns add "$ns" 2>/dev/null || skip "cannot create network namespaces" \
+    "(ip netns add $ns failed)"
+  created_namespaces+=("$ns")
+}
+
+setup_network() {
+  create_namespace "$ns_a"
+  create_namespace "$ns_b"
+  # Created directly inside the namespaces: the host's own network never
+  # sees these interfaces or the test subnet.
+  ipt link add name "$veth_a" netns "$ns_a" type veth \
+    peer name "$veth_b" netns "$ns_b" ||
+    skip "cannot create a veth pair between network namespaces"
+  if ! { ipt -n "$ns_a" addr add "$addr_a/24" dev "$veth_a" &&
+    ipt -n "$ns_b" addr add "$addr_b/24" dev "$veth_b" &&
+    ipt -n "$ns_a" link set lo up && ipt -n "$ns_b" link set lo up &&
+    ipt -n "$ns_a" link set "$veth_a" up &&
+    ipt -n "$ns_b" link set "$veth_b" up; }; then
+    fail "cannot configure the veth pair"
+  fi
+  echo "host A: namespace $ns_a, $veth_a $addr_a/24"
+  echo "host B: namespace $ns_b, $veth_b $addr_b/24"
+}
+
+# veth_bytes tx|rx: bytes the veth of namespace A has sent or received.
+veth_bytes() {
+  timeout "$kIpTimeout" ip netns exec "$ns_a" \
+    cat "/sys/class/net/$veth_a/statistics/$1_bytes"
+}
+
+# start_rank NS VETH RANK NRANKS LOCAL_RANK PORT: one hetccl-perf rank in the
+# background, with torchrun's variables (they take precedence over any other
+# launcher's in hetccl-perf). Settings that would change what is tested are
+# cleared.
+start_rank() {
+  local ns=$1 veth=$2 rank=$3 nranks=$4 local_rank=$5 port=$6
+  local -a sweep_args
+  read -r -a sweep_args <<<"$sweep"
+  ip netns exec "$ns" env \
+    -u HETCCL_HOSTID -u HETCCL_DOMAINS -u HETCCL_TRANSPORT \
+    -u HETCCL_SOCKET_FAMILY -u NCCL_SOCKET_FAMILY -u NCCL_COMM_ID \
+    -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_PROCID \
+    -u MASTER_ADDR -u MASTER_PORT -u HETCCL_PERF_RANK \
+    RANK="$rank" WORLD_SIZE="$nranks" LOCAL_RANK="$local_rank" \
+    HETCCL_COMM_ID="$addr_a:$port" HETCCL_SOCKET_IFNAME="=$veth" \
+    timeout -k 5 "$layout_timeout" "$perf" "${sweep_args[@]}" \
+    --timeout "$((layout_timeout - 10))" \
+    >"$log_dir/rank$rank.log" 2>&1 &
+  rank_pids+=($!)
+}
+
+# check_domains LOG COUNT_A NRANKS: rank 0's device table must show two
+# domains, ranks [0, COUNT_A) in one and the others in the other.
+check_domains() {
+  local log=$1 count_a=$2 nranks=$3
+  awk -v count_a="$count_a" -v nranks="$nranks" '
+    $1 == "#" && $2 == "Rank" {
+      for (i = 1; i <= NF; ++i) if ($i == "domain") break
+      if (i > NF || $(i + 2) != "of") { print "no domain on: " $0; bad = 1; next }
+      seen++
+      if ($(i + 3) != 2) { print "rank " $3 ": " $(i + 3) " domains, not 2"; bad = 1 }
+      side = ($3 < count_a) ? "A" : "B"
+      if (side in domain_of && domain_of[side] != $(i + 1)) {
+        print "host " side " ranks are in domains " domain_of[side] " and " $(i + 1)
+        bad = 1
+      }
+      domain_of[side] = $(i + 1)
+    }
+    END {
+      if (seen != nranks) { print "device table lists " seen " of " nranks " ranks"; bad = 1 }
+      if (domain_of["A"] == domain_of["B"]) { print "hosts A and B share a domain"; bad = 1 }
+      exit bad
+    }' "$log"
+}
+
+print_failed_logs() {
+  local nranks=$1 rank
+  for ((rank = 0; rank < nranks; ++rank)); do
+    echo "---- rank $rank log (last 30 lines) ----"
+    tail -n 30 "$log_dir/rank$rank.log"
+  done
+}
+
+# run_layout COUNT_A COUNT_B PORT
+run_layout() {
+  local count_a=$1 count_b=$2 port=$3
+  local nranks=$((count_a + count_b)) rank pid status failed=0
+  echo
+  echo "==== layout $count_a+$count_b: ranks 0..$((count_a - 1)) on A," \
+    "$count_a..$((nranks - 1)) on B ===="
+  local tx_before rx_before
+  tx_before=$(veth_bytes tx) || fail "cannot read the counters of $veth_a"
+  rx_before=$(veth_bytes rx) || fail "cannot read the counters of $veth_a"
+
+  for ((rank = 0; rank < nranks; ++rank)); do
+    if ((rank < count_a)); then
+      start_rank "$ns_a" "$veth_a" "$rank" "$nranks" "$rank" "$port"
+    else
+      start_rank "$ns_b" "$veth_b" "$rank" "$nranks" "$((rank - count_a))" \
+        "$port"
+    fi
+  done
+  rank=0
+  for pid in "${rank_pids[@]}"; do
+    wait "$pid"
+    status=$?
+    if ((status != 0)); then
+      echo "rank $rank exited with status $status"
+      failed=1
+    fi
+    rank=$((rank + 1))
+  done
+  rank_pids=()
+
+  cat "$log_dir/rank0.log"
+  if ((failed)); then
+    print_failed_logs "$nranks"
+    fail "layout $count_a+$count_b: some ranks failed"
+  fi
+  check_domains "$log_dir/rank0.log" "$count_a" "$nranks" ||
+    fail "layout $count_a+$count_b: ranks not split into one domain per host"
+
+  local tx_after rx_after
+  tx_after=$(veth_bytes tx) || fail "cannot read the counters of $veth_a"
+  rx_after=$(veth_bytes rx) || fail "cannot read the counters of $veth_a"
+  local sent=$((tx_after - tx_before)) received=$((rx_after - rx_before))
+  echo "veth: A->B $sent bytes, B->A $received bytes" \
+    "(at least $min_bytes each way expected)"
+  ((sent >= min_bytes && received >= min_bytes)) ||
+    fail "layout $count_a+$count_b: too little traffic crossed the veth;" \
+      "the cross-domain links did not use the network"
+  echo "layout $count_a+$count_b: ok"
+}
+
+main() {
+  check_prerequisites
+  trap cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  remove_stale_namespaces
+  log_dir=$(mktemp -d) || fail "cannot create a log directory"
+  setup_network
+
+  local layout port=$first_port
+  for layout in $layouts; do
+    [[ $layout =~ ^([1-9][0-9]*)\+([1-9][0-9]*)$ ]] ||
+      fail "layout '$layout' is not A+B (e.g. 2+2)"
+    run_layout "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "$port"
+    port=$((port + 1))
+  done
+  echo
+  echo "PASS: all layouts ($layouts) ran across two network namespaces"
+}
+
+main
