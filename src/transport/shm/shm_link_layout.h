@@ -11,6 +11,8 @@
 //   slot:   slot header (message sequence, message bytes) | chunk bytes
 #pragma once
 
+#include "transport/shm/shm_counter.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -27,19 +29,6 @@ struct ShmLinkSettings {
 
   static ShmLinkSettings fromEnv();
 };
-
-// A monotonic counter in shared memory, alone on its cache line so that
-// the writer and the reader of neighbouring counters do not contend. It is
-// never reset, so a stale value can never be mistaken for a new one.
-struct alignas(64) ShmCounter {
-  std::atomic<uint64_t> value{0};
-
-  void post(uint64_t v) { value.store(v, std::memory_order_release); }
-  uint64_t load() const { return value.load(std::memory_order_acquire); }
-};
-static_assert(sizeof(ShmCounter) == 64, "one counter per cache line");
-static_assert(std::atomic<uint64_t>::is_always_lock_free,
-              "counters are shared between processes");
 
 // The counters a rank writes about its link to one peer.
 struct ShmLinkControl {

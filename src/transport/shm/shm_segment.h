@@ -12,6 +12,8 @@ class ShmSegment {
   static ShmSegment create(const std::string& name, size_t bytes);
   // Maps an existing segment; its size must be at least `bytes`.
   static ShmSegment open(const std::string& name, size_t bytes);
+  // A fresh name, "/<prefix>-<pid>-<random>", for create().
+  static std::string uniqueName(const char* prefix);
 
   ShmSegment() = default;
   ShmSegment(ShmSegment&& other) noexcept;

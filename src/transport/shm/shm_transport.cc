@@ -1,6 +1,5 @@
 #include "transport/shm/shm_transport.h"
 
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 
 #include "transport/shm/shm_link.h"
 #include "transport/shm/shm_segment.h"
+#include "transport/peer_list.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -24,26 +24,6 @@ struct SegmentRecord {
   uint64_t bytes;
   uint64_t failed;
 };
-
-std::string uniqueSegmentName() {
-  uint64_t nonce = 0;
-  if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
-    failErrno("getrandom");
-  return format("/hetccl-link-%d-%016llx", static_cast<int>(getpid()),
-                static_cast<unsigned long long>(nonce));
-}
-
-std::vector<int> checkedPeers(const std::vector<int>& peers, int rank,
-                              int nranks) {
-  std::vector<int> sorted = peers;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  for (int peer : sorted)
-    HETCCL_CHECK_ARG(peer >= 0 && peer < nranks && peer != rank,
-                     "shm transport: rank %d cannot link to rank %d (%d ranks)",
-                     rank, peer, nranks);
-  return sorted;
-}
 
 // Runs `step`, keeping its failure for later: setup failures are only
 // thrown after the next all-gather, so that no rank is left waiting in an
@@ -108,10 +88,10 @@ ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
   std::vector<int> sortedPeers;
   ShmSegment own;
   capture(failure, [&] {
-    sortedPeers = checkedPeers(peers, rank_, oob.nranks());
+    sortedPeers = checkedLinkPeers("shm", peers, rank_, oob.nranks());
     if (sortedPeers.empty()) return;
     own = ShmSegment::create(
-        uniqueSegmentName(),
+        ShmSegment::uniqueName("hetccl-link"),
         shm_layout::segmentBytes(settings_, sortedPeers.size()));
     shm_layout::format(own.data(), own.size(), settings_, sortedPeers);
   });

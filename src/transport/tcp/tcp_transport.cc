@@ -6,23 +6,12 @@
 #include "transport/tcp/tcp_connect.h"
 #include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_wire.h"
+#include "transport/peer_list.h"
 #include "util/error.h"
 #include "util/log.h"
 
 namespace hetccl {
 namespace {
-
-std::vector<int> checkedPeers(const std::vector<int>& peers, int rank,
-                              int nranks) {
-  std::vector<int> sorted = peers;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  for (int peer : sorted)
-    HETCCL_CHECK_ARG(peer >= 0 && peer < nranks && peer != rank,
-                     "tcp transport: rank %d cannot link to rank %d (%d ranks)",
-                     rank, peer, nranks);
-  return sorted;
-}
 
 // All-gathers every rank's endpoint; this rank's comes from `self`.
 std::vector<TcpEndpoint> gatherEndpoints(Oob& oob, const TcpEndpoint& self) {
@@ -42,7 +31,7 @@ TcpTransport::TcpTransport(Oob& oob, const std::vector<int>& peers,
                            std::shared_ptr<AbortSignal> abort)
     : rank_(oob.rank()), settings_(TcpSettings::fromEnv()) {
   HETCCL_CHECK_ARG(abort != nullptr, "tcp transport needs an abort signal");
-  std::vector<int> sortedPeers = checkedPeers(peers, rank_, oob.nranks());
+  std::vector<int> sortedPeers = checkedLinkPeers("tcp", peers, rank_, oob.nranks());
   Listener listener(chooseLocalAddress());
   setTcpBufferSizes(listener.fd(), settings_.socketBufferBytes);
 

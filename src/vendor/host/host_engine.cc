@@ -65,7 +65,7 @@ void HostEngine::guardInput(uint64_t round) {
 
 void HostEngine::guardOutput(uint64_t round) {
   if (round > 2)
-    world_.waitAll([&](int r) -> ShmFlag& { return world_.freed(r); },
+    world_.waitAll([&](int r) -> ShmCounter& { return world_.freed(r); },
                    round - 2, "outputs of an earlier round to be read");
 }
 
@@ -80,12 +80,12 @@ void HostEngine::postFreed(uint64_t round) {
 }
 
 void HostEngine::waitAllReady(uint64_t round) {
-  world_.waitAll([&](int r) -> ShmFlag& { return world_.ready(r); }, round,
+  world_.waitAll([&](int r) -> ShmCounter& { return world_.ready(r); }, round,
                  "its input of a collective");
 }
 
 void HostEngine::waitAllDone(uint64_t round) {
-  world_.waitAll([&](int r) -> ShmFlag& { return world_.done(r); }, round,
+  world_.waitAll([&](int r) -> ShmCounter& { return world_.done(r); }, round,
                  "its share of a collective");
 }
 

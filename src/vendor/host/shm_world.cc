@@ -1,6 +1,5 @@
 #include "vendor/host/shm_world.h"
 
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -19,14 +18,6 @@ size_t roundUp(size_t value, size_t align) {
   return (value + align - 1) / align * align;
 }
 
-std::string uniqueSegmentName() {
-  uint64_t nonce = 0;
-  if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
-    failErrno("getrandom");
-  return format("/hetccl-%d-%016llx", static_cast<int>(getpid()),
-                static_cast<unsigned long long>(nonce));
-}
-
 }  // namespace
 
 ShmSettings ShmSettings::fromEnvironment() {
@@ -43,7 +34,7 @@ ShmSettings ShmSettings::fromEnvironment() {
 
 ShmWorld::Layout ShmWorld::layoutFor(int nranks, const ShmSettings& s) {
   Layout l{};
-  size_t flags = static_cast<size_t>(nranks) * sizeof(ShmFlag);
+  size_t flags = static_cast<size_t>(nranks) * sizeof(ShmCounter);
   l.sentOffset = sizeof(Header);
   l.consumedOffset = l.sentOffset + flags;
   l.inputOffset = roundUp(l.consumedOffset + flags, kPage);
@@ -65,7 +56,7 @@ ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings,
       layout_(layoutFor(oob.nranks(), settings)),
       segments_(oob.nranks()),
       bases_(oob.nranks()) {
-  std::string own = uniqueSegmentName();
+  std::string own = ShmSegment::uniqueName("hetccl");
   segments_[rank_] = ShmSegment::create(own, layout_.total);
   std::vector<char> names(kNameBytes * nranks_, '\0');
   std::strncpy(&names[kNameBytes * rank_], own.c_str(), kNameBytes - 1);
@@ -85,12 +76,12 @@ ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings,
            rank_, nranks_, layout_.total >> 10, settings_.chunkBytes >> 10);
 }
 
-ShmFlag& ShmWorld::sent(int owner, int peer) {
-  return reinterpret_cast<ShmFlag*>(base(owner) + layout_.sentOffset)[peer];
+ShmCounter& ShmWorld::sent(int owner, int peer) {
+  return reinterpret_cast<ShmCounter*>(base(owner) + layout_.sentOffset)[peer];
 }
 
-ShmFlag& ShmWorld::consumed(int owner, int peer) {
-  return reinterpret_cast<ShmFlag*>(base(owner) +
+ShmCounter& ShmWorld::consumed(int owner, int peer) {
+  return reinterpret_cast<ShmCounter*>(base(owner) +
                                     layout_.consumedOffset)[peer];
 }
 
@@ -107,7 +98,7 @@ char* ShmWorld::p2pSlot(int owner, int peer, uint64_t chunk) {
   return base(owner) + layout_.p2pOffset + slot * settings_.p2pChunkBytes;
 }
 
-void ShmWorld::waitFor(ShmFlag& flag, uint64_t target, int peer,
+void ShmWorld::waitFor(ShmCounter& flag, uint64_t target, int peer,
                        const char* what) {
   if (reached(flag, target)) return;
   SpinWait wait = makeWait(what, peer);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "transport/shm/shm_counter.h"
 #include "transport/shm/shm_segment.h"
 #include "util/abort_signal.h"
 #include "util/peer_liveness.h"
@@ -16,11 +17,6 @@
 #include "util/spin_wait.h"
 
 namespace hetccl {
-
-struct alignas(64) ShmFlag {
-  std::atomic<uint64_t> value{0};
-};
-static_assert(sizeof(ShmFlag) == 64, "one flag per cache line");
 
 struct ShmSettings {
   size_t chunkBytes;     // capacity of each collective staging buffer
@@ -51,26 +47,24 @@ class ShmWorld {
   //  ready: r's input buffer holds that round's data;
   //  done:  r has read the round's inputs and its output buffer is filled;
   //  freed: r has read the round's outputs.
-  ShmFlag& ready(int r) { return header(r)->ready; }
-  ShmFlag& done(int r) { return header(r)->done; }
-  ShmFlag& freed(int r) { return header(r)->freed; }
+  ShmCounter& ready(int r) { return header(r)->ready; }
+  ShmCounter& done(int r) { return header(r)->done; }
+  ShmCounter& freed(int r) { return header(r)->freed; }
   // Point-to-point counters, in the owner's segment: chunks it has sent to
   // `peer`, and chunks it has consumed from `peer`.
-  ShmFlag& sent(int owner, int peer);
-  ShmFlag& consumed(int owner, int peer);
+  ShmCounter& sent(int owner, int peer);
+  ShmCounter& consumed(int owner, int peer);
 
   // Staging buffers alternate between two halves by round parity.
   char* input(int r, uint64_t round);
   char* output(int r, uint64_t round);
   char* p2pSlot(int owner, int peer, uint64_t chunk);
 
-  static void post(ShmFlag& flag, uint64_t value) {
-    flag.value.store(value, std::memory_order_release);
+  static void post(ShmCounter& flag, uint64_t value) { flag.post(value); }
+  static bool reached(const ShmCounter& flag, uint64_t target) {
+    return flag.load() >= target;
   }
-  static bool reached(const ShmFlag& flag, uint64_t target) {
-    return flag.value.load(std::memory_order_acquire) >= target;
-  }
-  void waitFor(ShmFlag& flag, uint64_t target, int peer, const char* what);
+  void waitFor(ShmCounter& flag, uint64_t target, int peer, const char* what);
   // Waits until `flagOf(r)` reached `target` for every rank r.
   template <typename FlagOf>
   void waitAll(FlagOf flagOf, uint64_t target, const char* what) {
@@ -79,7 +73,7 @@ class ShmWorld {
 
  private:
   struct Header {
-    ShmFlag ready, done, freed;
+    ShmCounter ready, done, freed;
   };
   struct Layout {
     size_t sentOffset, consumedOffset, inputOffset, outputOffset,
