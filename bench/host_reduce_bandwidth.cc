@@ -19,10 +19,9 @@ int main(int argc, char** argv) {
     ncclDataType_t dtype;
     int nsrcs;
   };
-  const Setup setups[] = {{ncclFloat32, 2},  {ncclFloat32, 8},
-                          {ncclFloat64, 2},  {ncclInt32, 2},
-                          {ncclFloat16, 2},  {ncclBfloat16, 2},
-                          {ncclFloat8e4m3, 2}};
+  const Setup setups[] = {
+      {ncclFloat32, 2}, {ncclFloat32, 8},  {ncclFloat64, 2},   {ncclInt32, 2},
+      {ncclFloat16, 2}, {ncclBfloat16, 2}, {ncclFloat8e4m3, 2}};
   std::printf("%-9s %6s %14s %14s\n", "dtype", "nsrcs", "output GB/s",
               "traffic GB/s");
   for (const Setup& setup : setups) {

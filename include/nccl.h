@@ -25,9 +25,9 @@ typedef struct CUstream_st* cudaStream_t;
 #define NCCL_SUFFIX ""
 
 /* NCCL's version encoding: 2.8.x and earlier used X*1000+Y*100+Z. */
-#define NCCL_VERSION(X, Y, Z)                                        \
-  (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z)             \
-                          : (X) * 10000 + (Y) * 100 + (Z))
+#define NCCL_VERSION(X, Y, Z)                        \
+  (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) \
+                          : (X)*10000 + (Y)*100 + (Z))
 #define NCCL_VERSION_CODE NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH)
 
 #define HETCCL_MAJOR 0
@@ -102,17 +102,15 @@ typedef struct ncclConfig_v22800 {
 
 #define NCCL_CONFIG_MAGIC 0xcafebeef
 
-#define NCCL_CONFIG_INITIALIZER                                           \
-  {                                                                       \
-    sizeof(ncclConfig_t), NCCL_CONFIG_MAGIC,                              \
-        NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),                 \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                     \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                     \
-        NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,                     \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR,                     \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                     \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                     \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT                      \
+#define NCCL_CONFIG_INITIALIZER                                              \
+  {                                                                          \
+    sizeof(ncclConfig_t), NCCL_CONFIG_MAGIC,                                 \
+        NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),                    \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT, \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT, \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT                         \
   }
 
 typedef struct ncclSimInfo_v22200 {
@@ -123,9 +121,9 @@ typedef struct ncclSimInfo_v22200 {
 } ncclSimInfo_t;
 
 #define NCCL_SIM_INFO_MAGIC 0x74685283
-#define NCCL_SIM_INFO_INITIALIZER                                         \
-  {                                                                       \
-    sizeof(ncclSimInfo_t), NCCL_SIM_INFO_MAGIC,                           \
+#define NCCL_SIM_INFO_INITIALIZER                                          \
+  {                                                                        \
+    sizeof(ncclSimInfo_t), NCCL_SIM_INFO_MAGIC,                            \
         NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), NCCL_UNDEF_FLOAT \
   }
 
@@ -203,8 +201,7 @@ HETCCL_DECLARE(ncclResult_t, CommCuDevice,
                (const ncclComm_t comm, int* device));
 HETCCL_DECLARE(ncclResult_t, CommUserRank, (const ncclComm_t comm, int* rank));
 HETCCL_DECLARE(ncclResult_t, CommRegister,
-               (const ncclComm_t comm, void* buff, size_t size,
-                void** handle));
+               (const ncclComm_t comm, void* buff, size_t size, void** handle));
 HETCCL_DECLARE(ncclResult_t, CommDeregister,
                (const ncclComm_t comm, void* handle));
 HETCCL_DECLARE(ncclResult_t, CommWindowRegister,
@@ -237,12 +234,10 @@ HETCCL_DECLARE(ncclResult_t, ReduceScatter,
                 cudaStream_t stream));
 HETCCL_DECLARE(ncclResult_t, AllGather,
                (const void* sendbuff, void* recvbuff, size_t sendcount,
-                ncclDataType_t datatype, ncclComm_t comm,
-                cudaStream_t stream));
+                ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream));
 HETCCL_DECLARE(ncclResult_t, AlltoAll,
                (const void* sendbuff, void* recvbuff, size_t count,
-                ncclDataType_t datatype, ncclComm_t comm,
-                cudaStream_t stream));
+                ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream));
 HETCCL_DECLARE(ncclResult_t, Gather,
                (const void* sendbuff, void* recvbuff, size_t count,
                 ncclDataType_t datatype, int root, ncclComm_t comm,
@@ -255,8 +250,8 @@ HETCCL_DECLARE(ncclResult_t, Send,
                (const void* sendbuff, size_t count, ncclDataType_t datatype,
                 int peer, ncclComm_t comm, cudaStream_t stream));
 HETCCL_DECLARE(ncclResult_t, Recv,
-               (void* recvbuff, size_t count, ncclDataType_t datatype,
-                int peer, ncclComm_t comm, cudaStream_t stream));
+               (void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
+                ncclComm_t comm, cudaStream_t stream));
 HETCCL_DECLARE(ncclResult_t, GroupStart, (void));
 HETCCL_DECLARE(ncclResult_t, GroupEnd, (void));
 HETCCL_DECLARE(ncclResult_t, GroupSimulateEnd, (ncclSimInfo_t * simInfo));

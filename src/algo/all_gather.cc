@@ -40,8 +40,8 @@ void allGatherPlan(const PlanContext& ctx, const Op& op) {
     bool local = ctx.domains->domainOf(q) == ctx.domain();
     int pieces = local ? 1 : ctx.domainSize();
     for (int j = 0; j < pieces; ++j) {
-      ElementRange range = local ? ElementRange{0, op.count}
-                                 : ownedRange(op.count, pieces, j);
+      ElementRange range =
+          local ? ElementRange{0, op.count} : ownedRange(op.count, pieces, j);
       if (range.size() == 0) continue;
       Op bcast = op;
       bcast.kind = OpKind::Broadcast;

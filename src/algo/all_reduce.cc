@@ -68,8 +68,8 @@ void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
         piece.reducerDomain == ctx.domain())
       continue;
     Link& reducer = ctx.linkTo(piece.owners[piece.reducerDomain]);
-    x.others.push_back(reducer.recv(recv + piece.range.begin * elt,
-                                    piece.range.size() * elt));
+    x.others.push_back(
+        reducer.recv(recv + piece.range.begin * elt, piece.range.size() * elt));
   }
   Reduction reduction{op.dtype, op.reduce.base};
   reduction.divisor = static_cast<uint64_t>(ctx.nranks);
@@ -121,7 +121,8 @@ void allReducePlan(const PlanContext& ctx, const Op& op) {
   size_t half = 0;
   for (size_t c = 0; c < std::min<size_t>(chunks, 2); ++c) {
     size_t n = std::min(perChunk, op.count - c * perChunk);
-    half = std::max(half, scratchFor(ctx, crossDomainPieces(n, *ctx.domains), elt));
+    half = std::max(half,
+                    scratchFor(ctx, crossDomainPieces(n, *ctx.domains), elt));
   }
   char* scratch = ctx.scratchBytes(2 * half);
   std::unique_ptr<ChunkExchange> inFlight;
@@ -134,10 +135,11 @@ void allReducePlan(const PlanContext& ctx, const Op& op) {
       started->pieces = crossDomainPieces(started->count, *ctx.domains);
       started->scratch = scratch + (c % 2) * half;
       size_t elt = dtypeSize(op.dtype);
-      reduceInDomain(ctx, op,
-                     static_cast<const char*>(op.sendbuff) + started->offset * elt,
-                     static_cast<char*>(op.recvbuff) + started->offset * elt,
-                     started->count);
+      reduceInDomain(
+          ctx, op,
+          static_cast<const char*>(op.sendbuff) + started->offset * elt,
+          static_cast<char*>(op.recvbuff) + started->offset * elt,
+          started->count);
       startExchange(ctx, op, *started);
     }
     if (inFlight) {

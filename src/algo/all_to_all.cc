@@ -27,8 +27,10 @@ void allToAllPlan(const PlanContext& ctx, const Op& op) {
   auto* recv = static_cast<char*>(op.recvbuff);
   std::vector<Op> ops;
   for (int peer = 0; peer < ctx.nranks; ++peer) {
-    ops.push_back(transfer(OpKind::Send, op, send + peer * block, nullptr, peer));
-    ops.push_back(transfer(OpKind::Recv, op, nullptr, recv + peer * block, peer));
+    ops.push_back(
+        transfer(OpKind::Send, op, send + peer * block, nullptr, peer));
+    ops.push_back(
+        transfer(OpKind::Recv, op, nullptr, recv + peer * block, peer));
   }
   sendRecvPlan(ctx, ops);
 }

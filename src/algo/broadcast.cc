@@ -14,9 +14,8 @@ namespace hetccl {
 namespace {
 
 int piecesFor(const PlanContext& ctx, int rootDomain, int domain) {
-  return static_cast<int>(
-      std::max(ctx.domains->members(rootDomain).size(),
-               ctx.domains->members(domain).size()));
+  return static_cast<int>(std::max(ctx.domains->members(rootDomain).size(),
+                                   ctx.domains->members(domain).size()));
 }
 
 }  // namespace

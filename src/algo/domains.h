@@ -38,9 +38,7 @@ class DomainMap {
   int count() const { return static_cast<int>(members_.size()); }
   int domainOf(int rank) const { return domainOf_[rank]; }
   // The ranks of `domain`, ascending.
-  const std::vector<int>& members(int domain) const {
-    return members_[domain];
-  }
+  const std::vector<int>& members(int domain) const { return members_[domain]; }
   // A rank's position among its domain's members.
   int localRank(int rank) const { return localRank_[rank]; }
 

@@ -21,16 +21,15 @@ TransportChoice transportFromEnvironment() {
   if (value == "auto") return TransportChoice::Auto;
   if (value == "shm") return TransportChoice::Shm;
   if (value == "tcp") return TransportChoice::Tcp;
-  fail(ncclInvalidArgument, "HETCCL_TRANSPORT=\"%s\": expected auto, shm or tcp",
-       value.c_str());
+  fail(ncclInvalidArgument,
+       "HETCCL_TRANSPORT=\"%s\": expected auto, shm or tcp", value.c_str());
 }
 
 }  // namespace
 
 std::shared_ptr<HeteroExecutor> HeteroExecutor::create(
     Oob& oob, const std::vector<RankPlacement>& placements,
-    std::shared_ptr<VendorComm> domainComm,
-    std::shared_ptr<AbortSignal> abort,
+    std::shared_ptr<VendorComm> domainComm, std::shared_ptr<AbortSignal> abort,
     std::shared_ptr<const PeerLiveness> liveness) {
   return std::shared_ptr<HeteroExecutor>(
       new HeteroExecutor(oob, placements, std::move(domainComm),
@@ -142,14 +141,22 @@ void HeteroExecutor::execute(const std::vector<Op>& ops) {
 
 void HeteroExecutor::runPlan(const Op& op) {
   switch (op.kind) {
-    case OpKind::AllReduce: return allReducePlan(context_, op);
-    case OpKind::AllGather: return allGatherPlan(context_, op);
-    case OpKind::Broadcast: return broadcastPlan(context_, op);
-    case OpKind::Reduce: return reducePlan(context_, op);
-    case OpKind::ReduceScatter: return reduceScatterPlan(context_, op);
-    case OpKind::AlltoAll: return allToAllPlan(context_, op);
-    case OpKind::Gather: return gatherPlan(context_, op);
-    case OpKind::Scatter: return scatterPlan(context_, op);
+    case OpKind::AllReduce:
+      return allReducePlan(context_, op);
+    case OpKind::AllGather:
+      return allGatherPlan(context_, op);
+    case OpKind::Broadcast:
+      return broadcastPlan(context_, op);
+    case OpKind::Reduce:
+      return reducePlan(context_, op);
+    case OpKind::ReduceScatter:
+      return reduceScatterPlan(context_, op);
+    case OpKind::AlltoAll:
+      return allToAllPlan(context_, op);
+    case OpKind::Gather:
+      return gatherPlan(context_, op);
+    case OpKind::Scatter:
+      return scatterPlan(context_, op);
     default:
       fail(ncclInternalError, "no plan for %s", opKindName(op.kind));
   }

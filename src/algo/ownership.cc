@@ -37,8 +37,8 @@ std::vector<Piece> crossDomainPieces(size_t n, const DomainMap& domains) {
     for (int part = 0; part < count; ++part) {
       ElementRange range = ownedRange(length, count, part);
       if (range.size() == 0) continue;
-      pieces.push_back({{cuts[c] + range.begin, cuts[c] + range.end}, owners,
-                        part});
+      pieces.push_back(
+          {{cuts[c] + range.begin, cuts[c] + range.end}, owners, part});
     }
   }
   return pieces;

@@ -59,7 +59,8 @@ void reduceAndDeliver(const PlanContext& ctx, const Op& op,
   int size = ctx.domainSize();
   // Scratch: the input laid out part-major, the domain's partial result,
   // and one partial per domain for the block this rank receives.
-  char* laidOut = ctx.scratchBytes((2 * n + domains * delivery.blockCount) * elt);
+  char* laidOut =
+      ctx.scratchBytes((2 * n + domains * delivery.blockCount) * elt);
   char* partial = laidOut + n * elt;
   char* assembled = partial + n * elt;
   layOutPartMajor(static_cast<const char*>(op.sendbuff), laidOut, delivery,

@@ -15,18 +15,18 @@ using hetccl::OpKind;
 namespace {
 
 enum Buffers : unsigned {
-  kNeedsSend = 1u << 0,        // sendbuff is read on every rank
-  kNeedsRecv = 1u << 1,        // recvbuff is written on every rank
-  kSendAtRoot = 1u << 2,       // sendbuff is read on the root only
-  kRecvAtRoot = 1u << 3,       // recvbuff is written on the root only
-  kScaledByRanks = 1u << 4,    // a buffer holds count * nranks elements
+  kNeedsSend = 1u << 0,      // sendbuff is read on every rank
+  kNeedsRecv = 1u << 1,      // recvbuff is written on every rank
+  kSendAtRoot = 1u << 2,     // sendbuff is read on the root only
+  kRecvAtRoot = 1u << 3,     // recvbuff is written on the root only
+  kScaledByRanks = 1u << 4,  // a buffer holds count * nranks elements
 };
 
 struct Call {
   Op op;
   unsigned buffers;
   bool reduces;
-  bool rooted;  // op.root is a root (collectives) or a peer (send/recv)
+  bool rooted;          // op.root is a root (collectives) or a peer (send/recv)
   int redOp = ncclSum;  // as passed: checked before it is used as an enum
 };
 
@@ -34,10 +34,10 @@ void checkBuffers(const Call& call, const hetccl::Communicator& comm) {
   const Op& op = call.op;
   if (op.count == 0) return;
   bool isRoot = comm.rank() == op.root;
-  bool needSend = (call.buffers & kNeedsSend) ||
-                  ((call.buffers & kSendAtRoot) && isRoot);
-  bool needRecv = (call.buffers & kNeedsRecv) ||
-                  ((call.buffers & kRecvAtRoot) && isRoot);
+  bool needSend =
+      (call.buffers & kNeedsSend) || ((call.buffers & kSendAtRoot) && isRoot);
+  bool needRecv =
+      (call.buffers & kNeedsRecv) || ((call.buffers & kRecvAtRoot) && isRoot);
   HETCCL_CHECK_ARG(!needSend || op.sendbuff != nullptr,
                    "sendbuff is NULL with count %zu", op.count);
   HETCCL_CHECK_ARG(!needRecv || op.recvbuff != nullptr,
@@ -58,12 +58,11 @@ ncclResult_t submit(const char* function, ncclComm_t handle,
     Op& op = call.op;
     if (call.reduces) op.reduce = comm->userOps().resolve(call.redOp, op.dtype);
     if (call.rooted)
-      HETCCL_CHECK_ARG(op.root >= 0 && op.root < comm->nranks(),
-                       "%s %d is out of range [0, %d)",
-                       op.kind == OpKind::Send || op.kind == OpKind::Recv
-                           ? "peer"
-                           : "root",
-                       op.root, comm->nranks());
+      HETCCL_CHECK_ARG(
+          op.root >= 0 && op.root < comm->nranks(),
+          "%s %d is out of range [0, %d)",
+          op.kind == OpKind::Send || op.kind == OpKind::Recv ? "peer" : "root",
+          op.root, comm->nranks());
     checkBuffers(call, *comm);
     comm->checkStream(stream);
     if (hetccl::Group::current().active())
@@ -92,92 +91,142 @@ HETCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, ncclRedOp_t op,
            ncclComm_t comm, cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{makeOp(OpKind::AllReduce, sendbuff, recvbuff, count, datatype),
-            kNeedsSend | kNeedsRecv, true, false, hetccl::enumValue(op)}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{
+            makeOp(OpKind::AllReduce, sendbuff, recvbuff, count, datatype),
+            kNeedsSend | kNeedsRecv, true, false, hetccl::enumValue(op)};
+      },
+      stream);
 }
 
 HETCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root,
            ncclComm_t comm, cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{
-      makeOp(OpKind::Reduce, sendbuff, recvbuff, count, datatype, root),
-      kNeedsSend | kRecvAtRoot, true, true, hetccl::enumValue(op)}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{
+            makeOp(OpKind::Reduce, sendbuff, recvbuff, count, datatype, root),
+            kNeedsSend | kRecvAtRoot, true, true, hetccl::enumValue(op)};
+      },
+      stream);
 }
 
 HETCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff,
            void* recvbuff, size_t recvcount, ncclDataType_t datatype,
            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{
-      makeOp(OpKind::ReduceScatter, sendbuff, recvbuff, recvcount, datatype),
-      kNeedsSend | kNeedsRecv | kScaledByRanks, true, false, hetccl::enumValue(op)}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{makeOp(OpKind::ReduceScatter, sendbuff, recvbuff, recvcount,
+                           datatype),
+                    kNeedsSend | kNeedsRecv | kScaledByRanks, true, false,
+                    hetccl::enumValue(op)};
+      },
+      stream);
 }
 
 HETCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff,
            size_t sendcount, ncclDataType_t datatype, ncclComm_t comm,
            cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{
-      makeOp(OpKind::AllGather, sendbuff, recvbuff, sendcount, datatype),
-      kNeedsSend | kNeedsRecv | kScaledByRanks, false, false}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{
+            makeOp(OpKind::AllGather, sendbuff, recvbuff, sendcount, datatype),
+            kNeedsSend | kNeedsRecv | kScaledByRanks, false, false};
+      },
+      stream);
 }
 
 HETCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
            cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{
-      makeOp(OpKind::Broadcast, sendbuff, recvbuff, count, datatype, root),
-      kSendAtRoot | kNeedsRecv, false, true}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{makeOp(OpKind::Broadcast, sendbuff, recvbuff, count,
+                           datatype, root),
+                    kSendAtRoot | kNeedsRecv, false, true};
+      },
+      stream);
 }
 
 HETCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count,
            ncclDataType_t datatype, int root, ncclComm_t comm,
            cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{makeOp(OpKind::Broadcast, buff, buff, count, datatype, root),
-            kSendAtRoot | kNeedsRecv, false, true}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{
+            makeOp(OpKind::Broadcast, buff, buff, count, datatype, root),
+            kSendAtRoot | kNeedsRecv, false, true};
+      },
+      stream);
 }
 
 HETCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, ncclComm_t comm,
            cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{makeOp(OpKind::AlltoAll, sendbuff, recvbuff, count, datatype),
-            kNeedsSend | kNeedsRecv | kScaledByRanks, false, false}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{
+            makeOp(OpKind::AlltoAll, sendbuff, recvbuff, count, datatype),
+            kNeedsSend | kNeedsRecv | kScaledByRanks, false, false};
+      },
+      stream);
 }
 
 HETCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
            cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{
-      makeOp(OpKind::Gather, sendbuff, recvbuff, count, datatype, root),
-      kNeedsSend | kRecvAtRoot | kScaledByRanks, false, true}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{
+            makeOp(OpKind::Gather, sendbuff, recvbuff, count, datatype, root),
+            kNeedsSend | kRecvAtRoot | kScaledByRanks, false, true};
+      },
+      stream);
 }
 
 HETCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
            cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{
-      makeOp(OpKind::Scatter, sendbuff, recvbuff, count, datatype, root),
-      kSendAtRoot | kNeedsRecv | kScaledByRanks, false, true}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{
+            makeOp(OpKind::Scatter, sendbuff, recvbuff, count, datatype, root),
+            kSendAtRoot | kNeedsRecv | kScaledByRanks, false, true};
+      },
+      stream);
 }
 
 HETCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count,
            ncclDataType_t datatype, int peer, ncclComm_t comm,
            cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{makeOp(OpKind::Send, sendbuff, nullptr, count, datatype, peer),
-            kNeedsSend, false, true}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{
+            makeOp(OpKind::Send, sendbuff, nullptr, count, datatype, peer),
+            kNeedsSend, false, true};
+      },
+      stream);
 }
 
 HETCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count,
            ncclDataType_t datatype, int peer, ncclComm_t comm,
            cudaStream_t stream) {
   return submit(
-      __func__, comm, [&] { return Call{makeOp(OpKind::Recv, nullptr, recvbuff, count, datatype, peer),
-            kNeedsRecv, false, true}; }, stream);
+      __func__, comm,
+      [&] {
+        return Call{
+            makeOp(OpKind::Recv, nullptr, recvbuff, count, datatype, peer),
+            kNeedsRecv, false, true};
+      },
+      stream);
 }

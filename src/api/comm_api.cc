@@ -72,8 +72,8 @@ HETCCL_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
   });
 }
 
-HETCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm,
-           int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
+HETCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks,
+           ncclUniqueId commId, int rank, ncclConfig_t* config) {
   return apiCall(__func__, [&] {
     checkRankArgs(comm, nranks, rank);
     hetccl::decodeUniqueId(commId);  // a corrupted id fails here, at once
@@ -104,8 +104,8 @@ HETCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm,
       int firstRankOfRoot = (i * nranks + nId - 1) / nId;
       if (myrank == firstRankOfRoot) hetccl::cancelRoot(commIds[i]);
     }
-    auto created = std::make_shared<Communicator>(
-        myrank, nranks, CommConfig::fromUser(config));
+    auto created = std::make_shared<Communicator>(myrank, nranks,
+                                                  CommConfig::fromUser(config));
     return startInit(newcomm, std::move(created), commIds[0]);
   });
 }
@@ -126,9 +126,8 @@ HETCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev,
     std::vector<std::function<void()>> inits;
     for (int r = 0; r < ndev; ++r) {
       created.push_back(std::make_shared<Communicator>(r, ndev, CommConfig()));
-      inits.push_back([comm = created.back().get(), id] {
-        comm->initialize(id);
-      });
+      inits.push_back(
+          [comm = created.back().get(), id] { comm->initialize(id); });
     }
     hetccl::runConcurrently(inits);
     for (int r = 0; r < ndev; ++r)
@@ -156,14 +155,14 @@ HETCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key,
   });
 }
 
-HETCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm,
-           int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
-           ncclConfig_t* config, int shrinkFlags) {
+HETCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
+           int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config,
+           int shrinkFlags) {
   return apiCall(__func__, [&] {
     auto parent = CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(newcomm != nullptr, "newcomm is NULL");
-    HETCCL_CHECK_ARG(excludeRanksCount >= 0 &&
-                         (excludeRanksCount == 0 || excludeRanksList != nullptr),
+    HETCCL_CHECK_ARG(excludeRanksCount >= 0 && (excludeRanksCount == 0 ||
+                                                excludeRanksList != nullptr),
                      "invalid exclude list (%d ranks)", excludeRanksCount);
     HETCCL_CHECK_ARG(
         shrinkFlags == NCCL_SHRINK_DEFAULT || shrinkFlags == NCCL_SHRINK_ABORT,
@@ -176,8 +175,8 @@ HETCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm,
                        parent->nranks());
     CommConfig childConfig =
         config != nullptr ? CommConfig::fromUser(config) : parent->config();
-    auto child = parent->shrink(excluded, childConfig,
-                                shrinkFlags == NCCL_SHRINK_ABORT);
+    auto child =
+        parent->shrink(excluded, childConfig, shrinkFlags == NCCL_SHRINK_ABORT);
     *newcomm = CommRegistry::instance().add(std::move(child));
     return childConfig.blocking ? ncclSuccess : ncclInProgress;
   });
@@ -198,8 +197,9 @@ HETCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
     try {
       owned->finalize();
     } catch (const hetccl::Error& e) {
-      LOG_INFO(hetccl::kLogInit, "rank %d: destroying a failed communicator: %s",
-               owned->rank(), e.what());
+      LOG_INFO(hetccl::kLogInit,
+               "rank %d: destroying a failed communicator: %s", owned->rank(),
+               e.what());
       owned->abort();
     }
     return ncclSuccess;
@@ -226,15 +226,25 @@ HETCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
 
 HETCCL_API(const char*, ncclGetErrorString, ncclResult_t result) {
   switch (result) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the HetCCL developers";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
-    default: return "unknown result code";
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError:
+      return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError:
+      return "internal error - please report this issue to the HetCCL "
+             "developers";
+    case ncclInvalidArgument:
+      return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    default:
+      return "unknown result code";
   }
 }
 
@@ -279,8 +289,7 @@ HETCCL_API(ncclResult_t, ncclCommUserRank, const ncclComm_t comm, int* rank) {
   });
 }
 
-HETCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm,
-           int* device) {
+HETCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm, int* device) {
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(device != nullptr, "device is NULL");

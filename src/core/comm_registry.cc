@@ -17,8 +17,7 @@ ncclComm* CommRegistry::add(std::shared_ptr<Communicator> comm) {
   return handle;
 }
 
-std::shared_ptr<Communicator> CommRegistry::find(
-    const ncclComm* handle) const {
+std::shared_ptr<Communicator> CommRegistry::find(const ncclComm* handle) const {
   HETCCL_CHECK_ARG(handle != nullptr, "communicator is NULL");
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = comms_.find(handle);

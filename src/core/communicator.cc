@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "algo/hetero_executor.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
-#include "algo/hetero_executor.h"
 #include "core/subset_oob.h"
 #include "core/watchdog.h"
 #include "util/env.h"
@@ -109,11 +109,11 @@ void Communicator::setUpDomains() {
   } else {
     // Domain exchanges use tags of their own: only that domain's ranks
     // take part, so they must not draw from the communicator's sequence.
-    uint32_t tagSpace = 0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
+    uint32_t tagSpace =
+        0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
     SubsetOob domainOob(*bootstrap_, domains.members(domainIndex_), tagSpace);
-    auto domainComm =
-        HostComm::create(domainOob, opsAbort_,
-                         liveness_->subset(domains.members(domainIndex_)));
+    auto domainComm = HostComm::create(
+        domainOob, opsAbort_, liveness_->subset(domains.members(domainIndex_)));
     heteroExecutor_ = HeteroExecutor::create(oob, placements, domainComm,
                                              opsAbort_, liveness_);
     vendor_ = heteroExecutor_;
@@ -122,8 +122,7 @@ void Communicator::setUpDomains() {
   for (int r = 0; r < nranks_; ++r)
     if (peers_[r].pid != self.pid) watched.push_back({r, peers_[r].pid});
   watchdog_ = std::make_unique<Watchdog>(
-      std::move(watched),
-      [liveness = liveness_](const Watchdog::Peer& peer) {
+      std::move(watched), [liveness = liveness_](const Watchdog::Peer& peer) {
         liveness->markLost(peer.rank,
                            format("rank %d (pid %d) exited before the "
                                   "operation could complete",
@@ -202,9 +201,9 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key,
   if (members.empty()) return nullptr;
   int newRank = static_cast<int>(
       std::find(members.begin(), members.end(), rank_) - members.begin());
-  auto comm = std::make_unique<Communicator>(
-      newRank, static_cast<int>(members.size()), config,
-      peers_[rank_].domainLabel);
+  auto comm =
+      std::make_unique<Communicator>(newRank, static_cast<int>(members.size()),
+                                     config, peers_[rank_].domainLabel);
   if (config.blocking)
     comm->initialize(ids[members[0]]);
   else
@@ -213,8 +212,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key,
 }
 
 std::unique_ptr<Communicator> Communicator::shrink(
-    const std::vector<int>& excluded, const CommConfig& config,
-    bool abortOps) {
+    const std::vector<int>& excluded, const CommConfig& config, bool abortOps) {
   if (state() == ncclInProgress) checkUsable();
   if (abortOps) {
     opsAbort_->raise(ncclSystemError,
@@ -257,7 +255,8 @@ void Communicator::finalize() {
 }
 
 void Communicator::revoke() {
-  opsAbort_->raise(ncclInvalidUsage, "communicator was revoked (ncclCommRevoke)");
+  opsAbort_->raise(ncclInvalidUsage,
+                   "communicator was revoked (ncclCommRevoke)");
   if (vendor_) vendor_->drain(kAbortDrainSeconds);
 }
 

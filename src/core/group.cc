@@ -54,7 +54,8 @@ void Group::end() {
 size_t Group::discard(size_t* ops) {
   *ops = 0;
   if (depth_ == 0)
-    fail(ncclInvalidUsage, "ncclGroupSimulateEnd called without ncclGroupStart");
+    fail(ncclInvalidUsage,
+         "ncclGroupSimulateEnd called without ncclGroupStart");
   if (--depth_ > 0) return 0;
   size_t bytes = 0;
   for (const PendingOp& pending : ops_)

@@ -14,7 +14,8 @@
 namespace hetccl {
 namespace {
 
-uint64_t fnv1a(const std::string& text, uint64_t hash = 1469598103934665603ull) {
+uint64_t fnv1a(const std::string& text,
+               uint64_t hash = 1469598103934665603ull) {
   for (unsigned char c : text) {
     hash ^= c;
     hash *= 1099511628211ull;
@@ -47,10 +48,10 @@ PeerInfo PeerInfo::local(int rank, int nranks,
   info.runtime = static_cast<int32_t>(RuntimeKind::Host);
   info.device = -1;
   info.domainLabel =
-      inheritedLabel ? *inheritedLabel
-                     : domainLabelFromSpec(
-                           envString("HETCCL_DOMAINS").value_or(""), rank,
-                           nranks);
+      inheritedLabel
+          ? *inheritedLabel
+          : domainLabelFromSpec(envString("HETCCL_DOMAINS").value_or(""), rank,
+                                nranks);
   gethostname(info.hostname, sizeof(info.hostname) - 1);
   return info;
 }

@@ -34,11 +34,11 @@ ncclRedOp_t UserOps::createPreMulSum(const void* scalar, ncclDataType_t dtype,
 void UserOps::destroy(int op) {
   std::lock_guard<std::mutex> lock(mutex_);
   size_t index = static_cast<size_t>(op) - ncclNumOps;
-  HETCCL_CHECK_ARG(op >= ncclNumOps && index < entries_.size() &&
-                       entries_[index],
-                   "reduction op %d was not created on this communicator "
-                   "(built-in ops cannot be destroyed)",
-                   op);
+  HETCCL_CHECK_ARG(
+      op >= ncclNumOps && index < entries_.size() && entries_[index],
+      "reduction op %d was not created on this communicator "
+      "(built-in ops cannot be destroyed)",
+      op);
   entries_[index].reset();
 }
 
@@ -51,9 +51,9 @@ ReduceSpec UserOps::resolve(int value, ncclDataType_t dtype) const {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   size_t index = static_cast<size_t>(value) - ncclNumOps;
-  HETCCL_CHECK_ARG(value >= ncclNumOps && index < entries_.size() &&
-                       entries_[index],
-                   "invalid reduction op %d", value);
+  HETCCL_CHECK_ARG(
+      value >= ncclNumOps && index < entries_.size() && entries_[index],
+      "invalid reduction op %d", value);
   HETCCL_CHECK_ARG(entries_[index]->dtype == dtype,
                    "reduction op %d was created for %s, not %s", value,
                    dtypeName(entries_[index]->dtype), dtypeName(dtype));

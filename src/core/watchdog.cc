@@ -23,8 +23,8 @@ Watchdog::Watchdog(std::vector<Peer> peers, ExitHandler onExit)
     int fd = static_cast<int>(syscall(SYS_pidfd_open, peer.pid, 0));
     if (fd < 0) {
       // Already gone, or not visible from here: nothing to watch.
-      LOG_INFO(kLogInit, "cannot watch rank %d (pid %d): errno %d",
-               peer.rank, peer.pid, errno);
+      LOG_INFO(kLogInit, "cannot watch rank %d (pid %d): errno %d", peer.rank,
+               peer.pid, errno);
       continue;
     }
     peers_.push_back(peer);

@@ -21,11 +21,25 @@ bool parseSize(const std::string& text, int64_t* value) {
   if (errno != 0 || end == text.c_str()) return false;
   int64_t scale = 1;
   switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': scale = 1LL << 10; ++end; break;
-    case 'm': case 'M': scale = 1LL << 20; ++end; break;
-    case 'g': case 'G': scale = 1LL << 30; ++end; break;
-    default: return false;
+    case '\0':
+      break;
+    case 'k':
+    case 'K':
+      scale = 1LL << 10;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      scale = 1LL << 20;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      scale = 1LL << 30;
+      ++end;
+      break;
+    default:
+      return false;
   }
   if (*end == 'B' || *end == 'b') ++end;
   if (*end != '\0') return false;
@@ -48,8 +62,7 @@ int64_t envInt(const char* name, int64_t defaultValue, const char* ncclName) {
   return value;
 }
 
-double envSeconds(const char* name, double defaultValue,
-                  const char* ncclName) {
+double envSeconds(const char* name, double defaultValue, const char* ncclName) {
   auto text = envString(name, ncclName);
   if (!text) return defaultValue;
   char* end = nullptr;

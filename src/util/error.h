@@ -33,9 +33,9 @@ std::string vformat(const char* fmt, va_list args);
     __attribute__((format(printf, 1, 2)));
 
 // Checks an argument; throws ncclInvalidArgument with the message if false.
-#define HETCCL_CHECK_ARG(cond, ...)                                   \
-  do {                                                                \
-    if (!(cond)) ::hetccl::fail(ncclInvalidArgument, __VA_ARGS__);    \
+#define HETCCL_CHECK_ARG(cond, ...)                                \
+  do {                                                             \
+    if (!(cond)) ::hetccl::fail(ncclInvalidArgument, __VA_ARGS__); \
   } while (0)
 
 }  // namespace hetccl

@@ -36,10 +36,10 @@ uint32_t subsysBit(const std::string& name) {
   static const struct {
     const char* name;
     uint32_t bit;
-  } kNames[] = {{"INIT", kLogInit},   {"BOOTSTRAP", kLogBootstrap},
-                {"COLL", kLogColl},   {"P2P", kLogP2p},
-                {"SHM", kLogShm},     {"NET", kLogNet},
-                {"ENV", kLogEnv},     {"ALLOC", kLogAlloc},
+  } kNames[] = {{"INIT", kLogInit},     {"BOOTSTRAP", kLogBootstrap},
+                {"COLL", kLogColl},     {"P2P", kLogP2p},
+                {"SHM", kLogShm},       {"NET", kLogNet},
+                {"ENV", kLogEnv},       {"ALLOC", kLogAlloc},
                 {"TUNING", kLogTuning}, {"ALL", kLogAll}};
   for (const auto& entry : kNames)
     if (strcasecmp(entry.name, name.c_str()) == 0) return entry.bit;
@@ -65,9 +65,12 @@ FILE* openLogFile(std::string pattern, const std::string& host) {
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size()) {
       char c = pattern[++i];
-      if (c == 'h') path += host;
-      else if (c == 'p') path += std::to_string(getpid());
-      else path += c;
+      if (c == 'h')
+        path += host;
+      else if (c == 'p')
+        path += std::to_string(getpid());
+      else
+        path += c;
     } else {
       path += pattern[i];
     }
@@ -98,10 +101,14 @@ LogConfig& config() {
 
 const char* levelName(LogLevel level) {
   switch (level) {
-    case LogLevel::Warn: return "WARN";
-    case LogLevel::Info: return "INFO";
-    case LogLevel::Trace: return "TRACE";
-    default: return "VERSION";
+    case LogLevel::Warn:
+      return "WARN";
+    case LogLevel::Info:
+      return "INFO";
+    case LogLevel::Trace:
+      return "TRACE";
+    default:
+      return "VERSION";
   }
 }
 
@@ -114,8 +121,8 @@ bool logEnabled(LogLevel level, uint32_t subsys) {
   return level <= LogLevel::Warn || (c.subsys & subsys) != 0;
 }
 
-void logMessage(LogLevel level, uint32_t /*subsys*/, const char* file,
-                int line, const char* fmt, ...) {
+void logMessage(LogLevel level, uint32_t /*subsys*/, const char* file, int line,
+                const char* fmt, ...) {
   LogConfig& c = config();
   char message[2048];
   va_list args;

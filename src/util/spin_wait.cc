@@ -51,12 +51,12 @@ void SpinWait::pause() {
 
 void SpinWait::timedOut() {
   std::string reason =
-      peer_ >= 0
-          ? format("timed out after %g s waiting for rank %d (%s); set "
-                   "HETCCL_TIMEOUT to wait longer",
-                   timeoutSeconds_, peer_, what_)
-          : format("timed out after %g s waiting for %s", timeoutSeconds_,
-                   what_);
+      peer_ >= 0 ? format(
+                       "timed out after %g s waiting for rank %d (%s); set "
+                       "HETCCL_TIMEOUT to wait longer",
+                       timeoutSeconds_, peer_, what_)
+                 : format("timed out after %g s waiting for %s",
+                          timeoutSeconds_, what_);
   const_cast<AbortSignal&>(abort_).raise(ncclRemoteError, reason);
   abort_.throwIfRaised();
 }

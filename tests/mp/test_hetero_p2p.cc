@@ -153,6 +153,13 @@ std::unique_ptr<Message> sideOf(int rank, const MessageId& id,
   return std::make_unique<Message>(id, shape, id.source == rank, nullWhenEmpty);
 }
 
+// The receiving side (of a self message too).
+std::unique_ptr<Message> receiveSide(const MessageId& id,
+                                     const MessageShape& shape,
+                                     bool nullWhenEmpty = false) {
+  return std::make_unique<Message>(id, shape, false, nullWhenEmpty);
+}
+
 void postGroup(const MessageList& messages, ncclComm_t comm,
                cudaStream_t stream) {
   MP_CHECK_NCCL(ncclGroupStart());
@@ -280,9 +287,9 @@ MessageList shuffledMessages(int rank, int nranks, uint64_t round,
     // A self message needs both sides, in either order within the group.
     bool self = id.source == id.destination;
     bool receiveFirst = self && random() % 2 == 0;
-    if (receiveFirst) list.push_back(sideOf(-1, id, shape));
+    if (receiveFirst) list.push_back(receiveSide(id, shape));
     list.push_back(sideOf(rank, id, shape));
-    if (self && !receiveFirst) list.push_back(sideOf(-1, id, shape));
+    if (self && !receiveFirst) list.push_back(receiveSide(id, shape));
     if (queues[pick].empty()) queues.erase(queues.begin() + pick);
   }
   return list;
@@ -440,7 +447,7 @@ TEST_P(HeteroAllPairsTest, EveryRankToEveryRankWithDistinctSizes) {
             int from = (me + ctx.nranks() - step) % ctx.nranks();
             messages.push_back(sideOf(me, {me, to, 0, round}, shape(me, to)));
             messages.push_back(
-                sideOf(-1, {from, me, 0, round}, shape(from, me)));
+                receiveSide({from, me, 0, round}, shape(from, me)));
           }
           exchangeAndCheck(messages, comm.get(), round % 2 ? &stream : nullptr,
                            layout, me, "round " + std::to_string(round));
@@ -507,7 +514,7 @@ MessageList emptyToEveryone(int me, int nranks, uint64_t round) {
     bool useNull = (peer + static_cast<int>(round)) % 2 == 0;
     MessageShape shape{allDataTypes()[(peer + round) % 12], 0};
     messages.push_back(sideOf(me, {me, peer, 0, round}, shape, useNull));
-    messages.push_back(sideOf(-1, {peer, me, 0, round}, shape, useNull));
+    messages.push_back(receiveSide({peer, me, 0, round}, shape, useNull));
   }
   return messages;
 }
@@ -525,7 +532,8 @@ MessageList emptyBetweenFull(int me, int nranks, uint64_t round) {
       int to = (me + step) % nranks;
       int from = (me + nranks - step) % nranks;
       messages.push_back(sideOf(me, {me, to, index, round}, sequence[index]));
-      messages.push_back(sideOf(-1, {from, me, index, round}, sequence[index]));
+      messages.push_back(
+          receiveSide({from, me, index, round}, sequence[index]));
     }
   }
   return messages;
@@ -581,8 +589,9 @@ INSTANTIATE_TEST_SUITE_P(
 // the ranks that remain must still be able to talk among themselves. Here
 // domain 1 (ranks 2, 3) leaves after a cross-domain exchange; once both
 // processes are gone, ranks 0 and 1 exchange messages inside domain 0.
-// This pins down what makes the tcp cases above fail now and then: a rank
-// that finished early exits while its domain peers still work.
+// The tcp cases above meet this by chance (a tcp send completes once the
+// kernel holds the bytes, so its rank may exit while the peers of its
+// domain still work); this test meets it every time.
 
 // Waits until no process `pid` exists (the harness reaps exited ranks).
 bool waitForExit(pid_t pid, double timeoutSeconds) {

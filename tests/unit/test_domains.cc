@@ -29,7 +29,8 @@ TEST(DomainSpec, ExplicitLabels) {
 
 TEST(DomainSpec, SplitMakesContiguousNearEqualBlocks) {
   std::vector<int> labels;
-  for (int r = 0; r < 8; ++r) labels.push_back(domainLabelFromSpec("split:3", r, 8));
+  for (int r = 0; r < 8; ++r)
+    labels.push_back(domainLabelFromSpec("split:3", r, 8));
   EXPECT_EQ(labels, (std::vector<int>{0, 0, 0, 1, 1, 1, 2, 2}));
 }
 

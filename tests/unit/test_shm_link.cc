@@ -170,8 +170,7 @@ Ranks makeRanks(int nranks, const RankOptions& options = {}) {
     ranks.transports[r] =
         settings
             ? std::make_unique<ShmTransport>(*ranks.oobs[r], peers, *settings,
-                                             ranks.aborts[r],
-                                             ranks.liveness[r])
+                                             ranks.aborts[r], ranks.liveness[r])
             : std::make_unique<ShmTransport>(
                   *ranks.oobs[r], peers, ranks.aborts[r], ranks.liveness[r]);
   });

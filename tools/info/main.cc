@@ -15,7 +15,9 @@
 
 namespace {
 
-bool fileExists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+bool fileExists(const std::string& path) {
+  return access(path.c_str(), R_OK) == 0;
+}
 
 // Where a vendor library would be found by the dynamic loader's usual
 // search, or by the variable that names it.
@@ -23,9 +25,13 @@ std::string findLibrary(const char* overrideVariable,
                         const std::vector<std::string>& names) {
   if (auto forced = hetccl::envString(overrideVariable))
     return fileExists(*forced) ? *forced : *forced + " (missing!)";
-  const char* dirs[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib",
-                        "/usr/local/lib", "/usr/local/cuda/lib64",
-                        "/usr/local/cuda/lib", "/opt/rocm/lib"};
+  const char* dirs[] = {"/usr/lib/x86_64-linux-gnu",
+                        "/usr/lib64",
+                        "/usr/lib",
+                        "/usr/local/lib",
+                        "/usr/local/cuda/lib64",
+                        "/usr/local/cuda/lib",
+                        "/opt/rocm/lib"};
   for (const char* dir : dirs)
     for (const std::string& name : names)
       if (fileExists(std::string(dir) + "/" + name))
@@ -62,8 +68,7 @@ void printTransports() {
   struct statvfs shm {};
   if (statvfs("/dev/shm", &shm) == 0)
     std::printf("  shm    /dev/shm, %.1f GiB free\n",
-                static_cast<double>(shm.f_bavail) * shm.f_frsize /
-                    (1 << 30));
+                static_cast<double>(shm.f_bavail) * shm.f_frsize / (1 << 30));
   else
     std::printf("  shm    /dev/shm not available\n");
   try {
@@ -79,11 +84,11 @@ void printTransports() {
 
 void printEnvironment() {
   std::printf("\nEnvironment\n");
-  const char* names[] = {"HETCCL_DEBUG", "NCCL_DEBUG", "HETCCL_COMM_ID",
-                         "NCCL_COMM_ID", "HETCCL_SOCKET_IFNAME",
-                         "NCCL_SOCKET_IFNAME", "HETCCL_DOMAINS",
-                         "HETCCL_TIMEOUT", "HETCCL_BOOTSTRAP_TIMEOUT",
-                         "HETCCL_SHM_CHUNK"};
+  const char* names[] = {
+      "HETCCL_DEBUG",    "NCCL_DEBUG",           "HETCCL_COMM_ID",
+      "NCCL_COMM_ID",    "HETCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME",
+      "HETCCL_DOMAINS",  "HETCCL_TIMEOUT",       "HETCCL_BOOTSTRAP_TIMEOUT",
+      "HETCCL_SHM_CHUNK"};
   bool any = false;
   for (const char* name : names) {
     if (const char* value = std::getenv(name)) {
@@ -100,9 +105,8 @@ int main(int argc, char** argv) {
   if (argc > 1) {
     std::printf("usage: %s\n  Prints what HetCCL finds on this machine.\n",
                 argv[0]);
-    return std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h"
-               ? 0
-               : 2;
+    return std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ? 0
+                                                                            : 2;
   }
   printVersion();
   printRuntimes();

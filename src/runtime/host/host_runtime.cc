@@ -8,9 +8,12 @@ namespace hetccl {
 
 const char* runtimeKindName(RuntimeKind kind) {
   switch (kind) {
-    case RuntimeKind::Host: return "host";
-    case RuntimeKind::Cuda: return "cuda";
-    case RuntimeKind::Hip: return "hip";
+    case RuntimeKind::Host:
+      return "host";
+    case RuntimeKind::Cuda:
+      return "cuda";
+    case RuntimeKind::Hip:
+      return "hip";
   }
   return "unknown";
 }

@@ -12,8 +12,8 @@ ShmRingSender::ShmRingSender(int rank, int peer, ShmRingView ring,
 std::shared_ptr<ShmTransfer> ShmRingSender::post(const void* data,
                                                  size_t bytes) {
   auto transfer = std::make_shared<ShmTransfer>(
-      peer_, const_cast<char*>(static_cast<const char*>(data)), bytes, nextSequence_++,
-      format("a %zu-byte send to rank %d", bytes, peer_));
+      peer_, const_cast<char*>(static_cast<const char*>(data)), bytes,
+      nextSequence_++, format("a %zu-byte send to rank %d", bytes, peer_));
   queue_.push_back(transfer);
   return transfer;
 }

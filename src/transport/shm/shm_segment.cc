@@ -24,11 +24,9 @@ struct ScopedFd {
 };
 
 void* mapShared(int fd, size_t bytes, const std::string& name) {
-  void* data =
-      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (data == MAP_FAILED)
-    failErrno("cannot map shared segment %s (%zu bytes)", name.c_str(),
-              bytes);
+    failErrno("cannot map shared segment %s (%zu bytes)", name.c_str(), bytes);
   return data;
 }
 
@@ -41,9 +39,10 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
     int saved = errno;
     shm_unlink(name.c_str());
     errno = saved;
-    failErrno("cannot size shared segment %s to %zu bytes (is /dev/shm "
-              "large enough?)",
-              name.c_str(), bytes);
+    failErrno(
+        "cannot size shared segment %s to %zu bytes (is /dev/shm "
+        "large enough?)",
+        name.c_str(), bytes);
   }
   // Touch every page now so that a full /dev/shm fails here, with a
   // message, rather than with SIGBUS in the middle of a collective.
@@ -78,7 +77,9 @@ ShmSegment ShmSegment::open(const std::string& name, size_t bytes) {
   return ShmSegment(name, mapShared(fd.fd, bytes, name), bytes, false);
 }
 
-ShmSegment::ShmSegment(ShmSegment&& other) noexcept { *this = std::move(other); }
+ShmSegment::ShmSegment(ShmSegment&& other) noexcept {
+  *this = std::move(other);
+}
 
 ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
   if (this != &other) {

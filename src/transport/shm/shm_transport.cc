@@ -7,9 +7,9 @@
 #include <exception>
 #include <optional>
 
+#include "transport/peer_list.h"
 #include "transport/shm/shm_link.h"
 #include "transport/shm/shm_segment.h"
-#include "transport/peer_list.h"
 #include "util/error.h"
 #include "util/log.h"
 

@@ -17,8 +17,8 @@
 #include "transport/shm/shm_link_engine.h"
 #include "transport/shm/shm_link_layout.h"
 #include "util/abort_signal.h"
-#include "util/peer_liveness.h"
 #include "util/oob.h"
+#include "util/peer_liveness.h"
 
 namespace hetccl {
 

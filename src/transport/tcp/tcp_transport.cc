@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "transport/peer_list.h"
 #include "transport/tcp/tcp_connect.h"
 #include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_wire.h"
-#include "transport/peer_list.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -31,7 +31,8 @@ TcpTransport::TcpTransport(Oob& oob, const std::vector<int>& peers,
                            std::shared_ptr<AbortSignal> abort)
     : rank_(oob.rank()), settings_(TcpSettings::fromEnv()) {
   HETCCL_CHECK_ARG(abort != nullptr, "tcp transport needs an abort signal");
-  std::vector<int> sortedPeers = checkedLinkPeers("tcp", peers, rank_, oob.nranks());
+  std::vector<int> sortedPeers =
+      checkedLinkPeers("tcp", peers, rank_, oob.nranks());
   Listener listener(chooseLocalAddress());
   setTcpBufferSizes(listener.fd(), settings_.socketBufferBytes);
 

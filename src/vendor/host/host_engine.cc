@@ -45,15 +45,24 @@ void HostEngine::run(const std::vector<Op>& ops) {
 
 void HostEngine::runCollective(const Op& op) {
   switch (op.kind) {
-    case OpKind::AllReduce: return allReduce(op);
-    case OpKind::Reduce: return reduce(op);
-    case OpKind::ReduceScatter: return reduceScatter(op);
-    case OpKind::AllGather: return allGather(op);
-    case OpKind::Gather: return gather(op);
-    case OpKind::Broadcast: return broadcast(op);
-    case OpKind::Scatter: return scatter(op);
-    case OpKind::AlltoAll: return allToAll(op);
-    default: fail(ncclInternalError, "not a collective: %s", opKindName(op.kind));
+    case OpKind::AllReduce:
+      return allReduce(op);
+    case OpKind::Reduce:
+      return reduce(op);
+    case OpKind::ReduceScatter:
+      return reduceScatter(op);
+    case OpKind::AllGather:
+      return allGather(op);
+    case OpKind::Gather:
+      return gather(op);
+    case OpKind::Broadcast:
+      return broadcast(op);
+    case OpKind::Scatter:
+      return scatter(op);
+    case OpKind::AlltoAll:
+      return allToAll(op);
+    default:
+      fail(ncclInternalError, "not a collective: %s", opKindName(op.kind));
   }
 }
 
@@ -102,13 +111,13 @@ Reduction HostEngine::reductionFor(const Op& op) const {
   return r;
 }
 
-void HostEngine::reduceSlice(const Op& op, uint64_t round,
-                             const char* ownInput, size_t begin, size_t end,
-                             char* dst) {
+void HostEngine::reduceSlice(const Op& op, uint64_t round, const char* ownInput,
+                             size_t begin, size_t end, char* dst) {
   if (end <= begin) return;
   size_t elt = dtypeSize(op.dtype);
   for (int r = 0; r < nranks_; ++r)
-    sources_[r] = (r == rank_ ? ownInput : world_.input(r, round)) + begin * elt;
+    sources_[r] =
+        (r == rank_ ? ownInput : world_.input(r, round)) + begin * elt;
   hostReduce(dst, sources_.data(), nranks_, end - begin, reductionFor(op),
              op.reduce.preMultiply, op.reduce.average);
 }
@@ -247,7 +256,8 @@ void HostEngine::broadcast(const Op& op) {
     if (isRoot) {
       guardInput(k);
       std::memcpy(world_.input(rank_, k), send + offset * elt, bytes);
-      if (recv != send) std::memmove(recv + offset * elt, send + offset * elt, bytes);
+      if (recv != send)
+        std::memmove(recv + offset * elt, send + offset * elt, bytes);
     }
     postReady(k);
     if (!isRoot) {
@@ -272,13 +282,13 @@ void HostEngine::scatter(const Op& op) {
       guardInput(k);
       char* staged = world_.input(rank_, k);
       for (int r = 0; r < nranks_; ++r)
-        std::memcpy(staged + r * n * elt,
-                    send + (r * op.count + offset) * elt, n * elt);
+        std::memcpy(staged + r * n * elt, send + (r * op.count + offset) * elt,
+                    n * elt);
     }
     postReady(k);
     world_.waitFor(world_.ready(op.root), k, op.root, "scatter data");
-    std::memcpy(recv + offset * elt,
-                world_.input(op.root, k) + rank_ * n * elt, n * elt);
+    std::memcpy(recv + offset * elt, world_.input(op.root, k) + rank_ * n * elt,
+                n * elt);
     postDone(k);
     postFreed(k);
   }

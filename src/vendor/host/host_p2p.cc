@@ -75,9 +75,8 @@ void HostEngine::sendRecv(const std::vector<const Op*>& ops) {
             ShmWorld::reached(world_.consumed(peer, rank_), chunk - 1));
   };
   auto canReceive = [&](int peer) {
-    return !recvs[peer].empty() &&
-           ShmWorld::reached(world_.sent(peer, rank_),
-                             receivedChunks_[peer] + 1);
+    return !recvs[peer].empty() && ShmWorld::reached(world_.sent(peer, rank_),
+                                                     receivedChunks_[peer] + 1);
   };
   while (pending()) {
     bool progressed = false;

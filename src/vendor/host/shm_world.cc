@@ -63,8 +63,7 @@ ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings,
   oob.allGather(names.data(), kNameBytes);
   for (int r = 0; r < nranks_; ++r) {
     if (r != rank_)
-      segments_[r] =
-          ShmSegment::open(&names[kNameBytes * r], layout_.total);
+      segments_[r] = ShmSegment::open(&names[kNameBytes * r], layout_.total);
     bases_[r] = segments_[r].data();
   }
   // Everyone has mapped every segment: the names are no longer needed.
@@ -82,7 +81,7 @@ ShmCounter& ShmWorld::sent(int owner, int peer) {
 
 ShmCounter& ShmWorld::consumed(int owner, int peer) {
   return reinterpret_cast<ShmCounter*>(base(owner) +
-                                    layout_.consumedOffset)[peer];
+                                       layout_.consumedOffset)[peer];
 }
 
 char* ShmWorld::input(int r, uint64_t round) {

@@ -12,8 +12,8 @@
 #include "transport/shm/shm_counter.h"
 #include "transport/shm/shm_segment.h"
 #include "util/abort_signal.h"
-#include "util/peer_liveness.h"
 #include "util/oob.h"
+#include "util/peer_liveness.h"
 #include "util/spin_wait.h"
 
 namespace hetccl {
@@ -76,8 +76,8 @@ class ShmWorld {
     ShmCounter ready, done, freed;
   };
   struct Layout {
-    size_t sentOffset, consumedOffset, inputOffset, outputOffset,
-        p2pOffset, total;
+    size_t sentOffset, consumedOffset, inputOffset, outputOffset, p2pOffset,
+        total;
   };
   static Layout layoutFor(int nranks, const ShmSettings& settings);
   Header* header(int r) { return static_cast<Header*>(bases_[r]); }
