@@ -7,7 +7,10 @@
 namespace hetccl {
 namespace {
 
-constexpr unsigned kBusyPolls = 128;
+// Polls before the first yield. Few: a yield with nothing else to run
+// returns at once, and with more ranks than cores it lets the awaited rank
+// run.
+constexpr unsigned kBusyPolls = 16;
 constexpr unsigned kPollsPerClockRead = 64;
 
 inline void cpuRelax() {

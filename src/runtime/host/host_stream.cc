@@ -1,5 +1,7 @@
 #include "runtime/host/host_stream.h"
 
+#include <sched.h>
+
 #include "util/error.h"
 #include "util/log.h"
 
@@ -20,6 +22,7 @@ void HostStream::enqueue(StreamTask task) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(std::move(task));
+    pending_.store(queue_.size(), std::memory_order_release);
   }
   wake_.notify_one();
 }
@@ -51,15 +54,30 @@ void HostStream::recordFailure(ncclResult_t code, const std::string& message) {
            message.c_str());
 }
 
+// Work often comes in quick succession (a training step's collectives), and
+// waking a sleeping thread costs microseconds: the worker first yields its
+// core a few times, watching for new work, before it sleeps.
+void HostStream::awaitWork(std::unique_lock<std::mutex>& lock) {
+  constexpr int kYieldsBeforeSleep = 64;
+  lock.unlock();
+  for (int i = 0; i < kYieldsBeforeSleep; ++i) {
+    if (pending_.load(std::memory_order_acquire) > 0) break;
+    sched_yield();
+  }
+  lock.lock();
+  wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+}
+
 // Queued work still runs after stopping_ is set: destroying a stream, like
 // destroying a CUDA stream, does not discard what was enqueued.
 void HostStream::serve() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty() && !stopping_) awaitWork(lock);
     if (queue_.empty()) return;
     StreamTask task = std::move(queue_.front());
     queue_.pop_front();
+    pending_.store(queue_.size(), std::memory_order_release);
     running_ = true;
     lock.unlock();
     try {

@@ -3,6 +3,7 @@
 // runtime, so every plan is written once against streams.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -29,13 +30,15 @@ class HostStream {
 
  private:
   void serve();
+  void awaitWork(std::unique_lock<std::mutex>& lock);
   void recordFailure(ncclResult_t code, const std::string& message);
 
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable drained_;
   std::deque<StreamTask> queue_;
-  bool running_ = false;  // a task is being executed
+  std::atomic<size_t> pending_{0};  // queue_.size(), readable without the lock
+  bool running_ = false;            // a task is being executed
   bool stopping_ = false;
   ncclResult_t failure_ = ncclSuccess;
   std::string failureMessage_;

@@ -30,17 +30,26 @@ HostEngine::HostEngine(ShmWorld& world)
       sources_(world.nranks()) {}
 
 void HostEngine::run(const std::vector<Op>& ops) {
+  auto isP2p = [](const Op& op) {
+    return op.kind == OpKind::Send || op.kind == OpKind::Recv;
+  };
+  bool anyP2p = false;
+  {
+    std::unique_lock<std::mutex> lock(collectiveMutex_, std::defer_lock);
+    for (const Op& op : ops) {
+      if (isP2p(op)) {
+        anyP2p = true;
+        continue;
+      }
+      if (!lock.owns_lock()) lock.lock();
+      runCollective(op);
+    }
+  }
+  if (!anyP2p) return;
   std::vector<const Op*> pointToPoint;
-  std::vector<const Op*> collectives;
-  for (const Op& op : ops) {
-    bool isP2p = op.kind == OpKind::Send || op.kind == OpKind::Recv;
-    (isP2p ? pointToPoint : collectives).push_back(&op);
-  }
-  if (!collectives.empty()) {
-    std::lock_guard<std::mutex> lock(collectiveMutex_);
-    for (const Op* op : collectives) runCollective(*op);
-  }
-  if (!pointToPoint.empty()) sendRecv(pointToPoint);
+  for (const Op& op : ops)
+    if (isP2p(op)) pointToPoint.push_back(&op);
+  sendRecv(pointToPoint);
 }
 
 void HostEngine::runCollective(const Op& op) {
