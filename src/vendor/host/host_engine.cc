@@ -187,8 +187,9 @@ void HostEngine::reduceRounds(const Op& op, bool everyRankReceives) {
   }
 }
 
-// Reduce-scatter: each round stages a piece of every rank's block; each
-// rank reduces the pieces of its own block straight into its output.
+// Reduce-scatter: each round stages a piece of every other rank's block;
+// each rank reduces the pieces of its own block, its own part read straight
+// from its send buffer, into its output.
 void HostEngine::reduceScatter(const Op& op) {
   size_t elt = dtypeSize(op.dtype);
   size_t perPiece = std::max<size_t>(1, elementsPerBuffer(op) / nranks_);
@@ -200,12 +201,16 @@ void HostEngine::reduceScatter(const Op& op) {
     guardInput(k);
     char* staged = world_.input(rank_, k);
     for (int r = 0; r < nranks_; ++r)
-      std::memcpy(staged + r * n * elt, send + (r * op.count + offset) * elt,
-                  n * elt);
+      if (r != rank_)
+        std::memcpy(staged + r * n * elt, send + (r * op.count + offset) * elt,
+                    n * elt);
     postReady(k);
     waitAllReady(k);
-    size_t ownPiece = static_cast<size_t>(rank_) * n;
-    reduceSlice(op, k, staged, ownPiece, ownPiece + n, recv + offset * elt);
+    for (int r = 0; r < nranks_; ++r)
+      sources_[r] = r == rank_ ? send + (r * op.count + offset) * elt
+                               : world_.input(r, k) + rank_ * n * elt;
+    hostReduce(recv + offset * elt, sources_.data(), nranks_, n,
+               reductionFor(op), op.reduce.preMultiply, op.reduce.average);
     postDone(k);
     postFreed(k);
   }
@@ -223,9 +228,12 @@ void HostEngine::allGather(const Op& op) {
     std::memcpy(world_.input(rank_, k), send + offset * elt, n * elt);
     postReady(k);
     waitAllReady(k);
-    for (int r = 0; r < nranks_; ++r)
-      std::memcpy(recv + (r * op.count + offset) * elt, world_.input(r, k),
-                  n * elt);
+    for (int r = 0; r < nranks_; ++r) {
+      char* slot = recv + (r * op.count + offset) * elt;
+      if (r == rank_ && slot == send + offset * elt) continue;  // in place
+      std::memmove(slot, r == rank_ ? send + offset * elt : world_.input(r, k),
+                   n * elt);
+    }
     postDone(k);
     postFreed(k);
   }
