@@ -148,8 +148,18 @@ struct Ranks {
   }
 };
 
+// The ring geometry the tests' sizes are written for (4 slots of 1 MiB),
+// whatever the library's defaults.
+ShmLinkSettings testGeometry() {
+  ShmLinkSettings settings;
+  settings.slots = 4;
+  settings.chunkBytes = size_t{1} << 20;
+  return settings;
+}
+
 struct RankOptions {
   std::function<std::vector<int>(int)> peersOf;
+  // Without it: testGeometry(). Returning nullopt: the environment's.
   std::function<std::optional<ShmLinkSettings>(int)> settingsOf;
 };
 
@@ -165,8 +175,8 @@ Ranks makeRanks(int nranks, const RankOptions& options = {}) {
   runRanks(nranks, [&](int r) {
     std::vector<int> peers =
         options.peersOf ? options.peersOf(r) : everyoneBut(r, nranks);
-    std::optional<ShmLinkSettings> settings;
-    if (options.settingsOf) settings = options.settingsOf(r);
+    std::optional<ShmLinkSettings> settings =
+        options.settingsOf ? options.settingsOf(r) : testGeometry();
     ranks.transports[r] =
         settings
             ? std::make_unique<ShmTransport>(*ranks.oobs[r], peers, *settings,
@@ -313,7 +323,11 @@ TEST(ShmLink, EachSenderUsesItsOwnRingGeometry) {
 TEST(ShmLink, EnvironmentSetsTheGeometry) {
   ScopedEnv slots("HETCCL_SHM_LINK_SLOTS", "2");
   ScopedEnv chunk("HETCCL_SHM_LINK_CHUNK", "8K");
-  Ranks ranks = makeRanks(2);
+  RankOptions fromEnvironment;
+  fromEnvironment.settingsOf = [](int) -> std::optional<ShmLinkSettings> {
+    return std::nullopt;
+  };
+  Ranks ranks = makeRanks(2, fromEnvironment);
   EXPECT_EQ(ranks.transports[1]->settings().slots, 2u);
   EXPECT_EQ(ranks.transports[1]->settings().chunkBytes, 8192u);
   exchangeAll(ranks, {8191, 8192, 8193, 100000});
