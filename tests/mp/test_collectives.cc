@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/case_batches.h"
 #include "harness/check.h"
 #include "harness/collective_case.h"
 #include "harness/data.h"
@@ -16,6 +17,7 @@
 #include "harness/dtype.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
+#include "harness/test_params.h"
 
 namespace hetccl::mp {
 namespace {
@@ -123,64 +125,12 @@ class CaseList {
   std::vector<CollectiveCase> cases_;
 };
 
-// Issues a run of cases that share a stream mode, then checks them all.
-void runBatch(const std::vector<CollectiveCase>& cases, size_t first,
-              size_t last, ncclComm_t comm, const HostStream& stream,
-              const RankContext& ctx, std::vector<uint64_t>* hashes) {
-  std::vector<std::unique_ptr<CollectiveRun>> runs;
-  for (size_t i = first; i < last; ++i) {
-    runs.push_back(std::make_unique<CollectiveRun>(cases[i], comm, ctx.rank(),
-                                                   ctx.nranks()));
-    cudaStream_t s = cases[i].onStream ? stream.get() : nullptr;
-    MP_CHECK_NCCL(runs.back()->issue(s)) << cases[i].describe();
-  }
-  if (cases[first].onStream) {
-    MP_CHECK_NCCL(hetcclStreamSynchronize(stream.get()))
-        << "after " << cases[first].describe() << " and the "
-        << last - first - 1 << " cases after it";
-  }
-  for (size_t i = first; i < last; ++i) {
-    std::string problem = runs[i - first]->verify();
-    MP_CHECK(problem.empty()) << cases[i].describe() << ": " << problem;
-    hashes->push_back(runs[i - first]->sharedOutputHash());
-  }
-}
-
 void runCases(RankContext& ctx, const std::vector<CollectiveCase>& cases,
               int expectedDomains) {
   Comm comm(ctx.initComm());
   checkDomainCount(comm.get(), expectedDomains);
-  HostStream stream;
-  std::vector<uint64_t> hashes;
-  size_t first = 0;
-  while (first < cases.size()) {
-    size_t last = first + 1;
-    while (last < cases.size() && last - first < kStreamBatch &&
-           cases[last].onStream == cases[first].onStream) {
-      ++last;
-    }
-    runBatch(cases, first, last, comm.get(), stream, ctx, &hashes);
-    first = last;
-  }
-  ctx.checkSameOnAllRanks(hashes,
-                          [&](size_t i) { return cases[i].describe(); });
+  runAndCheckCases(ctx, comm.get(), cases, kStreamBatch);
   comm.destroy();
-}
-
-struct CollectiveParam {
-  int nranks;
-  Collective collective;
-  DomainLayout domains;
-
-  std::string name() const {
-    return std::string(collectiveName(collective)) + "_" +
-           std::to_string(nranks) + "ranks_" + domains.name();
-  }
-};
-
-// gtest prints parameters in test listings (and so in ctest names).
-void PrintTo(const CollectiveParam& param, std::ostream* out) {
-  *out << param.name();
 }
 
 class CollectivesTest : public ::testing::TestWithParam<CollectiveParam> {};

@@ -19,6 +19,7 @@
 #include "harness/nccl_handles.h"
 #include "harness/quick_collectives.h"
 #include "harness/run_ranks.h"
+#include "harness/test_params.h"
 #include "hetccl.h"
 
 namespace hetccl::mp {
@@ -118,21 +119,6 @@ TEST(Faults, AbortFromAnotherThreadWhileBlocked) {
       options);
 }
 
-struct KilledPeerParam {
-  int nranks;
-  bool onStream;
-  DomainLayout domains;
-
-  std::string name() const {
-    return std::to_string(nranks) + "ranks_" +
-           (onStream ? "HostStream" : "NullStream") + "_" + domains.name();
-  }
-};
-
-void PrintTo(const KilledPeerParam& param, std::ostream* out) {
-  *out << param.name();
-}
-
 // The second all-reduce's error, from the call, the stream or the
 // communicator's async error; fails the rank if all report success.
 ncclResult_t secondAllReduceError(ncclComm_t comm, bool onStream) {
@@ -151,6 +137,8 @@ ncclResult_t secondAllReduceError(ncclComm_t comm, bool onStream) {
   }
   return result;
 }
+
+using KilledPeerParam = StreamModeParam;
 
 class KilledPeerTest : public ::testing::TestWithParam<KilledPeerParam> {};
 

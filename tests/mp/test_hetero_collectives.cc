@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/case_batches.h"
 #include "harness/check.h"
 #include "harness/collective_case.h"
 #include "harness/data.h"
@@ -176,29 +177,6 @@ class HeteroCaseList {
   std::vector<CollectiveCase> cases_;
 };
 
-// Issues a run of cases that share a stream mode, then checks them all.
-void runBatch(const std::vector<CollectiveCase>& cases, size_t first,
-              size_t last, ncclComm_t comm, const HostStream& stream,
-              const RankContext& ctx, std::vector<uint64_t>* hashes) {
-  std::vector<std::unique_ptr<CollectiveRun>> runs;
-  for (size_t i = first; i < last; ++i) {
-    runs.push_back(std::make_unique<CollectiveRun>(cases[i], comm, ctx.rank(),
-                                                   ctx.nranks()));
-    cudaStream_t s = cases[i].onStream ? stream.get() : nullptr;
-    MP_CHECK_NCCL(runs.back()->issue(s)) << cases[i].describe();
-  }
-  if (cases[first].onStream) {
-    MP_CHECK_NCCL(hetcclStreamSynchronize(stream.get()))
-        << "after " << cases[first].describe() << " and the "
-        << last - first - 1 << " cases after it";
-  }
-  for (size_t i = first; i < last; ++i) {
-    std::string problem = runs[i - first]->verify();
-    MP_CHECK(problem.empty()) << cases[i].describe() << ": " << problem;
-    hashes->push_back(runs[i - first]->sharedOutputHash());
-  }
-}
-
 // The communicator must see the layout's domains, with this rank in the
 // domain its label implies.
 void checkDomains(ncclComm_t comm, const Layout& layout, int rank) {
@@ -217,20 +195,7 @@ void runCases(RankContext& ctx, const Layout& layout,
               const std::vector<CollectiveCase>& cases) {
   Comm comm(ctx.initComm());
   checkDomains(comm.get(), layout, ctx.rank());
-  HostStream stream;
-  std::vector<uint64_t> hashes;
-  size_t first = 0;
-  while (first < cases.size()) {
-    size_t last = first + 1;
-    while (last < cases.size() && last - first < kStreamBatch &&
-           cases[last].onStream == cases[first].onStream) {
-      ++last;
-    }
-    runBatch(cases, first, last, comm.get(), stream, ctx, &hashes);
-    first = last;
-  }
-  ctx.checkSameOnAllRanks(hashes,
-                          [&](size_t i) { return cases[i].describe(); });
+  runAndCheckCases(ctx, comm.get(), cases, kStreamBatch);
   // Every rank has peers in other domains and roots rotate through all
   // domains, so every rank must have moved payload across domains (not
   // necessarily both ways: a broadcast into a one-rank domain is sent by

@@ -19,6 +19,7 @@
 #include "harness/hash.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
+#include "harness/test_params.h"
 
 namespace hetccl::mp {
 namespace {
@@ -169,20 +170,7 @@ void verifyAll(const MessageList& messages) {
   }
 }
 
-struct ExchangeParam {
-  int nranks;
-  bool onStream;
-  DomainLayout domains;
-
-  std::string name() const {
-    return std::to_string(nranks) + "ranks_" +
-           (onStream ? "HostStream" : "NullStream") + "_" + domains.name();
-  }
-};
-
-void PrintTo(const ExchangeParam& param, std::ostream* out) {
-  *out << param.name();
-}
+using ExchangeParam = StreamModeParam;
 
 class GroupedExchangeTest : public ::testing::TestWithParam<ExchangeParam> {};
 

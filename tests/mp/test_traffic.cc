@@ -15,6 +15,7 @@
 #include "harness/domains.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
+#include "harness/test_params.h"
 #include "hetccl.h"
 
 namespace hetccl::mp {
@@ -125,25 +126,10 @@ void checkTraffic(RankContext& ctx, const DomainLayout& layout,
       << domain.sent << " bytes (" << members[myLabel] << " ranks)";
 }
 
-struct TrafficParam {
-  int nranks;
-  Collective collective;
-  DomainLayout domains;
-
-  std::string name() const {
-    return std::string(collectiveName(collective)) + "_" +
-           std::to_string(nranks) + "ranks_" + domains.name();
-  }
-};
-
-void PrintTo(const TrafficParam& param, std::ostream* out) {
-  *out << param.name();
-}
-
-class TrafficTest : public ::testing::TestWithParam<TrafficParam> {};
+class TrafficTest : public ::testing::TestWithParam<CollectiveParam> {};
 
 TEST_P(TrafficTest, NoMoreThanTheMinimumAcrossDomains) {
-  TrafficParam param = GetParam();
+  CollectiveParam param = GetParam();
   RunOptions options;
   param.domains.applyTo(&options);
   runRanks(
@@ -176,8 +162,8 @@ TEST_P(TrafficTest, NoMoreThanTheMinimumAcrossDomains) {
       options);
 }
 
-std::vector<TrafficParam> trafficParams() {
-  std::vector<TrafficParam> params;
+std::vector<CollectiveParam> trafficParams() {
+  std::vector<CollectiveParam> params;
   for (Collective collective : allCollectives()) {
     params.push_back({2, collective, domainsByLabel({0, 1})});
     params.push_back({4, collective, domainsByLabel({0, 1, 1, 1})});
@@ -189,7 +175,7 @@ std::vector<TrafficParam> trafficParams() {
 
 INSTANTIATE_TEST_SUITE_P(
     Mp, TrafficTest, ::testing::ValuesIn(trafficParams()),
-    [](const ::testing::TestParamInfo<TrafficParam>& info) {
+    [](const ::testing::TestParamInfo<CollectiveParam>& info) {
       return info.param.name();
     });
 

@@ -19,50 +19,17 @@
 #include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
 #include "bootstrap/unique_id.h"
+#include "support/elapsed.h"
+#include "support/scoped_env.h"
 #include "util/error.h"
 #include "util/socket.h"
 
 namespace hetccl {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
-
-// Sets (or, with nullptr, unsets) an environment variable for the life of
-// the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) {
-      old_ = old;
-      hadOld_ = true;
-    }
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (hadOld_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool hadOld_ = false;
-};
 
 // What each rank tells the others at init.
 struct PeerInfo {

@@ -25,115 +25,18 @@
 #include <thread>
 #include <vector>
 
+#include "support/elapsed.h"
+#include "support/expect_error.h"
+#include "support/in_process_oob.h"
+#include "support/scoped_env.h"
+#include "support/thread_ranks.h"
 #include "util/error.h"
 
 namespace hetccl {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr double kWaitSeconds = 20;
 constexpr size_t kMiB = size_t{1} << 20;
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Sets an environment variable for the life of the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// Where rank threads meet: each all-gather fills a shared table; the last
-// rank to arrive publishes it and wakes the others.
-class InProcessWorld {
- public:
-  explicit InProcessWorld(int nranks) : nranks_(nranks) {}
-  int nranks() const { return nranks_; }
-
-  void allGather(int rank, void* data, size_t bytesPerRank) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (arrived_ == 0) table_.assign(bytesPerRank * nranks_, 0);
-    auto* bytes = static_cast<uint8_t*>(data);
-    std::memcpy(table_.data() + rank * bytesPerRank,
-                bytes + rank * bytesPerRank, bytesPerRank);
-    uint64_t round = round_;
-    if (++arrived_ == nranks_) {
-      published_ = table_;
-      arrived_ = 0;
-      ++round_;
-      released_.notify_all();
-    } else if (!released_.wait_for(lock, std::chrono::seconds(20),
-                                   [&] { return round_ != round; })) {
-      fail(ncclSystemError, "test all-gather timed out");
-    }
-    std::memcpy(data, published_.data(), bytesPerRank * nranks_);
-  }
-
- private:
-  const int nranks_;
-  std::mutex mutex_;
-  std::condition_variable released_;
-  int arrived_ = 0;
-  uint64_t round_ = 0;
-  std::vector<uint8_t> table_;
-  std::vector<uint8_t> published_;
-};
-
-class InProcessOob : public Oob {
- public:
-  InProcessOob(InProcessWorld& world, int rank) : world_(world), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int nranks() const override { return world_.nranks(); }
-  void allGather(void* data, size_t bytesPerRank) override {
-    world_.allGather(rank_, data, bytesPerRank);
-  }
-  void barrier() override {
-    std::vector<uint8_t> nothing(world_.nranks());
-    world_.allGather(rank_, nothing.data(), 1);
-  }
-
- private:
-  InProcessWorld& world_;
-  const int rank_;
-};
-
-// Runs body(rank) on one thread per rank; rethrows the first failure.
-void runRanks(int nranks, const std::function<void(int)>& body) {
-  std::vector<std::exception_ptr> errors(nranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        body(r);
-      } catch (...) {
-        errors[r] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
-std::vector<int> everyoneBut(int rank, int nranks) {
-  std::vector<int> peers;
-  for (int r = 0; r < nranks; ++r)
-    if (r != rank) peers.push_back(r);
-  return peers;
-}
 
 // One transport per rank, created together.
 struct Ranks {
@@ -208,17 +111,6 @@ long long firstMismatch(const std::vector<uint8_t>& data, int from, int to,
   for (size_t i = 0; i < data.size(); ++i)
     if (data[i] != expected[i]) return static_cast<long long>(i);
   return -1;
-}
-
-template <typename Body>
-Error expectError(Body body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a hetccl::Error";
-  return Error(ncclSuccess, "");
 }
 
 bool contains(const Error& e, const std::string& text) {

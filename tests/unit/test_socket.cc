@@ -13,56 +13,13 @@
 #include <thread>
 #include <vector>
 
+#include "support/elapsed.h"
+#include "support/expect_error.h"
+#include "support/scoped_env.h"
 #include "util/error.h"
 
 namespace hetccl {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Runs `body` and returns the hetccl::Error it must throw.
-template <typename Body>
-Error expectError(Body body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a hetccl::Error";
-  return Error(ncclSuccess, "");
-}
-
-// Sets an environment variable for the life of the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) {
-      old_ = old;
-      hadOld_ = true;
-    }
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (hadOld_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool hadOld_ = false;
-};
 
 // A connected pair over loopback.
 struct SocketPair {

@@ -19,6 +19,11 @@
 #include <thread>
 #include <vector>
 
+#include "support/elapsed.h"
+#include "support/expect_error.h"
+#include "support/in_process_oob.h"
+#include "support/scoped_env.h"
+#include "support/thread_ranks.h"
 #include "transport/tcp/tcp_wire.h"
 #include "util/error.h"
 #include "util/socket.h"
@@ -26,137 +31,23 @@
 namespace hetccl {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Sets an environment variable for the life of the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// The meeting point of the rank threads: all-gathers through shared
-// memory. The last rank to arrive publishes the result (and runs the
-// optional hook on it) and releases the others.
-class ThreadWorld {
- public:
-  explicit ThreadWorld(int nranks) : nranks_(nranks) {}
-  int nranks() const { return nranks_; }
-
-  // Runs once, on the first all-gather's result, before any rank returns.
-  void setFirstGatherHook(std::function<void(const uint8_t*, size_t)> hook) {
-    hook_ = std::move(hook);
-  }
-
-  void allGather(int rank, void* data, size_t bytesPerRank) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (arrived_ == 0) filling_.assign(bytesPerRank * nranks_, 0);
-    if (bytesPerRank > 0)
-      std::memcpy(filling_.data() + rank * bytesPerRank,
-                  static_cast<uint8_t*>(data) + rank * bytesPerRank,
-                  bytesPerRank);
-    uint64_t generation = generation_;
-    if (++arrived_ == nranks_) {
-      if (hook_) {
-        hook_(filling_.data(), bytesPerRank);
-        hook_ = nullptr;
-      }
-      result_.swap(filling_);
-      arrived_ = 0;
-      ++generation_;
-      released_.notify_all();
-    } else if (!released_.wait_for(lock, std::chrono::seconds(20),
-                                   [&] { return generation_ != generation; })) {
-      fail(ncclSystemError, "test all-gather timed out");
-    }
-    if (bytesPerRank > 0)
-      std::memcpy(data, result_.data(), bytesPerRank * nranks_);
-  }
-
- private:
-  const int nranks_;
-  std::mutex mutex_;
-  std::condition_variable released_;
-  int arrived_ = 0;
-  uint64_t generation_ = 0;
-  std::vector<uint8_t> filling_;
-  std::vector<uint8_t> result_;  // of the last completed all-gather
-  std::function<void(const uint8_t*, size_t)> hook_;
-};
-
-class ThreadOob : public Oob {
- public:
-  ThreadOob(ThreadWorld& world, int rank) : world_(world), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int nranks() const override { return world_.nranks(); }
-  void allGather(void* data, size_t bytesPerRank) override {
-    world_.allGather(rank_, data, bytesPerRank);
-  }
-  void barrier() override { world_.allGather(rank_, nullptr, 0); }
-
- private:
-  ThreadWorld& world_;
-  const int rank_;
-};
-
-// Runs body(rank) on one thread per rank; rethrows the first failure.
-void runRanks(int nranks, const std::function<void(int)>& body) {
-  std::vector<std::exception_ptr> errors(nranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < nranks; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        body(r);
-      } catch (...) {
-        errors[r] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
-std::vector<int> everyoneBut(int rank, int nranks) {
-  std::vector<int> peers;
-  for (int r = 0; r < nranks; ++r)
-    if (r != rank) peers.push_back(r);
-  return peers;
-}
-
 // A group of transports created together, one per rank.
 struct Ranks {
-  std::unique_ptr<ThreadWorld> world;
-  std::vector<std::unique_ptr<ThreadOob>> oobs;
+  std::unique_ptr<InProcessWorld> world;
+  std::vector<std::unique_ptr<InProcessOob>> oobs;
   std::vector<std::shared_ptr<AbortSignal>> aborts;
   std::vector<std::unique_ptr<TcpTransport>> transports;
 };
 
 Ranks makeRanks(int nranks,
                 std::function<std::vector<int>(int)> peersOf = nullptr,
-                std::function<void(ThreadWorld&)> prepare = nullptr) {
+                std::function<void(InProcessWorld&)> prepare = nullptr) {
   Ranks ranks;
-  ranks.world = std::make_unique<ThreadWorld>(nranks);
+  ranks.world = std::make_unique<InProcessWorld>(nranks);
   if (prepare) prepare(*ranks.world);
   ranks.transports.resize(nranks);
   for (int r = 0; r < nranks; ++r) {
-    ranks.oobs.push_back(std::make_unique<ThreadOob>(*ranks.world, r));
+    ranks.oobs.push_back(std::make_unique<InProcessOob>(*ranks.world, r));
     ranks.aborts.push_back(std::make_shared<AbortSignal>());
   }
   runRanks(nranks, [&](int r) {
@@ -186,17 +77,6 @@ long long firstMismatch(const std::vector<uint8_t>& data, int from, int to,
     if (data[i] != pattern(from, to, index, i))
       return static_cast<long long>(i);
   return -1;
-}
-
-template <typename Body>
-Error expectError(Body body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a hetccl::Error";
-  return Error(ncclSuccess, "");
 }
 
 constexpr double kWaitSeconds = 20;
@@ -370,7 +250,7 @@ TEST(TcpLink, StrangersAreRejectedAndSetupSucceeds) {
     strangers.push_back(strangerSends(target, {}));  // says nothing
     strangerSends(target, {1, 2, 3});                // and hangs up at once
   };
-  Ranks ranks = makeRanks(2, nullptr, [&](ThreadWorld& world) {
+  Ranks ranks = makeRanks(2, nullptr, [&](InProcessWorld& world) {
     world.setFirstGatherHook(connectStrangers);
   });
   ASSERT_EQ(strangers.size(), 3u);
@@ -501,8 +381,8 @@ TEST(TcpLink, WaitTimesOut) {
 }
 
 TEST(TcpLink, RejectsBadPeers) {
-  ThreadWorld world(2);
-  ThreadOob oob(world, 0);
+  InProcessWorld world(2);
+  InProcessOob oob(world, 0);
   auto abort = std::make_shared<AbortSignal>();
   EXPECT_EQ(expectError([&] { TcpTransport(oob, {0}, abort); }).code(),
             ncclInvalidArgument);

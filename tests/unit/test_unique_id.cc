@@ -9,39 +9,11 @@
 #include <string>
 
 #include "bootstrap/root.h"
+#include "support/scoped_env.h"
 #include "util/error.h"
 
 namespace hetccl {
 namespace {
-
-// Sets (or, with nullptr, unsets) an environment variable for the life of
-// the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) {
-      old_ = old;
-      hadOld_ = true;
-    }
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (hadOld_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool hadOld_ = false;
-};
 
 // No fixed COMM_ID from the test's environment, and roots that give up
 // quickly.

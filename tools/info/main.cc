@@ -12,6 +12,7 @@
 #include "nccl.h"
 #include "util/env.h"
 #include "util/socket.h"
+#include "vendor/nccl/nccl_library.h"
 
 namespace {
 
@@ -57,8 +58,14 @@ void printRuntimes() {
 
 void printVendorLibraries() {
   std::printf("\nVendor libraries (used for GPU domains)\n");
-  std::printf("  NCCL   %s\n",
-              findLibrary("HETCCL_NCCL_LIBRARY", {"libnccl.so.2"}).c_str());
+  try {
+    auto nccl = hetccl::NcclLibrary::load();
+    std::printf("  NCCL   %d.%d.%d at %s\n", nccl->version() / 10000,
+                nccl->version() / 100 % 100, nccl->version() % 100,
+                nccl->path().c_str());
+  } catch (const std::exception& e) {
+    std::printf("  NCCL   not found: %s\n", e.what());
+  }
   std::printf("  RCCL   %s\n",
               findLibrary("HETCCL_RCCL_LIBRARY", {"librccl.so.1"}).c_str());
 }
@@ -85,10 +92,11 @@ void printTransports() {
 void printEnvironment() {
   std::printf("\nEnvironment\n");
   const char* names[] = {
-      "HETCCL_DEBUG",    "NCCL_DEBUG",           "HETCCL_COMM_ID",
-      "NCCL_COMM_ID",    "HETCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME",
-      "HETCCL_DOMAINS",  "HETCCL_TIMEOUT",       "HETCCL_BOOTSTRAP_TIMEOUT",
-      "HETCCL_SHM_CHUNK"};
+      "HETCCL_DEBUG",        "NCCL_DEBUG",           "HETCCL_COMM_ID",
+      "NCCL_COMM_ID",        "HETCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME",
+      "HETCCL_DOMAINS",      "HETCCL_TIMEOUT",       "HETCCL_BOOTSTRAP_TIMEOUT",
+      "HETCCL_SHM_CHUNK",    "HETCCL_CHUNK",         "HETCCL_TRANSPORT",
+      "HETCCL_NCCL_LIBRARY", "HETCCL_RCCL_LIBRARY"};
   bool any = false;
   for (const char* name : names) {
     if (const char* value = std::getenv(name)) {

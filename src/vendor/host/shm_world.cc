@@ -70,8 +70,8 @@ ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings,
   oob.barrier();
   segments_[rank_].unlink();
   LOG_INFO(kLogShm,
-           "rank %d: shared memory ready, %d ranks, %zu KiB per segment, "
-           "chunk %zu KiB",
+           "host domain rank %d of %d: shared memory ready, %zu KiB per "
+           "segment, chunk %zu KiB",
            rank_, nranks_, layout_.total >> 10, settings_.chunkBytes >> 10);
 }
 

@@ -1,0 +1,104 @@
+#include "vendor/nccl/nccl_library.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "util/env.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+constexpr const char* kSoname = "libnccl.so.2";
+
+bool readable(const std::string& path) {
+  return access(path.c_str(), R_OK) == 0;
+}
+
+// PyTorch wheels ship NCCL in site-packages/nvidia/nccl/lib; when another
+// NVIDIA package of the wheel is mapped already, NCCL sits beside it.
+std::vector<std::string> wheelCandidates() {
+  std::vector<std::string> found;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const std::string marker = "/site-packages/nvidia/";
+  while (std::getline(maps, line)) {
+    size_t slash = line.find('/');
+    size_t at = line.find(marker);
+    if (slash == std::string::npos || at == std::string::npos) continue;
+    std::string path =
+        line.substr(slash, at - slash + marker.size()) + "nccl/lib/" + kSoname;
+    bool seen = false;
+    for (const std::string& p : found) seen |= p == path;
+    if (!seen) found.push_back(path);
+  }
+  return found;
+}
+
+}  // namespace
+
+std::vector<std::string> NcclLibrary::candidatePaths() {
+  if (auto forced = envString("HETCCL_NCCL_LIBRARY")) return {*forced};
+  std::vector<std::string> paths = wheelCandidates();
+  for (const char* dir :
+       {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+        "/usr/lib", "/usr/local/lib", "/usr/local/nccl/lib"})
+    paths.push_back(std::string(dir) + "/" + kSoname);
+  if (auto cudaHome = envString("CUDA_HOME"))
+    paths.push_back(*cudaHome + "/lib64/" + kSoname);
+  paths.push_back(std::string("/usr/local/cuda/lib64/") + kSoname);
+  return paths;
+}
+
+std::unique_ptr<NcclLibrary> NcclLibrary::load() {
+  std::ostringstream tried;
+  for (const std::string& path : candidatePaths()) {
+    if (!readable(path)) {
+      tried << "\n  " << path << ": not found";
+      continue;
+    }
+    try {
+      SharedLibrary library = SharedLibrary::open(path);
+      // A drop-in copy of HetCCL is named libnccl.so.2 too.
+      if (library.find("hetcclStreamCreate") != nullptr) {
+        tried << "\n  " << path << ": this is HetCCL, not NCCL";
+        continue;
+      }
+      return std::unique_ptr<NcclLibrary>(new NcclLibrary(std::move(library)));
+    } catch (const Error& e) {
+      tried << "\n  " << path << ": " << e.what();
+    }
+  }
+  fail(ncclSystemError,
+       "no NVIDIA NCCL library found (set HETCCL_NCCL_LIBRARY to its path); "
+       "tried:%s",
+       tried.str().c_str());
+}
+
+NcclLibrary::NcclLibrary(SharedLibrary library) : library_(std::move(library)) {
+  std::string missing;
+#define HETCCL_NCCL_RESOLVE(name) \
+  api_.name =                     \
+      reinterpret_cast<decltype(api_.name)>(library_.find("nccl" #name));
+  HETCCL_NCCL_REQUIRED(HETCCL_NCCL_RESOLVE)
+  HETCCL_NCCL_OPTIONAL(HETCCL_NCCL_RESOLVE)
+#undef HETCCL_NCCL_RESOLVE
+#define HETCCL_NCCL_CHECK(name) \
+  if (api_.name == nullptr) missing += " nccl" #name;
+  HETCCL_NCCL_REQUIRED(HETCCL_NCCL_CHECK)
+#undef HETCCL_NCCL_CHECK
+  if (!missing.empty())
+    fail(ncclSystemError, "%s is not a usable NCCL: it lacks%s",
+         library_.path().c_str(), missing.c_str());
+  ncclResult_t result = api_.GetVersion(&version_);
+  if (result != ncclSuccess)
+    fail(ncclSystemError, "%s: ncclGetVersion failed (%d)",
+         library_.path().c_str(), static_cast<int>(result));
+  LOG_INFO(kLogInit, "loaded NCCL %d from %s", version_,
+           library_.path().c_str());
+}
+
+}  // namespace hetccl

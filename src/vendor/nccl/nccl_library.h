@@ -1,0 +1,63 @@
+// The real NCCL, loaded so that HetCCL can hand NVIDIA domains to it.
+// HetCCL exports the same function names, so the real library is opened
+// with RTLD_DEEPBIND (its calls to itself stay inside it) and its
+// functions are only ever reached through this table, never by name.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nccl.h"
+#include "util/shared_library.h"
+
+namespace hetccl {
+
+// Functions every NCCL 2.x has; loading fails without them.
+#define HETCCL_NCCL_REQUIRED(X)                                                \
+  X(GetVersion)                                                                \
+  X(GetUniqueId) X(CommInitRank) X(CommDestroy) X(CommAbort) X(CommCount)      \
+      X(CommUserRank) X(CommCuDevice) X(GetErrorString) X(AllReduce)           \
+          X(Broadcast) X(Reduce) X(AllGather) X(ReduceScatter) X(Send) X(Recv) \
+              X(GroupStart) X(GroupEnd)
+
+// Functions of newer versions; null where the library predates them.
+#define HETCCL_NCCL_OPTIONAL(X)                                               \
+  X(CommInitRankConfig)                                                       \
+  X(CommFinalize) X(CommSplit) X(CommShrink) X(CommGetAsyncError)             \
+      X(GetLastError) X(CommRegister) X(CommDeregister) X(CommWindowRegister) \
+          X(CommWindowDeregister) X(MemAlloc) X(MemFree)                      \
+              X(RedOpCreatePreMulSum) X(RedOpDestroy) X(AlltoAll) X(Gather)   \
+                  X(Scatter) X(DevCommCreate) X(DevCommDestroy)
+
+// Pointers typed after HetCCL's own declarations, which match NCCL's.
+struct NcclApi {
+#define HETCCL_NCCL_POINTER(name) decltype(&::nccl##name) name = nullptr;
+  HETCCL_NCCL_REQUIRED(HETCCL_NCCL_POINTER)
+  HETCCL_NCCL_OPTIONAL(HETCCL_NCCL_POINTER)
+#undef HETCCL_NCCL_POINTER
+};
+
+class NcclLibrary {
+ public:
+  // Loads the first real NCCL among candidatePaths(); throws
+  // ncclSystemError naming every path tried and why it was passed over.
+  static std::unique_ptr<NcclLibrary> load();
+  // Where to look, in order: HETCCL_NCCL_LIBRARY; the lib directory of a
+  // PyTorch wheel's NVIDIA packages already mapped into this process; the
+  // system library directories; the CUDA toolkit ($CUDA_HOME, /usr/local/cuda).
+  static std::vector<std::string> candidatePaths();
+
+  const NcclApi& api() const { return api_; }
+  const std::string& path() const { return library_.path(); }
+  int version() const { return version_; }
+
+ private:
+  explicit NcclLibrary(SharedLibrary library);
+
+  SharedLibrary library_;
+  NcclApi api_;
+  int version_ = 0;
+};
+
+}  // namespace hetccl
