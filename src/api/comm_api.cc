@@ -293,9 +293,10 @@ HETCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm, int* device) {
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(device != nullptr, "device is NULL");
-    // Only CPU ranks exist until a device runtime module is loaded.
-    fail(ncclInvalidUsage, "rank %d is a CPU rank: it has no CUDA device",
-         target->rank());
+    if (!target->cudaDevice())
+      fail(ncclInvalidUsage, "rank %d is a CPU rank: it has no CUDA device",
+           target->rank());
+    *device = *target->cudaDevice();
     return ncclSuccess;
   });
 }

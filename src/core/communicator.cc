@@ -8,11 +8,13 @@
 #include "bootstrap/root.h"
 #include "core/subset_oob.h"
 #include "core/watchdog.h"
+#include "runtime/cuda_probe.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/oob.h"
 #include "vendor/host/host_comm.h"
+#include "vendor/nccl/nccl_comm.h"
 
 namespace hetccl {
 namespace {
@@ -46,6 +48,7 @@ Communicator::Communicator(int rank, int nranks, CommConfig config,
       nranks_(nranks),
       config_(std::move(config)),
       inheritedDomainLabel_(inheritedDomainLabel),
+      cudaDevice_(currentCudaDevice()),
       opsAbort_(std::make_shared<AbortSignal>()),
       liveness_(std::make_shared<PeerLiveness>(nranks)) {}
 
@@ -83,7 +86,8 @@ void Communicator::initializeInBackground(const ncclUniqueId& id) {
 
 void Communicator::connect(const ncclUniqueId& id) {
   startRootIfNeeded(id, rank_);
-  PeerInfo local = PeerInfo::local(rank_, nranks_, inheritedDomainLabel_);
+  PeerInfo local =
+      PeerInfo::local(rank_, nranks_, cudaDevice_, inheritedDomainLabel_);
   bootstrap_ = Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
                                &bootstrapAbort_,
                                envSeconds("HETCCL_BOOTSTRAP_TIMEOUT", 300));
@@ -104,8 +108,18 @@ void Communicator::setUpDomains() {
   domainCount_ = domains.count();
   domainIndex_ = domains.domainOf(rank_);
   BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
-  if (domainCount_ == 1) {
+  bool anyGpu = false;
+  for (const PeerInfo& peer : peers_)
+    anyGpu |= peer.runtime != static_cast<int>(RuntimeKind::Host);
+  if (domainCount_ == 1 && cudaDevice_) {
+    vendor_ = std::make_shared<NcclComm>(oob, processNccl(), *cudaDevice_);
+  } else if (domainCount_ == 1) {
     vendor_ = HostComm::create(oob, opsAbort_, liveness_);
+  } else if (anyGpu) {
+    fail(ncclInvalidUsage,
+         "rank %d: GPU ranks in a communicator with several domains are not "
+         "supported yet (set HETCCL_FORCE_CPU=1 to run every rank on the CPU)",
+         rank_);
   } else {
     // Domain exchanges use tags of their own: only that domain's ranks
     // take part, so they must not draw from the communicator's sequence.
@@ -167,8 +181,10 @@ void Communicator::checkUsable() const {
   throw Error(current, "communicator is unusable: " + stateMessage());
 }
 
+// A GPU rank's stream belongs to CUDA, which HetCCL cannot ask about
+// without linking it; NCCL reports a bad one when the op is enqueued.
 void Communicator::checkStream(StreamHandle stream) const {
-  runtime().checkStream(stream);
+  if (runtimeKind() == RuntimeKind::Host) runtime().checkStream(stream);
 }
 
 void Communicator::launch(const std::vector<Op>& ops, StreamHandle stream) {
@@ -265,6 +281,7 @@ void Communicator::abort() {
   bootstrapAbort_ = true;  // ends a background init's waits, then join it
   if (initThread_.joinable()) initThread_.join();
   if (bootstrap_) bootstrap_->abort();
+  if (vendor_) vendor_->abort();
   if (vendor_ && !vendor_->drain(kAbortDrainSeconds))
     LOG_WARN(kLogInit, "rank %d: work still running %g s after abort", rank_,
              kAbortDrainSeconds);

@@ -46,7 +46,11 @@ class Communicator {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   const CommConfig& config() const { return config_; }
-  RuntimeKind runtimeKind() const { return RuntimeKind::Host; }
+  RuntimeKind runtimeKind() const {
+    return cudaDevice_ ? RuntimeKind::Cuda : RuntimeKind::Host;
+  }
+  // The GPU of a GPU rank (the device current when it was created).
+  std::optional<int> cudaDevice() const { return cudaDevice_; }
   Runtime& runtime() const;
   int domainCount() const { return domainCount_; }
   int domainIndex() const { return domainIndex_; }
@@ -92,6 +96,7 @@ class Communicator {
   const int nranks_;
   const CommConfig config_;
   const std::optional<int> inheritedDomainLabel_;
+  const std::optional<int> cudaDevice_;
   std::shared_ptr<AbortSignal> opsAbort_;  // ends waits of operations
   // Which peer processes exited. A loss only matters to work that waits
   // for that peer, so it ends those waits rather than every operation.

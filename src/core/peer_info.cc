@@ -40,13 +40,14 @@ uint64_t computeHostId() {
 
 }  // namespace
 
-PeerInfo PeerInfo::local(int rank, int nranks,
+PeerInfo PeerInfo::local(int rank, int nranks, std::optional<int> cudaDevice,
                          std::optional<int> inheritedLabel) {
   PeerInfo info{};
   info.hostId = computeHostId();
   info.pid = static_cast<int32_t>(getpid());
-  info.runtime = static_cast<int32_t>(RuntimeKind::Host);
-  info.device = -1;
+  info.runtime =
+      static_cast<int32_t>(cudaDevice ? RuntimeKind::Cuda : RuntimeKind::Host);
+  info.device = cudaDevice.value_or(-1);
   info.domainLabel =
       inheritedLabel
           ? *inheritedLabel

@@ -18,7 +18,8 @@ struct PeerInfo {
   // HETCCL_DOMAINS (throws ncclInvalidArgument if malformed) unless
   // `inheritedLabel` gives it (communicators split from a parent keep the
   // parent's domains).
-  static PeerInfo local(int rank, int nranks,
+  // `cudaDevice`: the rank's GPU, if it is a GPU rank.
+  static PeerInfo local(int rank, int nranks, std::optional<int> cudaDevice,
                         std::optional<int> inheritedLabel = std::nullopt);
 };
 

@@ -17,6 +17,9 @@ class VendorComm {
   virtual void launch(const std::vector<Op>& ops, StreamHandle stream) = 0;
   // Waits until no launched work is queued or running; false on timeout.
   virtual bool drain(double timeoutSeconds) = 0;
+  // Stops work the vendor library itself runs (GPU kernels); HetCCL's own
+  // work stops through the communicator's abort signal.
+  virtual void abort() {}
 };
 
 }  // namespace hetccl

@@ -14,20 +14,22 @@
 namespace hetccl {
 
 // Functions every NCCL 2.x has; loading fails without them.
-#define HETCCL_NCCL_REQUIRED(X)                                                \
-  X(GetVersion)                                                                \
-  X(GetUniqueId) X(CommInitRank) X(CommDestroy) X(CommAbort) X(CommCount)      \
-      X(CommUserRank) X(CommCuDevice) X(GetErrorString) X(AllReduce)           \
-          X(Broadcast) X(Reduce) X(AllGather) X(ReduceScatter) X(Send) X(Recv) \
-              X(GroupStart) X(GroupEnd)
+#define HETCCL_NCCL_REQUIRED(X)                                             \
+  X(GetVersion)                                                             \
+  X(GetUniqueId)                                                            \
+  X(CommInitRank) X(CommDestroy) X(CommAbort) X(CommCount) X(CommUserRank)  \
+      X(CommCuDevice) X(GetErrorString) X(AllReduce) X(Broadcast) X(Reduce) \
+          X(AllGather) X(ReduceScatter) X(Send) X(Recv) X(GroupStart)       \
+              X(GroupEnd)
 
 // Functions of newer versions; null where the library predates them.
-#define HETCCL_NCCL_OPTIONAL(X)                                               \
-  X(CommInitRankConfig)                                                       \
-  X(CommFinalize) X(CommSplit) X(CommShrink) X(CommGetAsyncError)             \
-      X(GetLastError) X(CommRegister) X(CommDeregister) X(CommWindowRegister) \
-          X(CommWindowDeregister) X(MemAlloc) X(MemFree)                      \
-              X(RedOpCreatePreMulSum) X(RedOpDestroy) X(AlltoAll) X(Gather)   \
+#define HETCCL_NCCL_OPTIONAL(X)                                             \
+  X(CommInitRankConfig)                                                     \
+  X(CommFinalize)                                                           \
+  X(CommSplit) X(CommShrink) X(CommGetAsyncError) X(GetLastError)           \
+      X(CommRegister) X(CommDeregister) X(CommWindowRegister)               \
+          X(CommWindowDeregister) X(MemAlloc) X(MemFree)                    \
+              X(RedOpCreatePreMulSum) X(RedOpDestroy) X(AlltoAll) X(Gather) \
                   X(Scatter) X(DevCommCreate) X(DevCommDestroy)
 
 // Pointers typed after HetCCL's own declarations, which match NCCL's.
