@@ -44,8 +44,8 @@ fi
 echo "== all-reduce busbw: NVIDIA NCCL vs HetCCL pass-through"
 "${torchrun[@]}" "$repo/tests/gpu/torch_allreduce_bench.py" native >"$out/bench-native.log" 2>&1
 "${preload[@]}" "${torchrun[@]}" "$repo/tests/gpu/torch_allreduce_bench.py" hetccl >"$out/bench-hetccl.log" 2>&1
-join <(grep '^BENCH' "$out/bench-native.log" | awk '{print $3, $4, $5}') \
-     <(grep '^BENCH' "$out/bench-hetccl.log" | awk '{print $3, $4, $5}') |
+paste <(grep '^BENCH' "$out/bench-native.log" | awk '{print $3, $4, $5}') \
+      <(grep '^BENCH' "$out/bench-hetccl.log" | awk '{print $4, $5}') |
   awk 'BEGIN {print "bytes native_us native_busbw hetccl_us hetccl_busbw ratio"}
        {printf "%s %s %s %s %s %.3f\n", $1, $2, $3, $4, $5, ($3 > 0 ? $5 / $3 : 0)}' |
   column -t | tee "$out/bench.txt"
