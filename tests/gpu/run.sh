@@ -29,9 +29,9 @@ torchrun=(python3 -m torch.distributed.run --nproc-per-node 2)
 
 echo "== PyTorch collectives: NVIDIA NCCL, then HetCCL"
 "${torchrun[@]}" "$repo/tests/gpu/torch_collectives.py" >"$out/native.log" 2>&1
-"${preload[@]}" HETCCL_DEBUG=INFO HETCCL_DEBUG_SUBSYS=INIT \
+"${preload[@]}" NCCL_DEBUG=WARN HETCCL_DEBUG=INFO HETCCL_DEBUG_SUBSYS=INIT \
   "${torchrun[@]}" "$repo/tests/gpu/torch_collectives.py" >"$out/hetccl.log" 2>&1
-grep -h "HETCCL INFO" "$out/hetccl.log" | head -20 || true
+grep -h "HETCCL\|NCCL WARN" "$out/hetccl.log" | head -30 || true
 native=$(grep '^RESULTS' "$out/native.log")
 hetccl=$(grep '^RESULTS' "$out/hetccl.log")
 if [[ "$native" == "$hetccl" ]]; then

@@ -64,7 +64,9 @@ void NcclComm::check(ncclResult_t result, const char* call) const {
   const char* detail = nccl_.api().GetLastError != nullptr
                            ? nccl_.api().GetLastError(comm_)
                            : nccl_.api().GetErrorString(result);
-  fail(result, "%s failed in NCCL: %s", call, detail ? detail : "");
+  fail(result, "%s failed in NCCL (%s)%s%s", call,
+       nccl_.api().GetErrorString(result), detail && *detail ? ": " : "",
+       detail ? detail : "");
 }
 
 void NcclComm::launch(const std::vector<Op>& ops, StreamHandle stream) {
