@@ -29,7 +29,7 @@ torchrun=(python3 -m torch.distributed.run --nproc-per-node 2)
 
 echo "== PyTorch collectives: NVIDIA NCCL, then HetCCL"
 "${torchrun[@]}" "$repo/tests/gpu/torch_collectives.py" >"$out/native.log" 2>&1
-"${preload[@]}" NCCL_DEBUG=WARN HETCCL_DEBUG=INFO HETCCL_DEBUG_SUBSYS=INIT \
+"${preload[@]}" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,ENV HETCCL_DEBUG=INFO \
   "${torchrun[@]}" "$repo/tests/gpu/torch_collectives.py" >"$out/hetccl.log" 2>&1
 grep -h "HETCCL\|NCCL WARN" "$out/hetccl.log" | head -30 || true
 native=$(grep '^RESULTS' "$out/native.log")
