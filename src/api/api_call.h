@@ -5,6 +5,7 @@
 
 #include "nccl.h"
 #include "util/error.h"
+#include "vendor/nccl/nccl_comm.h"
 
 #define HETCCL_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -14,6 +15,14 @@
   HETCCL_EXPORT ret name(__VA_ARGS__);                                  \
   HETCCL_EXPORT __attribute__((alias(#name))) ret p##name(__VA_ARGS__); \
   ret name(__VA_ARGS__)
+
+// Hands a call that NVIDIA's NCCL made to its own API back to it (see
+// ncclCalling): NCCL's handles and memory are not HetCCL's.
+#define HETCCL_RETURN_TO_NCCL(function, ...)                  \
+  if (const ::hetccl::NcclApi* nccl =                         \
+          ::hetccl::ncclCalling(__builtin_return_address(0)); \
+      nccl != nullptr && nccl->function != nullptr)           \
+  return nccl->function(__VA_ARGS__)
 
 namespace hetccl {
 

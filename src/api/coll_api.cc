@@ -146,6 +146,8 @@ HETCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff,
 HETCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff,
            size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
            cudaStream_t stream) {
+  HETCCL_RETURN_TO_NCCL(Broadcast, sendbuff, recvbuff, count, datatype, root,
+                        comm, stream);
   return submit(
       __func__, comm, stream,
       {OpKind::Broadcast, sendbuff, recvbuff, count, &datatype, nullptr, root});

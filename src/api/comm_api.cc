@@ -57,6 +57,7 @@ void checkRankArgs(ncclComm_t* comm, int nranks, int rank) {
 }  // namespace
 
 HETCCL_API(ncclResult_t, ncclGetVersion, int* version) {
+  HETCCL_RETURN_TO_NCCL(GetVersion, version);
   return apiCall(__func__, [&] {
     HETCCL_CHECK_ARG(version != nullptr, "version is NULL");
     *version = NCCL_VERSION_CODE;
@@ -65,6 +66,7 @@ HETCCL_API(ncclResult_t, ncclGetVersion, int* version) {
 }
 
 HETCCL_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
+  HETCCL_RETURN_TO_NCCL(GetUniqueId, uniqueId);
   return apiCall(__func__, [&] {
     HETCCL_CHECK_ARG(uniqueId != nullptr, "uniqueId is NULL");
     *uniqueId = hetccl::createUniqueId();
@@ -225,6 +227,7 @@ HETCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
 }
 
 HETCCL_API(const char*, ncclGetErrorString, ncclResult_t result) {
+  HETCCL_RETURN_TO_NCCL(GetErrorString, result);
   switch (result) {
     case ncclSuccess:
       return "no error";
@@ -263,6 +266,7 @@ HETCCL_API(const char*, ncclGetLastError, ncclComm_t comm) {
 
 HETCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm,
            ncclResult_t* asyncError) {
+  HETCCL_RETURN_TO_NCCL(CommGetAsyncError, comm, asyncError);
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(asyncError != nullptr, "asyncError is NULL");

@@ -9,6 +9,7 @@ using hetccl::CommRegistry;
 using hetccl::fail;
 
 HETCCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
+  HETCCL_RETURN_TO_NCCL(MemAlloc, ptr, size);
   return apiCall(__func__, [&] {
     HETCCL_CHECK_ARG(ptr != nullptr, "ptr is NULL");
     *ptr = hetccl::hostRuntimeImpl().allocate(size);
@@ -17,6 +18,7 @@ HETCCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
 }
 
 HETCCL_API(ncclResult_t, ncclMemFree, void* ptr) {
+  HETCCL_RETURN_TO_NCCL(MemFree, ptr);
   return apiCall(__func__, [&] {
     if (ptr != nullptr) hetccl::hostRuntimeImpl().release(ptr);
     return ncclSuccess;
@@ -25,6 +27,7 @@ HETCCL_API(ncclResult_t, ncclMemFree, void* ptr) {
 
 HETCCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff,
            size_t size, void** handle) {
+  HETCCL_RETURN_TO_NCCL(CommRegister, comm, buff, size, handle);
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(handle != nullptr, "handle is NULL");
@@ -36,6 +39,7 @@ HETCCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff,
 
 HETCCL_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm,
            void* handle) {
+  HETCCL_RETURN_TO_NCCL(CommDeregister, comm, handle);
   return apiCall(__func__, [&] {
     CommRegistry::instance().find(comm)->registrations().remove(handle);
     return ncclSuccess;
@@ -56,6 +60,7 @@ HETCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff,
 
 HETCCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm,
            ncclWindow_t win) {
+  HETCCL_RETURN_TO_NCCL(CommWindowDeregister, comm, win);
   return apiCall(__func__, [&] {
     CommRegistry::instance().find(comm);
     fail(ncclInvalidArgument,
@@ -78,6 +83,7 @@ HETCCL_API(ncclResult_t, ncclDevCommCreate, ncclComm_t comm,
 
 HETCCL_API(ncclResult_t, ncclDevCommDestroy, ncclComm_t comm,
            const ncclDevComm* devComm) {
+  HETCCL_RETURN_TO_NCCL(DevCommDestroy, comm, devComm);
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
     fail(ncclInvalidUsage,

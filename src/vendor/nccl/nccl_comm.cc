@@ -1,5 +1,6 @@
 #include "vendor/nccl/nccl_comm.h"
 
+#include <atomic>
 #include <mutex>
 
 #include "runtime/cuda_probe.h"
@@ -22,11 +23,25 @@ void requireFunction(Function function, const char* name) {
 
 }  // namespace
 
+namespace {
+
+std::atomic<const NcclLibrary*> loadedNccl{nullptr};
+
+}  // namespace
+
 const NcclLibrary& processNccl() {
   static std::once_flag once;
   static std::unique_ptr<NcclLibrary> library;
-  std::call_once(once, [] { library = NcclLibrary::load(); });
+  std::call_once(once, [] {
+    library = NcclLibrary::load();
+    loadedNccl.store(library.get(), std::memory_order_release);
+  });
   return *library;
+}
+
+const NcclApi* ncclCalling(const void* caller) {
+  const NcclLibrary* nccl = loadedNccl.load(std::memory_order_acquire);
+  return nccl != nullptr && nccl->contains(caller) ? &nccl->api() : nullptr;
 }
 
 NcclComm::NcclComm(Oob& oob, const NcclLibrary& nccl, int device)

@@ -40,4 +40,11 @@ class NcclComm : public VendorComm {
 // process-wide by nature); throws if there is none.
 const NcclLibrary& processNccl();
 
+// NCCL calls some of its own API functions through the dynamic linker.
+// When the process has NCCL loaded in its global scope too (PyTorch loads
+// it so), those calls can land in HetCCL's functions of the same name,
+// which hand them back: this is the NCCL to hand back to when `caller` (a
+// return address) is inside it, else null. Never loads NCCL.
+const NcclApi* ncclCalling(const void* caller);
+
 }  // namespace hetccl

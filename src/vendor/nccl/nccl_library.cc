@@ -1,6 +1,9 @@
 #include "vendor/nccl/nccl_library.h"
 
+#include <link.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <fstream>
 #include <sstream>
@@ -36,6 +39,29 @@ std::vector<std::string> wheelCandidates() {
     if (!seen) found.push_back(path);
   }
   return found;
+}
+
+struct SegmentSearch {
+  uintptr_t address;  // a function of the library
+  uintptr_t begin = 0;
+  uintptr_t end = 0;
+};
+
+// Finds the loaded object holding `address` and the span of its segments.
+int findSegments(dl_phdr_info* info, size_t, void* data) {
+  auto* search = static_cast<SegmentSearch*>(data);
+  uintptr_t begin = UINTPTR_MAX, end = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_LOAD) continue;
+    uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+    begin = std::min(begin, start);
+    end = std::max(end, start + segment.p_memsz);
+  }
+  if (search->address < begin || search->address >= end) return 0;
+  search->begin = begin;
+  search->end = end;
+  return 1;
 }
 
 }  // namespace
@@ -93,6 +119,10 @@ NcclLibrary::NcclLibrary(SharedLibrary library) : library_(std::move(library)) {
   if (!missing.empty())
     fail(ncclSystemError, "%s is not a usable NCCL: it lacks%s",
          library_.path().c_str(), missing.c_str());
+  SegmentSearch search{reinterpret_cast<uintptr_t>(api_.GetVersion)};
+  dl_iterate_phdr(findSegments, &search);
+  begin_ = search.begin;
+  end_ = search.end;
   ncclResult_t result = api_.GetVersion(&version_);
   if (result != ncclSuccess)
     fail(ncclSystemError, "%s: ncclGetVersion failed (%d)",

@@ -4,6 +4,7 @@
 // functions are only ever reached through this table, never by name.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,23 +15,24 @@
 namespace hetccl {
 
 // Functions every NCCL 2.x has; loading fails without them.
-#define HETCCL_NCCL_REQUIRED(X)                                             \
-  X(GetVersion)                                                             \
-  X(GetUniqueId)                                                            \
-  X(CommInitRank) X(CommDestroy) X(CommAbort) X(CommCount) X(CommUserRank)  \
-      X(CommCuDevice) X(GetErrorString) X(AllReduce) X(Broadcast) X(Reduce) \
-          X(AllGather) X(ReduceScatter) X(Send) X(Recv) X(GroupStart)       \
-              X(GroupEnd)
+#define HETCCL_NCCL_REQUIRED(X)                                            \
+  X(GetVersion)                                                            \
+  X(GetUniqueId)                                                           \
+  X(CommInitRank)                                                          \
+  X(CommDestroy) X(CommAbort) X(CommCount) X(CommUserRank) X(CommCuDevice) \
+      X(GetErrorString) X(AllReduce) X(Broadcast) X(Reduce) X(AllGather)   \
+          X(ReduceScatter) X(Send) X(Recv) X(GroupStart) X(GroupEnd)
 
 // Functions of newer versions; null where the library predates them.
-#define HETCCL_NCCL_OPTIONAL(X)                                             \
-  X(CommInitRankConfig)                                                     \
-  X(CommFinalize)                                                           \
-  X(CommSplit) X(CommShrink) X(CommGetAsyncError) X(GetLastError)           \
-      X(CommRegister) X(CommDeregister) X(CommWindowRegister)               \
-          X(CommWindowDeregister) X(MemAlloc) X(MemFree)                    \
-              X(RedOpCreatePreMulSum) X(RedOpDestroy) X(AlltoAll) X(Gather) \
-                  X(Scatter) X(DevCommCreate) X(DevCommDestroy)
+#define HETCCL_NCCL_OPTIONAL(X)                                          \
+  X(CommInitRankConfig)                                                  \
+  X(CommFinalize)                                                        \
+  X(CommSplit)                                                           \
+  X(CommShrink) X(CommGetAsyncError) X(GetLastError) X(CommRegister)     \
+      X(CommDeregister) X(CommWindowRegister) X(CommWindowDeregister)    \
+          X(MemAlloc) X(MemFree) X(RedOpCreatePreMulSum) X(RedOpDestroy) \
+              X(AlltoAll) X(Gather) X(Scatter) X(DevCommCreate)          \
+                  X(DevCommDestroy)
 
 // Pointers typed after HetCCL's own declarations, which match NCCL's.
 struct NcclApi {
@@ -51,6 +53,11 @@ class NcclLibrary {
   static std::vector<std::string> candidatePaths();
 
   const NcclApi& api() const { return api_; }
+  // Whether `address` lies in the library's code.
+  bool contains(const void* address) const {
+    auto at = reinterpret_cast<uintptr_t>(address);
+    return at >= begin_ && at < end_;
+  }
   const std::string& path() const { return library_.path(); }
   int version() const { return version_; }
 
@@ -60,6 +67,8 @@ class NcclLibrary {
   SharedLibrary library_;
   NcclApi api_;
   int version_ = 0;
+  uintptr_t begin_ = 0;  // the span of the library's loaded segments
+  uintptr_t end_ = 0;
 };
 
 }  // namespace hetccl
