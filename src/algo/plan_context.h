@@ -60,5 +60,9 @@ void gatherPlan(const PlanContext& context, const Op& op);
 void scatterPlan(const PlanContext& context, const Op& op);
 // The point-to-point ops of one group (peers are global ranks).
 void sendRecvPlan(const PlanContext& context, const std::vector<Op>& ops);
+// The same in two halves: posts the transfers across domains and runs the
+// ones inside the domain; the caller waits for the returned requests.
+std::vector<std::shared_ptr<TransferRequest>> startSendRecv(
+    const PlanContext& context, const std::vector<Op>& ops);
 
 }  // namespace hetccl

@@ -4,10 +4,13 @@
 // every block (the input is first laid out part-major, so that a plain
 // reduce-scatter does this); each owner sends its parts to their blocks'
 // ranks, across domains only where those are elsewhere; each destination
-// combines the domains' partials in domain order. Every domain sends across
-// only what other domains' ranks need, spread over all of its ranks.
+// combines the domains' partials in domain order. The work goes chunk by
+// chunk, one chunk's exchange overlapping the next chunk's reduction. Every
+// domain sends across only what other domains' ranks need, spread over all of
+// its ranks.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "algo/domain_steps.h"
 #include "algo/ownership.h"
@@ -37,39 +40,51 @@ Op transfer(OpKind kind, const Op& user, const void* data, size_t count,
   return op;
 }
 
-// Copies `send` so that part i of every block (ownedRange(blockCount,
-// size, i)) lies together, in order of i and then of the block.
+// One chunk: elements [offset, offset + count) of every block.
+struct Chunk {
+  size_t offset;
+  size_t count;
+  char* scratch;
+  std::vector<std::shared_ptr<TransferRequest>> across;
+};
+
+size_t scratchBytes(const PlanContext& ctx, const Delivery& delivery,
+                    size_t count, size_t elt) {
+  return (2 * delivery.blocks + ctx.domains->count()) * count * elt;
+}
+
+// Copies the chunk of every block of `send` so that part i of each
+// (ownedRange(count, size, i)) lies together, in order of i, then block.
 void layOutPartMajor(const char* send, char* out, const Delivery& delivery,
-                     int size, size_t elt) {
+                     const Chunk& chunk, int size, size_t elt) {
   for (int i = 0; i < size; ++i) {
-    ElementRange part = ownedRange(delivery.blockCount, size, i);
+    ElementRange part = ownedRange(chunk.count, size, i);
     for (size_t b = 0; b < delivery.blocks; ++b) {
-      std::memcpy(out, send + (b * delivery.blockCount + part.begin) * elt,
-                  part.size() * elt);
+      size_t first = b * delivery.blockCount + chunk.offset + part.begin;
+      std::memcpy(out, send + first * elt, part.size() * elt);
       out += part.size() * elt;
     }
   }
 }
 
-void reduceAndDeliver(const PlanContext& ctx, const Op& op,
-                      const Delivery& delivery, void* result) {
+// Reduces the chunk inside the domain, runs the transfers inside the
+// domain and posts those across.
+void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
+                Chunk& chunk) {
   size_t elt = dtypeSize(op.dtype);
-  size_t n = delivery.blocks * delivery.blockCount;
+  size_t n = delivery.blocks * chunk.count;
   int domains = ctx.domains->count();
   int size = ctx.domainSize();
-  // Scratch: the input laid out part-major, the domain's partial result,
-  // and one partial per domain for the block this rank receives.
-  char* laidOut =
-      ctx.scratchBytes((2 * n + domains * delivery.blockCount) * elt);
+  char* laidOut = chunk.scratch;
   char* partial = laidOut + n * elt;
   char* assembled = partial + n * elt;
   layOutPartMajor(static_cast<const char*>(op.sendbuff), laidOut, delivery,
-                  size, elt);
-  size_t base = delivery.blocks * (delivery.blockCount / size);
+                  chunk, size, elt);
+  size_t base = delivery.blocks * (chunk.count / size);
   reduceInDomain(ctx, op, laidOut, partial, n, base);
 
   std::vector<Op> transfers;
-  ElementRange ownPart = ownedRange(delivery.blockCount, size, ctx.localRank());
+  ElementRange ownPart = ownedRange(chunk.count, size, ctx.localRank());
   const char* owned = partial + ctx.localRank() * base * elt;
   for (size_t b = 0; b < delivery.blocks; ++b) {
     if (ownPart.size() > 0)
@@ -81,23 +96,60 @@ void reduceAndDeliver(const PlanContext& ctx, const Op& op,
       const std::vector<int>& members = ctx.domains->members(d);
       int senders = static_cast<int>(members.size());
       for (int i = 0; i < senders; ++i) {
-        ElementRange part = ownedRange(delivery.blockCount, senders, i);
+        ElementRange part = ownedRange(chunk.count, senders, i);
         if (part.size() == 0) continue;
-        char* slot = assembled + (d * delivery.blockCount + part.begin) * elt;
+        char* slot = assembled + (d * chunk.count + part.begin) * elt;
         transfers.push_back(
             transfer(OpKind::Recv, op, slot, part.size(), members[i]));
       }
     }
   }
-  sendRecvPlan(ctx, transfers);
+  chunk.across = startSendRecv(ctx, transfers);
+}
+
+// Waits for the chunk's transfers and combines the domains' partials.
+void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
+                 Chunk& chunk, void* result) {
+  for (auto& request : chunk.across) ctx.wait(*request);
   if (result == nullptr) return;
+  size_t elt = dtypeSize(op.dtype);
+  int domains = ctx.domains->count();
+  const char* assembled =
+      chunk.scratch + 2 * delivery.blocks * chunk.count * elt;
   Reduction reduction{op.dtype, op.reduce.base};
   reduction.divisor = static_cast<uint64_t>(ctx.nranks);
   std::vector<const void*> sources;
   for (int d = 0; d < domains; ++d)
-    sources.push_back(assembled + d * delivery.blockCount * elt);
-  hostReduce(result, sources.data(), domains, delivery.blockCount, reduction,
-             false, op.reduce.average);
+    sources.push_back(assembled + d * chunk.count * elt);
+  hostReduce(static_cast<char*>(result) + chunk.offset * elt, sources.data(),
+             domains, chunk.count, reduction, false, op.reduce.average);
+}
+
+// Chunk by chunk (HETCCL_CHUNK bytes of the whole buffer at most), the
+// exchange of one chunk in flight while the next chunk is reduced.
+void reduceAndDeliver(const PlanContext& ctx, const Op& op,
+                      const Delivery& delivery, void* result) {
+  size_t elt = dtypeSize(op.dtype);
+  size_t perChunk = std::max<size_t>(
+      1, ctx.chunkBytes / elt / std::max<size_t>(1, delivery.blocks));
+  size_t chunks = (delivery.blockCount + perChunk - 1) / perChunk;
+  size_t half =
+      scratchBytes(ctx, delivery, std::min(perChunk, delivery.blockCount), elt);
+  char* scratch = ctx.scratchBytes(2 * half);
+  std::unique_ptr<Chunk> inFlight;
+  for (size_t c = 0; c <= chunks; ++c) {
+    std::unique_ptr<Chunk> started;
+    if (c < chunks) {
+      size_t offset = c * perChunk;
+      started.reset(new Chunk{offset,
+                              std::min(perChunk, delivery.blockCount - offset),
+                              scratch + (c % 2) * half,
+                              {}});
+      startChunk(ctx, op, delivery, *started);
+    }
+    if (inFlight) finishChunk(ctx, op, delivery, *inFlight, result);
+    inFlight = std::move(started);
+  }
 }
 
 }  // namespace

@@ -9,6 +9,11 @@
 namespace hetccl {
 
 void sendRecvPlan(const PlanContext& ctx, const std::vector<Op>& ops) {
+  for (auto& request : startSendRecv(ctx, ops)) ctx.wait(*request);
+}
+
+std::vector<std::shared_ptr<TransferRequest>> startSendRecv(
+    const PlanContext& ctx, const std::vector<Op>& ops) {
   std::vector<Op> inDomain;
   std::vector<std::shared_ptr<TransferRequest>> across;
   for (const Op& op : ops) {
@@ -24,7 +29,7 @@ void sendRecvPlan(const PlanContext& ctx, const std::vector<Op>& ops) {
     }
   }
   if (!inDomain.empty()) ctx.inDomain(inDomain);
-  for (auto& request : across) ctx.wait(*request);
+  return across;
 }
 
 }  // namespace hetccl
