@@ -2,21 +2,23 @@
 // once, cut into one piece per rank there so that all of that domain's
 // ranks share the receiving; then each domain broadcasts every piece it
 // received, and every block of its own ranks, from the rank that holds it.
+// Chunked: one chunk's pieces travel while the previous chunk is
+// broadcast.
 #include <cstring>
 
 #include "algo/ownership.h"
-#include "algo/plan_context.h"
+#include "algo/pipeline.h"
 #include "util/dtype.h"
 
 namespace hetccl {
+namespace {
 
-void allGatherPlan(const PlanContext& ctx, const Op& op) {
+// Posts the pieces of elements [offset, offset + n) of every block.
+Transfers sendPieces(const PlanContext& ctx, const Op& op, size_t offset,
+                     size_t n) {
   size_t elt = dtypeSize(op.dtype);
-  size_t block = op.count * elt;
   auto* recv = static_cast<char*>(op.recvbuff);
-  char* own = recv + ctx.rank * block;
-  if (own != op.sendbuff && block > 0) std::memmove(own, op.sendbuff, block);
-  std::vector<std::shared_ptr<TransferRequest>> across;
+  Transfers across;
   for (int q = 0; q < ctx.nranks; ++q) {
     int source = ctx.domains->domainOf(q);
     for (int d = 0; d < ctx.domains->count(); ++d) {
@@ -24,8 +26,8 @@ void allGatherPlan(const PlanContext& ctx, const Op& op) {
       const std::vector<int>& receivers = ctx.domains->members(d);
       int pieces = static_cast<int>(receivers.size());
       for (int j = 0; j < pieces; ++j) {
-        ElementRange range = ownedRange(op.count, pieces, j);
-        char* data = recv + q * block + range.begin * elt;
+        ElementRange range = ownedRange(n, pieces, j);
+        char* data = recv + (q * op.count + offset + range.begin) * elt;
         if (q == ctx.rank)
           across.push_back(
               ctx.linkTo(receivers[j]).send(data, range.size() * elt));
@@ -34,25 +36,46 @@ void allGatherPlan(const PlanContext& ctx, const Op& op) {
       }
     }
   }
-  for (auto& request : across) ctx.wait(*request);
+  return across;
+}
+
+// Broadcasts, inside the domain, every block's elements [offset, offset+n)
+// from the rank that holds them.
+void spreadInDomain(const PlanContext& ctx, const Op& op, size_t offset,
+                    size_t n) {
+  size_t elt = dtypeSize(op.dtype);
+  auto* recv = static_cast<char*>(op.recvbuff);
   std::vector<Op> broadcasts;
   for (int q = 0; q < ctx.nranks; ++q) {
     bool local = ctx.domains->domainOf(q) == ctx.domain();
     int pieces = local ? 1 : ctx.domainSize();
     for (int j = 0; j < pieces; ++j) {
       ElementRange range =
-          local ? ElementRange{0, op.count} : ownedRange(op.count, pieces, j);
+          local ? ElementRange{0, n} : ownedRange(n, pieces, j);
       if (range.size() == 0) continue;
       Op bcast = op;
       bcast.kind = OpKind::Broadcast;
-      bcast.sendbuff = recv + q * block + range.begin * elt;
-      bcast.recvbuff = recv + q * block + range.begin * elt;
+      bcast.sendbuff = recv + (q * op.count + offset + range.begin) * elt;
+      bcast.recvbuff = const_cast<void*>(bcast.sendbuff);
       bcast.count = range.size();
       bcast.root = local ? ctx.domains->localRank(q) : j;
       broadcasts.push_back(bcast);
     }
   }
   ctx.inDomain(broadcasts);
+}
+
+}  // namespace
+
+void allGatherPlan(const PlanContext& ctx, const Op& op) {
+  size_t elt = dtypeSize(op.dtype);
+  size_t block = op.count * elt;
+  char* own = static_cast<char*>(op.recvbuff) + ctx.rank * block;
+  if (own != op.sendbuff && block > 0) std::memmove(own, op.sendbuff, block);
+  pipelineChunks(
+      ctx, op.count, elementsPerChunk(ctx, elt, ctx.nranks),
+      [&](size_t offset, size_t n) { return sendPieces(ctx, op, offset, n); },
+      [&](size_t offset, size_t n) { spreadInDomain(ctx, op, offset, n); });
 }
 
 }  // namespace hetccl

@@ -1,13 +1,13 @@
 // Broadcast across domains: the root's domain broadcasts first; then, for
-// every other domain, the buffer is cut into as many pieces as the larger
-// of the two domains has ranks, so that every rank on both sides takes its
+// every other domain, the data is cut into as many pieces as the larger of
+// the two domains has ranks, so that every rank on both sides takes its
 // turn, and each domain broadcasts every piece from the rank that received
-// it.
+// it. Chunked: one chunk's pieces travel while the next chunk is broadcast
+// in the root's domain and the previous one in the others.
 #include <algorithm>
-#include <cstring>
 
 #include "algo/ownership.h"
-#include "algo/plan_context.h"
+#include "algo/pipeline.h"
 #include "util/dtype.h"
 
 namespace hetccl {
@@ -18,49 +18,74 @@ int piecesFor(const PlanContext& ctx, int rootDomain, int domain) {
                                    ctx.domains->members(domain).size()));
 }
 
-}  // namespace
+Op broadcastOf(const Op& op, size_t offset, size_t n, int localRoot) {
+  Op piece = op;
+  piece.kind = OpKind::Broadcast;
+  piece.sendbuff =
+      static_cast<char*>(op.recvbuff) + offset * dtypeSize(op.dtype);
+  piece.recvbuff = const_cast<void*>(piece.sendbuff);
+  piece.count = n;
+  piece.root = localRoot;
+  return piece;
+}
 
-void broadcastPlan(const PlanContext& ctx, const Op& op) {
+// The root's domain broadcasts the chunk; then pieces go to the others.
+Transfers startChunk(const PlanContext& ctx, const Op& op, size_t offset,
+                     size_t n) {
   size_t elt = dtypeSize(op.dtype);
-  auto* recv = static_cast<char*>(op.recvbuff);
   int rootDomain = ctx.domains->domainOf(op.root);
-  const std::vector<int>& senders = ctx.domains->members(rootDomain);
   if (ctx.domain() == rootDomain) {
-    Op local = op;
+    Op local = op;  // the root's own send buffer feeds the first broadcast
+    local.sendbuff = static_cast<const char*>(op.sendbuff) + offset * elt;
+    local.recvbuff = static_cast<char*>(op.recvbuff) + offset * elt;
+    local.count = n;
     local.root = ctx.domains->localRank(op.root);
     ctx.inDomain(local);
   }
-  std::vector<std::shared_ptr<TransferRequest>> across;
+  const std::vector<int>& senders = ctx.domains->members(rootDomain);
+  auto* recv = static_cast<char*>(op.recvbuff);
+  Transfers across;
   for (int d = 0; d < ctx.domains->count(); ++d) {
     if (d == rootDomain) continue;
     const std::vector<int>& receivers = ctx.domains->members(d);
     int pieces = piecesFor(ctx, rootDomain, d);
     for (int j = 0; j < pieces; ++j) {
-      ElementRange range = ownedRange(op.count, pieces, j);
+      ElementRange range = ownedRange(n, pieces, j);
       int sender = senders[j % senders.size()];
       int receiver = receivers[j % receivers.size()];
-      char* data = recv + range.begin * elt;
+      char* data = recv + (offset + range.begin) * elt;
       if (sender == ctx.rank)
         across.push_back(ctx.linkTo(receiver).send(data, range.size() * elt));
       if (receiver == ctx.rank)
         across.push_back(ctx.linkTo(sender).recv(data, range.size() * elt));
     }
   }
-  for (auto& request : across) ctx.wait(*request);
+  return across;
+}
+
+// Outside the root's domain: every piece from the rank that received it.
+void spreadInDomain(const PlanContext& ctx, const Op& op, size_t offset,
+                    size_t n) {
+  int rootDomain = ctx.domains->domainOf(op.root);
   if (ctx.domain() == rootDomain) return;
   std::vector<Op> broadcasts;
   int pieces = piecesFor(ctx, rootDomain, ctx.domain());
   for (int j = 0; j < pieces; ++j) {
-    ElementRange range = ownedRange(op.count, pieces, j);
-    if (range.size() == 0) continue;
-    Op piece = op;
-    piece.sendbuff = recv + range.begin * elt;
-    piece.recvbuff = recv + range.begin * elt;
-    piece.count = range.size();
-    piece.root = j % ctx.domainSize();
-    broadcasts.push_back(piece);
+    ElementRange range = ownedRange(n, pieces, j);
+    if (range.size() > 0)
+      broadcasts.push_back(broadcastOf(op, offset + range.begin, range.size(),
+                                       j % ctx.domainSize()));
   }
   ctx.inDomain(broadcasts);
+}
+
+}  // namespace
+
+void broadcastPlan(const PlanContext& ctx, const Op& op) {
+  pipelineChunks(
+      ctx, op.count, elementsPerChunk(ctx, dtypeSize(op.dtype)),
+      [&](size_t offset, size_t n) { return startChunk(ctx, op, offset, n); },
+      [&](size_t offset, size_t n) { spreadInDomain(ctx, op, offset, n); });
 }
 
 }  // namespace hetccl
