@@ -4,11 +4,13 @@
 #include <cstring>
 
 #include "algo/hetero_executor.h"
+#include "algo/staged_device_comm.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
 #include "core/subset_oob.h"
 #include "core/watchdog.h"
 #include "runtime/cuda_probe.h"
+#include "runtime/device/device_module_loader.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -108,29 +110,12 @@ void Communicator::setUpDomains() {
   domainCount_ = domains.count();
   domainIndex_ = domains.domainOf(rank_);
   BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
-  bool anyGpu = false;
-  for (const PeerInfo& peer : peers_)
-    anyGpu |= peer.runtime != static_cast<int>(RuntimeKind::Host);
   if (domainCount_ == 1 && cudaDevice_) {
     vendor_ = std::make_shared<NcclComm>(oob, processNccl(), *cudaDevice_);
   } else if (domainCount_ == 1) {
     vendor_ = HostComm::create(oob, opsAbort_, liveness_);
-  } else if (anyGpu) {
-    fail(ncclInvalidUsage,
-         "rank %d: GPU ranks in a communicator with several domains are not "
-         "supported yet (set HETCCL_FORCE_CPU=1 to run every rank on the CPU)",
-         rank_);
   } else {
-    // Domain exchanges use tags of their own: only that domain's ranks
-    // take part, so they must not draw from the communicator's sequence.
-    uint32_t tagSpace =
-        0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
-    SubsetOob domainOob(*bootstrap_, domains.members(domainIndex_), tagSpace);
-    auto domainComm = HostComm::create(
-        domainOob, opsAbort_, liveness_->subset(domains.members(domainIndex_)));
-    heteroExecutor_ = HeteroExecutor::create(oob, placements, domainComm,
-                                             opsAbort_, liveness_);
-    vendor_ = heteroExecutor_;
+    setUpHeterogeneous(oob, domains, placements);
   }
   std::vector<Watchdog::Peer> watched;
   for (int r = 0; r < nranks_; ++r)
@@ -142,6 +127,61 @@ void Communicator::setUpDomains() {
                                   "operation could complete",
                                   peer.rank, peer.pid));
       });
+}
+
+// Each rank gets a communicator for its own domain, run by HetCCL's host
+// engine, and the heterogeneous executor runs plans over it and over links
+// to the other domains. A GPU rank stages its buffers through pinned host
+// memory for both.
+void Communicator::setUpHeterogeneous(
+    Oob& oob, const DomainMap& domains,
+    const std::vector<RankPlacement>& placements) {
+  const std::vector<int>& members = domains.members(domainIndex_);
+  if (cudaDevice_) checkDomainOnOneHost(members);
+  // Domain exchanges use tags of their own: only that domain's ranks take
+  // part, so they must not draw from the communicator's sequence.
+  uint32_t tagSpace = 0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
+  SubsetOob domainOob(*bootstrap_, members, tagSpace);
+  auto domainComm =
+      HostComm::create(domainOob, opsAbort_, liveness_->subset(members));
+  heteroExecutor_ =
+      HeteroExecutor::create(oob, placements, domainComm, opsAbort_, liveness_);
+  if (!cudaDevice_) {
+    vendor_ = heteroExecutor_;
+    return;
+  }
+  const DeviceModule& module = cudaModule();
+  std::unique_ptr<DeviceShmAllReduce> directAllReduce;
+  if (gpuRanksShareOneHost() && envInt("HETCCL_GPU_DIRECT", 1) != 0)
+    directAllReduce = std::make_unique<DeviceShmAllReduce>(
+        oob, module, static_cast<size_t>(envInt("HETCCL_GPU_CHUNK", 4 << 20)));
+  vendor_ = std::make_shared<StagedDeviceComm>(
+      heteroExecutor_, module, *cudaDevice_, rank_, nranks_, opsAbort_,
+      envSeconds("HETCCL_TIMEOUT", 0), std::move(directAllReduce));
+}
+
+// Whether every rank is a CUDA rank on this host, few enough for one
+// reduction launch: the condition for the stream-driven all-reduce, the
+// same on every rank.
+bool Communicator::gpuRanksShareOneHost() const {
+  if (nranks_ > HETCCL_DEVICE_MAX_SOURCES) return false;
+  for (const PeerInfo& peer : peers_)
+    if (peer.runtime != static_cast<int>(RuntimeKind::Cuda) ||
+        peer.hostId != peers_[rank_].hostId)
+      return false;
+  return true;
+}
+
+// GPU ranks of a domain in a heterogeneous communicator meet through the
+// host engine, which works within one host.
+void Communicator::checkDomainOnOneHost(const std::vector<int>& members) const {
+  for (int member : members)
+    if (peers_[member].hostId != peers_[rank_].hostId)
+      fail(ncclInvalidUsage,
+           "rank %d: GPU ranks %d and %d share a domain across hosts, which "
+           "heterogeneous communicators do not support yet; give them "
+           "different domains with HETCCL_DOMAINS",
+           rank_, rank_, member);
 }
 
 size_t Communicator::crossDomainBytesSent() const {

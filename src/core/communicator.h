@@ -11,12 +11,14 @@
 #include <thread>
 #include <vector>
 
+#include "algo/domains.h"
 #include "core/config.h"
 #include "core/peer_info.h"
 #include "core/registrations.h"
 #include "core/user_ops.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
+#include "util/oob.h"
 #include "util/peer_liveness.h"
 #include "vendor/op.h"
 #include "vendor/vendor_comm.h"
@@ -88,6 +90,10 @@ class Communicator {
  private:
   void connect(const ncclUniqueId& id);
   void setUpDomains();
+  void setUpHeterogeneous(Oob& oob, const DomainMap& domains,
+                          const std::vector<RankPlacement>& placements);
+  void checkDomainOnOneHost(const std::vector<int>& members) const;
+  bool gpuRanksShareOneHost() const;
   void setState(ncclResult_t state, const std::string& message);
 
   uint32_t nextTag() { return nextTag_++; }

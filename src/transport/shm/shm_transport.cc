@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <optional>
 
 #include "transport/peer_list.h"
 #include "transport/shm/shm_link.h"
 #include "transport/shm/shm_segment.h"
+#include "util/collective_setup.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -24,36 +24,6 @@ struct SegmentRecord {
   uint64_t bytes;
   uint64_t failed;
 };
-
-// Runs `step`, keeping its failure for later: setup failures are only
-// thrown after the next all-gather, so that no rank is left waiting in an
-// all-gather that a failed rank never joins.
-template <typename Step>
-void capture(std::optional<Error>& failure, Step step) {
-  if (failure) return;
-  try {
-    step();
-  } catch (const Error& e) {
-    failure = e;
-  } catch (const std::exception& e) {
-    failure = Error(ncclSystemError, e.what());
-  }
-}
-
-// All-gathers whether each rank failed; throws this rank's failure, or
-// names a rank that failed.
-void agreeOnSuccess(Oob& oob, const std::optional<Error>& failure,
-                    const char* stage) {
-  std::vector<uint8_t> failed(oob.nranks(), 0);
-  failed[oob.rank()] = failure ? 1 : 0;
-  oob.allGather(failed.data(), 1);
-  if (failure) throw *failure;
-  for (int r = 0; r < oob.nranks(); ++r)
-    if (failed[r])
-      fail(ncclRemoteError,
-           "shm transport: rank %d failed while %s (its error says why)", r,
-           stage);
-}
 
 std::vector<SegmentRecord> gatherRecords(Oob& oob, const ShmSegment& own,
                                          bool failed) {
@@ -87,7 +57,7 @@ ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
   std::optional<Error> failure;
   std::vector<int> sortedPeers;
   ShmSegment own;
-  capture(failure, [&] {
+  captureFailure(failure, [&] {
     sortedPeers = checkedLinkPeers("shm", peers, rank_, oob.nranks());
     if (sortedPeers.empty()) return;
     own = ShmSegment::create(
@@ -108,7 +78,7 @@ ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
   // 2. Map every peer's segment and find this rank's region in it.
   std::vector<ShmSegment> segments;
   std::vector<ShmPeerRings> rings;
-  capture(failure, [&] {
+  captureFailure(failure, [&] {
     for (int peer : sortedPeers) {
       const SegmentRecord& record = records[peer];
       if (record.bytes == 0)
@@ -124,7 +94,7 @@ ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
     }
   });
   // 3. Everyone has mapped what it needs (or failed): drop the names.
-  agreeOnSuccess(oob, failure, "mapping its peers' segments");
+  agreeOnSuccess(oob, failure, "shm transport", "mapping its peers' segments");
   own.unlink();
   segments.push_back(std::move(own));
 

@@ -1,0 +1,114 @@
+/*
+ * The table a device-runtime module exports: libhetccl-cuda.so (CUDA) and
+ * libhetccl-hip.so (HIP) implement it over their vendor runtime, and the
+ * core, which links neither, reaches the GPU only through it. Plain C, so
+ * that the core and a module built by another compiler (nvcc, hipcc) agree
+ * on its layout; the ABI version guards against a module of another build.
+ *
+ * Every function returns 0 on success, or the runtime's own error code,
+ * which errorString() turns into the runtime's message. Streams and events
+ * are the runtime's handles (cudaStream_t / hipStream_t, cudaEvent_t /
+ * hipEvent_t) passed as void*. Device pointers are the runtime's unified
+ * addresses; host-mapped memory has the same address on host and device.
+ */
+#ifndef HETCCL_RUNTIME_DEVICE_DEVICE_MODULE_H_
+#define HETCCL_RUNTIME_DEVICE_DEVICE_MODULE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HETCCL_DEVICE_MODULE_ABI 1
+/* The module's one exported function returns its table. */
+#define HETCCL_DEVICE_MODULE_ENTRY "hetcclDeviceModule"
+
+/* The most inputs one reduction launch combines. */
+#define HETCCL_DEVICE_MAX_SOURCES 8
+
+/* dst[i] = srcs[0][i] (op) srcs[1][i] (op) ... in source order, with the
+ * semantics of the host engine (runtime/host/host_reduce.h): accumulation
+ * in float for fp16/bf16/fp8, in the type itself otherwise (integers wrap);
+ * NaN propagates through max/min; one rounding at the end. dst may equal a
+ * source. */
+typedef struct {
+  void* dst;
+  const void* srcs[HETCCL_DEVICE_MAX_SOURCES];
+  int nsrcs;         /* 1 .. HETCCL_DEVICE_MAX_SOURCES */
+  size_t count;      /* elements */
+  int dtype;         /* ncclDataType_t */
+  int op;            /* ncclSum, ncclProd, ncclMax or ncclMin */
+  int applyPreScale; /* multiply every input by preScale first */
+  uint64_t preScale; /* one element of dtype, by value (low bytes) */
+  int applyDivisor;  /* divide the result by divisor (ncclAvg) */
+  uint64_t divisor;
+} hetcclDeviceReduction;
+
+typedef enum {
+  hetcclMemoryUnknown = 0, /* not known to the runtime: plain host memory */
+  hetcclMemoryHost = 1,    /* pinned or registered host memory */
+  hetcclMemoryDevice = 2,
+  hetcclMemoryManaged = 3
+} hetcclMemoryKind;
+
+typedef struct {
+  uint32_t abiVersion;     /* HETCCL_DEVICE_MODULE_ABI */
+  const char* runtimeName; /* "cuda" or "hip" */
+
+  const char* (*errorString)(int code);
+  /* The runtime's and the driver's versions (e.g. 13000). */
+  int (*versions)(int* runtimeVersion, int* driverVersion);
+
+  int (*deviceCount)(int* count);
+  int (*getDevice)(int* device);
+  int (*setDevice)(int device);
+  /* "0000:3b:00.0" into `busId` (at least 16 bytes). */
+  int (*deviceBusId)(int device, char* busId, int length);
+  int (*memoryKind)(const void* pointer, int* kind /* hetcclMemoryKind */);
+
+  int (*deviceAlloc)(void** pointer, size_t bytes);
+  int (*deviceFree)(void* pointer);
+  /* Pinned host memory, mapped into every device's address space. */
+  int (*hostAlloc)(void** pointer, size_t bytes);
+  int (*hostFree)(void* pointer);
+  /* Pins and maps existing host memory (a shared segment, say). */
+  int (*hostRegister)(void* pointer, size_t bytes);
+  int (*hostUnregister)(void* pointer);
+
+  /* Streams that do not synchronise with the legacy default stream. */
+  int (*streamCreate)(void** stream);
+  int (*streamDestroy)(void* stream);
+  int (*streamSynchronize)(void* stream);
+  /* *idle = 1 when everything queued on the stream has finished. */
+  int (*streamQuery)(void* stream, int* idle);
+  /* *capturing = 1 while the stream is being captured into a graph. */
+  int (*streamIsCapturing)(void* stream, int* capturing);
+
+  /* Events without timing, for ordering and completion only. */
+  int (*eventCreate)(void** event);
+  int (*eventDestroy)(void* event);
+  int (*eventRecord)(void* event, void* stream);
+  int (*eventQuery)(void* event, int* done);
+  int (*eventSynchronize)(void* event);
+  int (*streamWaitEvent)(void* stream, void* event);
+
+  /* Any direction; both pointers are unified addresses. */
+  int (*copyAsync)(void* dst, const void* src, size_t bytes, void* stream);
+  /* Stream memory operations on host-mapped 64-bit words: the stream
+   * stores `value` once the work before it is done; the stream waits until
+   * *address >= value (the writer only ever increases the word). */
+  int (*writeValue64)(void* stream, uint64_t* address, uint64_t value);
+  int (*waitValue64)(void* stream, const uint64_t* address, uint64_t value);
+
+  int (*reduceAsync)(const hetcclDeviceReduction* reduction, void* stream);
+} hetcclDeviceModuleTable;
+
+typedef const hetcclDeviceModuleTable* (*hetcclDeviceModuleEntry)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HETCCL_RUNTIME_DEVICE_DEVICE_MODULE_H_ */

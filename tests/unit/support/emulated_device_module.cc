@@ -1,0 +1,164 @@
+#include "support/emulated_device_module.h"
+
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/host/host_reduce.h"
+#include "runtime/host/host_stream.h"
+#include "util/error.h"
+
+namespace hetccl {
+namespace {
+
+constexpr int kFailed = 1;
+
+// An event: how many records were made, and how many the stream reached.
+struct Event {
+  std::atomic<uint64_t> recorded{0};
+  std::atomic<uint64_t> reached{0};
+};
+
+HostStream& streamOf(void* handle) { return *static_cast<HostStream*>(handle); }
+Event& eventOf(void* handle) { return *static_cast<Event*>(handle); }
+
+// A wait that never ends is a deadlock in the code under test: fail the
+// stream (and so the test) instead of hanging.
+template <typename Ready>
+void pollUntil(Ready ready, const char* what) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      fail(ncclInternalError, "emulated stream stuck waiting for %s", what);
+    sched_yield();
+  }
+}
+
+int allocate(void** pointer, size_t bytes) {
+  *pointer = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  return *pointer == nullptr ? kFailed : 0;
+}
+
+int release(void* pointer) {
+  std::free(pointer);
+  return 0;
+}
+
+int succeed(void*) { return 0; }
+
+hetcclDeviceModuleTable makeTable() {
+  hetcclDeviceModuleTable t{};
+  t.abiVersion = HETCCL_DEVICE_MODULE_ABI;
+  t.runtimeName = "emulated";
+  t.errorString = [](int) { return "emulated runtime failure"; };
+  t.versions = [](int* runtime, int* driver) {
+    *runtime = *driver = 0;
+    return 0;
+  };
+  t.deviceCount = [](int* count) { return *count = 1, 0; };
+  t.getDevice = [](int* device) { return *device = 0, 0; };
+  t.setDevice = [](int device) { return device == 0 ? 0 : kFailed; };
+  t.deviceBusId = [](int, char* busId, int length) {
+    std::strncpy(busId, "emulated", length);
+    return 0;
+  };
+  t.memoryKind = [](const void*, int* kind) {
+    return *kind = hetcclMemoryDevice, 0;
+  };
+  t.deviceAlloc = allocate;
+  t.deviceFree = release;
+  t.hostAlloc = allocate;
+  t.hostFree = release;
+  t.hostRegister = [](void*, size_t) { return 0; };
+  t.hostUnregister = succeed;
+  t.streamCreate = [](void** stream) { return *stream = new HostStream, 0; };
+  t.streamDestroy = [](void* stream) {
+    delete &streamOf(stream);
+    return 0;
+  };
+  t.streamSynchronize = [](void* stream) {
+    try {
+      streamOf(stream).synchronize();
+      return 0;
+    } catch (const Error&) {
+      return kFailed;
+    }
+  };
+  t.streamQuery = [](void* stream, int* idle) {
+    return *idle = streamOf(stream).idle(), 0;
+  };
+  t.streamIsCapturing = [](void*, int* capturing) { return *capturing = 0, 0; };
+  t.eventCreate = [](void** event) { return *event = new Event, 0; };
+  t.eventDestroy = [](void* event) {
+    delete &eventOf(event);
+    return 0;
+  };
+  t.eventRecord = [](void* handle, void* stream) {
+    Event& event = eventOf(handle);
+    uint64_t generation = ++event.recorded;
+    streamOf(stream).enqueue([&event, generation] {
+      event.reached.store(generation, std::memory_order_release);
+    });
+    return 0;
+  };
+  t.eventQuery = [](void* handle, int* done) {
+    Event& event = eventOf(handle);
+    return *done = event.reached.load() >= event.recorded.load(), 0;
+  };
+  t.eventSynchronize = [](void* handle) {
+    Event& event = eventOf(handle);
+    uint64_t generation = event.recorded.load();
+    pollUntil([&] { return event.reached.load() >= generation; }, "an event");
+    return 0;
+  };
+  t.streamWaitEvent = [](void* stream, void* handle) {
+    Event& event = eventOf(handle);
+    uint64_t generation = event.recorded.load();
+    streamOf(stream).enqueue([&event, generation] {
+      pollUntil([&] { return event.reached.load() >= generation; }, "an event");
+    });
+    return 0;
+  };
+  t.copyAsync = [](void* dst, const void* src, size_t bytes, void* stream) {
+    streamOf(stream).enqueue([=] { std::memmove(dst, src, bytes); });
+    return 0;
+  };
+  t.writeValue64 = [](void* stream, uint64_t* address, uint64_t value) {
+    streamOf(stream).enqueue(
+        [=] { __atomic_store_n(address, value, __ATOMIC_RELEASE); });
+    return 0;
+  };
+  t.waitValue64 = [](void* stream, const uint64_t* address, uint64_t value) {
+    streamOf(stream).enqueue([=] {
+      pollUntil(
+          [&] { return __atomic_load_n(address, __ATOMIC_ACQUIRE) >= value; },
+          "a counter");
+    });
+    return 0;
+  };
+  t.reduceAsync = [](const hetcclDeviceReduction* r, void* stream) {
+    hetcclDeviceReduction copy = *r;
+    streamOf(stream).enqueue([copy] {
+      Reduction reduction{static_cast<ncclDataType_t>(copy.dtype),
+                          static_cast<ncclRedOp_t>(copy.op), &copy.preScale,
+                          copy.divisor};
+      hostReduce(copy.dst, copy.srcs, copy.nsrcs, copy.count, reduction,
+                 copy.applyPreScale, copy.applyDivisor);
+    });
+    return 0;
+  };
+  return t;
+}
+
+}  // namespace
+
+const DeviceModule& emulatedDeviceModule() {
+  static const hetcclDeviceModuleTable table = makeTable();
+  static const DeviceModule module(table, "emulated device module");
+  return module;
+}
+
+}  // namespace hetccl
