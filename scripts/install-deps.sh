@@ -13,6 +13,12 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libgloo-dev
   iproute2 procps python3
+  # The HIP runtime module (libhetccl-hip.so) is built in CI with Debian's
+  # hipcc (ROCm 5.2: clang-15 and the ROCm device libraries, about 100 MiB
+  # to fetch, 630 MiB installed); libamdhip64 also lets hetccl-info and the
+  # HIP probe tests look for AMD devices. nvcc for the CUDA module comes
+  # from the CUDA toolkit in /usr/local/cuda, not from Debian.
+  hipcc libamdhip64-dev
 )
 
 missing_packages() {

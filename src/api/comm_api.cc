@@ -297,10 +297,10 @@ HETCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm, int* device) {
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(device != nullptr, "device is NULL");
-    if (!target->cudaDevice())
-      fail(ncclInvalidUsage, "rank %d is a CPU rank: it has no CUDA device",
+    if (!target->gpu())
+      fail(ncclInvalidUsage, "rank %d is a CPU rank: it has no GPU",
            target->rank());
-    *device = *target->cudaDevice();
+    *device = target->gpu()->ordinal;
     return ncclSuccess;
   });
 }

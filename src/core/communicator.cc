@@ -9,14 +9,15 @@
 #include "bootstrap/root.h"
 #include "core/subset_oob.h"
 #include "core/watchdog.h"
-#include "runtime/cuda_probe.h"
 #include "runtime/device/device_module_loader.h"
+#include "runtime/gpu_device.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/oob.h"
 #include "vendor/host/host_comm.h"
 #include "vendor/nccl/nccl_comm.h"
+#include "vendor/rccl/rccl_comm.h"
 
 namespace hetccl {
 namespace {
@@ -50,7 +51,7 @@ Communicator::Communicator(int rank, int nranks, CommConfig config,
       nranks_(nranks),
       config_(std::move(config)),
       inheritedDomainLabel_(inheritedDomainLabel),
-      cudaDevice_(currentCudaDevice()),
+      gpu_(currentGpuDevice()),
       opsAbort_(std::make_shared<AbortSignal>()),
       liveness_(std::make_shared<PeerLiveness>(nranks)) {}
 
@@ -87,9 +88,13 @@ void Communicator::initializeInBackground(const ncclUniqueId& id) {
 }
 
 void Communicator::connect(const ncclUniqueId& id) {
+  if (!gpu_)
+    LOG_INFO(kLogInit,
+             "rank %d: no NVIDIA or AMD device is current in this process (no "
+             "CUDA or HIP runtime loaded, or no device): a CPU rank",
+             rank_);
   startRootIfNeeded(id, rank_);
-  PeerInfo local =
-      PeerInfo::local(rank_, nranks_, cudaDevice_, inheritedDomainLabel_);
+  PeerInfo local = PeerInfo::local(rank_, nranks_, gpu_, inheritedDomainLabel_);
   bootstrap_ = Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
                                &bootstrapAbort_,
                                envSeconds("HETCCL_BOOTSTRAP_TIMEOUT", 300));
@@ -110,8 +115,8 @@ void Communicator::setUpDomains() {
   domainCount_ = domains.count();
   domainIndex_ = domains.domainOf(rank_);
   BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
-  if (domainCount_ == 1 && cudaDevice_) {
-    vendor_ = std::make_shared<NcclComm>(oob, processNccl(), *cudaDevice_);
+  if (domainCount_ == 1 && gpu_) {
+    vendor_ = vendorLibraryComm(oob);
   } else if (domainCount_ == 1) {
     vendor_ = HostComm::create(oob, opsAbort_, liveness_);
   } else {
@@ -137,7 +142,7 @@ void Communicator::setUpHeterogeneous(
     Oob& oob, const DomainMap& domains,
     const std::vector<RankPlacement>& placements) {
   const std::vector<int>& members = domains.members(domainIndex_);
-  if (cudaDevice_) checkDomainOnOneHost(members);
+  if (gpu_) checkDomainOnOneHost(members);
   // Domain exchanges use tags of their own: only that domain's ranks take
   // part, so they must not draw from the communicator's sequence.
   uint32_t tagSpace = 0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
@@ -146,27 +151,34 @@ void Communicator::setUpHeterogeneous(
       HostComm::create(domainOob, opsAbort_, liveness_->subset(members));
   heteroExecutor_ =
       HeteroExecutor::create(oob, placements, domainComm, opsAbort_, liveness_);
-  if (!cudaDevice_) {
+  if (!gpu_) {
     vendor_ = heteroExecutor_;
     return;
   }
-  const DeviceModule& module = cudaModule();
+  const DeviceModule& module = deviceModule(gpu_->runtime);
   std::unique_ptr<DeviceShmAllReduce> directAllReduce;
   if (gpuRanksShareOneHost() && envInt("HETCCL_GPU_DIRECT", 1) != 0)
     directAllReduce = std::make_unique<DeviceShmAllReduce>(
         oob, module, static_cast<size_t>(envInt("HETCCL_GPU_CHUNK", 4 << 20)));
   vendor_ = std::make_shared<StagedDeviceComm>(
-      heteroExecutor_, module, *cudaDevice_, rank_, nranks_, opsAbort_,
+      heteroExecutor_, module, gpu_->ordinal, rank_, nranks_, opsAbort_,
       envSeconds("HETCCL_TIMEOUT", 0), std::move(directAllReduce));
 }
 
-// Whether every rank is a CUDA rank on this host, few enough for one
-// reduction launch: the condition for the stream-driven all-reduce, the
-// same on every rank.
+// A domain of GPUs of one vendor: that vendor's library runs it.
+std::shared_ptr<VendorComm> Communicator::vendorLibraryComm(Oob& oob) const {
+  if (gpu_->runtime == RuntimeKind::Hip)
+    return std::make_shared<RcclComm>(oob, processRccl(), gpu_->ordinal);
+  return std::make_shared<NcclComm>(oob, processNccl(), gpu_->ordinal);
+}
+
+// Whether every rank is a GPU rank of this rank's runtime on this host, few
+// enough for one reduction launch: the condition for the stream-driven
+// all-reduce, the same on every rank.
 bool Communicator::gpuRanksShareOneHost() const {
   if (nranks_ > HETCCL_DEVICE_MAX_SOURCES) return false;
   for (const PeerInfo& peer : peers_)
-    if (peer.runtime != static_cast<int>(RuntimeKind::Cuda) ||
+    if (peer.runtime != static_cast<int>(gpu_->runtime) ||
         peer.hostId != peers_[rank_].hostId)
       return false;
   return true;
@@ -201,6 +213,7 @@ void Communicator::setState(ncclResult_t state, const std::string& message) {
 ncclResult_t Communicator::state() const {
   if (opsAbort_->raised()) return opsAbort_->code();
   std::lock_guard<std::mutex> lock(stateMutex_);
+  if (state_ == ncclSuccess && vendor_) return vendor_->asyncError();
   return state_;
 }
 
@@ -308,6 +321,14 @@ void Communicator::finalize() {
   if (initThread_.joinable()) initThread_.join();
   if (!vendor_) return;
   while (!vendor_->drain(0.1)) opsAbort_->throwIfRaised();
+  // Destroy finalizes too; the vendor library's finalize runs once.
+  std::lock_guard<std::mutex> lock(stateMutex_);
+  if (!vendorFinalized_) vendor_->finalize();
+  vendorFinalized_ = true;
+}
+
+NcclComm* Communicator::libraryComm() const {
+  return dynamic_cast<NcclComm*>(vendor_.get());
 }
 
 void Communicator::revoke() {

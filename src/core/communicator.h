@@ -16,6 +16,7 @@
 #include "core/peer_info.h"
 #include "core/registrations.h"
 #include "core/user_ops.h"
+#include "runtime/gpu_device.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
 #include "util/oob.h"
@@ -27,6 +28,7 @@ namespace hetccl {
 
 class Bootstrap;
 class HeteroExecutor;
+class NcclComm;
 class Watchdog;
 
 class Communicator {
@@ -49,10 +51,10 @@ class Communicator {
   int nranks() const { return nranks_; }
   const CommConfig& config() const { return config_; }
   RuntimeKind runtimeKind() const {
-    return cudaDevice_ ? RuntimeKind::Cuda : RuntimeKind::Host;
+    return gpu_ ? gpu_->runtime : RuntimeKind::Host;
   }
   // The GPU of a GPU rank (the device current when it was created).
-  std::optional<int> cudaDevice() const { return cudaDevice_; }
+  std::optional<GpuDevice> gpu() const { return gpu_; }
   Runtime& runtime() const;
   int domainCount() const { return domainCount_; }
   int domainIndex() const { return domainIndex_; }
@@ -70,6 +72,10 @@ class Communicator {
   void checkStream(StreamHandle stream) const;
   // Enqueues one op or a group's ops for this communicator on `stream`.
   void launch(const std::vector<Op>& ops, StreamHandle stream);
+
+  // The vendor library's communicator when it runs all of this
+  // communicator's work (one domain of GPUs), else null.
+  NcclComm* libraryComm() const;
 
   UserOps& userOps() { return userOps_; }
   Registrations& registrations() { return registrations_; }
@@ -94,6 +100,7 @@ class Communicator {
                           const std::vector<RankPlacement>& placements);
   void checkDomainOnOneHost(const std::vector<int>& members) const;
   bool gpuRanksShareOneHost() const;
+  std::shared_ptr<VendorComm> vendorLibraryComm(Oob& oob) const;
   void setState(ncclResult_t state, const std::string& message);
 
   uint32_t nextTag() { return nextTag_++; }
@@ -102,7 +109,7 @@ class Communicator {
   const int nranks_;
   const CommConfig config_;
   const std::optional<int> inheritedDomainLabel_;
-  const std::optional<int> cudaDevice_;
+  const std::optional<GpuDevice> gpu_;
   std::shared_ptr<AbortSignal> opsAbort_;  // ends waits of operations
   // Which peer processes exited. A loss only matters to work that waits
   // for that peer, so it ends those waits rather than every operation.
@@ -121,6 +128,7 @@ class Communicator {
 
   mutable std::mutex stateMutex_;
   ncclResult_t state_ = ncclInProgress;
+  bool vendorFinalized_ = false;
   std::string stateMessage_;
   std::thread initThread_;
 };

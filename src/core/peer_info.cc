@@ -40,14 +40,13 @@ uint64_t computeHostId() {
 
 }  // namespace
 
-PeerInfo PeerInfo::local(int rank, int nranks, std::optional<int> cudaDevice,
+PeerInfo PeerInfo::local(int rank, int nranks, std::optional<GpuDevice> gpu,
                          std::optional<int> inheritedLabel) {
   PeerInfo info{};
   info.hostId = computeHostId();
   info.pid = static_cast<int32_t>(getpid());
-  info.runtime =
-      static_cast<int32_t>(cudaDevice ? RuntimeKind::Cuda : RuntimeKind::Host);
-  info.device = cudaDevice.value_or(-1);
+  info.runtime = static_cast<int32_t>(gpu ? gpu->runtime : RuntimeKind::Host);
+  info.device = gpu ? gpu->ordinal : -1;
   info.domainLabel =
       inheritedLabel
           ? *inheritedLabel

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "runtime/gpu_device.h"
+
 namespace hetccl {
 
 struct PeerInfo {
@@ -18,8 +20,8 @@ struct PeerInfo {
   // HETCCL_DOMAINS (throws ncclInvalidArgument if malformed) unless
   // `inheritedLabel` gives it (communicators split from a parent keep the
   // parent's domains).
-  // `cudaDevice`: the rank's GPU, if it is a GPU rank.
-  static PeerInfo local(int rank, int nranks, std::optional<int> cudaDevice,
+  // `gpu`: the rank's GPU, if it is a GPU rank.
+  static PeerInfo local(int rank, int nranks, std::optional<GpuDevice> gpu,
                         std::optional<int> inheritedLabel = std::nullopt);
 };
 

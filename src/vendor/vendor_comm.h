@@ -20,6 +20,11 @@ class VendorComm {
   // Stops work the vendor library itself runs (GPU kernels); HetCCL's own
   // work stops through the communicator's abort signal.
   virtual void abort() {}
+  // Lets the vendor library finish and flush its own queued work
+  // (ncclCommFinalize), after drain().
+  virtual void finalize() {}
+  // An error the vendor library hit in the background, or ncclSuccess.
+  virtual ncclResult_t asyncError() const { return ncclSuccess; }
 };
 
 }  // namespace hetccl

@@ -3,10 +3,14 @@
 // ncclGetVersion without a GPU.
 #include "vendor/nccl/nccl_library.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "support/scoped_env.h"
@@ -66,6 +70,39 @@ TEST(NcclLibrary, NamesWhatItTried) {
   EXPECT_NE(message.find("/nonexistent/libnccl.so.2: not found"),
             std::string::npos)
       << message;
+}
+
+// A PyTorch wheel's NVIDIA packages: cuBLAS mapped into the process (as
+// PyTorch maps it), NCCL in its sibling package, found through the mapping
+// before every system path.
+TEST(NcclLibrary, FindsNcclBesideAMappedWheelPackage) {
+  SKIP_UNDER_ASAN();
+  if (access(kToolkitNccl, R_OK) != 0)
+    GTEST_SKIP() << "no NCCL at " << kToolkitNccl;
+  namespace fs = std::filesystem;
+  std::string root = fs::temp_directory_path() / "nccl-wheel-XXXXXX";
+  ASSERT_NE(mkdtemp(root.data()), nullptr);
+  fs::path nvidia = fs::path(root) / "site-packages" / "nvidia";
+  fs::create_directories(nvidia / "cublas" / "lib");
+  fs::create_directories(nvidia / "nccl" / "lib");
+  std::string wheelNccl = nvidia / "nccl" / "lib" / "libnccl.so.2";
+  fs::create_symlink(kToolkitNccl, wheelNccl);
+  std::string cublas = nvidia / "cublas" / "lib" / "libcublas.so.12";
+  int fd = open(cublas.c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 4096), 0);
+  void* mapping = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  ASSERT_NE(mapping, MAP_FAILED);
+
+  ScopedEnv path("HETCCL_NCCL_LIBRARY", nullptr);
+  auto paths = NcclLibrary::candidatePaths();
+  std::string loaded = NcclLibrary::load()->path();
+  munmap(mapping, 4096);
+  fs::remove_all(root);
+  ASSERT_FALSE(paths.empty());
+  EXPECT_EQ(paths.front(), wheelNccl);
+  EXPECT_EQ(loaded, wheelNccl);
 }
 
 TEST(NcclLibrary, SearchesTheToolkitLast) {

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <memory>
-#include <mutex>
 
 #include "util/env.h"
 #include "util/error.h"
@@ -62,26 +61,48 @@ void DeviceModule::check(int code, const char* what) const {
        table_->runtimeName, code, table_->errorString(code));
 }
 
-DeviceModule& cudaModule() {
-  // Loaded once per process and kept: GPU work may reference its code
-  // until the process exits.
-  static std::once_flag once;
-  static std::unique_ptr<DeviceModule> module;
-  static std::string failure;
-  std::call_once(once, [] {
-    std::string path = modulePath("HETCCL_CUDA_MODULE", "libhetccl-cuda.so");
+namespace {
+
+// One module per runtime, loaded once per process and kept: GPU work may
+// reference its code until the process exits.
+class LoadedModule {
+ public:
+  LoadedModule(const char* variable, const char* fileName,
+               const char* runtimeName)
+      : runtimeName_(runtimeName) {
     try {
-      module = std::make_unique<DeviceModule>(path);
+      module_ = std::make_unique<DeviceModule>(modulePath(variable, fileName));
     } catch (const Error& e) {
-      failure = e.what();
+      failure_ = e.what();
     }
-  });
-  if (!module)
-    fail(ncclSystemError,
-         "GPU buffers in a heterogeneous communicator need the CUDA runtime "
-         "module: %s (build it with nvcc, or set HETCCL_CUDA_MODULE)",
-         failure.c_str());
-  return *module;
+  }
+
+  DeviceModule& get() const {
+    if (!module_)
+      fail(ncclSystemError,
+           "GPU buffers in a heterogeneous communicator need the %s runtime "
+           "module: %s",
+           runtimeName_, failure_.c_str());
+    return *module_;
+  }
+
+ private:
+  const char* runtimeName_;
+  std::unique_ptr<DeviceModule> module_;
+  std::string failure_;
+};
+
+}  // namespace
+
+DeviceModule& deviceModule(RuntimeKind runtime) {
+  if (runtime == RuntimeKind::Hip) {
+    static const LoadedModule hip("HETCCL_HIP_MODULE", "libhetccl-hip.so",
+                                  "HIP");
+    return hip.get();
+  }
+  static const LoadedModule cuda("HETCCL_CUDA_MODULE", "libhetccl-cuda.so",
+                                 "CUDA");
+  return cuda.get();
 }
 
 }  // namespace hetccl

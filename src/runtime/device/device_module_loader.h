@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/device/device_module.h"
+#include "runtime/runtime.h"
 #include "util/shared_library.h"
 
 namespace hetccl {
@@ -32,9 +33,9 @@ class DeviceModule {
   const hetcclDeviceModuleTable* table_ = nullptr;
 };
 
-// The CUDA module of this process, loaded on first use from
-// HETCCL_CUDA_MODULE, else beside the HetCCL library that is running,
-// else through the loader's search path.
-DeviceModule& cudaModule();
+// The module of `runtime` (Cuda or Hip) for this process, loaded on first
+// use from HETCCL_CUDA_MODULE / HETCCL_HIP_MODULE, else beside the HetCCL
+// library that is running, else through the loader's search path.
+DeviceModule& deviceModule(RuntimeKind runtime);
 
 }  // namespace hetccl

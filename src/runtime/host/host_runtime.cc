@@ -60,6 +60,11 @@ void* HostRuntime::allocate(size_t bytes) {
   return pointer;
 }
 
+bool HostRuntime::owns(void* pointer) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return allocations_.count(pointer) != 0;
+}
+
 void HostRuntime::release(void* pointer) {
   size_t length = 0;
   {

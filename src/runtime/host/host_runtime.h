@@ -20,6 +20,7 @@ class HostRuntime : public Runtime {
   void* allocate(size_t bytes);
   // Throws ncclInvalidArgument for a pointer allocate() did not return.
   void release(void* pointer);
+  bool owns(void* pointer) const;
 
   StreamHandle createStream();
   void destroyStream(StreamHandle stream);

@@ -16,37 +16,50 @@ ncclRedOp_t builtinOp(const ReduceSpec& spec) {
 }
 
 template <typename Function>
-void requireFunction(Function function, const char* name) {
+void requireFunction(const NcclApiLibrary& library, Function function,
+                     const char* name) {
   if (function == nullptr)
-    fail(ncclInvalidUsage, "the NCCL library loaded has no %s", name);
+    fail(ncclInvalidUsage, "the %s library loaded has no %s", library.vendor(),
+         name);
 }
 
+// The process-wide libraries ncclCalling recognises: one NCCL and one RCCL
+// at most, each set once and never cleared.
+constexpr int kMaxProcessLibraries = 2;
+std::atomic<const NcclApiLibrary*> processLibraries[kMaxProcessLibraries];
+
 }  // namespace
 
-namespace {
-
-std::atomic<const NcclLibrary*> loadedNccl{nullptr};
-
-}  // namespace
-
-const NcclLibrary& processNccl() {
-  static std::once_flag once;
-  static std::unique_ptr<NcclLibrary> library;
-  std::call_once(once, [] {
-    library = NcclLibrary::load();
-    loadedNccl.store(library.get(), std::memory_order_release);
-  });
-  return *library;
+void recogniseCallsFrom(const NcclApiLibrary& library) {
+  for (auto& slot : processLibraries) {
+    const NcclApiLibrary* empty = nullptr;
+    if (slot.compare_exchange_strong(empty, &library,
+                                     std::memory_order_release) ||
+        empty == &library)
+      return;
+  }
+  LOG_WARN(kLogInit, "%s at %s is not recognised as a caller", library.vendor(),
+           library.path().c_str());
 }
 
 const NcclApi* ncclCalling(const void* caller) {
-  const NcclLibrary* nccl = loadedNccl.load(std::memory_order_acquire);
-  return nccl != nullptr && nccl->contains(caller) ? &nccl->api() : nullptr;
+  for (const auto& slot : processLibraries) {
+    const NcclApiLibrary* library = slot.load(std::memory_order_acquire);
+    if (library == nullptr) return nullptr;  // slots fill in order
+    if (library->contains(caller)) return &library->api();
+  }
+  return nullptr;
 }
 
+const NcclLibrary& processNccl() { return processLibrary<NcclLibrary>(); }
+
 NcclComm::NcclComm(Oob& oob, const NcclLibrary& nccl, int device)
-    : nccl_(nccl) {
-  setCurrentCudaDevice(device);
+    : NcclComm(oob, nccl, device, setCurrentCudaDevice) {}
+
+NcclComm::NcclComm(Oob& oob, const NcclApiLibrary& library, int device,
+                   MakeDeviceCurrent makeCurrent)
+    : nccl_(library) {
+  makeCurrent(device);
   std::vector<ncclUniqueId> ids(oob.nranks());
   if (oob.rank() == 0)
     check(nccl_.api().GetUniqueId(&ids[0]), "ncclGetUniqueId");
@@ -55,12 +68,65 @@ NcclComm::NcclComm(Oob& oob, const NcclLibrary& nccl, int device)
   // init already runs in the background then.
   check(nccl_.api().CommInitRank(&comm_, oob.nranks(), ids[0], oob.rank()),
         "ncclCommInitRank");
-  LOG_INFO(kLogInit, "rank %d of %d: NCCL communicator on device %d",
-           oob.rank(), oob.nranks(), device);
+  LOG_INFO(kLogInit, "rank %d of %d: %s communicator on device %d", oob.rank(),
+           oob.nranks(), nccl_.vendor(), device);
 }
 
 NcclComm::~NcclComm() {
   if (comm_ != nullptr) nccl_.api().CommDestroy(comm_);
+}
+
+void NcclComm::finalize() {
+  if (nccl_.api().CommFinalize != nullptr)
+    check(nccl_.api().CommFinalize(comm_), "ncclCommFinalize");
+}
+
+ncclResult_t NcclComm::asyncError() const {
+  if (nccl_.api().CommGetAsyncError == nullptr) return ncclSuccess;
+  ncclResult_t error = ncclSuccess;
+  check(nccl_.api().CommGetAsyncError(comm_, &error), "ncclCommGetAsyncError");
+  return error;
+}
+
+void* NcclComm::registerBuffer(void* buffer, size_t bytes) {
+  requireFunction(nccl_, nccl_.api().CommRegister, "ncclCommRegister");
+  void* handle = nullptr;
+  check(nccl_.api().CommRegister(comm_, buffer, bytes, &handle),
+        "ncclCommRegister");
+  return handle;
+}
+
+void NcclComm::deregisterBuffer(void* handle) {
+  requireFunction(nccl_, nccl_.api().CommDeregister, "ncclCommDeregister");
+  check(nccl_.api().CommDeregister(comm_, handle), "ncclCommDeregister");
+}
+
+ncclWindow_t NcclComm::registerWindow(void* buffer, size_t bytes, int flags) {
+  requireFunction(nccl_, nccl_.api().CommWindowRegister,
+                  "ncclCommWindowRegister");
+  ncclWindow_t window = nullptr;
+  check(nccl_.api().CommWindowRegister(comm_, buffer, bytes, &window, flags),
+        "ncclCommWindowRegister");
+  return window;
+}
+
+void NcclComm::deregisterWindow(ncclWindow_t window) {
+  requireFunction(nccl_, nccl_.api().CommWindowDeregister,
+                  "ncclCommWindowDeregister");
+  check(nccl_.api().CommWindowDeregister(comm_, window),
+        "ncclCommWindowDeregister");
+}
+
+void NcclComm::createDevComm(const ncclDevCommRequirements* requirements,
+                             ncclDevComm* devComm) {
+  requireFunction(nccl_, nccl_.api().DevCommCreate, "ncclDevCommCreate");
+  check(nccl_.api().DevCommCreate(comm_, requirements, devComm),
+        "ncclDevCommCreate");
+}
+
+void NcclComm::destroyDevComm(const ncclDevComm* devComm) {
+  requireFunction(nccl_, nccl_.api().DevCommDestroy, "ncclDevCommDestroy");
+  check(nccl_.api().DevCommDestroy(comm_, devComm), "ncclDevCommDestroy");
 }
 
 void NcclComm::abort() {
@@ -79,7 +145,7 @@ void NcclComm::check(ncclResult_t result, const char* call) const {
   const char* detail = nccl_.api().GetLastError != nullptr
                            ? nccl_.api().GetLastError(comm_)
                            : nccl_.api().GetErrorString(result);
-  fail(result, "%s failed in NCCL (%s)%s%s", call,
+  fail(result, "%s failed in %s (%s)%s%s", call, nccl_.vendor(),
        nccl_.api().GetErrorString(result), detail && *detail ? ": " : "",
        detail ? detail : "");
 }
@@ -101,7 +167,8 @@ void NcclComm::issue(const Op& op, StreamHandle stream) {
   ncclRedOp_t redOp = builtinOp(op.reduce);
   bool premul = op.reduce.preMultiply;
   if (premul) {
-    requireFunction(api.RedOpCreatePreMulSum, "ncclRedOpCreatePreMulSum");
+    requireFunction(nccl_, api.RedOpCreatePreMulSum,
+                    "ncclRedOpCreatePreMulSum");
     bool onDevice = op.reduce.scalarPointer != nullptr;
     check(api.RedOpCreatePreMulSum(
               &redOp, const_cast<void*>(op.reduce.scalar()), op.dtype,
@@ -132,17 +199,17 @@ void NcclComm::issue(const Op& op, StreamHandle stream) {
                              op.root, comm_, stream);
       break;
     case OpKind::AlltoAll:
-      requireFunction(api.AlltoAll, "ncclAlltoAll");
+      requireFunction(nccl_, api.AlltoAll, "ncclAlltoAll");
       result = api.AlltoAll(op.sendbuff, op.recvbuff, op.count, op.dtype, comm_,
                             stream);
       break;
     case OpKind::Gather:
-      requireFunction(api.Gather, "ncclGather");
+      requireFunction(nccl_, api.Gather, "ncclGather");
       result = api.Gather(op.sendbuff, op.recvbuff, op.count, op.dtype, op.root,
                           comm_, stream);
       break;
     case OpKind::Scatter:
-      requireFunction(api.Scatter, "ncclScatter");
+      requireFunction(nccl_, api.Scatter, "ncclScatter");
       result = api.Scatter(op.sendbuff, op.recvbuff, op.count, op.dtype,
                            op.root, comm_, stream);
       break;

@@ -1,42 +1,29 @@
 #include "vendor/nccl/nccl_library.h"
 
 #include <link.h>
-#include <unistd.h>
 
 #include <algorithm>
-
-#include <fstream>
-#include <sstream>
 
 #include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "vendor/vendor_library_search.h"
 
 namespace hetccl {
 namespace {
 
 constexpr const char* kSoname = "libnccl.so.2";
 
-bool readable(const std::string& path) {
-  return access(path.c_str(), R_OK) == 0;
-}
-
 // PyTorch wheels ship NCCL in site-packages/nvidia/nccl/lib; when another
 // NVIDIA package of the wheel is mapped already, NCCL sits beside it.
 std::vector<std::string> wheelCandidates() {
   std::vector<std::string> found;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
   const std::string marker = "/site-packages/nvidia/";
-  while (std::getline(maps, line)) {
-    size_t slash = line.find('/');
-    size_t at = line.find(marker);
-    if (slash == std::string::npos || at == std::string::npos) continue;
-    std::string path =
-        line.substr(slash, at - slash + marker.size()) + "nccl/lib/" + kSoname;
-    bool seen = false;
-    for (const std::string& p : found) seen |= p == path;
-    if (!seen) found.push_back(path);
+  for (const std::string& file : mappedFiles()) {
+    size_t at = file.find(marker);
+    if (at == std::string::npos) continue;
+    appendUnique(found,
+                 file.substr(0, at + marker.size()) + "nccl/lib/" + kSoname);
   }
   return found;
 }
@@ -80,31 +67,16 @@ std::vector<std::string> NcclLibrary::candidatePaths() {
 }
 
 std::unique_ptr<NcclLibrary> NcclLibrary::load() {
-  std::ostringstream tried;
-  for (const std::string& path : candidatePaths()) {
-    if (!readable(path)) {
-      tried << "\n  " << path << ": not found";
-      continue;
-    }
-    try {
-      SharedLibrary library = SharedLibrary::open(path);
-      // A drop-in copy of HetCCL is named libnccl.so.2 too.
-      if (library.find("hetcclStreamCreate") != nullptr) {
-        tried << "\n  " << path << ": this is HetCCL, not NCCL";
-        continue;
-      }
-      return std::unique_ptr<NcclLibrary>(new NcclLibrary(std::move(library)));
-    } catch (const Error& e) {
-      tried << "\n  " << path << ": " << e.what();
-    }
-  }
-  fail(ncclSystemError,
-       "no NVIDIA NCCL library found (set HETCCL_NCCL_LIBRARY to its path); "
-       "tried:%s",
-       tried.str().c_str());
+  std::unique_ptr<NcclLibrary> loaded;
+  searchVendorLibrary({"NCCL", "HETCCL_NCCL_LIBRARY", candidatePaths()},
+                      [&](SharedLibrary library) {
+                        loaded.reset(new NcclLibrary(std::move(library)));
+                      });
+  return loaded;
 }
 
-NcclLibrary::NcclLibrary(SharedLibrary library) : library_(std::move(library)) {
+NcclApiLibrary::NcclApiLibrary(SharedLibrary library, const char* vendor)
+    : library_(std::move(library)), vendor_(vendor) {
   std::string missing;
 #define HETCCL_NCCL_RESOLVE(name) \
   api_.name =                     \
@@ -117,8 +89,8 @@ NcclLibrary::NcclLibrary(SharedLibrary library) : library_(std::move(library)) {
   HETCCL_NCCL_REQUIRED(HETCCL_NCCL_CHECK)
 #undef HETCCL_NCCL_CHECK
   if (!missing.empty())
-    fail(ncclSystemError, "%s is not a usable NCCL: it lacks%s",
-         library_.path().c_str(), missing.c_str());
+    fail(ncclSystemError, "%s is not a usable %s: it lacks%s",
+         library_.path().c_str(), vendor_, missing.c_str());
   SegmentSearch search{reinterpret_cast<uintptr_t>(api_.GetVersion)};
   dl_iterate_phdr(findSegments, &search);
   begin_ = search.begin;
@@ -127,7 +99,7 @@ NcclLibrary::NcclLibrary(SharedLibrary library) : library_(std::move(library)) {
   if (result != ncclSuccess)
     fail(ncclSystemError, "%s: ncclGetVersion failed (%d)",
          library_.path().c_str(), static_cast<int>(result));
-  LOG_INFO(kLogInit, "loaded NCCL %d from %s", version_,
+  LOG_INFO(kLogInit, "loaded %s %d from %s", vendor_, version_,
            library_.path().c_str());
 }
 
