@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #if defined(__CUDA_RUNTIME_H__) || defined(__CUDA_RUNTIME_API_H__) || \
-    defined(__DRIVER_TYPES_H__) || defined(HIP_INCLUDE_HIP_HIP_RUNTIME_H)
+    defined(__DRIVER_TYPES_H__)
 /* The device runtime's header is in scope: cudaStream_t is already known. */
 #else
 typedef struct CUstream_st* cudaStream_t;

@@ -62,6 +62,7 @@ void SpinWait::timedOut() {
                           timeoutSeconds_, what_);
   const_cast<AbortSignal&>(abort_).raise(ncclRemoteError, reason);
   abort_.throwIfRaised();
+  throw Error(ncclRemoteError, reason);  // not reached: raised just above
 }
 
 }  // namespace hetccl

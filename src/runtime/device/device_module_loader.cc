@@ -24,10 +24,14 @@ std::string directoryOfThisLibrary() {
   return slash == std::string::npos ? "" : path.substr(0, slash + 1);
 }
 
+// Installed, modules sit in lib/ beside libhetccl.so, and the drop-in
+// copies in lib/hetccl/; in a build tree, all sit together.
 std::string modulePath(const char* variable, const char* fileName) {
   if (auto chosen = envString(variable)) return *chosen;
-  std::string beside = directoryOfThisLibrary() + fileName;
-  if (access(beside.c_str(), R_OK) == 0) return beside;
+  const std::string directory = directoryOfThisLibrary();
+  for (const std::string& candidate :
+       {directory + fileName, directory + "../" + fileName})
+    if (access(candidate.c_str(), R_OK) == 0) return candidate;
   return fileName;  // the loader's search path
 }
 

@@ -19,12 +19,12 @@ size_t sliceBegin(size_t n, int parts, int i) {
 
 HostEngine::HostEngine(ShmWorld& world)
     : world_(world),
+      sendLocks_(new std::mutex[world.nranks()]),
+      receiveLocks_(new std::mutex[world.nranks()]),
       rank_(world.rank()),
       nranks_(world.nranks()),
       directReduceMax_(static_cast<size_t>(
           envInt("HETCCL_SHM_DIRECT_REDUCE_MAX", 16 << 10))),
-      sendLocks_(new std::mutex[world.nranks()]),
-      receiveLocks_(new std::mutex[world.nranks()]),
       sentChunks_(world.nranks(), 0),
       receivedChunks_(world.nranks(), 0),
       sources_(world.nranks()) {}

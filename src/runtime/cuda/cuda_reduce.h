@@ -1,0 +1,16 @@
+// The CUDA module's reduction: device_kernels.h launched on a CUDA stream.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "runtime/device/device_module.h"
+
+namespace hetccl {
+namespace cuda {
+
+// Enqueues the reduction on `stream`. Returns 0, cudaErrorInvalidValue for
+// arguments the kernels cannot take, or the launch's error.
+int reduceAsync(const hetcclDeviceReduction& reduction, cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace hetccl

@@ -1,0 +1,78 @@
+#include "runtime/cuda/cuda_stream_memops.h"
+
+#include <cuda.h>  // driver types and flag values only; libcuda is not linked
+
+namespace hetccl {
+namespace cuda {
+namespace {
+
+// cuStreamWriteValue64 and cuStreamWaitValue64 share this signature.
+using StreamValue64Fn = CUresult (*)(CUstream stream, CUdeviceptr address,
+                                     cuuint64_t value, unsigned int flags);
+
+// The ABI version asked for: CUDA 12.0's, the first with the _v2 functions
+// as the default ones.
+constexpr unsigned int kDriverApiVersion = 12000;
+
+struct StreamMemOps {
+  StreamValue64Fn write = nullptr;
+  StreamValue64Fn wait = nullptr;
+  cudaError_t error = cudaSuccess;  // why they could not be found
+};
+
+cudaError_t findDriverFunction(const char* name, StreamValue64Fn* function) {
+  void* address = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  const cudaError_t error = cudaGetDriverEntryPointByVersion(
+      name, &address, kDriverApiVersion, cudaEnableDefault, &found);
+#else
+  // Toolkits before 12.5 lack the versioned query; the unversioned one
+  // gives the functions of the toolkit's own version, 12.0 or later here.
+  const cudaError_t error =
+      cudaGetDriverEntryPoint(name, &address, cudaEnableDefault, &found);
+#endif
+  if (error != cudaSuccess) return error;
+  if (found == cudaDriverEntryPointVersionNotSufficent)
+    return cudaErrorInsufficientDriver;
+  if (found != cudaDriverEntryPointSuccess || address == nullptr)
+    return cudaErrorSymbolNotFound;
+  *function = reinterpret_cast<StreamValue64Fn>(address);
+  return cudaSuccess;
+}
+
+StreamMemOps findStreamMemOps() {
+  StreamMemOps ops;
+  ops.error = findDriverFunction("cuStreamWriteValue64", &ops.write);
+  if (ops.error == cudaSuccess)
+    ops.error = findDriverFunction("cuStreamWaitValue64", &ops.wait);
+  return ops;
+}
+
+// Found once; without a driver, every later call returns the same error
+// (a driver does not appear in a running process).
+const StreamMemOps& streamMemOps() {
+  static const StreamMemOps ops = findStreamMemOps();
+  return ops;
+}
+
+}  // namespace
+
+int writeValue64(cudaStream_t stream, uint64_t* address, uint64_t value) {
+  const StreamMemOps& ops = streamMemOps();
+  if (ops.error != cudaSuccess) return ops.error;
+  return ops.write(reinterpret_cast<CUstream>(stream),
+                   reinterpret_cast<CUdeviceptr>(address), value,
+                   CU_STREAM_WRITE_VALUE_DEFAULT);
+}
+
+int waitValue64(cudaStream_t stream, const uint64_t* address, uint64_t value) {
+  const StreamMemOps& ops = streamMemOps();
+  if (ops.error != cudaSuccess) return ops.error;
+  return ops.wait(reinterpret_cast<CUstream>(stream),
+                  reinterpret_cast<CUdeviceptr>(address), value,
+                  CU_STREAM_WAIT_VALUE_GEQ);
+}
+
+}  // namespace cuda
+}  // namespace hetccl
