@@ -16,21 +16,22 @@ using Clock = std::chrono::steady_clock;
 // the communicator and type and destroyed afterwards.
 class ScopedReduceOp {
  public:
-  ScopedReduceOp(const ReduceOp* op, const DataType& type, ncclComm_t comm)
-      : comm_(comm) {
+  ScopedReduceOp(const NcclApi& nccl, const ReduceOp* op, const DataType& type,
+                 ncclComm_t comm)
+      : nccl_(nccl), comm_(comm) {
     if (!op || op->kind != OpKind::kPreMulSum) {
       op_ = op ? op->builtin : ncclSum;
       return;
     }
     alignas(8) char scalar[8] = {};
     encodeValue(type, kPreMulScalar, scalar);
-    checkNccl(ncclRedOpCreatePreMulSum(&op_, scalar, type.nccl,
-                                       ncclScalarHostImmediate, comm),
-              "ncclRedOpCreatePreMulSum", comm);
+    nccl_.check(nccl_.redOpCreatePreMulSum(&op_, scalar, type.nccl,
+                                           ncclScalarHostImmediate, comm),
+                "ncclRedOpCreatePreMulSum", comm);
     created_ = true;
   }
   ~ScopedReduceOp() {
-    if (created_) ncclRedOpDestroy(op_, comm_);
+    if (created_) nccl_.redOpDestroy(op_, comm_);
   }
   ScopedReduceOp(const ScopedReduceOp&) = delete;
   ScopedReduceOp& operator=(const ScopedReduceOp&) = delete;
@@ -38,6 +39,7 @@ class ScopedReduceOp {
   ncclRedOp_t get() const { return op_; }
 
  private:
+  const NcclApi& nccl_;
   ncclComm_t comm_;
   ncclRedOp_t op_ = ncclSum;
   bool created_ = false;
@@ -123,13 +125,21 @@ int64_t Benchmark::run() {
 void Benchmark::runCase(const Case& testCase, Progress& progress) {
   const Collective& collective = *testCase.collective;
   const DataType& type = *testCase.type;
-  ScopedReduceOp op(testCase.op, type, context_.comm);
-  const CallContext call{&collective,   type.nccl,      op.get(),
-                         options_.root, context_.rank,  context_.nranks,
-                         context_.comm, context_.stream};
+  const NcclApi& nccl = *context_.nccl;
+  ScopedReduceOp op(nccl, testCase.op, type, context_.comm);
+  const CallContext call{&nccl,          &collective,     type.nccl,
+                         type.size,      op.get(),        options_.root,
+                         context_.rank,  context_.nranks, context_.comm,
+                         context_.stream};
   BufferCheck check(CheckCase{&collective, &type, testCase.op, context_.rank,
                               context_.nranks, options_.root},
                     *context_.device);
+  if (options_.checkIters == 0) {
+    // The timed launches need valid inputs, not checkable ones: written once
+    // for every size of the case.
+    check.fillForTiming(send_.get(), send_.size());
+    check.fillForTiming(recv_.get(), recv_.size());
+  }
   for (const Shape& shape : shapes(testCase)) {
     progress.step(stepDescription(collective, shape, type, testCase.op));
     RowResult row{
@@ -158,16 +168,14 @@ PlacementResult Benchmark::runPlacement(const Case& testCase,
   result.ran = true;
 
   // Correctness first: fresh inputs, one launch, compare. The inputs left
-  // behind also feed the timed launches.
+  // behind also feed the timed launches (without a check, runCase filled
+  // the buffers).
   int64_t wrong = 0;
-  if (options_.checkIters == 0) {
-    check.prepare(inPlace, shape, send_.get(), recv_.get(), 0);
-  }
   for (int repetition = 0; repetition < options_.checkIters; ++repetition) {
     const uint64_t seed = checkSeed(shape, repetition, inPlace);
     check.prepare(inPlace, shape, send_.get(), recv_.get(), seed);
-    checkNccl(launchCollective(call, shape, buffers), testCase.collective->name,
-              context_.comm);
+    context_.nccl->check(launchCollective(call, shape, buffers),
+                         testCase.collective->name, context_.comm);
     device.synchronize(context_.stream);
     wrong += check.countWrong(inPlace, shape, send_.get(), recv_.get(), seed);
   }
@@ -200,18 +208,19 @@ PlacementResult Benchmark::runPlacement(const Case& testCase,
 
 void Benchmark::launchIteration(const CallContext& call, const Shape& shape,
                                 const CallBuffers& buffers) {
+  const NcclApi& nccl = *context_.nccl;
   const char* name = call.collective->name;
   if (options_.aggIters == 1) {
-    checkNccl(launchCollective(call, shape, buffers), name, context_.comm);
+    nccl.check(launchCollective(call, shape, buffers), name, context_.comm);
   } else {
-    checkNccl(ncclGroupStart(), "ncclGroupStart", context_.comm);
+    nccl.check(nccl.groupStart(), "ncclGroupStart", context_.comm);
     ncclResult_t result = ncclSuccess;
     for (int i = 0; i < options_.aggIters && result == ncclSuccess; ++i) {
       result = launchCollective(call, shape, buffers);
     }
-    const ncclResult_t endResult = ncclGroupEnd();
-    checkNccl(result, name, context_.comm);
-    checkNccl(endResult, "ncclGroupEnd", context_.comm);
+    const ncclResult_t endResult = nccl.groupEnd();
+    nccl.check(result, name, context_.comm);
+    nccl.check(endResult, "ncclGroupEnd", context_.comm);
   }
   if (options_.blocking) context_.device->synchronize(context_.stream);
 }

@@ -1,7 +1,10 @@
 #include "perf/buffer_check.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
+#include <thread>
+#include <vector>
 
 namespace hetccl {
 namespace perf {
@@ -12,6 +15,48 @@ namespace {
 constexpr size_t kStagingBytes = size_t{8} << 20;
 
 constexpr double kPoison = std::numeric_limits<double>::quiet_NaN();
+
+// Generating and comparing values costs tens of nanoseconds per element, so
+// a check of every type and op at tens of megabytes would take minutes on
+// one core: large ranges are split over a few threads.
+constexpr size_t kElementsPerThread = size_t{1} << 16;
+constexpr unsigned kMaxThreads = 8;
+
+size_t threadsFor(size_t count) {
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::max<size_t>(
+      1, std::min({count / kElementsPerThread, cores, size_t{kMaxThreads}}));
+}
+
+// Joins its threads however the scope is left.
+class ThreadGroup {
+ public:
+  ~ThreadGroup() {
+    for (std::thread& thread : threads_) thread.join();
+  }
+  template <typename Body>
+  void start(const Body& body, size_t first, size_t count) {
+    threads_.emplace_back(body, first, count);
+  }
+
+ private:
+  std::vector<std::thread> threads_;
+};
+
+// Calls body(first, n) for contiguous ranges that cover [0, count), on
+// several threads when the range is large.
+template <typename Body>
+void forEachRange(size_t count, const Body& body) {
+  const size_t threads = threadsFor(count);
+  const size_t perThread = (count + threads - 1) / threads;
+  {
+    ThreadGroup group;
+    for (size_t first = perThread; first < count; first += perThread) {
+      group.start(body, first, std::min(perThread, count - first));
+    }
+    body(0, std::min(perThread, count));
+  }
+}
 
 }  // namespace
 
@@ -31,18 +76,23 @@ void BufferCheck::writeRegion(void* region, size_t count,
                               const Generate& generate) {
   const size_t size = case_.type->size;
   char* bytes = static_cast<char*>(region);
+  const DataType& type = *case_.type;
+  // Encodes elements [first, first + n) of the region into `out`.
+  auto encode = [&](char* out, size_t first, size_t n) {
+    forEachRange(n, [&](size_t from, size_t m) {
+      for (size_t k = from; k < from + m; ++k) {
+        encodeValue(type, generate(first + k), out + k * size);
+      }
+    });
+  };
   if (device_.hostAccessible()) {
-    for (size_t k = 0; k < count; ++k) {
-      encodeValue(*case_.type, generate(k), bytes + k * size);
-    }
+    encode(bytes, 0, count);
     return;
   }
   const size_t slice = staging_.size() / size;
   for (size_t first = 0; first < count; first += slice) {
     const size_t n = std::min(slice, count - first);
-    for (size_t k = 0; k < n; ++k) {
-      encodeValue(*case_.type, generate(first + k), &staging_[k * size]);
-    }
+    encode(staging_.data(), first, n);
     device_.copyToDevice(bytes + first * size, staging_.data(), n * size);
   }
 }
@@ -52,12 +102,17 @@ int64_t BufferCheck::countMismatches(const void* region, size_t count,
                                      const Expect& expect) {
   const size_t size = case_.type->size;
   const char* bytes = static_cast<const char*>(region);
-  int64_t wrong = 0;
+  std::atomic<int64_t> wrong{0};
+  // Compares elements [first, first + n) of the region, held at `elements`.
   auto compare = [&](const char* elements, size_t first, size_t n) {
-    for (size_t k = 0; k < n; ++k) {
-      const double got = decodeValue(*case_.type, elements + k * size);
-      if (!ValuePattern::matches(got, expect(first + k))) ++wrong;
-    }
+    forEachRange(n, [&](size_t from, size_t m) {
+      int64_t mismatches = 0;
+      for (size_t k = from; k < from + m; ++k) {
+        const double got = decodeValue(*case_.type, elements + k * size);
+        if (!ValuePattern::matches(got, expect(first + k))) ++mismatches;
+      }
+      wrong += mismatches;
+    });
   };
   if (device_.hostAccessible()) {
     compare(bytes, 0, count);
@@ -102,6 +157,23 @@ void BufferCheck::prepare(bool inPlace, const Shape& shape, void* sendBase,
     default:
       writeRegion(recvBase, std::max(shape.sendCount, shape.recvCount), input);
       return;
+  }
+}
+
+void BufferCheck::fillForTiming(void* region, size_t bytes) {
+  const size_t size = case_.type->size;
+  const size_t count = bytes / size;
+  if (count == 0) return;
+  const ValuePattern values = pattern(0);
+  std::vector<char> block(std::min(count, kStagingBytes / size) * size);
+  for (size_t k = 0; k < block.size() / size; ++k) {
+    encodeValue(*case_.type, values.value(case_.rank, k), &block[k * size]);
+  }
+  char* out = static_cast<char*>(region);
+  const size_t total = count * size;
+  for (size_t done = 0; done < total; done += block.size()) {
+    device_.copyToDevice(out + done, block.data(),
+                         std::min(block.size(), total - done));
   }
 }
 

@@ -16,21 +16,51 @@ char* offsetBytes(void* base, size_t bytes) {
   return static_cast<char*>(base) + bytes;
 }
 
+// Runs `enqueue` (which returns the first failed call's result) between
+// ncclGroupStart and ncclGroupEnd. The group is closed even when a call
+// inside it failed.
+template <typename Enqueue>
+ncclResult_t inGroup(const NcclApi& nccl, const Enqueue& enqueue) {
+  ncclResult_t result = nccl.groupStart();
+  if (result != ncclSuccess) return result;
+  result = enqueue();
+  const ncclResult_t endResult = nccl.groupEnd();
+  return result != ncclSuccess ? result : endResult;
+}
+
 ncclResult_t launchSendRecv(const CallContext& context, size_t count,
                             const CallBuffers& buffers) {
+  const NcclApi& nccl = *context.nccl;
   const int next = (context.rank + 1) % context.nranks;
   const int previous = (context.rank + context.nranks - 1) % context.nranks;
-  ncclResult_t result = ncclGroupStart();
-  if (result != ncclSuccess) return result;
-  result = ncclSend(buffers.send, count, context.dataType, next, context.comm,
-                    context.stream);
-  if (result == ncclSuccess) {
-    result = ncclRecv(buffers.recv, count, context.dataType, previous,
-                      context.comm, context.stream);
-  }
-  // The group must be closed even when a call inside it failed.
-  const ncclResult_t endResult = ncclGroupEnd();
-  return result != ncclSuccess ? result : endResult;
+  return inGroup(nccl, [&] {
+    ncclResult_t result = nccl.send(buffers.send, count, context.dataType, next,
+                                    context.comm, context.stream);
+    if (result != ncclSuccess) return result;
+    return nccl.recv(buffers.recv, count, context.dataType, previous,
+                     context.comm, context.stream);
+  });
+}
+
+// All-to-all for libraries without ncclAlltoAll: block p of the send buffer
+// goes to rank p, block p of the receive buffer comes from rank p.
+ncclResult_t launchAllToAllAsSendRecv(const CallContext& context, size_t count,
+                                      const CallBuffers& buffers) {
+  const NcclApi& nccl = *context.nccl;
+  const size_t blockBytes = count * context.elementSize;
+  return inGroup(nccl, [&] {
+    for (int peer = 0; peer < context.nranks; ++peer) {
+      const size_t offset = static_cast<size_t>(peer) * blockBytes;
+      ncclResult_t result =
+          nccl.send(static_cast<const char*>(buffers.send) + offset, count,
+                    context.dataType, peer, context.comm, context.stream);
+      if (result != ncclSuccess) return result;
+      result = nccl.recv(offsetBytes(buffers.recv, offset), count,
+                         context.dataType, peer, context.comm, context.stream);
+      if (result != ncclSuccess) return result;
+    }
+    return ncclSuccess;
+  });
 }
 
 }  // namespace
@@ -117,27 +147,30 @@ CallBuffers callBuffers(CollKind kind, bool inPlace, void* sendBase,
 
 ncclResult_t launchCollective(const CallContext& context, const Shape& shape,
                               const CallBuffers& buffers) {
+  const NcclApi& nccl = *context.nccl;
   const size_t count = shape.callCount;
   const ncclDataType_t type = context.dataType;
   switch (context.collective->kind) {
     case CollKind::kAllReduce:
-      return ncclAllReduce(buffers.send, buffers.recv, count, type, context.op,
-                           context.comm, context.stream);
+      return nccl.allReduce(buffers.send, buffers.recv, count, type, context.op,
+                            context.comm, context.stream);
     case CollKind::kAllGather:
-      return ncclAllGather(buffers.send, buffers.recv, count, type,
-                           context.comm, context.stream);
+      return nccl.allGather(buffers.send, buffers.recv, count, type,
+                            context.comm, context.stream);
     case CollKind::kReduceScatter:
-      return ncclReduceScatter(buffers.send, buffers.recv, count, type,
-                               context.op, context.comm, context.stream);
+      return nccl.reduceScatter(buffers.send, buffers.recv, count, type,
+                                context.op, context.comm, context.stream);
     case CollKind::kBroadcast:
-      return ncclBroadcast(buffers.send, buffers.recv, count, type,
-                           context.root, context.comm, context.stream);
+      return nccl.broadcast(buffers.send, buffers.recv, count, type,
+                            context.root, context.comm, context.stream);
     case CollKind::kReduce:
-      return ncclReduce(buffers.send, buffers.recv, count, type, context.op,
-                        context.root, context.comm, context.stream);
+      return nccl.reduce(buffers.send, buffers.recv, count, type, context.op,
+                         context.root, context.comm, context.stream);
     case CollKind::kAllToAll:
-      return ncclAlltoAll(buffers.send, buffers.recv, count, type, context.comm,
-                          context.stream);
+      if (!nccl.alltoAll)
+        return launchAllToAllAsSendRecv(context, count, buffers);
+      return nccl.alltoAll(buffers.send, buffers.recv, count, type,
+                           context.comm, context.stream);
     case CollKind::kSendRecv:
       return launchSendRecv(context, count, buffers);
   }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "nccl.h"
+#include "perf/nccl_api.h"
 
 namespace hetccl {
 namespace perf {
@@ -67,8 +67,10 @@ CallBuffers callBuffers(CollKind kind, bool inPlace, void* sendBase,
                         size_t elementSize);
 
 struct CallContext {
+  const NcclApi* nccl;
   const Collective* collective;
   ncclDataType_t dataType;
+  size_t elementSize;
   ncclRedOp_t op;
   int root;
   int rank;
@@ -77,8 +79,10 @@ struct CallContext {
   cudaStream_t stream;
 };
 
-// Enqueues one collective (for sendrecv: a ring exchange, send to rank+1 and
-// receive from rank-1, in one group).
+// Enqueues one collective through context.nccl (for sendrecv: a ring
+// exchange, send to rank+1 and receive from rank-1, in one group; for
+// alltoall without ncclAlltoAll in the library: a send and a receive per
+// peer, in one group).
 ncclResult_t launchCollective(const CallContext& context, const Shape& shape,
                               const CallBuffers& buffers);
 

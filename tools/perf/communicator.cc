@@ -2,28 +2,27 @@
 
 #include <chrono>
 
-#include "perf/perf_error.h"
-
 namespace hetccl {
 namespace perf {
 
-Communicator::Communicator(const RankSetup& setup) {
+Communicator::Communicator(const NcclApi& nccl, const RankSetup& setup)
+    : nccl_(nccl) {
   const auto start = std::chrono::steady_clock::now();
-  checkNccl(ncclCommInitRank(&comm_, setup.nranks, setup.id, setup.rank),
-            "ncclCommInitRank", nullptr);
+  nccl_.check(nccl_.commInitRank(&comm_, setup.nranks, setup.id, setup.rank),
+              "ncclCommInitRank", nullptr);
   initSeconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
 }
 
 Communicator::~Communicator() {
-  if (comm_) ncclCommAbort(comm_);
+  if (comm_) nccl_.commAbort(comm_);
 }
 
 void Communicator::destroy() {
   ncclComm_t comm = comm_;
   comm_ = nullptr;
-  checkNccl(ncclCommDestroy(comm), "ncclCommDestroy", nullptr);
+  nccl_.check(nccl_.commDestroy(comm), "ncclCommDestroy", nullptr);
 }
 
 }  // namespace perf

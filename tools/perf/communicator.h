@@ -1,9 +1,10 @@
-// The rank's HetCCL communicator: created from the rank setup, destroyed
+// The rank's communicator of the library under test: created from the rank
+// setup, destroyed
 // when the run is over, aborted when the run ends in an error (so that the
 // other ranks see the failure instead of waiting for this one).
 #pragma once
 
-#include "nccl.h"
+#include "perf/nccl_api.h"
 #include "perf/rank_env.h"
 
 namespace hetccl {
@@ -11,7 +12,7 @@ namespace perf {
 
 class Communicator {
  public:
-  explicit Communicator(const RankSetup& setup);
+  Communicator(const NcclApi& nccl, const RankSetup& setup);
   ~Communicator();  // aborts unless destroy() ran
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -22,6 +23,7 @@ class Communicator {
   void destroy();
 
  private:
+  const NcclApi& nccl_;
   ncclComm_t comm_ = nullptr;
   double initSeconds_ = 0;
 };

@@ -11,9 +11,10 @@ Control::Control(const RankContext& context)
 double Control::allReduce(double value, ncclRedOp_t op) {
   Device& device = *context_.device;
   device.copyToDevice(scratch_.get(), &value, sizeof(value));
-  checkNccl(ncclAllReduce(scratch_.get(), scratch_.get(), 1, ncclFloat64, op,
-                          context_.comm, context_.stream),
-            "ncclAllReduce (combining results)", context_.comm);
+  const NcclApi& nccl = *context_.nccl;
+  nccl.check(nccl.allReduce(scratch_.get(), scratch_.get(), 1, ncclFloat64, op,
+                            context_.comm, context_.stream),
+             "ncclAllReduce (combining results)", context_.comm);
   device.synchronize(context_.stream);
   device.copyToHost(&value, scratch_.get(), sizeof(value));
   return value;
@@ -26,9 +27,10 @@ std::vector<RankInfo> Control::allGather(const RankInfo& mine) {
   char* slot = static_cast<char*>(gathered.get()) +
                static_cast<size_t>(context_.rank) * sizeof(RankInfo);
   device.copyToDevice(slot, &mine, sizeof(RankInfo));
-  checkNccl(ncclAllGather(slot, gathered.get(), sizeof(RankInfo), ncclUint8,
-                          context_.comm, context_.stream),
-            "ncclAllGather (describing the ranks)", context_.comm);
+  const NcclApi& nccl = *context_.nccl;
+  nccl.check(nccl.allGather(slot, gathered.get(), sizeof(RankInfo), ncclUint8,
+                            context_.comm, context_.stream),
+             "ncclAllGather (describing the ranks)", context_.comm);
   device.synchronize(context_.stream);
   std::vector<RankInfo> all(nranks);
   device.copyToHost(all.data(), gathered.get(), nranks * sizeof(RankInfo));

@@ -1,6 +1,7 @@
 // Small exchanges among the ranks that the benchmark needs outside the
 // timed region (combining times and error counts, describing the ranks).
-// They run through HetCCL itself, on device memory of the rank's runtime.
+// They run through the library under test, on device memory of the rank's
+// runtime.
 #pragma once
 
 #include <vector>

@@ -16,6 +16,8 @@ constexpr size_t kHostAlignment = 4096;
 
 class HostDevice : public Device {
  public:
+  explicit HostDevice(const NcclApi& nccl) : nccl_(nccl) {}
+
   std::string describe() const override { return "host"; }
 
   void* allocate(size_t bytes) override {
@@ -38,16 +40,19 @@ class HostDevice : public Device {
   }
   cudaStream_t createStream() override {
     cudaStream_t stream = nullptr;
-    checkNccl(hetcclStreamCreate(&stream), "hetcclStreamCreate", nullptr);
+    nccl_.check(nccl_.streamCreate(&stream), "hetcclStreamCreate", nullptr);
     return stream;
   }
   void destroyStream(cudaStream_t stream) override {
-    hetcclStreamDestroy(stream);
+    nccl_.streamDestroy(stream);
   }
   void synchronize(cudaStream_t stream) override {
-    checkNccl(hetcclStreamSynchronize(stream), "hetcclStreamSynchronize",
-              nullptr);
+    nccl_.check(nccl_.streamSynchronize(stream), "hetcclStreamSynchronize",
+                nullptr);
   }
+
+ private:
+  const NcclApi& nccl_;
 };
 
 // The part of the CUDA runtime API the tool uses. HIP's API has the same
@@ -80,18 +85,35 @@ void resolve(void* library, const std::string& name, Function* function) {
   *function = reinterpret_cast<Function>(address);
 }
 
+// Versioned names first, newest first: an unversioned libcudart.so is a
+// toolkit's development link and may belong to an older toolkit than the
+// runtime that the rest of the process (a PyTorch wheel's) uses.
+std::vector<const char*> runtimeLibraries(const std::string& prefix) {
+  return prefix == "cuda"
+             ? std::vector<const char*>{"libcudart.so.13", "libcudart.so.12",
+                                        "libcudart.so.11.0", "libcudart.so"}
+             : std::vector<const char*>{"libamdhip64.so.7", "libamdhip64.so.6",
+                                        "libamdhip64.so.5", "libamdhip64.so"};
+}
+
+std::string runtimeLibraryNames(const std::string& prefix) {
+  std::string text;
+  for (const char* name : runtimeLibraries(prefix)) {
+    text += (text.empty() ? "" : ", ") + std::string(name);
+  }
+  return text;
+}
+
+hetcclRuntimeKind_t runtimeKindOf(const std::string& prefix) {
+  return prefix == "cuda" ? hetcclRuntimeCuda : hetcclRuntimeHip;
+}
+
 // Loads the CUDA ("cuda") or HIP ("hip") runtime; false if it is not
 // installed. The library is never closed: vendor runtimes must outlive every
 // allocation and stream, including HetCCL's own.
 bool loadVendorApi(const std::string& prefix, VendorApi* api) {
-  const std::vector<const char*> names =
-      prefix == "cuda"
-          ? std::vector<const char*>{"libcudart.so", "libcudart.so.13",
-                                     "libcudart.so.12", "libcudart.so.11.0"}
-          : std::vector<const char*>{"libamdhip64.so", "libamdhip64.so.7",
-                                     "libamdhip64.so.6", "libamdhip64.so.5"};
   void* library = nullptr;
-  for (const char* name : names) {
+  for (const char* name : runtimeLibraries(prefix)) {
     library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (library) break;
   }
@@ -162,7 +184,9 @@ class VendorDevice : public Device {
 
 }  // namespace
 
-std::string selectGpuForRank(int localRank) {
+GpuSelection selectGpuForRank(int localRank) {
+  GpuSelection selection;
+  selection.text = "no GPU runtime with devices found";
   for (const char* prefix : {"cuda", "hip"}) {
     VendorApi api;
     if (!loadVendorApi(prefix, &api)) continue;
@@ -172,13 +196,49 @@ std::string selectGpuForRank(int localRank) {
     if (api.setDevice(device) != 0) {
       perfFail("%sSetDevice(%d) failed", prefix, device);
     }
-    return strprintf("%s device %d of %d", prefix, device, count);
+    selection.found = true;
+    selection.runtime = runtimeKindOf(prefix);
+    selection.text = strprintf("%s device %d of %d", prefix, device, count);
+    return selection;
   }
-  return "no GPU runtime with devices found";
+  return selection;
 }
 
-std::unique_ptr<Device> makeDevice(hetcclRuntimeKind_t kind) {
-  if (kind == hetcclRuntimeHost) return std::make_unique<HostDevice>();
+bool gpusPresent(std::string* why) {
+  std::string seen;
+  for (const char* prefix : {"cuda", "hip"}) {
+    VendorApi api;
+    if (!loadVendorApi(prefix, &api)) {
+      seen +=
+          strprintf("%sno %s runtime library (%s)", seen.empty() ? "" : "; ",
+                    prefix, runtimeLibraryNames(prefix).c_str());
+      continue;
+    }
+    int count = 0;
+    const VendorApi::Status status = api.getDeviceCount(&count);
+    if (status == 0 && count > 0) {
+      *why = strprintf("%d %s device(s)", count, prefix);
+      return true;
+    }
+    seen +=
+        strprintf("%s%sGetDeviceCount: %s", seen.empty() ? "" : "; ", prefix,
+                  status == 0 ? "0 devices" : api.getErrorString(status));
+  }
+  *why = seen;
+  return false;
+}
+
+std::unique_ptr<Device> makeDevice(hetcclRuntimeKind_t kind,
+                                   const NcclApi& nccl) {
+  if (kind == hetcclRuntimeHost) {
+    if (!nccl.hasHetcclExtensions()) {
+      perfFail(
+          "a CPU rank needs HetCCL's host streams, which %s does not "
+          "export",
+          nccl.describe().c_str());
+    }
+    return std::make_unique<HostDevice>(nccl);
+  }
   const char* prefix = kind == hetcclRuntimeCuda ? "cuda" : "hip";
   VendorApi api;
   if (!loadVendorApi(prefix, &api)) {

@@ -1,14 +1,14 @@
 // Memory and streams of the rank's runtime, as the benchmark needs them.
-// CPU ranks use host memory and HetCCL's host streams; GPU ranks use the
-// vendor runtime (CUDA or HIP), loaded with dlopen so that the tool itself
-// needs no vendor toolkit to build.
+// CPU ranks use host memory and the host streams of the HetCCL under test;
+// GPU ranks use the vendor runtime (CUDA or HIP), loaded with dlopen so that
+// the tool itself needs no vendor toolkit to build.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
 
-#include "hetccl.h"
+#include "perf/nccl_api.h"
 
 namespace hetccl {
 namespace perf {
@@ -31,13 +31,25 @@ class Device {
   virtual void synchronize(cudaStream_t stream) = 0;
 };
 
+struct GpuSelection {
+  bool found = false;  // a CUDA or HIP runtime with GPUs was present
+  hetcclRuntimeKind_t runtime = hetcclRuntimeHost;  // of the GPU made current
+  std::string text;                                 // what was done, for logs
+};
+
 // Before the communicator exists: makes GPU number localRank % count current
 // when a CUDA or HIP runtime with GPUs is present (as NCCL programs do), so
-// that HetCCL puts the rank on it. Returns what it did, for the log.
-std::string selectGpuForRank(int localRank);
+// that the library puts the rank on it.
+GpuSelection selectGpuForRank(int localRank);
 
-// The Device for the runtime HetCCL chose for the communicator.
-std::unique_ptr<Device> makeDevice(hetcclRuntimeKind_t kind);
+// Whether a CUDA or HIP runtime with GPUs is present, without changing the
+// current device; `why` says what was found.
+bool gpusPresent(std::string* why);
+
+// The Device for the rank's runtime. Host ranks need the library's host
+// streams (HetCCL's extensions).
+std::unique_ptr<Device> makeDevice(hetcclRuntimeKind_t kind,
+                                   const NcclApi& nccl);
 
 // Memory allocated on a Device, released when it goes out of scope.
 class DeviceBuffer {

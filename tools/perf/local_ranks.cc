@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include "nccl.h"
 #include "perf/perf_error.h"
 #include "perf/rank_env.h"
 
@@ -209,7 +208,7 @@ int Supervisor::wait() {
 
 }  // namespace
 
-int runLocalRanks(const Options& options, char** argv) {
+int runLocalRanks(const Options& options, const NcclApi& nccl, char** argv) {
   if (options.root >= options.localRanks) {
     perfFail("-r/--root %d is not a rank (-np %d)", options.root,
              options.localRanks);
@@ -217,7 +216,7 @@ int runLocalRanks(const Options& options, char** argv) {
   if (options.domainsGiven)
     setenv("HETCCL_DOMAINS", options.domains.c_str(), 1);
   ncclUniqueId id;
-  checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId", nullptr);
+  nccl.check(nccl.getUniqueId(&id), "ncclGetUniqueId", nullptr);
   const std::string hex = uniqueIdToHex(id);
   std::vector<RankEnvironment> environments;
   for (int rank = 0; rank < options.localRanks; ++rank) {

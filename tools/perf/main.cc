@@ -1,8 +1,10 @@
 // hetccl-perf: bandwidth and correctness benchmark for HetCCL with
-// nccl-tests semantics. Uses only the public API (nccl.h, hetccl.h).
+// nccl-tests semantics. Uses only the public API (nccl.h, hetccl.h), of the
+// linked HetCCL or of the library given with --nccl-library.
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 #include "perf/control.h"
 #include "perf/device.h"
 #include "perf/local_ranks.h"
+#include "perf/nccl_api.h"
 #include "perf/options.h"
 #include "perf/perf_error.h"
 #include "perf/rank_env.h"
@@ -32,8 +35,13 @@ RankInfo describeRank(const RankContext& context, hetcclRuntimeKind_t kind) {
   info.rank = context.rank;
   info.pid = static_cast<int32_t>(getpid());
   info.runtime = kind;
-  checkNccl(hetcclCommDomains(context.comm, &info.ndomains, &info.domain),
-            "hetcclCommDomains", context.comm);
+  const NcclApi& nccl = *context.nccl;
+  info.ndomains = 1;  // a library that is not HetCCL has one domain
+  info.domain = 0;
+  if (nccl.commDomains) {
+    nccl.check(nccl.commDomains(context.comm, &info.ndomains, &info.domain),
+               "hetcclCommDomains", context.comm);
+  }
   char host[256] = "?";
   gethostname(host, sizeof(host) - 1);
   copyText(info.host, sizeof(info.host), host);
@@ -41,30 +49,44 @@ RankInfo describeRank(const RankContext& context, hetcclRuntimeKind_t kind) {
   return info;
 }
 
+// HetCCL says where it placed the rank; any other library runs it on the
+// GPU that was made current.
+hetcclRuntimeKind_t rankRuntime(const NcclApi& nccl, ncclComm_t comm,
+                                const GpuSelection& gpu) {
+  if (nccl.commRuntime) {
+    hetcclRuntimeKind_t kind = hetcclRuntimeHost;
+    nccl.check(nccl.commRuntime(comm, &kind), "hetcclCommRuntime", comm);
+    return kind;
+  }
+  return gpu.runtime;
+}
+
 // The run of a rank whose place is known. Returns its exit status.
-int runRankWithSetup(const Options& options, const RankSetup& setup) {
+int runRankWithSetup(const Options& options, const NcclApi& nccl,
+                     const RankSetup& setup) {
   if (options.root >= setup.nranks) {
     perfFail("-r/--root %d is not a rank (there are %d)", options.root,
              setup.nranks);
   }
-  selectGpuForRank(setup.localRank);
-  Communicator communicator(setup);
-
-  hetcclRuntimeKind_t kind = hetcclRuntimeHost;
-  checkNccl(hetcclCommRuntime(communicator.get(), &kind), "hetcclCommRuntime",
-            communicator.get());
-  const std::unique_ptr<Device> device = makeDevice(kind);
+  const GpuSelection gpu = selectGpuForRank(setup.localRank);
+  if (!nccl.hasHetcclExtensions() && !gpu.found) {
+    perfFail("%s is not HetCCL, so this rank must be a GPU rank, but %s",
+             nccl.describe().c_str(), gpu.text.c_str());
+  }
+  Communicator communicator(nccl, setup);
+  const hetcclRuntimeKind_t kind = rankRuntime(nccl, communicator.get(), gpu);
+  const std::unique_ptr<Device> device = makeDevice(kind, nccl);
   int64_t wrong = 0;
   {
     DeviceStream stream(*device);
-    const RankContext context{communicator.get(), setup.rank, setup.nranks,
-                              device.get(), stream.get()};
+    const RankContext context{&nccl,        communicator.get(), setup.rank,
+                              setup.nranks, device.get(),       stream.get()};
     Control control(context);
     Reporter reporter(options, setup.rank == 0);
     int version = 0;
-    checkNccl(ncclGetVersion(&version), "ncclGetVersion", nullptr);
-    const RunDescription run{setup.nranks, version, setup.launcher,
-                             communicator.initSeconds()};
+    nccl.check(nccl.getVersion(&version), "ncclGetVersion", nullptr);
+    const RunDescription run{setup.nranks, version, nccl.describe(),
+                             setup.launcher, communicator.initSeconds()};
     reporter.printHeader(run, control.allGather(describeRank(context, kind)));
     Benchmark benchmark(options, context, control, reporter);
     wrong = benchmark.run();
@@ -75,18 +97,51 @@ int runRankWithSetup(const Options& options, const RankSetup& setup) {
 }
 
 // One rank's whole run. Returns its exit status.
-int runRank(const Options& options) {
+int runRank(const Options& options, const NcclApi& nccl) {
   // A rank started by -np is timed by its parent.
   Watchdog watchdog(isSpawnedRank() ? 0 : options.timeoutSec);
   if (options.domainsGiven) {
     setenv("HETCCL_DOMAINS", options.domains.c_str(), 1);
   }
-  const RankSetup setup = discoverRank();
+  const RankSetup setup = discoverRank(nccl);
   try {
-    return runRankWithSetup(options, setup);
+    return runRankWithSetup(options, nccl, setup);
   } catch (const std::exception& error) {
     // Name the rank: with several ranks on one terminal, it matters which.
     throw PerfError(strprintf("rank %d: %s", setup.rank, error.what()));
+  }
+}
+
+// A library that is not HetCCL has only GPU ranks, in one domain: refuses,
+// before any rank starts, what would ask for anything else.
+void checkLibraryFits(const Options& options, const NcclApi& nccl) {
+  if (nccl.hasHetcclExtensions()) return;
+  const std::string library = nccl.describe();
+  const char* notHetccl =
+      "is not HetCCL (it does not export hetcclCommRuntime)";
+  if (options.domainsGiven) {
+    perfFail("-D/--domains forces HetCCL's domains, but %s %s", library.c_str(),
+             notHetccl);
+  }
+  const char* domains = std::getenv("HETCCL_DOMAINS");
+  if (domains && *domains) {
+    perfFail(
+        "HETCCL_DOMAINS=%s is set, but %s %s and would ignore it; unset it",
+        domains, library.c_str(), notHetccl);
+  }
+  const char* forceCpu = std::getenv("HETCCL_FORCE_CPU");
+  if (forceCpu && *forceCpu && std::strcmp(forceCpu, "0") != 0) {
+    perfFail(
+        "HETCCL_FORCE_CPU=%s asks for CPU ranks, but %s %s: its ranks can only "
+        "be GPUs (CPU ranks need the linked HetCCL: drop --nccl-library)",
+        forceCpu, library.c_str(), notHetccl);
+  }
+  std::string why;
+  if (!gpusPresent(&why)) {
+    perfFail(
+        "%s %s, so every rank must be a GPU rank, but no GPU was found (%s); "
+        "CPU ranks need the linked HetCCL: drop --nccl-library",
+        library.c_str(), notHetccl, why.c_str());
   }
 }
 
@@ -103,17 +158,22 @@ int runMain(int argc, char** argv) {
     return kExitOk;
   }
   try {
+    const NcclApi nccl = options.ncclLibrary.empty()
+                             ? linkedNcclApi()
+                             : loadNcclApi(options.ncclLibrary);
     if (options.showVersion) {
       int version = 0;
-      checkNccl(ncclGetVersion(&version), "ncclGetVersion", nullptr);
-      std::printf("hetccl-perf (HetCCL %d.%d.%d), library ncclGetVersion %d\n",
-                  HETCCL_MAJOR, HETCCL_MINOR, HETCCL_PATCH, version);
+      nccl.check(nccl.getVersion(&version), "ncclGetVersion", nullptr);
+      std::printf("hetccl-perf (HetCCL %d.%d.%d), %s: ncclGetVersion %d\n",
+                  HETCCL_MAJOR, HETCCL_MINOR, HETCCL_PATCH,
+                  nccl.describe().c_str(), version);
       return kExitOk;
     }
+    checkLibraryFits(options, nccl);
     if (options.localRanks > 0 && !isSpawnedRank()) {
-      return runLocalRanks(options, argv);
+      return runLocalRanks(options, nccl, argv);
     }
-    return runRank(options);
+    return runRank(options, nccl);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "hetccl-perf: %s\n", error.what());
     return kExitError;

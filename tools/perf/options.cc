@@ -214,6 +214,11 @@ const std::vector<OptionSpec>& optionSpecs() {
          o.domainsGiven = true;
          o.domains = v;
        }},
+      {0, "nccl-library", ValueMode::kRequired,
+       [](Options& o, const std::string& v, const std::string& f) {
+         if (v.empty()) perfFail("%s needs a path", f.c_str());
+         o.ncclLibrary = v;
+       }},
       {0, "json", ValueMode::kRequired,
        [](Options& o, const std::string& v, const std::string& f) {
          if (v.empty()) perfFail("%s needs a file name", f.c_str());
@@ -470,6 +475,16 @@ std::string helpText(const char* program) {
       "  The ranks meet at HETCCL_COMM_ID (or NCCL_COMM_ID) = host:port,\n"
       "  which rank 0 listens on; under torchrun it defaults to\n"
       "  MASTER_ADDR:(MASTER_PORT+1). GPU ranks use GPU LOCAL_RANK %% count.\n"
+      "\n"
+      "Library:\n"
+      "  --nccl-library PATH     measure the NCCL-API library at PATH (e.g.\n"
+      "                          NVIDIA's libnccl.so.2) instead of the linked\n"
+      "                          HetCCL: it is loaded privately and every\n"
+      "                          nccl* call goes to it. Unless it is a HetCCL\n"
+      "                          build, every rank must be a GPU rank (no\n"
+      "                          CPU ranks, -D or HETCCL_FORCE_CPU), and\n"
+      "                          the ranks of a launcher meet at NCCL_COMM_ID\n"
+      "                          (set from HETCCL_COMM_ID if missing).\n"
       "\n"
       "Output:\n"
       "  --json FILE             also write one JSON object per line for\n"

@@ -36,6 +36,9 @@ struct Options {
   double timeoutSec = 0;  // 0: no limit
   bool domainsGiven = false;
   std::string domains;  // HETCCL_DOMAINS for the ranks
+  // --nccl-library: measure this NCCL-API library instead of the linked
+  // HetCCL ("" : the linked HetCCL).
+  std::string ncclLibrary;
   std::string jsonPath;
   bool progress = false;  // progress lines even when stderr is not a tty
   bool showHelp = false;

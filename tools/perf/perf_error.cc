@@ -37,13 +37,5 @@ void perfFail(const char* fmt, ...) {
   throw PerfError(text);
 }
 
-void checkNccl(ncclResult_t result, const char* call, ncclComm_t comm) {
-  if (result == ncclSuccess) return;
-  const char* detail = ncclGetLastError(comm);
-  perfFail("%s failed: %s (%d)%s%s", call, ncclGetErrorString(result),
-           static_cast<int>(result), detail && *detail ? ": " : "",
-           detail ? detail : "");
-}
-
 }  // namespace perf
 }  // namespace hetccl

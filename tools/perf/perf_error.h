@@ -5,8 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "nccl.h"
-
 namespace hetccl {
 namespace perf {
 
@@ -22,10 +20,6 @@ std::string strprintf(const char* fmt, ...)
 // Throws PerfError with the formatted message.
 [[noreturn]] void perfFail(const char* fmt, ...)
     __attribute__((format(printf, 1, 2)));
-
-// Throws PerfError naming the call, the result and ncclGetLastError(comm)
-// unless `result` is ncclSuccess.
-void checkNccl(ncclResult_t result, const char* call, ncclComm_t comm);
 
 }  // namespace perf
 }  // namespace hetccl

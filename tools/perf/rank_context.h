@@ -1,13 +1,15 @@
-// The communicator, runtime and stream one rank runs the benchmark with.
+// The library, communicator, runtime and stream one rank runs the benchmark
+// with.
 #pragma once
 
-#include "nccl.h"
 #include "perf/device.h"
+#include "perf/nccl_api.h"
 
 namespace hetccl {
 namespace perf {
 
 struct RankContext {
+  const NcclApi* nccl;
   ncclComm_t comm;
   int rank;
   int nranks;

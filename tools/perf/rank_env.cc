@@ -69,6 +69,14 @@ RankSetup spawnedRankSetup() {
   return setup;
 }
 
+// NVIDIA's NCCL and RCCL know only NCCL_COMM_ID.
+void shareAddressWithNccl(const NcclApi& nccl) {
+  if (nccl.hasHetcclExtensions() || envSet("NCCL_COMM_ID")) return;
+  if (envSet("HETCCL_COMM_ID")) {
+    setenv("NCCL_COMM_ID", std::getenv("HETCCL_COMM_ID"), 1);
+  }
+}
+
 // Makes sure every rank will find the root: HETCCL_COMM_ID or NCCL_COMM_ID,
 // or for torchrun one port above its own rendezvous.
 void ensureRendezvousAddress(const RankSetup& setup) {
@@ -98,7 +106,7 @@ void ensureRendezvousAddress(const RankSetup& setup) {
 
 bool isSpawnedRank() { return envSet(kEnvRank); }
 
-RankSetup discoverRank() {
+RankSetup discoverRank(const NcclApi& nccl) {
   if (isSpawnedRank()) return spawnedRankSetup();
   RankSetup setup;
   setup.launcher = "none (a single rank)";
@@ -113,8 +121,11 @@ RankSetup discoverRank() {
     checkRankInRange(setup, vars.rank);
     break;
   }
-  if (setup.nranks > 1) ensureRendezvousAddress(setup);
-  checkNccl(ncclGetUniqueId(&setup.id), "ncclGetUniqueId", nullptr);
+  if (setup.nranks > 1) {
+    ensureRendezvousAddress(setup);
+    shareAddressWithNccl(nccl);
+  }
+  nccl.check(nccl.getUniqueId(&setup.id), "ncclGetUniqueId", nullptr);
   return setup;
 }
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "nccl.h"
+#include "perf/nccl_api.h"
 
 namespace hetccl {
 namespace perf {
@@ -29,10 +29,12 @@ struct RankSetup {
 bool isSpawnedRank();
 
 // Reads the rank, size and local rank, and obtains the unique id: from the
-// -np parent, or with ncclGetUniqueId at HETCCL_COMM_ID/NCCL_COMM_ID (which
-// under torchrun defaults to MASTER_ADDR:MASTER_PORT+1). Throws PerfError
-// with what to set when the ranks could not meet.
-RankSetup discoverRank();
+// -np parent, or with the library's ncclGetUniqueId at HETCCL_COMM_ID /
+// NCCL_COMM_ID (which under torchrun defaults to MASTER_ADDR:MASTER_PORT+1;
+// a library that is not HetCCL reads only NCCL_COMM_ID, so it is set from
+// HETCCL_COMM_ID). Throws PerfError with what to set when the ranks could
+// not meet.
+RankSetup discoverRank(const NcclApi& nccl);
 
 std::string uniqueIdToHex(const ncclUniqueId& id);
 bool uniqueIdFromHex(const std::string& hex, ncclUniqueId* id);

@@ -63,6 +63,24 @@ std::string placementColumns(const PlacementResult& result) {
                    result.busbwGBps, wrong.c_str());
 }
 
+// A JSON string literal: quotes, backslashes and control characters
+// escaped; "" becomes null (the linked library has no path).
+std::string jsonString(const std::string& text) {
+  if (text.empty()) return "null";
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      quoted += '\\';
+      quoted += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      quoted += strprintf("\\u%04x", static_cast<unsigned char>(c));
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "\"";
+}
+
 std::string joinNames(const std::vector<const DataType*>& items) {
   std::string text;
   for (const DataType* item : items) {
@@ -87,12 +105,14 @@ Reporter::Reporter(const Options& options, bool printing)
 void Reporter::printHeader(const RunDescription& run,
                            const std::vector<RankInfo>& ranks) {
   nranks_ = run.nranks;
+  libraryVersion_ = run.libraryVersion;
   if (!printing_) return;
   std::printf(
       "# hetccl-perf: HetCCL %d.%d.%d, library version %s "
       "(ncclGetVersion %d)\n",
       HETCCL_MAJOR, HETCCL_MINOR, HETCCL_PATCH,
       versionText(run.libraryVersion).c_str(), run.libraryVersion);
+  std::printf("# library under test: %s\n", run.library.c_str());
   const std::string step = options_.stepBytes > 0
                                ? strprintf("%zu(bytes)", options_.stepBytes)
                                : strprintf("%g(factor)", options_.stepFactor);
@@ -161,11 +181,15 @@ void Reporter::writeJson(const RowResult& row, const PlacementResult& result,
   if (!json_) return;
   const std::string wrong =
       result.wrong < 0 ? "null" : strprintf("%lld", (long long)result.wrong);
+  // "hetccl": the linked HetCCL; "nccl": the --nccl-library one.
+  const char* impl = options_.ncclLibrary.empty() ? "hetccl" : "nccl";
   std::fprintf(json_.get(),
-               "{\"impl\":\"hetccl\",\"coll\":\"%s\",\"nranks\":%d,"
+               "{\"impl\":\"%s\",\"library\":%s,\"version\":%d,"
+               "\"coll\":\"%s\",\"nranks\":%d,"
                "\"bytes\":%zu,\"count\":%zu,\"dtype\":\"%s\",\"op\":\"%s\","
                "\"inplace\":%s,\"time_us\":%.3f,\"algbw_GBps\":%.4f,"
                "\"busbw_GBps\":%.4f,\"wrong\":%s}\n",
+               impl, jsonString(options_.ncclLibrary).c_str(), libraryVersion_,
                row.collective->name, nranks_, row.shape.bytes, row.shape.count,
                row.type->name, row.op ? row.op->name : "none",
                inPlace ? "true" : "false", result.timeUs, result.algbwGBps,

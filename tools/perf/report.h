@@ -52,6 +52,7 @@ static_assert(sizeof(RankInfo) == 192, "RankInfo is exchanged as bytes");
 struct RunDescription {
   int nranks;
   int libraryVersion;    // ncclGetVersion
+  std::string library;   // NcclApi::describe() of the library under test
   std::string launcher;  // who started the ranks
   double initSeconds;    // ncclCommInitRank on rank 0
 };
@@ -79,6 +80,7 @@ class Reporter {
 
   const Options& options_;
   int nranks_ = 1;
+  int libraryVersion_ = 0;
   bool printing_;
   std::unique_ptr<FILE, FileCloser> json_;
   int64_t totalWrong_ = 0;

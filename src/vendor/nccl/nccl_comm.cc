@@ -1,7 +1,10 @@
 #include "vendor/nccl/nccl_comm.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "runtime/cuda_probe.h"
 #include "util/error.h"
@@ -27,6 +30,27 @@ void requireFunction(const NcclApiLibrary& library, Function function,
 // at most, each set once and never cleared.
 constexpr int kMaxProcessLibraries = 2;
 std::atomic<const NcclApiLibrary*> processLibraries[kMaxProcessLibraries];
+
+// Removes an environment variable while it lives. Only around a vendor
+// communicator's creation, which the communicator's init serialises.
+class ScopedUnsetEnvironment {
+ public:
+  explicit ScopedUnsetEnvironment(const char* name) : name_(name) {
+    if (const char* value = getenv(name)) {
+      saved_ = value;
+      unsetenv(name);
+    }
+  }
+  ~ScopedUnsetEnvironment() {
+    if (saved_) setenv(name_, saved_->c_str(), 1);
+  }
+  ScopedUnsetEnvironment(const ScopedUnsetEnvironment&) = delete;
+  ScopedUnsetEnvironment& operator=(const ScopedUnsetEnvironment&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> saved_;
+};
 
 }  // namespace
 
@@ -60,6 +84,9 @@ NcclComm::NcclComm(Oob& oob, const NcclApiLibrary& library, int device,
                    MakeDeviceCurrent makeCurrent)
     : nccl_(library) {
   makeCurrent(device);
+  // NCCL_COMM_ID names HetCCL's own root; the library would read it too and
+  // put its root on the same address.
+  ScopedUnsetEnvironment hideCommId("NCCL_COMM_ID");
   std::vector<ncclUniqueId> ids(oob.nranks());
   if (oob.rank() == 0)
     check(nccl_.api().GetUniqueId(&ids[0]), "ncclGetUniqueId");

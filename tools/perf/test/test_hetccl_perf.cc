@@ -1,18 +1,29 @@
 // Tests of hetccl-perf's own logic: the number formats, the exactness of the
 // input patterns under reductions done in the element type, the nccl-tests
-// shapes, the options, and the result check against a reference collective.
+// shapes, the options, the result check against a reference collective, and
+// the NCCL API table (--nccl-library).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <set>
+#include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "perf/buffer_check.h"
 #include "perf/collectives.h"
 #include "perf/device.h"
 #include "perf/dtype.h"
+#include "perf/nccl_api.h"
 #include "perf/options.h"
 #include "perf/perf_error.h"
 #include "perf/rank_env.h"
@@ -364,20 +375,117 @@ TEST(RankEnv, UniqueIdHexRoundTrip) {
   EXPECT_FALSE(uniqueIdFromHex(std::string(256, 'g'), &back));
 }
 
+// Sets environment variables for one scope and puts the old values back.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
+    for (const auto& var : vars) {
+      const char* old = std::getenv(var.first);
+      saved_.push_back({var.first, old != nullptr, old ? old : ""});
+      if (var.second) {
+        setenv(var.first, var.second, 1);
+      } else {
+        unsetenv(var.first);
+      }
+    }
+  }
+  ~ScopedEnv() {
+    for (const Saved& var : saved_) {
+      if (var.wasSet) {
+        setenv(var.name.c_str(), var.value.c_str(), 1);
+      } else {
+        unsetenv(var.name.c_str());
+      }
+    }
+  }
+
+ private:
+  struct Saved {
+    std::string name;
+    bool wasSet;
+    std::string value;
+  };
+  std::vector<Saved> saved_;
+};
+
+// What NCCL_COMM_ID held when the library's ncclGetUniqueId ran.
+std::string commIdSeenByLibrary;
+
+ncclResult_t recordingGetUniqueId(ncclUniqueId* id) {
+  const char* value = std::getenv("NCCL_COMM_ID");
+  commIdSeenByLibrary = value ? value : "<unset>";
+  std::memset(id, 0, sizeof(*id));
+  return ncclSuccess;
+}
+
+// NVIDIA's NCCL reads only NCCL_COMM_ID: a launcher's ranks must find the
+// root address there, whether it came from HETCCL_COMM_ID or torchrun.
+TEST(RankEnv, LauncherRanksOfNvidiaNcclMeetAtNcclCommId) {
+  NcclApi nvidia = linkedNcclApi();
+  nvidia.getUniqueId = &recordingGetUniqueId;
+  nvidia.commRuntime = nullptr;  // not HetCCL
+  {
+    const ScopedEnv env({{"HETCCL_PERF_RANK", nullptr},
+                         {"RANK", "1"},
+                         {"WORLD_SIZE", "2"},
+                         {"LOCAL_RANK", "1"},
+                         {"HETCCL_COMM_ID", "10.1.2.3:4567"},
+                         {"NCCL_COMM_ID", nullptr}});
+    const RankSetup setup = discoverRank(nvidia);
+    EXPECT_EQ(setup.rank, 1);
+    EXPECT_EQ(setup.nranks, 2);
+    EXPECT_EQ(commIdSeenByLibrary, "10.1.2.3:4567");
+  }
+  {
+    const ScopedEnv env({{"HETCCL_PERF_RANK", nullptr},
+                         {"RANK", "0"},
+                         {"WORLD_SIZE", "2"},
+                         {"MASTER_ADDR", "127.0.0.1"},
+                         {"MASTER_PORT", "29500"},
+                         {"HETCCL_COMM_ID", nullptr},
+                         {"NCCL_COMM_ID", nullptr}});
+    discoverRank(nvidia);
+    EXPECT_EQ(commIdSeenByLibrary, "127.0.0.1:29501");
+  }
+  {
+    // An NCCL_COMM_ID of the user's own is kept.
+    const ScopedEnv env({{"HETCCL_PERF_RANK", nullptr},
+                         {"RANK", "0"},
+                         {"WORLD_SIZE", "2"},
+                         {"HETCCL_COMM_ID", "10.1.2.3:4567"},
+                         {"NCCL_COMM_ID", "10.9.9.9:1111"}});
+    discoverRank(nvidia);
+    EXPECT_EQ(commIdSeenByLibrary, "10.9.9.9:1111");
+  }
+  {
+    // HetCCL reads HETCCL_COMM_ID itself: NCCL_COMM_ID stays unset.
+    NcclApi hetcclCopy = linkedNcclApi();
+    hetcclCopy.getUniqueId = &recordingGetUniqueId;
+    const ScopedEnv env({{"HETCCL_PERF_RANK", nullptr},
+                         {"RANK", "0"},
+                         {"WORLD_SIZE", "2"},
+                         {"HETCCL_COMM_ID", "10.1.2.3:4567"},
+                         {"NCCL_COMM_ID", nullptr}});
+    discoverRank(hetcclCopy);
+    EXPECT_EQ(commIdSeenByLibrary, "<unset>");
+  }
+}
+
 // Simulates the ranks of one collective in this process: every rank's
 // buffers, a reference implementation of the collective, and the check.
 class SimulatedRun {
  public:
   SimulatedRun(const Collective& collective, const DataType& t,
-               const ReduceOp* op, int nranks, bool inPlace)
+               const ReduceOp* op, int nranks, bool inPlace,
+               size_t elementsPerRank = 257)
       : collective_(collective),
         type_(t),
         op_(collective.reduces ? op : nullptr),
         nranks_(nranks),
         inPlace_(inPlace),
-        device_(makeDevice(hetcclRuntimeHost)),
-        shape_(
-            shapeFor(collective.kind, 257 * t.size * nranks, t.size, nranks)) {
+        device_(makeDevice(hetcclRuntimeHost, linkedNcclApi())),
+        shape_(shapeFor(collective.kind, elementsPerRank * t.size * nranks,
+                        t.size, nranks)) {
     for (int rank = 0; rank < nranks; ++rank) {
       send_.emplace_back(shape_.bytes + 64);
       recv_.emplace_back(shape_.bytes + 64);
@@ -525,6 +633,59 @@ TEST(BufferCheck, AcceptsCorrectResultsAndCountsWrongOnes) {
   }
 }
 
+// Buffers of hundreds of thousands of elements are written and compared on
+// several threads (when the machine has several cores): every element must
+// still be right, and every wrong one counted once, wherever the ranges
+// split.
+TEST(BufferCheck, LargeBuffersAreCheckedWholeOnSeveralThreads) {
+  for (const char* collectiveName : {"allreduce", "allgather", "alltoall"}) {
+    for (const char* typeName : {"float16", "int32"}) {
+      const Collective& collective = *findCollective(collectiveName);
+      SimulatedRun run(collective, type(typeName), findReduceOp("sum"), 2,
+                       false, 300001);
+      const std::string what = std::string(collectiveName) + " " + typeName;
+      run.runReference();
+      ASSERT_EQ(run.wrong(0), 0) << what;
+      const size_t count = run.resultCount();
+      std::set<size_t> corrupted;
+      for (size_t i = 0; i <= 16; ++i) {
+        corrupted.insert(std::min(count - 1, i * count / 16));
+      }
+      for (size_t k : corrupted) run.corrupt(0, k);
+      EXPECT_EQ(run.wrong(0), static_cast<int64_t>(corrupted.size())) << what;
+    }
+  }
+}
+
+// -c 0 fills the buffers once per case with a repeated block of valid
+// inputs: every whole element, past the first block too, is a finite value
+// of the pattern's range, and bytes past the last whole element stay.
+TEST(BufferCheck, FillForTimingWritesValidValuesEverywhere) {
+  const std::unique_ptr<Device> device =
+      makeDevice(hetcclRuntimeHost, linkedNcclApi());
+  const size_t bytes = (size_t{9} << 20) + 3;
+  for (const char* name : {"int8", "float16", "fp8e4m3", "float64"}) {
+    const DataType& t = type(name);
+    BufferCheck check(CheckCase{findCollective("allreduce"), &t,
+                                findReduceOp("sum"), 1, 2, 0},
+                      *device);
+    std::vector<unsigned char> region(bytes + 8, 0xFF);
+    check.fillForTiming(region.data(), bytes);
+    const size_t count = bytes / t.size;
+    std::set<double> seen;
+    for (size_t k = 0; k < count; ++k) {
+      const double value = decodeValue(t, &region[k * t.size]);
+      ASSERT_TRUE(std::isfinite(value) && std::fabs(value) <= 127)
+          << name << " element " << k << " = " << value;
+      if (seen.size() < 3) seen.insert(value);
+    }
+    EXPECT_GE(seen.size(), 2u) << name << ": the inputs do not vary";
+    for (size_t b = count * t.size; b < region.size(); ++b) {
+      ASSERT_EQ(region[b], 0xFF) << name << " wrote past the region";
+    }
+  }
+}
+
 TEST(BufferCheck, DetectsACollectiveThatDidNothing) {
   for (const Collective& collective : allCollectives()) {
     for (bool inPlace : {false, true}) {
@@ -534,6 +695,214 @@ TEST(BufferCheck, DetectsACollectiveThatDidNothing) {
       // No reference run: the outputs hold what prepare() left there.
       EXPECT_GT(run.wrong(run.rankWithResult()), 0)
           << collective.name << (inPlace ? " in-place" : "");
+    }
+  }
+}
+
+TEST(Options, NcclLibrary) {
+  EXPECT_EQ(parse({}).ncclLibrary, "");
+  EXPECT_EQ(parse({"--nccl-library", "/x/libnccl.so.2"}).ncclLibrary,
+            "/x/libnccl.so.2");
+  EXPECT_EQ(parse({"--nccl-library=/y/librccl.so.1", "-np", "2"}).ncclLibrary,
+            "/y/librccl.so.1");
+  EXPECT_THROW(parse({"--nccl-library"}), PerfError);
+  EXPECT_THROW(parse({"--nccl-library="}), PerfError);
+}
+
+TEST(NcclApi, LinkedTableIsCompleteAndWorks) {
+  const NcclApi& api = linkedNcclApi();
+  EXPECT_TRUE(api.isLinked());
+  EXPECT_TRUE(api.hasHetcclExtensions());
+  EXPECT_EQ(api.describe(), "the linked HetCCL");
+  EXPECT_EQ(api.allReduce, &::ncclAllReduce);
+  EXPECT_EQ(api.alltoAll, &::ncclAlltoAll);
+  EXPECT_EQ(api.streamSynchronize, &::hetcclStreamSynchronize);
+  int version = 0;
+  api.check(api.getVersion(&version), "ncclGetVersion", nullptr);
+  EXPECT_GE(version, 20000);
+  try {
+    api.check(ncclInvalidArgument, "ncclSomething", nullptr);
+    FAIL() << "check() accepted an error";
+  } catch (const PerfError& error) {
+    EXPECT_NE(std::string(error.what()).find("ncclSomething failed"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(NcclApi, RejectsWhatIsNotAnNcclLibrary) {
+  try {
+    loadNcclApi("/nonexistent/libnccl.so.2");
+    FAIL() << "loaded a library that does not exist";
+  } catch (const PerfError& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot be loaded"),
+              std::string::npos)
+        << error.what();
+  }
+  try {
+    loadNcclApi("libm.so.6");
+    FAIL() << "accepted libm as an NCCL library";
+  } catch (const PerfError& error) {
+    EXPECT_NE(std::string(error.what()).find("does not export ncclGetVersion"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(loadNcclApi(""), PerfError);
+}
+
+// The file the linked HetCCL was loaded from.
+std::string linkedLibraryPath() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&::ncclGetVersion), &info) ||
+      !info.dli_fname) {
+    return std::string();
+  }
+  return info.dli_fname;
+}
+
+// A copy of the linked HetCCL under another name: loading it gives a second,
+// private instance, as --nccl-library does with NVIDIA's NCCL.
+class PrivateHetcclCopy {
+ public:
+  PrivateHetcclCopy() {
+    char pattern[] = "/tmp/hetccl-perf-test-XXXXXX";
+    if (!mkdtemp(pattern)) return;
+    directory_ = pattern;
+    const std::string source = linkedLibraryPath();
+    path_ = directory_ + "/libnccl.so.2";
+    std::ifstream in(source, std::ios::binary);
+    std::ofstream out(path_, std::ios::binary);
+    out << in.rdbuf();
+    if (!in || !out) path_.clear();
+  }
+  ~PrivateHetcclCopy() {
+    std::remove((directory_ + "/libnccl.so.2").c_str());
+    if (!directory_.empty()) rmdir(directory_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string directory_;
+  std::string path_;
+};
+
+// Host buffers and a host stream of one CPU rank, through `api`.
+class HostRank {
+ public:
+  HostRank(const NcclApi& api, int nranks, const ncclUniqueId& id, int rank)
+      : api_(api) {
+    api_.check(api_.commInitRank(&comm_, nranks, id, rank), "ncclCommInitRank",
+               nullptr);
+    api_.check(api_.streamCreate(&stream_), "hetcclStreamCreate", nullptr);
+  }
+  ~HostRank() {
+    if (stream_) api_.streamDestroy(stream_);
+    if (comm_) api_.commDestroy(comm_);
+  }
+  ncclComm_t comm() const { return comm_; }
+  cudaStream_t stream() const { return stream_; }
+  void synchronize() {
+    api_.check(api_.streamSynchronize(stream_), "hetcclStreamSynchronize",
+               nullptr);
+  }
+
+ private:
+  const NcclApi& api_;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kDeepBindRefused = true;  // AddressSanitizer refuses it
+#else
+constexpr bool kDeepBindRefused = false;
+#endif
+
+TEST(NcclApi, DrivesAPrivateCopyOfTheLibraryThroughItsOwnTable) {
+  if (kDeepBindRefused) GTEST_SKIP() << "RTLD_DEEPBIND under AddressSanitizer";
+  const PrivateHetcclCopy copy;
+  ASSERT_FALSE(copy.path().empty()) << "cannot copy " << linkedLibraryPath();
+  const NcclApi api = loadNcclApi(copy.path());
+  EXPECT_FALSE(api.isLinked());
+  EXPECT_EQ(api.describe(), "--nccl-library " + copy.path());
+  // A HetCCL build keeps its extensions; and the functions are the copy's,
+  // not the linked library's.
+  ASSERT_TRUE(api.hasHetcclExtensions());
+  EXPECT_NE(api.allReduce, &::ncclAllReduce);
+  EXPECT_NE(api.commRuntime, &::hetcclCommRuntime);
+  int linkedVersion = 0, version = 0;
+  ASSERT_EQ(ncclGetVersion(&linkedVersion), ncclSuccess);
+  ASSERT_EQ(api.getVersion(&version), ncclSuccess);
+  EXPECT_EQ(version, linkedVersion);
+
+  // One rank, through the copy only: a communicator, a host stream and an
+  // all-reduce whose result is checked.
+  ncclUniqueId id;
+  api.check(api.getUniqueId(&id), "ncclGetUniqueId", nullptr);
+  HostRank rank(api, 1, id, 0);
+  hetcclRuntimeKind_t kind = hetcclRuntimeCuda;
+  api.check(api.commRuntime(rank.comm(), &kind), "hetcclCommRuntime",
+            rank.comm());
+  EXPECT_EQ(kind, hetcclRuntimeHost);
+  std::vector<float> send = {1.5f, -2.0f, 3.25f}, recv(3, 0.0f);
+  api.check(api.allReduce(send.data(), recv.data(), send.size(), ncclFloat32,
+                          ncclSum, rank.comm(), rank.stream()),
+            "ncclAllReduce", rank.comm());
+  rank.synchronize();
+  EXPECT_EQ(recv, send);
+}
+
+// Libraries without ncclAlltoAll (NCCL before 2.28) get all-to-all as
+// grouped send/recv: checked on 3 CPU ranks of the linked HetCCL, with its
+// ncclAlltoAll hidden from the tool.
+TEST(Collectives, AllToAllWithoutNcclAlltoAllUsesSendRecv) {
+  NcclApi api = linkedNcclApi();
+  api.alltoAll = nullptr;
+  constexpr int kRanks = 3;
+  constexpr size_t kBlock = 1000;  // elements each rank sends each peer
+  ncclUniqueId id;
+  api.check(api.getUniqueId(&id), "ncclGetUniqueId", nullptr);
+  const Collective& collective = *findCollective("alltoall");
+  const Shape shape =
+      shapeFor(collective.kind, kRanks * kBlock * sizeof(int32_t),
+               sizeof(int32_t), kRanks);
+  ASSERT_EQ(shape.callCount, kBlock);
+  std::vector<std::vector<int32_t>> received(kRanks);
+  std::vector<std::string> errors(kRanks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        HostRank rank(api, kRanks, id, r);
+        std::vector<int32_t> send(kRanks * kBlock);
+        for (size_t i = 0; i < send.size(); ++i) {
+          send[i] = static_cast<int32_t>(r * 1000000 + i);  // (from, index)
+        }
+        received[r].assign(kRanks * kBlock, -1);
+        const CallContext call{
+            &api, &collective, ncclInt32, sizeof(int32_t), ncclSum,
+            0,    r,           kRanks,    rank.comm(),     rank.stream()};
+        api.check(
+            launchCollective(call, shape,
+                             CallBuffers{send.data(), received[r].data()}),
+            "alltoall", rank.comm());
+        rank.synchronize();
+      } catch (const std::exception& error) {
+        errors[r] = error.what();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int r = 0; r < kRanks; ++r) {
+    ASSERT_EQ(errors[r], "") << "rank " << r;
+    // Block p of rank r's result is block r of rank p's input.
+    for (int p = 0; p < kRanks; ++p) {
+      for (size_t i = 0; i < kBlock; ++i) {
+        const int32_t expected =
+            static_cast<int32_t>(p * 1000000 + r * kBlock + i);
+        ASSERT_EQ(received[r][p * kBlock + i], expected)
+            << "rank " << r << " block " << p << " element " << i;
+      }
     }
   }
 }
