@@ -101,6 +101,9 @@ void DeviceShmAllReduce::mapOutboxes(Oob& oob) {
   ShmSegment own;
   captureFailure(failure, [&] {
     own = ShmSegment::create(ShmSegment::uniqueName("hetccl-gpu"), bytes);
+    // First touch here: the pages go to this process's memory node, near
+    // the GPU that writes them, before any other rank maps them.
+    std::memset(own.data(), 0, bytes);
   });
   std::vector<OutboxRecord> records(nranks_);
   std::memset(records.data(), 0, records.size() * sizeof(OutboxRecord));

@@ -270,7 +270,7 @@ HETCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm,
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(asyncError != nullptr, "asyncError is NULL");
-    *asyncError = target->state();
+    *asyncError = target->asyncError();
     return ncclSuccess;
   });
 }

@@ -213,8 +213,15 @@ void Communicator::setState(ncclResult_t state, const std::string& message) {
 ncclResult_t Communicator::state() const {
   if (opsAbort_->raised()) return opsAbort_->code();
   std::lock_guard<std::mutex> lock(stateMutex_);
-  if (state_ == ncclSuccess && vendor_) return vendor_->asyncError();
   return state_;
+}
+
+// The vendor library is asked only here, not on every operation: its
+// query is not free.
+ncclResult_t Communicator::asyncError() const {
+  ncclResult_t current = state();
+  if (current != ncclSuccess || !vendor_) return current;
+  return vendor_->asyncError();
 }
 
 std::string Communicator::stateMessage() const {

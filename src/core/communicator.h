@@ -66,6 +66,9 @@ class Communicator {
   // the error that ended initialisation or that the communicator hit since.
   ncclResult_t state() const;
   std::string stateMessage() const;
+  // state(), and an error the vendor library hit in the background
+  // (ncclCommGetAsyncError).
+  ncclResult_t asyncError() const;
   // Throws unless the communicator is initialised and has no error.
   void checkUsable() const;
 

@@ -346,8 +346,8 @@ step_hetero() {
 
 run_step build 360
 run_step info 30
-run_step module 60
-run_step streams 60
+run_step module 150
+run_step streams 120
 run_step collectives 150
 run_step ddp 150
 run_step matrix-shm 120
