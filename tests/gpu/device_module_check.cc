@@ -853,6 +853,8 @@ int run(const char* path, int device) {
 }  // namespace hetccl
 
 int main(int argc, char** argv) {
+  // Line by line: a run cut short by a timeout still shows how far it got.
+  setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2 || argc > 3) {
     std::fprintf(stderr,
                  "usage: %s <libhetccl-cuda.so | libhetccl-hip.so> [device]\n",

@@ -78,6 +78,7 @@ template <typename Launch>
 void checkEnqueueOnly(int rank, Gate& gate, cudaStream_t stream,
                       const char* name, Launch launch) {
   gate.close(stream);
+  std::printf("rank %d: %s: stream held back, launching\n", rank, name);
   auto start = std::chrono::steady_clock::now();
   ncclResult_t result = launch();
   double seconds =
@@ -92,6 +93,7 @@ void checkEnqueueOnly(int rank, Gate& gate, cudaStream_t stream,
 }
 
 void runRank(int rank, const hetcclDeviceModuleTable* module) {
+  std::printf("rank %d: starting on GPU %d\n", rank, rank);
   CUDA_OK(cudaSetDevice(rank));
   ncclUniqueId id;
   ncclGetUniqueId(&id);  // HETCCL_COMM_ID fixes the root: same id everywhere
@@ -100,6 +102,7 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
     std::printf("FAIL rank %d: init: %s\n", rank, ncclGetLastError(nullptr));
     std::exit(1);
   }
+  std::printf("rank %d: communicator ready\n", rank);
   int ndomains = 0, domain = -1;
   hetcclCommDomains(comm, &ndomains, &domain);
   check(ndomains == 2, rank, "two GPUs form two domains");
@@ -167,6 +170,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s <libhetccl-cuda.so>\n", argv[0]);
     return 2;
   }
+  // Line by line: a run cut short by a timeout still shows how far it got.
+  setvbuf(stdout, nullptr, _IOLBF, 0);
   setenv("HETCCL_DOMAINS", "split:2", 1);
   if (getenv("HETCCL_COMM_ID") == nullptr)
     setenv("HETCCL_COMM_ID", "127.0.0.1:29731", 1);
