@@ -40,6 +40,8 @@ StagedDeviceComm::StagedDeviceComm(
       flagMemory_(module, sizeof(Flags)),
       flags_(reinterpret_cast<Flags*>(flagMemory_.data())),
       directAllReduce_(std::move(directAllReduce)) {
+  // Before any stream can be held back by a host word (see loadKernels).
+  module_.check(module_.api().loadKernels(), "loading the reduction kernels");
   storeRelease(&flags_->inputsStaged, 0);
   storeRelease(&flags_->hostDone, 0);
   for (Slot& slot : slots_)

@@ -220,6 +220,8 @@ void checkDevice(const Module& module, Report& report, int device) {
   if (!report.expect(device < count, format("device %d of %d", device, count)))
     throw CallFailed("no such device");
   module.check(module->setDevice(device), "setDevice");
+  // Before any stream waits on a host word (see device_module.h).
+  module.check(module->loadKernels(), "loadKernels");
   int current = -1;
   module.check(module->getDevice(&current), "getDevice");
   char busId[64] = {};

@@ -122,6 +122,7 @@ TEST_P(DeviceModuleTable, EveryFunctionIsThere) {
       reinterpret_cast<const void*>(t.writeValue64),
       reinterpret_cast<const void*>(t.waitValue64),
       reinterpret_cast<const void*>(t.reduceAsync),
+      reinterpret_cast<const void*>(t.loadKernels),
   };
   // Every pointer member of the table is listed above.
   static_assert(

@@ -203,6 +203,7 @@ hetcclDeviceModuleTable makeTable() {
   table.writeValue64 = streamWriteValue64;
   table.waitValue64 = streamWaitValue64;
   table.reduceAsync = reduce;
+  table.loadKernels = loadKernels;
   return table;
 }
 

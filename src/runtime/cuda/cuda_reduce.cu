@@ -33,7 +33,26 @@ class Launcher {
   cudaStream_t stream_;
 };
 
+// Loads each kernel instead of launching it: asking for a function's
+// attributes makes CUDA load it.
+class KernelLoader {
+ public:
+  template <typename Args>
+  int launch(void (*kernel)(Args), const Args&, device::LaunchShape) {
+    cudaFuncAttributes attributes;
+    return cudaFuncGetAttributes(&attributes,
+                                 reinterpret_cast<const void*>(kernel));
+  }
+  int copy(void*, const void*, size_t) { return 0; }
+  int invalidValue() const { return cudaErrorInvalidValue; }
+};
+
 }  // namespace
+
+int loadKernels() {
+  KernelLoader loader;
+  return device::visitEveryKernel(loader);
+}
 
 int reduceAsync(const hetcclDeviceReduction& reduction, cudaStream_t stream) {
   Launcher launcher(stream);

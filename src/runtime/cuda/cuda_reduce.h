@@ -12,5 +12,8 @@ namespace cuda {
 // arguments the kernels cannot take, or the launch's error.
 int reduceAsync(const hetcclDeviceReduction& reduction, cudaStream_t stream);
 
+// Loads every kernel on the current device (see device_module.h).
+int loadKernels();
+
 }  // namespace cuda
 }  // namespace hetccl

@@ -492,5 +492,34 @@ int enqueueReduction(const hetcclDeviceReduction& r, Launcher& launcher) {
   }
 }
 
+// Runs enqueueReduction for one reduction of every dtype, operator and
+// flag combination, which between them pick every kernel: with a launcher
+// that loads kernels instead of launching them, this loads them all. The
+// addresses are never dereferenced.
+template <typename Launcher>
+int visitEveryKernel(Launcher& launcher) {
+  const int dtypes[] = {ncclInt8,     ncclUint8,      ncclInt32,
+                        ncclUint32,   ncclInt64,      ncclUint64,
+                        ncclFloat16,  ncclFloat32,    ncclFloat64,
+                        ncclBfloat16, ncclFloat8e4m3, ncclFloat8e5m2};
+  const int ops[] = {ncclSum, ncclProd, ncclMax, ncclMin};
+  for (int dtype : dtypes)
+    for (int op : ops)
+      for (int flags = 0; flags < 4; ++flags) {
+        hetcclDeviceReduction r{};
+        r.dst = reinterpret_cast<void*>(uintptr_t(kPackBytes) * 16);
+        r.srcs[0] = r.srcs[1] = r.dst;
+        r.nsrcs = 2;
+        r.count = 1;
+        r.dtype = dtype;
+        r.op = op;
+        r.applyPreScale = flags & 1;
+        r.applyDivisor = (flags >> 1) & 1;
+        r.divisor = 2;
+        if (int error = enqueueReduction(r, launcher)) return error;
+      }
+  return 0;
+}
+
 }  // namespace device
 }  // namespace hetccl

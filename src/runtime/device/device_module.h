@@ -103,6 +103,11 @@ typedef struct {
   int (*waitValue64)(void* stream, const uint64_t* address, uint64_t value);
 
   int (*reduceAsync)(const hetcclDeviceReduction* reduction, void* stream);
+  /* Loads every reduction kernel on the current device now. With lazy
+   * loading (CUDA's default) a kernel's first launch can wait for work
+   * already queued on the device; if that work waits on the host (a
+   * stream held back by a word the caller sets later), it never ends. */
+  int (*loadKernels)(void);
 } hetcclDeviceModuleTable;
 
 typedef const hetcclDeviceModuleTable* (*hetcclDeviceModuleEntry)(void);

@@ -189,6 +189,25 @@ class Launcher {
   hipStream_t stream_;
 };
 
+// Loads each kernel instead of launching it: asking for a function's
+// attributes makes the runtime load it.
+class KernelLoader {
+ public:
+  template <typename Args>
+  int launch(void (*kernel)(Args), const Args&, device::LaunchShape) {
+    hipFuncAttributes attributes;
+    return hipFuncGetAttributes(&attributes,
+                                reinterpret_cast<const void*>(kernel));
+  }
+  int copy(void*, const void*, size_t) { return 0; }
+  int invalidValue() const { return hipErrorInvalidValue; }
+};
+
+int loadKernels() {
+  KernelLoader loader;
+  return device::visitEveryKernel(loader);
+}
+
 int reduceAsync(const hetcclDeviceReduction* reduction, void* stream) {
   if (reduction == nullptr) return hipErrorInvalidValue;
   Launcher launcher(asStream(stream));
@@ -229,6 +248,7 @@ hetcclDeviceModuleTable makeTable() {
   table.writeValue64 = writeValue64;
   table.waitValue64 = waitValue64;
   table.reduceAsync = reduceAsync;
+  table.loadKernels = loadKernels;
   return table;
 }
 
