@@ -394,15 +394,17 @@ void checkStreamOrdering(const Module& module, Report& report) {
   report.pass("waitValue64 passes a word that is already greater");
 
   // Stream to stream through a host word: `other` waits for what `stream`
-  // writes after its copy.
-  std::memset(out.data(), 0, bytes);
+  // writes after its copy. Both copies touch device memory: a copy between
+  // two host buffers may run on the CPU, in stream order, and so block the
+  // caller until the wait ends.
+  std::memset(out2.data(), 0, bytes);
   module.check(module->waitValue64(other.get(), relay, 7), "waitValue64");
-  module.check(module->copyAsync(out2.data(), out.data(), bytes, other.get()),
+  module.check(module->copyAsync(out2.data(), sum.data(), bytes, other.get()),
                "copyAsync");
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ok = report.expect(!other.idle(), "the relay waiter is blocked");
   module.check(
-      module->copyAsync(out.data(), source.data(), bytes, stream.get()),
+      module->copyAsync(sum.data(), source.data(), bytes, stream.get()),
       "copyAsync");
   module.check(module->writeValue64(stream.get(), relay, 7), "writeValue64");
   requireIdle(report, stream, "relay writer");
