@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "algo/staged_device_comm.h"
@@ -134,7 +135,10 @@ TEST(StagedDeviceComm, DirectAllReduceMatchesTheHostEngine) {
                         true);
 }
 
-TEST(StagedDeviceComm, NonRootReduceOutputStaysUntouched) {
+// Two thread ranks, each with a staged communicator (no direct path) over
+// the host engine and a stream of the emulated module.
+void runStagedPair(
+    const std::function<void(int, StagedDeviceComm&, StreamHandle)>& body) {
   const DeviceModule& module = emulatedDeviceModule();
   InProcessWorld world(2);
   runRanks(2, [&](int rank) {
@@ -145,71 +149,63 @@ TEST(StagedDeviceComm, NonRootReduceOutputStaysUntouched) {
     StagedDeviceComm deviceComm(hostComm, module, 0, rank, 2, abort, 30,
                                 nullptr);
     StreamHandle stream = createStream(module);
-    Op reduce = makeOp(OpKind::Reduce, ncclFloat32, 0);
-    Buffers b = buffersFor(reduce, rank);
-    deviceComm.launch({withBuffers(reduce, b)}, stream);
-    ASSERT_EQ(module.api().streamSynchronize(stream), 0);
-    if (rank == 1)
-      EXPECT_EQ(b.recv, std::vector<char>(b.recv.size(), kUntouched));
-    else
-      EXPECT_NE(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+    body(rank, deviceComm, stream);
     module.api().streamDestroy(stream);
   });
 }
 
+TEST(StagedDeviceComm, NonRootReduceOutputStaysUntouched) {
+  runStagedPair(
+      [](int rank, StagedDeviceComm& deviceComm, StreamHandle stream) {
+        const DeviceModule& module = emulatedDeviceModule();
+        Op reduce = makeOp(OpKind::Reduce, ncclFloat32, 0);
+        Buffers b = buffersFor(reduce, rank);
+        deviceComm.launch({withBuffers(reduce, b)}, stream);
+        ASSERT_EQ(module.api().streamSynchronize(stream), 0);
+        if (rank == 1)
+          EXPECT_EQ(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+        else
+          EXPECT_NE(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+      });
+}
+
 TEST(StagedDeviceComm, PointToPointGroupsAreStaged) {
-  const DeviceModule& module = emulatedDeviceModule();
-  InProcessWorld world(2);
-  runRanks(2, [&](int rank) {
-    InProcessOob oob(world, rank);
-    auto abort = std::make_shared<AbortSignal>();
-    auto hostComm =
-        HostComm::create(oob, abort, std::make_shared<PeerLiveness>(2));
-    StagedDeviceComm deviceComm(hostComm, module, 0, rank, 2, abort, 30,
-                                nullptr);
-    StreamHandle stream = createStream(module);
-    std::vector<int32_t> out(777, rank + 1), in(777, -1);
-    Op send = makeOp(OpKind::Send, ncclInt32, 1 - rank);
-    send.count = out.size();
-    send.sendbuff = out.data();
-    Op recv = makeOp(OpKind::Recv, ncclInt32, 1 - rank);
-    recv.count = in.size();
-    recv.recvbuff = in.data();
-    deviceComm.launch({send, recv}, stream);
-    ASSERT_EQ(module.api().streamSynchronize(stream), 0);
-    EXPECT_EQ(in, std::vector<int32_t>(777, 2 - rank));
-    module.api().streamDestroy(stream);
-  });
+  runStagedPair(
+      [](int rank, StagedDeviceComm& deviceComm, StreamHandle stream) {
+        const DeviceModule& module = emulatedDeviceModule();
+        std::vector<int32_t> out(777, rank + 1), in(777, -1);
+        Op send = makeOp(OpKind::Send, ncclInt32, 1 - rank);
+        send.count = out.size();
+        send.sendbuff = out.data();
+        Op recv = makeOp(OpKind::Recv, ncclInt32, 1 - rank);
+        recv.count = in.size();
+        recv.recvbuff = in.data();
+        deviceComm.launch({send, recv}, stream);
+        ASSERT_EQ(module.api().streamSynchronize(stream), 0);
+        EXPECT_EQ(in, std::vector<int32_t>(777, 2 - rank));
+      });
 }
 
 // The launch only enqueues: with the stream held back by a counter that
 // nobody has written yet, it still returns, and the work runs once the
 // counter is written.
 TEST(StagedDeviceComm, LaunchReturnsBeforeTheWorkRuns) {
-  const DeviceModule& module = emulatedDeviceModule();
-  InProcessWorld world(2);
-  runRanks(2, [&](int rank) {
-    InProcessOob oob(world, rank);
-    auto abort = std::make_shared<AbortSignal>();
-    auto hostComm =
-        HostComm::create(oob, abort, std::make_shared<PeerLiveness>(2));
-    StagedDeviceComm deviceComm(hostComm, module, 0, rank, 2, abort, 30,
-                                nullptr);
-    StreamHandle stream = createStream(module);
-    uint64_t gate = 0;
-    ASSERT_EQ(module.api().waitValue64(stream, &gate, 1), 0);
-    Op allReduce = makeOp(OpKind::AllReduce, ncclFloat32);
-    Buffers b = buffersFor(allReduce, rank);
-    deviceComm.launch({withBuffers(allReduce, b)}, stream);
-    int idle = 1;
-    ASSERT_EQ(module.api().streamQuery(stream, &idle), 0);
-    EXPECT_EQ(idle, 0);
-    EXPECT_EQ(b.recv, std::vector<char>(b.recv.size(), kUntouched));
-    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
-    ASSERT_EQ(module.api().streamSynchronize(stream), 0);
-    EXPECT_NE(b.recv, std::vector<char>(b.recv.size(), kUntouched));
-    module.api().streamDestroy(stream);
-  });
+  runStagedPair(
+      [](int rank, StagedDeviceComm& deviceComm, StreamHandle stream) {
+        const DeviceModule& module = emulatedDeviceModule();
+        uint64_t gate = 0;
+        ASSERT_EQ(module.api().waitValue64(stream, &gate, 1), 0);
+        Op allReduce = makeOp(OpKind::AllReduce, ncclFloat32);
+        Buffers b = buffersFor(allReduce, rank);
+        deviceComm.launch({withBuffers(allReduce, b)}, stream);
+        int idle = 1;
+        ASSERT_EQ(module.api().streamQuery(stream, &idle), 0);
+        EXPECT_EQ(idle, 0);
+        EXPECT_EQ(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+        __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+        ASSERT_EQ(module.api().streamSynchronize(stream), 0);
+        EXPECT_NE(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+      });
 }
 
 }  // namespace
