@@ -12,7 +12,6 @@ Not a test: run it by hand on a quiet machine (see bench/README.md).
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import shlex
@@ -21,7 +20,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+# compare_hetero_allreduce.py uses REPO, read_json_lines and format_bytes
+# from here.
+from bench_common import (REPO, cpu_model, first_lines, format_bytes,
+                          hetccl_commit, json_line, load_average,
+                          read_json_lines, report_path, write_report_file)
+
 IMPLS = ("hetccl", "openmpi", "gloo")
 IMPL_TITLES = {"hetccl": "HetCCL", "openmpi": "OpenMPI", "gloo": "Gloo"}
 
@@ -92,24 +96,6 @@ def run_impl(impl, build, nranks, args, workdir):
     return shown, read_json_lines(json_path)
 
 
-def read_json_lines(path):
-    if not path.exists():
-        return []
-    records = []
-    for line in path.read_text().splitlines():
-        line = line.strip()
-        if line:
-            records.append(json.loads(line))
-    return records
-
-
-def format_bytes(n):
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
-    return str(n)
-
-
 def format_time(us):
     if us is None:
         return "-"
@@ -143,25 +129,6 @@ def markdown_table(nranks, records):
     return "\n".join(lines) + "\n"
 
 
-def first_line(command):
-    try:
-        out = subprocess.run(command, capture_output=True, text=True,
-                             timeout=30, check=False).stdout
-        return out.strip().splitlines()[0] if out.strip() else "unknown"
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-
-
-def cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def memory_total():
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -179,28 +146,13 @@ def machine_facts():
         ("CPU", cpu_model()),
         ("memory", memory_total()),
         ("kernel", platform.release()),
-        ("load average at start", " ".join(
-            f"{x:.2f}" for x in os.getloadavg())),
-        ("OpenMPI", first_line(["mpirun", "--version"])),
-        ("Gloo (Debian libgloo-dev)", first_line(
-            ["dpkg-query", "-W", "-f=${Version}", "libgloo-dev"])),
-        ("compiler", first_line(["c++", "--version"])),
-        ("HetCCL commit", first_line(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])),
+        ("load average at start", load_average()),
+        ("OpenMPI", first_lines(["mpirun", "--version"])[0]),
+        ("Gloo (Debian libgloo-dev)", first_lines(
+            ["dpkg-query", "-W", "-f=${Version}", "libgloo-dev"])[0]),
+        ("compiler", first_lines(["c++", "--version"])[0]),
+        ("HetCCL commit", hetccl_commit()),
     ]
-
-
-def report_path(args):
-    if args.out:
-        return Path(args.out)
-    results = REPO / "bench" / "results"
-    stem = f"host-allreduce-{datetime.date.today().isoformat()}"
-    path = results / f"{stem}.md"
-    serial = 2
-    while path.exists():  # never overwrite an earlier run of the same day
-        path = results / f"{stem}-{serial}.md"
-        serial += 1
-    return path
 
 
 def write_report(path, args, facts, commands, records, tables):
@@ -218,10 +170,9 @@ def write_report(path, args, facts, commands, records, tables):
     parts += ["", "## Results", ""] + tables
     parts += ["## Commands", "", "```"] + commands + ["```", "",
               "## Raw JSON", "", "```"]
-    parts += [json.dumps(rec, separators=(",", ":")) for rec in records]
+    parts += [json_line(rec) for rec in records]
     parts += ["```", ""]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts))
+    write_report_file(path, parts)
 
 
 def main():
@@ -240,7 +191,7 @@ def main():
               file=sys.stderr)
         return 1
     tables = [markdown_table(n, records) for n in args.nranks]
-    path = report_path(args)
+    path = report_path(args.out, "host-allreduce")
     write_report(path, args, facts, commands, records, tables)
     print()
     print("\n".join(tables))

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import gpu_sweep as common  # noqa: E402  (the shared helpers, beside us)
+import bench_common as common  # noqa: E402  (the shared helpers, beside us)
 
 TARGET_GBPS = 45.0
 TARGET_FROM = 256 << 20
@@ -343,20 +343,9 @@ def write_report(path, args, facts, topo, plans, torch_run, table, copies,
         "slower rank, wall clock around the calls and a CUDA sync). HetCCL "
         "runs each GPU as its own domain (`-D split:2`), so all data crosses "
         "its transport.", "", "## Summary", ""]
-    if failures:
-        parts += ["Failed runs (each with the end of its output):", ""]
-        for failure in failures:
-            first, *rest = failure.splitlines()
-            parts += [f"- {first}"]
-            if rest:
-                parts += ["", "  ```"] + [f"  {line}" for line in rest]
-                parts += ["  ```"]
-        parts += [""]
-    if misses:
-        parts += [f"Missed target ({len(misses)} sizes):", ""]
-        parts += [f"- {m}" for m in misses] + [""]
-    if not failures and not misses:
-        parts += ["Every run succeeded and the target was met.", ""]
+    parts += common.summary_section(
+        failures, misses, f"Missed target ({len(misses)} sizes):",
+        "Every run succeeded and the target was met.")
     parts += ["NCCL transports in use (from NCCL_DEBUG=INFO):", ""]
     parts += [f"- {key}: {nccl_transports(run)}"
               for key, _, run, _ in plans if key.startswith("nccl")]
@@ -373,13 +362,11 @@ def write_report(path, args, facts, topo, plans, torch_run, table, copies,
     parts += ["```", "", "## Raw numbers", "", "```"]
     for key, _, run, _ in plans:
         parts.append(f"# {key}")
-        parts += [json.dumps(r, separators=(",", ":")) for r in run.records]
+        parts += [common.json_line(r) for r in run.records]
     if torch_run and torch_run.result:
-        parts += ["# gloo and copies",
-                  json.dumps(torch_run.result, separators=(",", ":"))]
+        parts += ["# gloo and copies", common.json_line(torch_run.result)]
     parts += ["```", ""]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts))
+    common.write_report_file(path, parts)
 
 
 def main():
@@ -389,7 +376,7 @@ def main():
     start = time.monotonic()
     exe = common.perf_binary(args.build_dir)
     nccl_library = common.find_nvidia_nccl(args.nccl_library)
-    facts = common.machine_facts(nccl_library)
+    facts = common.gpu_machine_facts(nccl_library)
     topo = common.topology()
     failures = []
     with tempfile.TemporaryDirectory(prefix="hetccl-gpu-hetero-") as tmp:
@@ -397,17 +384,9 @@ def main():
         log_dir = Path(args.log_dir) if args.log_dir else workdir
         log_dir.mkdir(parents=True, exist_ok=True)
         plans = plan_perf_runs(args, exe, nccl_library, workdir, log_dir)
-        for key, _, run, ndomains in plans:
-            left = common.remaining(start, args.deadline)
-            if left < 10:
-                failures.append(f"{key}: not run, --deadline reached")
-                continue
-            run.run(min(args.timeout + 30, left))
-            try:
-                run.require("cuda", ndomains, 2)
-            except common.RunFailure as failure:
-                failures.append(str(failure))
-                common.log(f"!! {failure}")
+        for _, _, run, ndomains in plans:
+            common.run_required(run, start, args.deadline, args.timeout,
+                                ndomains, 2, failures)
         torch_run = None
         if not args.skip_gloo:
             torch_run = TorchRun(args, workdir / "torch.json",
@@ -427,16 +406,9 @@ def main():
         path = common.report_path(args.out, "gpu-hetero-allreduce")
         write_report(path, args, facts, topo, plans, torch_run, table, copies,
                      misses, failures, seconds)
-    common.log("")
-    common.log(table)
-    common.log(copies)
-    for miss in misses:
-        common.log(f"MISSED TARGET: {miss}")
-    for failure in failures:
-        common.log(f"FAILED RUN: {failure.splitlines()[0]}")
-    common.log(key_numbers(args, plans, torch_result))
-    common.log(f"report written to {path} ({seconds:.0f} s)")
-    return 1 if failures else 0
+    return common.log_outcome([table, copies], misses, failures,
+                              key_numbers(args, plans, torch_result), path,
+                              seconds)
 
 
 if __name__ == "__main__":

@@ -3,47 +3,25 @@
 // ncclGetVersion without a GPU.
 #include "vendor/nccl/nccl_library.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <string>
 
+#include "support/library_loading.h"
+#include "support/mapped_file.h"
 #include "support/scoped_env.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 
 namespace hetccl {
 namespace {
 
-std::string errorOf(void (*body)()) {
-  try {
-    body();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ncclSystemError);
-    return e.what();
-  }
-  return "";
+std::string loadFailure() {
+  return systemErrorOf([] { NcclLibrary::load(); });
 }
 
-const char* kToolkitNccl = "/usr/local/cuda/lib64/libnccl.so.2";
-
-// AddressSanitizer refuses dlopen with RTLD_DEEPBIND (sanitizers issue
-// 611), so the tests that load a library skip in sanitizer builds.
-#if defined(__SANITIZE_ADDRESS__)
-#define SKIP_UNDER_ASAN() \
-  GTEST_SKIP() << "RTLD_DEEPBIND cannot be used under AddressSanitizer"
-#else
-#define SKIP_UNDER_ASAN() (void)0
-#endif
-
 TEST(NcclLibrary, LoadsTheRealLibraryAndCallsIntoIt) {
-  SKIP_UNDER_ASAN();
-  if (access(kToolkitNccl, R_OK) != 0)
-    GTEST_SKIP() << "no NCCL at " << kToolkitNccl;
+  REQUIRE_TOOLKIT_NCCL();
   ScopedEnv path("HETCCL_NCCL_LIBRARY", kToolkitNccl);
   auto nccl = NcclLibrary::load();
   EXPECT_EQ(nccl->path(), kToolkitNccl);
@@ -59,13 +37,13 @@ TEST(NcclLibrary, LoadsTheRealLibraryAndCallsIntoIt) {
 TEST(NcclLibrary, RefusesHetcclItself) {
   SKIP_UNDER_ASAN();
   ScopedEnv path("HETCCL_NCCL_LIBRARY", HETCCL_DROPIN_NCCL);
-  std::string message = errorOf([] { NcclLibrary::load(); });
+  std::string message = loadFailure();
   EXPECT_NE(message.find("this is HetCCL"), std::string::npos) << message;
 }
 
 TEST(NcclLibrary, NamesWhatItTried) {
   ScopedEnv path("HETCCL_NCCL_LIBRARY", "/nonexistent/libnccl.so.2");
-  std::string message = errorOf([] { NcclLibrary::load(); });
+  std::string message = loadFailure();
   EXPECT_NE(message.find("HETCCL_NCCL_LIBRARY"), std::string::npos);
   EXPECT_NE(message.find("/nonexistent/libnccl.so.2: not found"),
             std::string::npos)
@@ -76,30 +54,16 @@ TEST(NcclLibrary, NamesWhatItTried) {
 // PyTorch maps it), NCCL in its sibling package, found through the mapping
 // before every system path.
 TEST(NcclLibrary, FindsNcclBesideAMappedWheelPackage) {
-  SKIP_UNDER_ASAN();
-  if (access(kToolkitNccl, R_OK) != 0)
-    GTEST_SKIP() << "no NCCL at " << kToolkitNccl;
-  namespace fs = std::filesystem;
-  std::string root = fs::temp_directory_path() / "nccl-wheel-XXXXXX";
-  ASSERT_NE(mkdtemp(root.data()), nullptr);
-  fs::path nvidia = fs::path(root) / "site-packages" / "nvidia";
-  fs::create_directories(nvidia / "cublas" / "lib");
-  fs::create_directories(nvidia / "nccl" / "lib");
-  std::string wheelNccl = nvidia / "nccl" / "lib" / "libnccl.so.2";
-  fs::create_symlink(kToolkitNccl, wheelNccl);
-  std::string cublas = nvidia / "cublas" / "lib" / "libcublas.so.12";
-  int fd = open(cublas.c_str(), O_RDWR | O_CREAT, 0644);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(ftruncate(fd, 4096), 0);
-  void* mapping = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  ASSERT_NE(mapping, MAP_FAILED);
+  REQUIRE_TOOLKIT_NCCL();
+  TempDir root;
+  std::string wheelNccl =
+      root.link("site-packages/nvidia/nccl/lib/libnccl.so.2", kToolkitNccl);
+  MappedFile cublas(
+      root.place("site-packages/nvidia/cublas/lib/libcublas.so.12"));
 
   ScopedEnv path("HETCCL_NCCL_LIBRARY", nullptr);
   auto paths = NcclLibrary::candidatePaths();
   std::string loaded = NcclLibrary::load()->path();
-  munmap(mapping, 4096);
-  fs::remove_all(root);
   ASSERT_FALSE(paths.empty());
   EXPECT_EQ(paths.front(), wheelNccl);
   EXPECT_EQ(loaded, wheelNccl);

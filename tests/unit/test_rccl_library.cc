@@ -5,29 +5,24 @@
 // ROCm tree or beside a fake PyTorch wheel library, it shows the search
 // order through the real loader.
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "runtime/hip_probe.h"
 #include "support/in_process_oob.h"
+#include "support/library_loading.h"
+#include "support/mapped_file.h"
 #include "support/scoped_env.h"
+#include "support/temp_dir.h"
 #include "util/error.h"
 #include "vendor/rccl/rccl_comm.h"
 #include "vendor/rccl/rccl_library.h"
 
 namespace hetccl {
 namespace {
-
-namespace fs = std::filesystem;
-
-const char* kToolkitNccl = "/usr/local/cuda/lib64/libnccl.so.2";
 
 // HetCCL's own drop-in librccl.so.1, which the loader must pass over;
 // tests/unit/CMakeLists.txt names it for this test.
@@ -37,78 +32,10 @@ const char* kDropIn = HETCCL_DROPIN_RCCL;
 const char* kDropIn = nullptr;
 #endif
 
-// AddressSanitizer refuses dlopen with RTLD_DEEPBIND (sanitizers issue
-// 611), so the tests that load a library skip in sanitizer builds.
-#if defined(__SANITIZE_ADDRESS__)
-#define SKIP_UNDER_ASAN() \
-  GTEST_SKIP() << "RTLD_DEEPBIND cannot be used under AddressSanitizer"
-#else
-#define SKIP_UNDER_ASAN() (void)0
-#endif
-
-#define REQUIRE_STAND_IN()             \
-  SKIP_UNDER_ASAN();                   \
-  if (access(kToolkitNccl, R_OK) != 0) \
-  GTEST_SKIP() << "no NCCL at " << kToolkitNccl << " to stand in for RCCL"
-
-// A directory of its own, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "rccl-test-XXXXXX");
-    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  // `relative` made a symbolic link to `target`, with its directories.
-  std::string link(const std::string& relative, const std::string& target) {
-    fs::path at = path_ / relative;
-    fs::create_directories(at.parent_path());
-    fs::create_symlink(target, at);
-    return at.string();
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
-
-// A file mapped into this process, as a loaded libtorch would be: it shows
-// in /proc/self/maps under its path.
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-    EXPECT_GE(fd, 0) << path;
-    EXPECT_EQ(ftruncate(fd, 4096), 0);
-    mapping_ = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
-    EXPECT_NE(mapping_, MAP_FAILED);
-    close(fd);
-  }
-  ~MappedFile() {
-    if (mapping_ != MAP_FAILED) munmap(mapping_, 4096);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
- private:
-  void* mapping_ = MAP_FAILED;
-};
+#define REQUIRE_STAND_IN() REQUIRE_TOOLKIT_NCCL() << " to stand in for RCCL"
 
 std::string loadFailure() {
-  try {
-    RcclLibrary::load();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ncclSystemError);
-    return e.what();
-  }
-  return "";
+  return systemErrorOf([] { RcclLibrary::load(); });
 }
 
 size_t indexOf(const std::vector<std::string>& paths, const std::string& p) {
@@ -224,6 +151,7 @@ TEST(RcclLibrary, NamesWhatItTriedAndTheVariable) {
 }
 
 TEST(RcclLibrary, NamesEveryPlaceOfTheFullSearch) {
+  SKIP_UNDER_ASAN();  // the search dlopens every candidate it finds
   TempDir emptyRocm;
   ScopedEnv forced("HETCCL_RCCL_LIBRARY", nullptr);
   ScopedEnv rocmPath("ROCM_PATH", emptyRocm.path().c_str());

@@ -109,6 +109,19 @@ std::string devicesText(const hetccl_info::GpuRuntimeProbe& probe,
   return text;
 }
 
+// "  NCCL   2.28.9 at PATH", or why the vendor's library did not load.
+template <typename Library>
+void printCollectiveLibrary(const char* name) {
+  try {
+    auto library = Library::load();
+    std::printf("  %-6s %s at %s\n", name,
+                ncclVersionText(library->version()).c_str(),
+                library->path().c_str());
+  } catch (const std::exception& e) {
+    printIndented(name, e.what());
+  }
+}
+
 void printNvidia() {
   std::printf("\nNVIDIA\n");
   hetccl_info::GpuRuntimeProbe cuda = hetccl_info::probeCudaDriver();
@@ -117,13 +130,7 @@ void printNvidia() {
   else
     std::printf("  CUDA driver %d.%d found, %s\n", cuda.version / 1000,
                 cuda.version % 1000 / 10, devicesText(cuda, "NVIDIA").c_str());
-  try {
-    auto nccl = hetccl::NcclLibrary::load();
-    std::printf("  NCCL   %s at %s\n", ncclVersionText(nccl->version()).c_str(),
-                nccl->path().c_str());
-  } catch (const std::exception& e) {
-    printIndented("NCCL", e.what());
-  }
+  printCollectiveLibrary<hetccl::NcclLibrary>("NCCL");
 }
 
 void printAmd() {
@@ -135,13 +142,7 @@ void printAmd() {
     std::printf("  HIP runtime %d.%d found (%s), %s\n", hip.version / 10000000,
                 hip.version / 100000 % 100, hip.library.c_str(),
                 devicesText(hip, "AMD").c_str());
-  try {
-    auto rccl = hetccl::RcclLibrary::load();
-    std::printf("  RCCL   %s at %s\n", ncclVersionText(rccl->version()).c_str(),
-                rccl->path().c_str());
-  } catch (const std::exception& e) {
-    printIndented("RCCL", e.what());
-  }
+  printCollectiveLibrary<hetccl::RcclLibrary>("RCCL");
 }
 
 void printTransports() {

@@ -1,0 +1,48 @@
+#include "runtime/loaded_runtime.h"
+
+#include <dlfcn.h>
+
+#include <string>
+
+#include "util/env.h"
+#include "util/log.h"
+
+namespace hetccl {
+
+void* loadedRuntimeFunction(RuntimeSonames sonames, const char* name) {
+  if (void* global = dlsym(RTLD_DEFAULT, name)) return global;
+  for (const char* soname : sonames) {
+    // RTLD_NOLOAD only finds a library already loaded, never loads one.
+    void* handle = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+    if (handle == nullptr) continue;
+    void* function = dlsym(handle, name);
+    dlclose(handle);  // drops only the reference NOLOAD took
+    if (function != nullptr) return function;
+  }
+  return nullptr;
+}
+
+std::optional<int> loadedRuntimeCurrentDevice(RuntimeSonames sonames,
+                                              const char* prefix,
+                                              const char* label) {
+  if (envInt("HETCCL_FORCE_CPU", 0) != 0) return std::nullopt;
+  // cudaError_t and hipError_t are int-sized enums.
+  using GetInt = int (*)(int*);
+  auto function = [&](const char* suffix) {
+    std::string name = std::string(prefix) + suffix;
+    return reinterpret_cast<GetInt>(
+        loadedRuntimeFunction(sonames, name.c_str()));
+  };
+  GetInt getCount = function("GetDeviceCount");
+  GetInt getDevice = function("GetDevice");
+  if (getCount == nullptr || getDevice == nullptr) return std::nullopt;
+  int count = 0;
+  int device = -1;
+  if (getCount(&count) != 0 || count == 0 || getDevice(&device) != 0)
+    return std::nullopt;
+  LOG_INFO(kLogInit, "%s device %d of %d is current: this is a GPU rank", label,
+           device, count);
+  return device;
+}
+
+}  // namespace hetccl
