@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,12 @@ struct ModuleUnderTest {
   // Functions the module holds or calls but must not export.
   std::vector<const char*> privateSymbols;
 };
+
+// How gtest names a case in its listing (the suffix already says it; this
+// keeps gtest from dumping the struct's bytes).
+void PrintTo(const ModuleUnderTest& module, std::ostream* out) {
+  *out << module.runtime;
+}
 
 // The mangled name of one kernel of the HIP module (nvcc makes its kernels
 // local by itself).
