@@ -38,8 +38,14 @@ std::optional<int> loadedRuntimeCurrentDevice(RuntimeSonames sonames,
   if (getCount == nullptr || getDevice == nullptr) return std::nullopt;
   int count = 0;
   int device = -1;
-  if (getCount(&count) != 0 || count == 0 || getDevice(&device) != 0)
+  if (int error = getCount(&count); error != 0 || count == 0) {
+    LOG_INFO(kLogInit,
+             "the program's %s runtime is loaded but reports no device "
+             "(%sGetDeviceCount: error %d, %d devices)",
+             label, prefix, error, count);
     return std::nullopt;
+  }
+  if (getDevice(&device) != 0) return std::nullopt;
   LOG_INFO(kLogInit, "%s device %d of %d is current: this is a GPU rank", label,
            device, count);
   return device;

@@ -2,12 +2,16 @@
 // colour and key, shrink, nonblocking init, finalize/destroy, several ranks
 // in one process (ncclCommInitAll), configs from older and newer headers,
 // the version code and nested groups.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +27,13 @@ namespace hetccl::mp {
 namespace {
 
 constexpr double kSettleSeconds = 30;
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 int commCount(ncclComm_t comm) {
   int count = -1;
@@ -61,6 +72,56 @@ TEST(Comm, CountRankRuntimeAndDomains) {
 
 // Buffers from ncclMemAlloc are host memory on CPU ranks and work as
 // collective buffers.
+// A process with AMD's runtime loaded but no AMD device is a CPU rank: its
+// init says why, and a communicator of several domains still forms and
+// works. Uses Debian's HIP runtime (libamdhip64-dev), as CI installs it.
+TEST(Comm, HipRuntimeWithoutDeviceLeavesACpuRankInAMixedCommunicator) {
+  const char* hipRuntime = "libamdhip64.so.5";
+  void* probe = dlopen(hipRuntime, RTLD_NOW | RTLD_LOCAL);
+  if (probe == nullptr) GTEST_SKIP() << "no HIP runtime here: " << dlerror();
+  dlclose(probe);
+  const std::string logPath =
+      "/tmp/hetccl-hip-rank0-" + std::to_string(getpid()) + ".log";
+  RunOptions options;
+  options.env["HETCCL_DOMAINS"] = "0,1";
+  options.rankEnv = [&](int rank) {
+    std::map<std::string, std::string> env;
+    if (rank == 0) {
+      env["HETCCL_DEBUG"] = "INFO";
+      env["HETCCL_DEBUG_SUBSYS"] = "INIT";
+      env["HETCCL_DEBUG_FILE"] = logPath;
+    }
+    return env;
+  };
+  runRanks(
+      2,
+      [&](RankContext& ctx) {
+        if (ctx.rank() == 0) {
+          // As PyTorch's ROCm build would: the runtime in the global scope.
+          MP_CHECK(dlopen(hipRuntime, RTLD_NOW | RTLD_GLOBAL) != nullptr)
+              << dlerror();
+        }
+        Comm comm(ctx.initComm());
+        hetcclRuntimeKind_t kind = hetcclRuntimeHip;
+        MP_CHECK_NCCL(hetcclCommRuntime(comm.get(), &kind));
+        MP_CHECK(kind == hetcclRuntimeHost) << "runtime kind " << kind;
+        int ndomains = 0, domain = -1;
+        MP_CHECK_NCCL(hetcclCommDomains(comm.get(), &ndomains, &domain));
+        MP_CHECK(ndomains == 2) << ndomains << " domains";
+        checkAllReduceSum(comm.get(), ctx.rank() + 1, 3, nullptr, "mixed");
+        comm.destroy();
+        if (ctx.rank() == 0) {
+          std::string log = readFile(logPath);
+          MP_CHECK(log.find("HIP runtime is loaded but reports no device") !=
+                   std::string::npos)
+              << "init log:\n"
+              << log;
+        }
+      },
+      options);
+  unlink(logPath.c_str());
+}
+
 TEST(Comm, MemAllocBuffersWork) {
   runRanks(2, [](RankContext& ctx) {
     Comm comm(ctx.initComm());
