@@ -49,8 +49,9 @@ StagedDeviceComm::StagedDeviceComm(
 }
 
 // Staging and flags must outlive every copy and wait the GPU still has
-// queued: release the streams, let the proxy finish, then wait for the
-// GPU's last copies out of staging.
+// queued: let the proxy finish the launches queued on it (as NCCL's destroy
+// waits for queued work), release any stream still waiting, then wait for
+// the GPU's last copies out of staging.
 StagedDeviceComm::~StagedDeviceComm() {
   proxy_.synchronize();  // its tasks catch their own errors
   signalHostDone(kReleaseAll);
