@@ -243,4 +243,11 @@ if(HETCCL_CUDA_MODULE_BUILT)
   target_link_libraries(hetero_stream_check PRIVATE hetccl CUDA::cudart
                                                     ${CMAKE_DL_LIBS})
   add_dependencies(hetero_stream_check hetccl_cuda)
+
+  # What the pass-through adds to small collectives (bench/, 2 GPUs:
+  # passthrough_overhead <NVIDIA libnccl.so.2>).
+  add_executable(passthrough_overhead
+    ${PROJECT_SOURCE_DIR}/bench/passthrough_overhead.cc)
+  target_link_libraries(passthrough_overhead PRIVATE hetccl CUDA::cudart
+                                                     ${CMAKE_DL_LIBS})
 endif()

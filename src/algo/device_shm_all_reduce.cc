@@ -41,6 +41,8 @@ namespace {
 
 constexpr size_t kPage = 4096;
 constexpr size_t kNameBytes = 64;
+constexpr size_t kPipelineSteps = 4;
+constexpr size_t kMinChunkBytes = 256 << 10;
 
 size_t alignUp(size_t bytes, size_t alignment) {
   return (bytes + alignment - 1) / alignment * alignment;
@@ -139,20 +141,31 @@ bool DeviceShmAllReduce::handles(const std::vector<Op>& ops) const {
   return !(reduce.preMultiply && reduce.scalarPointer != nullptr);
 }
 
+// The configured chunk, or for an op of fewer than kPipelineSteps chunks a
+// smaller one (at least kMinChunkBytes): with a single chunk, copies to and
+// from the host could not overlap at all.
+size_t DeviceShmAllReduce::chunkElements(const Op& op) const {
+  const size_t elementBytes = dtypeSize(op.dtype);
+  const size_t opBytes = op.count * elementBytes;
+  const size_t stepBytes =
+      alignUp((opBytes + kPipelineSteps - 1) / kPipelineSteps, kPage);
+  return std::min(chunkBytes_, std::max(kMinChunkBytes, stepBytes)) /
+         elementBytes;
+}
+
 DeviceShmAllReduce::Chunk DeviceShmAllReduce::chunkAt(const Op& op,
                                                       uint64_t index) const {
-  const size_t elementBytes = dtypeSize(op.dtype);
-  const size_t chunkElements = chunkBytes_ / elementBytes;
-  const size_t first = index * chunkElements;
-  return {chunksLaunched_ + index, first,
-          std::min(chunkElements, op.count - first), elementBytes, nranks_};
+  const size_t elements = chunkElements(op);
+  const size_t first = index * elements;
+  return {chunksLaunched_ + index, first, std::min(elements, op.count - first),
+          dtypeSize(op.dtype), nranks_};
 }
 
 void DeviceShmAllReduce::launch(const Op& op, void* stream) {
   if (op.count == 0) return;
   const auto& api = module_.api();
-  const size_t chunkElements = chunkBytes_ / dtypeSize(op.dtype);
-  const uint64_t chunks = (op.count + chunkElements - 1) / chunkElements;
+  const size_t elements = chunkElements(op);
+  const uint64_t chunks = (op.count + elements - 1) / elements;
   start_.record(stream);
   module_.check(api.streamWaitEvent(up_.handle(), start_.handle()),
                 "ordering the all-reduce after the caller's work");

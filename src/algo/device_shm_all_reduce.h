@@ -30,8 +30,8 @@ namespace hetccl {
 class DeviceShmAllReduce {
  public:
   // Collective over `oob`: every rank of the communicator, all GPU ranks
-  // of this host, constructs it at the same time. `chunkBytes` of input
-  // move per pipeline step.
+  // of this host, constructs it at the same time. Up to `chunkBytes` of
+  // input move per pipeline step (less for small ops: see chunkElements).
   DeviceShmAllReduce(Oob& oob, const DeviceModule& module, size_t chunkBytes);
   ~DeviceShmAllReduce();
 
@@ -51,6 +51,7 @@ class DeviceShmAllReduce {
   void mapOutboxes(Oob& oob);
   Outbox& outbox(int rank) const;
   char* slot(int rank, uint64_t chunk) const;
+  size_t chunkElements(const Op& op) const;
   Chunk chunkAt(const Op& op, uint64_t index) const;
   void sendContributions(const Op& op, const Chunk& chunk);
   void reduceOwnShard(const Op& op, const Chunk& chunk);

@@ -19,6 +19,8 @@
 #   matrix-shm, matrix-tcp
 #               2 GPUs as 2 domains (-D split:2), every collective, type and
 #               op, odd sizes, results checked (hetccl-perf --check 1)
+#   overhead    bench/passthrough_overhead.cc: the time the pass-through
+#               adds per launch, both sides in the same processes
 #   sweep       bench/gpu_sweep.py: NVIDIA NCCL vs HetCCL pass-through
 #   hetero      bench/gpu_hetero_allreduce.py: 2-domain all-reduce vs NCCL
 #               (host path, NVLink), Gloo and pinned copies
@@ -41,7 +43,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp sweep hetero} "
+steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp overhead sweep hetero} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -153,7 +155,7 @@ step_build() {
       timeout "$limit" cmake --build "$build" -j "$(nproc)" >"$out/build-nomodule.log" 2>&1
   fi
   local target
-  for target in device_module_check hetero_stream_check; do
+  for target in device_module_check hetero_stream_check passthrough_overhead; do
     timeout "$limit" cmake --build "$build" -j "$(nproc)" --target "$target" \
       >"$out/build-$target.log" 2>&1 || true
   done
@@ -334,6 +336,26 @@ bench_script() {
   note="exit $code; $misses target(s) missed; $(grep '^KEY ' "$out/$name.log" | cut -c5- | tr '\n' ' ')"
 }
 
+# What the pass-through adds per launch, measured in the same processes
+# (bench/passthrough_overhead.cc); the sweep's small sizes compare separate
+# processes, whose placement alone moves NCCL's launch time by microseconds.
+step_overhead() {
+  local tool size code=0
+  tool=$(built_check passthrough_overhead)
+  if [[ -z $tool ]]; then
+    result=SKIP note="passthrough_overhead not built"
+    return
+  fi
+  for size in ${OVERHEAD_SIZES:-8 1024 32768}; do
+    timeout $((limit / 3)) "$tool" "$real_nccl" "$size" >>"$out/overhead.log" 2>&1 || code=$?
+  done
+  grep -E '^(allreduce|allgather|reducescatter|broadcast|alltoall) ' "$out/overhead.log"
+  local worst
+  worst=$(awk '$3 == "|" {print $6}' "$out/overhead.log" | sort -g | tail -1)
+  ((code == 0)) && result=PASS
+  note="exit $code; largest added time per launch ${worst:-?} us"
+}
+
 step_sweep() {
   # shellcheck disable=SC2086  # SWEEP_ARGS is a list of words
   bench_script sweep gpu_sweep.py "gpu-sweep-$today.md" ${SWEEP_ARGS:-}
@@ -352,6 +374,7 @@ run_step collectives 150
 run_step ddp 150
 run_step matrix-shm 120
 run_step matrix-tcp 120
+run_step overhead 90
 run_step sweep 270
 run_step hetero 180
 summary

@@ -67,14 +67,15 @@ std::vector<char> expected(const Case& c, int nranks, uint64_t scalar) {
 
 // Runs every case on `nranks` thread ranks, one launch after another on
 // one stream per rank, and checks each rank's outputs.
-void runCases(int nranks, const std::vector<Case>& cases) {
+void runCases(int nranks, const std::vector<Case>& cases,
+              size_t chunkBytes = kChunkBytes) {
   const DeviceModule& module = emulatedDeviceModule();
   InProcessWorld world(nranks);
   uint64_t scalar = 0;
   float two = 2.0f;
   runRanks(nranks, [&](int rank) {
     InProcessOob oob(world, rank);
-    DeviceShmAllReduce allReduce(oob, module, kChunkBytes);
+    DeviceShmAllReduce allReduce(oob, module, chunkBytes);
     ASSERT_EQ(allReduce.handles({makeOp(cases[0], nullptr, nullptr, scalar)}),
               true);
     void* stream = nullptr;
@@ -127,6 +128,19 @@ const std::vector<Case> kCases = {
 TEST(DeviceShmAllReduce, TwoRanks) { runCases(2, kCases); }
 
 TEST(DeviceShmAllReduce, ThreeRanksUnevenShards) { runCases(3, kCases); }
+
+// Ops of fewer than 4 configured chunks are cut into smaller steps (of at
+// least 256 KiB), whose boundaries fall elsewhere than the chunks'.
+TEST(DeviceShmAllReduce, SmallOpsAreCutIntoPipelineSteps) {
+  const std::vector<Case> cases = {
+      {ncclFloat32, ncclSum, false, false, 393217, false},  // 4 steps
+      {ncclBfloat16, ncclSum, false, false, 300001, true},  // 256 KiB steps
+      {ncclFloat32, ncclMax, false, false, 1310723, false},
+      {ncclInt64, ncclSum, false, false, 5, false},  // one step
+  };
+  runCases(2, cases, 4 << 20);
+  runCases(3, cases, 4 << 20);
+}
 
 TEST(DeviceShmAllReduce, LeavesGroupsAndDeviceScalarsToStaging) {
   const DeviceModule& module = emulatedDeviceModule();

@@ -187,13 +187,18 @@ PlacementResult Benchmark::runPlacement(const Case& testCase,
   const Clock::time_point start = Clock::now();
   for (int i = 0; i < options_.iters; ++i)
     launchIteration(call, shape, buffers);
+  const Clock::time_point enqueued = Clock::now();
   device.synchronize(context_.stream);
+  const double launches =
+      static_cast<double>(options_.iters) * options_.aggIters;
   const double seconds =
-      std::chrono::duration<double>(Clock::now() - start).count() /
-      (static_cast<double>(options_.iters) * options_.aggIters);
+      std::chrono::duration<double>(Clock::now() - start).count() / launches;
+  const double enqueueSeconds =
+      std::chrono::duration<double>(enqueued - start).count() / launches;
 
   const double combined = combineTimes(seconds);
   result.timeUs = combined * 1e6;
+  result.enqueueUs = combineTimes(enqueueSeconds) * 1e6;
   result.algbwGBps = combined > 0 ? shape.bytes / combined / 1e9 : 0;
   result.busbwGBps =
       result.algbwGBps *

@@ -187,13 +187,14 @@ void Reporter::writeJson(const RowResult& row, const PlacementResult& result,
                "{\"impl\":\"%s\",\"library\":%s,\"version\":%d,"
                "\"coll\":\"%s\",\"nranks\":%d,"
                "\"bytes\":%zu,\"count\":%zu,\"dtype\":\"%s\",\"op\":\"%s\","
-               "\"inplace\":%s,\"time_us\":%.3f,\"algbw_GBps\":%.4f,"
+               "\"inplace\":%s,\"time_us\":%.3f,\"enqueue_us\":%.3f,"
+               "\"algbw_GBps\":%.4f,"
                "\"busbw_GBps\":%.4f,\"wrong\":%s}\n",
                impl, jsonString(options_.ncclLibrary).c_str(), libraryVersion_,
                row.collective->name, nranks_, row.shape.bytes, row.shape.count,
                row.type->name, row.op ? row.op->name : "none",
-               inPlace ? "true" : "false", result.timeUs, result.algbwGBps,
-               result.busbwGBps, wrong.c_str());
+               inPlace ? "true" : "false", result.timeUs, result.enqueueUs,
+               result.algbwGBps, result.busbwGBps, wrong.c_str());
   std::fflush(json_.get());
 }
 

@@ -19,6 +19,9 @@ namespace perf {
 struct PlacementResult {
   bool ran = false;
   double timeUs = 0;
+  // Host time per launch call (the timed launches before the final
+  // synchronisation): when it is close to timeUs, the host is the limit.
+  double enqueueUs = 0;
   double algbwGBps = 0;
   double busbwGBps = 0;
   int64_t wrong = -1;  // -1: not checked
