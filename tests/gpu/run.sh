@@ -19,6 +19,9 @@
 #   matrix-shm, matrix-tcp
 #               2 GPUs as 2 domains (-D split:2), every collective, type and
 #               op, odd sizes, results checked (hetccl-perf --check 1)
+#   staged      busbw of the staged path (2 domains over shm): every
+#               collective but the stream-driven all-reduce, and all-reduce
+#               with HETCCL_GPU_DIRECT=0
 #   overhead    bench/passthrough_overhead.cc: the time the pass-through
 #               adds per launch, both sides in the same processes
 #   sweep       bench/gpu_sweep.py: NVIDIA NCCL vs HetCCL pass-through
@@ -43,7 +46,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp overhead sweep hetero} "
+steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp staged overhead sweep hetero} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -336,6 +339,29 @@ bench_script() {
   note="exit $code; $misses target(s) missed; $(grep '^KEY ' "$out/$name.log" | cut -c5- | tr '\n' ' ')"
 }
 
+# Speed of the staged path (every collective but the stream-driven
+# all-reduce, and all-reduce with HETCCL_GPU_DIRECT=0): 2 GPUs as 2 domains
+# over shm, busbw by size.
+step_staged() {
+  local code=0
+  local run=("$perf" -np 2 -D split:2 -b 1M -e 256M -f 4 -w 5 -n 10 --check 0
+    --placement out --timeout $((limit / 2 - 5)) --json "$out/staged.jsonl")
+  HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_TRANSPORT=shm timeout $((limit / 2)) \
+    "${run[@]}" -x allgather,reducescatter,broadcast,alltoall \
+    >"$out/staged.log" 2>&1 || code=$?
+  HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_TRANSPORT=shm HETCCL_GPU_DIRECT=0 \
+    timeout $((limit / 2)) "${run[@]}" -x allreduce >>"$out/staged.log" 2>&1 || code=$?
+  "$py" - "$out/staged.jsonl" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    rec = json.loads(line)
+    print(f"STAGED {rec['coll']:14s} {rec['bytes'] >> 20:5d} MiB "
+          f"busbw {rec['busbw_GBps']:6.2f} GB/s")
+EOF
+  ((code == 0)) && result=PASS
+  note="exit $code; $(grep -c '' "$out/staged.jsonl" 2>/dev/null) results"
+}
+
 # What the pass-through adds per launch, measured in the same processes
 # (bench/passthrough_overhead.cc); the sweep's small sizes compare separate
 # processes, whose placement alone moves NCCL's launch time by microseconds.
@@ -374,6 +400,7 @@ run_step collectives 150
 run_step ddp 150
 run_step matrix-shm 120
 run_step matrix-tcp 120
+run_step staged 120
 run_step overhead 90
 run_step sweep 270
 run_step hetero 180
