@@ -27,7 +27,8 @@ constexpr uint64_t kReleaseAll = std::numeric_limits<uint64_t>::max();
 StagedDeviceComm::StagedDeviceComm(
     std::shared_ptr<VendorComm> hostComm, const DeviceModule& module,
     int device, int rank, int nranks, std::shared_ptr<AbortSignal> abort,
-    double timeoutSeconds, std::unique_ptr<DeviceShmAllReduce> directAllReduce)
+    double timeoutSeconds,
+    std::unique_ptr<DeviceShmCollectives> directCollectives)
     : hostComm_(std::move(hostComm)),
       module_(module),
       device_((module.check(module.api().setDevice(device),
@@ -39,7 +40,7 @@ StagedDeviceComm::StagedDeviceComm(
       timeoutSeconds_(timeoutSeconds),
       flagMemory_(module, sizeof(Flags)),
       flags_(reinterpret_cast<Flags*>(flagMemory_.data())),
-      directAllReduce_(std::move(directAllReduce)) {
+      directCollectives_(std::move(directCollectives)) {
   // Before any stream can be held back by a host word (see loadKernels).
   module_.check(module_.api().loadKernels(), "loading the reduction kernels");
   storeRelease(&flags_->inputsStaged, 0);
@@ -70,8 +71,8 @@ void StagedDeviceComm::launch(const std::vector<Op>& ops, StreamHandle stream) {
   checkNotCapturing(stream);
   std::lock_guard<std::mutex> lock(launchMutex_);
   try {
-    if (directAllReduce_ && directAllReduce_->handles(ops))
-      directAllReduce_->launch(ops[0], stream);
+    if (directCollectives_ && directCollectives_->handles(ops))
+      directCollectives_->launch(ops[0], stream);
     else
       enqueueLaunch(ops, stream);
   } catch (const Error& e) {
@@ -166,7 +167,7 @@ bool StagedDeviceComm::drain(double timeoutSeconds) {
 
 void StagedDeviceComm::abort() {
   signalHostDone(kReleaseAll);
-  if (directAllReduce_) directAllReduce_->releaseWaits();
+  if (directCollectives_) directCollectives_->releaseWaits();
 }
 
 }  // namespace hetccl

@@ -1,6 +1,8 @@
-// GPU buffers in a heterogeneous communicator. An all-reduce among GPU
-// ranks of one host takes the stream-driven path of DeviceShmAllReduce when
-// there is one; everything else goes through pinned host memory:
+// GPU buffers in a heterogeneous communicator. All-reduce, reduce-scatter,
+// all-gather, broadcast and all-to-all among GPU ranks of one host take the
+// stream-driven path of DeviceShmCollectives when there is one; everything
+// else (grouped ops, rooted reductions, send/recv, ranks on several hosts)
+// goes through pinned host memory:
 // on the caller's stream the inputs are copied to staging and a flag is
 // raised; a proxy thread waits for the flag, runs the host plan on the
 // staging, and raises a second flag that the stream waits for before it
@@ -13,7 +15,7 @@
 #include <memory>
 #include <mutex>
 
-#include "algo/device_shm_all_reduce.h"
+#include "algo/device_shm_collectives.h"
 #include "runtime/device/device_resources.h"
 #include "runtime/host/host_stream.h"
 #include "util/abort_signal.h"
@@ -28,7 +30,7 @@ class StagedDeviceComm : public VendorComm {
   StagedDeviceComm(std::shared_ptr<VendorComm> hostComm,
                    const DeviceModule& module, int device, int rank, int nranks,
                    std::shared_ptr<AbortSignal> abort, double timeoutSeconds,
-                   std::unique_ptr<DeviceShmAllReduce> directAllReduce);
+                   std::unique_ptr<DeviceShmCollectives> directCollectives);
   ~StagedDeviceComm() override;
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
@@ -69,7 +71,7 @@ class StagedDeviceComm : public VendorComm {
   PinnedHostMemory flagMemory_;
   Flags* flags_;
   std::array<Slot, kSlots> slots_;
-  std::unique_ptr<DeviceShmAllReduce> directAllReduce_;  // may be null
+  std::unique_ptr<DeviceShmCollectives> directCollectives_;  // may be null
   std::mutex launchMutex_;
   uint64_t launched_ = 0;
   HostStream proxy_;  // last: its thread stops before the rest goes

@@ -156,13 +156,17 @@ void Communicator::setUpHeterogeneous(
     return;
   }
   const DeviceModule& module = deviceModule(gpu_->runtime);
-  std::unique_ptr<DeviceShmAllReduce> directAllReduce;
-  if (gpuRanksShareOneHost() && envInt("HETCCL_GPU_DIRECT", 1) != 0)
-    directAllReduce = std::make_unique<DeviceShmAllReduce>(
+  std::unique_ptr<DeviceShmCollectives> directCollectives;
+  // The direct path is a shared-memory one: HETCCL_TRANSPORT=tcp sends
+  // every byte over the tcp links instead.
+  bool tcpForced = envString("HETCCL_TRANSPORT").value_or("auto") == "tcp";
+  if (gpuRanksShareOneHost() && !tcpForced &&
+      envInt("HETCCL_GPU_DIRECT", 1) != 0)
+    directCollectives = std::make_unique<DeviceShmCollectives>(
         oob, module, static_cast<size_t>(envInt("HETCCL_GPU_CHUNK", 4 << 20)));
   vendor_ = std::make_shared<StagedDeviceComm>(
       heteroExecutor_, module, gpu_->ordinal, rank_, nranks_, opsAbort_,
-      envSeconds("HETCCL_TIMEOUT", 0), std::move(directAllReduce));
+      envSeconds("HETCCL_TIMEOUT", 0), std::move(directCollectives));
 }
 
 // A domain of GPUs of one vendor: that vendor's library runs it.

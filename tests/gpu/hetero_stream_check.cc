@@ -1,9 +1,10 @@
 // GPU checks of heterogeneous communicators that need real CUDA streams:
-// two GPU ranks (processes) forced into two domains. For the stream-driven
-// all-reduce and for a staged collective, the NCCL call must return while
-// the stream is still held back (it only enqueues), and the result must be
-// right once the stream runs; under CUDA graph capture the call must fail
-// with ncclInvalidUsage and a message, and the communicator stay usable.
+// two GPU ranks (processes) forced into two domains. For stream-driven
+// collectives (all-reduce, all-gather) and a staged one (reduce), the NCCL call
+// must return while the stream is still held back (it only enqueues), and the
+// result must be right once the stream runs; under CUDA graph capture the call
+// must fail with ncclInvalidUsage and a message, and the communicator stay
+// usable.
 //
 // Usage: hetero_stream_check <libhetccl-cuda.so>   (needs 2 GPUs)
 #include <cuda_runtime.h>
@@ -128,7 +129,7 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
   for (size_t i = 0; i < count; ++i) right &= result[i] == 3.0f;
   check(right, rank, "all-reduce result");
 
-  checkEnqueueOnly(rank, gate, stream, "all-gather (staged)", [&] {
+  checkEnqueueOnly(rank, gate, stream, "all-gather (stream-driven)", [&] {
     return ncclAllGather(send, recv, count, ncclFloat32, comm, stream);
   });
   CUDA_OK(cudaMemcpy(result.data(), recv, 2 * count * sizeof(float),
@@ -137,6 +138,17 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
   for (size_t i = 0; i < 2 * count; ++i)
     right &= result[i] == (i < count ? 1.0f : 2.0f);
   check(right, rank, "all-gather result");
+
+  checkEnqueueOnly(rank, gate, stream, "reduce (staged)", [&] {
+    return ncclReduce(send, recv, count, ncclFloat32, ncclSum, 0, comm, stream);
+  });
+  if (rank == 0) {
+    CUDA_OK(cudaMemcpy(result.data(), recv, count * sizeof(float),
+                       cudaMemcpyDeviceToHost));
+    right = true;
+    for (size_t i = 0; i < count; ++i) right &= result[i] == 3.0f;
+    check(right, rank, "reduce result at the root");
+  }
 
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
   ncclResult_t captured =

@@ -19,9 +19,8 @@
 #   matrix-shm, matrix-tcp
 #               2 GPUs as 2 domains (-D split:2), every collective, type and
 #               op, odd sizes, results checked (hetccl-perf --check 1)
-#   staged      busbw of the staged path (2 domains over shm): every
-#               collective but the stream-driven all-reduce, and all-reduce
-#               with HETCCL_GPU_DIRECT=0
+#   hetero-all  busbw of every stream-driven collective, 2 GPUs as 2
+#               domains over shm, direct and staged (HETCCL_GPU_DIRECT=0)
 #   overhead    bench/passthrough_overhead.cc: the time the pass-through
 #               adds per launch, both sides in the same processes, 8 B to
 #               4 MB, against the sweep's targets
@@ -47,7 +46,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp staged overhead sweep hetero} "
+steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp hetero-all overhead sweep hetero} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -340,27 +339,37 @@ bench_script() {
   note="exit $code; $misses target(s) missed; $(grep '^KEY ' "$out/$name.log" | cut -c5- | tr '\n' ' ')"
 }
 
-# Speed of the staged path (every collective but the stream-driven
-# all-reduce, and all-reduce with HETCCL_GPU_DIRECT=0): 2 GPUs as 2 domains
-# over shm, busbw by size.
-step_staged() {
-  local code=0
-  local run=("$perf" -np 2 -D split:2 -b 1M -e 256M -f 4 -w 5 -n 10 --check 0
-    --placement out --timeout $((limit / 2 - 5)) --json "$out/staged.jsonl")
-  HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_TRANSPORT=shm timeout $((limit / 2)) \
-    "${run[@]}" -x allgather,reducescatter,broadcast,alltoall \
-    >"$out/staged.log" 2>&1 || code=$?
-  HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_TRANSPORT=shm HETCCL_GPU_DIRECT=0 \
-    timeout $((limit / 2)) "${run[@]}" -x allreduce >>"$out/staged.log" 2>&1 || code=$?
-  "$py" - "$out/staged.jsonl" <<'EOF'
+# Speed of every collective with GPU buffers across 2 domains (2 GPUs,
+# shm), stream-driven (the default) and staged (HETCCL_GPU_DIRECT=0):
+# busbw by size.
+step_hetero_all() {
+  local code=0 mode
+  for mode in direct staged; do
+    local direct=1
+    [[ $mode == staged ]] && direct=0
+    HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_TRANSPORT=shm HETCCL_GPU_DIRECT=$direct \
+      timeout $((limit / 2)) "$perf" -np 2 -D split:2 -b 1M -e 256M -f 4 -w 5 -n 10 \
+      --check 0 --placement out --timeout $((limit / 2 - 5)) \
+      -x allreduce,allgather,reducescatter,broadcast,alltoall \
+      --json "$out/hetero-all-$mode.jsonl" >"$out/hetero-all-$mode.log" 2>&1 || code=$?
+  done
+  "$py" - "$out" <<'EOF'
 import json, sys
-for line in open(sys.argv[1]):
-    rec = json.loads(line)
-    print(f"STAGED {rec['coll']:14s} {rec['bytes'] >> 20:5d} MiB "
-          f"busbw {rec['busbw_GBps']:6.2f} GB/s")
+from pathlib import Path
+rows = {}
+for mode in ("direct", "staged"):
+    path = Path(sys.argv[1]) / f"hetero-all-{mode}.jsonl"
+    for line in path.read_text().splitlines() if path.exists() else []:
+        rec = json.loads(line)
+        rows.setdefault((rec["coll"], rec["bytes"]), {})[mode] = rec["busbw_GBps"]
+print("HETERO-ALL collective      size  direct busbw  staged busbw  (GB/s)")
+for (coll, size), by_mode in rows.items():
+    cells = [f"{by_mode[m]:12.2f}" if m in by_mode else f"{'-':>12}"
+             for m in ("direct", "staged")]
+    print(f"HETERO-ALL {coll:14s} {size >> 20:4d}M {cells[0]}  {cells[1]}")
 EOF
   ((code == 0)) && result=PASS
-  note="exit $code; $(grep -c '' "$out/staged.jsonl" 2>/dev/null) results"
+  note="exit $code; $(cat "$out"/hetero-all-*.jsonl 2>/dev/null | grep -c '') results"
 }
 
 # What the pass-through adds per launch, NVIDIA's NCCL and HetCCL in the
@@ -417,7 +426,7 @@ run_step collectives 150
 run_step ddp 150
 run_step matrix-shm 120
 run_step matrix-tcp 120
-run_step staged 120
+run_step hetero-all 150
 run_step overhead 120
 run_step sweep 270
 run_step hetero 180

@@ -1,0 +1,102 @@
+#include "algo/device_outboxes.h"
+
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "runtime/device/device_module.h"
+#include "util/collective_setup.h"
+#include "util/error.h"
+
+namespace hetccl {
+
+// The counters at the start of each outbox; the slots follow. Each counter
+// has a cache line of its own: different GPUs write them.
+struct DeviceOutboxes::Counters {
+  struct alignas(64) Counter {
+    uint64_t value;
+  };
+  Counter staged;
+  Counter reduced;
+  Counter consumed[HETCCL_DEVICE_MAX_SOURCES];  // by reader
+};
+
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kNameBytes = 64;
+
+struct OutboxRecord {
+  char name[kNameBytes];
+};
+
+}  // namespace
+
+DeviceOutboxes::DeviceOutboxes(Oob& oob, const DeviceModule& module,
+                               size_t slotBytes)
+    : rank_(oob.rank()), nranks_(oob.nranks()), slotBytes_(slotBytes) {
+  static_assert(sizeof(Counters) <= kPage, "outbox counters exceed a page");
+  if (nranks_ > HETCCL_DEVICE_MAX_SOURCES)
+    fail(ncclInternalError, "GPU outboxes take at most %d ranks",
+         HETCCL_DEVICE_MAX_SOURCES);
+  const size_t bytes = kPage + kSlots * slotBytes_;
+  std::optional<Error> failure;
+  ShmSegment own;
+  captureFailure(failure, [&] {
+    own = ShmSegment::create(ShmSegment::uniqueName("hetccl-gpu"), bytes);
+    // First touch here: the pages go to this process's memory node, near
+    // the GPU that writes them, before any other rank maps them.
+    std::memset(own.data(), 0, bytes);
+  });
+  std::vector<OutboxRecord> records(nranks_);
+  std::memset(records.data(), 0, records.size() * sizeof(OutboxRecord));
+  std::strncpy(records[rank_].name, own.name().c_str(), kNameBytes - 1);
+  oob.allGather(records.data(), sizeof(OutboxRecord));
+  agreeOnSuccess(oob, failure, "GPU outboxes", "creating this rank's");
+  segments_.resize(nranks_);
+  captureFailure(failure, [&] {
+    for (int r = 0; r < nranks_; ++r) {
+      records[r].name[kNameBytes - 1] = '\0';
+      segments_[r] = r == rank_ ? std::move(own)
+                                : ShmSegment::open(records[r].name, bytes);
+      registrations_.push_back(std::make_unique<HostRegistration>(
+          module, segments_[r].data(), bytes));
+    }
+  });
+  agreeOnSuccess(oob, failure, "GPU outboxes", "mapping every rank's");
+  segments_[rank_].unlink();
+}
+
+DeviceOutboxes::Counters& DeviceOutboxes::counters(int owner) const {
+  return *static_cast<Counters*>(segments_[owner].data());
+}
+
+char* DeviceOutboxes::slot(int owner, uint64_t chunk) const {
+  return static_cast<char*>(segments_[owner].data()) + kPage +
+         (chunk % kSlots) * slotBytes_;
+}
+
+uint64_t* DeviceOutboxes::staged(int owner) const {
+  return &counters(owner).staged.value;
+}
+
+uint64_t* DeviceOutboxes::reduced(int owner) const {
+  return &counters(owner).reduced.value;
+}
+
+uint64_t* DeviceOutboxes::consumed(int owner, int reader) const {
+  return &counters(owner).consumed[reader].value;
+}
+
+void DeviceOutboxes::releaseWaits() {
+  const uint64_t all = std::numeric_limits<uint64_t>::max();
+  for (int r = 0; r < nranks_; ++r) {
+    Counters& box = counters(r);
+    __atomic_store_n(&box.staged.value, all, __ATOMIC_RELEASE);
+    __atomic_store_n(&box.reduced.value, all, __ATOMIC_RELEASE);
+    for (auto& counter : box.consumed)
+      __atomic_store_n(&counter.value, all, __ATOMIC_RELEASE);
+  }
+}
+
+}  // namespace hetccl

@@ -1,0 +1,54 @@
+// The host memory through which GPU ranks of one host exchange data
+// without a CPU thread: each rank has an outbox, a shared segment of pinned
+// host memory that every rank maps and registers with its runtime. An
+// outbox starts with counters (written and waited on by the GPUs' streams
+// with stream memory operations) and holds kSlots chunk slots, used in
+// turn by the chunks of the communicator's sequence.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/device/device_resources.h"
+#include "transport/shm/shm_segment.h"
+#include "util/oob.h"
+
+namespace hetccl {
+
+class DeviceOutboxes {
+ public:
+  static constexpr uint64_t kSlots = 4;
+
+  // Collective over `oob`: every rank maps every rank's outbox.
+  DeviceOutboxes(Oob& oob, const DeviceModule& module, size_t slotBytes);
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  size_t slotBytes() const { return slotBytes_; }
+
+  // The slot of `owner`'s outbox that chunk `chunk` of the sequence uses.
+  char* slot(int owner, uint64_t chunk) const;
+  // Counters of `owner`'s outbox, each counting chunks of the sequence:
+  // its own chunk data is in the slot (staged), its reduced shard is
+  // (reduced), `reader` is done with the slot (consumed).
+  uint64_t* staged(int owner) const;
+  uint64_t* reduced(int owner) const;
+  uint64_t* consumed(int owner, int reader) const;
+
+  // Sets every counter to its maximum, so that every stream waiting on
+  // one goes on (the communicator has failed; results are undefined).
+  void releaseWaits();
+
+ private:
+  struct Counters;
+  Counters& counters(int owner) const;
+
+  const int rank_;
+  const int nranks_;
+  const size_t slotBytes_;
+  std::vector<ShmSegment> segments_;  // every rank's outbox, by rank
+  std::vector<std::unique_ptr<HostRegistration>> registrations_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,431 @@
+#include "algo/device_shm_collectives.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/dtype.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kPipelineSteps = 4;
+constexpr size_t kMinStepBytes = 256 << 10;
+constexpr uint64_t kSlots = DeviceOutboxes::kSlots;
+
+size_t alignUp(size_t bytes, size_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+const char* at(const void* base, size_t offset) {
+  return static_cast<const char*>(base) + offset;
+}
+
+char* at(void* base, size_t offset) {
+  return static_cast<char*>(base) + offset;
+}
+
+}  // namespace
+
+// A slot holds a chunk's contributions and, behind them, the chunk's
+// reduced shard (all-reduce).
+DeviceShmCollectives::DeviceShmCollectives(Oob& oob, const DeviceModule& module,
+                                           size_t chunkBytes)
+    : module_(module),
+      outboxes_(oob, module, 2 * alignUp(chunkBytes, kPage)),
+      rank_(oob.rank()),
+      nranks_(oob.nranks()),
+      chunkBytes_(alignUp(chunkBytes, kPage)),
+      scratchStride_(alignUp(chunkBytes_ / nranks_ + 16, 256)),
+      up_(module),
+      down_(module),
+      start_(module),
+      upDone_(module),
+      downDone_(module) {
+  scratch_ = std::make_unique<DeviceMemory>(module, scratchStride_ * nranks_);
+  for (uint64_t i = 0; i < kSlots; ++i)
+    reduced_.push_back(std::make_unique<DeviceEvent>(module));
+  LOG_INFO(kLogShm,
+           "rank %d: GPU collectives through host memory among %d ranks, "
+           "%zu KiB chunks",
+           rank_, nranks_, chunkBytes_ >> 10);
+}
+
+// The GPU must be done with the outboxes before they are unregistered.
+DeviceShmCollectives::~DeviceShmCollectives() {
+  for (void* stream : {up_.handle(), down_.handle()})
+    if (int code = module_.api().streamSynchronize(stream))
+      LOG_WARN(kLogShm, "rank %d: GPU collective stream failed: %s", rank_,
+               module_.api().errorString(code));
+}
+
+bool DeviceShmCollectives::handles(const std::vector<Op>& ops) const {
+  if (ops.size() != 1) return false;
+  switch (ops[0].kind) {
+    case OpKind::AllReduce:
+    case OpKind::ReduceScatter: {
+      // A scalar in device memory would have to be read before the launch.
+      const ReduceSpec& reduce = ops[0].reduce;
+      return !(reduce.preMultiply && reduce.scalarPointer != nullptr);
+    }
+    case OpKind::AllGather:
+    case OpKind::Broadcast:
+    case OpKind::AlltoAll:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void DeviceShmCollectives::launch(const Op& op, void* stream) {
+  if (op.count == 0) return;
+  const auto& api = module_.api();
+  start_.record(stream);
+  module_.check(api.streamWaitEvent(up_.handle(), start_.handle()),
+                "ordering the collective after the caller's work");
+  module_.check(api.streamWaitEvent(down_.handle(), start_.handle()),
+                "ordering the collective after the caller's work");
+  switch (op.kind) {
+    case OpKind::AllReduce:
+      allReduce(op);
+      break;
+    case OpKind::ReduceScatter:
+      reduceScatter(op);
+      break;
+    case OpKind::AllGather:
+      allGather(op);
+      break;
+    case OpKind::Broadcast:
+      broadcast(op);
+      break;
+    case OpKind::AlltoAll:
+      allToAll(op);
+      break;
+    default:
+      fail(ncclInternalError, "no stream-driven %s", opKindName(op.kind));
+  }
+  upDone_.record(up_.handle());
+  downDone_.record(down_.handle());
+  module_.check(api.streamWaitEvent(stream, upDone_.handle()),
+                "ordering the caller's work after the collective");
+  module_.check(api.streamWaitEvent(stream, downDone_.handle()),
+                "ordering the caller's work after the collective");
+}
+
+// ---------------------------------------------------------------------------
+// Chunks.
+
+// At most maxStepBytes per step; an op of fewer than kPipelineSteps such
+// steps is cut into kPipelineSteps smaller ones (of at least
+// kMinStepBytes): with a single step, copies to and from the host could
+// not overlap at all.
+size_t DeviceShmCollectives::stepElements(const Op& op,
+                                          size_t maxStepBytes) const {
+  const size_t elementBytes = dtypeSize(op.dtype);
+  const size_t opBytes = op.count * elementBytes;
+  const size_t stepBytes =
+      alignUp((opBytes + kPipelineSteps - 1) / kPipelineSteps, kPage);
+  const size_t bytes =
+      std::min(maxStepBytes, std::max(kMinStepBytes, stepBytes));
+  return std::max<size_t>(bytes / elementBytes, 1);
+}
+
+DeviceShmCollectives::Chunk DeviceShmCollectives::chunkAt(
+    const Op& op, size_t stepElements, uint64_t index) const {
+  const size_t first = index * stepElements;
+  return {chunksLaunched_ + index, first,
+          std::min(stepElements, op.count - first), dtypeSize(op.dtype)};
+}
+
+template <typename Step>
+void DeviceShmCollectives::forEachChunk(const Op& op, size_t maxStepBytes,
+                                        Step step) {
+  const size_t elements = stepElements(op, maxStepBytes);
+  const uint64_t chunks = (op.count + elements - 1) / elements;
+  for (uint64_t c = 0; c < chunks; ++c) step(chunkAt(op, elements, c));
+  chunksLaunched_ += chunks;
+}
+
+size_t DeviceShmCollectives::shardBegin(const Chunk& chunk, int rank) const {
+  return chunk.length * rank / nranks_;
+}
+
+size_t DeviceShmCollectives::shardLength(const Chunk& chunk, int rank) const {
+  return shardBegin(chunk, rank + 1) - shardBegin(chunk, rank);
+}
+
+// Per peer, when each peer's part of a chunk has a place of its own in a
+// slot (and in the scratch): all of them fit in chunkBytes_.
+size_t DeviceShmCollectives::partsStepBytes() const {
+  return chunkBytes_ / nranks_;
+}
+
+// ---------------------------------------------------------------------------
+// Stream steps.
+
+void DeviceShmCollectives::copy(void* stream, void* to, const void* from,
+                                size_t bytes, const char* what) {
+  if (bytes > 0)
+    module_.check(module_.api().copyAsync(to, from, bytes, stream), what);
+}
+
+void DeviceShmCollectives::waitUntil(void* stream, const uint64_t* counter,
+                                     uint64_t value, const char* what) {
+  module_.check(module_.api().waitValue64(stream, counter, value), what);
+}
+
+void DeviceShmCollectives::signal(void* stream, uint64_t* counter,
+                                  uint64_t value, const char* what) {
+  module_.check(module_.api().writeValue64(stream, counter, value), what);
+}
+
+// down: `to` = the op's reduction of `sources` (one per rank, rank order).
+void DeviceShmCollectives::reduce(const Op& op, void* to,
+                                  const void* const* sources, size_t length) {
+  if (length == 0) return;
+  hetcclDeviceReduction reduction{};
+  for (int r = 0; r < nranks_; ++r) reduction.srcs[r] = sources[r];
+  reduction.dst = to;
+  reduction.nsrcs = nranks_;
+  reduction.count = length;
+  reduction.dtype = op.dtype;
+  reduction.op = op.reduce.base;
+  reduction.applyPreScale = op.reduce.preMultiply;
+  if (op.reduce.preMultiply)
+    std::memcpy(&reduction.preScale, op.reduce.scalar(), dtypeSize(op.dtype));
+  reduction.applyDivisor = op.reduce.average;
+  reduction.divisor = static_cast<uint64_t>(nranks_);
+  module_.check(module_.api().reduceAsync(&reduction, down_.handle()),
+                "reducing a chunk on the GPU");
+}
+
+void DeviceShmCollectives::waitForFreeSlot(const Chunk& chunk) {
+  if (chunk.index < kSlots) return;
+  for (int p = 0; p < nranks_; ++p)
+    if (p != rank_)
+      waitUntil(up_.handle(), outboxes_.consumed(rank_, p),
+                chunk.index + 1 - kSlots, "waiting for a free outbox slot");
+}
+
+void DeviceShmCollectives::releaseSlots(const Chunk& chunk) {
+  for (int p = 0; p < nranks_; ++p)
+    if (p != rank_)
+      signal(down_.handle(), outboxes_.consumed(p, rank_), chunk.index + 1,
+             "releasing another rank's outbox slot");
+}
+
+// ---------------------------------------------------------------------------
+// All-reduce. The up stream takes the contributions of chunk c, then the
+// result of chunk c-1; the down stream the reduction of chunk c, then the
+// gather of chunk c-1. The one chunk of lag lets both directions run at
+// once, and is free of deadlock as long as kSlots >= 2.
+
+void DeviceShmCollectives::allReduce(const Op& op) {
+  const size_t elements = stepElements(op, chunkBytes_);
+  const uint64_t chunks = (op.count + elements - 1) / elements;
+  for (uint64_t c = 0; c <= chunks; ++c) {
+    if (c < chunks) {
+      Chunk chunk = chunkAt(op, elements, c);
+      sendContributions(op, chunk);
+      reduceOwnShard(op, chunk);
+    }
+    if (c > 0) {
+      Chunk previous = chunkAt(op, elements, c - 1);
+      publishResult(op, previous);
+      gatherResults(op, previous);
+    }
+  }
+  chunksLaunched_ += chunks;
+}
+
+// up: the parts of this chunk that other ranks own go to the outbox.
+void DeviceShmCollectives::sendContributions(const Op& op, const Chunk& chunk) {
+  waitForFreeSlot(chunk);
+  const size_t e = chunk.elementBytes;
+  const char* input = at(op.sendbuff, chunk.offset());
+  char* contributions = outboxes_.slot(rank_, chunk.index);
+  const size_t ownBegin = shardBegin(chunk, rank_) * e;
+  const size_t ownEnd = ownBegin + shardLength(chunk, rank_) * e;
+  copy(up_.handle(), contributions, input, ownBegin,
+       "copying an all-reduce chunk to host memory");
+  copy(up_.handle(), contributions + ownEnd, input + ownEnd,
+       chunk.bytes() - ownEnd, "copying an all-reduce chunk to host memory");
+  signal(up_.handle(), outboxes_.staged(rank_), chunk.index + 1,
+         "signalling a staged chunk");
+}
+
+// down: the other ranks' parts of this rank's shard come to the GPU and
+// are reduced with this rank's own part, in rank order.
+void DeviceShmCollectives::reduceOwnShard(const Op& op, const Chunk& chunk) {
+  const size_t e = chunk.elementBytes;
+  const size_t begin = shardBegin(chunk, rank_);
+  const size_t length = shardLength(chunk, rank_);
+  const void* sources[HETCCL_DEVICE_MAX_SOURCES];
+  for (int p = 0; p < nranks_; ++p) {
+    if (p == rank_) {
+      sources[p] = at(op.sendbuff, (chunk.first + begin) * e);
+      continue;
+    }
+    waitUntil(down_.handle(), outboxes_.staged(p), chunk.index + 1,
+              "waiting for another rank's chunk");
+    char* part = scratch_->data() + p * scratchStride_;
+    copy(down_.handle(), part, outboxes_.slot(p, chunk.index) + begin * e,
+         length * e, "copying another rank's part to the GPU");
+    sources[p] = part;
+  }
+  reduce(op, at(op.recvbuff, (chunk.first + begin) * e), sources, length);
+  reduced_[chunk.index % kSlots]->record(down_.handle());
+}
+
+// up: the reduced shard goes to the outbox for the other ranks.
+void DeviceShmCollectives::publishResult(const Op& op, const Chunk& chunk) {
+  const size_t e = chunk.elementBytes;
+  const size_t begin = shardBegin(chunk, rank_);
+  module_.check(module_.api().streamWaitEvent(
+                    up_.handle(), reduced_[chunk.index % kSlots]->handle()),
+                "ordering a result after its reduction");
+  copy(up_.handle(), outboxes_.slot(rank_, chunk.index) + chunkBytes_,
+       at(op.recvbuff, (chunk.first + begin) * e),
+       shardLength(chunk, rank_) * e, "copying a reduced shard to host memory");
+  signal(up_.handle(), outboxes_.reduced(rank_), chunk.index + 1,
+         "signalling a reduced shard");
+}
+
+// down: every other rank's reduced shard comes into the output; then the
+// slot is theirs to reuse.
+void DeviceShmCollectives::gatherResults(const Op& op, const Chunk& chunk) {
+  const size_t e = chunk.elementBytes;
+  for (int p = 0; p < nranks_; ++p) {
+    if (p == rank_) continue;
+    waitUntil(down_.handle(), outboxes_.reduced(p), chunk.index + 1,
+              "waiting for another rank's reduced shard");
+    copy(down_.handle(),
+         at(op.recvbuff, (chunk.first + shardBegin(chunk, p)) * e),
+         outboxes_.slot(p, chunk.index) + chunkBytes_,
+         shardLength(chunk, p) * e, "copying a reduced shard to the GPU");
+  }
+  releaseSlots(chunk);
+}
+
+// ---------------------------------------------------------------------------
+// The others. Buffers of reduce-scatter and all-to-all hold one part per
+// rank of op.count elements; a chunk is the same elements of every part,
+// and each peer's part has partsStepBytes() of the slot.
+
+// up: each peer's part of the chunk to the slot, at the peer's place.
+void DeviceShmCollectives::stagePeerParts(const Op& op, const Chunk& chunk) {
+  const size_t partBytes = op.count * chunk.elementBytes;
+  waitForFreeSlot(chunk);
+  char* mine = outboxes_.slot(rank_, chunk.index);
+  for (int p = 0; p < nranks_; ++p)
+    if (p != rank_)
+      copy(up_.handle(), mine + p * chunk.bytes(),
+           at(op.sendbuff, p * partBytes + chunk.offset()), chunk.bytes(),
+           "copying parts of a chunk to host memory");
+  signal(up_.handle(), outboxes_.staged(rank_), chunk.index + 1,
+         "signalling a staged chunk");
+}
+
+void DeviceShmCollectives::reduceScatter(const Op& op) {
+  const size_t partBytes = op.count * dtypeSize(op.dtype);
+  forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
+    stagePeerParts(op, chunk);
+
+    const void* sources[HETCCL_DEVICE_MAX_SOURCES];
+    for (int p = 0; p < nranks_; ++p) {
+      if (p == rank_) {
+        sources[p] = at(op.sendbuff, rank_ * partBytes + chunk.offset());
+        continue;
+      }
+      waitUntil(down_.handle(), outboxes_.staged(p), chunk.index + 1,
+                "waiting for another rank's chunk");
+      char* part = scratch_->data() + p * scratchStride_;
+      copy(down_.handle(), part,
+           outboxes_.slot(p, chunk.index) + rank_ * chunk.bytes(),
+           chunk.bytes(), "copying another rank's part to the GPU");
+      sources[p] = part;
+    }
+    reduce(op, at(op.recvbuff, chunk.offset()), sources, chunk.length);
+    releaseSlots(chunk);
+  });
+}
+
+void DeviceShmCollectives::allToAll(const Op& op) {
+  const size_t partBytes = op.count * dtypeSize(op.dtype);
+  forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
+    stagePeerParts(op, chunk);
+
+    // In place, the outputs overwrite inputs: not before they are staged.
+    waitUntil(down_.handle(), outboxes_.staged(rank_), chunk.index + 1,
+              "waiting for this rank's chunk to be staged");
+    const size_t own = rank_ * partBytes + chunk.offset();
+    if (op.sendbuff != op.recvbuff)
+      copy(down_.handle(), at(op.recvbuff, own), at(op.sendbuff, own),
+           chunk.bytes(), "copying this rank's own all-to-all part");
+    for (int p = 0; p < nranks_; ++p) {
+      if (p == rank_) continue;
+      waitUntil(down_.handle(), outboxes_.staged(p), chunk.index + 1,
+                "waiting for another rank's chunk");
+      copy(down_.handle(), at(op.recvbuff, p * partBytes + chunk.offset()),
+           outboxes_.slot(p, chunk.index) + rank_ * chunk.bytes(),
+           chunk.bytes(), "copying another rank's part to the GPU");
+    }
+    releaseSlots(chunk);
+  });
+}
+
+void DeviceShmCollectives::allGather(const Op& op) {
+  const size_t partBytes = op.count * dtypeSize(op.dtype);
+  forEachChunk(op, chunkBytes_, [&](const Chunk& chunk) {
+    waitForFreeSlot(chunk);
+    copy(up_.handle(), outboxes_.slot(rank_, chunk.index),
+         at(op.sendbuff, chunk.offset()), chunk.bytes(),
+         "copying an all-gather chunk to host memory");
+    signal(up_.handle(), outboxes_.staged(rank_), chunk.index + 1,
+           "signalling a staged chunk");
+
+    const char* ownInput = at(op.sendbuff, chunk.offset());
+    char* ownOutput = at(op.recvbuff, rank_ * partBytes + chunk.offset());
+    if (ownInput != ownOutput)
+      copy(down_.handle(), ownOutput, ownInput, chunk.bytes(),
+           "copying this rank's own all-gather part");
+    for (int p = 0; p < nranks_; ++p) {
+      if (p == rank_) continue;
+      waitUntil(down_.handle(), outboxes_.staged(p), chunk.index + 1,
+                "waiting for another rank's chunk");
+      copy(down_.handle(), at(op.recvbuff, p * partBytes + chunk.offset()),
+           outboxes_.slot(p, chunk.index), chunk.bytes(),
+           "copying another rank's part to the GPU");
+    }
+    releaseSlots(chunk);
+  });
+}
+
+void DeviceShmCollectives::broadcast(const Op& op) {
+  const int root = op.root;
+  forEachChunk(op, chunkBytes_, [&](const Chunk& chunk) {
+    if (rank_ == root) {
+      waitForFreeSlot(chunk);
+      copy(up_.handle(), outboxes_.slot(root, chunk.index),
+           at(op.sendbuff, chunk.offset()), chunk.bytes(),
+           "copying a broadcast chunk to host memory");
+      signal(up_.handle(), outboxes_.staged(root), chunk.index + 1,
+             "signalling a staged chunk");
+      if (op.sendbuff != op.recvbuff)
+        copy(down_.handle(), at(op.recvbuff, chunk.offset()),
+             at(op.sendbuff, chunk.offset()), chunk.bytes(),
+             "copying the root's own broadcast chunk");
+    } else {
+      waitUntil(down_.handle(), outboxes_.staged(root), chunk.index + 1,
+                "waiting for the root's chunk");
+      copy(down_.handle(), at(op.recvbuff, chunk.offset()),
+           outboxes_.slot(root, chunk.index), chunk.bytes(),
+           "copying the root's chunk to the GPU");
+    }
+    releaseSlots(chunk);
+  });
+}
+
+}  // namespace hetccl

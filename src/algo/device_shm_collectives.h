@@ -1,0 +1,115 @@
+// Collectives among GPU ranks of one host driven entirely by their streams
+// (no CPU thread on the data path), through the ranks' outboxes in pinned
+// host memory (DeviceOutboxes). Per chunk, a rank copies what the others
+// need from its input into its outbox, and takes what it needs from theirs;
+// streams signal each other with stream memory operations on the outbox
+// counters.
+//   all-reduce      each rank owns a shard of the chunk: the others' parts of
+//                   it come to its GPU and are reduced there in rank order
+//                   (the same bits on every rank), then every rank gathers
+//                   every reduced shard
+//   reduce-scatter  the first half of that, the shards being the outputs
+//   all-gather      every input goes to the outbox, from there to every
+//   broadcast       output (the root's only, for broadcast)
+//   all-to-all      the part for each peer goes to the outbox; each rank
+//                   takes its part from every outbox
+//
+// Two streams of HetCCL's own carry the work, so that copies to the host
+// (`up`) and from it (`down`, with the reductions) run at the same time.
+// A slot is rewritten only after every other rank has marked it consumed.
+// Every rank marks every chunk of the sequence on every other outbox, also
+// chunks it read nothing of, so that a later collective of any kind finds
+// the counters where it expects them.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "algo/device_outboxes.h"
+#include "runtime/device/device_resources.h"
+#include "util/oob.h"
+#include "vendor/op.h"
+
+namespace hetccl {
+
+class DeviceShmCollectives {
+ public:
+  // Collective over `oob`: every rank of the communicator, all GPU ranks
+  // of this host, constructs it at the same time. Up to `chunkBytes` of
+  // input move per pipeline step (less for small ops: see stepElements).
+  DeviceShmCollectives(Oob& oob, const DeviceModule& module, size_t chunkBytes);
+  ~DeviceShmCollectives();
+
+  // Whether this path runs `ops` (the same answer on every rank).
+  bool handles(const std::vector<Op>& ops) const;
+  // Enqueues the collective after the work on `stream`; work enqueued on
+  // it later runs after the collective.
+  void launch(const Op& op, void* stream);
+  // Lets every stream waiting on a counter go on (the communicator has
+  // failed; results are undefined).
+  void releaseWaits() { outboxes_.releaseWaits(); }
+
+ private:
+  // One pipeline step: elements [first, first + length) of each rank's
+  // part of the buffers.
+  struct Chunk {
+    uint64_t index;  // in the communicator's sequence of chunks
+    size_t first;
+    size_t length;
+    size_t elementBytes;
+
+    size_t offset() const { return first * elementBytes; }
+    size_t bytes() const { return length * elementBytes; }
+  };
+  template <typename Step>
+  void forEachChunk(const Op& op, size_t maxStepBytes, Step step);
+  size_t stepElements(const Op& op, size_t maxStepBytes) const;
+  Chunk chunkAt(const Op& op, size_t stepElements, uint64_t index) const;
+  size_t shardBegin(const Chunk& chunk, int rank) const;
+  size_t shardLength(const Chunk& chunk, int rank) const;
+
+  void allReduce(const Op& op);
+  void sendContributions(const Op& op, const Chunk& chunk);
+  void reduceOwnShard(const Op& op, const Chunk& chunk);
+  void publishResult(const Op& op, const Chunk& chunk);
+  void gatherResults(const Op& op, const Chunk& chunk);
+  void stagePeerParts(const Op& op, const Chunk& chunk);
+  void reduceScatter(const Op& op);
+  void allGather(const Op& op);
+  void broadcast(const Op& op);
+  void allToAll(const Op& op);
+
+  // Stream steps. A copy of no bytes enqueues nothing.
+  void copy(void* stream, void* to, const void* from, size_t bytes,
+            const char* what);
+  void waitUntil(void* stream, const uint64_t* counter, uint64_t value,
+                 const char* what);
+  void signal(void* stream, uint64_t* counter, uint64_t value,
+              const char* what);
+  void reduce(const Op& op, void* to, const void* const* sources,
+              size_t length);
+  // up: every other rank has consumed what this rank's slot of `chunk`
+  // held kSlots chunks ago.
+  void waitForFreeSlot(const Chunk& chunk);
+  // down: this rank is done with every other rank's slot of `chunk`.
+  void releaseSlots(const Chunk& chunk);
+  // What the other ranks' parts of a chunk occupy in a slot, each.
+  size_t partsStepBytes() const;
+
+  const DeviceModule& module_;
+  DeviceOutboxes outboxes_;
+  const int rank_;
+  const int nranks_;
+  const size_t chunkBytes_;
+  std::unique_ptr<DeviceMemory> scratch_;  // other ranks' parts of a shard
+  size_t scratchStride_;
+  DeviceStream up_;
+  DeviceStream down_;
+  DeviceEvent start_;
+  DeviceEvent upDone_;
+  DeviceEvent downDone_;
+  std::vector<std::unique_ptr<DeviceEvent>> reduced_;  // by slot
+  uint64_t chunksLaunched_ = 0;  // the same count on every rank
+};
+
+}  // namespace hetccl
