@@ -174,6 +174,33 @@ TEST(TcpLink, ManySmallStripesOverOddSocketCount) {
   exchangeAll(ranks, {(1u << 20) + 3, 4096, 4095, 4097, 12289});
 }
 
+// Small transfers one after another, each waited for: none may wait for
+// the progress thread's epoll timeout (10 ms) because a wake-up was lost.
+// 1000 round trips take well under a second here; with lost wake-ups they
+// take 10 s and more.
+TEST(TcpLink, BackToBackSmallTransfersNeverWaitForTheEpollTimeout) {
+  Ranks ranks = makeRanks(2);
+  constexpr int kRoundTrips = 1000;
+  Clock::time_point start = Clock::now();
+  runRanks(2, [&](int r) {
+    auto link = ranks.transports[r]->link(1 - r);
+    uint64_t word = 0;
+    for (int i = 0; i < kRoundTrips; ++i) {
+      if (r == 0) {
+        word = i;
+        link->send(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+        link->recv(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+        ASSERT_EQ(word, static_cast<uint64_t>(i) + 1);
+      } else {
+        link->recv(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+        ++word;
+        link->send(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+      }
+    }
+  });
+  EXPECT_LT(secondsSince(start), 5.0) << kRoundTrips << " round trips";
+}
+
 TEST(TcpLink, SendsPostedLongBeforeTheReceives) {
   // Small socket buffers, so that the kernel cannot absorb all the sends.
   ScopedEnv buffers("HETCCL_TCP_BUFFER", "64K");

@@ -151,12 +151,16 @@ void TcpEngine::adoptPosted() {
 
 void TcpEngine::dispatch(uint64_t token, uint32_t events) {
   if (token == kWakeToken) {
-    // Cleared before the inbox is read (at the top of the next loop turn),
-    // so a post that finds the flag set is always adopted.
-    wakePending_.store(false, std::memory_order_release);
+    // The eventfd is drained first, then the flag cleared, then (at the top
+    // of the next loop turn) the inbox read: a post that finds the flag set
+    // is adopted then, and a post after the clear writes the eventfd anew.
+    // Clearing before draining could swallow that write and leave the flag
+    // set with nothing to wake the loop: every later post would then wait
+    // for the epoll timeout.
     uint64_t value;
     ssize_t got = ::read(wakeFd_.get(), &value, sizeof(value));
     (void)got;
+    wakePending_.store(false, std::memory_order_release);
     return;
   }
   size_t c = static_cast<size_t>(token >> 8);
