@@ -12,7 +12,10 @@ namespace {
 
 constexpr size_t kPage = 4096;
 constexpr size_t kPipelineSteps = 4;
-constexpr size_t kMinStepBytes = 256 << 10;
+// Measured on 2 H200s (all-reduce, 2 domains): four 256 KiB steps made a
+// 1 MiB all-reduce slower than one step (8.0 vs 11.1 GB/s busbw); each
+// step has fixed costs (stream memory operations, waits across GPUs).
+constexpr size_t kMinStepBytes = 1 << 20;
 constexpr uint64_t kSlots = DeviceOutboxes::kSlots;
 
 size_t alignUp(size_t bytes, size_t alignment) {

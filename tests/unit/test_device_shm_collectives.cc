@@ -249,14 +249,14 @@ TEST(DeviceShmCollectives, EveryKindTwoRanks) { runCases(2, kOtherCases); }
 TEST(DeviceShmCollectives, EveryKindThreeRanks) { runCases(3, kOtherCases); }
 
 // Ops of fewer than 4 configured chunks are cut into smaller steps (of at
-// least 256 KiB), whose boundaries fall elsewhere than the chunks'.
+// least 1 MiB), whose boundaries fall elsewhere than the chunks'.
 TEST(DeviceShmCollectives, SmallOpsAreCutIntoPipelineSteps) {
   const std::vector<Case> cases = {
-      {OpKind::AllReduce, ncclFloat32, ncclSum, 393217, false},  // 4 steps
-      {OpKind::AllReduce, ncclBfloat16, ncclSum, 300001, true},  // 256 KiB
-      {OpKind::AllGather, ncclFloat32, ncclSum, 393217, false},
+      {OpKind::AllReduce, ncclFloat32, ncclSum, 1310723, false},  // 4 steps
+      {OpKind::AllReduce, ncclBfloat16, ncclSum, 700001, true},   // 2 steps
+      {OpKind::AllGather, ncclFloat32, ncclSum, 1048583, false},
       {OpKind::ReduceScatter, ncclFloat32, ncclMax, 300007, false},
-      {OpKind::AlltoAll, ncclFloat16, ncclSum, 200003, true},
+      {OpKind::AlltoAll, ncclFloat16, ncclSum, 600003, true},
       {OpKind::Broadcast, ncclFloat32, ncclSum, 1310723, false},
       {OpKind::AllReduce, ncclInt64, ncclSum, 5, false},  // one step
   };
