@@ -254,6 +254,11 @@ def write_report(path, args, facts, topo, runs, tables, misses, failures,
         f"Targets: busbw >= {BANDWIDTH_RATIO}x native from "
         f"{format_bytes(BANDWIDTH_FROM)}; time <= native + "
         f"{LATENCY_SLACK_US:g} us below {format_bytes(LATENCY_BELOW)}.", "",
+        "Each library runs in processes of its own here. Below about 1 MB a "
+        "launch is limited by the host, and the same library takes up to "
+        "3.5 us more per launch in one process than in the next; "
+        "`passthrough_overhead` (tests/gpu/run.sh, step overhead) compares "
+        "the two libraries inside the same processes.", "",
         "## Summary", ""]
     parts += summary_section(failures, misses,
                              f"Missed targets ({len(misses)}):",
