@@ -29,7 +29,7 @@ TransportChoice transportFromEnvironment() {
 
 std::shared_ptr<HeteroExecutor> HeteroExecutor::create(
     Oob& oob, const std::vector<RankPlacement>& placements,
-    std::shared_ptr<VendorComm> domainComm, std::shared_ptr<AbortSignal> abort,
+    std::shared_ptr<Executor> domainComm, std::shared_ptr<AbortSignal> abort,
     std::shared_ptr<const PeerLiveness> liveness) {
   return std::shared_ptr<HeteroExecutor>(
       new HeteroExecutor(oob, placements, std::move(domainComm),
@@ -38,7 +38,7 @@ std::shared_ptr<HeteroExecutor> HeteroExecutor::create(
 
 HeteroExecutor::HeteroExecutor(Oob& oob,
                                const std::vector<RankPlacement>& placements,
-                               std::shared_ptr<VendorComm> domainComm,
+                               std::shared_ptr<Executor> domainComm,
                                std::shared_ptr<AbortSignal> abort,
                                std::shared_ptr<const PeerLiveness> liveness)
     : rank_(oob.rank()),

@@ -21,7 +21,7 @@ namespace hetccl {
 class ShmTransport;
 class TcpTransport;
 
-class HeteroExecutor : public VendorComm,
+class HeteroExecutor : public Executor,
                        public std::enable_shared_from_this<HeteroExecutor> {
  public:
   // Collective over `oob` (the whole communicator). `placements` say
@@ -29,7 +29,7 @@ class HeteroExecutor : public VendorComm,
   // communicator.
   static std::shared_ptr<HeteroExecutor> create(
       Oob& oob, const std::vector<RankPlacement>& placements,
-      std::shared_ptr<VendorComm> domainComm,
+      std::shared_ptr<Executor> domainComm,
       std::shared_ptr<AbortSignal> abort,
       std::shared_ptr<const PeerLiveness> liveness);
   ~HeteroExecutor() override;
@@ -44,7 +44,7 @@ class HeteroExecutor : public VendorComm,
 
  private:
   HeteroExecutor(Oob& oob, const std::vector<RankPlacement>& placements,
-                 std::shared_ptr<VendorComm> domainComm,
+                 std::shared_ptr<Executor> domainComm,
                  std::shared_ptr<AbortSignal> abort,
                  std::shared_ptr<const PeerLiveness> liveness);
   void execute(const std::vector<Op>& ops);
@@ -54,7 +54,7 @@ class HeteroExecutor : public VendorComm,
   int rank_;
   int nranks_;
   DomainMap domains_;
-  std::shared_ptr<VendorComm> domainComm_;
+  std::shared_ptr<Executor> domainComm_;
   std::shared_ptr<AbortSignal> abort_;
   std::unique_ptr<ShmTransport> shm_;
   std::unique_ptr<TcpTransport> tcp_;

@@ -10,7 +10,7 @@
 #include "algo/domains.h"
 #include "transport/link.h"
 #include "util/abort_signal.h"
-#include "vendor/vendor_comm.h"
+#include "vendor/executor.h"
 
 namespace hetccl {
 
@@ -18,7 +18,7 @@ struct PlanContext {
   int rank = 0;
   int nranks = 0;
   const DomainMap* domains = nullptr;
-  VendorComm* domainComm = nullptr;
+  Executor* domainComm = nullptr;
   // Where the domain steps go; NULL runs them before the call returns,
   // which is what a plan already running on a host stream needs.
   StreamHandle domainStream = nullptr;

@@ -7,7 +7,7 @@
 #include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
 #include "bootstrap/unique_id.h"
-#include "bootstrap/wire.h"
+#include "util/wire.h"
 #include "util/error.h"
 #include "util/log.h"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "bootstrap/protocol.h"
-#include "bootstrap/wire.h"
+#include "util/wire.h"
 #include "util/error.h"
 #include "util/log.h"
 

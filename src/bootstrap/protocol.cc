@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "bootstrap/wire.h"
+#include "util/wire.h"
 #include "util/env.h"
 #include "util/error.h"
 

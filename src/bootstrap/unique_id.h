@@ -7,17 +7,15 @@
 // 120, then a 64-bit FNV-1a checksum of bytes 0..119.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "nccl.h"
+#include "util/secret.h"
 #include "util/socket.h"
 
 namespace hetccl {
-
-using Secret = std::array<uint8_t, 16>;
 
 struct UniqueIdContents {
   SocketAddress root;
@@ -30,14 +28,6 @@ struct UniqueIdContents {
 ncclUniqueId encodeUniqueId(const UniqueIdContents& contents);
 // Throws ncclInvalidArgument "corrupted or foreign ncclUniqueId ...".
 UniqueIdContents decodeUniqueId(const ncclUniqueId& id);
-
-// 16 bytes from getrandom().
-Secret randomSecret();
-// A secret every process derives alike from `seed`. Not a cryptographic
-// key derivation: it only keeps strangers and stale ranks out.
-Secret deriveSecret(const std::string& seed);
-// Compares without an early exit.
-bool secretsEqual(const Secret& a, const Secret& b);
 
 // When HETCCL_COMM_ID (else NCCL_COMM_ID) = host:port is set, the id that
 // every process computes on its own: that address, and a secret derived

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "algo/hetero_executor.h"
-#include "algo/staged_device_comm.h"
+#include "engine/gpu/staged_device_comm.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
 #include "core/subset_oob.h"
@@ -170,7 +170,7 @@ void Communicator::setUpHeterogeneous(
 }
 
 // A domain of GPUs of one vendor: that vendor's library runs it.
-std::shared_ptr<VendorComm> Communicator::vendorLibraryComm(Oob& oob) const {
+std::shared_ptr<Executor> Communicator::vendorLibraryComm(Oob& oob) const {
   if (gpu_->runtime == RuntimeKind::Hip)
     return std::make_shared<RcclComm>(oob, processRccl(), gpu_->ordinal);
   return std::make_shared<NcclComm>(oob, processNccl(), gpu_->ordinal);

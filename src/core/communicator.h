@@ -22,7 +22,7 @@
 #include "util/oob.h"
 #include "util/peer_liveness.h"
 #include "vendor/op.h"
-#include "vendor/vendor_comm.h"
+#include "vendor/executor.h"
 
 namespace hetccl {
 
@@ -103,7 +103,7 @@ class Communicator {
                           const std::vector<RankPlacement>& placements);
   void checkDomainOnOneHost(const std::vector<int>& members) const;
   bool gpuRanksShareOneHost() const;
-  std::shared_ptr<VendorComm> vendorLibraryComm(Oob& oob) const;
+  std::shared_ptr<Executor> vendorLibraryComm(Oob& oob) const;
   void setState(ncclResult_t state, const std::string& message);
 
   uint32_t nextTag() { return nextTag_++; }
@@ -122,7 +122,7 @@ class Communicator {
   std::vector<PeerInfo> peers_;
   int domainCount_ = 1;
   int domainIndex_ = 0;
-  std::shared_ptr<VendorComm> vendor_;
+  std::shared_ptr<Executor> vendor_;
   std::shared_ptr<HeteroExecutor> heteroExecutor_;  // with several domains
   std::unique_ptr<Watchdog> watchdog_;
   UserOps userOps_;

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "algo/device_shm_collectives.h"
+#include "engine/gpu/device_shm_collectives.h"
 #include "runtime/host/host_reduce.h"
 #include "support/emulated_device_module.h"
 #include "support/in_process_oob.h"

@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "algo/staged_device_comm.h"
+#include "engine/gpu/staged_device_comm.h"
 #include "support/emulated_device_module.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "algo/staging_layout.h"
+#include "engine/gpu/staging_layout.h"
 
 namespace hetccl {
 namespace {

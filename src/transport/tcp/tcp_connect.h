@@ -7,7 +7,7 @@
 #include <map>
 #include <vector>
 
-#include "bootstrap/unique_id.h"
+#include "util/secret.h"
 #include "util/socket.h"
 
 namespace hetccl {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "bootstrap/unique_id.h"
+#include "util/secret.h"
 #include "util/socket.h"
 
 namespace hetccl {

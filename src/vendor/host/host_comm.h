@@ -10,11 +10,11 @@
 
 #include "vendor/host/host_engine.h"
 #include "vendor/host/shm_world.h"
-#include "vendor/vendor_comm.h"
+#include "vendor/executor.h"
 
 namespace hetccl {
 
-class HostComm : public VendorComm,
+class HostComm : public Executor,
                  public std::enable_shared_from_this<HostComm> {
  public:
   // Collective over `oob`: every rank of the domain constructs its HostComm

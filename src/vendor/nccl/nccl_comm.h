@@ -11,11 +11,11 @@
 
 #include "util/oob.h"
 #include "vendor/nccl/nccl_library.h"
-#include "vendor/vendor_comm.h"
+#include "vendor/executor.h"
 
 namespace hetccl {
 
-class NcclComm : public VendorComm {
+class NcclComm : public Executor {
  public:
   // Collective over `oob`: rank 0 asks NCCL for a unique id, the oob
   // spreads it, and every rank joins NCCL's communicator on its current

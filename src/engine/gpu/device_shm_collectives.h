@@ -25,7 +25,7 @@
 #include <memory>
 #include <vector>
 
-#include "algo/device_outboxes.h"
+#include "engine/gpu/device_outboxes.h"
 #include "runtime/device/device_resources.h"
 #include "util/oob.h"
 #include "vendor/op.h"

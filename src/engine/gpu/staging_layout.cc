@@ -1,4 +1,4 @@
-#include "algo/staging_layout.h"
+#include "engine/gpu/staging_layout.h"
 
 #include <algorithm>
 #include <cstdint>

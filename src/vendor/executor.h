@@ -1,5 +1,11 @@
-// A vendor adaptor's communicator for the ranks of one domain. NCCL and RCCL
-// adaptors wrap the vendor library; the host adaptor is HetCCL's own.
+// What runs a communicator's operations on streams. Domain back-ends (the
+// host engine, NCCL, RCCL) run one domain's; the heterogeneous executor and
+// the GPU engine run a whole communicator of several domains on top of them.
+//
+// Thread safety: launch() is called by one thread at a time per executor
+// (the communicator's owner, or a group's launch); drain(), abort() and
+// asyncError() may be called from any thread at any time, also while a
+// launch runs; finalize() is called once, after drain() returned true.
 #pragma once
 
 #include <vector>
@@ -9,9 +15,9 @@
 
 namespace hetccl {
 
-class VendorComm {
+class Executor {
  public:
-  virtual ~VendorComm() = default;
+  virtual ~Executor() = default;
   // Enqueues `ops` (one op, or a whole group, in call order) on `stream`.
   // Point-to-point ops of a group complete whatever order peers post them.
   virtual void launch(const std::vector<Op>& ops, StreamHandle stream) = 0;

@@ -15,19 +15,19 @@
 #include <memory>
 #include <mutex>
 
-#include "algo/device_shm_collectives.h"
+#include "engine/gpu/device_shm_collectives.h"
 #include "runtime/device/device_resources.h"
 #include "runtime/host/host_stream.h"
 #include "util/abort_signal.h"
-#include "vendor/vendor_comm.h"
+#include "vendor/executor.h"
 
 namespace hetccl {
 
-class StagedDeviceComm : public VendorComm {
+class StagedDeviceComm : public Executor {
  public:
   // `hostComm` runs the ops on host memory (the heterogeneous executor);
   // `abort` is the communicator's, raised by any failure here.
-  StagedDeviceComm(std::shared_ptr<VendorComm> hostComm,
+  StagedDeviceComm(std::shared_ptr<Executor> hostComm,
                    const DeviceModule& module, int device, int rank, int nranks,
                    std::shared_ptr<AbortSignal> abort, double timeoutSeconds,
                    std::unique_ptr<DeviceShmCollectives> directCollectives);
@@ -61,7 +61,7 @@ class StagedDeviceComm : public VendorComm {
 
   static constexpr size_t kSlots = 4;
 
-  std::shared_ptr<VendorComm> hostComm_;
+  std::shared_ptr<Executor> hostComm_;
   const DeviceModule& module_;
   const int device_;  // made current before anything is created on it
   const int rank_;

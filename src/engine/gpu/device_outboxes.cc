@@ -1,4 +1,4 @@
-#include "algo/device_outboxes.h"
+#include "engine/gpu/device_outboxes.h"
 
 #include <cstring>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "algo/device_shm_collectives.h"
+#include "engine/gpu/device_shm_collectives.h"
 
 #include <algorithm>
 #include <cstring>

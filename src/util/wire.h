@@ -1,5 +1,6 @@
-// Little-endian encoding of the bootstrap's fixed-layout messages, so that
-// ids and hellos mean the same on every host whatever its byte order.
+// Little-endian encoding of fixed-layout messages (unique ids, bootstrap
+// and tcp-link hellos, stripe headers), so that they mean the same on every
+// host whatever its byte order.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,22 @@
 #include "util/socket.h"
 
 namespace hetccl {
+
+// An unsigned value's low `n` bytes at `out`, least significant first.
+inline void storeLe(uint8_t* out, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+inline uint64_t loadLe(const uint8_t* in, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(in[i]) << (8 * i);
+  return v;
+}
+inline void storeLe32(uint8_t* out, uint32_t v) { storeLe(out, v, 4); }
+inline void storeLe64(uint8_t* out, uint64_t v) { storeLe(out, v, 8); }
+inline uint32_t loadLe32(const uint8_t* in) {
+  return static_cast<uint32_t>(loadLe(in, 4));
+}
+inline uint64_t loadLe64(const uint8_t* in) { return loadLe(in, 8); }
 
 // Appends fields to a byte vector.
 class WireWriter {
@@ -34,8 +51,9 @@ class WireWriter {
 
  private:
   void unsignedLe(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i)
-      out_->push_back(static_cast<uint8_t>(v >> (8 * i)));
+    size_t at = out_->size();
+    out_->resize(at + static_cast<size_t>(n));
+    storeLe(out_->data() + at, v, n);
   }
   std::vector<uint8_t>* out_;
 };
@@ -69,9 +87,7 @@ class WireReader {
   void need(size_t n) const {
     if (n > left_)
       fail(ncclInternalError,
-           "bootstrap message too short: need %zu more "
-           "byte(s), have %zu",
-           n, left_);
+           "message too short: need %zu more byte(s), have %zu", n, left_);
   }
   void advance(size_t n) {
     p_ += n;
@@ -79,8 +95,7 @@ class WireReader {
   }
   uint64_t unsignedLe(int n) {
     need(static_cast<size_t>(n));
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p_[i]) << (8 * i);
+    uint64_t v = loadLe(p_, n);
     advance(static_cast<size_t>(n));
     return v;
   }

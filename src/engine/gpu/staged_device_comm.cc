@@ -1,10 +1,10 @@
-#include "algo/staged_device_comm.h"
+#include "engine/gpu/staged_device_comm.h"
 
 #include <chrono>
 #include <limits>
 #include <thread>
 
-#include "algo/staging_layout.h"
+#include "engine/gpu/staging_layout.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/spin_wait.h"
@@ -25,7 +25,7 @@ constexpr uint64_t kReleaseAll = std::numeric_limits<uint64_t>::max();
 }  // namespace
 
 StagedDeviceComm::StagedDeviceComm(
-    std::shared_ptr<VendorComm> hostComm, const DeviceModule& module,
+    std::shared_ptr<Executor> hostComm, const DeviceModule& module,
     int device, int rank, int nranks, std::shared_ptr<AbortSignal> abort,
     double timeoutSeconds,
     std::unique_ptr<DeviceShmCollectives> directCollectives)
