@@ -4,7 +4,7 @@
 // (chooseLocalAddress(), so loopback traffic on a single host):
 //   (a) plain-socket: one blocking TCP socket, a writer thread sending the
 //       total in 4 MiB write() calls, a reader thread read()ing it;
-//   (b) hetccl-tcp: a TcpTransport link between two ranks of this process,
+//   (b) hetccl-tcp: a TcpLinkSet link between two ranks of this process,
 //       moving the same total in 64 MiB transfers (all sends posted at once,
 //       receives double-buffered).
 // Prints both throughputs (GB = 10^9 bytes) and their ratio; the target is
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "transport/tcp/owned_fd.h"
-#include "transport/tcp/tcp_transport.h"
+#include "transport/tcp/tcp_link_set.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/socket.h"
@@ -223,9 +223,9 @@ void receiveAll(Link& link, std::vector<uint8_t> (&buffers)[2], size_t total) {
 Result measureTcpLink(size_t total, TcpSettings* settings) {
   PairOob::Shared shared;
   PairOob oobs[2] = {PairOob(shared, 0), PairOob(shared, 1)};
-  std::unique_ptr<TcpTransport> transports[2];
+  std::unique_ptr<TcpLinkSet> transports[2];
   runPair([&](int r) {
-    transports[r] = std::make_unique<TcpTransport>(
+    transports[r] = std::make_unique<TcpLinkSet>(
         oobs[r], std::vector<int>{1 - r}, std::make_shared<AbortSignal>());
   });
   *settings = transports[0]->settings();

@@ -3,30 +3,13 @@
 #include <chrono>
 
 #include "runtime/runtime.h"
-#include "transport/shm/shm_transport.h"
-#include "transport/tcp/tcp_transport.h"
+#include "transport/transport_registry.h"
 #include "util/env.h"
 #include "util/error.h"
+#include "vendor/op_traits.h"
 #include "util/log.h"
 
 namespace hetccl {
-namespace {
-
-enum class TransportChoice { Auto, Shm, Tcp };
-
-// HETCCL_TRANSPORT=shm|tcp forces one transport for every cross-domain
-// link (tcp between ranks of one host is how tests exercise it).
-TransportChoice transportFromEnvironment() {
-  std::string value = envString("HETCCL_TRANSPORT").value_or("auto");
-  if (value == "auto") return TransportChoice::Auto;
-  if (value == "shm") return TransportChoice::Shm;
-  if (value == "tcp") return TransportChoice::Tcp;
-  fail(ncclInvalidArgument,
-       "HETCCL_TRANSPORT=\"%s\": expected auto, shm or tcp", value.c_str());
-}
-
-}  // namespace
-
 std::shared_ptr<HeteroExecutor> HeteroExecutor::create(
     Oob& oob, const std::vector<RankPlacement>& placements,
     std::shared_ptr<Executor> domainComm, std::shared_ptr<AbortSignal> abort,
@@ -46,25 +29,7 @@ HeteroExecutor::HeteroExecutor(Oob& oob,
       domains_(placements),
       domainComm_(std::move(domainComm)),
       abort_(std::move(abort)) {
-  TransportChoice choice = transportFromEnvironment();
-  std::vector<int> shmPeers, tcpPeers;
-  for (int r = 0; r < nranks_; ++r) {
-    if (domains_.domainOf(r) == domains_.domainOf(rank_)) continue;
-    bool sameHost = placements[r].hostId == placements[rank_].hostId;
-    bool useShm = choice == TransportChoice::Shm ||
-                  (choice == TransportChoice::Auto && sameHost);
-    if (useShm && !sameHost)
-      fail(ncclInvalidUsage,
-           "HETCCL_TRANSPORT=shm, but rank %d is on another host than rank %d",
-           r, rank_);
-    (useShm ? shmPeers : tcpPeers).push_back(r);
-  }
-  // Both are collective: every rank builds both, even with no peers.
-  shm_ = std::make_unique<ShmTransport>(oob, shmPeers, abort_, liveness);
-  tcp_ = std::make_unique<TcpTransport>(oob, tcpPeers, abort_);
-  for (int r : shmPeers) links_[r] = shm_->link(r);
-  for (int r : tcpPeers) links_[r] = tcp_->link(r);
-
+  connectLinks(oob, placements, std::move(liveness));
   context_.rank = rank_;
   context_.nranks = nranks_;
   context_.domains = &domains_;
@@ -78,14 +43,38 @@ HeteroExecutor::HeteroExecutor(Oob& oob,
   context_.scratch = &scratch_;
   LOG_INFO(kLogInit,
            "rank %d: heterogeneous communicator, %d domains, this rank in "
-           "domain %d (local rank %d of %zu), %zu shm and %zu tcp links",
+           "domain %d (local rank %d of %zu), links: %s",
            rank_, domains_.count(), domains_.domainOf(rank_),
            domains_.localRank(rank_),
-           domains_.members(domains_.domainOf(rank_)).size(), shmPeers.size(),
-           tcpPeers.size());
+           domains_.members(domains_.domainOf(rank_)).size(),
+           linkSummary_.c_str());
 }
 
 HeteroExecutor::~HeteroExecutor() = default;
+
+// Each peer of another domain gets the transport the selection picks for
+// it; every registered transport is connected, since connecting is
+// collective, even by the ranks that need none of its links.
+void HeteroExecutor::connectLinks(Oob& oob,
+                                  const std::vector<RankPlacement>& placements,
+                                  std::shared_ptr<const PeerLiveness> liveness) {
+  auto selection = TransportSelection::parse(
+      envString("HETCCL_TRANSPORT").value_or(""));
+  std::map<const Transport*, std::vector<int>> peersOf;
+  for (int r = 0; r < nranks_; ++r) {
+    if (domains_.domainOf(r) == domains_.domainOf(rank_)) continue;
+    bool sameHost = placements[r].hostId == placements[rank_].hostId;
+    peersOf[&selection.choose(sameHost)].push_back(r);
+  }
+  for (const Transport* transport : registeredTransports()) {
+    const std::vector<int>& peers = peersOf[transport];
+    linkSets_.push_back(
+        transport->connect({oob, peers, abort_, liveness}));
+    for (int peer : peers) links_[peer] = linkSets_.back()->link(peer);
+    linkSummary_ += format("%s%zu %s", linkSummary_.empty() ? "" : ", ",
+                           peers.size(), transport->name());
+  }
+}
 
 Link& HeteroExecutor::linkTo(int peer) const {
   auto it = links_.find(peer);
@@ -127,7 +116,7 @@ void HeteroExecutor::execute(const std::vector<Op>& ops) {
   try {
     std::vector<Op> pointToPoint;
     for (const Op& op : ops) {
-      if (op.kind == OpKind::Send || op.kind == OpKind::Recv)
+      if (isPointToPoint(op.kind))
         pointToPoint.push_back(op);
       else
         runPlan(op);
@@ -157,7 +146,8 @@ void HeteroExecutor::runPlan(const Op& op) {
       return gatherPlan(context_, op);
     case OpKind::Scatter:
       return scatterPlan(context_, op);
-    default:
+    case OpKind::Send:
+    case OpKind::Recv:
       fail(ncclInternalError, "no plan for %s", opKindName(op.kind));
   }
 }

@@ -10,16 +10,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "algo/domains.h"
 #include "algo/plan_context.h"
+#include "transport/transport.h"
 #include "util/oob.h"
 
 namespace hetccl {
-
-class ShmTransport;
-class TcpTransport;
 
 class HeteroExecutor : public Executor,
                        public std::enable_shared_from_this<HeteroExecutor> {
@@ -47,6 +46,8 @@ class HeteroExecutor : public Executor,
                  std::shared_ptr<Executor> domainComm,
                  std::shared_ptr<AbortSignal> abort,
                  std::shared_ptr<const PeerLiveness> liveness);
+  void connectLinks(Oob& oob, const std::vector<RankPlacement>& placements,
+                    std::shared_ptr<const PeerLiveness> liveness);
   void execute(const std::vector<Op>& ops);
   void runPlan(const Op& op);
   Link& linkTo(int peer) const;
@@ -56,8 +57,8 @@ class HeteroExecutor : public Executor,
   DomainMap domains_;
   std::shared_ptr<Executor> domainComm_;
   std::shared_ptr<AbortSignal> abort_;
-  std::unique_ptr<ShmTransport> shm_;
-  std::unique_ptr<TcpTransport> tcp_;
+  std::vector<std::unique_ptr<LinkSet>> linkSets_;
+  std::string linkSummary_;  // "1 shm, 2 tcp", for the log
   std::map<int, std::shared_ptr<Link>> links_;
   PlanContext context_;
   std::vector<char> scratch_;

@@ -6,50 +6,13 @@
 #include "core/comm_registry.h"
 #include "core/group.h"
 #include "util/dtype.h"
+#include "vendor/op_traits.h"
 
 using hetccl::apiCall;
 using hetccl::Op;
 using hetccl::OpKind;
 
 namespace {
-
-enum Buffers : unsigned {
-  kNeedsSend = 1u << 0,      // sendbuff is read on every rank
-  kNeedsRecv = 1u << 1,      // recvbuff is written on every rank
-  kSendAtRoot = 1u << 2,     // sendbuff is read on the root only
-  kRecvAtRoot = 1u << 3,     // recvbuff is written on the root only
-  kScaledByRanks = 1u << 4,  // a buffer holds count * nranks elements
-};
-
-// What NCCL documents about each operation's arguments.
-struct Shape {
-  unsigned buffers;
-  bool rooted;  // `root` is a root (collectives) or a peer (send/recv)
-};
-
-Shape shapeOf(OpKind kind) {
-  switch (kind) {
-    case OpKind::AllReduce:
-      return {kNeedsSend | kNeedsRecv, false};
-    case OpKind::Reduce:
-      return {kNeedsSend | kRecvAtRoot, true};
-    case OpKind::ReduceScatter:
-    case OpKind::AllGather:
-    case OpKind::AlltoAll:
-      return {kNeedsSend | kNeedsRecv | kScaledByRanks, false};
-    case OpKind::Broadcast:
-      return {kSendAtRoot | kNeedsRecv, true};
-    case OpKind::Gather:
-      return {kNeedsSend | kRecvAtRoot | kScaledByRanks, true};
-    case OpKind::Scatter:
-      return {kSendAtRoot | kNeedsRecv | kScaledByRanks, true};
-    case OpKind::Send:
-      return {kNeedsSend, true};
-    case OpKind::Recv:
-      return {kNeedsRecv, true};
-  }
-  return {0, false};
-}
 
 // One call's arguments as the caller passed them. The data type and the
 // reduction op are read through their bytes (enumValue) before use.
@@ -63,18 +26,20 @@ struct Request {
   int root = 0;
 };
 
-void checkBuffers(const Op& op, unsigned buffers,
-                  const hetccl::Communicator& comm) {
+// The buffers this rank touches must exist, and their byte sizes must fit
+// in a size_t.
+void checkBuffers(const Op& op, const hetccl::Communicator& comm) {
   if (op.count == 0) return;
-  bool isRoot = comm.rank() == op.root;
-  bool needSend = (buffers & kNeedsSend) || ((buffers & kSendAtRoot) && isRoot);
-  bool needRecv = (buffers & kNeedsRecv) || ((buffers & kRecvAtRoot) && isRoot);
-  HETCCL_CHECK_ARG(!needSend || op.sendbuff != nullptr,
+  const hetccl::OpTraits& traits = hetccl::opTraits(op.kind);
+  auto send = hetccl::sendSpan(op, comm.rank(), comm.nranks());
+  auto recv = hetccl::recvSpan(op, comm.rank(), comm.nranks());
+  HETCCL_CHECK_ARG(!send.used || send.pointer != nullptr,
                    "sendbuff is NULL with count %zu", op.count);
-  HETCCL_CHECK_ARG(!needRecv || op.recvbuff != nullptr,
+  HETCCL_CHECK_ARG(!recv.used || recv.pointer != nullptr,
                    "recvbuff is NULL with count %zu", op.count);
+  bool scaled = traits.send.scaledByRanks || traits.recv.scaledByRanks;
   size_t factor = hetccl::dtypeSize(op.dtype) *
-                  ((buffers & kScaledByRanks) ? comm.nranks() : 1);
+                  (scaled ? static_cast<size_t>(comm.nranks()) : 1);
   HETCCL_CHECK_ARG(op.count <= SIZE_MAX / factor,
                    "count %zu overflows the size of the buffers", op.count);
 }
@@ -84,7 +49,7 @@ ncclResult_t submit(const char* function, ncclComm_t handle,
   return apiCall(function, [&] {
     auto comm = hetccl::CommRegistry::instance().find(handle);
     comm->checkUsable();
-    Shape shape = shapeOf(request.kind);
+    const hetccl::OpTraits& traits = hetccl::opTraits(request.kind);
     Op op;
     op.kind = request.kind;
     op.sendbuff = request.sendbuff;
@@ -95,13 +60,12 @@ ncclResult_t submit(const char* function, ncclComm_t handle,
     if (request.redOp != nullptr)
       op.reduce =
           comm->userOps().resolve(hetccl::enumValue(*request.redOp), op.dtype);
-    if (shape.rooted)
-      HETCCL_CHECK_ARG(
-          op.root >= 0 && op.root < comm->nranks(),
-          "%s %d is out of range [0, %d)",
-          op.kind == OpKind::Send || op.kind == OpKind::Recv ? "peer" : "root",
-          op.root, comm->nranks());
-    checkBuffers(op, shape.buffers, *comm);
+    if (traits.hasRoot || traits.hasPeer)
+      HETCCL_CHECK_ARG(op.root >= 0 && op.root < comm->nranks(),
+                       "%s %d is out of range [0, %d)",
+                       traits.hasPeer ? "peer" : "root", op.root,
+                       comm->nranks());
+    checkBuffers(op, *comm);
     comm->checkStream(stream);
     if (hetccl::Group::current().active())
       hetccl::Group::current().addOp(std::move(comm), op, stream);

@@ -11,6 +11,7 @@
 #include "core/watchdog.h"
 #include "runtime/device/device_module_loader.h"
 #include "runtime/gpu_device.h"
+#include "transport/transport_registry.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -157,10 +158,14 @@ void Communicator::setUpHeterogeneous(
   }
   const DeviceModule& module = deviceModule(gpu_->runtime);
   std::unique_ptr<DeviceShmCollectives> directCollectives;
-  // The direct path is a shared-memory one: HETCCL_TRANSPORT=tcp sends
-  // every byte over the tcp links instead.
-  bool tcpForced = envString("HETCCL_TRANSPORT").value_or("auto") == "tcp";
-  if (gpuRanksShareOneHost() && !tcpForced &&
+  // The direct path is a shared-memory one: a transport forced between
+  // ranks of one host that does not share memory (HETCCL_TRANSPORT=tcp)
+  // carries every byte instead.
+  bool linksShareMemory = TransportSelection::parse(
+                              envString("HETCCL_TRANSPORT").value_or(""))
+                              .choose(/*sameHost=*/true)
+                              .sharesHostMemory();
+  if (gpuRanksShareOneHost() && linksShareMemory &&
       envInt("HETCCL_GPU_DIRECT", 1) != 0)
     directCollectives = std::make_unique<DeviceShmCollectives>(
         oob, module, static_cast<size_t>(envInt("HETCCL_GPU_CHUNK", 4 << 20)));

@@ -22,8 +22,6 @@ enum class OpKind {
   Recv,
 };
 
-const char* opKindName(OpKind kind);
-
 // A reduction with ncclAvg and PreMulSum expressed over the four base ops.
 struct ReduceSpec {
   ncclRedOp_t base = ncclSum;  // ncclSum, ncclProd, ncclMax or ncclMin

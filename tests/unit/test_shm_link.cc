@@ -4,7 +4,7 @@
 // mismatches reported on both ends, and prompt ends of waits on abort,
 // peer loss and timeout. Ranks are threads of this process meeting through
 // an in-process Oob, and once two processes meeting through pipes.
-#include "transport/shm/shm_transport.h"
+#include "transport/shm/shm_link_set.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -44,7 +44,7 @@ struct Ranks {
   std::vector<std::unique_ptr<InProcessOob>> oobs;
   std::vector<std::shared_ptr<AbortSignal>> aborts;
   std::vector<std::shared_ptr<PeerLiveness>> liveness;
-  std::vector<std::unique_ptr<ShmTransport>> transports;
+  std::vector<std::unique_ptr<ShmLinkSet>> transports;
 
   std::shared_ptr<Link> link(int from, int to) {
     return transports[from]->link(to);
@@ -82,9 +82,9 @@ Ranks makeRanks(int nranks, const RankOptions& options = {}) {
         options.settingsOf ? options.settingsOf(r) : testGeometry();
     ranks.transports[r] =
         settings
-            ? std::make_unique<ShmTransport>(*ranks.oobs[r], peers, *settings,
+            ? std::make_unique<ShmLinkSet>(*ranks.oobs[r], peers, *settings,
                                              ranks.aborts[r], ranks.liveness[r])
-            : std::make_unique<ShmTransport>(
+            : std::make_unique<ShmLinkSet>(
                   *ranks.oobs[r], peers, ranks.aborts[r], ranks.liveness[r]);
   });
   return ranks;
@@ -494,7 +494,7 @@ TEST(ShmLink, BadPeerListsFailOnEveryRank) {
     runRanks(3, [&](int r) {
       InProcessOob oob(world, r);
       try {
-        ShmTransport transport(oob, peersOf(r), nullptr, nullptr);
+        ShmLinkSet transport(oob, peersOf(r), nullptr, nullptr);
       } catch (const Error& e) {
         errors[r] = e;
       }
@@ -594,7 +594,7 @@ class PipeOob : public Oob {
 int exchangeAcrossProcesses(int rank, int readFd, int writeFd) {
   const std::vector<size_t> sizes = {0, 1, 12345, kMiB + 3, 9 * kMiB, 0, 77};
   PipeOob oob(rank, readFd, writeFd);
-  ShmTransport transport(oob, {1 - rank}, nullptr, nullptr);
+  ShmLinkSet transport(oob, {1 - rank}, nullptr, nullptr);
   auto link = transport.link(1 - rank);
   std::vector<std::vector<uint8_t>> out, in;
   std::vector<std::shared_ptr<TransferRequest>> requests;

@@ -3,7 +3,7 @@
 // and that every failure (abort, a peer that goes away, mismatched sizes)
 // ends waits promptly with the right error. Ranks are threads of this
 // process that meet through an in-process Oob.
-#include "transport/tcp/tcp_transport.h"
+#include "transport/tcp/tcp_link_set.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -36,7 +36,7 @@ struct Ranks {
   std::unique_ptr<InProcessWorld> world;
   std::vector<std::unique_ptr<InProcessOob>> oobs;
   std::vector<std::shared_ptr<AbortSignal>> aborts;
-  std::vector<std::unique_ptr<TcpTransport>> transports;
+  std::vector<std::unique_ptr<TcpLinkSet>> transports;
 };
 
 Ranks makeRanks(int nranks,
@@ -53,7 +53,7 @@ Ranks makeRanks(int nranks,
   runRanks(nranks, [&](int r) {
     std::vector<int> peers = peersOf ? peersOf(r) : everyoneBut(r, nranks);
     ranks.transports[r] =
-        std::make_unique<TcpTransport>(*ranks.oobs[r], peers, ranks.aborts[r]);
+        std::make_unique<TcpLinkSet>(*ranks.oobs[r], peers, ranks.aborts[r]);
   });
   return ranks;
 }
@@ -411,9 +411,9 @@ TEST(TcpLink, RejectsBadPeers) {
   InProcessWorld world(2);
   InProcessOob oob(world, 0);
   auto abort = std::make_shared<AbortSignal>();
-  EXPECT_EQ(expectError([&] { TcpTransport(oob, {0}, abort); }).code(),
+  EXPECT_EQ(expectError([&] { TcpLinkSet(oob, {0}, abort); }).code(),
             ncclInvalidArgument);
-  EXPECT_EQ(expectError([&] { TcpTransport(oob, {2}, abort); }).code(),
+  EXPECT_EQ(expectError([&] { TcpLinkSet(oob, {2}, abort); }).code(),
             ncclInvalidArgument);
 }
 

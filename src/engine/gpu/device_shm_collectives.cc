@@ -5,6 +5,7 @@
 
 #include "util/dtype.h"
 #include "util/error.h"
+#include "vendor/op_traits.h"
 #include "util/log.h"
 
 namespace hetccl {
@@ -77,9 +78,14 @@ bool DeviceShmCollectives::handles(const std::vector<Op>& ops) const {
     case OpKind::Broadcast:
     case OpKind::AlltoAll:
       return true;
-    default:
+    case OpKind::Reduce:
+    case OpKind::Gather:
+    case OpKind::Scatter:
+    case OpKind::Send:
+    case OpKind::Recv:
       return false;
   }
+  failUnknownOpKind(ops[0].kind);
 }
 
 void DeviceShmCollectives::launch(const Op& op, void* stream) {
@@ -106,7 +112,11 @@ void DeviceShmCollectives::launch(const Op& op, void* stream) {
     case OpKind::AlltoAll:
       allToAll(op);
       break;
-    default:
+    case OpKind::Reduce:
+    case OpKind::Gather:
+    case OpKind::Scatter:
+    case OpKind::Send:
+    case OpKind::Recv:
       fail(ncclInternalError, "no stream-driven %s", opKindName(op.kind));
   }
   upDone_.record(up_.handle());

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "util/dtype.h"
+#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {
@@ -14,58 +15,16 @@ size_t alignUp(size_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
 
-// One user buffer of an op: its size, and whether this rank reads
-// (send side) or writes (receive side) it.
-struct Buffer {
-  const char* pointer;
-  size_t bytes;
-  bool used;
-};
-
 struct OpBuffers {
-  Buffer send;
-  Buffer recv;
+  BufferSpan send;
+  BufferSpan recv;
 };
 
-// NCCL's buffer sizes per collective, in elements of `count` (the per-rank
-// count as Op defines it), and which ranks touch them.
 OpBuffers buffersOf(const Op& op, int rank, int nranks) {
-  const size_t element = dtypeSize(op.dtype);
-  const size_t one = op.count * element;
-  const size_t all = one * static_cast<size_t>(nranks);
-  const bool root = rank == op.root;
-  auto send = [&](size_t bytes, bool used) {
-    return Buffer{static_cast<const char*>(op.sendbuff), bytes, used};
-  };
-  auto recv = [&](size_t bytes, bool used) {
-    return Buffer{static_cast<const char*>(op.recvbuff), bytes, used};
-  };
-  switch (op.kind) {
-    case OpKind::AllReduce:
-      return {send(one, true), recv(one, true)};
-    case OpKind::Broadcast:
-      return {send(one, root), recv(one, true)};
-    case OpKind::Reduce:
-      return {send(one, true), recv(one, root)};
-    case OpKind::AllGather:
-      return {send(one, true), recv(all, true)};
-    case OpKind::ReduceScatter:
-      return {send(all, true), recv(one, true)};
-    case OpKind::AlltoAll:
-      return {send(all, true), recv(all, true)};
-    case OpKind::Gather:
-      return {send(one, true), recv(all, root)};
-    case OpKind::Scatter:
-      return {send(all, root), recv(one, true)};
-    case OpKind::Send:
-      return {send(one, true), recv(0, false)};
-    case OpKind::Recv:
-      return {send(0, false), recv(one, true)};
-  }
-  return {};
+  return {sendSpan(op, rank, nranks), recvSpan(op, rank, nranks)};
 }
 
-bool overlap(const Buffer& a, const Buffer& b) {
+bool overlap(const BufferSpan& a, const BufferSpan& b) {
   if (a.pointer == nullptr || b.pointer == nullptr) return false;
   return a.pointer < b.pointer + b.bytes && b.pointer < a.pointer + a.bytes;
 }

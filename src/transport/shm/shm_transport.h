@@ -1,57 +1,11 @@
-// The shm transport: links between ranks of different domains on one host,
-// through shared memory. Created collectively by every rank of a
-// communicator. Each rank creates one segment with an outgoing ring per
-// peer (HETCCL_SHM_LINK_SLOTS slots of HETCCL_SHM_LINK_CHUNK bytes) and the
-// counters it writes; the segment names are all-gathered, each rank maps
-// its peers' segments, and after a second all-gather (everyone has mapped
-// what it needs) the names are unlinked, so nothing can leak in /dev/shm.
-// The buffers given to the links must be host memory: the transport copies
-// with the CPU.
+// The shm transport's entry in the registry: links between ranks of one
+// host through shared memory (ShmLinkSet).
 #pragma once
 
-#include <map>
-#include <memory>
-#include <vector>
-
-#include "transport/link.h"
-#include "transport/shm/shm_link_engine.h"
-#include "transport/shm/shm_link_layout.h"
-#include "util/abort_signal.h"
-#include "util/oob.h"
-#include "util/peer_liveness.h"
+#include "transport/transport.h"
 
 namespace hetccl {
 
-class ShmTransport {
- public:
-  // Collective over `oob`: every rank calls it, even one without peers.
-  // `peers` are the ranks this rank needs links to, all on this host; the
-  // relation must be symmetric. A failure on any rank (asymmetric peers,
-  // /dev/shm full) makes the constructor throw on every rank. `abort` ends
-  // every wait; `liveness` ends the waits of transfers whose peer exited;
-  // either may be null (a signal that is never raised).
-  ShmTransport(Oob& oob, const std::vector<int>& peers,
-               std::shared_ptr<AbortSignal> abort,
-               std::shared_ptr<const PeerLiveness> liveness);
-  // Same, with this rank's ring geometry given rather than read from the
-  // environment. Ranks may differ: each direction uses its sender's.
-  ShmTransport(Oob& oob, const std::vector<int>& peers,
-               const ShmLinkSettings& settings,
-               std::shared_ptr<AbortSignal> abort,
-               std::shared_ptr<const PeerLiveness> liveness);
-  ShmTransport(const ShmTransport&) = delete;
-  ShmTransport& operator=(const ShmTransport&) = delete;
-
-  // The link to `peer`; throws ncclInvalidArgument if it is not a peer.
-  std::shared_ptr<Link> link(int peer) const;
-  // This rank's ring geometry (for its sends).
-  const ShmLinkSettings& settings() const { return settings_; }
-
- private:
-  const int rank_;
-  const ShmLinkSettings settings_;
-  std::shared_ptr<ShmLinkEngine> engine_;
-  std::map<int, std::shared_ptr<Link>> links_;
-};
+const Transport& shmTransport();
 
 }  // namespace hetccl

@@ -1,101 +1,31 @@
 #include "transport/tcp/tcp_transport.h"
 
-#include <algorithm>
-#include <cstdint>
-
-#include "transport/peer_list.h"
-#include "transport/tcp/tcp_connect.h"
-#include "transport/tcp/tcp_link.h"
-#include "transport/tcp/tcp_wire.h"
-#include "util/error.h"
-#include "util/log.h"
+#include "transport/tcp/tcp_link_set.h"
 
 namespace hetccl {
 namespace {
 
-// All-gathers every rank's endpoint; this rank's comes from `self`.
-std::vector<TcpEndpoint> gatherEndpoints(Oob& oob, const TcpEndpoint& self) {
-  std::vector<uint8_t> table(TcpEndpoint::kEncodedBytes * oob.nranks());
-  self.encode(table.data() + TcpEndpoint::kEncodedBytes * oob.rank());
-  oob.allGather(table.data(), TcpEndpoint::kEncodedBytes);
-  std::vector<TcpEndpoint> endpoints;
-  for (int r = 0; r < oob.nranks(); ++r)
-    endpoints.push_back(
-        TcpEndpoint::decode(table.data() + TcpEndpoint::kEncodedBytes * r, r));
-  return endpoints;
-}
+class TcpTransport : public Transport {
+ public:
+  const char* name() const override { return "tcp"; }
+  const char* description() const override {
+    return "striped TCP sockets between ranks on any hosts";
+  }
+  bool reachesOtherHosts() const override { return true; }
+  bool sharesHostMemory() const override { return false; }
+  unsigned memoryKinds() const override { return kHostMemory; }
+  int priority() const override { return 10; }
+  std::unique_ptr<LinkSet> connect(
+      const TransportSetup& setup) const override {
+    return std::make_unique<TcpLinkSet>(setup.oob, setup.peers, setup.abort);
+  }
+};
 
 }  // namespace
 
-TcpTransport::TcpTransport(Oob& oob, const std::vector<int>& peers,
-                           std::shared_ptr<AbortSignal> abort)
-    : rank_(oob.rank()), settings_(TcpSettings::fromEnv()) {
-  HETCCL_CHECK_ARG(abort != nullptr, "tcp transport needs an abort signal");
-  std::vector<int> sortedPeers =
-      checkedLinkPeers("tcp", peers, rank_, oob.nranks());
-  Listener listener(chooseLocalAddress());
-  setTcpBufferSizes(listener.fd(), settings_.socketBufferBytes);
-
-  TcpEndpoint self;
-  self.address = listener.address();
-  self.secret = randomSecret();
-  self.socketsPerLink = static_cast<uint32_t>(settings_.socketsPerLink);
-  self.stripeBytes = static_cast<uint32_t>(settings_.stripeBytes);
-  std::vector<TcpEndpoint> endpoints = gatherEndpoints(oob, self);
-  // Rank 0 decides what both ends of every link must agree on.
-  if (endpoints[0].socketsPerLink < 1 ||
-      endpoints[0].socketsPerLink > kMaxTcpSocketsPerLink ||
-      endpoints[0].stripeBytes < kMinTcpStripeBytes)
-    fail(ncclInternalError,
-         "tcp transport setup: rank 0 sent an unusable geometry (%u "
-         "sockets, %u-byte stripes)",
-         endpoints[0].socketsPerLink, endpoints[0].stripeBytes);
-  settings_.socketsPerLink = static_cast<int>(endpoints[0].socketsPerLink);
-  settings_.stripeBytes = endpoints[0].stripeBytes;
-
-  TcpConnectPlan plan;
-  plan.rank = rank_;
-  plan.peers = sortedPeers;
-  for (const auto& e : endpoints) plan.addresses.push_back(e.address);
-  plan.secret = endpoints[0].secret;
-  plan.socketsPerLink = settings_.socketsPerLink;
-  plan.socketBufferBytes = settings_.socketBufferBytes;
-  plan.timeoutSeconds = settings_.setupTimeoutSeconds;
-  TcpConnections connections =
-      connectTcpPeers(plan, listener, AbortFlags(abort->flag()));
-
-  std::vector<std::unique_ptr<StripedChannel>> channels;
-  std::vector<std::shared_ptr<LinkCounters>> counters;
-  for (auto& [peer, sockets] : connections) {
-    counters.push_back(std::make_shared<LinkCounters>());
-    channels.push_back(std::make_unique<StripedChannel>(
-        rank_, peer, std::move(sockets), settings_.stripeBytes,
-        counters.back()));
-  }
-  engine_ = std::make_shared<TcpEngine>(rank_, std::move(channels), abort);
-  size_t index = 0;
-  for (int peer : sortedPeers) {
-    links_[peer] =
-        std::make_shared<TcpLink>(peer, index, engine_, counters[index]);
-    ++index;
-  }
-  LOG_INFO(kLogNet,
-           "tcp transport (rank %d): %zu link(s) over %s, %d socket(s) "
-           "each, %zu-byte stripes",
-           rank_, links_.size(), self.address.toString().c_str(),
-           settings_.socketsPerLink, settings_.stripeBytes);
-}
-
-TcpTransport::~TcpTransport() {
-  if (engine_) engine_->stop();
-}
-
-std::shared_ptr<Link> TcpTransport::link(int peer) const {
-  auto it = links_.find(peer);
-  HETCCL_CHECK_ARG(it != links_.end(),
-                   "tcp transport: rank %d has no link to rank %d", rank_,
-                   peer);
-  return it->second;
+const Transport& tcpTransport() {
+  static const TcpTransport transport;
+  return transport;
 }
 
 }  // namespace hetccl

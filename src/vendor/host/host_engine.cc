@@ -6,6 +6,7 @@
 #include "util/dtype.h"
 #include "util/env.h"
 #include "util/error.h"
+#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {
@@ -30,14 +31,11 @@ HostEngine::HostEngine(ShmWorld& world)
       sources_(world.nranks()) {}
 
 void HostEngine::run(const std::vector<Op>& ops) {
-  auto isP2p = [](const Op& op) {
-    return op.kind == OpKind::Send || op.kind == OpKind::Recv;
-  };
   bool anyP2p = false;
   {
     std::unique_lock<std::mutex> lock(collectiveMutex_, std::defer_lock);
     for (const Op& op : ops) {
-      if (isP2p(op)) {
+      if (isPointToPoint(op.kind)) {
         anyP2p = true;
         continue;
       }
@@ -48,7 +46,7 @@ void HostEngine::run(const std::vector<Op>& ops) {
   if (!anyP2p) return;
   std::vector<const Op*> pointToPoint;
   for (const Op& op : ops)
-    if (isP2p(op)) pointToPoint.push_back(&op);
+    if (isPointToPoint(op.kind)) pointToPoint.push_back(&op);
   sendRecv(pointToPoint);
 }
 
@@ -70,7 +68,8 @@ void HostEngine::runCollective(const Op& op) {
       return scatter(op);
     case OpKind::AlltoAll:
       return allToAll(op);
-    default:
+    case OpKind::Send:
+    case OpKind::Recv:
       fail(ncclInternalError, "not a collective: %s", opKindName(op.kind));
   }
 }

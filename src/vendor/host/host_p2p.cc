@@ -9,6 +9,7 @@
 
 #include "util/dtype.h"
 #include "util/error.h"
+#include "vendor/op_traits.h"
 #include "vendor/host/host_engine.h"
 
 namespace hetccl {

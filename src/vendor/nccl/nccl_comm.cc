@@ -8,6 +8,7 @@
 
 #include "runtime/cuda_probe.h"
 #include "util/error.h"
+#include "vendor/op_traits.h"
 #include "util/log.h"
 
 namespace hetccl {

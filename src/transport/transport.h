@@ -1,0 +1,66 @@
+// A kind of link between ranks of different domains (shm, tcp, later ucx),
+// as the transport registry knows it: what it can connect, which memory its
+// links read and write themselves, how much it is preferred, and how to
+// build its links for a communicator.
+//
+// Adding a transport: a folder under src/transport/ with its links and a
+// `const Transport& fooTransport()`, and one line in transport_registry.cc.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "transport/link.h"
+#include "util/abort_signal.h"
+#include "util/oob.h"
+#include "util/peer_liveness.h"
+
+namespace hetccl {
+
+// Memory a link can read and write without staging, as a bit set.
+enum MemoryKind : unsigned {
+  kHostMemory = 1u << 0,
+  kCudaMemory = 1u << 1,
+  kHipMemory = 1u << 2,
+};
+
+// The links one transport built for one communicator; it owns what they
+// share (segments, sockets, progress threads). Thread safety: link() may be
+// called from any thread once construction returned.
+class LinkSet {
+ public:
+  virtual ~LinkSet() = default;
+  // The link to `peer`; throws ncclInvalidArgument if it is not a peer.
+  virtual std::shared_ptr<Link> link(int peer) const = 0;
+};
+
+// What connect() gets. `peers` are the ranks this rank needs links to
+// through this transport (possibly none); the relation is symmetric.
+struct TransportSetup {
+  Oob& oob;
+  std::vector<int> peers;
+  std::shared_ptr<AbortSignal> abort;
+  std::shared_ptr<const PeerLiveness> liveness;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  // One line for hetccl-info and error messages.
+  virtual const char* description() const = 0;
+  // Whether it can link ranks on different hosts (else only one host's).
+  virtual bool reachesOtherHosts() const = 0;
+  // Whether its links pass through shared host memory, so that GPU ranks
+  // on one host may also meet in shared outboxes (the stream-driven path).
+  virtual bool sharesHostMemory() const = 0;
+  virtual unsigned memoryKinds() const = 0;
+  // Among the transports that can link two ranks, `auto` takes the highest.
+  virtual int priority() const = 0;
+  // Collective over setup.oob: every rank calls it for every registered
+  // transport, even with no peers, and a failure on one rank fails all.
+  virtual std::unique_ptr<LinkSet> connect(
+      const TransportSetup& setup) const = 0;
+};
+
+}  // namespace hetccl
