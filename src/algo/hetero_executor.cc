@@ -5,7 +5,6 @@
 #include "runtime/runtime.h"
 #include "transport/shm/shm_transport.h"
 #include "transport/tcp/tcp_transport.h"
-#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -16,9 +15,8 @@ enum class TransportChoice { Auto, Shm, Tcp };
 
 // HETCCL_TRANSPORT=shm|tcp forces one transport for every cross-domain
 // link (tcp between ranks of one host is how tests exercise it).
-TransportChoice transportFromEnvironment() {
-  std::string value = envString("HETCCL_TRANSPORT").value_or("auto");
-  if (value == "auto") return TransportChoice::Auto;
+TransportChoice transportNamed(const std::string& value) {
+  if (value.empty() || value == "auto") return TransportChoice::Auto;
   if (value == "shm") return TransportChoice::Shm;
   if (value == "tcp") return TransportChoice::Tcp;
   fail(ncclInvalidArgument,
@@ -29,15 +27,17 @@ TransportChoice transportFromEnvironment() {
 
 std::shared_ptr<HeteroExecutor> HeteroExecutor::create(
     Oob& oob, const std::vector<RankPlacement>& placements,
-    std::shared_ptr<Executor> domainComm, std::shared_ptr<AbortSignal> abort,
+    const Settings& settings, std::shared_ptr<Executor> domainComm,
+    std::shared_ptr<AbortSignal> abort,
     std::shared_ptr<const PeerLiveness> liveness) {
   return std::shared_ptr<HeteroExecutor>(
-      new HeteroExecutor(oob, placements, std::move(domainComm),
+      new HeteroExecutor(oob, placements, settings, std::move(domainComm),
                          std::move(abort), std::move(liveness)));
 }
 
 HeteroExecutor::HeteroExecutor(Oob& oob,
                                const std::vector<RankPlacement>& placements,
+                               const Settings& settings,
                                std::shared_ptr<Executor> domainComm,
                                std::shared_ptr<AbortSignal> abort,
                                std::shared_ptr<const PeerLiveness> liveness)
@@ -46,7 +46,7 @@ HeteroExecutor::HeteroExecutor(Oob& oob,
       domains_(placements),
       domainComm_(std::move(domainComm)),
       abort_(std::move(abort)) {
-  TransportChoice choice = transportFromEnvironment();
+  TransportChoice choice = transportNamed(settings.transport);
   std::vector<int> shmPeers, tcpPeers;
   for (int r = 0; r < nranks_; ++r) {
     if (domains_.domainOf(r) == domains_.domainOf(rank_)) continue;
@@ -60,8 +60,10 @@ HeteroExecutor::HeteroExecutor(Oob& oob,
     (useShm ? shmPeers : tcpPeers).push_back(r);
   }
   // Both are collective: every rank builds both, even with no peers.
-  shm_ = std::make_unique<ShmTransport>(oob, shmPeers, abort_, liveness);
-  tcp_ = std::make_unique<TcpTransport>(oob, tcpPeers, abort_);
+  shm_ = std::make_unique<ShmTransport>(
+      oob, shmPeers, ShmLinkSettings::from(settings), abort_, liveness);
+  tcp_ = std::make_unique<TcpTransport>(oob, tcpPeers,
+                                        TcpSettings::from(settings), abort_);
   for (int r : shmPeers) links_[r] = shm_->link(r);
   for (int r : tcpPeers) links_[r] = tcp_->link(r);
 
@@ -72,9 +74,8 @@ HeteroExecutor::HeteroExecutor(Oob& oob,
   context_.domainStream = nullptr;
   context_.linkTo = [this](int peer) -> Link& { return linkTo(peer); };
   context_.abort = abort_.get();
-  context_.timeoutSeconds = envSeconds("HETCCL_TIMEOUT", 0);
-  context_.chunkBytes = static_cast<size_t>(
-      std::max<int64_t>(4096, envInt("HETCCL_CHUNK", 4 << 20)));
+  context_.timeoutSeconds = settings.timeoutSeconds;
+  context_.chunkBytes = settings.chunkBytes;
   context_.scratch = &scratch_;
   LOG_INFO(kLogInit,
            "rank %d: heterogeneous communicator, %d domains, this rank in "

@@ -41,12 +41,6 @@ std::vector<SegmentRecord> gatherRecords(Oob& oob, const ShmSegment& own,
 }  // namespace
 
 ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
-                           std::shared_ptr<AbortSignal> abort,
-                           std::shared_ptr<const PeerLiveness> liveness)
-    : ShmTransport(oob, peers, ShmLinkSettings::fromEnv(), std::move(abort),
-                   std::move(liveness)) {}
-
-ShmTransport::ShmTransport(Oob& oob, const std::vector<int>& peers,
                            const ShmLinkSettings& settings,
                            std::shared_ptr<AbortSignal> abort,
                            std::shared_ptr<const PeerLiveness> liveness)

@@ -25,7 +25,7 @@ class TcpTransport {
   // ncclSystemError naming the missing peers if that takes longer than
   // HETCCL_BOOTSTRAP_TIMEOUT, and when `abort` is raised.
   TcpTransport(Oob& oob, const std::vector<int>& peers,
-               std::shared_ptr<AbortSignal> abort);
+               const TcpSettings& settings, std::shared_ptr<AbortSignal> abort);
   // Stops the progress thread and closes every connection; transfers still
   // pending fail.
   ~TcpTransport();
