@@ -35,8 +35,9 @@
 
 #include "transport/tcp/owned_fd.h"
 #include "transport/tcp/tcp_link_set.h"
-#include "util/env.h"
 #include "util/error.h"
+#include "util/params.h"
+#include "util/settings.h"
 #include "util/socket.h"
 
 namespace hetccl {
@@ -226,7 +227,9 @@ Result measureTcpLink(size_t total, TcpSettings* settings) {
   std::unique_ptr<TcpLinkSet> transports[2];
   runPair([&](int r) {
     transports[r] = std::make_unique<TcpLinkSet>(
-        oobs[r], std::vector<int>{1 - r}, std::make_shared<AbortSignal>());
+        oobs[r], std::vector<int>{1 - r},
+        TcpSettings::from(Settings::fromEnvironment()),
+        std::make_shared<AbortSignal>());
   });
   *settings = transports[0]->settings();
   std::vector<uint8_t> out(kTransferBytes, 0x5A);

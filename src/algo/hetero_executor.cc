@@ -4,7 +4,6 @@
 
 #include "runtime/runtime.h"
 #include "transport/transport_registry.h"
-#include "util/env.h"
 #include "util/error.h"
 #include "vendor/op_traits.h"
 #include "util/log.h"
@@ -12,15 +11,17 @@
 namespace hetccl {
 std::shared_ptr<HeteroExecutor> HeteroExecutor::create(
     Oob& oob, const std::vector<RankPlacement>& placements,
-    std::shared_ptr<Executor> domainComm, std::shared_ptr<AbortSignal> abort,
+    const Settings& settings, std::shared_ptr<Executor> domainComm,
+    std::shared_ptr<AbortSignal> abort,
     std::shared_ptr<const PeerLiveness> liveness) {
   return std::shared_ptr<HeteroExecutor>(
-      new HeteroExecutor(oob, placements, std::move(domainComm),
+      new HeteroExecutor(oob, placements, settings, std::move(domainComm),
                          std::move(abort), std::move(liveness)));
 }
 
 HeteroExecutor::HeteroExecutor(Oob& oob,
                                const std::vector<RankPlacement>& placements,
+                               const Settings& settings,
                                std::shared_ptr<Executor> domainComm,
                                std::shared_ptr<AbortSignal> abort,
                                std::shared_ptr<const PeerLiveness> liveness)
@@ -29,7 +30,7 @@ HeteroExecutor::HeteroExecutor(Oob& oob,
       domains_(placements),
       domainComm_(std::move(domainComm)),
       abort_(std::move(abort)) {
-  connectLinks(oob, placements, std::move(liveness));
+  connectLinks(oob, placements, settings, std::move(liveness));
   context_.rank = rank_;
   context_.nranks = nranks_;
   context_.domains = &domains_;
@@ -37,9 +38,8 @@ HeteroExecutor::HeteroExecutor(Oob& oob,
   context_.domainStream = nullptr;
   context_.linkTo = [this](int peer) -> Link& { return linkTo(peer); };
   context_.abort = abort_.get();
-  context_.timeoutSeconds = envSeconds("HETCCL_TIMEOUT", 0);
-  context_.chunkBytes = static_cast<size_t>(
-      std::max<int64_t>(4096, envInt("HETCCL_CHUNK", 4 << 20)));
+  context_.timeoutSeconds = settings.timeoutSeconds;
+  context_.chunkBytes = settings.chunkBytes;
   context_.scratch = &scratch_;
   LOG_INFO(kLogInit,
            "rank %d: heterogeneous communicator, %d domains, this rank in "
@@ -57,9 +57,9 @@ HeteroExecutor::~HeteroExecutor() = default;
 // collective, even by the ranks that need none of its links.
 void HeteroExecutor::connectLinks(Oob& oob,
                                   const std::vector<RankPlacement>& placements,
+                                  const Settings& settings,
                                   std::shared_ptr<const PeerLiveness> liveness) {
-  auto selection = TransportSelection::parse(
-      envString("HETCCL_TRANSPORT").value_or(""));
+  auto selection = TransportSelection::parse(settings.transport);
   std::map<const Transport*, std::vector<int>> peersOf;
   for (int r = 0; r < nranks_; ++r) {
     if (domains_.domainOf(r) == domains_.domainOf(rank_)) continue;
@@ -69,7 +69,7 @@ void HeteroExecutor::connectLinks(Oob& oob,
   for (const Transport* transport : registeredTransports()) {
     const std::vector<int>& peers = peersOf[transport];
     linkSets_.push_back(
-        transport->connect({oob, peers, abort_, liveness}));
+        transport->connect({oob, settings, peers, abort_, liveness}));
     for (int peer : peers) links_[peer] = linkSets_.back()->link(peer);
     linkSummary_ += format("%s%zu %s", linkSummary_.empty() ? "" : ", ",
                            peers.size(), transport->name());

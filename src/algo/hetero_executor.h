@@ -17,6 +17,7 @@
 #include "algo/plan_context.h"
 #include "transport/transport.h"
 #include "util/oob.h"
+#include "util/settings.h"
 
 namespace hetccl {
 
@@ -25,10 +26,10 @@ class HeteroExecutor : public Executor,
  public:
   // Collective over `oob` (the whole communicator). `placements` say
   // where every rank runs; `domainComm` is this rank's domain
-  // communicator.
+  // communicator; `settings` the communicator's parameters.
   static std::shared_ptr<HeteroExecutor> create(
       Oob& oob, const std::vector<RankPlacement>& placements,
-      std::shared_ptr<Executor> domainComm,
+      const Settings& settings, std::shared_ptr<Executor> domainComm,
       std::shared_ptr<AbortSignal> abort,
       std::shared_ptr<const PeerLiveness> liveness);
   ~HeteroExecutor() override;
@@ -43,10 +44,11 @@ class HeteroExecutor : public Executor,
 
  private:
   HeteroExecutor(Oob& oob, const std::vector<RankPlacement>& placements,
-                 std::shared_ptr<Executor> domainComm,
+                 const Settings& settings, std::shared_ptr<Executor> domainComm,
                  std::shared_ptr<AbortSignal> abort,
                  std::shared_ptr<const PeerLiveness> liveness);
   void connectLinks(Oob& oob, const std::vector<RankPlacement>& placements,
+                    const Settings& settings,
                     std::shared_ptr<const PeerLiveness> liveness);
   void execute(const std::vector<Op>& ops);
   void runPlan(const Op& op);

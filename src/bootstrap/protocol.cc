@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "util/wire.h"
-#include "util/env.h"
 #include "util/error.h"
+#include "util/params.h"
+#include "util/wire.h"
 
 namespace hetccl {
 namespace {
@@ -28,7 +28,7 @@ void checkVersion(uint16_t version, const char* message) {
 }  // namespace
 
 double bootstrapTimeoutSeconds() {
-  return envSeconds("HETCCL_BOOTSTRAP_TIMEOUT", 300.0);
+  return readSeconds(Param::BootstrapTimeout);
 }
 
 std::vector<uint8_t> encodeRootHello(const RootHello& hello) {

@@ -24,7 +24,8 @@ constexpr uint32_t kMaxPeerInfoBytes = 1u << 20;
 // dropped as a stranger.
 constexpr double kHelloTimeoutSeconds = 5.0;
 
-// HETCCL_BOOTSTRAP_TIMEOUT in seconds (default 300; 0 waits forever).
+// HETCCL_BOOTSTRAP_TIMEOUT in seconds (0 waits forever), read when a root
+// starts: ncclGetUniqueId starts one before any communicator exists.
 double bootstrapTimeoutSeconds();
 
 // --- Rank -> root ---------------------------------------------------------

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <vector>
 
-#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/params.h"
 #include "util/wire.h"
 
 namespace hetccl {
@@ -72,8 +72,8 @@ UniqueIdContents decodeUniqueId(const ncclUniqueId& id) {
 }
 
 std::optional<UniqueIdContents> fixedUniqueIdFromEnv() {
-  auto text = envString("HETCCL_COMM_ID", "NCCL_COMM_ID");
-  if (!text || text->empty()) return std::nullopt;
+  auto text = readString(Param::CommId);
+  if (!text) return std::nullopt;
   UniqueIdContents contents;
   try {
     contents.root = SocketAddress::parse(*text);
@@ -82,7 +82,7 @@ std::optional<UniqueIdContents> fixedUniqueIdFromEnv() {
          text->c_str(), e.what());
   }
   contents.fixedRoot = true;
-  auto secret = envString("HETCCL_COMM_SECRET");
+  auto secret = readString(Param::CommSecret);
   contents.secret =
       deriveSecret(secret ? "secret:" + *secret : "address:" + *text);
   if (!secret)

@@ -4,15 +4,14 @@
 #include <cstring>
 
 #include "algo/hetero_executor.h"
-#include "engine/gpu/staged_device_comm.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
 #include "core/subset_oob.h"
 #include "core/watchdog.h"
+#include "engine/gpu/staged_device_comm.h"
 #include "runtime/device/device_module_loader.h"
 #include "runtime/gpu_device.h"
 #include "transport/transport_registry.h"
-#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/oob.h"
@@ -51,6 +50,7 @@ Communicator::Communicator(int rank, int nranks, CommConfig config,
     : rank_(rank),
       nranks_(nranks),
       config_(std::move(config)),
+      settings_(Settings::fromEnvironment()),
       inheritedDomainLabel_(inheritedDomainLabel),
       gpu_(currentGpuDevice()),
       opsAbort_(std::make_shared<AbortSignal>()),
@@ -95,10 +95,11 @@ void Communicator::connect(const ncclUniqueId& id) {
              "CUDA or HIP runtime loaded, or no device): a CPU rank",
              rank_);
   startRootIfNeeded(id, rank_);
-  PeerInfo local = PeerInfo::local(rank_, nranks_, gpu_, inheritedDomainLabel_);
-  bootstrap_ = Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
-                               &bootstrapAbort_,
-                               envSeconds("HETCCL_BOOTSTRAP_TIMEOUT", 300));
+  PeerInfo local =
+      PeerInfo::local(rank_, nranks_, gpu_, settings_, inheritedDomainLabel_);
+  bootstrap_ =
+      Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
+                      &bootstrapAbort_, settings_.bootstrapTimeoutSeconds);
   peers_.resize(nranks_);
   for (int r = 0; r < nranks_; ++r)
     std::memcpy(&peers_[r], bootstrap_->peerInfo(r), sizeof(PeerInfo));
@@ -119,7 +120,8 @@ void Communicator::setUpDomains() {
   if (domainCount_ == 1 && gpu_) {
     vendor_ = vendorLibraryComm(oob);
   } else if (domainCount_ == 1) {
-    vendor_ = HostComm::create(oob, opsAbort_, liveness_);
+    vendor_ = HostComm::create(oob, ShmSettings::from(settings_), opsAbort_,
+                               liveness_);
   } else {
     setUpHeterogeneous(oob, domains, placements);
   }
@@ -148,10 +150,10 @@ void Communicator::setUpHeterogeneous(
   // part, so they must not draw from the communicator's sequence.
   uint32_t tagSpace = 0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
   SubsetOob domainOob(*bootstrap_, members, tagSpace);
-  auto domainComm =
-      HostComm::create(domainOob, opsAbort_, liveness_->subset(members));
-  heteroExecutor_ =
-      HeteroExecutor::create(oob, placements, domainComm, opsAbort_, liveness_);
+  auto domainComm = HostComm::create(domainOob, ShmSettings::from(settings_),
+                                     opsAbort_, liveness_->subset(members));
+  heteroExecutor_ = HeteroExecutor::create(oob, placements, settings_,
+                                           domainComm, opsAbort_, liveness_);
   if (!gpu_) {
     vendor_ = heteroExecutor_;
     return;
@@ -161,17 +163,15 @@ void Communicator::setUpHeterogeneous(
   // The direct path is a shared-memory one: a transport forced between
   // ranks of one host that does not share memory (HETCCL_TRANSPORT=tcp)
   // carries every byte instead.
-  bool linksShareMemory = TransportSelection::parse(
-                              envString("HETCCL_TRANSPORT").value_or(""))
+  bool linksShareMemory = TransportSelection::parse(settings_.transport)
                               .choose(/*sameHost=*/true)
                               .sharesHostMemory();
-  if (gpuRanksShareOneHost() && linksShareMemory &&
-      envInt("HETCCL_GPU_DIRECT", 1) != 0)
+  if (gpuRanksShareOneHost() && linksShareMemory && settings_.gpuDirect)
     directCollectives = std::make_unique<DeviceShmCollectives>(
-        oob, module, static_cast<size_t>(envInt("HETCCL_GPU_CHUNK", 4 << 20)));
+        oob, module, settings_.gpuChunkBytes);
   vendor_ = std::make_shared<StagedDeviceComm>(
       heteroExecutor_, module, gpu_->ordinal, rank_, nranks_, opsAbort_,
-      envSeconds("HETCCL_TIMEOUT", 0), std::move(directCollectives));
+      settings_.timeoutSeconds, std::move(directCollectives));
 }
 
 // A domain of GPUs of one vendor: that vendor's library runs it.

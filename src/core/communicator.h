@@ -21,8 +21,9 @@
 #include "util/abort_signal.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
-#include "vendor/op.h"
+#include "util/settings.h"
 #include "vendor/executor.h"
+#include "vendor/op.h"
 
 namespace hetccl {
 
@@ -34,7 +35,8 @@ class Watchdog;
 class Communicator {
  public:
   // `inheritedDomainLabel`: for communicators made from a parent (split,
-  // shrink), the domain label this rank had there.
+  // shrink), the domain label this rank had there. Reads the environment's
+  // parameters; a bad one throws ncclInvalidArgument.
   Communicator(int rank, int nranks, CommConfig config,
                std::optional<int> inheritedDomainLabel = std::nullopt);
   ~Communicator();
@@ -50,6 +52,7 @@ class Communicator {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   const CommConfig& config() const { return config_; }
+  const Settings& settings() const { return settings_; }
   RuntimeKind runtimeKind() const {
     return gpu_ ? gpu_->runtime : RuntimeKind::Host;
   }
@@ -111,6 +114,7 @@ class Communicator {
   const int rank_;
   const int nranks_;
   const CommConfig config_;
+  const Settings settings_;  // read once, when the communicator is made
   const std::optional<int> inheritedDomainLabel_;
   const std::optional<GpuDevice> gpu_;
   std::shared_ptr<AbortSignal> opsAbort_;  // ends waits of operations

@@ -2,8 +2,8 @@
 
 #include <cstddef>
 
-#include "util/env.h"
 #include "util/error.h"
+#include "util/params.h"
 
 namespace hetccl {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 
 CommConfig CommConfig::fromUser(const ncclConfig_t* config) {
   CommConfig out;
-  out.blocking = envInt("HETCCL_COMM_BLOCKING", 1, "NCCL_COMM_BLOCKING") != 0;
+  out.blocking = readFlag(Param::CommBlocking);
   if (config == nullptr) return out;
   if (config->magic != NCCL_CONFIG_MAGIC)
     fail(ncclInvalidArgument,

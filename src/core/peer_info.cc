@@ -9,7 +9,7 @@
 
 #include "algo/domains.h"
 #include "runtime/runtime.h"
-#include "util/env.h"
+#include "util/settings.h"
 
 namespace hetccl {
 namespace {
@@ -26,8 +26,8 @@ uint64_t fnv1a(const std::string& text,
 // Ranks share memory when they share a kernel (boot id) and their shared
 // memory is not separated; network namespaces stand for separate hosts in
 // tests, so they count too. HETCCL_HOSTID overrides.
-uint64_t computeHostId() {
-  if (auto forced = envString("HETCCL_HOSTID")) return fnv1a(*forced);
+uint64_t computeHostId(const std::optional<std::string>& forced) {
+  if (forced) return fnv1a(*forced);
   std::string boot;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
   struct stat netns {};
@@ -41,17 +41,16 @@ uint64_t computeHostId() {
 }  // namespace
 
 PeerInfo PeerInfo::local(int rank, int nranks, std::optional<GpuDevice> gpu,
+                         const Settings& settings,
                          std::optional<int> inheritedLabel) {
   PeerInfo info{};
-  info.hostId = computeHostId();
+  info.hostId = computeHostId(settings.hostId);
   info.pid = static_cast<int32_t>(getpid());
   info.runtime = static_cast<int32_t>(gpu ? gpu->runtime : RuntimeKind::Host);
   info.device = gpu ? gpu->ordinal : -1;
-  info.domainLabel =
-      inheritedLabel
-          ? *inheritedLabel
-          : domainLabelFromSpec(envString("HETCCL_DOMAINS").value_or(""), rank,
-                                nranks);
+  info.domainLabel = inheritedLabel
+                         ? *inheritedLabel
+                         : domainLabelFromSpec(settings.domains, rank, nranks);
   gethostname(info.hostname, sizeof(info.hostname) - 1);
   return info;
 }

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "runtime/gpu_device.h"
+#include "util/settings.h"
 
 namespace hetccl {
 
@@ -16,12 +17,14 @@ struct PeerInfo {
   int32_t domainLabel;  // from HETCCL_DOMAINS (see domains.h)
   char hostname[64];
 
-  // This process as `rank` of `nranks`, its domain label taken from
-  // HETCCL_DOMAINS (throws ncclInvalidArgument if malformed) unless
-  // `inheritedLabel` gives it (communicators split from a parent keep the
-  // parent's domains).
+  // This process as `rank` of `nranks`, its host id and domain label taken
+  // from `settings` (HETCCL_HOSTID, HETCCL_DOMAINS; throws
+  // ncclInvalidArgument if the domains are malformed) unless
+  // `inheritedLabel` gives the label (communicators split from a parent
+  // keep the parent's domains).
   // `gpu`: the rank's GPU, if it is a GPU rank.
   static PeerInfo local(int rank, int nranks, std::optional<GpuDevice> gpu,
+                        const Settings& settings,
                         std::optional<int> inheritedLabel = std::nullopt);
 };
 

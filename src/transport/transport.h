@@ -14,6 +14,7 @@
 #include "util/abort_signal.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
+#include "util/settings.h"
 
 namespace hetccl {
 
@@ -38,6 +39,7 @@ class LinkSet {
 // through this transport (possibly none); the relation is symmetric.
 struct TransportSetup {
   Oob& oob;
+  const Settings& settings;
   std::vector<int> peers;
   std::shared_ptr<AbortSignal> abort;
   std::shared_ptr<const PeerLiveness> liveness;

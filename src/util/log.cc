@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -10,7 +11,8 @@
 #include <mutex>
 #include <string>
 
-#include "util/env.h"
+#include "util/error.h"
+#include "util/params.h"
 
 namespace hetccl {
 namespace {
@@ -23,13 +25,28 @@ struct LogConfig {
   std::mutex mutex;
 };
 
-LogLevel parseLevel(const std::string& s) {
-  if (strcasecmp(s.c_str(), "VERSION") == 0) return LogLevel::Version;
-  if (strcasecmp(s.c_str(), "WARN") == 0) return LogLevel::Warn;
-  if (strcasecmp(s.c_str(), "INFO") == 0) return LogLevel::Info;
-  if (strcasecmp(s.c_str(), "TRACE") == 0) return LogLevel::Trace;
-  if (strcasecmp(s.c_str(), "NONE") == 0) return LogLevel::None;
+LogLevel levelNamed(const std::string& name) {
+  if (name == "VERSION") return LogLevel::Version;
+  if (name == "INFO") return LogLevel::Info;
+  if (name == "TRACE") return LogLevel::Trace;
+  if (name == "NONE") return LogLevel::None;
   return LogLevel::Warn;
+}
+
+// The logger cannot report through itself, and a bad setting cannot fail
+// anything (logging starts before any communicator): it is said once on
+// stderr, and the default applies.
+void warnAtStartup(const std::string& message) {
+  std::fprintf(stderr, "HETCCL WARN %s\n", message.c_str());
+}
+
+LogLevel levelFromEnvironment() {
+  try {
+    return levelNamed(readChoice(Param::Debug));
+  } catch (const Error& e) {
+    warnAtStartup(std::string(e.what()) + "; logging at WARN");
+    return LogLevel::Warn;
+  }
 }
 
 uint32_t subsysBit(const std::string& name) {
@@ -46,7 +63,8 @@ uint32_t subsysBit(const std::string& name) {
   return 0;
 }
 
-// "INIT,COLL" enables those; a leading '^' enables all but those.
+// "INIT,COLL" enables those; a leading '^' enables all but those. Unknown
+// names are said once and skipped.
 uint32_t parseSubsys(const std::string& spec) {
   bool invert = !spec.empty() && spec[0] == '^';
   uint32_t mask = 0;
@@ -54,7 +72,15 @@ uint32_t parseSubsys(const std::string& spec) {
   while (start <= spec.size()) {
     size_t comma = spec.find(',', start);
     if (comma == std::string::npos) comma = spec.size();
-    mask |= subsysBit(spec.substr(start, comma - start));
+    std::string name = spec.substr(start, comma - start);
+    uint32_t bit = subsysBit(name);
+    if (bit == 0 && !name.empty())
+      warnAtStartup(
+          format("ignoring \"%s\" in HETCCL_DEBUG_SUBSYS=\"%s\": "
+                 "expected %s",
+                 name.c_str(), spec.c_str(),
+                 describeAccepted(paramSpec(Param::DebugSubsys)).c_str()));
+    mask |= bit;
     start = comma + 1;
   }
   return invert ? ~mask : mask;
@@ -76,7 +102,12 @@ FILE* openLogFile(std::string pattern, const std::string& host) {
     }
   }
   FILE* f = std::fopen(path.c_str(), "a");
-  return f ? f : stderr;
+  if (f != nullptr) return f;
+  warnAtStartup(
+      format("cannot open the log file \"%s\" (HETCCL_DEBUG_FILE=\"%s\"): "
+             "%s; logging to stderr",
+             path.c_str(), pattern.c_str(), std::strerror(errno)));
+  return stderr;
 }
 
 // Read once, on first use: the environment is the configuration.
@@ -86,13 +117,12 @@ LogConfig& config() {
     char host[256] = {0};
     gethostname(host, sizeof(host) - 1);
     c->host = host;
-    if (auto level = envString("HETCCL_DEBUG", "NCCL_DEBUG"))
-      c->level = parseLevel(*level);
-    if (auto subsys = envString("HETCCL_DEBUG_SUBSYS", "NCCL_DEBUG_SUBSYS"))
+    c->level = levelFromEnvironment();
+    if (auto subsys = readString(Param::DebugSubsys))
       c->subsys = parseSubsys(*subsys);
     else if (c->level >= LogLevel::Info)
       c->subsys = kLogAll;
-    if (auto file = envString("HETCCL_DEBUG_FILE", "NCCL_DEBUG_FILE"))
+    if (auto file = readString(Param::DebugFile))
       c->out = openLogFile(*file, c->host);
     return c;
   }();

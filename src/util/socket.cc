@@ -15,9 +15,9 @@
 #include <memory>
 #include <thread>
 
-#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/params.h"
 
 namespace hetccl {
 namespace {
@@ -143,15 +143,10 @@ void backOff(int ms, const Deadline& deadline, const AbortFlags& abort,
 }
 
 int familyFromEnv() {
-  auto value = envString("HETCCL_SOCKET_FAMILY", "NCCL_SOCKET_FAMILY");
-  if (!value) return AF_UNSPEC;
-  if (*value == "AF_INET" || *value == "4" || *value == "ipv4") return AF_INET;
-  if (*value == "AF_INET6" || *value == "6" || *value == "ipv6")
+  std::string family = readChoice(Param::SocketFamily);
+  if (family == "AF_INET" || family == "4" || family == "ipv4") return AF_INET;
+  if (family == "AF_INET6" || family == "6" || family == "ipv6")
     return AF_INET6;
-  LOG_WARN(kLogNet,
-           "ignoring HETCCL_SOCKET_FAMILY=%s: expected AF_INET or "
-           "AF_INET6",
-           value->c_str());
   return AF_UNSPEC;
 }
 
@@ -721,8 +716,7 @@ bool interfaceMatches(const std::string& name, const std::string& spec) {
 std::vector<NetInterface> selectInterfaces() {
   std::vector<NetInterface> all = listInterfaces();
   int family = familyFromEnv();
-  auto spec = envString("HETCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME");
-  if (spec && spec->empty()) spec.reset();
+  auto spec = readString(Param::SocketIfname);
   std::vector<NetInterface> chosen;
   for (const auto& interface : all) {
     if (family != AF_UNSPEC && interface.address.family() != family) continue;

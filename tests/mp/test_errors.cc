@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <initializer_list>
 #include <set>
 #include <string>
@@ -326,6 +327,30 @@ TEST(Errors, BadRankAndRankCount) {
         good.destroy();
       },
       quick());
+}
+
+// A parameter out of its range fails init on every rank at once, naming
+// the variable, its value and what is accepted; nothing is clamped.
+TEST(Errors, BadEnvironmentParameter) {
+  RunOptions options = quick();
+  options.env["HETCCL_SHM_CHUNK"] = "-5";
+  runRanks(
+      2,
+      [](RankContext& ctx) {
+        ncclComm_t comm = nullptr;
+        double start = nowSeconds();
+        checkInvalidArgument(
+            ncclCommInitRank(&comm, ctx.nranks(), ctx.id(), ctx.rank()),
+            nullptr, {"HETCCL_SHM_CHUNK=\"-5\": expected a size from 4K to 1G"},
+            "init with HETCCL_SHM_CHUNK=-5");
+        MP_CHECK(nowSeconds() - start < 5)
+            << "rejecting the parameter took " << nowSeconds() - start << " s";
+        // With the variable fixed the same id still works.
+        unsetenv("HETCCL_SHM_CHUNK");
+        Comm good(ctx.initComm());
+        good.destroy();
+      },
+      options);
 }
 
 // A CPU rank takes host streams (or NULL) only.

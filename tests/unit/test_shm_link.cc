@@ -63,7 +63,7 @@ ShmLinkSettings testGeometry() {
 struct RankOptions {
   std::function<std::vector<int>(int)> peersOf;
   // Without it: testGeometry(). Returning nullopt: the environment's.
-  std::function<std::optional<ShmLinkSettings>(int)> settingsOf;
+  std::function<ShmLinkSettings(int)> settingsOf;
 };
 
 Ranks makeRanks(int nranks, const RankOptions& options = {}) {
@@ -78,14 +78,10 @@ Ranks makeRanks(int nranks, const RankOptions& options = {}) {
   runRanks(nranks, [&](int r) {
     std::vector<int> peers =
         options.peersOf ? options.peersOf(r) : everyoneBut(r, nranks);
-    std::optional<ShmLinkSettings> settings =
+    ShmLinkSettings settings =
         options.settingsOf ? options.settingsOf(r) : testGeometry();
-    ranks.transports[r] =
-        settings
-            ? std::make_unique<ShmLinkSet>(*ranks.oobs[r], peers, *settings,
-                                             ranks.aborts[r], ranks.liveness[r])
-            : std::make_unique<ShmLinkSet>(
-                  *ranks.oobs[r], peers, ranks.aborts[r], ranks.liveness[r]);
+    ranks.transports[r] = std::make_unique<ShmLinkSet>(
+        *ranks.oobs[r], peers, settings, ranks.aborts[r], ranks.liveness[r]);
   });
   return ranks;
 }
@@ -200,7 +196,7 @@ TEST(ShmLink, ThreeRanksManyTransfersInOrder) {
 
 TEST(ShmLink, EachSenderUsesItsOwnRingGeometry) {
   RankOptions options;
-  options.settingsOf = [](int rank) -> std::optional<ShmLinkSettings> {
+  options.settingsOf = [](int rank) {
     ShmLinkSettings s;
     s.slots = rank == 0 ? 1 : 3;
     s.chunkBytes = rank == 0 ? 4096 : 64 * 1024 + 64;
@@ -216,8 +212,8 @@ TEST(ShmLink, EnvironmentSetsTheGeometry) {
   ScopedEnv slots("HETCCL_SHM_LINK_SLOTS", "2");
   ScopedEnv chunk("HETCCL_SHM_LINK_CHUNK", "8K");
   RankOptions fromEnvironment;
-  fromEnvironment.settingsOf = [](int) -> std::optional<ShmLinkSettings> {
-    return std::nullopt;
+  fromEnvironment.settingsOf = [](int) {
+    return ShmLinkSettings::from(Settings::fromEnvironment());
   };
   Ranks ranks = makeRanks(2, fromEnvironment);
   EXPECT_EQ(ranks.transports[1]->settings().slots, 2u);
@@ -494,7 +490,8 @@ TEST(ShmLink, BadPeerListsFailOnEveryRank) {
     runRanks(3, [&](int r) {
       InProcessOob oob(world, r);
       try {
-        ShmLinkSet transport(oob, peersOf(r), nullptr, nullptr);
+        ShmLinkSet transport(oob, peersOf(r), ShmLinkSettings(), nullptr,
+                               nullptr);
       } catch (const Error& e) {
         errors[r] = e;
       }
@@ -594,7 +591,7 @@ class PipeOob : public Oob {
 int exchangeAcrossProcesses(int rank, int readFd, int writeFd) {
   const std::vector<size_t> sizes = {0, 1, 12345, kMiB + 3, 9 * kMiB, 0, 77};
   PipeOob oob(rank, readFd, writeFd);
-  ShmLinkSet transport(oob, {1 - rank}, nullptr, nullptr);
+  ShmLinkSet transport(oob, {1 - rank}, ShmLinkSettings(), nullptr, nullptr);
   auto link = transport.link(1 - rank);
   std::vector<std::vector<uint8_t>> out, in;
   std::vector<std::shared_ptr<TransferRequest>> requests;

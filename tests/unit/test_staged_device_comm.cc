@@ -24,6 +24,11 @@ constexpr int kRanks = 3;
 constexpr size_t kCount = 1001;  // odd, and not a multiple of kRanks
 constexpr char kUntouched = '\x5a';
 
+// The host engine's geometry as a communicator with the defaults has it.
+ShmSettings hostSettings() {
+  return ShmSettings::from(Settings::fromEnvironment());
+}
+
 struct Buffers {
   std::vector<char> send;
   std::vector<char> recv;
@@ -80,7 +85,7 @@ void compareWithHostEngine(const std::vector<Op>& ops, bool direct) {
     InProcessOob oob(world, rank);
     auto abort = std::make_shared<AbortSignal>();
     auto liveness = std::make_shared<PeerLiveness>(kRanks);
-    auto hostComm = HostComm::create(oob, abort, liveness);
+    auto hostComm = HostComm::create(oob, hostSettings(), abort, liveness);
     std::unique_ptr<DeviceShmCollectives> directCollectives;
     if (direct)
       directCollectives =
@@ -149,8 +154,8 @@ void runStagedPair(
   runRanks(2, [&](int rank) {
     InProcessOob oob(world, rank);
     auto abort = std::make_shared<AbortSignal>();
-    auto hostComm =
-        HostComm::create(oob, abort, std::make_shared<PeerLiveness>(2));
+    auto hostComm = HostComm::create(oob, hostSettings(), abort,
+                                     std::make_shared<PeerLiveness>(2));
     StagedDeviceComm deviceComm(hostComm, module, 0, rank, 2, abort, 30,
                                 nullptr);
     StreamHandle stream = createStream(module);

@@ -31,6 +31,11 @@
 namespace hetccl {
 namespace {
 
+// The tests set the tcp parameters through the environment, as users do.
+TcpSettings settingsFromEnvironment() {
+  return TcpSettings::from(Settings::fromEnvironment());
+}
+
 // A group of transports created together, one per rank.
 struct Ranks {
   std::unique_ptr<InProcessWorld> world;
@@ -52,8 +57,8 @@ Ranks makeRanks(int nranks,
   }
   runRanks(nranks, [&](int r) {
     std::vector<int> peers = peersOf ? peersOf(r) : everyoneBut(r, nranks);
-    ranks.transports[r] =
-        std::make_unique<TcpLinkSet>(*ranks.oobs[r], peers, ranks.aborts[r]);
+    ranks.transports[r] = std::make_unique<TcpLinkSet>(
+        *ranks.oobs[r], peers, settingsFromEnvironment(), ranks.aborts[r]);
   });
   return ranks;
 }
@@ -411,10 +416,12 @@ TEST(TcpLink, RejectsBadPeers) {
   InProcessWorld world(2);
   InProcessOob oob(world, 0);
   auto abort = std::make_shared<AbortSignal>();
-  EXPECT_EQ(expectError([&] { TcpLinkSet(oob, {0}, abort); }).code(),
-            ncclInvalidArgument);
-  EXPECT_EQ(expectError([&] { TcpLinkSet(oob, {2}, abort); }).code(),
-            ncclInvalidArgument);
+  EXPECT_EQ(
+      expectError([&] { TcpLinkSet(oob, {0}, TcpSettings(), abort); }).code(),
+      ncclInvalidArgument);
+  EXPECT_EQ(
+      expectError([&] { TcpLinkSet(oob, {2}, TcpSettings(), abort); }).code(),
+      ncclInvalidArgument);
 }
 
 TEST(TcpLink, AskingForAMissingLinkIsAnError) {

@@ -12,7 +12,7 @@
 
 #include "gpu_runtime_probe.h"
 #include "nccl.h"
-#include "util/env.h"
+#include "util/params.h"
 #include "util/socket.h"
 #include "vendor/nccl/nccl_library.h"
 #include "vendor/rccl/rccl_library.h"
@@ -70,10 +70,11 @@ std::vector<std::string> moduleDirectories() {
   return dirs;
 }
 
-void printModule(const char* runtime, const char* variable,
+void printModule(const char* runtime, hetccl::Param variable,
                  const char* fileName) {
-  if (auto chosen = hetccl::envString(variable)) {
-    std::printf("  %-6s %s (%s): %s\n", runtime, chosen->c_str(), variable,
+  if (auto chosen = hetccl::readString(variable)) {
+    std::printf("  %-6s %s (%s): %s\n", runtime, chosen->c_str(),
+                hetccl::paramSpec(variable).name,
                 fileExists(*chosen) ? "found" : "missing!");
     return;
   }
@@ -94,8 +95,8 @@ void printRuntimes() {
       "\nDevice runtimes (GPU buffers of heterogeneous communicators)\n");
   std::printf("  host   built in (CPU ranks, %ld cores)\n",
               sysconf(_SC_NPROCESSORS_ONLN));
-  printModule("cuda", "HETCCL_CUDA_MODULE", "libhetccl-cuda.so");
-  printModule("hip", "HETCCL_HIP_MODULE", "libhetccl-hip.so");
+  printModule("cuda", hetccl::Param::CudaModule, "libhetccl-cuda.so");
+  printModule("hip", hetccl::Param::HipModule, "libhetccl-hip.so");
 }
 
 // "13.0, 2 devices" / "no device" from a probe that found its runtime.
@@ -164,53 +165,84 @@ void printTransports() {
   }
 }
 
-void printEnvironment() {
-  std::printf("\nEnvironment\n");
-  const char* names[] = {"HETCCL_DEBUG",
-                         "NCCL_DEBUG",
-                         "HETCCL_COMM_ID",
-                         "NCCL_COMM_ID",
-                         "HETCCL_SOCKET_IFNAME",
-                         "NCCL_SOCKET_IFNAME",
-                         "HETCCL_DOMAINS",
-                         "HETCCL_TIMEOUT",
-                         "HETCCL_BOOTSTRAP_TIMEOUT",
-                         "HETCCL_SHM_CHUNK",
-                         "HETCCL_CHUNK",
-                         "HETCCL_TRANSPORT",
-                         "HETCCL_NCCL_LIBRARY",
-                         "HETCCL_RCCL_LIBRARY",
-                         "HETCCL_FORCE_CPU",
-                         "HETCCL_CUDA_MODULE",
-                         "HETCCL_HIP_MODULE",
-                         "ROCM_PATH",
-                         "CUDA_VISIBLE_DEVICES",
-                         "HIP_VISIBLE_DEVICES",
-                         "ROCR_VISIBLE_DEVICES"};
+// The setting of each parameter, or its default, and whether HetCCL
+// accepts it (a communicator's init fails on one it does not).
+void printParameters() {
+  std::printf("\nParameters (HETCCL_* wins over NCCL_*; empty means unset)\n");
+  for (const hetccl::ParamSpec& spec : hetccl::allParams()) {
+    auto setting = hetccl::paramSetting(spec);
+    if (!setting) {
+      std::printf("  %-30s %s (default)\n", spec.name, spec.defaultText);
+      continue;
+    }
+    std::string status = std::string("set by ") + setting->variable;
+    try {
+      hetccl::checkParamText(spec, setting->text, setting->variable);
+    } catch (const std::exception& e) {
+      status = std::string("invalid: ") + e.what();
+    }
+    std::printf("  %-30s %s (%s)\n", spec.name, setting->text.c_str(),
+                status.c_str());
+  }
+  std::printf("\nOther environment\n");
   bool any = false;
-  for (const char* name : names) {
-    if (const char* value = std::getenv(name)) {
-      std::printf("  %s=%s\n", name, value);
+  for (const char* name : {"CUDA_HOME", "ROCM_PATH", "CUDA_VISIBLE_DEVICES",
+                           "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
+    if (auto value = hetccl::environmentValue(name)) {
+      std::printf("  %s=%s\n", name, value->c_str());
       any = true;
     }
   }
-  if (!any) std::printf("  (no HetCCL or NCCL variables set)\n");
+  if (!any)
+    std::printf("  (none of CUDA_HOME, ROCM_PATH, *_VISIBLE_DEVICES)\n");
+}
+
+// A table cell: `|` would end it.
+std::string markdownCell(const std::string& text) {
+  std::string cell;
+  for (char c : text) cell += c == '|' ? std::string("\\|") : std::string(1, c);
+  return cell;
+}
+
+// The README's table of parameters (scripts/update-readme-params.sh puts it
+// there; a test checks that it is current).
+void printMarkdown() {
+  std::printf("| variable | default | accepted | meaning |\n");
+  std::printf("| --- | --- | --- | --- |\n");
+  for (const hetccl::ParamSpec& spec : hetccl::allParams()) {
+    std::string names = std::string("`") + spec.name + "`";
+    if (spec.ncclAlias != nullptr)
+      names += std::string(" / `") + spec.ncclAlias + "`";
+    // A String's default says what unset means; the others' are values.
+    std::string defaultCell = spec.type == hetccl::ParamType::String
+                                  ? markdownCell(spec.defaultText)
+                                  : std::string("`") + spec.defaultText + "`";
+    std::printf("| %s | %s | %s | %s |\n", names.c_str(), defaultCell.c_str(),
+                markdownCell(hetccl::describeAccepted(spec)).c_str(),
+                markdownCell(spec.doc).c_str());
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string option = argc > 1 ? argv[1] : "";
+  if (option == "--markdown" && argc == 2) {
+    printMarkdown();
+    return 0;
+  }
   if (argc > 1) {
-    std::printf("usage: %s\n  Prints what HetCCL finds on this machine.\n",
-                argv[0]);
-    return std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ? 0
-                                                                            : 2;
+    std::printf(
+        "usage: %s [--markdown]\n  Prints what HetCCL finds on this machine; "
+        "--markdown prints the table of its environment parameters.\n",
+        argv[0]);
+    return option == "--help" || option == "-h" ? 0 : 2;
   }
   printVersion();
   printRuntimes();
   printNvidia();
   printAmd();
   printTransports();
-  printEnvironment();
+  printParameters();
   return 0;
 }

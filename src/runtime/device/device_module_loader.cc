@@ -5,9 +5,9 @@
 
 #include <memory>
 
-#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/params.h"
 
 namespace hetccl {
 namespace {
@@ -26,8 +26,8 @@ std::string directoryOfThisLibrary() {
 
 // Installed, modules sit in lib/ beside libhetccl.so, and the drop-in
 // copies in lib/hetccl/; in a build tree, all sit together.
-std::string modulePath(const char* variable, const char* fileName) {
-  if (auto chosen = envString(variable)) return *chosen;
+std::string modulePath(Param variable, const char* fileName) {
+  if (auto chosen = readString(variable)) return *chosen;
   const std::string directory = directoryOfThisLibrary();
   for (const std::string& candidate :
        {directory + fileName, directory + "../" + fileName})
@@ -71,8 +71,7 @@ namespace {
 // reference its code until the process exits.
 class LoadedModule {
  public:
-  LoadedModule(const char* variable, const char* fileName,
-               const char* runtimeName)
+  LoadedModule(Param variable, const char* fileName, const char* runtimeName)
       : runtimeName_(runtimeName) {
     try {
       module_ = std::make_unique<DeviceModule>(modulePath(variable, fileName));
@@ -100,11 +99,10 @@ class LoadedModule {
 
 DeviceModule& deviceModule(RuntimeKind runtime) {
   if (runtime == RuntimeKind::Hip) {
-    static const LoadedModule hip("HETCCL_HIP_MODULE", "libhetccl-hip.so",
-                                  "HIP");
+    static const LoadedModule hip(Param::HipModule, "libhetccl-hip.so", "HIP");
     return hip.get();
   }
-  static const LoadedModule cuda("HETCCL_CUDA_MODULE", "libhetccl-cuda.so",
+  static const LoadedModule cuda(Param::CudaModule, "libhetccl-cuda.so",
                                  "CUDA");
   return cuda.get();
 }

@@ -1,10 +1,6 @@
 #include "transport/shm/shm_link_layout.h"
 
-#include <algorithm>
-
-#include "util/env.h"
 #include "util/error.h"
-#include "util/log.h"
 
 namespace hetccl {
 namespace {
@@ -12,6 +8,8 @@ namespace {
 constexpr uint64_t kMagic = 0x4b4e494c4d485348ull;  // "HSHMLINK"
 constexpr uint32_t kVersion = 1;
 constexpr size_t kPage = 4096;
+// Bounds of a ring that a peer's segment header may claim; the same as
+// HETCCL_SHM_LINK_SLOTS's and HETCCL_SHM_LINK_CHUNK's (util/params.def).
 constexpr size_t kMinSlots = 1;
 constexpr size_t kMaxSlots = 1024;
 constexpr size_t kMinChunkBytes = 4096;
@@ -50,29 +48,12 @@ PeerEntry* tableOf(void* base) {
                                       sizeof(SegmentHeader));
 }
 
-// Clamps an environment value into [low, high], warning when it had to.
-size_t clampedEnv(const char* name, int64_t defaultValue, size_t low,
-                  size_t high) {
-  int64_t value = envInt(name, defaultValue);
-  int64_t clamped = std::clamp<int64_t>(value, static_cast<int64_t>(low),
-                                        static_cast<int64_t>(high));
-  if (clamped != value)
-    LOG_WARN(kLogShm, "%s=%lld is out of range [%zu, %zu]; using %lld", name,
-             static_cast<long long>(value), low, high,
-             static_cast<long long>(clamped));
-  return static_cast<size_t>(clamped);
-}
-
 }  // namespace
 
-ShmLinkSettings ShmLinkSettings::fromEnv() {
+ShmLinkSettings ShmLinkSettings::from(const Settings& settings) {
   ShmLinkSettings s;
-  s.slots = clampedEnv("HETCCL_SHM_LINK_SLOTS", static_cast<int64_t>(s.slots),
-                       kMinSlots, kMaxSlots);
-  s.chunkBytes = roundUp(
-      clampedEnv("HETCCL_SHM_LINK_CHUNK", static_cast<int64_t>(s.chunkBytes),
-                 kMinChunkBytes, kMaxChunkBytes),
-      64);
+  s.slots = settings.shmLinkSlots;
+  s.chunkBytes = roundUp(settings.shmLinkChunkBytes, 64);
   return s;
 }
 

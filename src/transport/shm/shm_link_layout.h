@@ -18,9 +18,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "util/settings.h"
+
 namespace hetccl {
 
-// Tunables of one sender's rings, from the environment.
+// Tunables of one sender's rings, from the communicator's settings.
 struct ShmLinkSettings {
   // HETCCL_SHM_LINK_SLOTS: slots per ring (1..1024).
   size_t slots = 8;
@@ -29,7 +31,9 @@ struct ShmLinkSettings {
   // best for 4 ranks in 2 domains on the 2-core development machine.
   size_t chunkBytes = size_t{128} << 10;
 
-  static ShmLinkSettings fromEnv();
+  // Rounds the slot size up to 64 bytes; the bounds are the parameter
+  // table's (util/params.def).
+  static ShmLinkSettings from(const Settings& settings);
 };
 
 // The counters a rank writes about its link to one peer.

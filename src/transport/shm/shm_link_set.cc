@@ -41,12 +41,6 @@ std::vector<SegmentRecord> gatherRecords(Oob& oob, const ShmSegment& own,
 }  // namespace
 
 ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
-                           std::shared_ptr<AbortSignal> abort,
-                           std::shared_ptr<const PeerLiveness> liveness)
-    : ShmLinkSet(oob, peers, ShmLinkSettings::fromEnv(), std::move(abort),
-                   std::move(liveness)) {}
-
-ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
                            const ShmLinkSettings& settings,
                            std::shared_ptr<AbortSignal> abort,
                            std::shared_ptr<const PeerLiveness> liveness)

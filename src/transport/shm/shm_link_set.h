@@ -30,12 +30,9 @@ class ShmLinkSet : public LinkSet {
   // relation must be symmetric. A failure on any rank (asymmetric peers,
   // /dev/shm full) makes the constructor throw on every rank. `abort` ends
   // every wait; `liveness` ends the waits of transfers whose peer exited;
-  // either may be null (a signal that is never raised).
-  ShmLinkSet(Oob& oob, const std::vector<int>& peers,
-               std::shared_ptr<AbortSignal> abort,
-               std::shared_ptr<const PeerLiveness> liveness);
-  // Same, with this rank's ring geometry given rather than read from the
-  // environment. Ranks may differ: each direction uses its sender's.
+  // either may be null (a signal that is never raised). `settings` is this
+  // rank's ring geometry; ranks may differ: each direction uses its
+  // sender's.
   ShmLinkSet(Oob& oob, const std::vector<int>& peers,
                const ShmLinkSettings& settings,
                std::shared_ptr<AbortSignal> abort,

@@ -17,8 +17,9 @@ class ShmTransport : public Transport {
   int priority() const override { return 100; }
   std::unique_ptr<LinkSet> connect(
       const TransportSetup& setup) const override {
-    return std::make_unique<ShmLinkSet>(setup.oob, setup.peers, setup.abort,
-                                        setup.liveness);
+    return std::make_unique<ShmLinkSet>(
+        setup.oob, setup.peers, ShmLinkSettings::from(setup.settings),
+        setup.abort, setup.liveness);
   }
 };
 

@@ -28,8 +28,9 @@ std::vector<TcpEndpoint> gatherEndpoints(Oob& oob, const TcpEndpoint& self) {
 }  // namespace
 
 TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
-                           std::shared_ptr<AbortSignal> abort)
-    : rank_(oob.rank()), settings_(TcpSettings::fromEnv()) {
+                       const TcpSettings& settings,
+                       std::shared_ptr<AbortSignal> abort)
+    : rank_(oob.rank()), settings_(settings) {
   HETCCL_CHECK_ARG(abort != nullptr, "tcp transport needs an abort signal");
   std::vector<int> sortedPeers =
       checkedLinkPeers("tcp", peers, rank_, oob.nranks());

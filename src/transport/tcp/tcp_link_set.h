@@ -26,7 +26,7 @@ class TcpLinkSet : public LinkSet {
   // ncclSystemError naming the missing peers if that takes longer than
   // HETCCL_BOOTSTRAP_TIMEOUT, and when `abort` is raised.
   TcpLinkSet(Oob& oob, const std::vector<int>& peers,
-               std::shared_ptr<AbortSignal> abort);
+             const TcpSettings& settings, std::shared_ptr<AbortSignal> abort);
   // Stops the progress thread and closes every connection; transfers still
   // pending fail.
   ~TcpLinkSet() override;

@@ -1,10 +1,12 @@
-// Tunables of the tcp transport, read from the environment once per
-// transport. Rank 0's stripe geometry (sockets per link, stripe size) is
-// the one every rank uses: the receiver computes where each stripe belongs
-// from it, so both ends of a link must agree.
+// Tunables of the tcp transport, from the communicator's settings. Rank 0's
+// stripe geometry (sockets per link, stripe size) is the one every rank uses:
+// the receiver computes where each stripe belongs from it, so both ends of a
+// link must agree.
 #pragma once
 
 #include <cstddef>
+
+#include "util/settings.h"
 
 namespace hetccl {
 
@@ -20,7 +22,7 @@ struct TcpSettings {
   // limit).
   double setupTimeoutSeconds = 300;
 
-  static TcpSettings fromEnv();
+  static TcpSettings from(const Settings& settings);
 };
 
 constexpr int kMaxTcpSocketsPerLink = 16;

@@ -17,7 +17,9 @@ class TcpTransport : public Transport {
   int priority() const override { return 10; }
   std::unique_ptr<LinkSet> connect(
       const TransportSetup& setup) const override {
-    return std::make_unique<TcpLinkSet>(setup.oob, setup.peers, setup.abort);
+    return std::make_unique<TcpLinkSet>(setup.oob, setup.peers,
+                                        TcpSettings::from(setup.settings),
+                                        setup.abort);
   }
 };
 

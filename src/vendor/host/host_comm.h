@@ -8,9 +8,9 @@
 #include <memory>
 #include <mutex>
 
+#include "vendor/executor.h"
 #include "vendor/host/host_engine.h"
 #include "vendor/host/shm_world.h"
-#include "vendor/executor.h"
 
 namespace hetccl {
 
@@ -22,14 +22,15 @@ class HostComm : public Executor,
   // raised by any failed operation, since a failed collective leaves the
   // ranks out of step; `liveness` ends the waits for peers that exited.
   static std::shared_ptr<HostComm> create(
-      Oob& oob, std::shared_ptr<AbortSignal> abort,
+      Oob& oob, const ShmSettings& settings, std::shared_ptr<AbortSignal> abort,
       std::shared_ptr<const PeerLiveness> liveness);
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
   bool drain(double timeoutSeconds) override;
 
  private:
-  HostComm(Oob& oob, std::shared_ptr<AbortSignal> abort,
+  HostComm(Oob& oob, const ShmSettings& settings,
+           std::shared_ptr<AbortSignal> abort,
            std::shared_ptr<const PeerLiveness> liveness);
   void execute(const std::vector<Op>& ops);
 

@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "util/dtype.h"
-#include "util/env.h"
 #include "util/error.h"
 #include "vendor/op_traits.h"
 
@@ -24,8 +23,7 @@ HostEngine::HostEngine(ShmWorld& world)
       receiveLocks_(new std::mutex[world.nranks()]),
       rank_(world.rank()),
       nranks_(world.nranks()),
-      directReduceMax_(static_cast<size_t>(
-          envInt("HETCCL_SHM_DIRECT_REDUCE_MAX", 16 << 10))),
+      directReduceMax_(world.settings().directReduceMax),
       sentChunks_(world.nranks(), 0),
       receivedChunks_(world.nranks(), 0),
       sources_(world.nranks()) {}

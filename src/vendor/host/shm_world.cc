@@ -4,7 +4,6 @@
 
 #include <cstring>
 
-#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -20,15 +19,12 @@ size_t roundUp(size_t value, size_t align) {
 
 }  // namespace
 
-ShmSettings ShmSettings::fromEnvironment() {
+ShmSettings ShmSettings::from(const Settings& settings) {
   ShmSettings s;
-  s.chunkBytes = static_cast<size_t>(
-      std::max<int64_t>(kPage, envInt("HETCCL_SHM_CHUNK", 512 << 10)));
-  s.chunkBytes = roundUp(s.chunkBytes, 64);
-  s.p2pChunkBytes = static_cast<size_t>(
-      std::max<int64_t>(kPage, envInt("HETCCL_SHM_P2P_CHUNK", 256 << 10)));
-  s.p2pChunkBytes = roundUp(s.p2pChunkBytes, 64);
-  s.timeoutSeconds = envSeconds("HETCCL_TIMEOUT", 0);
+  s.chunkBytes = roundUp(settings.shmChunkBytes, 64);
+  s.p2pChunkBytes = roundUp(settings.shmP2pChunkBytes, 64);
+  s.directReduceMax = settings.shmDirectReduceMax;
+  s.timeoutSeconds = settings.timeoutSeconds;
   return s;
 }
 

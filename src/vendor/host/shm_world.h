@@ -14,16 +14,20 @@
 #include "util/abort_signal.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
+#include "util/settings.h"
 #include "util/spin_wait.h"
 
 namespace hetccl {
 
 struct ShmSettings {
-  size_t chunkBytes;     // capacity of each collective staging buffer
-  size_t p2pChunkBytes;  // capacity of each point-to-point slot
+  size_t chunkBytes;       // capacity of each collective staging buffer
+  size_t p2pChunkBytes;    // capacity of each point-to-point slot
+  size_t directReduceMax;  // below this, every rank reduces whole rounds
   double timeoutSeconds;
 
-  static ShmSettings fromEnvironment();
+  // Rounds the buffers up to 64 bytes; the bounds are the parameter
+  // table's (util/params.def).
+  static ShmSettings from(const Settings& settings);
 };
 
 class ShmWorld {

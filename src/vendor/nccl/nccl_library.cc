@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/params.h"
 #include "vendor/vendor_library_search.h"
 
 namespace hetccl {
@@ -54,13 +54,13 @@ int findSegments(dl_phdr_info* info, size_t, void* data) {
 }  // namespace
 
 std::vector<std::string> NcclLibrary::candidatePaths() {
-  if (auto forced = envString("HETCCL_NCCL_LIBRARY")) return {*forced};
+  if (auto forced = readString(Param::NcclLibrary)) return {*forced};
   std::vector<std::string> paths = wheelCandidates();
   for (const char* dir :
        {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
         "/usr/lib", "/usr/local/lib", "/usr/local/nccl/lib"})
     paths.push_back(std::string(dir) + "/" + kSoname);
-  if (auto cudaHome = envString("CUDA_HOME"))
+  if (auto cudaHome = environmentValue("CUDA_HOME"))
     paths.push_back(*cudaHome + "/lib64/" + kSoname);
   paths.push_back(std::string("/usr/local/cuda/lib64/") + kSoname);
   return paths;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "util/env.h"
+#include "util/params.h"
 #include "vendor/vendor_library_search.h"
 
 namespace hetccl {
@@ -51,10 +51,11 @@ std::vector<std::string> versionedRocmDirectories() {
 }  // namespace
 
 std::vector<std::string> RcclLibrary::candidatePaths() {
-  if (auto forced = envString("HETCCL_RCCL_LIBRARY")) return {*forced};
+  if (auto forced = readString(Param::RcclLibrary)) return {*forced};
   std::vector<std::string> paths = besideMappedLibraries();
   std::vector<std::string> rocmDirs;
-  if (auto rocmPath = envString("ROCM_PATH")) rocmDirs.push_back(*rocmPath);
+  if (auto rocmPath = environmentValue("ROCM_PATH"))
+    rocmDirs.push_back(*rocmPath);
   rocmDirs.push_back("/opt/rocm");
   for (const std::string& dir : versionedRocmDirectories())
     rocmDirs.push_back(dir);

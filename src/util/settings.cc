@@ -1,0 +1,37 @@
+#include "util/settings.h"
+
+#include "util/params.h"
+
+namespace hetccl {
+namespace {
+
+// Every Size parameter is bounded by at most 1 GiB in
+// params.def, so these narrowings are exact.
+size_t readBytes(Param param) {
+  return static_cast<size_t>(readInteger(param));
+}
+
+}  // namespace
+
+Settings Settings::fromEnvironment() {
+  Settings s;
+  s.bootstrapTimeoutSeconds = readSeconds(Param::BootstrapTimeout);
+  s.timeoutSeconds = readSeconds(Param::Timeout);
+  s.transport = readString(Param::Transport).value_or("");
+  s.hostId = readString(Param::HostId);
+  s.domains = readString(Param::Domains).value_or("");
+  s.chunkBytes = readBytes(Param::Chunk);
+  s.shmChunkBytes = readBytes(Param::ShmChunk);
+  s.shmP2pChunkBytes = readBytes(Param::ShmP2pChunk);
+  s.shmDirectReduceMax = readBytes(Param::ShmDirectReduceMax);
+  s.shmLinkSlots = static_cast<size_t>(readInteger(Param::ShmLinkSlots));
+  s.shmLinkChunkBytes = readBytes(Param::ShmLinkChunk);
+  s.tcpSocketsPerLink = static_cast<int>(readInteger(Param::TcpSockets));
+  s.tcpStripeBytes = readBytes(Param::TcpChunk);
+  s.tcpSocketBufferBytes = static_cast<int>(readInteger(Param::TcpBuffer));
+  s.gpuDirect = readFlag(Param::GpuDirect);
+  s.gpuChunkBytes = readBytes(Param::GpuChunk);
+  return s;
+}
+
+}  // namespace hetccl

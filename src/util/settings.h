@@ -1,0 +1,34 @@
+// The parameters that shape one communicator, read from the environment
+// once when it is created (a bad value fails that init) and passed down to
+// the layers that use them.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace hetccl {
+
+struct Settings {
+  double bootstrapTimeoutSeconds;     // HETCCL_BOOTSTRAP_TIMEOUT; 0: forever
+  double timeoutSeconds;              // HETCCL_TIMEOUT; 0: forever
+  std::string transport;              // HETCCL_TRANSPORT; empty: auto
+  std::optional<std::string> hostId;  // HETCCL_HOSTID
+  std::string domains;                // HETCCL_DOMAINS; empty: by runtime
+  size_t chunkBytes;                  // HETCCL_CHUNK
+  size_t shmChunkBytes;               // HETCCL_SHM_CHUNK
+  size_t shmP2pChunkBytes;            // HETCCL_SHM_P2P_CHUNK
+  size_t shmDirectReduceMax;          // HETCCL_SHM_DIRECT_REDUCE_MAX
+  size_t shmLinkSlots;                // HETCCL_SHM_LINK_SLOTS
+  size_t shmLinkChunkBytes;           // HETCCL_SHM_LINK_CHUNK
+  int tcpSocketsPerLink;              // HETCCL_TCP_SOCKETS
+  size_t tcpStripeBytes;              // HETCCL_TCP_CHUNK
+  int tcpSocketBufferBytes;           // HETCCL_TCP_BUFFER; 0: autotuning
+  bool gpuDirect;                     // HETCCL_GPU_DIRECT
+  size_t gpuChunkBytes;               // HETCCL_GPU_CHUNK
+
+  // Throws an Error (ncclInvalidArgument) for the first bad value.
+  static Settings fromEnvironment();
+};
+
+}  // namespace hetccl
