@@ -207,20 +207,12 @@ const DataType* findDataType(std::string_view name) {
   return nullptr;
 }
 
-const DataType* findDataType(ncclDataType_t nccl) {
-  for (const DataType& type : allDataTypes()) {
-    if (type.nccl == nccl) return &type;
-  }
-  return nullptr;
-}
-
 const DataType& dataTypeOf(ncclDataType_t nccl) {
-  const DataType* type = findDataType(nccl);
-  if (type == nullptr) {
-    throw std::invalid_argument("not an NCCL data type: " +
-                                std::to_string(static_cast<int>(nccl)));
+  for (const DataType& type : allDataTypes()) {
+    if (type.nccl == nccl) return type;
   }
-  return *type;
+  throw std::invalid_argument("not an NCCL data type: " +
+                              std::to_string(static_cast<int>(nccl)));
 }
 
 void encodeValue(const DataType& type, double value, void* dst) {

@@ -39,11 +39,8 @@ const std::vector<DataType>& allDataTypes();
 // e4m3, ...); nullptr if unknown.
 const DataType* findDataType(std::string_view name);
 
-// nullptr for a value that is no NCCL type.
-const DataType* findDataType(ncclDataType_t nccl);
-
-// As findDataType, but a value that is no NCCL type throws
-// std::invalid_argument: for callers that only hold valid types.
+// The type behind an enum value; one that is no NCCL type throws
+// std::invalid_argument (callers hold valid types only).
 const DataType& dataTypeOf(ncclDataType_t nccl);
 
 // Stores `value` into one element at dst, rounded to nearest-even. NaN

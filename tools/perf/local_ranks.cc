@@ -14,6 +14,8 @@
 #include "perf/perf_error.h"
 #include "perf/rank_env.h"
 
+extern char** environ;
+
 namespace hetccl {
 namespace perf {
 namespace {
@@ -44,7 +46,6 @@ std::map<std::string, std::string> rankVariables(
 
 // Runs in the child before exec: the launcher has set its environment.
 int execRank(char** argv) {
-  extern char** environ;
   execve("/proc/self/exe", argv, environ);
   static const char kMessage[] = "hetccl-perf: cannot exec /proc/self/exe\n";
   ssize_t ignored = write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
