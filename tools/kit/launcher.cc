@@ -205,6 +205,12 @@ void waitForRanks(const LaunchOptions& options, RankGroup& group,
   const Clock::time_point timeout = after(options.timeoutSeconds);
   Clock::time_point failureDeadline = Clock::time_point::max();
   while (group.anyRunning()) {
+    // Before reaping: a terminal's Ctrl-C reaches the ranks too, and the
+    // request, not the ranks it killed, is what happened.
+    if (options.stopRequested && options.stopRequested()) {
+      report.stopRequested = true;
+      return;
+    }
     for (int rank : group.reapEnded()) {
       if (report.firstUnexpectedRank >= 0 ||
           isExpected(options, rank, report.ranks[rank])) {
@@ -214,10 +220,6 @@ void waitForRanks(const LaunchOptions& options, RankGroup& group,
       failureDeadline = after(options.graceAfterFailureSeconds);
     }
     if (!group.anyRunning()) return;
-    if (options.stopRequested && options.stopRequested()) {
-      report.stopRequested = true;
-      return;
-    }
     const Clock::time_point now = Clock::now();
     if (now >= failureDeadline) return;
     if (hasTimeout && now >= timeout) {

@@ -55,10 +55,9 @@ int execRank(char** argv) {
 
 // What went wrong, on stderr; the exit status for the whole run.
 int summarize(const kit::LaunchReport& report, double timeoutSec) {
-  if (report.stopRequested) {
-    const int signalNumber = receivedSignal.load();
-    // A terminal's Ctrl-C reaches the ranks too: report the signal, not
-    // the ranks it killed.
+  // A terminal's Ctrl-C reaches the ranks too: report the signal, not the
+  // ranks it killed.
+  if (const int signalNumber = receivedSignal.load()) {
     std::fprintf(stderr, "hetccl-perf: %s; stopping the ranks\n",
                  strsignal(signalNumber));
     return 128 + signalNumber;

@@ -195,9 +195,15 @@ TEST(ByteSize, RejectsOverflow) {
   EXPECT_FALSE(parseByteSize(std::to_string(max >> 9) + "K").has_value());
 }
 
-TEST(Launcher, CollectsEveryExitStatus) {
+LaunchOptions optionsFor(int nranks, double timeoutSeconds = 0) {
   LaunchOptions options;
-  options.nranks = 3;
+  options.nranks = nranks;
+  options.timeoutSeconds = timeoutSeconds;
+  return options;
+}
+
+TEST(Launcher, CollectsEveryExitStatus) {
+  LaunchOptions options = optionsFor(3);
   // Every end is expected here, so no rank is stopped early.
   options.isExpected = [](int, const RankExit&) { return true; };
   const LaunchReport report =
@@ -216,9 +222,7 @@ TEST(Launcher, CollectsEveryExitStatus) {
 }
 
 TEST(Launcher, AFailedRankStopsTheOthersAndIsNamed) {
-  LaunchOptions options;
-  options.nranks = 3;
-  options.timeoutSeconds = 60;
+  LaunchOptions options = optionsFor(3, 60);
   const LaunchReport report = launchRanks(options, [](int rank) {
     if (rank == 1) return 7;
     ::sleep(60);
@@ -235,9 +239,7 @@ TEST(Launcher, AFailedRankStopsTheOthersAndIsNamed) {
 }
 
 TEST(Launcher, ReportsACrashingRank) {
-  LaunchOptions options;
-  options.nranks = 2;
-  options.timeoutSeconds = 60;
+  LaunchOptions options = optionsFor(2, 60);
   const LaunchReport report = launchRanks(options, [](int rank) {
     if (rank == 0) ::raise(SIGSEGV);
     return 0;
@@ -252,8 +254,7 @@ TEST(Launcher, ReportsACrashingRank) {
 }
 
 TEST(Launcher, AnEscapedExceptionExitsWithOne) {
-  LaunchOptions options;
-  options.nranks = 1;
+  LaunchOptions options = optionsFor(1);
   const LaunchReport report = launchRanks(
       options, [](int) -> int { throw std::runtime_error("from the rank"); });
   EXPECT_TRUE(report.ranks[0].exited);
@@ -261,8 +262,7 @@ TEST(Launcher, AnEscapedExceptionExitsWithOne) {
 }
 
 TEST(Launcher, TimeoutStopsEveryRankStillRunning) {
-  LaunchOptions options;
-  options.nranks = 2;
+  LaunchOptions options = optionsFor(2);
   options.timeoutSeconds = 0.5;
   options.terminateGraceSeconds = 1;
   const LaunchReport report = launchRanks(options, [](int rank) {
@@ -282,8 +282,7 @@ TEST(Launcher, TimeoutStopsEveryRankStillRunning) {
 }
 
 TEST(Launcher, GraceLetsTheOthersFinishAfterAFailure) {
-  LaunchOptions options;
-  options.nranks = 2;
+  LaunchOptions options = optionsFor(2);
   options.graceAfterFailureSeconds = 30;
   const LaunchReport report = launchRanks(options, [](int rank) {
     if (rank == 0) return 3;
@@ -296,8 +295,7 @@ TEST(Launcher, GraceLetsTheOthersFinishAfterAFailure) {
 }
 
 TEST(Launcher, StopRequestStopsTheRanks) {
-  LaunchOptions options;
-  options.nranks = 2;
+  LaunchOptions options = optionsFor(2);
   options.stopRequested = [] { return true; };
   const LaunchReport report = launchRanks(options, [](int) {
     ::sleep(60);
@@ -311,8 +309,7 @@ TEST(Launcher, StopRequestStopsTheRanks) {
 TEST(Launcher, EveryRankGetsItsOwnEnvironment) {
   ::setenv("HETCCL_KIT_TEST_STALE", "outer", 1);
   ::setenv("HETCCL_KIT_TEST_SHARED", "outer", 1);
-  LaunchOptions options;
-  options.nranks = 3;
+  LaunchOptions options = optionsFor(3);
   options.droppedPrefixes = {"HETCCL_KIT_TEST_ST"};
   options.rankEnvironment = [](int rank) {
     return std::map<std::string, std::string>{
@@ -333,8 +330,7 @@ TEST(Launcher, EveryRankGetsItsOwnEnvironment) {
 }
 
 TEST(Launcher, EnvironmentReachesAnExecutedProgram) {
-  LaunchOptions options;
-  options.nranks = 2;
+  LaunchOptions options = optionsFor(2);
   options.rankEnvironment = [](int rank) {
     return std::map<std::string, std::string>{
         {"HETCCL_KIT_TEST_CODE", std::to_string(rank + 40)}};
@@ -353,8 +349,7 @@ TEST(Launcher, EnvironmentReachesAnExecutedProgram) {
 }
 
 TEST(Launcher, WhileRunningSeesEveryRank) {
-  LaunchOptions options;
-  options.nranks = 2;
+  LaunchOptions options = optionsFor(2);
   std::vector<pid_t> seen;
   options.whileRunning = [&](const std::vector<pid_t>& pids) { seen = pids; };
   const LaunchReport report = launchRanks(options, [](int) { return 0; });
