@@ -17,7 +17,8 @@
 #include <string>
 
 #include "allreduce_sweep.h"
-#include "fork_launcher.h"
+#include "kit/launcher.h"
+#include "kit/temp_dir.h"
 #include "sweep_options.h"
 
 namespace hetccl::bench {
@@ -71,6 +72,22 @@ class GlooCommunicator : public HostCommunicator {
   std::shared_ptr<gloo::rendezvous::Context> context_;
 };
 
+// 0 when every rank succeeded; else what went wrong, on stderr, and the
+// first failed rank's status (124 on timeout).
+int exitStatus(const hetccl::kit::LaunchReport& report, int timeoutSeconds) {
+  if (report.timedOut) {
+    std::fprintf(stderr, "ranks still running after %ds: killed\n",
+                 timeoutSeconds);
+    return 124;
+  }
+  if (report.firstUnexpectedRank < 0) return 0;
+  const hetccl::kit::RankExit& failed =
+      report.ranks[report.firstUnexpectedRank];
+  std::fprintf(stderr, "rank %d %s\n", report.firstUnexpectedRank,
+               failed.describe().c_str());
+  return failed.shellStatus();
+}
+
 }  // namespace
 }  // namespace hetccl::bench
 
@@ -78,12 +95,17 @@ int main(int argc, char** argv) {
   using namespace hetccl::bench;
   SweepOptions options = parseSweepOptions(argc, argv, /*acceptNp=*/true);
   try {
-    TempDir storeDir("hetccl-gloo-bench-");
+    hetccl::kit::TempDir storeDir("hetccl-gloo-bench-");
     const auto timeout = std::chrono::seconds(options.timeoutSeconds);
-    return runForkedRanks(options.nranks, timeout, [&](int rank) {
-      GlooCommunicator comm(rank, options.nranks, storeDir.path(), timeout);
-      return runAllreduceSweep(comm, "gloo", options);
-    });
+    hetccl::kit::LaunchOptions launch;
+    launch.nranks = options.nranks;
+    launch.timeoutSeconds = options.timeoutSeconds;
+    const hetccl::kit::LaunchReport report =
+        hetccl::kit::launchRanks(launch, [&](int rank) {
+          GlooCommunicator comm(rank, options.nranks, storeDir.path(), timeout);
+          return runAllreduceSweep(comm, "gloo", options);
+        });
+    return exitStatus(report, options.timeoutSeconds);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "peer-gloo-allreduce: %s\n", e.what());
     return 1;

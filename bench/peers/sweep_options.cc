@@ -2,7 +2,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
+
+#include "kit/byte_size.h"
 
 namespace hetccl::bench {
 namespace {
@@ -37,6 +40,12 @@ int parsePositiveInt(const std::string& text, const std::string& flag) {
   return static_cast<int>(value);
 }
 
+size_t byteSize(const std::string& text) {
+  const std::optional<size_t> bytes = kit::parseByteSize(text);
+  if (!bytes) throw std::invalid_argument("bad size: " + text);
+  return *bytes;
+}
+
 // Flags kept for hetccl-perf compatibility accept one value only.
 void requireValue(const std::string& flag, const std::string& value,
                   const std::string& supported) {
@@ -47,23 +56,6 @@ void requireValue(const std::string& flag, const std::string& value,
 }
 
 }  // namespace
-
-size_t parseByteSize(const std::string& text) {
-  size_t end = 0;
-  unsigned long long value = std::stoull(text, &end);
-  std::string suffix = text.substr(end);
-  unsigned shift = 0;
-  if (suffix == "K" || suffix == "k") {
-    shift = 10;
-  } else if (suffix == "M" || suffix == "m") {
-    shift = 20;
-  } else if (suffix == "G" || suffix == "g") {
-    shift = 30;
-  } else if (!suffix.empty()) {
-    throw std::invalid_argument("bad size: " + text);
-  }
-  return static_cast<size_t>(value) << shift;
-}
 
 SweepOptions parseSweepOptions(int argc, char** argv, bool acceptNp) {
   SweepOptions options;
@@ -79,9 +71,9 @@ SweepOptions parseSweepOptions(int argc, char** argv, bool acceptNp) {
       if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
       std::string value = argv[++i];
       if (flag == "-b") {
-        options.minBytes = parseByteSize(value);
+        options.minBytes = byteSize(value);
       } else if (flag == "-e") {
-        options.maxBytes = parseByteSize(value);
+        options.maxBytes = byteSize(value);
       } else if (flag == "-f") {
         options.factor = parsePositiveInt(value, flag);
       } else if (flag == "-w") {

@@ -20,10 +20,6 @@ struct SweepOptions {
   int timeoutSeconds = 600;
 };
 
-// Parses "1K", "64M", "1G", "4096" (binary multiples, as nccl-tests does).
-// Throws std::invalid_argument on anything else.
-size_t parseByteSize(const std::string& text);
-
 // Parses argv. `acceptNp` says whether -np N is allowed (programs that
 // start their own ranks) or not (programs started by mpirun). Prints usage
 // and exits on -h or on a bad argument.

@@ -14,10 +14,10 @@
 #include "harness/collective_case.h"
 #include "harness/data.h"
 #include "harness/domains.h"
-#include "harness/dtype.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
 #include "harness/test_params.h"
+#include "kit/dtype.h"
 
 namespace hetccl::mp {
 namespace {
@@ -71,7 +71,8 @@ class CaseList {
   void addReductionMatrix() {
     // Eight ranks share two cores four ways: fewer counts there.
     bool crowded = nranks_ > 4;
-    for (ncclDataType_t type : allDataTypes()) {
+    for (const kit::DataType& dataType : kit::allDataTypes()) {
+      const ncclDataType_t type = dataType.nccl;
       for (TestOp op : allTestOps()) {
         add(type, op, 1);
         add(type, op, 7);
@@ -85,7 +86,8 @@ class CaseList {
   }
 
   void addMovementMatrix() {
-    for (ncclDataType_t type : allDataTypes()) {
+    for (const kit::DataType& dataType : kit::allDataTypes()) {
+      const ncclDataType_t type = dataType.nccl;
       for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{31}}) {
         add(type, TestOp::kSum, count);
       }

@@ -1,6 +1,7 @@
-// The harness checks the library, so it is checked first: exact float
-// conversions behind every expected value, reference reductions, and the
-// process runner's reporting of failures, timeouts and signals.
+// The harness checks the library, so it is checked first: reference
+// reductions, and the process runner's reporting of failures, timeouts and
+// signals (the dtype conversions behind every expected value are the kit's,
+// checked in tools/kit/test).
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,89 +14,30 @@
 
 #include "harness/check.h"
 #include "harness/data.h"
-#include "harness/dtype.h"
 #include "harness/hash.h"
 #include "harness/run_ranks.h"
+#include "kit/dtype.h"
 
 namespace hetccl::mp {
 namespace {
-
-const ncclDataType_t kNarrowTypes[] = {ncclFloat16, ncclBfloat16,
-                                       ncclFloat8e4m3, ncclFloat8e5m2};
-
-uint32_t storedBits(double value, ncclDataType_t type) {
-  uint32_t bits = 0;
-  storeFromDouble(value, type, &bits);
-  return bits;
-}
-
-TEST(HarnessDtype, KnownNarrowFloatValues) {
-  EXPECT_EQ(storedBits(1.0, ncclFloat16), 0x3c00u);
-  EXPECT_EQ(storedBits(-2.0, ncclFloat16), 0xc000u);
-  EXPECT_EQ(storedBits(65504.0, ncclFloat16), 0x7bffu);
-  EXPECT_EQ(storedBits(1.0, ncclBfloat16), 0x3f80u);
-  EXPECT_EQ(storedBits(1.0, ncclFloat8e4m3), 0x38u);
-  EXPECT_EQ(storedBits(448.0, ncclFloat8e4m3), 0x7eu);
-  EXPECT_EQ(storedBits(1.0, ncclFloat8e5m2), 0x3cu);
-  EXPECT_EQ(storedBits(57344.0, ncclFloat8e5m2), 0x7bu);
-  // Smallest subnormals.
-  EXPECT_EQ(storedBits(std::ldexp(1.0, -24), ncclFloat16), 0x0001u);
-  EXPECT_EQ(storedBits(std::ldexp(1.0, -9), ncclFloat8e4m3), 0x01u);
-  EXPECT_EQ(storedBits(std::ldexp(1.0, -16), ncclFloat8e5m2), 0x01u);
-  uint8_t e4m3Nan = 0x7f;
-  EXPECT_TRUE(std::isnan(loadAsDouble(&e4m3Nan, ncclFloat8e4m3)));
-  uint8_t e5m2Inf = 0x7c;
-  EXPECT_TRUE(std::isinf(loadAsDouble(&e5m2Inf, ncclFloat8e5m2)));
-}
-
-TEST(HarnessDtype, RoundsHalfToEven) {
-  // 1 + 2^-11 lies halfway between fp16's 1 and 1 + 2^-10: even wins.
-  EXPECT_EQ(storedBits(1.0 + std::ldexp(1.0, -11), ncclFloat16), 0x3c00u);
-  EXPECT_EQ(storedBits(1.0 + 3 * std::ldexp(1.0, -11), ncclFloat16), 0x3c02u);
-  // e5m2 between 1.75 and 2: rounds up into the next exponent.
-  EXPECT_EQ(storedBits(1.875, ncclFloat8e5m2), 0x40u);
-}
-
-TEST(HarnessDtype, EveryFiniteNarrowPatternRoundTrips) {
-  for (ncclDataType_t type : kNarrowTypes) {
-    uint32_t patterns = dataTypeSize(type) == 1 ? 256 : 65536;
-    for (uint32_t bits = 0; bits < patterns; ++bits) {
-      double value = loadAsDouble(&bits, type);
-      if (std::isnan(value)) continue;
-      ASSERT_EQ(storedBits(value, type), bits)
-          << dataTypeName(type) << " pattern " << bits << " = " << value;
-    }
-  }
-}
-
-TEST(HarnessDtype, ExactIntegerLimitIsExact) {
-  for (ncclDataType_t type : kNarrowTypes) {
-    double limit = exactIntegerLimit(type);
-    for (double v = -limit; v <= limit; v += 1) {
-      uint32_t bits = storedBits(v, type);
-      ASSERT_EQ(loadAsDouble(&bits, type), v) << dataTypeName(type);
-    }
-    uint32_t bits = storedBits(limit + 1, type);
-    EXPECT_NE(loadAsDouble(&bits, type), limit + 1) << dataTypeName(type);
-  }
-}
 
 // The reference accepts a result computed independently here, in each
 // type's own arithmetic, and rejects one wrong element.
 TEST(HarnessData, ReferenceMatchesIndependentReduction) {
   const int nranks = 5;
   const size_t count = 300;
-  for (ncclDataType_t type : allDataTypes()) {
+  for (const kit::DataType& dataType : kit::allDataTypes()) {
+    const ncclDataType_t type = dataType.nccl;
     for (TestOp op : allTestOps()) {
       ReduceSpec spec{type, op, nranks, 42};
-      size_t size = dataTypeSize(type);
+      size_t size = dataType.size;
       std::vector<unsigned char> result(count * size);
       std::vector<unsigned char> element(8);
       for (size_t i = 0; i < count; ++i) {
         double acc = 0;
         for (int r = 0; r < nranks; ++r) {
           writeReduceInput(spec, r, i, element.data());
-          double x = loadAsDouble(element.data(), type);
+          double x = kit::decodeValue(dataType, element.data());
           if (isPreMulSum(op)) x *= preMulSumScalar(type);
           if (r == 0) {
             acc = x;
@@ -110,7 +52,7 @@ TEST(HarnessData, ReferenceMatchesIndependentReduction) {
           }
         }
         if (op == TestOp::kAvg) {
-          acc = isFloatType(type) ? acc / nranks : std::floor(acc / nranks);
+          acc = dataType.isFloat ? acc / nranks : std::floor(acc / nranks);
         }
         bool fullRangeInt = (op == TestOp::kMax || op == TestOp::kMin) &&
                             (type == ncclInt64 || type == ncclUint64);
@@ -131,10 +73,10 @@ TEST(HarnessData, ReferenceMatchesIndependentReduction) {
           }
           std::memcpy(&result[i * size], best, 8);
         } else {
-          storeFromDouble(acc, type, &result[i * size]);
+          kit::encodeValue(dataType, acc, &result[i * size]);
         }
       }
-      std::string what = std::string(dataTypeName(type)) + " " + testOpName(op);
+      std::string what = std::string(dataType.name) + " " + testOpName(op);
       EXPECT_EQ(checkReduceResult(spec, 0, count, result.data()), "") << what;
       // A high bit: outside any tolerance.
       result[(count / 2) * size + size - 1] ^= 0x40;

@@ -19,10 +19,10 @@
 #include "harness/collective_case.h"
 #include "harness/data.h"
 #include "harness/domains.h"
-#include "harness/dtype.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
 #include "hetccl.h"
+#include "kit/dtype.h"
 
 namespace hetccl::mp {
 namespace {
@@ -108,10 +108,10 @@ class HeteroCaseList {
   }
 
   void addReductionMatrix() {
-    const std::vector<ncclDataType_t>& types = allDataTypes();
     const std::vector<TestOp>& ops = allTestOps();
     size_t pair = 0;
-    for (ncclDataType_t type : types) {
+    for (const kit::DataType& dataType : kit::allDataTypes()) {
+      const ncclDataType_t type = dataType.nccl;
       for (TestOp op : ops) {
         bool inPlace = pair++ % 2 == 0;
         if (density_ == Density::kFull) {
@@ -126,12 +126,12 @@ class HeteroCaseList {
   }
 
   void addMovementMatrix() {
-    const std::vector<ncclDataType_t>& types = allDataTypes();
+    const std::vector<kit::DataType>& types = kit::allDataTypes();
     for (size_t t = 0; t < types.size(); ++t) {
-      add(types[t], TestOp::kSum, 1, t % 2 == 0);
-      add(types[t], TestOp::kSum, nextPrime(), t % 2 == 1);
+      add(types[t].nccl, TestOp::kSum, 1, t % 2 == 0);
+      add(types[t].nccl, TestOp::kSum, nextPrime(), t % 2 == 1);
       if (density_ == Density::kFull) {
-        add(types[t], TestOp::kSum, nextPrime(), t % 2 == 0);
+        add(types[t].nccl, TestOp::kSum, nextPrime(), t % 2 == 0);
       }
     }
     addEdgeCounts();
@@ -139,11 +139,11 @@ class HeteroCaseList {
 
   // Zero elements, and the awkward count, in place and out of place.
   void addEdgeCounts() {
-    const std::vector<ncclDataType_t>& types = allDataTypes();
+    const std::vector<kit::DataType>& types = kit::allDataTypes();
     const std::vector<TestOp>& ops = allTestOps();
     for (size_t t = 0; t < types.size(); ++t) {
-      add(types[t], TestOp::kSum, 0, t % 2 == 0);
-      add(types[t], ops[t % ops.size()], kAwkwardCount, t % 2 == 1);
+      add(types[t].nccl, TestOp::kSum, 0, t % 2 == 0);
+      add(types[t].nccl, ops[t % ops.size()], kAwkwardCount, t % 2 == 1);
     }
   }
 

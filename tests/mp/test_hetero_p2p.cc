@@ -24,12 +24,12 @@
 #include "harness/check.h"
 #include "harness/data.h"
 #include "harness/domains.h"
-#include "harness/dtype.h"
 #include "harness/guarded_buffer.h"
 #include "harness/hash.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
 #include "hetccl.h"
+#include "kit/dtype.h"
 
 namespace hetccl::mp {
 namespace {
@@ -93,7 +93,7 @@ class Message {
         shape_(shape),
         sending_(sending),
         nullBuffer_(nullWhenEmpty && shape.count == 0),
-        buffer_(shape.count * dataTypeSize(shape.type)) {
+        buffer_(shape.count * kit::dataTypeOf(shape.type).size) {
     if (sending_) {
       fillPatternBytes(messageSeed(id_), id_.source, 0, buffer_.size(),
                        buffer_.data());
@@ -129,7 +129,8 @@ class Message {
   std::string describe() const {
     return std::string(sending_ ? "send" : "recv") + " #" +
            std::to_string(id_.index) + " " + std::to_string(id_.source) + "->" +
-           std::to_string(id_.destination) + " " + dataTypeName(shape_.type) +
+           std::to_string(id_.destination) + " " +
+           kit::dataTypeOf(shape_.type).name +
            " count=" + std::to_string(shape_.count) +
            (nullBuffer_ ? " (NULL buffer)" : "") +
            " round=" + std::to_string(id_.round);
@@ -233,10 +234,10 @@ Comm openComm(RankContext& ctx, const Layout& layout) {
 // is how NCCL matches them.
 
 MessageShape randomShape(const MessageId& id, size_t maxCount) {
-  const std::vector<ncclDataType_t>& types = allDataTypes();
+  const std::vector<kit::DataType>& types = kit::allDataTypes();
   uint64_t bits = messageSeed(id);
-  MessageShape shape{types[bits % types.size()], 0};
-  size_t elementBytes = dataTypeSize(shape.type);
+  MessageShape shape{types[bits % types.size()].nccl, 0};
+  size_t elementBytes = kit::dataTypeOf(shape.type).size;
   uint64_t size = bits >> 16;
   switch ((bits >> 8) % 8) {
     case 0:
@@ -512,7 +513,8 @@ MessageList emptyToEveryone(int me, int nranks, uint64_t round) {
   MessageList messages;
   for (int peer = 0; peer < nranks; ++peer) {
     bool useNull = (peer + static_cast<int>(round)) % 2 == 0;
-    MessageShape shape{allDataTypes()[(peer + round) % 12], 0};
+    const std::vector<kit::DataType>& types = kit::allDataTypes();
+    MessageShape shape{types[(peer + round) % types.size()].nccl, 0};
     messages.push_back(sideOf(me, {me, peer, 0, round}, shape, useNull));
     messages.push_back(receiveSide({peer, me, 0, round}, shape, useNull));
   }

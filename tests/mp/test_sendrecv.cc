@@ -14,12 +14,12 @@
 #include "harness/check.h"
 #include "harness/data.h"
 #include "harness/domains.h"
-#include "harness/dtype.h"
 #include "harness/guarded_buffer.h"
 #include "harness/hash.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
 #include "harness/test_params.h"
+#include "kit/dtype.h"
 
 namespace hetccl::mp {
 namespace {
@@ -47,10 +47,10 @@ uint64_t messageSeed(const MessageId& id) {
 
 // A mix of types and sizes, including zero and odd counts.
 MessageShape shapeOf(const MessageId& id, size_t maxCount) {
-  const std::vector<ncclDataType_t>& types = allDataTypes();
+  const std::vector<kit::DataType>& types = kit::allDataTypes();
   uint64_t bits = messageSeed(id);
   MessageShape shape;
-  shape.type = types[bits % types.size()];
+  shape.type = types[bits % types.size()].nccl;
   switch ((bits >> 8) % 4) {
     case 0:
       shape.count = 0;
@@ -73,7 +73,7 @@ class Message {
       : id_(id),
         shape_(shape),
         sending_(sending),
-        buffer_(shape.count * dataTypeSize(shape.type)) {
+        buffer_(shape.count * kit::dataTypeOf(shape.type).size) {
     if (sending_) {
       fillPatternBytes(messageSeed(id_), id_.source, 0, buffer_.size(),
                        buffer_.data());
@@ -105,7 +105,8 @@ class Message {
   std::string describe() const {
     return std::string(sending_ ? "send" : "recv") + " #" +
            std::to_string(id_.index) + " " + std::to_string(id_.source) + "->" +
-           std::to_string(id_.destination) + " " + dataTypeName(shape_.type) +
+           std::to_string(id_.destination) + " " +
+           kit::dataTypeOf(shape_.type).name +
            " count=" + std::to_string(shape_.count) +
            " round=" + std::to_string(id_.round);
   }

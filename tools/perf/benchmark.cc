@@ -16,15 +16,15 @@ using Clock = std::chrono::steady_clock;
 // the communicator and type and destroyed afterwards.
 class ScopedReduceOp {
  public:
-  ScopedReduceOp(const NcclApi& nccl, const ReduceOp* op, const DataType& type,
-                 ncclComm_t comm)
+  ScopedReduceOp(const NcclApi& nccl, const ReduceOp* op,
+                 const kit::DataType& type, ncclComm_t comm)
       : nccl_(nccl), comm_(comm) {
     if (!op || op->kind != OpKind::kPreMulSum) {
       op_ = op ? op->builtin : ncclSum;
       return;
     }
     alignas(8) char scalar[8] = {};
-    encodeValue(type, kPreMulScalar, scalar);
+    kit::encodeValue(type, kPreMulScalar, scalar);
     nccl_.check(nccl_.redOpCreatePreMulSum(&op_, scalar, type.nccl,
                                            ncclScalarHostImmediate, comm),
                 "ncclRedOpCreatePreMulSum", comm);
@@ -53,7 +53,7 @@ uint64_t checkSeed(const Shape& shape, int repetition, bool inPlace) {
 }
 
 std::string stepDescription(const Collective& collective, const Shape& shape,
-                            const DataType& type, const ReduceOp* op) {
+                            const kit::DataType& type, const ReduceOp* op) {
   std::string text = std::string(collective.name) + " " +
                      formatBytes(shape.bytes) + " " + type.name;
   if (op) text += std::string(" ") + op->name;
@@ -74,7 +74,7 @@ Benchmark::Benchmark(const Options& options, const RankContext& context,
 std::vector<Benchmark::Case> Benchmark::cases() const {
   std::vector<Case> all;
   for (const Collective* collective : options_.collectives) {
-    for (const DataType* type : options_.dataTypes) {
+    for (const kit::DataType* type : options_.dataTypes) {
       if (!collective->reduces) {
         all.push_back(Case{collective, type, nullptr});
         continue;
@@ -124,7 +124,7 @@ int64_t Benchmark::run() {
 
 void Benchmark::runCase(const Case& testCase, Progress& progress) {
   const Collective& collective = *testCase.collective;
-  const DataType& type = *testCase.type;
+  const kit::DataType& type = *testCase.type;
   const NcclApi& nccl = *context_.nccl;
   ScopedReduceOp op(nccl, testCase.op, type, context_.comm);
   const CallContext call{&nccl,          &collective,     type.nccl,

@@ -27,7 +27,7 @@ class Benchmark {
  private:
   struct Case {
     const Collective* collective;
-    const DataType* type;
+    const kit::DataType* type;
     const ReduceOp* op;  // nullptr for collectives that do not reduce
   };
 

@@ -76,12 +76,12 @@ void BufferCheck::writeRegion(void* region, size_t count,
                               const Generate& generate) {
   const size_t size = case_.type->size;
   char* bytes = static_cast<char*>(region);
-  const DataType& type = *case_.type;
+  const kit::DataType& type = *case_.type;
   // Encodes elements [first, first + n) of the region into `out`.
   auto encode = [&](char* out, size_t first, size_t n) {
     forEachRange(n, [&](size_t from, size_t m) {
       for (size_t k = from; k < from + m; ++k) {
-        encodeValue(type, generate(first + k), out + k * size);
+        kit::encodeValue(type, generate(first + k), out + k * size);
       }
     });
   };
@@ -108,7 +108,7 @@ int64_t BufferCheck::countMismatches(const void* region, size_t count,
     forEachRange(n, [&](size_t from, size_t m) {
       int64_t mismatches = 0;
       for (size_t k = from; k < from + m; ++k) {
-        const double got = decodeValue(*case_.type, elements + k * size);
+        const double got = kit::decodeValue(*case_.type, elements + k * size);
         if (!ValuePattern::matches(got, expect(first + k))) ++mismatches;
       }
       wrong += mismatches;
@@ -167,7 +167,8 @@ void BufferCheck::fillForTiming(void* region, size_t bytes) {
   const ValuePattern values = pattern(0);
   std::vector<char> block(std::min(count, kStagingBytes / size) * size);
   for (size_t k = 0; k < block.size() / size; ++k) {
-    encodeValue(*case_.type, values.value(case_.rank, k), &block[k * size]);
+    kit::encodeValue(*case_.type, values.value(case_.rank, k),
+                     &block[k * size]);
   }
   char* out = static_cast<char*>(region);
   const size_t total = count * size;

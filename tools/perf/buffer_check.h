@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "kit/dtype.h"
 #include "perf/collectives.h"
 #include "perf/device.h"
-#include "perf/dtype.h"
 #include "perf/reduce_op.h"
 #include "perf/value_pattern.h"
 
@@ -18,7 +18,7 @@ namespace perf {
 
 struct CheckCase {
   const Collective* collective;
-  const DataType* type;
+  const kit::DataType* type;
   const ReduceOp* op;  // nullptr for collectives that do not reduce
   int rank;
   int nranks;

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
+#include "kit/byte_size.h"
 #include "perf/perf_error.h"
 
 namespace hetccl {
@@ -42,12 +44,12 @@ int intInRange(const std::string& value, const std::string& flag, long long low,
 }
 
 size_t byteSize(const std::string& value, const std::string& flag) {
-  size_t bytes;
-  if (!parseByteSize(value, &bytes)) {
+  const std::optional<size_t> bytes = kit::parseByteSize(value);
+  if (!bytes) {
     perfFail("%s expects a size like 8, 64K, 16M or 1G, got '%s'", flag.c_str(),
              value.c_str());
   }
-  return bytes;
+  return *bytes;
 }
 
 std::vector<std::string> splitList(const std::string& text) {
@@ -174,8 +176,8 @@ const std::vector<OptionSpec>& optionSpecs() {
        }},
       {'d', "datatype", ValueMode::kRequired,
        [](Options& o, const std::string& v, const std::string& f) {
-         o.dataTypes = parseNameList<DataType>(v, f, "datatype", findDataType,
-                                               allDataTypes());
+         o.dataTypes = parseNameList<kit::DataType>(
+             v, f, "datatype", kit::findDataType, kit::allDataTypes());
        }},
       {'o', "op", ValueMode::kRequired,
        [](Options& o, const std::string& v, const std::string& f) {
@@ -265,7 +267,7 @@ class ArgumentParser {
   Options parse() {
     Options options;
     options.collectives = {findCollective("allreduce")};
-    options.dataTypes = {findDataType("float32")};
+    options.dataTypes = {kit::findDataType("float32")};
     options.ops = {findReduceOp("sum")};
     for (index_ = 1; index_ < argc_; ++index_) parseOne(options);
     return options;
@@ -352,33 +354,6 @@ Options parseOptions(int argc, char** argv) {
   Options options = ArgumentParser(argc, argv).parse();
   validate(options);
   return options;
-}
-
-bool parseByteSize(const std::string& text, size_t* bytes) {
-  if (text.empty() || text[0] < '0' || text[0] > '9') return false;
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long number = std::strtoull(text.c_str(), &end, 10);
-  if (errno != 0) return false;
-  std::string suffix = end;
-  if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b')) {
-    suffix.pop_back();
-  }
-  int shift = 0;
-  if (suffix == "K" || suffix == "k") {
-    shift = 10;
-  } else if (suffix == "M" || suffix == "m") {
-    shift = 20;
-  } else if (suffix == "G" || suffix == "g") {
-    shift = 30;
-  } else if (suffix == "T" || suffix == "t") {
-    shift = 40;
-  } else if (!suffix.empty()) {
-    return false;
-  }
-  if (shift && number > (~0ull >> shift)) return false;
-  *bytes = static_cast<size_t>(number << shift);
-  return true;
 }
 
 std::string formatBytes(size_t bytes) {

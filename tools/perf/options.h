@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "kit/dtype.h"
 #include "perf/collectives.h"
-#include "perf/dtype.h"
 #include "perf/reduce_op.h"
 
 namespace hetccl {
@@ -17,7 +17,7 @@ enum class TimeAverage { kRankZero = 0, kMean = 1, kMin = 2, kMax = 3 };
 
 struct Options {
   std::vector<const Collective*> collectives;
-  std::vector<const DataType*> dataTypes;
+  std::vector<const kit::DataType*> dataTypes;
   std::vector<const ReduceOp*> ops;
   size_t minBytes = size_t{32} << 20;
   size_t maxBytes = size_t{32} << 20;
@@ -49,9 +49,6 @@ struct Options {
 Options parseOptions(int argc, char** argv);
 
 std::string helpText(const char* program);
-
-// Parses "512", "64K", "16M", "1G" (powers of 1024, optional trailing B).
-bool parseByteSize(const std::string& text, size_t* bytes);
 
 // "1.5 KB"-style rendering for progress lines.
 std::string formatBytes(size_t bytes);

@@ -81,9 +81,9 @@ std::string jsonString(const std::string& text) {
   return quoted + "\"";
 }
 
-std::string joinNames(const std::vector<const DataType*>& items) {
+std::string joinNames(const std::vector<const kit::DataType*>& items) {
   std::string text;
-  for (const DataType* item : items) {
+  for (const kit::DataType* item : items) {
     text += (text.empty() ? "" : ",") + std::string(item->name);
   }
   return text;

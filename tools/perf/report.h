@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kit/dtype.h"
 #include "perf/collectives.h"
-#include "perf/dtype.h"
 #include "perf/options.h"
 #include "perf/reduce_op.h"
 
@@ -29,7 +29,7 @@ struct PlacementResult {
 
 struct RowResult {
   const Collective* collective;
-  const DataType* type;
+  const kit::DataType* type;
   const ReduceOp* op;  // nullptr for collectives that do not reduce
   int root;            // -1 for collectives without a root
   Shape shape;

@@ -37,8 +37,8 @@ size_t strideFor(int nranks, int64_t limit) {
 
 }  // namespace
 
-ValuePattern::ValuePattern(const DataType& type, const ReduceOp* op, int nranks,
-                           uint64_t seed)
+ValuePattern::ValuePattern(const kit::DataType& type, const ReduceOp* op,
+                           int nranks, uint64_t seed)
     : type_(type),
       kind_(op ? op->kind : OpKind::kMax),
       reduces_(op != nullptr),

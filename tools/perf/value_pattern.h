@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "perf/dtype.h"
+#include "kit/dtype.h"
 #include "perf/reduce_op.h"
 
 namespace hetccl {
@@ -28,7 +28,7 @@ struct Expected {
 class ValuePattern {
  public:
   // `op` is nullptr for collectives that do not reduce.
-  ValuePattern(const DataType& type, const ReduceOp* op, int nranks,
+  ValuePattern(const kit::DataType& type, const ReduceOp* op, int nranks,
                uint64_t seed);
 
   // The input of `rank` at element `index`.
@@ -42,7 +42,7 @@ class ValuePattern {
  private:
   bool isActive(int rank, size_t index) const;
 
-  const DataType& type_;
+  const kit::DataType& type_;
   OpKind kind_;
   bool reduces_;
   int nranks_;

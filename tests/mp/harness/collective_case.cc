@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "harness/dtype.h"
 #include "harness/hash.h"
+#include "kit/dtype.h"
 
 namespace hetccl::mp {
 namespace {
@@ -79,7 +79,7 @@ bool supportsInPlace(Collective collective) {
 
 std::string CollectiveCase::describe() const {
   std::ostringstream text;
-  text << collectiveName(collective) << " " << dataTypeName(type);
+  text << collectiveName(collective) << " " << kit::dataTypeOf(type).name;
   if (isReducing(collective)) text << " " << testOpName(op);
   text << " count=" << count << (inPlace ? " in-place" : " out-of-place");
   if (hasRoot(collective)) text << " root=" << root;
@@ -99,7 +99,9 @@ CollectiveRun::CollectiveRun(const CollectiveCase& testCase, ncclComm_t comm,
   fillInputs();
 }
 
-size_t CollectiveRun::elementSize() const { return dataTypeSize(case_.type); }
+size_t CollectiveRun::elementSize() const {
+  return kit::dataTypeOf(case_.type).size;
+}
 
 size_t CollectiveRun::sendElements() const {
   switch (case_.collective) {
@@ -200,20 +202,20 @@ void CollectiveRun::fillInputs() {
 
 ncclResult_t CollectiveRun::createPreMulSum(ncclRedOp_t* op) {
   double scalar = preMulSumScalar(case_.type);
-  double decoy = isFloatType(case_.type) ? 4.0 : 5.0;
+  double decoy = kit::dataTypeOf(case_.type).isFloat ? 4.0 : 5.0;
   ncclResult_t result;
   if (case_.op == TestOp::kPreMulSumHost) {
     // Read at creation: changing it afterwards must not matter.
-    storeFromDouble(scalar, case_.type, scalar_);
+    kit::encodeValue(kit::dataTypeOf(case_.type), scalar, scalar_);
     result = ncclRedOpCreatePreMulSum(op, scalar_, case_.type,
                                       ncclScalarHostImmediate, comm_);
-    storeFromDouble(decoy, case_.type, scalar_);
+    kit::encodeValue(kit::dataTypeOf(case_.type), decoy, scalar_);
   } else {
     // Read at execution: what it holds when the call runs is what counts.
-    storeFromDouble(decoy, case_.type, scalar_);
+    kit::encodeValue(kit::dataTypeOf(case_.type), decoy, scalar_);
     result = ncclRedOpCreatePreMulSum(op, scalar_, case_.type, ncclScalarDevice,
                                       comm_);
-    storeFromDouble(scalar, case_.type, scalar_);
+    kit::encodeValue(kit::dataTypeOf(case_.type), scalar, scalar_);
   }
   return result;
 }

@@ -6,7 +6,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "harness/dtype.h"
+#include "kit/dtype.h"
 
 namespace hetccl::mp {
 namespace {
@@ -17,9 +17,17 @@ struct Element {
   unsigned char bytes[kMaxElementSize] = {};
 };
 
+// The largest N such that every integer in [-N, N] is stored exactly in
+// `type`, capped at 2^50 so that doubles hold the sums of such values.
+double exactIntegerLimit(ncclDataType_t type) {
+  constexpr double kSumCap = 1125899906842624.0;  // 2^50
+  return std::min(static_cast<double>(kit::dataTypeOf(type).exactLimit),
+                  kSumCap);
+}
+
 // Largest |x| for sum-like ops such that nranks * factor * |x| is exact.
 double sumAmplitude(const ReduceSpec& spec) {
-  double factor = (isPreMulSum(spec.op) && !isFloatType(spec.type))
+  double factor = (isPreMulSum(spec.op) && !kit::dataTypeOf(spec.type).isFloat)
                       ? preMulSumScalar(spec.type)
                       : 1.0;
   return std::floor(exactIntegerLimit(spec.type) / (spec.nranks * factor));
@@ -36,7 +44,7 @@ double productInput(const ReduceSpec& spec, int rank, size_t index,
                     uint64_t bits) {
   int twosAllowed = std::min(spec.nranks, 6);
   bool mayBeTwo = static_cast<int>((index + rank) % spec.nranks) < twosAllowed;
-  bool negativeAllowed = isSignedType(spec.type);
+  bool negativeAllowed = kit::dataTypeOf(spec.type).isSigned;
   double choices[3];
   int n = 0;
   choices[n++] = 1;
@@ -51,16 +59,17 @@ double numericInput(const ReduceSpec& spec, int rank, size_t index,
   double amplitude = sumAmplitude(spec);
   // Integer averages are only compared on non-negative inputs: libraries
   // agree on truncating division there.
-  bool negativeAllowed = isSignedType(spec.type) &&
-                         (spec.op != TestOp::kAvg || isFloatType(spec.type));
+  bool negativeAllowed =
+      kit::dataTypeOf(spec.type).isSigned &&
+      (spec.op != TestOp::kAvg || kit::dataTypeOf(spec.type).isFloat);
   return uniformInteger(bits, negativeAllowed ? -amplitude : 0, amplitude);
 }
 
 void writeArbitraryFinite(ncclDataType_t type, uint64_t bits, void* element) {
-  size_t size = dataTypeSize(type);
+  size_t size = kit::dataTypeOf(type).size;
   for (uint64_t attempt = 0;; ++attempt) {
     std::memcpy(element, &bits, size);  // little-endian low bytes
-    if (isFiniteElement(element, type)) return;
+    if (std::isfinite(kit::decodeValue(kit::dataTypeOf(type), element))) return;
     bits = mixBits(bits, attempt, 0x5eed);
   }
 }
@@ -87,7 +96,8 @@ int compareElements(const void* a, const void* b, ncclDataType_t type) {
     case ncclUint64:
       return order(load(a, uint64_t()), load(b, uint64_t()));
     default:
-      return order(loadAsDouble(a, type), loadAsDouble(b, type));
+      return order(kit::decodeValue(kit::dataTypeOf(type), a),
+                   kit::decodeValue(kit::dataTypeOf(type), b));
   }
 }
 
@@ -108,7 +118,7 @@ std::string formatElement(const void* element, ncclDataType_t type) {
       break;
     }
     default:
-      text << loadAsDouble(element, type);
+      text << kit::decodeValue(kit::dataTypeOf(type), element);
   }
   return text.str();
 }
@@ -136,40 +146,41 @@ Expected expectedElement(const ReduceSpec& spec, size_t index,
       }
     }
     expected.element = *best;
-    expected.value = loadAsDouble(best->bytes, spec.type);
+    expected.value = kit::decodeValue(kit::dataTypeOf(spec.type), best->bytes);
     return expected;
   }
   double sum = 0, product = 1, largestInput = 0;
   double scalar = preMulSumScalar(spec.type);
   for (const Element& input : *inputs) {
-    double x = loadAsDouble(input.bytes, spec.type);
+    double x = kit::decodeValue(kit::dataTypeOf(spec.type), input.bytes);
     sum += isPreMulSum(spec.op) ? scalar * x : x;
     product *= x;
     largestInput = std::max(largestInput, std::fabs(x));
   }
   double value = spec.op == TestOp::kProd ? product : sum;
   if (spec.op == TestOp::kAvg) {
-    if (isFloatType(spec.type)) {
+    if (kit::dataTypeOf(spec.type).isFloat) {
       value = sum / spec.nranks;
       // Scaling each input before summing rounds up to nranks + 1 times.
-      expected.tolerance =
-          (spec.nranks + 1) * relativeEpsilon(spec.type) * largestInput;
+      expected.tolerance = (spec.nranks + 1) * 2 *
+                           kit::dataTypeOf(spec.type).unitRoundoff *
+                           largestInput;
     } else {
       value = static_cast<double>(static_cast<int64_t>(sum) / spec.nranks);
     }
   }
   expected.value = value;
-  storeFromDouble(value, spec.type, expected.element.bytes);
+  kit::encodeValue(kit::dataTypeOf(spec.type), value, expected.element.bytes);
   return expected;
 }
 
 bool matches(const ReduceSpec& spec, const Expected& expected,
              const void* got) {
-  if (!isFloatType(spec.type)) {
-    return std::memcmp(got, expected.element.bytes, dataTypeSize(spec.type)) ==
-           0;
+  if (!kit::dataTypeOf(spec.type).isFloat) {
+    return std::memcmp(got, expected.element.bytes,
+                       kit::dataTypeOf(spec.type).size) == 0;
   }
-  double value = loadAsDouble(got, spec.type);
+  double value = kit::decodeValue(kit::dataTypeOf(spec.type), got);
   if (expected.tolerance > 0) {
     return std::fabs(value - expected.value) <= expected.tolerance;
   }
@@ -255,7 +266,7 @@ ncclRedOp_t builtinRedOp(TestOp op) {
 }
 
 double preMulSumScalar(ncclDataType_t type) {
-  return isFloatType(type) ? 0.5 : 3.0;
+  return kit::dataTypeOf(type).isFloat ? 0.5 : 3.0;
 }
 
 uint64_t mixBits(uint64_t seed, uint64_t a, uint64_t b) {
@@ -271,13 +282,14 @@ void writeReduceInput(const ReduceSpec& spec, int rank, size_t index,
   if (spec.op == TestOp::kMax || spec.op == TestOp::kMin) {
     writeArbitraryFinite(spec.type, bits, element);
   } else {
-    storeFromDouble(numericInput(spec, rank, index, bits), spec.type, element);
+    kit::encodeValue(kit::dataTypeOf(spec.type),
+                     numericInput(spec, rank, index, bits), element);
   }
 }
 
 void fillReduceInput(const ReduceSpec& spec, int rank, size_t firstIndex,
                      size_t count, void* buffer) {
-  size_t size = dataTypeSize(spec.type);
+  size_t size = kit::dataTypeOf(spec.type).size;
   auto* bytes = static_cast<unsigned char*>(buffer);
   for (size_t i = 0; i < count; ++i) {
     writeReduceInput(spec, rank, firstIndex + i, bytes + i * size);
@@ -286,7 +298,7 @@ void fillReduceInput(const ReduceSpec& spec, int rank, size_t firstIndex,
 
 std::string checkReduceResult(const ReduceSpec& spec, size_t firstIndex,
                               size_t count, const void* result) {
-  size_t size = dataTypeSize(spec.type);
+  size_t size = kit::dataTypeOf(spec.type).size;
   const auto* bytes = static_cast<const unsigned char*>(result);
   std::vector<Element> inputs(spec.nranks);
   for (size_t i = 0; i < count; ++i) {

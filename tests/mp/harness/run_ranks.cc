@@ -4,26 +4,25 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
-#include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 
 #include "harness/check.h"
+#include "kit/temp_dir.h"
 
 namespace hetccl::mp {
 namespace {
@@ -107,30 +106,26 @@ void readIdFromRankZero(int fd, double timeoutSeconds, ncclUniqueId* id) {
   }
 }
 
-void applyEnvironment(int rank, const RunOptions& options) {
-  for (const auto& [name, value] : options.env) {
-    ::setenv(name.c_str(), value.c_str(), 1);
-  }
+// What `options` sets for one rank; rankEnv wins over env.
+std::map<std::string, std::string> rankEnvironment(int rank,
+                                                   const RunOptions& options) {
+  std::map<std::string, std::string> variables = options.env;
   if (options.rankEnv) {
-    for (const auto& [name, value] : options.rankEnv(rank)) {
-      ::setenv(name.c_str(), value.c_str(), 1);
+    for (auto& [name, value] : options.rankEnv(rank)) {
+      variables[name] = std::move(value);
     }
   }
+  return variables;
 }
 
 std::string failureFile(const std::string& tempDir, int rank) {
   return tempDir + "/rank" + std::to_string(rank) + ".failures";
 }
 
-[[noreturn]] void runChild(int rank, int nranks, pid_t parent, IdPipes& pipes,
-                           const std::string& tempDir,
-                           const std::function<void(RankContext&)>& body,
-                           const RunOptions& options) {
-  // Never outlive the test process, even if it is killed.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(3);
+int runChild(int rank, int nranks, IdPipes& pipes, const std::string& tempDir,
+             const std::function<void(RankContext&)>& body,
+             const RunOptions& options) {
   pipes.keepOnlyFor(rank);
-  applyEnvironment(rank, options);
   setFailureReporting(rank, failureFile(tempDir, rank));
 
   ncclUniqueId id;
@@ -155,22 +150,7 @@ std::string failureFile(const std::string& tempDir, int rank) {
   } catch (...) {
     MP_FAIL() << "uncaught exception of unknown type";
   }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::_exit(0);
-}
-
-std::string makeTempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(base && *base ? base : "/tmp") + "/hetccl-mp-XXXXXX";
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
-  if (::mkdtemp(buffer.data()) == nullptr) {
-    ADD_FAILURE() << "mkdtemp(" << pattern << "): " << std::strerror(errno);
-    return std::string();
-  }
-  return buffer.data();
+  return 0;
 }
 
 std::string readWholeFile(const std::string& path) {
@@ -180,69 +160,14 @@ std::string readWholeFile(const std::string& path) {
   return contents.str();
 }
 
-std::string describeOutcome(const RankOutcome& outcome) {
-  std::ostringstream text;
-  if (outcome.timedOut) {
-    text << "was still running at the deadline and was killed";
-  } else if (outcome.signaled) {
-    text << "was killed by signal " << outcome.signal << " ("
-         << ::strsignal(outcome.signal) << ")";
-  } else {
-    text << "exited with code " << outcome.code;
-  }
-  return text.str();
-}
-
-bool outcomeAsExpected(int rank, const RankOutcome& outcome,
+bool outcomeAsExpected(int rank, const kit::RankExit& outcome,
                        const RunOptions& options) {
   auto expected = options.expectedSignals.find(rank);
   if (expected != options.expectedSignals.end()) {
-    return !outcome.timedOut && outcome.signaled &&
+    return !outcome.stopped && outcome.signaled &&
            outcome.signal == expected->second;
   }
-  return outcome.exited && outcome.code == 0;
-}
-
-// Waits for every child until the deadline (shortened once a child fails
-// unexpectedly), then kills those that remain.
-void waitForChildren(const std::vector<pid_t>& pids, Clock::time_point start,
-                     const RunOptions& options,
-                     std::vector<RankOutcome>* outcomes) {
-  auto deadline = start + std::chrono::seconds(options.timeoutSeconds);
-  std::vector<bool> done(pids.size(), false);
-  size_t remaining = pids.size();
-  while (remaining > 0 && Clock::now() < deadline) {
-    bool progressed = false;
-    for (size_t r = 0; r < pids.size(); ++r) {
-      if (done[r]) continue;
-      int status = 0;
-      pid_t got = ::waitpid(pids[r], &status, WNOHANG);
-      if (got != pids[r]) continue;
-      done[r] = true;
-      --remaining;
-      progressed = true;
-      RankOutcome& outcome = (*outcomes)[r];
-      outcome.exited = WIFEXITED(status);
-      outcome.code = outcome.exited ? WEXITSTATUS(status) : 0;
-      outcome.signaled = WIFSIGNALED(status);
-      outcome.signal = outcome.signaled ? WTERMSIG(status) : 0;
-      if (!outcomeAsExpected(static_cast<int>(r), outcome, options)) {
-        auto grace =
-            Clock::now() +
-            std::chrono::duration_cast<Clock::duration>(
-                std::chrono::duration<double>(kGraceAfterFailureSeconds));
-        if (grace < deadline) deadline = grace;
-      }
-    }
-    if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  for (size_t r = 0; r < pids.size(); ++r) {
-    if (done[r]) continue;
-    ::kill(pids[r], SIGKILL);
-    int status = 0;
-    ::waitpid(pids[r], &status, 0);
-    (*outcomes)[r].timedOut = true;
-  }
+  return !outcome.stopped && outcome.succeeded();
 }
 
 void reportUnexpectedOutcomes(int nranks, RunReport* report,
@@ -258,10 +183,42 @@ void reportUnexpectedOutcomes(int nranks, RunReport* report,
       expected << " (expected: killed by signal " << signal->second << ")";
     }
     ADD_FAILURE() << "rank " << r << " of " << nranks << " "
-                  << describeOutcome(outcome) << expected.str()
+                  << outcome.describe() << expected.str()
                   << (outcome.failureMessages.empty() ? "" : ":\n")
                   << outcome.failureMessages;
   }
+}
+
+// Runs the ranks with their scratch directory and fills `report`, adding a
+// gtest failure for every rank that did not end as expected.
+void launchInto(int nranks, const std::function<void(RankContext&)>& body,
+                const RunOptions& options, const std::string& tempDir,
+                RunReport* report) {
+  IdPipes pipes(nranks);
+  kit::LaunchOptions launch;
+  launch.nranks = nranks;
+  launch.timeoutSeconds = options.timeoutSeconds;
+  launch.rankEnvironment = [&](int rank) {
+    return rankEnvironment(rank, options);
+  };
+  launch.isExpected = [&](int rank, const kit::RankExit& exit) {
+    return outcomeAsExpected(rank, exit, options);
+  };
+  launch.graceAfterFailureSeconds = kGraceAfterFailureSeconds;
+  launch.whileRunning = [&](const std::vector<pid_t>& pids) {
+    // Children see EOF on the id pipes only once the parent's ends are closed.
+    pipes.closeAll();
+    if (options.whileRunning) options.whileRunning(pids);
+  };
+  const kit::LaunchReport launched = kit::launchRanks(launch, [&](int rank) {
+    return runChild(rank, nranks, pipes, tempDir, body, options);
+  });
+  report->seconds = launched.seconds;
+  for (int r = 0; r < nranks; ++r) {
+    static_cast<kit::RankExit&>(report->ranks[r]) = launched.ranks[r];
+    report->ranks[r].failureMessages = readWholeFile(failureFile(tempDir, r));
+  }
+  reportUnexpectedOutcomes(nranks, report, options);
 }
 
 }  // namespace
@@ -269,42 +226,17 @@ void reportUnexpectedOutcomes(int nranks, RunReport* report,
 RunReport runRanks(int nranks, const std::function<void(RankContext&)>& body,
                    const RunOptions& options) {
   RunReport report;
-  report.ranks.resize(nranks);
-  std::string tempDir = makeTempDir();
-  if (tempDir.empty() || nranks <= 0) {
+  if (nranks <= 0) {
     ADD_FAILURE() << "cannot run " << nranks << " ranks";
     return report;
   }
-  IdPipes pipes(nranks);
-  auto start = Clock::now();
-  pid_t parent = ::getpid();
-  std::vector<pid_t> pids;
-  // Buffered output would otherwise be written once by every child too.
-  std::fflush(nullptr);
-  for (int r = 0; r < nranks; ++r) {
-    pid_t pid = ::fork();
-    if (pid == 0) runChild(r, nranks, parent, pipes, tempDir, body, options);
-    if (pid < 0) {
-      ADD_FAILURE() << "fork for rank " << r << ": " << std::strerror(errno);
-      for (pid_t started : pids) ::kill(started, SIGKILL);
-      for (pid_t started : pids) ::waitpid(started, nullptr, 0);
-      std::filesystem::remove_all(tempDir);
-      return report;
-    }
-    pids.push_back(pid);
+  report.ranks.resize(nranks);
+  try {
+    kit::TempDir tempDir("hetccl-mp-");
+    launchInto(nranks, body, options, tempDir.path(), &report);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "running " << nranks << " ranks: " << e.what();
   }
-  // Children see EOF on the id pipes only once the parent's ends are closed.
-  pipes.closeAll();
-  if (options.whileRunning) options.whileRunning(pids);
-
-  waitForChildren(pids, start, options, &report.ranks);
-  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  for (int r = 0; r < nranks; ++r) {
-    report.ranks[r].failureMessages = readWholeFile(failureFile(tempDir, r));
-  }
-  reportUnexpectedOutcomes(nranks, &report, options);
-  std::error_code ignored;
-  std::filesystem::remove_all(tempDir, ignored);
   return report;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/rank_context.h"
+#include "kit/launcher.h"
 
 namespace hetccl::mp {
 
@@ -33,14 +34,9 @@ struct RunOptions {
   std::function<void(const std::vector<pid_t>& children)> whileRunning;
 };
 
-// How one child ended.
-struct RankOutcome {
-  bool exited = false;  // normal exit; `code` is valid
-  int code = 0;
-  bool signaled = false;  // killed; `signal` is valid
-  int signal = 0;
-  bool timedOut = false;        // still running at the deadline (then killed)
-  std::string failureMessages;  // what its failed checks reported
+// How one child ended, and what its failed checks reported.
+struct RankOutcome : kit::RankExit {
+  std::string failureMessages;
 };
 
 struct RunReport {

@@ -1,4 +1,5 @@
-// Tests of hetccl-perf's own logic: the number formats, the exactness of the
+// Tests of hetccl-perf's own logic (the element types are the kit's, tested
+// in tools/kit/test): the exactness of the
 // input patterns under reductions done in the element type, the nccl-tests
 // shapes, the options, the result check against a reference collective, and
 // the NCCL API table (--nccl-library).
@@ -19,10 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include "kit/dtype.h"
 #include "perf/buffer_check.h"
 #include "perf/collectives.h"
 #include "perf/device.h"
-#include "perf/dtype.h"
 #include "perf/nccl_api.h"
 #include "perf/options.h"
 #include "perf/perf_error.h"
@@ -34,95 +35,19 @@ namespace hetccl {
 namespace perf {
 namespace {
 
-const DataType& type(const char* name) { return *findDataType(name); }
+const kit::DataType& type(const char* name) { return *kit::findDataType(name); }
 
-uint32_t encodeBits(const DataType& t, double value) {
-  uint64_t bits = 0;
-  encodeValue(t, value, &bits);
-  return static_cast<uint32_t>(bits);
-}
-
-double decodeBits(const DataType& t, uint32_t bits) {
-  uint64_t wide = bits;
-  return decodeValue(t, &wide);
-}
-
-double roundToType(const DataType& t, double value) {
+double roundToType(const kit::DataType& t, double value) {
   char bytes[8];
-  encodeValue(t, value, bytes);
-  return decodeValue(t, bytes);
-}
-
-TEST(DataTypes, SmallFloatsRoundTripEveryBitPattern) {
-  for (const char* name : {"float16", "bfloat16", "fp8e4m3", "fp8e5m2"}) {
-    const DataType& t = type(name);
-    const uint32_t patterns = 1u << (8 * t.size);
-    for (uint32_t bits = 0; bits < patterns; ++bits) {
-      const double value = decodeBits(t, bits);
-      if (std::isnan(value)) continue;
-      EXPECT_EQ(encodeBits(t, value), bits) << name << " value " << value;
-    }
-  }
-}
-
-TEST(DataTypes, KnownEncodings) {
-  EXPECT_EQ(encodeBits(type("fp8e4m3"), 448), 0x7Eu);
-  EXPECT_EQ(encodeBits(type("fp8e4m3"), 1), 0x38u);
-  EXPECT_EQ(encodeBits(type("fp8e4m3"), 1000), 0x7Fu);  // no Inf: NaN
-  EXPECT_EQ(encodeBits(type("fp8e5m2"), 57344), 0x7Bu);
-  EXPECT_EQ(encodeBits(type("fp8e5m2"), -2), 0xC0u);
-  EXPECT_EQ(encodeBits(type("float16"), 65504), 0x7BFFu);
-  EXPECT_EQ(encodeBits(type("float16"), 1e6), 0x7C00u);  // Inf
-  EXPECT_EQ(encodeBits(type("bfloat16"), 1), 0x3F80u);
-  // Ties round to even.
-  EXPECT_EQ(encodeBits(type("float16"), 1 + std::ldexp(1, -11)), 0x3C00u);
-  EXPECT_EQ(encodeBits(type("float16"), 1 + 3 * std::ldexp(1, -11)), 0x3C02u);
-  EXPECT_EQ(decodeBits(type("fp8e4m3"), 0x01), std::ldexp(1, -9));
-  EXPECT_TRUE(std::isnan(decodeBits(type("fp8e4m3"), 0x7F)));
-  EXPECT_EQ(encodeBits(type("int8"), -5), 0xFBu);
-  EXPECT_EQ(decodeBits(type("uint8"), 0xFB), 251);
-}
-
-TEST(DataTypes, LimitsAreExact) {
-  for (const DataType& t : allDataTypes()) {
-    const int64_t limit = std::min<int64_t>(t.exactLimit, 1 << 20);
-    for (int64_t x = t.isSigned ? -limit : 0; x <= limit; ++x) {
-      ASSERT_EQ(roundToType(t, static_cast<double>(x)), x) << t.name;
-    }
-    const double power = std::ldexp(1.0, t.maxPow2);
-    EXPECT_EQ(roundToType(t, power), power) << t.name;
-  }
-}
-
-TEST(DataTypes, PoisonIsNeverAPlausibleResult) {
-  for (const DataType& t : allDataTypes()) {
-    const double poison = roundToType(t, NAN);
-    if (t.isFloat) {
-      EXPECT_TRUE(std::isnan(poison)) << t.name;
-    } else {
-      EXPECT_GT(poison, 100) << t.name;
-    }
-  }
-}
-
-TEST(DataTypes, NamesAndAliases) {
-  EXPECT_EQ(findDataType("float")->nccl, ncclFloat32);
-  EXPECT_EQ(findDataType("half")->nccl, ncclFloat16);
-  EXPECT_EQ(findDataType("bf16")->nccl, ncclBfloat16);
-  EXPECT_EQ(findDataType("double")->nccl, ncclFloat64);
-  EXPECT_EQ(findDataType("e5m2")->nccl, ncclFloat8e5m2);
-  EXPECT_EQ(findDataType("nope"), nullptr);
-  ASSERT_EQ(allDataTypes().size(), static_cast<size_t>(ncclNumTypes));
-  for (size_t i = 0; i < allDataTypes().size(); ++i) {
-    EXPECT_EQ(allDataTypes()[i].nccl, static_cast<ncclDataType_t>(i));
-  }
+  kit::encodeValue(t, value, bytes);
+  return kit::decodeValue(t, bytes);
 }
 
 // Reduces the ranks' inputs the way a library might: in the element type,
 // rounding after every step, in forward or reverse rank order, with avg as a
 // premultiplication by 1/n for floats.
-double typedReduction(const ValuePattern& pattern, const DataType& t, OpKind op,
-                      int nranks, size_t index, bool reverse) {
+double typedReduction(const ValuePattern& pattern, const kit::DataType& t,
+                      OpKind op, int nranks, size_t index, bool reverse) {
   double accumulator = 0;
   for (int step = 0; step < nranks; ++step) {
     const int rank = reverse ? nranks - 1 - step : step;
@@ -151,7 +76,7 @@ double typedReduction(const ValuePattern& pattern, const DataType& t, OpKind op,
 }
 
 TEST(ValuePattern, ReductionsInTheElementTypeAreExact) {
-  for (const DataType& t : allDataTypes()) {
+  for (const kit::DataType& t : kit::allDataTypes()) {
     for (const ReduceOp& op : allReduceOps()) {
       for (int nranks : {1, 2, 3, 4, 7, 8, 9, 16, 17, 33, 64}) {
         const ValuePattern pattern(t, &op, nranks, 1234);
@@ -172,7 +97,7 @@ TEST(ValuePattern, ReductionsInTheElementTypeAreExact) {
 }
 
 TEST(ValuePattern, InputsVaryAndStayInRange) {
-  for (const DataType& t : allDataTypes()) {
+  for (const kit::DataType& t : kit::allDataTypes()) {
     for (const ReduceOp* op : {findReduceOp("sum"), findReduceOp("prod"),
                                static_cast<const ReduceOp*>(nullptr)}) {
       const ValuePattern pattern(t, op, 4, 99);
@@ -193,7 +118,7 @@ TEST(ValuePattern, InputsVaryAndStayInRange) {
 }
 
 TEST(ValuePattern, SeedsAndRanksGiveDifferentData) {
-  const DataType& t = type("float32");
+  const kit::DataType& t = type("float32");
   const ValuePattern a(t, nullptr, 4, 1);
   const ValuePattern b(t, nullptr, 4, 2);
   int differentSeed = 0;
@@ -342,15 +267,6 @@ TEST(Options, Errors) {
 }
 
 TEST(Options, SizesAndSweeps) {
-  size_t bytes = 0;
-  EXPECT_TRUE(parseByteSize("16M", &bytes));
-  EXPECT_EQ(bytes, size_t{16} << 20);
-  EXPECT_TRUE(parseByteSize("1GB", &bytes));
-  EXPECT_EQ(bytes, size_t{1} << 30);
-  EXPECT_TRUE(parseByteSize("8", &bytes));
-  EXPECT_EQ(bytes, 8u);
-  EXPECT_FALSE(parseByteSize("1X", &bytes));
-  EXPECT_FALSE(parseByteSize("-1", &bytes));
   EXPECT_EQ(sizeSweep(parse(words({"-b", "1K", "-e", "64K", "-f", "4"}))),
             (std::vector<size_t>{1024, 4096, 16384, 65536}));
   EXPECT_EQ(sizeSweep(parse(words({"-b", "1K", "-e", "3K", "-i", "1K"}))),
@@ -475,7 +391,7 @@ TEST(RankEnv, LauncherRanksOfNvidiaNcclMeetAtNcclCommId) {
 // buffers, a reference implementation of the collective, and the check.
 class SimulatedRun {
  public:
-  SimulatedRun(const Collective& collective, const DataType& t,
+  SimulatedRun(const Collective& collective, const kit::DataType& t,
                const ReduceOp* op, int nranks, bool inPlace,
                size_t elementsPerRank = 257)
       : collective_(collective),
@@ -507,11 +423,11 @@ class SimulatedRun {
   // tolerance accepts: NaN, or an integer 2 away.
   void corrupt(int rank, size_t k) {
     char* element = static_cast<char*>(buffers(rank).recv) + k * type_.size;
-    const double value = decodeValue(type_, element);
+    const double value = kit::decodeValue(type_, element);
     const double wrong = type_.isFloat ? NAN
                          : value >= 0  ? value - 2
                                        : value + 2;
-    encodeValue(type_, wrong, element);
+    kit::encodeValue(type_, wrong, element);
   }
 
   // A rank whose result differs from its own input: the root of reduce,
@@ -525,7 +441,7 @@ class SimulatedRun {
     for (int rank = 0; rank < nranks_; ++rank) {
       const char* send = static_cast<const char*>(buffers(rank).send);
       for (size_t k = 0; k < shape_.sendCount; ++k) {
-        inputs[rank].push_back(decodeValue(type_, send + k * type_.size));
+        inputs[rank].push_back(kit::decodeValue(type_, send + k * type_.size));
       }
     }
     for (int rank = 0; rank < nranks_; ++rank) {
@@ -533,7 +449,7 @@ class SimulatedRun {
       for (size_t k = 0; k < shape_.recvCount; ++k) {
         const double value = referenceValue(inputs, rank, k);
         if (!std::isnan(value))
-          encodeValue(type_, value, recv + k * type_.size);
+          kit::encodeValue(type_, value, recv + k * type_.size);
       }
     }
   }
@@ -595,7 +511,7 @@ class SimulatedRun {
   }
 
   const Collective& collective_;
-  const DataType& type_;
+  const kit::DataType& type_;
   const ReduceOp* op_;
   int nranks_;
   bool inPlace_;
@@ -608,7 +524,7 @@ class SimulatedRun {
 
 TEST(BufferCheck, AcceptsCorrectResultsAndCountsWrongOnes) {
   for (const Collective& collective : allCollectives()) {
-    for (const DataType& t : allDataTypes()) {
+    for (const kit::DataType& t : kit::allDataTypes()) {
       for (const ReduceOp& op : allReduceOps()) {
         if (!collective.reduces && op.kind != OpKind::kSum) continue;
         for (int nranks : {1, 2, 3, 5}) {
@@ -665,7 +581,7 @@ TEST(BufferCheck, FillForTimingWritesValidValuesEverywhere) {
       makeDevice(hetcclRuntimeHost, linkedNcclApi());
   const size_t bytes = (size_t{9} << 20) + 3;
   for (const char* name : {"int8", "float16", "fp8e4m3", "float64"}) {
-    const DataType& t = type(name);
+    const kit::DataType& t = type(name);
     BufferCheck check(CheckCase{findCollective("allreduce"), &t,
                                 findReduceOp("sum"), 1, 2, 0},
                       *device);
@@ -674,7 +590,7 @@ TEST(BufferCheck, FillForTimingWritesValidValuesEverywhere) {
     const size_t count = bytes / t.size;
     std::set<double> seen;
     for (size_t k = 0; k < count; ++k) {
-      const double value = decodeValue(t, &region[k * t.size]);
+      const double value = kit::decodeValue(t, &region[k * t.size]);
       ASSERT_TRUE(std::isfinite(value) && std::fabs(value) <= 127)
           << name << " element " << k << " = " << value;
       if (seen.size() < 3) seen.insert(value);

@@ -1,12 +1,14 @@
-#include "perf/dtype.h"
+#include "kit/dtype.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
-namespace hetccl {
-namespace perf {
+namespace hetccl::kit {
 namespace {
 
 // A binary floating-point format narrower than float: half, bfloat16 and the
@@ -186,8 +188,8 @@ const std::vector<DataType>& allDataTypes() {
   return types;
 }
 
-const DataType* findDataType(const std::string& name) {
-  static const std::pair<const char*, const char*> kAliases[] = {
+const DataType* findDataType(std::string_view name) {
+  static const std::pair<std::string_view, std::string_view> kAliases[] = {
       {"char", "int8"},      {"int", "int32"},    {"half", "float16"},
       {"fp16", "float16"},   {"f16", "float16"},  {"bf16", "bfloat16"},
       {"float", "float32"},  {"fp32", "float32"}, {"f32", "float32"},
@@ -195,7 +197,7 @@ const DataType* findDataType(const std::string& name) {
       {"f8e4m3", "fp8e4m3"}, {"e4m3", "fp8e4m3"}, {"float8e4m3", "fp8e4m3"},
       {"f8e5m2", "fp8e5m2"}, {"e5m2", "fp8e5m2"}, {"float8e5m2", "fp8e5m2"},
   };
-  std::string canonical = name;
+  std::string_view canonical = name;
   for (const auto& alias : kAliases) {
     if (name == alias.first) canonical = alias.second;
   }
@@ -203,6 +205,14 @@ const DataType* findDataType(const std::string& name) {
     if (canonical == type.name) return &type;
   }
   return nullptr;
+}
+
+const DataType& dataTypeOf(ncclDataType_t nccl) {
+  for (const DataType& type : allDataTypes()) {
+    if (type.nccl == nccl) return type;
+  }
+  throw std::invalid_argument("not an NCCL data type: " +
+                              std::to_string(static_cast<int>(nccl)));
 }
 
 void encodeValue(const DataType& type, double value, void* dst) {
@@ -271,5 +281,4 @@ double decodeValue(const DataType& type, const void* src) {
   }
 }
 
-}  // namespace perf
-}  // namespace hetccl
+}  // namespace hetccl::kit
