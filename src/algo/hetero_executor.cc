@@ -5,8 +5,8 @@
 #include "runtime/runtime.h"
 #include "transport/transport_registry.h"
 #include "util/error.h"
-#include "vendor/op_traits.h"
 #include "util/log.h"
+#include "vendor/op_traits.h"
 
 namespace hetccl {
 std::shared_ptr<HeteroExecutor> HeteroExecutor::create(
@@ -55,10 +55,9 @@ HeteroExecutor::~HeteroExecutor() = default;
 // Each peer of another domain gets the transport the selection picks for
 // it; every registered transport is connected, since connecting is
 // collective, even by the ranks that need none of its links.
-void HeteroExecutor::connectLinks(Oob& oob,
-                                  const std::vector<RankPlacement>& placements,
-                                  const Settings& settings,
-                                  std::shared_ptr<const PeerLiveness> liveness) {
+void HeteroExecutor::connectLinks(
+    Oob& oob, const std::vector<RankPlacement>& placements,
+    const Settings& settings, std::shared_ptr<const PeerLiveness> liveness) {
   auto selection = TransportSelection::parse(settings.transport);
   std::map<const Transport*, std::vector<int>> peersOf;
   for (int r = 0; r < nranks_; ++r) {
@@ -122,9 +121,10 @@ void HeteroExecutor::execute(const std::vector<Op>& ops) {
         runPlan(op);
     }
     if (!pointToPoint.empty()) sendRecvPlan(context_, pointToPoint);
-  } catch (const Error& e) {
-    abort_->raise(e.code(), e.what());
-    throw;
+  } catch (...) {
+    Error error = currentExceptionAsError();
+    abort_->raise(error.code(), error.what());
+    throw error;
   }
 }
 

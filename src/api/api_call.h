@@ -3,9 +3,9 @@
 // the return code, the message of ncclGetLastError and a WARN log line.
 #pragma once
 
+#include "api/hand_back.h"
 #include "nccl.h"
 #include "util/error.h"
-#include "vendor/nccl/nccl_comm.h"
 
 #define HETCCL_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -33,15 +33,10 @@ template <typename Body>
 ncclResult_t apiCall(const char* function, Body&& body) {
   try {
     return body();
-  } catch (const Error& e) {
-    setLastError(function, e);
-    return e.code();
-  } catch (const std::bad_alloc&) {
-    setLastError(function, Error(ncclSystemError, "out of host memory"));
-    return ncclSystemError;
-  } catch (const std::exception& e) {
-    setLastError(function, Error(ncclInternalError, e.what()));
-    return ncclInternalError;
+  } catch (...) {
+    Error error = currentExceptionAsError();
+    setLastError(function, error);
+    return error.code();
   }
 }
 

@@ -5,8 +5,7 @@
 #include "core/communicator.h"
 #include "runtime/gpu_device.h"
 #include "runtime/host/host_runtime.h"
-#include "vendor/nccl/nccl_comm.h"
-#include "vendor/rccl/rccl_comm.h"
+#include "vendor/domain_backend.h"
 
 using hetccl::apiCall;
 using hetccl::CommRegistry;
@@ -19,8 +18,7 @@ namespace {
 const hetccl::NcclApiLibrary* currentGpuLibrary() {
   auto gpu = hetccl::currentGpuDevice();
   if (!gpu) return nullptr;
-  if (gpu->runtime == hetccl::RuntimeKind::Hip) return &hetccl::processRccl();
-  return &hetccl::processNccl();
+  return hetccl::domainBackendFor(gpu->runtime).library();
 }
 
 void checkLibraryResult(const hetccl::NcclApiLibrary& library,
@@ -70,7 +68,7 @@ HETCCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff,
     auto target = CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(handle != nullptr, "handle is NULL");
     HETCCL_CHECK_ARG(buff != nullptr || size == 0, "buff is NULL");
-    if (auto* library = target->libraryComm()) {
+    if (auto* library = target->libraryFeatures()) {
       *handle = library->registerBuffer(buff, size);
       return ncclSuccess;
     }
@@ -84,7 +82,7 @@ HETCCL_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm,
   HETCCL_RETURN_TO_NCCL(CommDeregister, comm, handle);
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
-    if (auto* library = target->libraryComm())
+    if (auto* library = target->libraryFeatures())
       library->deregisterBuffer(handle);
     else
       target->registrations().remove(handle);
@@ -97,7 +95,7 @@ HETCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff,
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(win != nullptr, "win is NULL");
-    if (auto* library = target->libraryComm()) {
+    if (auto* library = target->libraryFeatures()) {
       *win = library->registerWindow(buff, size, winFlags);
       return ncclSuccess;
     }
@@ -115,7 +113,7 @@ HETCCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm,
   HETCCL_RETURN_TO_NCCL(CommWindowDeregister, comm, win);
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
-    if (auto* library = target->libraryComm()) {
+    if (auto* library = target->libraryFeatures()) {
       library->deregisterWindow(win);
       return ncclSuccess;
     }
@@ -130,7 +128,7 @@ HETCCL_API(ncclResult_t, ncclDevCommCreate, ncclComm_t comm,
            const ncclDevCommRequirements* reqs, ncclDevComm* outDevComm) {
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
-    if (auto* library = target->libraryComm()) {
+    if (auto* library = target->libraryFeatures()) {
       library->createDevComm(reqs, outDevComm);
       return ncclSuccess;
     }
@@ -147,7 +145,7 @@ HETCCL_API(ncclResult_t, ncclDevCommDestroy, ncclComm_t comm,
   HETCCL_RETURN_TO_NCCL(DevCommDestroy, comm, devComm);
   return apiCall(__func__, [&] {
     auto target = CommRegistry::instance().find(comm);
-    if (auto* library = target->libraryComm()) {
+    if (auto* library = target->libraryFeatures()) {
       library->destroyDevComm(devComm);
       return ncclSuccess;
     }

@@ -51,9 +51,10 @@ void launchRoot(Listener listener, const Secret& secret,
     std::thread([service = std::move(service)] {
       try {
         service->run();
-      } catch (const std::exception& e) {
+      } catch (...) {
         LOG_WARN(kLogBootstrap, "bootstrap root at %s failed: %s",
-                 service->address().toString().c_str(), e.what());
+                 service->address().toString().c_str(),
+                 currentExceptionAsError().what());
       }
     }).detach();
   } catch (const std::system_error& e) {

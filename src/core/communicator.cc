@@ -15,9 +15,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/oob.h"
-#include "vendor/host/host_comm.h"
-#include "vendor/nccl/nccl_comm.h"
-#include "vendor/rccl/rccl_comm.h"
+#include "vendor/domain_backend.h"
 
 namespace hetccl {
 namespace {
@@ -71,9 +69,10 @@ void Communicator::initialize(const ncclUniqueId& id) {
     LOG_INFO(kLogInit, "rank %d of %d ready (%s%s)", rank_, nranks_,
              runtimeKindName(runtimeKind()),
              config_.name.empty() ? "" : (", " + config_.name).c_str());
-  } catch (const Error& e) {
-    setState(e.code(), e.what());
-    throw;
+  } catch (...) {
+    Error error = currentExceptionAsError();
+    setState(error.code(), error.what());
+    throw error;
   }
 }
 
@@ -81,9 +80,9 @@ void Communicator::initializeInBackground(const ncclUniqueId& id) {
   initThread_ = std::thread([this, id] {
     try {
       initialize(id);
-    } catch (const Error& e) {
+    } catch (...) {
       LOG_WARN(kLogInit, "rank %d: nonblocking init failed: %s", rank_,
-               e.what());
+               currentExceptionAsError().what());
     }
   });
 }
@@ -117,11 +116,10 @@ void Communicator::setUpDomains() {
   domainCount_ = domains.count();
   domainIndex_ = domains.domainOf(rank_);
   BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
-  if (domainCount_ == 1 && gpu_) {
-    vendor_ = vendorLibraryComm(oob);
-  } else if (domainCount_ == 1) {
-    vendor_ = HostComm::create(oob, ShmSettings::from(settings_), opsAbort_,
-                               liveness_);
+  if (domainCount_ == 1) {
+    std::vector<int> everyone(nranks_);
+    for (int r = 0; r < nranks_; ++r) everyone[r] = r;
+    executor_ = createDomainComm(oob, runtimeKind(), everyone);
   } else {
     setUpHeterogeneous(oob, domains, placements);
   }
@@ -150,12 +148,13 @@ void Communicator::setUpHeterogeneous(
   // part, so they must not draw from the communicator's sequence.
   uint32_t tagSpace = 0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
   SubsetOob domainOob(*bootstrap_, members, tagSpace);
-  auto domainComm = HostComm::create(domainOob, ShmSettings::from(settings_),
-                                     opsAbort_, liveness_->subset(members));
+  // GPU ranks stage their buffers through host memory, where the host
+  // engine runs their domain.
+  auto domainComm = createDomainComm(domainOob, RuntimeKind::Host, members);
   heteroExecutor_ = HeteroExecutor::create(oob, placements, settings_,
                                            domainComm, opsAbort_, liveness_);
   if (!gpu_) {
-    vendor_ = heteroExecutor_;
+    executor_ = heteroExecutor_;
     return;
   }
   const DeviceModule& module = deviceModule(gpu_->runtime);
@@ -169,16 +168,20 @@ void Communicator::setUpHeterogeneous(
   if (gpuRanksShareOneHost() && linksShareMemory && settings_.gpuDirect)
     directCollectives = std::make_unique<DeviceShmCollectives>(
         oob, module, settings_.gpuChunkBytes);
-  vendor_ = std::make_shared<StagedDeviceComm>(
+  executor_ = std::make_shared<StagedDeviceComm>(
       heteroExecutor_, module, gpu_->ordinal, rank_, nranks_, opsAbort_,
       settings_.timeoutSeconds, std::move(directCollectives));
 }
 
-// A domain of GPUs of one vendor: that vendor's library runs it.
-std::shared_ptr<Executor> Communicator::vendorLibraryComm(Oob& oob) const {
-  if (gpu_->runtime == RuntimeKind::Hip)
-    return std::make_shared<RcclComm>(oob, processRccl(), gpu_->ordinal);
-  return std::make_shared<NcclComm>(oob, processNccl(), gpu_->ordinal);
+// The back-end registered for `runtime` runs the domain of `members`
+// (whom `oob` spans).
+std::shared_ptr<Executor> Communicator::createDomainComm(
+    Oob& oob, RuntimeKind runtime, const std::vector<int>& members) {
+  const DomainBackend& backend = domainBackendFor(runtime);
+  LOG_INFO(kLogInit, "rank %d: its domain of %zu rank(s) runs on %s", rank_,
+           members.size(), backend.name());
+  return backend.create({oob, settings_, gpu_ ? gpu_->ordinal : -1, opsAbort_,
+                         liveness_->subset(members)});
 }
 
 // Whether every rank is a GPU rank of this rank's runtime on this host, few
@@ -229,8 +232,8 @@ ncclResult_t Communicator::state() const {
 // query is not free.
 ncclResult_t Communicator::asyncError() const {
   ncclResult_t current = state();
-  if (current != ncclSuccess || !vendor_) return current;
-  return vendor_->asyncError();
+  if (current != ncclSuccess || !executor_) return current;
+  return executor_->asyncError();
 }
 
 std::string Communicator::stateMessage() const {
@@ -258,7 +261,7 @@ void Communicator::checkStream(StreamHandle stream) const {
 
 void Communicator::launch(const std::vector<Op>& ops, StreamHandle stream) {
   checkUsable();
-  vendor_->launch(ops, stream);
+  executor_->launch(ops, stream);
 }
 
 std::unique_ptr<Communicator> Communicator::split(int color, int key,
@@ -302,7 +305,7 @@ std::unique_ptr<Communicator> Communicator::shrink(
   if (abortOps) {
     opsAbort_->raise(ncclSystemError,
                      "operation aborted by ncclCommShrink(NCCL_SHRINK_ABORT)");
-    if (vendor_) vendor_->drain(kAbortDrainSeconds);
+    if (executor_) executor_->drain(kAbortDrainSeconds);
   }
   std::vector<int> survivors;
   for (int r = 0; r < nranks_; ++r)
@@ -335,22 +338,22 @@ std::unique_ptr<Communicator> Communicator::shrink(
 
 void Communicator::finalize() {
   if (initThread_.joinable()) initThread_.join();
-  if (!vendor_) return;
-  while (!vendor_->drain(0.1)) opsAbort_->throwIfRaised();
+  if (!executor_) return;
+  while (!executor_->drain(0.1)) opsAbort_->throwIfRaised();
   // Destroy finalizes too; the vendor library's finalize runs once.
   std::lock_guard<std::mutex> lock(stateMutex_);
-  if (!vendorFinalized_) vendor_->finalize();
-  vendorFinalized_ = true;
+  if (!executorFinalized_) executor_->finalize();
+  executorFinalized_ = true;
 }
 
-NcclComm* Communicator::libraryComm() const {
-  return dynamic_cast<NcclComm*>(vendor_.get());
+LibraryFeatures* Communicator::libraryFeatures() const {
+  return executor_ ? executor_->libraryFeatures() : nullptr;
 }
 
 void Communicator::revoke() {
   opsAbort_->raise(ncclInvalidUsage,
                    "communicator was revoked (ncclCommRevoke)");
-  if (vendor_) vendor_->drain(kAbortDrainSeconds);
+  if (executor_) executor_->drain(kAbortDrainSeconds);
 }
 
 void Communicator::abort() {
@@ -358,8 +361,8 @@ void Communicator::abort() {
   bootstrapAbort_ = true;  // ends a background init's waits, then join it
   if (initThread_.joinable()) initThread_.join();
   if (bootstrap_) bootstrap_->abort();
-  if (vendor_) vendor_->abort();
-  if (vendor_ && !vendor_->drain(kAbortDrainSeconds))
+  if (executor_) executor_->abort();
+  if (executor_ && !executor_->drain(kAbortDrainSeconds))
     LOG_WARN(kLogInit, "rank %d: work still running %g s after abort", rank_,
              kAbortDrainSeconds);
 }

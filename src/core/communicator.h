@@ -29,7 +29,6 @@ namespace hetccl {
 
 class Bootstrap;
 class HeteroExecutor;
-class NcclComm;
 class Watchdog;
 
 class Communicator {
@@ -79,9 +78,9 @@ class Communicator {
   // Enqueues one op or a group's ops for this communicator on `stream`.
   void launch(const std::vector<Op>& ops, StreamHandle stream);
 
-  // The vendor library's communicator when it runs all of this
+  // The vendor library's own features when it runs all of this
   // communicator's work (one domain of GPUs), else null.
-  NcclComm* libraryComm() const;
+  LibraryFeatures* libraryFeatures() const;
 
   UserOps& userOps() { return userOps_; }
   Registrations& registrations() { return registrations_; }
@@ -106,7 +105,8 @@ class Communicator {
                           const std::vector<RankPlacement>& placements);
   void checkDomainOnOneHost(const std::vector<int>& members) const;
   bool gpuRanksShareOneHost() const;
-  std::shared_ptr<Executor> vendorLibraryComm(Oob& oob) const;
+  std::shared_ptr<Executor> createDomainComm(Oob& oob, RuntimeKind runtime,
+                                             const std::vector<int>& members);
   void setState(ncclResult_t state, const std::string& message);
 
   uint32_t nextTag() { return nextTag_++; }
@@ -126,7 +126,7 @@ class Communicator {
   std::vector<PeerInfo> peers_;
   int domainCount_ = 1;
   int domainIndex_ = 0;
-  std::shared_ptr<Executor> vendor_;
+  std::shared_ptr<Executor> executor_;
   std::shared_ptr<HeteroExecutor> heteroExecutor_;  // with several domains
   std::unique_ptr<Watchdog> watchdog_;
   UserOps userOps_;
@@ -135,7 +135,7 @@ class Communicator {
 
   mutable std::mutex stateMutex_;
   ncclResult_t state_ = ncclInProgress;
-  bool vendorFinalized_ = false;
+  bool executorFinalized_ = false;
   std::string stateMessage_;
   std::thread initThread_;
 };

@@ -1,6 +1,7 @@
 #include "core/group.h"
 
 #include <exception>
+#include <optional>
 #include <thread>
 
 #include "util/dtype.h"
@@ -17,15 +18,29 @@ void runConcurrently(const std::vector<std::function<void()>>& jobs) {
   if (jobs.size() == 1) return jobs[0]();
   std::vector<std::exception_ptr> errors(jobs.size());
   std::vector<std::thread> threads;
-  for (size_t i = 0; i < jobs.size(); ++i)
-    threads.emplace_back([&, i] {
-      try {
-        jobs[i]();
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
+  // A thread that cannot be started (no memory, a thread limit) fails the
+  // whole run, but only once the threads already started have ended: a
+  // joinable thread must not be destroyed.
+  std::optional<Error> startFailure;
+  for (size_t i = 0; i < jobs.size() && !startFailure; ++i) {
+    try {
+      threads.emplace_back([&, i] {
+        try {
+          jobs[i]();
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+    } catch (...) {
+      startFailure =
+          Error(ncclSystemError,
+                format("cannot start a thread for job %zu of %zu: "
+                       "%s",
+                       i + 1, jobs.size(), currentExceptionAsError().what()));
+    }
+  }
   for (auto& thread : threads) thread.join();
+  if (startFailure) throw *startFailure;
   for (auto& error : errors)
     if (error) std::rethrow_exception(error);
 }

@@ -5,10 +5,25 @@
 
 namespace hetccl {
 
+namespace {
+
+// Each GPU runtime and how to ask the program's copy of it for the current
+// device, in the order they are asked.
+struct RuntimeProbe {
+  RuntimeKind runtime;
+  std::optional<int> (*currentDevice)();
+};
+constexpr RuntimeProbe kProbes[] = {
+    {RuntimeKind::Cuda, currentCudaDevice},
+    {RuntimeKind::Hip, currentHipDevice},
+};
+
+}  // namespace
+
 std::optional<GpuDevice> currentGpuDevice() {
-  if (auto cuda = currentCudaDevice())
-    return GpuDevice{RuntimeKind::Cuda, *cuda};
-  if (auto hip = currentHipDevice()) return GpuDevice{RuntimeKind::Hip, *hip};
+  for (const RuntimeProbe& probe : kProbes)
+    if (auto device = probe.currentDevice())
+      return GpuDevice{probe.runtime, *device};
   return std::nullopt;
 }
 

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 namespace hetccl {
 
@@ -40,6 +41,20 @@ void failErrno(const char* fmt, ...) {
   std::string message = vformat(fmt, args);
   va_end(args);
   throw Error(ncclSystemError, message + ": " + std::strerror(saved));
+}
+
+Error currentExceptionAsError() {
+  try {
+    throw;
+  } catch (const Error& e) {
+    return e;
+  } catch (const std::bad_alloc&) {
+    return Error(ncclSystemError, "out of host memory");
+  } catch (const std::exception& e) {
+    return Error(ncclInternalError, e.what());
+  } catch (...) {
+    return Error(ncclInternalError, "an unknown exception");
+  }
 }
 
 }  // namespace hetccl

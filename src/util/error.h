@@ -32,6 +32,13 @@ std::string vformat(const char* fmt, va_list args);
 [[noreturn]] void failErrno(const char* fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
+// The exception being handled, as an Error; only inside a catch block.
+// std::bad_alloc becomes ncclSystemError "out of host memory", any other
+// exception ncclInternalError with its message. Thread entry points and
+// the API boundary catch everything through this, so that no exception
+// ends the process and every failure reaches the communicator's error.
+Error currentExceptionAsError();
+
 // Checks an argument; throws ncclInvalidArgument with the message if false.
 #define HETCCL_CHECK_ARG(cond, ...)                                \
   do {                                                             \

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/runtime.h"
+#include "vendor/library_features.h"
 #include "vendor/op.h"
 
 namespace hetccl {
@@ -31,6 +32,9 @@ class Executor {
   virtual void finalize() {}
   // An error the vendor library hit in the background, or ncclSuccess.
   virtual ncclResult_t asyncError() const { return ncclSuccess; }
+  // The vendor library's own features when this executor is a vendor
+  // library's communicator, else null.
+  virtual LibraryFeatures* libraryFeatures() { return nullptr; }
 };
 
 }  // namespace hetccl

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/hand_back.h"
 #include "runtime/hip_probe.h"
 #include "support/in_process_oob.h"
 #include "support/library_loading.h"
@@ -18,7 +19,9 @@
 #include "support/scoped_env.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
-#include "vendor/rccl/rccl_comm.h"
+#include "vendor/domain_backend.h"
+#include "vendor/nccl/nccl_api_comm.h"
+#include "vendor/rccl/rccl_backend.h"
 #include "vendor/rccl/rccl_library.h"
 
 namespace hetccl {
@@ -177,15 +180,21 @@ TEST(RcclLibrary, NamesEveryPlaceOfTheFullSearch) {
 TEST(RcclLibrary, TheProcessRcclHandsItsOwnCallsBack) {
   REQUIRE_STAND_IN();
   ScopedEnv forced("HETCCL_RCCL_LIBRARY", kToolkitNccl);
-  const RcclLibrary& rccl = processRccl();
-  EXPECT_EQ(&processRccl(), &rccl);  // loaded once
+  const DomainBackend& backend = domainBackendFor(RuntimeKind::Hip);
+  EXPECT_EQ(&backend, &rcclBackend());
+  EXPECT_STREQ(backend.name(), "RCCL");
+  const NcclApiLibrary* rccl = backend.library();
+  ASSERT_NE(rccl, nullptr);
+  EXPECT_EQ(backend.library(), rccl);  // loaded once
+  EXPECT_EQ(backend.loadedLibrary(), rccl);
+  EXPECT_STREQ(rccl->vendor(), "RCCL");
   // A return address inside RCCL is recognised; one inside HetCCL is not.
-  auto inside = reinterpret_cast<const char*>(rccl.api().AllReduce) + 16;
-  EXPECT_EQ(ncclCalling(inside), &rccl.api());
+  auto inside = reinterpret_cast<const char*>(rccl->api().AllReduce) + 16;
+  EXPECT_EQ(ncclCalling(inside), &rccl->api());
   EXPECT_EQ(ncclCalling(reinterpret_cast<void*>(&::ncclAllReduce)), nullptr);
 }
 
-TEST(RcclComm, NeedsTheProgramsHipRuntime) {
+TEST(RcclDomain, NeedsTheProgramsHipRuntime) {
   REQUIRE_STAND_IN();
   if (dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_NOLOAD) != nullptr)
     GTEST_SKIP() << "a HIP runtime is loaded already";
@@ -194,7 +203,7 @@ TEST(RcclComm, NeedsTheProgramsHipRuntime) {
   InProcessWorld world(1);
   InProcessOob oob(world, 0);
   try {
-    RcclComm comm(oob, *rccl, 0);
+    NcclApiComm comm(oob, *rccl, 0, setCurrentHipDevice);
     ADD_FAILURE() << "an RCCL communicator without a HIP runtime";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ncclUnhandledCudaError);

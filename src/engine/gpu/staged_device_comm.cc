@@ -20,13 +20,23 @@ void storeRelease(uint64_t* word, uint64_t value) {
   __atomic_store_n(word, value, __ATOMIC_RELEASE);
 }
 
+// A compare-and-swap loop: two writers may race, and the larger wins.
+void raiseToAtLeast(uint64_t* word, uint64_t value) {
+  uint64_t seen = loadAcquire(word);
+  while (seen < value &&
+         !__atomic_compare_exchange_n(word, &seen, value,
+                                      /*weak=*/true, __ATOMIC_RELEASE,
+                                      __ATOMIC_ACQUIRE)) {
+  }
+}
+
 constexpr uint64_t kReleaseAll = std::numeric_limits<uint64_t>::max();
 
 }  // namespace
 
 StagedDeviceComm::StagedDeviceComm(
-    std::shared_ptr<Executor> hostComm, const DeviceModule& module,
-    int device, int rank, int nranks, std::shared_ptr<AbortSignal> abort,
+    std::shared_ptr<Executor> hostComm, const DeviceModule& module, int device,
+    int rank, int nranks, std::shared_ptr<AbortSignal> abort,
     double timeoutSeconds,
     std::unique_ptr<DeviceShmCollectives> directCollectives)
     : hostComm_(std::move(hostComm)),
@@ -143,16 +153,19 @@ void StagedDeviceComm::runOnHost(uint64_t sequence,
     while (loadAcquire(&flags_->inputsStaged) < sequence) wait.pause();
     hostComm_->launch(hostOps, nullptr);
     signalHostDone(sequence);
-  } catch (const Error& e) {
-    LOG_WARN(kLogColl, "rank %d: staged operation failed: %s", rank_, e.what());
-    abort_->raise(e.code(), e.what());
+  } catch (...) {
+    Error error = currentExceptionAsError();
+    LOG_WARN(kLogColl, "rank %d: staged operation failed: %s", rank_,
+             error.what());
+    abort_->raise(error.code(), error.what());
     signalHostDone(kReleaseAll);
   }
 }
 
+// Raise to the maximum: the proxy thread and abort() both write the word,
+// and it must never go down (a stream that saw a value has passed it).
 void StagedDeviceComm::signalHostDone(uint64_t value) {
-  if (loadAcquire(&flags_->hostDone) < value)
-    storeRelease(&flags_->hostDone, value);
+  raiseToAtLeast(&flags_->hostDone, value);
 }
 
 bool StagedDeviceComm::drain(double timeoutSeconds) {

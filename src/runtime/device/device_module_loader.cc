@@ -98,13 +98,22 @@ class LoadedModule {
 }  // namespace
 
 DeviceModule& deviceModule(RuntimeKind runtime) {
-  if (runtime == RuntimeKind::Hip) {
-    static const LoadedModule hip(Param::HipModule, "libhetccl-hip.so", "HIP");
-    return hip.get();
+  switch (runtime) {
+    case RuntimeKind::Cuda: {
+      static const LoadedModule cuda(Param::CudaModule, "libhetccl-cuda.so",
+                                     "CUDA");
+      return cuda.get();
+    }
+    case RuntimeKind::Hip: {
+      static const LoadedModule hip(Param::HipModule, "libhetccl-hip.so",
+                                    "HIP");
+      return hip.get();
+    }
+    case RuntimeKind::Host:
+      break;
   }
-  static const LoadedModule cuda(Param::CudaModule, "libhetccl-cuda.so",
-                                 "CUDA");
-  return cuda.get();
+  fail(ncclInternalError, "%s ranks have no device module",
+       runtimeKindName(runtime));
 }
 
 }  // namespace hetccl

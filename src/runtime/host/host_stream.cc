@@ -82,10 +82,9 @@ void HostStream::serve() {
     lock.unlock();
     try {
       task();
-    } catch (const Error& e) {
-      recordFailure(e.code(), e.what());
-    } catch (const std::exception& e) {
-      recordFailure(ncclInternalError, e.what());
+    } catch (...) {
+      Error error = currentExceptionAsError();
+      recordFailure(error.code(), error.what());
     }
     task = nullptr;  // release what the task captured outside the lock
     lock.lock();

@@ -99,10 +99,10 @@ void TcpEngine::run() {
           abort_->code() == ncclSuccess ? ncclSystemError : abort_->code(),
           format("tcp transport of rank %d aborted: %s", rank_,
                  abort_->reason().c_str()));
-  } catch (const Error& e) {
+  } catch (...) {
+    reason = currentExceptionAsError();
     LOG_WARN(kLogNet, "tcp transport (rank %d): progress thread failed: %s",
-             rank_, e.what());
-    reason = e;
+             rank_, reason.what());
   }
   shutDownAll(reason);
 }

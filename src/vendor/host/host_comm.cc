@@ -55,9 +55,10 @@ void HostComm::execute(const std::vector<Op>& ops) {
   abort.throwIfRaised();
   try {
     engine_.run(ops);
-  } catch (const Error& e) {
-    abort.raise(e.code(), e.what());
-    throw;
+  } catch (...) {
+    Error error = currentExceptionAsError();
+    abort.raise(error.code(), error.what());
+    throw error;
   }
 }
 

@@ -1,0 +1,11 @@
+// The host engine as a domain back-end: CPU ranks of one host, over shared
+// memory (HostComm).
+#pragma once
+
+#include "vendor/domain_backend.h"
+
+namespace hetccl {
+
+const DomainBackend& hostBackend();
+
+}  // namespace hetccl

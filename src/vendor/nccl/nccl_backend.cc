@@ -1,0 +1,34 @@
+#include "vendor/nccl/nccl_backend.h"
+
+#include "runtime/cuda_probe.h"
+#include "vendor/nccl/nccl_api_comm.h"
+#include "vendor/process_library.h"
+
+namespace hetccl {
+namespace {
+
+class NcclBackend : public DomainBackend {
+ public:
+  const char* name() const override { return "NCCL"; }
+  RuntimeKind runtime() const override { return RuntimeKind::Cuda; }
+  std::shared_ptr<Executor> create(const DomainSetup& setup) const override {
+    return std::make_shared<NcclApiComm>(setup.oob, nccl_.get(), setup.device,
+                                         setCurrentCudaDevice);
+  }
+  const NcclApiLibrary* library() const override { return &nccl_.get(); }
+  const NcclApiLibrary* loadedLibrary() const override {
+    return nccl_.loaded();
+  }
+
+ private:
+  mutable ProcessLibrary<NcclLibrary> nccl_;
+};
+
+}  // namespace
+
+const DomainBackend& ncclBackend() {
+  static const NcclBackend backend;
+  return backend;
+}
+
+}  // namespace hetccl

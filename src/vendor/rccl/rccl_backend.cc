@@ -1,0 +1,37 @@
+#include "vendor/rccl/rccl_backend.h"
+
+#include "runtime/hip_probe.h"
+#include "vendor/nccl/nccl_api_comm.h"
+#include "vendor/process_library.h"
+#include "vendor/rccl/rccl_library.h"
+
+namespace hetccl {
+namespace {
+
+// RCCL exports NCCL's API, so an AMD domain is the same NcclApiComm over
+// RCCL's table, with the HIP device made current.
+class RcclBackend : public DomainBackend {
+ public:
+  const char* name() const override { return "RCCL"; }
+  RuntimeKind runtime() const override { return RuntimeKind::Hip; }
+  std::shared_ptr<Executor> create(const DomainSetup& setup) const override {
+    return std::make_shared<NcclApiComm>(setup.oob, rccl_.get(), setup.device,
+                                         setCurrentHipDevice);
+  }
+  const NcclApiLibrary* library() const override { return &rccl_.get(); }
+  const NcclApiLibrary* loadedLibrary() const override {
+    return rccl_.loaded();
+  }
+
+ private:
+  mutable ProcessLibrary<RcclLibrary> rccl_;
+};
+
+}  // namespace
+
+const DomainBackend& rcclBackend() {
+  static const RcclBackend backend;
+  return backend;
+}
+
+}  // namespace hetccl
