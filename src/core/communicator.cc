@@ -41,6 +41,14 @@ class BootstrapOob : public Oob {
 
 constexpr double kAbortDrainSeconds = 5.0;
 
+// The environment's settings, HETCCL_TRANSPORT included: a bad value fails
+// every communicator's init, also one that would not need a transport.
+Settings checkedSettings() {
+  Settings settings = Settings::fromEnvironment();
+  TransportSelection::parse(settings.transport);
+  return settings;
+}
+
 }  // namespace
 
 Communicator::Communicator(int rank, int nranks, CommConfig config,
@@ -48,7 +56,7 @@ Communicator::Communicator(int rank, int nranks, CommConfig config,
     : rank_(rank),
       nranks_(nranks),
       config_(std::move(config)),
-      settings_(Settings::fromEnvironment()),
+      settings_(checkedSettings()),
       inheritedDomainLabel_(inheritedDomainLabel),
       gpu_(currentGpuDevice()),
       opsAbort_(std::make_shared<AbortSignal>()),

@@ -27,6 +27,11 @@
 #   sweep       bench/gpu_sweep.py: NVIDIA NCCL vs HetCCL pass-through
 #   hetero      bench/gpu_hetero_allreduce.py: 2-domain all-reduce vs NCCL
 #               (host path, NVLink), Gloo and pinned copies
+#   compare     bench/compare_builds.py: the 2-domain all-reduce (2 GPUs,
+#               shm, 64 MB to 1 GB) of an earlier commit's build against
+#               this one, alternating rounds (BASE_SRC: that commit's
+#               source tree; the build step builds it in build-base beside
+#               its own build)
 # then prints a summary table (result, seconds, key numbers) and exits 1 if
 # any step failed. Logs and reports go to $OUT (default /tmp/hetccl-gpu);
 # the bench reports are also copied to bench/results/.
@@ -36,7 +41,8 @@
 # space-separated subset of the step names above; default all), DEADLINE
 # (seconds after which the remaining steps are skipped so that the summary
 # still prints; default 570), CMAKE_ARGS (extra configure arguments),
-# SWEEP_ARGS / HETERO_ARGS (extra arguments of the bench scripts),
+# SWEEP_ARGS / HETERO_ARGS (extra arguments of the bench scripts), BASE_SRC
+# (the source tree the compare step measures against; unset: no compare),
 # RESULTS_DIR (where the bench reports are copied; default bench/results,
 # empty: nowhere). Without nvidia-smi (no NVIDIA GPU) it says so and exits 0.
 set -uo pipefail
@@ -46,7 +52,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp hetero-all overhead sweep hetero} "
+steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp hetero-all overhead sweep hetero compare} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -142,7 +148,21 @@ torchrun=("$py" -m torch.distributed.run --standalone --nproc_per_node 2)
 # ---------------------------------------------------------------------------
 # The steps.
 
+base_build=${BASE_BUILD_DIR:-$repo/build-base}
+base_pid=""
+
+# The earlier commit's build for the compare step, in the background while
+# the build step builds this one.
+start_base_build() {
+  [[ -n ${BASE_SRC:-} && $steps == *" compare "* ]] || return
+  (cmake -S "$BASE_SRC" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DHETCCL_BUILD_TESTS=OFF -DHETCCL_BUILD_BENCH=OFF -DHETCCL_CUDA_MODULE=ON &&
+    cmake --build "$base_build" -j "$(nproc)") >"$out/build-base.log" 2>&1 &
+  base_pid=$!
+}
+
 step_build() {
+  start_base_build
   local extra=()
   read -ra extra <<<"${CMAKE_ARGS:-}"
   local configure=(cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
@@ -418,6 +438,34 @@ step_hetero() {
   bench_script hetero gpu_hetero_allreduce.py "gpu-hetero-allreduce-$today.md" ${HETERO_ARGS:-}
 }
 
+# Before/after: the same 2-domain all-reduce from the earlier build and
+# this one, in turns (bench/compare_builds.py).
+step_compare() {
+  if [[ -z ${BASE_SRC:-} ]]; then
+    result=SKIP note="BASE_SRC not set"
+    return
+  fi
+  [[ -n $base_pid ]] && wait "$base_pid"
+  if [[ ! -x $base_build/tools/hetccl-perf || ! -e $base_build/src/libhetccl-cuda.so ]]; then
+    tail -20 "$out/build-base.log"
+    note="the base build failed"
+    return
+  fi
+  local report=$out/compare-builds-gpu-$today.md
+  timeout "$limit" "$py" "$repo/bench/compare_builds.py" --before "$base_build" \
+    --after "$build" --rounds 3 --out "$report" \
+    --label "2 H200 as 2 domains over shm, all-reduce" \
+    --env HETCCL_NCCL_LIBRARY="$real_nccl" --env HETCCL_TRANSPORT=shm \
+    -- -np 2 -D split:2 -x allreduce -d float32 -o sum -b 64M -e 1G -f 4 \
+    -w 3 -n 10 --check 0 --placement out --timeout $((limit / 7)) \
+    >"$out/compare.log" 2>&1
+  local code=$?
+  tail -8 "$out/compare.log"
+  [[ -f $report && -n $results_dir ]] && mkdir -p "$results_dir" && cp "$report" "$results_dir/"
+  ((code == 0)) && result=PASS
+  note="exit $code; $(grep '| 1G |' "$out/compare.log" | tr -s ' ')"
+}
+
 run_step build 360
 run_step info 30
 run_step module 150
@@ -430,5 +478,6 @@ run_step hetero-all 150
 run_step overhead 120
 run_step sweep 270
 run_step hetero 180
+run_step compare 200
 summary
 exit $failed

@@ -353,6 +353,26 @@ TEST(Errors, BadEnvironmentParameter) {
       options);
 }
 
+// HETCCL_TRANSPORT is checked against the transport registry at every
+// init, and an empty value means auto.
+TEST(Errors, UnknownTransportNamesTheRegisteredOnes) {
+  RunOptions options = quick();
+  options.env["HETCCL_TRANSPORT"] = "rdma";
+  runRanks(
+      2,
+      [](RankContext& ctx) {
+        ncclComm_t comm = nullptr;
+        checkInvalidArgument(
+            ncclCommInitRank(&comm, ctx.nranks(), ctx.id(), ctx.rank()),
+            nullptr, {"HETCCL_TRANSPORT=\"rdma\"", "shm, tcp"},
+            "init with HETCCL_TRANSPORT=rdma");
+        setenv("HETCCL_TRANSPORT", "", 1);
+        Comm good(ctx.initComm());
+        good.destroy();
+      },
+      options);
+}
+
 // A CPU rank takes host streams (or NULL) only.
 TEST(Errors, ForeignAndDestroyedStreams) {
   withOneRankComm([](ncclComm_t comm) {
