@@ -12,8 +12,10 @@
 
 #include "gpu_runtime_probe.h"
 #include "nccl.h"
+#include "transport/transport_registry.h"
 #include "util/params.h"
 #include "util/socket.h"
+#include "vendor/domain_backend.h"
 #include "vendor/nccl/nccl_library.h"
 #include "vendor/rccl/rccl_library.h"
 #include "vendor/vendor_library_search.h"
@@ -146,8 +148,16 @@ void printAmd() {
   printCollectiveLibrary<hetccl::RcclLibrary>("RCCL");
 }
 
+// The registered transports, what each can do here, and which one the
+// current HETCCL_TRANSPORT picks within a host and between hosts.
 void printTransports() {
-  std::printf("\nTransports\n");
+  std::printf("\nTransports (registered: %s)\n",
+              hetccl::registeredTransportNames().c_str());
+  for (const hetccl::Transport* transport : hetccl::registeredTransports())
+    std::printf("  %-6s %s; %s, priority %d\n", transport->name(),
+                transport->description(),
+                transport->reachesOtherHosts() ? "any host" : "one host",
+                transport->priority());
   struct statvfs shm {};
   if (statvfs("/dev/shm", &shm) == 0)
     std::printf("  shm    /dev/shm, %.1f GiB free\n",
@@ -163,6 +173,26 @@ void printTransports() {
   } catch (const std::exception& e) {
     std::printf("  tcp    no usable interface: %s\n", e.what());
   }
+  try {
+    auto selection = hetccl::TransportSelection::parse(
+        hetccl::readString(hetccl::Param::Transport).value_or(""));
+    auto pick = [&](bool sameHost) -> std::string {
+      try {
+        return selection.choose(sameHost).name();
+      } catch (const std::exception& e) {
+        return std::string("none (") + e.what() + ")";
+      }
+    };
+    std::printf("  chosen: %s within a host, %s between hosts\n",
+                pick(true).c_str(), pick(false).c_str());
+  } catch (const std::exception& e) {
+    std::printf("  chosen: none: %s\n", e.what());
+  }
+  std::printf("\nDomain back-ends\n");
+  for (const hetccl::DomainBackend* backend :
+       hetccl::registeredDomainBackends())
+    std::printf("  %-5s ranks: %s\n",
+                hetccl::runtimeKindName(backend->runtime()), backend->name());
 }
 
 // The setting of each parameter, or its default, and whether HetCCL
