@@ -6,7 +6,6 @@
 
 #include "util/peer_liveness.h"
 
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -14,6 +13,7 @@
 
 #include "algo/domains.h"
 #include "algo/plan_context.h"
+#include "util/inflight_tracker.h"
 #include "util/oob.h"
 
 namespace hetccl {
@@ -29,8 +29,7 @@ class HeteroExecutor : public Executor,
   // communicator.
   static std::shared_ptr<HeteroExecutor> create(
       Oob& oob, const std::vector<RankPlacement>& placements,
-      std::shared_ptr<Executor> domainComm,
-      std::shared_ptr<AbortSignal> abort,
+      std::shared_ptr<Executor> domainComm, std::shared_ptr<AbortSignal> abort,
       std::shared_ptr<const PeerLiveness> liveness);
   ~HeteroExecutor() override;
 
@@ -62,9 +61,7 @@ class HeteroExecutor : public Executor,
   PlanContext context_;
   std::vector<char> scratch_;
   std::mutex planMutex_;  // one plan at a time
-  std::mutex inflightMutex_;
-  std::condition_variable idle_;
-  int inflight_ = 0;
+  InflightTracker inflight_;
 };
 
 }  // namespace hetccl
