@@ -14,6 +14,7 @@
 
 #include "algo/domain_steps.h"
 #include "algo/ownership.h"
+#include "algo/pipeline.h"
 #include "algo/plan_context.h"
 #include "runtime/host/host_reduce.h"
 #include "util/dtype.h"
@@ -116,13 +117,14 @@ void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
   int domains = ctx.domains->count();
   const char* assembled =
       chunk.scratch + 2 * delivery.blocks * chunk.count * elt;
-  Reduction reduction{op.dtype, op.reduce.base};
-  reduction.divisor = static_cast<uint64_t>(ctx.nranks);
+  // Each domain's partial is scaled already: the domains premultiplied.
+  Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
+  reduction.preScale = nullptr;
   std::vector<const void*> sources;
   for (int d = 0; d < domains; ++d)
     sources.push_back(assembled + d * chunk.count * elt);
   hostReduce(static_cast<char*>(result) + chunk.offset * elt, sources.data(),
-             domains, chunk.count, reduction, false, op.reduce.average);
+             domains, chunk.count, reduction);
 }
 
 // Chunk by chunk (HETCCL_CHUNK bytes of the whole buffer at most), the
@@ -130,26 +132,18 @@ void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
 void reduceAndDeliver(const PlanContext& ctx, const Op& op,
                       const Delivery& delivery, void* result) {
   size_t elt = dtypeSize(op.dtype);
-  size_t perChunk = std::max<size_t>(
-      1, ctx.chunkBytes / elt / std::max<size_t>(1, delivery.blocks));
-  size_t chunks = (delivery.blockCount + perChunk - 1) / perChunk;
+  size_t perChunk = elementsPerChunk(ctx, elt, delivery.blocks);
   size_t half =
       scratchBytes(ctx, delivery, std::min(perChunk, delivery.blockCount), elt);
   char* scratch = ctx.scratchBytes(2 * half);
-  std::unique_ptr<Chunk> inFlight;
-  for (size_t c = 0; c <= chunks; ++c) {
-    std::unique_ptr<Chunk> started;
-    if (c < chunks) {
-      size_t offset = c * perChunk;
-      started.reset(new Chunk{offset,
-                              std::min(perChunk, delivery.blockCount - offset),
-                              scratch + (c % 2) * half,
-                              {}});
-      startChunk(ctx, op, delivery, *started);
-    }
-    if (inFlight) finishChunk(ctx, op, delivery, *inFlight, result);
-    inFlight = std::move(started);
-  }
+  pipelineChunks(
+      delivery.blockCount, perChunk,
+      [&](const ChunkSpan& span) {
+        Chunk chunk{span.offset, span.n, scratch + (span.index % 2) * half, {}};
+        startChunk(ctx, op, delivery, chunk);
+        return chunk;
+      },
+      [&](Chunk& chunk) { finishChunk(ctx, op, delivery, chunk, result); });
 }
 
 }  // namespace
