@@ -30,17 +30,6 @@ struct Delivery {
   std::function<int(size_t)> destinationOf;
 };
 
-Op transfer(OpKind kind, const Op& user, const void* data, size_t count,
-            int peer) {
-  Op op = user;
-  op.kind = kind;
-  op.sendbuff = kind == OpKind::Send ? data : nullptr;
-  op.recvbuff = kind == OpKind::Recv ? const_cast<void*>(data) : nullptr;
-  op.count = count;
-  op.root = peer;
-  return op;
-}
-
 // One chunk: elements [offset, offset + count) of every block.
 struct Chunk {
   size_t offset;
@@ -89,9 +78,9 @@ void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
   const char* owned = partial + ctx.localRank() * base * elt;
   for (size_t b = 0; b < delivery.blocks; ++b) {
     if (ownPart.size() > 0)
-      transfers.push_back(transfer(OpKind::Send, op,
-                                   owned + b * ownPart.size() * elt,
-                                   ownPart.size(), delivery.destinationOf(b)));
+      transfers.push_back(
+          pointToPoint(OpKind::Send, op, owned + b * ownPart.size() * elt,
+                       ownPart.size(), delivery.destinationOf(b)));
     if (delivery.destinationOf(b) != ctx.rank) continue;
     for (int d = 0; d < domains; ++d) {
       const std::vector<int>& members = ctx.domains->members(d);
@@ -101,7 +90,7 @@ void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
         if (part.size() == 0) continue;
         char* slot = assembled + (d * chunk.count + part.begin) * elt;
         transfers.push_back(
-            transfer(OpKind::Recv, op, slot, part.size(), members[i]));
+            pointToPoint(OpKind::Recv, op, slot, part.size(), members[i]));
       }
     }
   }
