@@ -67,6 +67,19 @@ struct RuntimeLen {
   size_t get() const { return len; }
 };
 
+// Runs `kernel.block` over `count` elements: full blocks with a compile-time
+// length, so that their loops vectorise, then the last partial block.
+template <typename K, typename Storage>
+HETCCL_KERNEL_INLINE void runBlocks(const K& kernel, Storage* dst,
+                                    const void* const* srcs, int nsrcs,
+                                    size_t count) {
+  size_t offset = 0;
+  for (; count - offset >= kBlockElems; offset += kBlockElems)
+    kernel.block(dst, srcs, nsrcs, offset, FixedLen<kBlockElems>{});
+  if (offset < count)
+    kernel.block(dst, srcs, nsrcs, offset, RuntimeLen{count - offset});
+}
+
 // One reduction, fully typed. Scaling and division are template flags so
 // that the common plain sum carries no trace of them.
 //
@@ -85,23 +98,7 @@ class Kernel {
 
   HETCCL_KERNEL_INLINE void run(Storage* dst, const void* const* srcs,
                                 int nsrcs, size_t count) const {
-    size_t offset = 0;
-    for (; count - offset >= kBlockElems; offset += kBlockElems)
-      block(dst, srcs, nsrcs, offset, FixedLen<kBlockElems>{});
-    if (offset < count)
-      block(dst, srcs, nsrcs, offset, RuntimeLen{count - offset});
-  }
-
- private:
-  HETCCL_KERNEL_INLINE static Acc input(Storage value, Acc scale) {
-    if constexpr (kScaled) return wrapMul(F::load(value), scale);
-    return F::load(value);
-  }
-
-  HETCCL_KERNEL_INLINE static Storage output(Acc value,
-                                             const Divider<Acc>& divider) {
-    if constexpr (kDivided) return F::store(divider.apply(value));
-    return F::store(value);
+    runBlocks(*this, dst, srcs, nsrcs, count);
   }
 
   // Sources are combined strictly in order: ((s0 op s1) op s2) ... op sN-1.
@@ -118,6 +115,18 @@ class Kernel {
     firstPair(acc, source(0), source(1), len);
     for (int s = 2; s < nsrcs - 1; ++s) accumulate(acc, source(s), len);
     last(out, acc, source(nsrcs - 1), len);
+  }
+
+ private:
+  HETCCL_KERNEL_INLINE static Acc input(Storage value, Acc scale) {
+    if constexpr (kScaled) return wrapMul(F::load(value), scale);
+    return F::load(value);
+  }
+
+  HETCCL_KERNEL_INLINE static Storage output(Acc value,
+                                             const Divider<Acc>& divider) {
+    if constexpr (kDivided) return F::store(divider.apply(value));
+    return F::store(value);
   }
 
   template <typename Len>
@@ -252,14 +261,9 @@ class F16cHalfKernel {
 
   void run(uint16_t* dst, const void* const* srcs, int nsrcs,
            size_t count) const {
-    size_t offset = 0;
-    for (; count - offset >= kBlockElems; offset += kBlockElems)
-      block(dst, srcs, nsrcs, offset, FixedLen<kBlockElems>{});
-    if (offset < count)
-      block(dst, srcs, nsrcs, offset, RuntimeLen{count - offset});
+    runBlocks(*this, dst, srcs, nsrcs, count);
   }
 
- private:
   // Every source is read before dst is written: dst may be any source.
   template <typename Len>
   void block(uint16_t* dst, const void* const* srcs, int nsrcs, size_t offset,
@@ -279,6 +283,7 @@ class F16cHalfKernel {
     floatsToHalves(dst + offset, acc, len.get());
   }
 
+ private:
   template <typename Len>
   void scale(float* __restrict acc, Len len) const {
     const size_t n = len.get();
