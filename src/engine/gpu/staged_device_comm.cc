@@ -1,8 +1,6 @@
 #include "engine/gpu/staged_device_comm.h"
 
-#include <chrono>
 #include <limits>
-#include <thread>
 
 #include "engine/gpu/staging_layout.h"
 #include "util/error.h"
@@ -25,8 +23,8 @@ constexpr uint64_t kReleaseAll = std::numeric_limits<uint64_t>::max();
 }  // namespace
 
 StagedDeviceComm::StagedDeviceComm(
-    std::shared_ptr<Executor> hostComm, const DeviceModule& module,
-    int device, int rank, int nranks, std::shared_ptr<AbortSignal> abort,
+    std::shared_ptr<Executor> hostComm, const DeviceModule& module, int device,
+    int rank, int nranks, std::shared_ptr<AbortSignal> abort,
     double timeoutSeconds,
     std::unique_ptr<DeviceShmCollectives> directCollectives)
     : hostComm_(std::move(hostComm)),
@@ -120,9 +118,9 @@ void StagedDeviceComm::enqueueLaunch(const std::vector<Op>& ops,
                   "copying inputs to host staging");
   module_.check(api.writeValue64(stream, &flags_->inputsStaged, sequence),
                 "signalling staged inputs");
-  proxy_.enqueue([this, sequence, hostOps = std::move(staged.hostOps)] {
-    runOnHost(sequence, hostOps);
-  });
+  proxy_.enqueue(
+      [this, sequence, hostOps = std::move(staged.hostOps),
+       ticket = proxyTasks_.begin()] { runOnHost(sequence, hostOps); });
   module_.check(api.waitValue64(stream, &flags_->hostDone, sequence),
                 "waiting for the host plan");
   for (const StagingCopy& copy : staged.copiesOut)
@@ -156,13 +154,7 @@ void StagedDeviceComm::signalHostDone(uint64_t value) {
 }
 
 bool StagedDeviceComm::drain(double timeoutSeconds) {
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration<double>(timeoutSeconds);
-  while (!proxy_.idle()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return hostComm_->drain(timeoutSeconds);
+  return proxyTasks_.drain(timeoutSeconds) && hostComm_->drain(timeoutSeconds);
 }
 
 void StagedDeviceComm::abort() {
