@@ -1,8 +1,8 @@
 #include "engine/gpu/device_shm_collectives.h"
 
 #include <algorithm>
-#include <cstring>
 
+#include "runtime/reduction.h"
 #include "util/dtype.h"
 #include "util/error.h"
 #include "util/log.h"
