@@ -6,7 +6,8 @@ more than the change itself, so this runs the same hetccl-perf command from
 a "before" build and an "after" build in turns (before, after, before, ...),
 --rounds times each, and reports per collective and size the median busbw
 of each build, the range over its rounds (the run-to-run noise) and the
-ratio of the medians. The report (markdown: tables, exact commands, raw
+ratio of the medians (in-place and out-of-place rows apart; --placement
+out measures only the latter). The report (markdown: tables, exact commands, raw
 JSON) goes to --out, else bench/results/compare-builds-<date>.md.
 
 Example, the host all-reduce of 4 CPU ranks in one domain and in two:
@@ -79,7 +80,9 @@ def main():
                 json_path = Path(scratch) / f"{name}-{round_index}.jsonl"
                 commands[name] = run_once(build, args, env, json_path)
                 for record in read_json_lines(json_path):
-                    key = (name, record["coll"], record["bytes"])
+                    coll = record["coll"] + (
+                        " (in place)" if record.get("inplace") else "")
+                    key = (name, coll, record["bytes"])
                     busbw.setdefault(key, []).append(record["busbw_GBps"])
                     raw.append({"build": name, "round": round_index, **record})
                 print(f"round {round_index + 1}/{args.rounds}: {name} done",

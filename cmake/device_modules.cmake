@@ -25,7 +25,8 @@ set(HETCCL_HIP_ARCHITECTURES "gfx908;gfx90a;gfx1030" CACHE STRING
     "AMD GPU targets (--offload-arch) of libhetccl-hip.so")
 
 set(HETCCL_DEVICE_KERNELS_HEADER
-    ${PROJECT_SOURCE_DIR}/src/runtime/device/device_kernels.h)
+    ${PROJECT_SOURCE_DIR}/src/runtime/device/device_kernels.h
+    ${PROJECT_SOURCE_DIR}/src/runtime/reduce_ops.h)
 
 # Only the entry point leaves a module. Everything else, the statically
 # linked CUDA runtime above all, stays local: a program that loaded its own

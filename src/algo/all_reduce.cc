@@ -9,11 +9,11 @@
 // Each domain moves about 2(D-1)/D of the buffer across domains, spread
 // over its ranks by the ownership of the pieces.
 #include <algorithm>
-#include <cstring>
 #include <memory>
 
 #include "algo/domain_steps.h"
 #include "algo/ownership.h"
+#include "algo/pipeline.h"
 #include "algo/plan_context.h"
 #include "runtime/host/host_reduce.h"
 #include "util/dtype.h"
@@ -71,8 +71,9 @@ void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
     x.others.push_back(
         reducer.recv(recv + piece.range.begin * elt, piece.range.size() * elt));
   }
-  Reduction reduction{op.dtype, op.reduce.base};
-  reduction.divisor = static_cast<uint64_t>(ctx.nranks);
+  // Each domain's partial is scaled already: the domains premultiplied.
+  Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
+  reduction.preScale = nullptr;
   std::vector<const void*> sources(domains);
   const char* scratch = x.scratch;
   size_t next = 0;
@@ -91,8 +92,7 @@ void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
       sources[d] = scratch;
       scratch += bytes;
     }
-    hostReduce(mine, sources.data(), domains, piece.range.size(), reduction,
-               false, op.reduce.average);
+    hostReduce(mine, sources.data(), domains, piece.range.size(), reduction);
     for (int d = 0; d < domains; ++d)
       if (d != ctx.domain())
         x.others.push_back(ctx.linkTo(piece.owners[d]).send(mine, bytes));
@@ -115,42 +115,35 @@ size_t scratchFor(const PlanContext& ctx, const std::vector<Piece>& pieces,
 
 void allReducePlan(const PlanContext& ctx, const Op& op) {
   size_t elt = dtypeSize(op.dtype);
-  size_t perChunk = std::max<size_t>(1, ctx.chunkBytes / elt);
-  size_t chunks = (op.count + perChunk - 1) / perChunk;
+  size_t perChunk = elementsPerChunk(ctx, elt);
   // Two chunks are in flight: each gets its own half of the scratch.
   size_t half = 0;
-  for (size_t c = 0; c < std::min<size_t>(chunks, 2); ++c) {
-    size_t n = std::min(perChunk, op.count - c * perChunk);
+  for (size_t offset = 0; offset < std::min(op.count, 2 * perChunk);
+       offset += perChunk) {
+    size_t n = std::min(perChunk, op.count - offset);
     half = std::max(half,
                     scratchFor(ctx, crossDomainPieces(n, *ctx.domains), elt));
   }
   char* scratch = ctx.scratchBytes(2 * half);
-  std::unique_ptr<ChunkExchange> inFlight;
-  for (size_t c = 0; c <= chunks; ++c) {
-    std::unique_ptr<ChunkExchange> started;
-    if (c < chunks) {
-      started = std::make_unique<ChunkExchange>();
-      started->offset = c * perChunk;
-      started->count = std::min(perChunk, op.count - started->offset);
-      started->pieces = crossDomainPieces(started->count, *ctx.domains);
-      started->scratch = scratch + (c % 2) * half;
-      size_t elt = dtypeSize(op.dtype);
-      reduceInDomain(
-          ctx, op,
-          static_cast<const char*>(op.sendbuff) + started->offset * elt,
-          static_cast<char*>(op.recvbuff) + started->offset * elt,
-          started->count);
-      startExchange(ctx, op, *started);
-    }
-    if (inFlight) {
-      finishExchange(ctx, op, *inFlight);
-      gatherInDomain(ctx, op,
-                     static_cast<char*>(op.recvbuff) +
-                         inFlight->offset * dtypeSize(op.dtype),
-                     inFlight->count);
-    }
-    inFlight = std::move(started);
-  }
+  auto* send = static_cast<const char*>(op.sendbuff);
+  auto* recv = static_cast<char*>(op.recvbuff);
+  pipelineChunks(
+      op.count, perChunk,
+      [&](const ChunkSpan& chunk) {
+        ChunkExchange x;
+        x.offset = chunk.offset;
+        x.count = chunk.n;
+        x.pieces = crossDomainPieces(chunk.n, *ctx.domains);
+        x.scratch = scratch + (chunk.index % 2) * half;
+        reduceInDomain(ctx, op, send + x.offset * elt, recv + x.offset * elt,
+                       x.count);
+        startExchange(ctx, op, x);
+        return x;
+      },
+      [&](ChunkExchange& x) {
+        finishExchange(ctx, op, x);
+        gatherInDomain(ctx, op, recv + x.offset * elt, x.count);
+      });
 }
 
 }  // namespace hetccl

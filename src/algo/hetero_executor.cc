@@ -83,28 +83,15 @@ Link& HeteroExecutor::linkTo(int peer) const {
 }
 
 void HeteroExecutor::launch(const std::vector<Op>& ops, StreamHandle stream) {
-  {
-    std::lock_guard<std::mutex> lock(inflightMutex_);
-    ++inflight_;
-  }
-  struct Completion {
-    HeteroExecutor* executor;
-    ~Completion() {
-      std::lock_guard<std::mutex> lock(executor->inflightMutex_);
-      if (--executor->inflight_ == 0) executor->idle_.notify_all();
-    }
-  };
+  // As HostComm::launch: the task keeps the executor alive, the ticket
+  // counts it until it is gone.
   auto self = shared_from_this();
-  hostRuntime().enqueue(stream, [self, ops] {
-    Completion done{self.get()};
-    self->execute(ops);
-  });
+  hostRuntime().enqueue(
+      stream, [self, ops, ticket = inflight_.begin()] { self->execute(ops); });
 }
 
 bool HeteroExecutor::drain(double timeoutSeconds) {
-  std::unique_lock<std::mutex> lock(inflightMutex_);
-  auto limit = std::chrono::duration<double>(timeoutSeconds);
-  return idle_.wait_for(lock, limit, [this] { return inflight_ == 0; });
+  return inflight_.drain(timeoutSeconds);
 }
 
 // Collectives run in call order, then the group's point-to-point ops

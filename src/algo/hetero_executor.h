@@ -6,7 +6,6 @@
 
 #include "util/peer_liveness.h"
 
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +15,7 @@
 #include "algo/domains.h"
 #include "algo/plan_context.h"
 #include "transport/transport.h"
+#include "util/inflight_tracker.h"
 #include "util/oob.h"
 #include "util/settings.h"
 
@@ -65,9 +65,7 @@ class HeteroExecutor : public Executor,
   PlanContext context_;
   std::vector<char> scratch_;
   std::mutex planMutex_;  // one plan at a time
-  std::mutex inflightMutex_;
-  std::condition_variable idle_;
-  int inflight_ = 0;
+  InflightTracker inflight_;
 };
 
 }  // namespace hetccl

@@ -14,24 +14,19 @@ void pipelineChunks(
     const PlanContext& ctx, size_t count, size_t perChunk,
     const std::function<Transfers(size_t offset, size_t n)>& start,
     const std::function<void(size_t offset, size_t n)>& finish) {
-  struct Chunk {
-    size_t offset, n;
+  struct Started {
+    ChunkSpan chunk;
     Transfers transfers;
   };
-  std::unique_ptr<Chunk> inFlight;
-  for (size_t offset = 0;; offset += perChunk) {
-    std::unique_ptr<Chunk> started;
-    if (offset < count) {
-      size_t n = std::min(perChunk, count - offset);
-      started.reset(new Chunk{offset, n, start(offset, n)});
-    }
-    if (inFlight) {
-      for (auto& transfer : inFlight->transfers) ctx.wait(*transfer);
-      finish(inFlight->offset, inFlight->n);
-    }
-    if (!started) return;
-    inFlight = std::move(started);
-  }
+  pipelineChunks(
+      count, perChunk,
+      [&](const ChunkSpan& chunk) {
+        return Started{chunk, start(chunk.offset, chunk.n)};
+      },
+      [&](Started& started) {
+        for (auto& transfer : started.transfers) ctx.wait(*transfer);
+        finish(started.chunk.offset, started.chunk.n);
+      });
 }
 
 }  // namespace hetccl

@@ -3,8 +3,11 @@
 // steps across domains.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "algo/plan_context.h"
@@ -17,9 +20,34 @@ using Transfers = std::vector<std::shared_ptr<TransferRequest>>;
 size_t elementsPerChunk(const PlanContext& ctx, size_t elementBytes,
                         size_t rows = 1);
 
-// For the chunks [offset, offset + n) of `count` elements: start(offset, n)
-// posts the chunk's transfers; finish(offset, n) runs once they completed,
-// after the next chunk has started.
+// Chunk `index` holds elements [offset, offset + n).
+struct ChunkSpan {
+  size_t index;
+  size_t offset;
+  size_t n;
+};
+
+// The loop under every chunked plan, for the chunks of `count` elements:
+// start(chunk) returns the chunk's state (its transfers in flight),
+// finish(state) completes it, after the next chunk has started. At most
+// two chunks are in flight, so chunk.index % 2 picks a scratch half.
+template <typename Start, typename Finish>
+void pipelineChunks(size_t count, size_t perChunk, Start start, Finish finish) {
+  using State = std::invoke_result_t<Start&, const ChunkSpan&>;
+  std::optional<State> inFlight;
+  for (size_t index = 0, offset = 0;; ++index, offset += perChunk) {
+    std::optional<State> started;
+    if (offset < count)
+      started.emplace(
+          start(ChunkSpan{index, offset, std::min(perChunk, count - offset)}));
+    if (inFlight) finish(*inFlight);
+    if (!started) return;
+    inFlight = std::move(started);
+  }
+}
+
+// The same, for chunks whose state is their transfers: start(offset, n)
+// posts them; finish(offset, n) runs once they completed.
 void pipelineChunks(
     const PlanContext& ctx, size_t count, size_t perChunk,
     const std::function<Transfers(size_t offset, size_t n)>& start,

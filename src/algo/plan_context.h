@@ -58,6 +58,10 @@ void reduceScatterPlan(const PlanContext& context, const Op& op);
 void allToAllPlan(const PlanContext& context, const Op& op);
 void gatherPlan(const PlanContext& context, const Op& op);
 void scatterPlan(const PlanContext& context, const Op& op);
+// The op of `user`'s plan that sends `count` elements at `data` to `peer`
+// (kind Send) or receives them from `peer` (kind Recv).
+Op pointToPoint(OpKind kind, const Op& user, const void* data, size_t count,
+                int peer);
 // The point-to-point ops of one group (peers are global ranks).
 void sendRecvPlan(const PlanContext& context, const std::vector<Op>& ops);
 // The same in two halves: posts the transfers across domains and runs the

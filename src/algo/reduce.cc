@@ -14,6 +14,7 @@
 
 #include "algo/domain_steps.h"
 #include "algo/ownership.h"
+#include "algo/pipeline.h"
 #include "algo/plan_context.h"
 #include "runtime/host/host_reduce.h"
 #include "util/dtype.h"
@@ -28,17 +29,6 @@ struct Delivery {
   size_t blockCount;
   std::function<int(size_t)> destinationOf;
 };
-
-Op transfer(OpKind kind, const Op& user, const void* data, size_t count,
-            int peer) {
-  Op op = user;
-  op.kind = kind;
-  op.sendbuff = kind == OpKind::Send ? data : nullptr;
-  op.recvbuff = kind == OpKind::Recv ? const_cast<void*>(data) : nullptr;
-  op.count = count;
-  op.root = peer;
-  return op;
-}
 
 // One chunk: elements [offset, offset + count) of every block.
 struct Chunk {
@@ -88,9 +78,9 @@ void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
   const char* owned = partial + ctx.localRank() * base * elt;
   for (size_t b = 0; b < delivery.blocks; ++b) {
     if (ownPart.size() > 0)
-      transfers.push_back(transfer(OpKind::Send, op,
-                                   owned + b * ownPart.size() * elt,
-                                   ownPart.size(), delivery.destinationOf(b)));
+      transfers.push_back(
+          pointToPoint(OpKind::Send, op, owned + b * ownPart.size() * elt,
+                       ownPart.size(), delivery.destinationOf(b)));
     if (delivery.destinationOf(b) != ctx.rank) continue;
     for (int d = 0; d < domains; ++d) {
       const std::vector<int>& members = ctx.domains->members(d);
@@ -100,7 +90,7 @@ void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
         if (part.size() == 0) continue;
         char* slot = assembled + (d * chunk.count + part.begin) * elt;
         transfers.push_back(
-            transfer(OpKind::Recv, op, slot, part.size(), members[i]));
+            pointToPoint(OpKind::Recv, op, slot, part.size(), members[i]));
       }
     }
   }
@@ -116,13 +106,14 @@ void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
   int domains = ctx.domains->count();
   const char* assembled =
       chunk.scratch + 2 * delivery.blocks * chunk.count * elt;
-  Reduction reduction{op.dtype, op.reduce.base};
-  reduction.divisor = static_cast<uint64_t>(ctx.nranks);
+  // Each domain's partial is scaled already: the domains premultiplied.
+  Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
+  reduction.preScale = nullptr;
   std::vector<const void*> sources;
   for (int d = 0; d < domains; ++d)
     sources.push_back(assembled + d * chunk.count * elt);
   hostReduce(static_cast<char*>(result) + chunk.offset * elt, sources.data(),
-             domains, chunk.count, reduction, false, op.reduce.average);
+             domains, chunk.count, reduction);
 }
 
 // Chunk by chunk (HETCCL_CHUNK bytes of the whole buffer at most), the
@@ -130,26 +121,18 @@ void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
 void reduceAndDeliver(const PlanContext& ctx, const Op& op,
                       const Delivery& delivery, void* result) {
   size_t elt = dtypeSize(op.dtype);
-  size_t perChunk = std::max<size_t>(
-      1, ctx.chunkBytes / elt / std::max<size_t>(1, delivery.blocks));
-  size_t chunks = (delivery.blockCount + perChunk - 1) / perChunk;
+  size_t perChunk = elementsPerChunk(ctx, elt, delivery.blocks);
   size_t half =
       scratchBytes(ctx, delivery, std::min(perChunk, delivery.blockCount), elt);
   char* scratch = ctx.scratchBytes(2 * half);
-  std::unique_ptr<Chunk> inFlight;
-  for (size_t c = 0; c <= chunks; ++c) {
-    std::unique_ptr<Chunk> started;
-    if (c < chunks) {
-      size_t offset = c * perChunk;
-      started.reset(new Chunk{offset,
-                              std::min(perChunk, delivery.blockCount - offset),
-                              scratch + (c % 2) * half,
-                              {}});
-      startChunk(ctx, op, delivery, *started);
-    }
-    if (inFlight) finishChunk(ctx, op, delivery, *inFlight, result);
-    inFlight = std::move(started);
-  }
+  pipelineChunks(
+      delivery.blockCount, perChunk,
+      [&](const ChunkSpan& span) {
+        Chunk chunk{span.offset, span.n, scratch + (span.index % 2) * half, {}};
+        startChunk(ctx, op, delivery, chunk);
+        return chunk;
+      },
+      [&](Chunk& chunk) { finishChunk(ctx, op, delivery, chunk, result); });
 }
 
 }  // namespace

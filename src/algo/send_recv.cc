@@ -8,6 +8,17 @@
 
 namespace hetccl {
 
+Op pointToPoint(OpKind kind, const Op& user, const void* data, size_t count,
+                int peer) {
+  Op op = user;
+  op.kind = kind;
+  op.sendbuff = kind == OpKind::Send ? data : nullptr;
+  op.recvbuff = kind == OpKind::Recv ? const_cast<void*>(data) : nullptr;
+  op.count = count;
+  op.root = peer;
+  return op;
+}
+
 void sendRecvPlan(const PlanContext& ctx, const std::vector<Op>& ops) {
   for (auto& request : startSendRecv(ctx, ops)) ctx.wait(*request);
 }

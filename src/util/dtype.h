@@ -20,20 +20,9 @@ size_t dtypeSize(ncclDataType_t dtype);
 // "invalid" for an invalid type.
 const char* dtypeName(ncclDataType_t dtype);
 
-// True for the floating-point types (fp16, fp32, fp64, bf16, both fp8s).
-bool dtypeIsFloat(ncclDataType_t dtype);
-
-// Accepts the canonical names and common aliases, case-insensitively
-// ("half", "fp16", "float", "fp32", "double", "int", "bf16", "e4m3", ...).
-// Returns false (and leaves *dtype alone) for an unknown name.
-bool parseDtype(const char* name, ncclDataType_t* dtype);
-
 // "sum", "prod", "max", "min", "avg"; "invalid" for anything else (including
 // user-defined PreMulSum operators, which have no fixed name).
 const char* redOpName(ncclRedOp_t op);
-
-// Accepts the five names above, case-insensitively.
-bool parseRedOp(const char* name, ncclRedOp_t* op);
 
 // The integer a caller passed for an enum argument. C callers (and ctypes)
 // can pass any int; reading such a value through the enum type is undefined

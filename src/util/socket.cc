@@ -384,12 +384,6 @@ bool Deadline::expired() const {
   return !never_ && std::chrono::steady_clock::now() >= end_;
 }
 
-double Deadline::remainingSeconds() const {
-  if (never_) return INFINITY;
-  std::chrono::duration<double> left = end_ - std::chrono::steady_clock::now();
-  return std::max(0.0, left.count());
-}
-
 int Deadline::pollSliceMs() const {
   if (never_) return kPollSliceMs;
   auto left = std::chrono::duration_cast<std::chrono::microseconds>(

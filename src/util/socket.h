@@ -87,7 +87,6 @@ class Deadline {
   bool expired() const;
   // The length this deadline was made with, for messages.
   double seconds() const { return seconds_; }
-  double remainingSeconds() const;
   // How long one poll may sleep: at most kPollSliceMs, never past the
   // deadline.
   int pollSliceMs() const;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "nccl.h"
+#include "runtime/reduction.h"
 
 namespace hetccl {
 
@@ -34,6 +35,16 @@ struct ReduceSpec {
 
   const void* scalar() const {
     return scalarPointer != nullptr ? scalarPointer : &scalarValue;
+  }
+  // The engines' description of this reduction of `nranks` ranks' inputs
+  // (the scalar must be readable by the engine that runs it).
+  Reduction over(ncclDataType_t dtype, int nranks) const {
+    Reduction r;
+    r.dtype = dtype;
+    r.op = base;
+    if (preMultiply) r.preScale = scalar();
+    if (average) r.divisor = static_cast<uint64_t>(nranks);
+    return r;
   }
 };
 

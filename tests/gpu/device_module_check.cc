@@ -661,13 +661,15 @@ class ReductionBench {
     requireIdle(report_, stream_, name.c_str());
 
     std::vector<char> expected(std::max<size_t>(count, 1) * size_);
-    Reduction reduction{dtype_, op, &preScale, divisor};
+    Reduction reduction{dtype_, op};
+    if (scaled) reduction.preScale = &preScale;
+    if (divided) reduction.divisor = divisor;
     parallelFor(count, [&](size_t, size_t begin, size_t end) {
       std::vector<const void*> part(nsrcs);
       for (int s = 0; s < nsrcs; ++s)
         part[s] = static_cast<const char*>(hostSrcs[s]) + begin * size_;
       hostReduce(expected.data() + begin * size_, part.data(), nsrcs,
-                 end - begin, reduction, scaled, divided);
+                 end - begin, reduction);
     });
     const char* got = hostResult_.data() + (alignedDst > 0) * size_;
     return compare(name, expected.data(), got, count, hostSrcs) &

@@ -437,10 +437,11 @@ class DeviceKernelsOnHost : public ::testing::TestWithParam<ncclDataType_t> {
     r.divisor = c.divisor;
     EmulatedLauncher launcher;
     EXPECT_EQ(device::enqueueReduction(r, launcher), 0) << c.name();
-    const Reduction reduction{c.dtype, c.op, &c.preScale, c.divisor};
+    Reduction reduction{c.dtype, c.op};
+    if (c.scaled) reduction.preScale = &c.preScale;
+    if (c.divided) reduction.divisor = c.divisor;
     hostReduce(reinterpret_cast<char*>(want.data()) + dstOffset * sz,
-               hostSrcs.data(), c.nsrcs, c.count, reduction, c.scaled,
-               c.divided);
+               hostSrcs.data(), c.nsrcs, c.count, reduction);
     // Whole buffers: the elements around dst must be untouched too.
     for (size_t i = 0; i < total; ++i) {
       uint64_t a = 0, b = 0;

@@ -77,9 +77,10 @@ std::vector<char> reduced(const Case& c, int nranks, size_t first,
     sources.push_back(input.data() + bytesOf(c, first));
   std::vector<char> result(bytesOf(c, count));
   uint64_t scalar = scalarOf(c);
-  Reduction reduction{c.dtype, c.op, &scalar, static_cast<uint64_t>(nranks)};
-  hostReduce(result.data(), sources.data(), nranks, count, reduction,
-             c.preMultiply, c.average);
+  Reduction reduction{c.dtype, c.op};
+  if (c.preMultiply) reduction.preScale = &scalar;
+  if (c.average) reduction.divisor = static_cast<uint64_t>(nranks);
+  hostReduce(result.data(), sources.data(), nranks, count, reduction);
   return result;
 }
 

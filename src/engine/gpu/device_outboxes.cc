@@ -2,10 +2,9 @@
 
 #include <cstring>
 #include <limits>
-#include <optional>
 
 #include "runtime/device/device_module.h"
-#include "util/collective_setup.h"
+#include "transport/shm/segment_exchange.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -24,11 +23,6 @@ struct DeviceOutboxes::Counters {
 namespace {
 
 constexpr size_t kPage = 4096;
-constexpr size_t kNameBytes = 64;
-
-struct OutboxRecord {
-  char name[kNameBytes];
-};
 
 }  // namespace
 
@@ -40,31 +34,19 @@ DeviceOutboxes::DeviceOutboxes(Oob& oob, const DeviceModule& module,
     fail(ncclInternalError, "GPU outboxes take at most %d ranks",
          HETCCL_DEVICE_MAX_SOURCES);
   const size_t bytes = kPage + kSlots * slotBytes_;
-  std::optional<Error> failure;
-  ShmSegment own;
-  captureFailure(failure, [&] {
-    own = ShmSegment::create(ShmSegment::uniqueName("hetccl-gpu"), bytes);
-    // First touch here: the pages go to this process's memory node, near
-    // the GPU that writes them, before any other rank maps them.
-    std::memset(own.data(), 0, bytes);
-  });
-  std::vector<OutboxRecord> records(nranks_);
-  std::memset(records.data(), 0, records.size() * sizeof(OutboxRecord));
-  std::strncpy(records[rank_].name, own.name().c_str(), kNameBytes - 1);
-  oob.allGather(records.data(), sizeof(OutboxRecord));
-  agreeOnSuccess(oob, failure, "GPU outboxes", "creating this rank's");
-  segments_.resize(nranks_);
-  captureFailure(failure, [&] {
-    for (int r = 0; r < nranks_; ++r) {
-      records[r].name[kNameBytes - 1] = '\0';
-      segments_[r] = r == rank_ ? std::move(own)
-                                : ShmSegment::open(records[r].name, bytes);
-      registrations_.push_back(std::make_unique<HostRegistration>(
-          module, segments_[r].data(), bytes));
-    }
-  });
-  agreeOnSuccess(oob, failure, "GPU outboxes", "mapping every rank's");
-  segments_[rank_].unlink();
+  SegmentExchange exchange;
+  exchange.what = "GPU outboxes";
+  exchange.namePrefix = "hetccl-gpu";
+  exchange.ownBytes = [&] { return bytes; };
+  // First touch here: the pages go to this process's memory node, near the
+  // GPU that writes them, before any other rank maps them.
+  exchange.format = [&](ShmSegment& own) { std::memset(own.data(), 0, bytes); };
+  exchange.maps = [](int) { return true; };
+  exchange.mapped = [&](int, ShmSegment& segment) {
+    registrations_.push_back(
+        std::make_unique<HostRegistration>(module, segment.data(), bytes));
+  };
+  exchangeSegments(oob, exchange, segments_);
 }
 
 DeviceOutboxes::Counters& DeviceOutboxes::counters(int owner) const {

@@ -1,8 +1,8 @@
 #include "engine/gpu/device_shm_collectives.h"
 
 #include <algorithm>
-#include <cstring>
 
+#include "runtime/reduction.h"
 #include "util/dtype.h"
 #include "util/error.h"
 #include "vendor/op_traits.h"
@@ -198,18 +198,8 @@ void DeviceShmCollectives::signal(void* stream, uint64_t* counter,
 void DeviceShmCollectives::reduce(const Op& op, void* to,
                                   const void* const* sources, size_t length) {
   if (length == 0) return;
-  hetcclDeviceReduction reduction{};
-  for (int r = 0; r < nranks_; ++r) reduction.srcs[r] = sources[r];
-  reduction.dst = to;
-  reduction.nsrcs = nranks_;
-  reduction.count = length;
-  reduction.dtype = op.dtype;
-  reduction.op = op.reduce.base;
-  reduction.applyPreScale = op.reduce.preMultiply;
-  if (op.reduce.preMultiply)
-    std::memcpy(&reduction.preScale, op.reduce.scalar(), dtypeSize(op.dtype));
-  reduction.applyDivisor = op.reduce.average;
-  reduction.divisor = static_cast<uint64_t>(nranks_);
+  hetcclDeviceReduction reduction = deviceReduction(
+      op.reduce.over(op.dtype, nranks_), to, sources, nranks_, length);
   module_.check(module_.api().reduceAsync(&reduction, down_.handle()),
                 "reducing a chunk on the GPU");
 }

@@ -1,8 +1,6 @@
 #include "engine/gpu/staged_device_comm.h"
 
-#include <chrono>
 #include <limits>
-#include <thread>
 
 #include "engine/gpu/staging_layout.h"
 #include "util/error.h"
@@ -130,9 +128,9 @@ void StagedDeviceComm::enqueueLaunch(const std::vector<Op>& ops,
                   "copying inputs to host staging");
   module_.check(api.writeValue64(stream, &flags_->inputsStaged, sequence),
                 "signalling staged inputs");
-  proxy_.enqueue([this, sequence, hostOps = std::move(staged.hostOps)] {
-    runOnHost(sequence, hostOps);
-  });
+  proxy_.enqueue(
+      [this, sequence, hostOps = std::move(staged.hostOps),
+       ticket = proxyTasks_.begin()] { runOnHost(sequence, hostOps); });
   module_.check(api.waitValue64(stream, &flags_->hostDone, sequence),
                 "waiting for the host plan");
   for (const StagingCopy& copy : staged.copiesOut)
@@ -169,13 +167,7 @@ void StagedDeviceComm::signalHostDone(uint64_t value) {
 }
 
 bool StagedDeviceComm::drain(double timeoutSeconds) {
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration<double>(timeoutSeconds);
-  while (!proxy_.idle()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return hostComm_->drain(timeoutSeconds);
+  return proxyTasks_.drain(timeoutSeconds) && hostComm_->drain(timeoutSeconds);
 }
 
 void StagedDeviceComm::abort() {

@@ -19,6 +19,7 @@
 #include "runtime/device/device_resources.h"
 #include "runtime/host/host_stream.h"
 #include "util/abort_signal.h"
+#include "util/inflight_tracker.h"
 #include "vendor/executor.h"
 
 namespace hetccl {
@@ -74,7 +75,8 @@ class StagedDeviceComm : public Executor {
   std::unique_ptr<DeviceShmCollectives> directCollectives_;  // may be null
   std::mutex launchMutex_;
   uint64_t launched_ = 0;
-  HostStream proxy_;  // last: its thread stops before the rest goes
+  InflightTracker proxyTasks_;  // what drain() waits for on the proxy
+  HostStream proxy_;            // last: its thread stops before the rest goes
 };
 
 }  // namespace hetccl

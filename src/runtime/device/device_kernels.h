@@ -3,11 +3,11 @@
 // to launch them.
 //
 // The kernels compute bit for bit what the host engine computes
-// (runtime/host/host_reduce.cc): the same accumulation types, the same
-// operations in the same order (sources 0, 1, 2, ... combined left to
-// right), one rounding at the end. Three things keep the GPU from taking
-// liberties the host does not take, and must hold wherever this header is
-// compiled:
+// (runtime/host/host_reduce.cc): the same element formats and operators
+// (runtime/reduce_ops.h, shared with it), the same operations in the same
+// order (sources 0, 1, 2, ... combined left to right), one rounding at the
+// end. Three things keep the GPU from taking liberties the host does not
+// take, and must hold wherever this header is compiled:
 // - no contraction of a*b+c into a fused multiply-add (nvcc -fmad=false,
 //   hipcc -ffp-contract=off): PreMulSum would otherwise round once where
 //   the host rounds twice;
@@ -36,7 +36,7 @@
 
 #include "nccl.h"
 #include "runtime/device/device_module.h"
-#include "util/float_formats.h"
+#include "runtime/reduce_ops.h"
 
 // Loops over sources and pack elements have fixed trip counts: unrolled,
 // they keep every value in registers.
@@ -48,161 +48,6 @@
 
 namespace hetccl {
 namespace device {
-
-// ---- Element formats: stored bits <-> accumulation type ----
-
-template <typename T>
-struct NativeFormat {
-  using Storage = T;
-  using Acc = T;
-  HETCCL_HOST_DEVICE static Acc load(Storage value) { return value; }
-  HETCCL_HOST_DEVICE static Storage store(Acc value) { return value; }
-};
-
-struct HalfFormat {
-  using Storage = uint16_t;
-  using Acc = float;
-  HETCCL_HOST_DEVICE static Acc load(Storage bits) {
-    return halfBitsToFloat(bits);
-  }
-  HETCCL_HOST_DEVICE static Storage store(Acc value) {
-    return floatToHalfBits(value);
-  }
-};
-
-struct Bf16Format {
-  using Storage = uint16_t;
-  using Acc = float;
-  HETCCL_HOST_DEVICE static Acc load(Storage bits) {
-    return bf16BitsToFloat(bits);
-  }
-  HETCCL_HOST_DEVICE static Storage store(Acc value) {
-    return floatToBf16Bits(value);
-  }
-};
-
-struct E4m3Format {
-  using Storage = uint8_t;
-  using Acc = float;
-  HETCCL_HOST_DEVICE static Acc load(Storage bits) {
-    return e4m3BitsToFloat(bits);
-  }
-  HETCCL_HOST_DEVICE static Storage store(Acc value) {
-    return floatToE4m3Bits(value);
-  }
-};
-
-struct E5m2Format {
-  using Storage = uint8_t;
-  using Acc = float;
-  HETCCL_HOST_DEVICE static Acc load(Storage bits) {
-    return e5m2BitsToFloat(bits);
-  }
-  HETCCL_HOST_DEVICE static Storage store(Acc value) {
-    return floatToE5m2Bits(value);
-  }
-};
-
-// ---- Arithmetic in the accumulation type ----
-
-// Integers wrap around like two's complement; the arithmetic is done in the
-// unsigned type so that signed overflow is never undefined behaviour.
-template <typename T>
-HETCCL_HOST_DEVICE inline T wrapAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(a) + U(b));
-  } else {
-    return a + b;
-  }
-}
-
-template <typename T>
-HETCCL_HOST_DEVICE inline T wrapMul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(a) * U(b));
-  } else {
-    return a * b;
-  }
-}
-
-struct SumOp {
-  template <typename T>
-  HETCCL_HOST_DEVICE static T apply(T a, T b) {
-    return wrapAdd(a, b);
-  }
-};
-
-struct ProdOp {
-  template <typename T>
-  HETCCL_HOST_DEVICE static T apply(T a, T b) {
-    return wrapMul(a, b);
-  }
-};
-
-// Max/Min propagate NaN exactly like the host engine: a NaN `a` survives
-// the comparison (b > NaN is false), a NaN `b` is picked explicitly. Written
-// as selects, not fmaxf/fminf, which drop NaNs and may order -0/+0 freely.
-struct MaxOp {
-  template <typename T>
-  HETCCL_HOST_DEVICE static T apply(T a, T b) {
-    const T larger = b > a ? b : a;
-    if constexpr (std::is_floating_point_v<T>) return b != b ? b : larger;
-    return larger;
-  }
-};
-
-struct MinOp {
-  template <typename T>
-  HETCCL_HOST_DEVICE static T apply(T a, T b) {
-    const T smaller = b < a ? b : a;
-    if constexpr (std::is_floating_point_v<T>) return b != b ? b : smaller;
-    return smaller;
-  }
-};
-
-// Division by the Avg divisor: true division for floating types (by the
-// divisor converted on the host, as the host engine converts it), C-style
-// truncating division for integers.
-template <typename T, bool kFloat = std::is_floating_point_v<T>>
-class Divider;
-
-template <typename T>
-class Divider<T, true> {
- public:
-  Divider() = default;
-  explicit Divider(uint64_t divisor) : divisor_(T(divisor)) {}
-  HETCCL_HOST_DEVICE T apply(T value) const { return value / divisor_; }
-
- private:
-  T divisor_ = T(1);
-};
-
-template <typename T>
-class Divider<T, false> {
- public:
-  Divider() = default;
-  explicit Divider(uint64_t divisor) : divisor_(divisor) {}
-
-  HETCCL_HOST_DEVICE T apply(T value) const {
-    if constexpr (std::is_unsigned_v<T>) {
-      return T(uint64_t(value) / divisor_);
-    } else {
-      if (divisor_ <= uint64_t(INT64_MAX))
-        return T(int64_t(value) / int64_t(divisor_));
-      // A divisor of 2^63 or more: |value| <= 2^63, so the truncated
-      // quotient is 0, except -2^63 / 2^63 = -1. (The host computes this in
-      // 128 bits, which GPUs lack.)
-      const bool minusOne =
-          int64_t(value) == INT64_MIN && divisor_ == (uint64_t(1) << 63);
-      return minusOne ? T(-1) : T(0);
-    }
-  }
-
- private:
-  uint64_t divisor_ = 1;
-};
 
 // ---- The kernel ----
 
@@ -232,7 +77,7 @@ struct ReduceArgs {
   size_t packs;
   size_t count;
   Acc scale;
-  Divider<Acc> divider;
+  reduce::Divider<Acc> divider;
 };
 
 // The per-element steps of one kernel variant.
@@ -243,7 +88,7 @@ struct Steps {
 
   HETCCL_HOST_DEVICE static Acc input(Storage value,
                                       const ReduceArgs<F>& args) {
-    if constexpr (kScaled) return wrapMul(F::load(value), args.scale);
+    if constexpr (kScaled) return reduce::wrapMul(F::load(value), args.scale);
     return F::load(value);
   }
 
@@ -413,12 +258,12 @@ int launchWithOp(const hetcclDeviceReduction& r, ReduceArgs<F> args,
   const bool divided = r.applyDivisor != 0;
   if (!scaled && !divided)
     return launchVariant<F, Op, false, false>(args, launcher);
-  if constexpr (std::is_same_v<Op, SumOp>) {
+  if constexpr (std::is_same_v<Op, reduce::SumOp>) {
     if (!divided) return launchVariant<F, Op, true, false>(args, launcher);
     if (!scaled) return launchVariant<F, Op, false, true>(args, launcher);
   }
   if (!scaled) args.scale = typename F::Acc(1);
-  if (!divided) args.divider = Divider<typename F::Acc>(1);
+  if (!divided) args.divider = reduce::Divider<typename F::Acc>(1);
   return launchVariant<F, Op, true, true>(args, launcher);
 }
 
@@ -434,17 +279,18 @@ int launchWithFormat(const hetcclDeviceReduction& r, Launcher& launcher) {
   Storage scaleBits{};
   __builtin_memcpy(&scaleBits, &r.preScale, sizeof(scaleBits));
   args.scale = F::load(scaleBits);
-  args.divider = Divider<typename F::Acc>(r.applyDivisor ? r.divisor : 1);
+  args.divider =
+      reduce::Divider<typename F::Acc>(r.applyDivisor ? r.divisor : 1);
   splitIntoPacks(args, r.count);
   switch (r.op) {
     case ncclSum:
-      return launchWithOp<F, SumOp>(r, args, launcher);
+      return launchWithOp<F, reduce::SumOp>(r, args, launcher);
     case ncclProd:
-      return launchWithOp<F, ProdOp>(r, args, launcher);
+      return launchWithOp<F, reduce::ProdOp>(r, args, launcher);
     case ncclMax:
-      return launchWithOp<F, MaxOp>(r, args, launcher);
+      return launchWithOp<F, reduce::MaxOp>(r, args, launcher);
     default:
-      return launchWithOp<F, MinOp>(r, args, launcher);
+      return launchWithOp<F, reduce::MinOp>(r, args, launcher);
   }
 }
 
@@ -466,29 +312,29 @@ int enqueueReduction(const hetcclDeviceReduction& r, Launcher& launcher) {
   }
   switch (r.dtype) {
     case ncclInt8:
-      return launchWithFormat<NativeFormat<int8_t>>(r, launcher);
+      return launchWithFormat<reduce::NativeFormat<int8_t>>(r, launcher);
     case ncclUint8:
-      return launchWithFormat<NativeFormat<uint8_t>>(r, launcher);
+      return launchWithFormat<reduce::NativeFormat<uint8_t>>(r, launcher);
     case ncclInt32:
-      return launchWithFormat<NativeFormat<int32_t>>(r, launcher);
+      return launchWithFormat<reduce::NativeFormat<int32_t>>(r, launcher);
     case ncclUint32:
-      return launchWithFormat<NativeFormat<uint32_t>>(r, launcher);
+      return launchWithFormat<reduce::NativeFormat<uint32_t>>(r, launcher);
     case ncclInt64:
-      return launchWithFormat<NativeFormat<int64_t>>(r, launcher);
+      return launchWithFormat<reduce::NativeFormat<int64_t>>(r, launcher);
     case ncclUint64:
-      return launchWithFormat<NativeFormat<uint64_t>>(r, launcher);
+      return launchWithFormat<reduce::NativeFormat<uint64_t>>(r, launcher);
     case ncclFloat16:
-      return launchWithFormat<HalfFormat>(r, launcher);
+      return launchWithFormat<reduce::HalfFormat>(r, launcher);
     case ncclFloat32:
-      return launchWithFormat<NativeFormat<float>>(r, launcher);
+      return launchWithFormat<reduce::NativeFormat<float>>(r, launcher);
     case ncclFloat64:
-      return launchWithFormat<NativeFormat<double>>(r, launcher);
+      return launchWithFormat<reduce::NativeFormat<double>>(r, launcher);
     case ncclBfloat16:
-      return launchWithFormat<Bf16Format>(r, launcher);
+      return launchWithFormat<reduce::Bf16Format>(r, launcher);
     case ncclFloat8e4m3:
-      return launchWithFormat<E4m3Format>(r, launcher);
+      return launchWithFormat<reduce::E4m3Format>(r, launcher);
     default:
-      return launchWithFormat<E5m2Format>(r, launcher);
+      return launchWithFormat<reduce::E5m2Format>(r, launcher);
   }
 }
 

@@ -10,9 +10,9 @@
 #include "runtime/host/host_reduce.h"
 
 #include <cstring>
-#include <limits>
 #include <type_traits>
 
+#include "runtime/reduce_ops.h"
 #include "util/dtype.h"
 #include "util/error.h"
 #include "util/float_formats.h"
@@ -39,125 +39,8 @@
 namespace hetccl {
 namespace {
 
-// ---- Element formats: stored bits <-> accumulation type ----
-
-template <typename T>
-struct NativeFormat {
-  using Storage = T;
-  using Acc = T;
-  static Acc load(Storage value) { return value; }
-  static Storage store(Acc value) { return value; }
-};
-
-struct HalfFormat {
-  using Storage = uint16_t;
-  using Acc = float;
-  static Acc load(Storage bits) { return halfBitsToFloat(bits); }
-  static Storage store(Acc value) { return floatToHalfBits(value); }
-};
-
-struct Bf16Format {
-  using Storage = uint16_t;
-  using Acc = float;
-  static Acc load(Storage bits) { return bf16BitsToFloat(bits); }
-  static Storage store(Acc value) { return floatToBf16Bits(value); }
-};
-
-struct E4m3Format {
-  using Storage = uint8_t;
-  using Acc = float;
-  static Acc load(Storage bits) { return e4m3BitsToFloat(bits); }
-  static Storage store(Acc value) { return floatToE4m3Bits(value); }
-};
-
-struct E5m2Format {
-  using Storage = uint8_t;
-  using Acc = float;
-  static Acc load(Storage bits) { return e5m2BitsToFloat(bits); }
-  static Storage store(Acc value) { return floatToE5m2Bits(value); }
-};
-
-// ---- Arithmetic in the accumulation type ----
-
-// Integers wrap around like two's complement; doing the arithmetic in the
-// unsigned type keeps signed overflow from being undefined behaviour.
-template <typename T>
-inline T wrapAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(a) + U(b));
-  } else {
-    return a + b;
-  }
-}
-
-template <typename T>
-inline T wrapMul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(a) * U(b));
-  } else {
-    return a * b;
-  }
-}
-
-struct SumOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    return wrapAdd(a, b);
-  }
-};
-
-struct ProdOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    return wrapMul(a, b);
-  }
-};
-
-// Max/Min propagate NaN: a NaN in either operand gives a NaN. Written as
-// selects so that they vectorise.
-struct MaxOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    const T larger = b > a ? b : a;  // a NaN `a` survives: b > NaN is false
-    if constexpr (std::is_floating_point_v<T>) return b != b ? b : larger;
-    return larger;
-  }
-};
-
-struct MinOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    const T smaller = b < a ? b : a;
-    if constexpr (std::is_floating_point_v<T>) return b != b ? b : smaller;
-    return smaller;
-  }
-};
-
-// Division by the Avg divisor: true division for floating types, C-style
-// truncating division for integers.
-template <typename T>
-class Divider {
- public:
-  explicit Divider(uint64_t divisor) : divisor_(divisor) {}
-
-  T apply(T value) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      return value / T(divisor_);
-    } else if constexpr (std::is_unsigned_v<T>) {
-      return T(uint64_t(value) / divisor_);
-    } else if (divisor_ <= uint64_t(std::numeric_limits<int64_t>::max())) {
-      return T(int64_t(value) / int64_t(divisor_));
-    } else {
-      // Only a divisor of 2^63 or more gets here; 128 bits hold it signed.
-      return T(__int128(value) / __int128(divisor_));
-    }
-  }
-
- private:
-  uint64_t divisor_;
-};
+// The formats and operators the device kernels use too.
+using namespace reduce;
 
 template <typename Format>
 struct Params {
@@ -184,6 +67,19 @@ struct RuntimeLen {
   size_t get() const { return len; }
 };
 
+// Runs `kernel.block` over `count` elements: full blocks with a compile-time
+// length, so that their loops vectorise, then the last partial block.
+template <typename K, typename Storage>
+HETCCL_KERNEL_INLINE void runBlocks(const K& kernel, Storage* dst,
+                                    const void* const* srcs, int nsrcs,
+                                    size_t count) {
+  size_t offset = 0;
+  for (; count - offset >= kBlockElems; offset += kBlockElems)
+    kernel.block(dst, srcs, nsrcs, offset, FixedLen<kBlockElems>{});
+  if (offset < count)
+    kernel.block(dst, srcs, nsrcs, offset, RuntimeLen{count - offset});
+}
+
 // One reduction, fully typed. Scaling and division are template flags so
 // that the common plain sum carries no trace of them.
 //
@@ -202,23 +98,7 @@ class Kernel {
 
   HETCCL_KERNEL_INLINE void run(Storage* dst, const void* const* srcs,
                                 int nsrcs, size_t count) const {
-    size_t offset = 0;
-    for (; count - offset >= kBlockElems; offset += kBlockElems)
-      block(dst, srcs, nsrcs, offset, FixedLen<kBlockElems>{});
-    if (offset < count)
-      block(dst, srcs, nsrcs, offset, RuntimeLen{count - offset});
-  }
-
- private:
-  HETCCL_KERNEL_INLINE static Acc input(Storage value, Acc scale) {
-    if constexpr (kScaled) return wrapMul(F::load(value), scale);
-    return F::load(value);
-  }
-
-  HETCCL_KERNEL_INLINE static Storage output(Acc value,
-                                             const Divider<Acc>& divider) {
-    if constexpr (kDivided) return F::store(divider.apply(value));
-    return F::store(value);
+    runBlocks(*this, dst, srcs, nsrcs, count);
   }
 
   // Sources are combined strictly in order: ((s0 op s1) op s2) ... op sN-1.
@@ -235,6 +115,18 @@ class Kernel {
     firstPair(acc, source(0), source(1), len);
     for (int s = 2; s < nsrcs - 1; ++s) accumulate(acc, source(s), len);
     last(out, acc, source(nsrcs - 1), len);
+  }
+
+ private:
+  HETCCL_KERNEL_INLINE static Acc input(Storage value, Acc scale) {
+    if constexpr (kScaled) return wrapMul(F::load(value), scale);
+    return F::load(value);
+  }
+
+  HETCCL_KERNEL_INLINE static Storage output(Acc value,
+                                             const Divider<Acc>& divider) {
+    if constexpr (kDivided) return F::store(divider.apply(value));
+    return F::store(value);
   }
 
   template <typename Len>
@@ -369,14 +261,9 @@ class F16cHalfKernel {
 
   void run(uint16_t* dst, const void* const* srcs, int nsrcs,
            size_t count) const {
-    size_t offset = 0;
-    for (; count - offset >= kBlockElems; offset += kBlockElems)
-      block(dst, srcs, nsrcs, offset, FixedLen<kBlockElems>{});
-    if (offset < count)
-      block(dst, srcs, nsrcs, offset, RuntimeLen{count - offset});
+    runBlocks(*this, dst, srcs, nsrcs, count);
   }
 
- private:
   // Every source is read before dst is written: dst may be any source.
   template <typename Len>
   void block(uint16_t* dst, const void* const* srcs, int nsrcs, size_t offset,
@@ -396,6 +283,7 @@ class F16cHalfKernel {
     floatsToHalves(dst + offset, acc, len.get());
   }
 
+ private:
   template <typename Len>
   void scale(float* __restrict acc, Len len) const {
     const size_t n = len.get();
@@ -433,8 +321,6 @@ struct ReduceCall {
   int nsrcs;
   size_t count;
   const Reduction& r;
-  bool applyPreScale;
-  bool applyDivisor;
 };
 
 // Picks the kernel variant for the call's flags. `K` is Kernel, or a kernel
@@ -472,11 +358,10 @@ template <typename F,
           template <typename, typename, bool, bool> class K = Kernel>
 void reduceWithFormat(const ReduceCall& call) {
   typename F::Storage scaleBits{};
-  if (call.applyPreScale)
-    std::memcpy(&scaleBits, call.r.preScale, sizeof(scaleBits));
-  const Params<F> params{call.applyPreScale, F::load(scaleBits),
-                         call.applyDivisor,
-                         Divider<typename F::Acc>(call.r.divisor)};
+  const bool scaled = call.r.preScale != nullptr;
+  if (scaled) std::memcpy(&scaleBits, call.r.preScale, sizeof(scaleBits));
+  const Params<F> params{scaled, F::load(scaleBits), call.r.divisor.has_value(),
+                         Divider<typename F::Acc>(call.r.divisor.value_or(1))};
   switch (call.r.op) {
     case ncclSum:
       return reduceWithOp<K, F, SumOp>(call, params);
@@ -507,10 +392,7 @@ void checkArguments(const ReduceCall& call) {
                    int(call.r.dtype));
   HETCCL_CHECK_ARG(call.nsrcs >= 1, "hostReduce: nsrcs is %d, needs at least 1",
                    call.nsrcs);
-  HETCCL_CHECK_ARG(!call.applyPreScale || call.r.preScale != nullptr,
-                   "hostReduce: applyPreScale without a preScale value");
-  HETCCL_CHECK_ARG(!call.applyDivisor || call.r.divisor != 0,
-                   "hostReduce: divisor is 0");
+  HETCCL_CHECK_ARG(call.r.divisor != 0u, "hostReduce: divisor is 0");
   if (call.count == 0) return;
   HETCCL_CHECK_ARG(call.dst != nullptr && call.srcs != nullptr,
                    "hostReduce: null buffer for %zu elements", call.count);
@@ -527,14 +409,13 @@ bool isBuiltinCombiner(ncclRedOp_t op) {
 }  // namespace
 
 void hostReduce(void* dst, const void* const* srcs, int nsrcs, size_t count,
-                const Reduction& r, bool applyPreScale, bool applyDivisor) {
-  const ReduceCall call{dst, srcs,          nsrcs,       count,
-                        r,   applyPreScale, applyDivisor};
+                const Reduction& r) {
+  const ReduceCall call{dst, srcs, nsrcs, count, r};
   checkArguments(call);
   if (count == 0) return;
   // A single untouched source is a copy; copying bytes also keeps NaN
   // payloads that a decode/encode round trip would canonicalise.
-  if (nsrcs == 1 && !applyPreScale && !applyDivisor &&
+  if (nsrcs == 1 && r.preScale == nullptr && !r.divisor &&
       isBuiltinCombiner(r.op)) {
     if (dst != srcs[0]) std::memcpy(dst, srcs[0], count * dtypeSize(r.dtype));
     return;
@@ -567,21 +448,6 @@ void hostReduce(void* dst, const void* const* srcs, int nsrcs, size_t count,
     default:
       fail(ncclInvalidArgument, "hostReduce: invalid dtype %d", int(r.dtype));
   }
-}
-
-void hostReduce2(void* dst, const void* a, const void* b, size_t count,
-                 const Reduction& r, bool applyPreScale, bool applyDivisor) {
-  const void* const srcs[2] = {a, b};
-  hostReduce(dst, srcs, 2, count, r, applyPreScale, applyDivisor);
-}
-
-void hostApplyDivisor(void* data, size_t count, const Reduction& r) {
-  // With one source the operator never combines anything; fix it to sum so
-  // that callers may pass the Reduction of an Avg as it is.
-  Reduction divideOnly = r;
-  divideOnly.op = ncclSum;
-  const void* const srcs[1] = {data};
-  hostReduce(data, srcs, 1, count, divideOnly, false, true);
 }
 
 }  // namespace hetccl

@@ -10,27 +10,14 @@ ShmRingReceiver::ShmRingReceiver(int rank, int peer, ShmRingView ring,
     : rank_(rank), peer_(peer), ring_(ring), ownControl_(ownControl) {}
 
 std::shared_ptr<ShmTransfer> ShmRingReceiver::post(void* data, size_t bytes) {
-  auto transfer = std::make_shared<ShmTransfer>(
-      peer_, static_cast<char*>(data), bytes, nextSequence_++,
-      format("a %zu-byte receive from rank %d", bytes, peer_));
-  queue_.push_back(transfer);
-  return transfer;
+  return queue_.post(peer_, static_cast<char*>(data), bytes,
+                     format("a %zu-byte receive from rank %d", bytes, peer_));
 }
 
 bool ShmRingReceiver::progress() {
-  if (queue_.empty()) return false;
-  bool progressed = false;
-  while (!broken_ && !queue_.empty() &&
-         pullChunks(*queue_.front(), progressed)) {
-    queue_.front()->complete();
-    queue_.pop_front();
-    progressed = true;
-  }
-  if (broken_ && !queue_.empty()) {
-    failAll();
-    progressed = true;
-  }
-  return progressed;
+  return queue_.progress([this](ShmTransfer& transfer, bool& progressed) {
+    return pullChunks(transfer, progressed);
+  });
 }
 
 bool ShmRingReceiver::pullChunks(ShmTransfer& transfer, bool& progressed) {
@@ -75,19 +62,14 @@ void ShmRingReceiver::reportMismatch(const ShmTransfer& transfer,
   ownControl_.mismatchSizes.postedBytes = posted;
   ownControl_.mismatchSizes.sentBytes = sent;
   ownControl_.mismatch.post(sequence + 1);
-  broken_ = Error(
+  queue_.breakWith(Error(
       ncclInvalidUsage,
       format("size mismatch on the shm link from rank %d to rank %d: for "
              "message #%llu rank %d posted %llu bytes but the peer sent %llu; "
              "sizes of matched sends and receives must agree",
              peer_, rank_, static_cast<unsigned long long>(sequence), rank_,
              static_cast<unsigned long long>(posted),
-             static_cast<unsigned long long>(sent)));
-}
-
-void ShmRingReceiver::failAll() {
-  for (auto& transfer : queue_) transfer->failWith(*broken_);
-  queue_.clear();
+             static_cast<unsigned long long>(sent))));
 }
 
 }  // namespace hetccl

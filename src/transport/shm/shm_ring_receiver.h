@@ -10,12 +10,10 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <memory>
-#include <optional>
 
 #include "transport/shm/shm_link_layout.h"
-#include "transport/shm/shm_transfer.h"
+#include "transport/shm/shm_transfer_queue.h"
 
 namespace hetccl {
 
@@ -39,16 +37,13 @@ class ShmRingReceiver {
   // Breaks the direction: the chunk at the head of the ring does not
   // belong to `transfer`, or has a different size.
   void reportMismatch(const ShmTransfer& transfer, const ShmSlotHeader& header);
-  void failAll();
 
   const int rank_;
   const int peer_;
   const ShmRingView ring_;
   ShmLinkControl& ownControl_;
-  std::deque<std::shared_ptr<ShmTransfer>> queue_;
-  uint64_t nextSequence_ = 0;
+  ShmTransferQueue queue_;
   uint64_t chunksReceived_ = 0;
-  std::optional<Error> broken_;
   std::atomic<size_t> bytesReceived_{0};
 };
 

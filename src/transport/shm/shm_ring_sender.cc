@@ -11,27 +11,16 @@ ShmRingSender::ShmRingSender(int rank, int peer, ShmRingView ring,
 
 std::shared_ptr<ShmTransfer> ShmRingSender::post(const void* data,
                                                  size_t bytes) {
-  auto transfer = std::make_shared<ShmTransfer>(
-      peer_, const_cast<char*>(static_cast<const char*>(data)), bytes,
-      nextSequence_++, format("a %zu-byte send to rank %d", bytes, peer_));
-  queue_.push_back(transfer);
-  return transfer;
+  return queue_.post(peer_, const_cast<char*>(static_cast<const char*>(data)),
+                     bytes, format("a %zu-byte send to rank %d", bytes, peer_));
 }
 
 bool ShmRingSender::progress() {
   if (queue_.empty()) return false;
-  if (!broken_) checkPeerReport();
-  if (broken_) {
-    failAll();
-    return true;
-  }
-  bool progressed = false;
-  while (!queue_.empty() && pushChunks(*queue_.front(), progressed)) {
-    queue_.front()->complete();
-    queue_.pop_front();
-    progressed = true;
-  }
-  return progressed;
+  if (!queue_.broken()) checkPeerReport();
+  return queue_.progress([this](ShmTransfer& transfer, bool& progressed) {
+    return pushChunks(transfer, progressed);
+  });
 }
 
 bool ShmRingSender::pushChunks(ShmTransfer& transfer, bool& progressed) {
@@ -59,7 +48,7 @@ bool ShmRingSender::pushChunks(ShmTransfer& transfer, bool& progressed) {
 void ShmRingSender::checkPeerReport() {
   uint64_t report = peerControl_.mismatch.load();
   if (report == 0) return;
-  broken_ = Error(
+  queue_.breakWith(Error(
       ncclInvalidUsage,
       format("size mismatch on the shm link from rank %d to rank %d: for "
              "message #%llu rank %d posted %llu bytes but the peer (rank %d) "
@@ -69,12 +58,7 @@ void ShmRingSender::checkPeerReport() {
                  peerControl_.mismatchSizes.postedBytes),
              rank_,
              static_cast<unsigned long long>(
-                 peerControl_.mismatchSizes.sentBytes)));
-}
-
-void ShmRingSender::failAll() {
-  for (auto& transfer : queue_) transfer->failWith(*broken_);
-  queue_.clear();
+                 peerControl_.mismatchSizes.sentBytes))));
 }
 
 }  // namespace hetccl

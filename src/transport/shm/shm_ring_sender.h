@@ -8,12 +8,10 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <memory>
-#include <optional>
 
 #include "transport/shm/shm_link_layout.h"
-#include "transport/shm/shm_transfer.h"
+#include "transport/shm/shm_transfer_queue.h"
 
 namespace hetccl {
 
@@ -38,16 +36,13 @@ class ShmRingSender {
   bool pushChunks(ShmTransfer& transfer, bool& progressed);
   // Breaks the direction if the peer reported a size mismatch.
   void checkPeerReport();
-  void failAll();
 
   const int rank_;
   const int peer_;
   const ShmRingView ring_;
   ShmLinkControl& peerControl_;
-  std::deque<std::shared_ptr<ShmTransfer>> queue_;
-  uint64_t nextSequence_ = 0;
+  ShmTransferQueue queue_;
   uint64_t chunksSent_ = 0;
-  std::optional<Error> broken_;
   std::atomic<size_t> bytesSent_{0};
 };
 

@@ -73,6 +73,25 @@ void StripedChannel::receiveOn(size_t socket) {
   }
 }
 
+size_t StripedChannel::Cursor::advance(size_t moved) {
+  const size_t headerPart = std::min(moved, kHeaderBytes - headerDone);
+  headerDone += headerPart;
+  payloadDone += moved - headerPart;
+  return moved - headerPart;
+}
+
+int StripedChannel::pendingParts(Cursor& cursor, Transfer& transfer,
+                                 size_t length, iovec (&parts)[2]) const {
+  int count = 0;
+  if (cursor.headerDone < kHeaderBytes)
+    parts[count++] = {cursor.header + cursor.headerDone,
+                      kHeaderBytes - cursor.headerDone};
+  parts[count++] = {
+      transfer.stripeData(cursor.stripe, stripeBytes_) + cursor.payloadDone,
+      length - cursor.payloadDone};
+  return count;
+}
+
 bool StripedChannel::sendStep(size_t socket, Cursor& cursor,
                               Transfer& transfer) {
   size_t length = transfer.stripeLength(cursor.stripe, stripeBytes_);
@@ -85,16 +104,9 @@ bool StripedChannel::sendStep(size_t socket, Cursor& cursor,
   }
   // Header and payload leave in one system call.
   iovec parts[2];
-  int count = 0;
-  if (cursor.headerDone < kHeaderBytes)
-    parts[count++] = {cursor.header + cursor.headerDone,
-                      kHeaderBytes - cursor.headerDone};
-  parts[count++] = {
-      transfer.stripeData(cursor.stripe, stripeBytes_) + cursor.payloadDone,
-      length - cursor.payloadDone};
   msghdr message{};
   message.msg_iov = parts;
-  message.msg_iovlen = count;
+  message.msg_iovlen = pendingParts(cursor, transfer, length, parts);
   ssize_t sent =
       ::sendmsg(sockets_[socket].fd(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (sent < 0) {
@@ -102,11 +114,8 @@ bool StripedChannel::sendStep(size_t socket, Cursor& cursor,
     if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
     lost("sending");
   }
-  size_t moved = static_cast<size_t>(sent);
-  size_t headerPart = std::min(moved, kHeaderBytes - cursor.headerDone);
-  cursor.headerDone += headerPart;
-  cursor.payloadDone += moved - headerPart;
-  counters_->sent.fetch_add(moved - headerPart, std::memory_order_relaxed);
+  const size_t payload = cursor.advance(static_cast<size_t>(sent));
+  counters_->sent.fetch_add(payload, std::memory_order_relaxed);
   if (cursor.payloadDone == length)
     finishStripe(socket, cursor, sends_, transfer);
   return true;
@@ -116,13 +125,7 @@ bool StripedChannel::receiveStep(size_t socket, Cursor& cursor,
                                  Transfer& transfer) {
   size_t length = transfer.stripeLength(cursor.stripe, stripeBytes_);
   iovec parts[2];
-  int count = 0;
-  if (cursor.headerDone < kHeaderBytes)
-    parts[count++] = {cursor.header + cursor.headerDone,
-                      kHeaderBytes - cursor.headerDone};
-  parts[count++] = {
-      transfer.stripeData(cursor.stripe, stripeBytes_) + cursor.payloadDone,
-      length - cursor.payloadDone};
+  const int count = pendingParts(cursor, transfer, length, parts);
   ssize_t got = ::readv(sockets_[socket].fd(), parts, count);
   if (got == 0) {
     errno = 0;
@@ -133,13 +136,11 @@ bool StripedChannel::receiveStep(size_t socket, Cursor& cursor,
     if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
     lost("receiving");
   }
-  size_t moved = static_cast<size_t>(got);
-  size_t headerPart = std::min(moved, kHeaderBytes - cursor.headerDone);
-  cursor.headerDone += headerPart;
-  if (headerPart > 0 && cursor.headerDone == kHeaderBytes)
+  const bool headerWasDone = cursor.headerDone == kHeaderBytes;
+  const size_t payload = cursor.advance(static_cast<size_t>(got));
+  if (!headerWasDone && cursor.headerDone == kHeaderBytes)
     checkHeader(cursor, transfer, length);
-  cursor.payloadDone += moved - headerPart;
-  counters_->received.fetch_add(moved - headerPart, std::memory_order_relaxed);
+  counters_->received.fetch_add(payload, std::memory_order_relaxed);
   if (cursor.headerDone == kHeaderBytes && cursor.payloadDone == length)
     finishStripe(socket, cursor, receives_, transfer);
   return true;

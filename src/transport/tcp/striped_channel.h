@@ -8,6 +8,8 @@
 // Only the progress thread touches a channel, except for the counters.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -65,7 +67,16 @@ class StripedChannel {
     size_t headerDone = 0;
     size_t payloadDone = 0;
     uint8_t header[StripeHeader::kEncodedBytes] = {};
+
+    // Counts `moved` bytes of one system call against the header first,
+    // then the payload; returns the payload's share.
+    size_t advance(size_t moved);
   };
+
+  // The rest of `cursor`'s stripe (`length` payload bytes), header first,
+  // as the parts of one system call; returns how many parts.
+  int pendingParts(Cursor& cursor, Transfer& transfer, size_t length,
+                   iovec (&parts)[2]) const;
 
   // Moves bytes for one step of `cursor`'s stripe; false if the socket
   // would block.

@@ -1,7 +1,5 @@
 #include "vendor/host/host_comm.h"
 
-#include <chrono>
-
 #include "util/error.h"
 
 namespace hetccl {
@@ -20,34 +18,12 @@ HostComm::HostComm(Oob& oob, const ShmSettings& settings,
       engine_(world_) {}
 
 void HostComm::launch(const std::vector<Op>& ops, StreamHandle stream) {
-  {
-    std::lock_guard<std::mutex> lock(inflightMutex_);
-    ++inflight_;
-  }
   // The task owns a reference: a communicator destroyed while its work is
-  // queued stays alive until that work has run.
+  // queued stays alive until that work has run. The ticket counts the work
+  // until the task is gone: run, or never queued because enqueue failed.
   auto self = shared_from_this();
-  struct Completion {
-    HostComm* comm;
-    ~Completion() {
-      std::lock_guard<std::mutex> lock(comm->inflightMutex_);
-      if (--comm->inflight_ == 0) comm->idle_.notify_all();
-    }
-  };
-  auto task = [self, ops] {
-    Completion done{self.get()};
-    self->execute(ops);
-  };
-  try {
-    hostRuntime().enqueue(stream, std::move(task));
-  } catch (...) {
-    // An inline run that failed has already completed; a failed enqueue
-    // never ran, so its count must be returned here.
-    if (stream != nullptr) {
-      Completion undo{this};
-    }
-    throw;
-  }
+  hostRuntime().enqueue(
+      stream, [self, ops, ticket = inflight_.begin()] { self->execute(ops); });
 }
 
 void HostComm::execute(const std::vector<Op>& ops) {
@@ -63,9 +39,7 @@ void HostComm::execute(const std::vector<Op>& ops) {
 }
 
 bool HostComm::drain(double timeoutSeconds) {
-  std::unique_lock<std::mutex> lock(inflightMutex_);
-  auto limit = std::chrono::duration<double>(timeoutSeconds);
-  return idle_.wait_for(lock, limit, [this] { return inflight_ == 0; });
+  return inflight_.drain(timeoutSeconds);
 }
 
 }  // namespace hetccl

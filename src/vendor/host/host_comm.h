@@ -2,12 +2,10 @@
 // host streams over the shared-memory world of the ranks' host.
 #pragma once
 
-#include "util/peer_liveness.h"
-
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 
+#include "util/inflight_tracker.h"
+#include "util/peer_liveness.h"
 #include "vendor/executor.h"
 #include "vendor/host/host_engine.h"
 #include "vendor/host/shm_world.h"
@@ -36,9 +34,7 @@ class HostComm : public Executor,
 
   ShmWorld world_;
   HostEngine engine_;
-  std::mutex inflightMutex_;
-  std::condition_variable idle_;
-  int inflight_ = 0;
+  InflightTracker inflight_;
 };
 
 }  // namespace hetccl

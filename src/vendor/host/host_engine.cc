@@ -108,15 +108,6 @@ size_t HostEngine::elementsPerBuffer(const Op& op) const {
   return world_.settings().chunkBytes / dtypeSize(op.dtype);
 }
 
-Reduction HostEngine::reductionFor(const Op& op) const {
-  Reduction r;
-  r.dtype = op.dtype;
-  r.op = op.reduce.base;
-  r.preScale = op.reduce.preMultiply ? op.reduce.scalar() : nullptr;
-  r.divisor = static_cast<uint64_t>(nranks_);
-  return r;
-}
-
 void HostEngine::reduceSlice(const Op& op, uint64_t round, const char* ownInput,
                              size_t begin, size_t end, char* dst) {
   if (end <= begin) return;
@@ -124,8 +115,8 @@ void HostEngine::reduceSlice(const Op& op, uint64_t round, const char* ownInput,
   for (int r = 0; r < nranks_; ++r)
     sources_[r] =
         (r == rank_ ? ownInput : world_.input(r, round)) + begin * elt;
-  hostReduce(dst, sources_.data(), nranks_, end - begin, reductionFor(op),
-             op.reduce.preMultiply, op.reduce.average);
+  hostReduce(dst, sources_.data(), nranks_, end - begin,
+             op.reduce.over(op.dtype, nranks_));
 }
 
 // All-reduce and reduce share their rounds. Small rounds are reduced whole
@@ -207,7 +198,7 @@ void HostEngine::reduceScatter(const Op& op) {
       sources_[r] = r == rank_ ? send + (r * op.count + offset) * elt
                                : world_.input(r, k) + rank_ * n * elt;
     hostReduce(recv + offset * elt, sources_.data(), nranks_, n,
-               reductionFor(op), op.reduce.preMultiply, op.reduce.average);
+               op.reduce.over(op.dtype, nranks_));
     postDone(k);
     postFreed(k);
   }

@@ -55,7 +55,6 @@ class HostEngine {
   void waitAllReady(uint64_t round);
   void waitAllDone(uint64_t round);
 
-  Reduction reductionFor(const Op& op) const;
   // Reduces elements [begin, end) of the round's inputs into dst, taking
   // this rank's input from `ownInput` (which may be its staged copy).
   void reduceSlice(const Op& op, uint64_t round, const char* ownInput,

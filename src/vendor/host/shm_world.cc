@@ -1,9 +1,8 @@
 #include "vendor/host/shm_world.h"
 
-#include <unistd.h>
+#include <algorithm>
 
-#include <cstring>
-
+#include "transport/shm/segment_exchange.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -11,7 +10,6 @@ namespace hetccl {
 namespace {
 
 constexpr size_t kPage = 4096;
-constexpr size_t kNameBytes = 64;
 
 size_t roundUp(size_t value, size_t align) {
   return (value + align - 1) / align * align;
@@ -50,21 +48,14 @@ ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings,
       abort_(std::move(abort)),
       liveness_(std::move(liveness)),
       layout_(layoutFor(oob.nranks(), settings)),
-      segments_(oob.nranks()),
       bases_(oob.nranks()) {
-  std::string own = ShmSegment::uniqueName("hetccl");
-  segments_[rank_] = ShmSegment::create(own, layout_.total);
-  std::vector<char> names(kNameBytes * nranks_, '\0');
-  std::strncpy(&names[kNameBytes * rank_], own.c_str(), kNameBytes - 1);
-  oob.allGather(names.data(), kNameBytes);
-  for (int r = 0; r < nranks_; ++r) {
-    if (r != rank_)
-      segments_[r] = ShmSegment::open(&names[kNameBytes * r], layout_.total);
-    bases_[r] = segments_[r].data();
-  }
-  // Everyone has mapped every segment: the names are no longer needed.
-  oob.barrier();
-  segments_[rank_].unlink();
+  SegmentExchange exchange;
+  exchange.what = "host domain";
+  exchange.namePrefix = "hetccl";
+  exchange.ownBytes = [&] { return layout_.total; };
+  exchange.maps = [](int) { return true; };
+  exchangeSegments(oob, exchange, segments_);
+  for (int r = 0; r < nranks_; ++r) bases_[r] = segments_[r].data();
   LOG_INFO(kLogShm,
            "host domain rank %d of %d: shared memory ready, %zu KiB per "
            "segment, chunk %zu KiB",

@@ -143,10 +143,10 @@ hetcclDeviceModuleTable makeTable() {
     hetcclDeviceReduction copy = *r;
     streamOf(stream).enqueue([copy] {
       Reduction reduction{static_cast<ncclDataType_t>(copy.dtype),
-                          static_cast<ncclRedOp_t>(copy.op), &copy.preScale,
-                          copy.divisor};
-      hostReduce(copy.dst, copy.srcs, copy.nsrcs, copy.count, reduction,
-                 copy.applyPreScale, copy.applyDivisor);
+                          static_cast<ncclRedOp_t>(copy.op)};
+      if (copy.applyPreScale) reduction.preScale = &copy.preScale;
+      if (copy.applyDivisor) reduction.divisor = copy.divisor;
+      hostReduce(copy.dst, copy.srcs, copy.nsrcs, copy.count, reduction);
     });
     return 0;
   };
