@@ -7,39 +7,40 @@ namespace hetccl {
 
 ShmRingReceiver::ShmRingReceiver(int rank, int peer, ShmRingView ring,
                                  ShmLinkControl& ownControl)
-    : rank_(rank), peer_(peer), ring_(ring), ownControl_(ownControl) {}
+    : end_(rank, peer, ring), ownControl_(ownControl) {}
 
 std::shared_ptr<ShmTransfer> ShmRingReceiver::post(void* data, size_t bytes) {
-  return queue_.post(peer_, static_cast<char*>(data), bytes,
-                     format("a %zu-byte receive from rank %d", bytes, peer_));
+  return end_.queue.post(
+      end_.peer, static_cast<char*>(data), bytes,
+      format("a %zu-byte receive from rank %d", bytes, end_.peer));
 }
 
 bool ShmRingReceiver::progress() {
-  return queue_.progress([this](ShmTransfer& transfer, bool& progressed) {
+  return end_.queue.progress([this](ShmTransfer& transfer, bool& progressed) {
     return pullChunks(transfer, progressed);
   });
 }
 
 bool ShmRingReceiver::pullChunks(ShmTransfer& transfer, bool& progressed) {
-  uint64_t filledUntil = ring_.control().sent.load();
+  uint64_t filledUntil = end_.ring.control().sent.load();
   while (transfer.remaining() > 0) {
-    if (chunksReceived_ >= filledUntil) {
-      filledUntil = ring_.control().sent.load();
-      if (chunksReceived_ >= filledUntil) return false;
+    if (end_.chunks >= filledUntil) {
+      filledUntil = end_.ring.control().sent.load();
+      if (end_.chunks >= filledUntil) return false;
     }
-    const ShmSlotHeader& header = ring_.header(chunksReceived_);
+    const ShmSlotHeader& header = end_.ring.header(end_.chunks);
     if (header.sequence != transfer.sequence() ||
         header.messageBytes != transfer.bytes()) {
       reportMismatch(transfer, header);
       return false;
     }
-    size_t n = std::min(ring_.chunkBytes(), transfer.remaining());
+    size_t n = std::min(end_.ring.chunkBytes(), transfer.remaining());
     std::memcpy(transfer.buffer() + transfer.moved(),
-                ring_.data(chunksReceived_), n);
+                end_.ring.data(end_.chunks), n);
     transfer.advance(n);
     // Release: the slot is read before the sender may overwrite it.
-    ownControl_.consumed.post(++chunksReceived_);
-    bytesReceived_.fetch_add(n, std::memory_order_relaxed);
+    ownControl_.consumed.post(++end_.chunks);
+    end_.bytes.fetch_add(n, std::memory_order_relaxed);
     progressed = true;
   }
   return true;
@@ -62,13 +63,13 @@ void ShmRingReceiver::reportMismatch(const ShmTransfer& transfer,
   ownControl_.mismatchSizes.postedBytes = posted;
   ownControl_.mismatchSizes.sentBytes = sent;
   ownControl_.mismatch.post(sequence + 1);
-  queue_.breakWith(Error(
+  end_.queue.breakWith(Error(
       ncclInvalidUsage,
       format("size mismatch on the shm link from rank %d to rank %d: for "
              "message #%llu rank %d posted %llu bytes but the peer sent %llu; "
              "sizes of matched sends and receives must agree",
-             peer_, rank_, static_cast<unsigned long long>(sequence), rank_,
-             static_cast<unsigned long long>(posted),
+             end_.peer, end_.rank, static_cast<unsigned long long>(sequence),
+             end_.rank, static_cast<unsigned long long>(posted),
              static_cast<unsigned long long>(sent))));
 }
 

@@ -9,11 +9,10 @@
 // message numbers means the peer's message was empty.
 #pragma once
 
-#include <atomic>
 #include <memory>
 
 #include "transport/shm/shm_link_layout.h"
-#include "transport/shm/shm_transfer_queue.h"
+#include "transport/shm/shm_ring_end.h"
 
 namespace hetccl {
 
@@ -38,13 +37,8 @@ class ShmRingReceiver {
   // belong to `transfer`, or has a different size.
   void reportMismatch(const ShmTransfer& transfer, const ShmSlotHeader& header);
 
-  const int rank_;
-  const int peer_;
-  const ShmRingView ring_;
+  ShmRingEnd end_;
   ShmLinkControl& ownControl_;
-  ShmTransferQueue queue_;
-  uint64_t chunksReceived_ = 0;
-  std::atomic<size_t> bytesReceived_{0};
 };
 
 }  // namespace hetccl

@@ -7,39 +7,40 @@ namespace hetccl {
 
 ShmRingSender::ShmRingSender(int rank, int peer, ShmRingView ring,
                              ShmLinkControl& peerControl)
-    : rank_(rank), peer_(peer), ring_(ring), peerControl_(peerControl) {}
+    : end_(rank, peer, ring), peerControl_(peerControl) {}
 
 std::shared_ptr<ShmTransfer> ShmRingSender::post(const void* data,
                                                  size_t bytes) {
-  return queue_.post(peer_, const_cast<char*>(static_cast<const char*>(data)),
-                     bytes, format("a %zu-byte send to rank %d", bytes, peer_));
+  return end_.queue.post(
+      end_.peer, const_cast<char*>(static_cast<const char*>(data)), bytes,
+      format("a %zu-byte send to rank %d", bytes, end_.peer));
 }
 
 bool ShmRingSender::progress() {
-  if (queue_.empty()) return false;
-  if (!queue_.broken()) checkPeerReport();
-  return queue_.progress([this](ShmTransfer& transfer, bool& progressed) {
+  if (end_.queue.empty()) return false;
+  if (!end_.queue.broken()) checkPeerReport();
+  return end_.queue.progress([this](ShmTransfer& transfer, bool& progressed) {
     return pushChunks(transfer, progressed);
   });
 }
 
 bool ShmRingSender::pushChunks(ShmTransfer& transfer, bool& progressed) {
-  uint64_t freeUntil = peerControl_.consumed.load() + ring_.slots();
+  uint64_t freeUntil = peerControl_.consumed.load() + end_.ring.slots();
   while (transfer.remaining() > 0) {
-    if (chunksSent_ >= freeUntil) {
-      freeUntil = peerControl_.consumed.load() + ring_.slots();
-      if (chunksSent_ >= freeUntil) return false;
+    if (end_.chunks >= freeUntil) {
+      freeUntil = peerControl_.consumed.load() + end_.ring.slots();
+      if (end_.chunks >= freeUntil) return false;
     }
-    size_t n = std::min(ring_.chunkBytes(), transfer.remaining());
-    ShmSlotHeader& header = ring_.header(chunksSent_);
+    size_t n = std::min(end_.ring.chunkBytes(), transfer.remaining());
+    ShmSlotHeader& header = end_.ring.header(end_.chunks);
     header.sequence = transfer.sequence();
     header.messageBytes = transfer.bytes();
-    std::memcpy(ring_.data(chunksSent_), transfer.buffer() + transfer.moved(),
-                n);
+    std::memcpy(end_.ring.data(end_.chunks),
+                transfer.buffer() + transfer.moved(), n);
     transfer.advance(n);
     // Release: the peer that sees the count sees the slot's contents.
-    ring_.control().sent.post(++chunksSent_);
-    bytesSent_.fetch_add(n, std::memory_order_relaxed);
+    end_.ring.control().sent.post(++end_.chunks);
+    end_.bytes.fetch_add(n, std::memory_order_relaxed);
     progressed = true;
   }
   return true;
@@ -48,15 +49,16 @@ bool ShmRingSender::pushChunks(ShmTransfer& transfer, bool& progressed) {
 void ShmRingSender::checkPeerReport() {
   uint64_t report = peerControl_.mismatch.load();
   if (report == 0) return;
-  queue_.breakWith(Error(
+  end_.queue.breakWith(Error(
       ncclInvalidUsage,
       format("size mismatch on the shm link from rank %d to rank %d: for "
              "message #%llu rank %d posted %llu bytes but the peer (rank %d) "
              "sent %llu; sizes of matched sends and receives must agree",
-             rank_, peer_, static_cast<unsigned long long>(report - 1), peer_,
+             end_.rank, end_.peer, static_cast<unsigned long long>(report - 1),
+             end_.peer,
              static_cast<unsigned long long>(
                  peerControl_.mismatchSizes.postedBytes),
-             rank_,
+             end_.rank,
              static_cast<unsigned long long>(
                  peerControl_.mismatchSizes.sentBytes))));
 }

@@ -7,11 +7,10 @@
 // reused.
 #pragma once
 
-#include <atomic>
 #include <memory>
 
 #include "transport/shm/shm_link_layout.h"
-#include "transport/shm/shm_transfer_queue.h"
+#include "transport/shm/shm_ring_end.h"
 
 namespace hetccl {
 
@@ -37,13 +36,8 @@ class ShmRingSender {
   // Breaks the direction if the peer reported a size mismatch.
   void checkPeerReport();
 
-  const int rank_;
-  const int peer_;
-  const ShmRingView ring_;
+  ShmRingEnd end_;
   ShmLinkControl& peerControl_;
-  ShmTransferQueue queue_;
-  uint64_t chunksSent_ = 0;
-  std::atomic<size_t> bytesSent_{0};
 };
 
 }  // namespace hetccl
