@@ -27,7 +27,7 @@ class ShmRingReceiver {
   // Moves what it can without waiting; true if anything moved or ended.
   bool progress();
   size_t bytesReceived() const {
-    return bytesReceived_.load(std::memory_order_relaxed);
+    return end_.bytes.load(std::memory_order_relaxed);
   }
 
  private:

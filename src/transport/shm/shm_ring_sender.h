@@ -26,7 +26,7 @@ class ShmRingSender {
   // Moves what it can without waiting; true if anything moved or ended.
   bool progress();
   size_t bytesSent() const {
-    return bytesSent_.load(std::memory_order_relaxed);
+    return end_.bytes.load(std::memory_order_relaxed);
   }
 
  private:
