@@ -14,7 +14,11 @@ Example, the host all-reduce of 4 CPU ranks in one domain and in two:
     bench/compare_builds.py --before /work/base/build --after build \\
         --label "4 CPU ranks" -- -np 4 -x allreduce -b 1K -e 64M -f 4
 Everything after -- is hetccl-perf's arguments (--json is added); with
---env NAME=VALUE the variable is set for both builds' runs.
+--env NAME=VALUE the variable is set for both builds' runs. Both builds are
+measured by the same hetccl-perf (the after build's), which loads each
+build's libnccl.so.2 through --nccl-library, so that only the library
+differs; --own-tools runs each build's own hetccl-perf instead (needed
+where an older hetccl-perf cannot load the library that way).
 
 Not a test: run it on a quiet machine.
 """
@@ -45,6 +49,8 @@ def parse_args():
     parser.add_argument("--timeout", type=int, default=600,
                         help="seconds allowed for each run")
     parser.add_argument("--out", help="report path")
+    parser.add_argument("--own-tools", action="store_true",
+                        help="run each build's own hetccl-perf")
     parser.add_argument("perf_args", nargs=argparse.REMAINDER,
                         help="-- then hetccl-perf's arguments")
     args = parser.parse_args()
@@ -56,8 +62,13 @@ def parse_args():
 
 
 def run_once(build, args, env, json_path):
-    command = [str(perf_binary(build))] + args.perf_args + [
-        "--json", str(json_path)]
+    if args.own_tools:
+        command = [str(perf_binary(build))]
+    else:
+        library = Path(build).resolve() / "src" / "libnccl.so.2"
+        command = [str(perf_binary(args.after)), "--nccl-library",
+                   str(library)]
+    command += args.perf_args + ["--json", str(json_path)]
     result = subprocess.run(command, env=env, capture_output=True, text=True,
                             timeout=args.timeout, check=False)
     if result.returncode != 0:

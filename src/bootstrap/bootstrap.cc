@@ -7,9 +7,9 @@
 #include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
 #include "bootstrap/unique_id.h"
-#include "util/wire.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/wire.h"
 
 namespace hetccl {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "bootstrap/protocol.h"
-#include "util/wire.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/wire.h"
 
 namespace hetccl {
 namespace {

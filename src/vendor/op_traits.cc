@@ -17,7 +17,7 @@ constexpr OpTraits kBroadcast{"Broadcast", kOneAtRoot, kOne,
                               true,        false,      false};
 constexpr OpTraits kReduce{"Reduce", kOne, kOneAtRoot, true, false, true};
 constexpr OpTraits kAllGather{"AllGather", kOne, kAll, false, false, false};
-constexpr OpTraits kReduceScatter{"ReduceScatter", kAll, kOne,
+constexpr OpTraits kReduceScatter{"ReduceScatter", kAll,  kOne,
                                   false,           false, true};
 constexpr OpTraits kAlltoAll{"AlltoAll", kAll, kAll, false, false, false};
 constexpr OpTraits kGather{"Gather", kOne, kAllAtRoot, true, false, false};
@@ -25,8 +25,8 @@ constexpr OpTraits kScatter{"Scatter", kAllAtRoot, kOne, true, false, false};
 constexpr OpTraits kSend{"Send", kOne, kNone, false, true, false};
 constexpr OpTraits kRecv{"Recv", kNone, kOne, false, true, false};
 
-BufferSpan span(const void* pointer, const BufferTraits& traits,
-                const Op& op, int rank, int nranks) {
+BufferSpan span(const void* pointer, const BufferTraits& traits, const Op& op,
+                int rank, int nranks) {
   size_t bytes = op.count * dtypeSize(op.dtype) *
                  (traits.scaledByRanks ? static_cast<size_t>(nranks) : 1);
   bool used = traits.role == BufferRole::AllRanks ||

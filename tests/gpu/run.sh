@@ -43,6 +43,7 @@
 # still prints; default 570), CMAKE_ARGS (extra configure arguments),
 # SWEEP_ARGS / HETERO_ARGS (extra arguments of the bench scripts), BASE_SRC
 # (the source tree the compare step measures against; unset: no compare),
+# COMPARE_ROUNDS (its alternating rounds per build, default 3),
 # RESULTS_DIR (where the bench reports are copied; default bench/results,
 # empty: nowhere). Without nvidia-smi (no NVIDIA GPU) it says so and exits 0.
 set -uo pipefail
@@ -452,8 +453,8 @@ step_compare() {
     return
   fi
   local report=$out/compare-builds-gpu-$today.md
-  timeout "$limit" "$py" "$repo/bench/compare_builds.py" --before "$base_build" \
-    --after "$build" --rounds 3 --out "$report" \
+  timeout "$limit" "$py" "$repo/bench/compare_builds.py" --own-tools --before "$base_build" \
+    --after "$build" --rounds "${COMPARE_ROUNDS:-3}" --out "$report" \
     --label "2 H200 as 2 domains over shm, all-reduce" \
     --env HETCCL_NCCL_LIBRARY="$real_nccl" --env HETCCL_TRANSPORT=shm \
     -- -np 2 -D split:2 -x allreduce -d float32 -o sum -b 64M -e 1G -f 4 \

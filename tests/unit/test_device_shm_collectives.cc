@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "engine/gpu/device_shm_collectives.h"
-#include "vendor/op_traits.h"
 #include "runtime/host/host_reduce.h"
 #include "support/emulated_device_module.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"
 #include "util/dtype.h"
+#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {

@@ -491,7 +491,7 @@ TEST(ShmLink, BadPeerListsFailOnEveryRank) {
       InProcessOob oob(world, r);
       try {
         ShmLinkSet transport(oob, peersOf(r), ShmLinkSettings(), nullptr,
-                               nullptr);
+                             nullptr);
       } catch (const Error& e) {
         errors[r] = e;
       }

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "engine/gpu/staged_device_comm.h"
-#include "vendor/op_traits.h"
 #include "support/emulated_device_module.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"
 #include "util/dtype.h"
 #include "vendor/host/host_comm.h"
+#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {

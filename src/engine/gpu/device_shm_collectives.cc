@@ -5,8 +5,8 @@
 #include "runtime/reduction.h"
 #include "util/dtype.h"
 #include "util/error.h"
-#include "vendor/op_traits.h"
 #include "util/log.h"
+#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "transport/link.h"
-#include "transport/transport.h"
 #include "transport/shm/shm_link_engine.h"
 #include "transport/shm/shm_link_layout.h"
+#include "transport/transport.h"
 #include "util/abort_signal.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
@@ -34,9 +34,9 @@ class ShmLinkSet : public LinkSet {
   // rank's ring geometry; ranks may differ: each direction uses its
   // sender's.
   ShmLinkSet(Oob& oob, const std::vector<int>& peers,
-               const ShmLinkSettings& settings,
-               std::shared_ptr<AbortSignal> abort,
-               std::shared_ptr<const PeerLiveness> liveness);
+             const ShmLinkSettings& settings,
+             std::shared_ptr<AbortSignal> abort,
+             std::shared_ptr<const PeerLiveness> liveness);
   ShmLinkSet(const ShmLinkSet&) = delete;
   ShmLinkSet& operator=(const ShmLinkSet&) = delete;
 

@@ -15,11 +15,10 @@ class ShmTransport : public Transport {
   bool sharesHostMemory() const override { return true; }
   unsigned memoryKinds() const override { return kHostMemory; }
   int priority() const override { return 100; }
-  std::unique_ptr<LinkSet> connect(
-      const TransportSetup& setup) const override {
-    return std::make_unique<ShmLinkSet>(
-        setup.oob, setup.peers, ShmLinkSettings::from(setup.settings),
-        setup.abort, setup.liveness);
+  std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
+    return std::make_unique<ShmLinkSet>(setup.oob, setup.peers,
+                                        ShmLinkSettings::from(setup.settings),
+                                        setup.abort, setup.liveness);
   }
 };
 

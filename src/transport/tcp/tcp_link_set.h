@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "transport/link.h"
-#include "transport/transport.h"
 #include "transport/tcp/tcp_engine.h"
 #include "transport/tcp/tcp_settings.h"
+#include "transport/transport.h"
 #include "util/abort_signal.h"
 #include "util/oob.h"
 

@@ -15,11 +15,9 @@ class TcpTransport : public Transport {
   bool sharesHostMemory() const override { return false; }
   unsigned memoryKinds() const override { return kHostMemory; }
   int priority() const override { return 10; }
-  std::unique_ptr<LinkSet> connect(
-      const TransportSetup& setup) const override {
-    return std::make_unique<TcpLinkSet>(setup.oob, setup.peers,
-                                        TcpSettings::from(setup.settings),
-                                        setup.abort);
+  std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
+    return std::make_unique<TcpLinkSet>(
+        setup.oob, setup.peers, TcpSettings::from(setup.settings), setup.abort);
   }
 };
 

@@ -9,8 +9,8 @@
 
 #include "util/dtype.h"
 #include "util/error.h"
-#include "vendor/op_traits.h"
 #include "vendor/host/host_engine.h"
+#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {

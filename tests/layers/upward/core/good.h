@@ -1,0 +1,4 @@
+// The core may include util: allowed.
+#pragma once
+
+#include "util/error.h"
