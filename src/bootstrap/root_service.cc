@@ -69,12 +69,12 @@ void RootService::run() {
     }
     if (deadline.expired()) {
       std::string message =
-          nranks_ == 0
-              ? format("no rank arrived within %g s", timeoutSeconds_)
-              : format(
-                    "timed out after %g s: %d of %d rank(s) arrived; "
-                    "rank(s) %s never arrived",
-                    timeoutSeconds_, arrived_, nranks_, missingRanks().c_str());
+          nranks_ == 0 ? format("no rank arrived within %g s", timeoutSeconds_)
+                       : format(
+                             "timed out after %g s: %d of %d rank(s) arrived; "
+                             "rank(s) %s never arrived%s",
+                             timeoutSeconds_, arrived_, nranks_,
+                             missingRanks().c_str(), refusalsText().c_str());
       LOG_WARN(kLogBootstrap, "%s: %s", name_.c_str(), message.c_str());
       failArrived(ncclSystemError, message);
       return;
@@ -266,6 +266,10 @@ void RootService::drop(Pending& pending, const std::string& reason) {
 
 void RootService::refuse(Pending& pending, ncclResult_t code,
                          const std::string& reason) {
+  constexpr size_t kRefusalsKept = 4;
+  if (refusals_.size() < kRefusalsKept &&
+      std::find(refusals_.begin(), refusals_.end(), reason) == refusals_.end())
+    refusals_.push_back(reason);
   std::vector<uint8_t> reply = encodeRootError(code, reason);
   try {
     pending.socket.sendAll(reply.data(), reply.size(),
@@ -321,6 +325,13 @@ void RootService::failArrived(ncclResult_t code, const std::string& message) {
     }
     rank->socket.close();
   }
+}
+
+std::string RootService::refusalsText() const {
+  std::string text;
+  for (const std::string& reason : refusals_)
+    text += (text.empty() ? "; refused meanwhile: " : "; ") + reason;
+  return text;
 }
 
 std::string RootService::missingRanks() const {

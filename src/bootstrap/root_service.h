@@ -66,6 +66,8 @@ class RootService {
   void sendTables();
   void failArrived(ncclResult_t code, const std::string& message);
   std::string missingRanks() const;
+  // "; refused meanwhile: ..." for the timeout message, or "".
+  std::string refusalsText() const;
   void stopListening();
 
   Listener listener_;
@@ -75,6 +77,10 @@ class RootService {
   std::function<void()> onStopListening_;
   std::string name_;
   std::vector<std::unique_ptr<Pending>> pending_;
+  // Why connections that spoke the bootstrap protocol were refused (a rank
+  // of another HetCCL build, of another communicator): the ranks that
+  // waited for them are told at the timeout. The first few distinct ones.
+  std::vector<std::string> refusals_;
   std::vector<std::optional<Arrival>> ranks_;
   int nranks_ = 0;  // 0 until the first join fixes it
   int firstRank_ = -1;

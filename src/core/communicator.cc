@@ -110,6 +110,7 @@ void Communicator::connect(const ncclUniqueId& id) {
   peers_.resize(nranks_);
   for (int r = 0; r < nranks_; ++r)
     std::memcpy(&peers_[r], bootstrap_->peerInfo(r), sizeof(PeerInfo));
+  checkSameBuild(peers_);
 }
 
 // One domain: its vendor communicator runs every operation. Several: each

@@ -8,7 +8,9 @@
 #include <string>
 
 #include "algo/domains.h"
+#include "hetccl_version.h"
 #include "runtime/runtime.h"
+#include "util/error.h"
 #include "util/settings.h"
 
 namespace hetccl {
@@ -52,7 +54,33 @@ PeerInfo PeerInfo::local(int rank, int nranks, std::optional<GpuDevice> gpu,
                          ? *inheritedLabel
                          : domainLabelFromSpec(settings.domains, rank, nranks);
   gethostname(info.hostname, sizeof(info.hostname) - 1);
+  std::strncpy(info.release, HETCCL_RELEASE, sizeof(info.release) - 1);
+  info.protocolVersion = kCommProtocolVersion;
   return info;
+}
+
+// Compared with rank 0, so that every rank names the same pair.
+void checkSameBuild(const std::vector<PeerInfo>& peers) {
+  auto text = [](const char* field, size_t size) {
+    return std::string(field, strnlen(field, size));
+  };
+  const PeerInfo& first = peers.at(0);
+  for (size_t r = 1; r < peers.size(); ++r) {
+    const PeerInfo& peer = peers[r];
+    if (peer.protocolVersion == first.protocolVersion &&
+        std::strncmp(peer.release, first.release, sizeof(peer.release)) == 0)
+      continue;
+    fail(ncclInvalidUsage,
+         "rank 0 (host %s) runs HetCCL %s (protocol %u) and rank %zu (host "
+         "%s) runs HetCCL %s (protocol %u): every node of a communicator "
+         "needs the same HetCCL release",
+         text(first.hostname, sizeof(first.hostname)).c_str(),
+         text(first.release, sizeof(first.release)).c_str(),
+         first.protocolVersion, r,
+         text(peer.hostname, sizeof(peer.hostname)).c_str(),
+         text(peer.release, sizeof(peer.release)).c_str(),
+         peer.protocolVersion);
+  }
 }
 
 }  // namespace hetccl

@@ -3,11 +3,17 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "runtime/gpu_device.h"
 #include "util/settings.h"
 
 namespace hetccl {
+
+// What ranks exchange after init (plans, link and engine wire formats) is
+// versioned by this number: bump it with any change that ranks of an older
+// build would misread.
+constexpr uint32_t kCommProtocolVersion = 1;
 
 struct PeerInfo {
   uint64_t hostId;  // same value <=> same host (and network namespace)
@@ -16,6 +22,8 @@ struct PeerInfo {
   int32_t device;       // device ordinal; -1 for CPU ranks
   int32_t domainLabel;  // from HETCCL_DOMAINS (see domains.h)
   char hostname[64];
+  char release[16];          // HetCCL's release ("0.1.0")
+  uint32_t protocolVersion;  // kCommProtocolVersion
 
   // This process as `rank` of `nranks`, its host id and domain label taken
   // from `settings` (HETCCL_HOSTID, HETCCL_DOMAINS; throws
@@ -27,5 +35,10 @@ struct PeerInfo {
                         const Settings& settings,
                         std::optional<int> inheritedLabel = std::nullopt);
 };
+
+// Throws ncclInvalidUsage naming both builds if the ranks do not all run
+// the same HetCCL release and protocol (an NVIDIA node and an AMD node
+// installed separately); every rank sees every PeerInfo, so all fail alike.
+void checkSameBuild(const std::vector<PeerInfo>& peers);
 
 }  // namespace hetccl

@@ -25,8 +25,10 @@ void captureFailure(std::optional<Error>& failure, Step step) {
   }
 }
 
-// All-gathers whether each rank failed; throws this rank's failure, or
-// names a rank that failed `while` doing what `stage` says.
+// All-gathers whether each rank failed, and how; throws this rank's
+// failure, else ncclRemoteError naming the first rank that failed, its
+// host, what it was doing (`stage`) and the start of its own message (so
+// that every rank says why, not only the one that hit the problem).
 void agreeOnSuccess(Oob& oob, const std::optional<Error>& failure,
                     const char* what, const char* stage);
 

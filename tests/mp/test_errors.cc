@@ -329,48 +329,48 @@ TEST(Errors, BadRankAndRankCount) {
       quick());
 }
 
-// A parameter out of its range fails init on every rank at once, naming
-// the variable, its value and what is accepted; nothing is clamped.
-TEST(Errors, BadEnvironmentParameter) {
+// Two ranks with `variable`=`value` both fail init at once with
+// ncclInvalidArgument and a message holding `message`; nothing is clamped
+// or ignored. With the variable then set to `fixed` (null: unset) the same
+// id works.
+void expectParameterRefused(const char* variable, const char* value,
+                            const char* message, const char* fixed) {
   RunOptions options = quick();
-  options.env["HETCCL_SHM_CHUNK"] = "-5";
+  options.env[variable] = value;
   runRanks(
       2,
-      [](RankContext& ctx) {
+      [&](RankContext& ctx) {
         ncclComm_t comm = nullptr;
         double start = nowSeconds();
         checkInvalidArgument(
             ncclCommInitRank(&comm, ctx.nranks(), ctx.id(), ctx.rank()),
-            nullptr, {"HETCCL_SHM_CHUNK=\"-5\": expected a size from 4K to 1G"},
-            "init with HETCCL_SHM_CHUNK=-5");
+            nullptr, {message},
+            std::string("init with ") + variable + "=" + value);
         MP_CHECK(nowSeconds() - start < 5)
             << "rejecting the parameter took " << nowSeconds() - start << " s";
-        // With the variable fixed the same id still works.
-        unsetenv("HETCCL_SHM_CHUNK");
+        if (fixed != nullptr)
+          setenv(variable, fixed, 1);
+        else
+          unsetenv(variable);
         Comm good(ctx.initComm());
         good.destroy();
       },
       options);
 }
 
+TEST(Errors, BadEnvironmentParameter) {
+  expectParameterRefused(
+      "HETCCL_SHM_CHUNK", "-5",
+      "HETCCL_SHM_CHUNK=\"-5\": expected a size from 4K to 1G", nullptr);
+}
+
 // HETCCL_TRANSPORT is checked against the transport registry at every
 // init, and an empty value means auto.
 TEST(Errors, UnknownTransportNamesTheRegisteredOnes) {
-  RunOptions options = quick();
-  options.env["HETCCL_TRANSPORT"] = "rdma";
-  runRanks(
-      2,
-      [](RankContext& ctx) {
-        ncclComm_t comm = nullptr;
-        checkInvalidArgument(
-            ncclCommInitRank(&comm, ctx.nranks(), ctx.id(), ctx.rank()),
-            nullptr, {"HETCCL_TRANSPORT=\"rdma\"", "shm, tcp"},
-            "init with HETCCL_TRANSPORT=rdma");
-        setenv("HETCCL_TRANSPORT", "", 1);
-        Comm good(ctx.initComm());
-        good.destroy();
-      },
-      options);
+  expectParameterRefused("HETCCL_TRANSPORT", "rdma",
+                         "HETCCL_TRANSPORT=\"rdma\": expected auto or one of "
+                         "the transports of this build (shm, tcp)",
+                         "");
 }
 
 // A CPU rank takes host streams (or NULL) only.

@@ -356,6 +356,32 @@ TEST_F(BootstrapTest, InconsistentRankCountIsRefused) {
   EXPECT_EQ(second.error, "");
 }
 
+// A rank of another build is refused by the root; the ranks that wait for
+// it learn why when the bootstrap times out, not only that it is missing.
+TEST_F(BootstrapTest, TheTimeoutNamesWhatTheRootRefused) {
+  ScopedEnv timeout("HETCCL_BOOTSTRAP_TIMEOUT", "1.5");
+  ncclUniqueId id = createUniqueId();
+  Outcome first;
+  std::thread firstThread([&] { first = initRank(id, 0, 2, 1.5); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Socket other =
+      connectTo(decodeUniqueId(id).root, Deadline::after(5), nullptr, "root");
+  RootHello hello;
+  hello.secret = decodeUniqueId(id).secret;
+  hello.rank = 1;
+  hello.nranks = 2;
+  hello.listenAddress = SocketAddress::loopback(AF_INET, 1);
+  std::vector<uint8_t> bytes = encodeRootHello(hello);
+  bytes[4] = 2;  // another bootstrap protocol version
+  other.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+  firstThread.join();
+  EXPECT_EQ(first.code, ncclSystemError);
+  for (const char* part :
+       {"rank(s) 1 never arrived", "refused meanwhile",
+        "speaks bootstrap protocol version 2, this library version 1"})
+    EXPECT_TRUE(contains(first.error, part)) << first.error;
+}
+
 TEST_F(BootstrapTest, CorruptedIdIsAnInvalidArgument) {
   ncclUniqueId id = createUniqueId();
   ncclUniqueId bad = id;

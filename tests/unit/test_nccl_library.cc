@@ -5,13 +5,19 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "support/in_process_oob.h"
 #include "support/library_loading.h"
 #include "support/mapped_file.h"
 #include "support/scoped_env.h"
 #include "support/temp_dir.h"
+#include "support/thread_ranks.h"
 #include "util/error.h"
+#include "vendor/nccl/nccl_api_comm.h"
 
 namespace hetccl {
 namespace {
@@ -74,6 +80,45 @@ TEST(NcclLibrary, SearchesTheToolkitLast) {
   auto paths = NcclLibrary::candidatePaths();
   ASSERT_FALSE(paths.empty());
   EXPECT_EQ(paths.back(), kToolkitNccl);
+}
+
+// A node without the library fails every rank's init at once, each naming
+// that node and why, instead of the others waiting for it in the library's
+// own init until the bootstrap timeout.
+TEST(NcclDomain, ANodeWithoutTheLibraryFailsEveryRankAtOnce) {
+  REQUIRE_TOOLKIT_NCCL();
+  ScopedEnv path("HETCCL_NCCL_LIBRARY", kToolkitNccl);
+  auto nccl = NcclLibrary::load();
+  constexpr int kRanks = 3;
+  InProcessWorld world(kRanks);
+  std::vector<std::optional<Error>> errors(kRanks);
+  auto start = std::chrono::steady_clock::now();
+  runRanks(kRanks, [&](int rank) {
+    InProcessOob oob(world, rank);
+    auto load = [&]() -> const NcclApiLibrary& {
+      if (rank == 0) fail(ncclSystemError, "no NCCL on this node (test)");
+      return *nccl;
+    };
+    try {
+      NcclApiComm comm(oob, "NCCL", load, 0, [](int) {});
+      ADD_FAILURE() << "rank " << rank << " joined without rank 0";
+    } catch (const Error& e) {
+      errors[rank] = e;
+    }
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_TRUE(errors[0]);
+  EXPECT_EQ(errors[0]->code(), ncclSystemError);
+  EXPECT_STREQ(errors[0]->what(), "no NCCL on this node (test)");
+  for (int rank = 1; rank < kRanks; ++rank) {
+    ASSERT_TRUE(errors[rank]) << rank;
+    EXPECT_EQ(errors[rank]->code(), ncclRemoteError);
+    std::string message = errors[rank]->what();
+    for (const char* part :
+         {"NCCL domain: rank 0 (host ", "failed while loading NCCL",
+          ": no NCCL on this node (test)"})
+      EXPECT_NE(message.find(part), std::string::npos) << message;
+  }
 }
 
 }  // namespace

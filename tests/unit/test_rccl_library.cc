@@ -203,7 +203,9 @@ TEST(RcclDomain, NeedsTheProgramsHipRuntime) {
   InProcessWorld world(1);
   InProcessOob oob(world, 0);
   try {
-    NcclApiComm comm(oob, *rccl, 0, setCurrentHipDevice);
+    NcclApiComm comm(
+        oob, "RCCL", [&]() -> const NcclApiLibrary& { return *rccl; }, 0,
+        setCurrentHipDevice);
     ADD_FAILURE() << "an RCCL communicator without a HIP runtime";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ncclUnhandledCudaError);

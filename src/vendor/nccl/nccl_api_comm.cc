@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "util/collective_setup.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "vendor/op_traits.h"
@@ -68,107 +69,126 @@ class CommIdHidden {
 
 }  // namespace
 
-NcclApiComm::NcclApiComm(Oob& oob, const NcclApiLibrary& library, int device,
-                         MakeDeviceCurrent makeCurrent)
-    : nccl_(library) {
-  makeCurrent(device);
+NcclApiComm::NcclApiComm(Oob& oob, const char* vendor,
+                         const LoadLibrary& loadLibrary, int device,
+                         MakeDeviceCurrent makeCurrent) {
   CommIdHidden hideCommId;
   std::vector<ncclUniqueId> ids(oob.nranks());
-  if (oob.rank() == 0)
-    check(nccl_.api().GetUniqueId(&ids[0]), "ncclGetUniqueId");
+  // Every rank goes as far as it can before anyone waits in the library's
+  // own init, then all agree: otherwise the ranks that got on would wait
+  // for one that failed until the bootstrap timeout.
+  std::optional<Error> failure;
+  captureFailure(failure, [&] {
+    library_ = &loadLibrary();
+    makeCurrent(device);
+    if (oob.rank() == 0)
+      check(library_->api().GetUniqueId(&ids[0]), "ncclGetUniqueId");
+  });
+  std::string what = std::string(vendor) + " domain";
+  std::string stage =
+      std::string("loading ") + vendor + " and preparing its communicator";
+  agreeOnSuccess(oob, failure, what.c_str(), stage.c_str());
   oob.allGather(ids.data(), sizeof(ncclUniqueId));
   // Blocking here even for nonblocking HetCCL communicators: HetCCL's own
   // init already runs in the background then.
   ncclComm_t comm = nullptr;
-  check(nccl_.api().CommInitRank(&comm, oob.nranks(), ids[0], oob.rank()),
+  check(library_->api().CommInitRank(&comm, oob.nranks(), ids[0], oob.rank()),
         "ncclCommInitRank");
   comm_.store(comm);
   LOG_INFO(kLogInit, "rank %d of %d: %s communicator on device %d", oob.rank(),
-           oob.nranks(), nccl_.vendor(), device);
+           oob.nranks(), library_->vendor(), device);
 }
 
 NcclApiComm::~NcclApiComm() {
-  if (ncclComm_t comm = comm_.exchange(nullptr)) nccl_.api().CommDestroy(comm);
+  if (ncclComm_t comm = comm_.exchange(nullptr))
+    library_->api().CommDestroy(comm);
 }
 
 void NcclApiComm::finalize() {
-  if (nccl_.api().CommFinalize != nullptr)
-    check(nccl_.api().CommFinalize(comm()), "ncclCommFinalize");
+  if (library_->api().CommFinalize != nullptr)
+    check(library_->api().CommFinalize(comm()), "ncclCommFinalize");
 }
 
 ncclResult_t NcclApiComm::asyncError() const {
-  if (nccl_.api().CommGetAsyncError == nullptr) return ncclSuccess;
+  if (library_->api().CommGetAsyncError == nullptr) return ncclSuccess;
   ncclResult_t error = ncclSuccess;
-  check(nccl_.api().CommGetAsyncError(comm(), &error), "ncclCommGetAsyncError");
+  check(library_->api().CommGetAsyncError(comm(), &error),
+        "ncclCommGetAsyncError");
   return error;
 }
 
 void* NcclApiComm::registerBuffer(void* buffer, size_t bytes) {
-  requireFunction(nccl_, nccl_.api().CommRegister, "ncclCommRegister");
+  requireFunction(*library_, library_->api().CommRegister, "ncclCommRegister");
   void* handle = nullptr;
-  check(nccl_.api().CommRegister(comm(), buffer, bytes, &handle),
+  check(library_->api().CommRegister(comm(), buffer, bytes, &handle),
         "ncclCommRegister");
   return handle;
 }
 
 void NcclApiComm::deregisterBuffer(void* handle) {
-  requireFunction(nccl_, nccl_.api().CommDeregister, "ncclCommDeregister");
-  check(nccl_.api().CommDeregister(comm(), handle), "ncclCommDeregister");
+  requireFunction(*library_, library_->api().CommDeregister,
+                  "ncclCommDeregister");
+  check(library_->api().CommDeregister(comm(), handle), "ncclCommDeregister");
 }
 
 ncclWindow_t NcclApiComm::registerWindow(void* buffer, size_t bytes,
                                          int flags) {
-  requireFunction(nccl_, nccl_.api().CommWindowRegister,
+  requireFunction(*library_, library_->api().CommWindowRegister,
                   "ncclCommWindowRegister");
   ncclWindow_t window = nullptr;
-  check(nccl_.api().CommWindowRegister(comm(), buffer, bytes, &window, flags),
-        "ncclCommWindowRegister");
+  check(
+      library_->api().CommWindowRegister(comm(), buffer, bytes, &window, flags),
+      "ncclCommWindowRegister");
   return window;
 }
 
 void NcclApiComm::deregisterWindow(ncclWindow_t window) {
-  requireFunction(nccl_, nccl_.api().CommWindowDeregister,
+  requireFunction(*library_, library_->api().CommWindowDeregister,
                   "ncclCommWindowDeregister");
-  check(nccl_.api().CommWindowDeregister(comm(), window),
+  check(library_->api().CommWindowDeregister(comm(), window),
         "ncclCommWindowDeregister");
 }
 
 void NcclApiComm::createDevComm(const ncclDevCommRequirements* requirements,
                                 ncclDevComm* devComm) {
-  requireFunction(nccl_, nccl_.api().DevCommCreate, "ncclDevCommCreate");
-  check(nccl_.api().DevCommCreate(comm(), requirements, devComm),
+  requireFunction(*library_, library_->api().DevCommCreate,
+                  "ncclDevCommCreate");
+  check(library_->api().DevCommCreate(comm(), requirements, devComm),
         "ncclDevCommCreate");
 }
 
 void NcclApiComm::destroyDevComm(const ncclDevComm* devComm) {
-  requireFunction(nccl_, nccl_.api().DevCommDestroy, "ncclDevCommDestroy");
-  check(nccl_.api().DevCommDestroy(comm(), devComm), "ncclDevCommDestroy");
+  requireFunction(*library_, library_->api().DevCommDestroy,
+                  "ncclDevCommDestroy");
+  check(library_->api().DevCommDestroy(comm(), devComm), "ncclDevCommDestroy");
 }
 
 void NcclApiComm::abort() {
-  if (ncclComm_t comm = comm_.exchange(nullptr)) nccl_.api().CommAbort(comm);
+  if (ncclComm_t comm = comm_.exchange(nullptr))
+    library_->api().CommAbort(comm);
 }
 
 int NcclApiComm::device() const {
   int device = -1;
-  check(nccl_.api().CommCuDevice(comm(), &device), "ncclCommCuDevice");
+  check(library_->api().CommCuDevice(comm(), &device), "ncclCommCuDevice");
   return device;
 }
 
 void NcclApiComm::check(ncclResult_t result, const char* call) const {
   if (result == ncclSuccess || result == ncclInProgress) return;
-  const char* detail = nccl_.api().GetLastError != nullptr
-                           ? nccl_.api().GetLastError(comm_.load())
-                           : nccl_.api().GetErrorString(result);
-  fail(result, "%s failed in %s (%s)%s%s", call, nccl_.vendor(),
-       nccl_.api().GetErrorString(result), detail && *detail ? ": " : "",
+  const char* detail = library_->api().GetLastError != nullptr
+                           ? library_->api().GetLastError(comm_.load())
+                           : library_->api().GetErrorString(result);
+  fail(result, "%s failed in %s (%s)%s%s", call, library_->vendor(),
+       library_->api().GetErrorString(result), detail && *detail ? ": " : "",
        detail ? detail : "");
 }
 
 ncclComm_t NcclApiComm::comm() const {
   ncclComm_t comm = comm_.load();
   if (comm == nullptr)
-    fail(ncclInvalidUsage, "the %s communicator was aborted", nccl_.vendor());
+    fail(ncclInvalidUsage, "the %s communicator was aborted",
+         library_->vendor());
   return comm;
 }
 
@@ -177,22 +197,22 @@ ncclComm_t NcclApiComm::comm() const {
 void NcclApiComm::launch(const std::vector<Op>& ops, StreamHandle stream) {
   ncclComm_t comm = this->comm();
   bool grouped = ops.size() > 1;
-  if (grouped) check(nccl_.api().GroupStart(), "ncclGroupStart");
+  if (grouped) check(library_->api().GroupStart(), "ncclGroupStart");
   try {
     for (const Op& op : ops) issue(comm, op, stream);
   } catch (...) {
-    if (grouped) nccl_.api().GroupEnd();
+    if (grouped) library_->api().GroupEnd();
     throw;
   }
-  if (grouped) check(nccl_.api().GroupEnd(), "ncclGroupEnd");
+  if (grouped) check(library_->api().GroupEnd(), "ncclGroupEnd");
 }
 
 void NcclApiComm::issue(ncclComm_t comm, const Op& op, StreamHandle stream) {
-  const NcclApi& api = nccl_.api();
+  const NcclApi& api = library_->api();
   ncclRedOp_t redOp = builtinOp(op.reduce);
   bool premul = op.reduce.preMultiply;
   if (premul) {
-    requireFunction(nccl_, api.RedOpCreatePreMulSum,
+    requireFunction(*library_, api.RedOpCreatePreMulSum,
                     "ncclRedOpCreatePreMulSum");
     bool onDevice = op.reduce.scalarPointer != nullptr;
     check(api.RedOpCreatePreMulSum(
@@ -224,17 +244,17 @@ void NcclApiComm::issue(ncclComm_t comm, const Op& op, StreamHandle stream) {
                              op.root, comm, stream);
       break;
     case OpKind::AlltoAll:
-      requireFunction(nccl_, api.AlltoAll, "ncclAlltoAll");
+      requireFunction(*library_, api.AlltoAll, "ncclAlltoAll");
       result = api.AlltoAll(op.sendbuff, op.recvbuff, op.count, op.dtype, comm,
                             stream);
       break;
     case OpKind::Gather:
-      requireFunction(nccl_, api.Gather, "ncclGather");
+      requireFunction(*library_, api.Gather, "ncclGather");
       result = api.Gather(op.sendbuff, op.recvbuff, op.count, op.dtype, op.root,
                           comm, stream);
       break;
     case OpKind::Scatter:
-      requireFunction(nccl_, api.Scatter, "ncclScatter");
+      requireFunction(*library_, api.Scatter, "ncclScatter");
       result = api.Scatter(op.sendbuff, op.recvbuff, op.count, op.dtype,
                            op.root, comm, stream);
       break;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 
 #include "util/oob.h"
 #include "vendor/executor.h"
@@ -21,12 +22,17 @@ class NcclApiComm : public Executor, public LibraryFeatures {
  public:
   // Makes a device of the library's runtime current on the calling thread.
   using MakeDeviceCurrent = void (*)(int device);
+  // The library, loaded on first use; throws where it cannot be found.
+  using LoadLibrary = std::function<const NcclApiLibrary&()>;
 
-  // Collective over `oob`: every rank makes `device` current, rank 0 asks
-  // the library for a unique id, the oob spreads it, and every rank joins
-  // the library's communicator.
-  NcclApiComm(Oob& oob, const NcclApiLibrary& library, int device,
-              MakeDeviceCurrent makeCurrent);
+  // Collective over `oob`: every rank loads the library (`vendor`, "NCCL"
+  // or "RCCL", names it in messages) and makes `device` current, rank 0
+  // asks the library for a unique id, the oob spreads it, and every rank
+  // joins the library's communicator. A rank that fails before the join (a
+  // node without the library, a device that cannot be made current) fails
+  // every rank's init at once, each naming it, its host and why.
+  NcclApiComm(Oob& oob, const char* vendor, const LoadLibrary& loadLibrary,
+              int device, MakeDeviceCurrent makeCurrent);
   ~NcclApiComm() override;
   NcclApiComm(const NcclApiComm&) = delete;
   NcclApiComm& operator=(const NcclApiComm&) = delete;
@@ -60,7 +66,7 @@ class NcclApiComm : public Executor, public LibraryFeatures {
   // ncclSuccess.
   void check(ncclResult_t result, const char* call) const;
 
-  const NcclApiLibrary& nccl_;
+  const NcclApiLibrary* library_ = nullptr;
   // Taken (set to null) by abort(), which may run on another thread.
   std::atomic<ncclComm_t> comm_{nullptr};
 };

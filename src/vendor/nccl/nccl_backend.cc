@@ -12,8 +12,10 @@ class NcclBackend : public DomainBackend {
   const char* name() const override { return "NCCL"; }
   RuntimeKind runtime() const override { return RuntimeKind::Cuda; }
   std::shared_ptr<Executor> create(const DomainSetup& setup) const override {
-    return std::make_shared<NcclApiComm>(setup.oob, nccl_.get(), setup.device,
-                                         setCurrentCudaDevice);
+    return std::make_shared<NcclApiComm>(
+        setup.oob, name(),
+        [this]() -> const NcclApiLibrary& { return nccl_.get(); }, setup.device,
+        setCurrentCudaDevice);
   }
   const NcclApiLibrary* library() const override { return &nccl_.get(); }
   const NcclApiLibrary* loadedLibrary() const override {

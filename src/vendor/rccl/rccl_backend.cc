@@ -15,8 +15,10 @@ class RcclBackend : public DomainBackend {
   const char* name() const override { return "RCCL"; }
   RuntimeKind runtime() const override { return RuntimeKind::Hip; }
   std::shared_ptr<Executor> create(const DomainSetup& setup) const override {
-    return std::make_shared<NcclApiComm>(setup.oob, rccl_.get(), setup.device,
-                                         setCurrentHipDevice);
+    return std::make_shared<NcclApiComm>(
+        setup.oob, name(),
+        [this]() -> const NcclApiLibrary& { return rccl_.get(); }, setup.device,
+        setCurrentHipDevice);
   }
   const NcclApiLibrary* library() const override { return &rccl_.get(); }
   const NcclApiLibrary* loadedLibrary() const override {

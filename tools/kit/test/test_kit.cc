@@ -241,7 +241,12 @@ TEST(Launcher, AFailedRankStopsTheOthersAndIsNamed) {
 TEST(Launcher, ReportsACrashingRank) {
   LaunchOptions options = optionsFor(2, 60);
   const LaunchReport report = launchRanks(options, [](int rank) {
-    if (rank == 0) ::raise(SIGSEGV);
+    if (rank == 0) {
+      // The default action, not a sanitizer's handler (which would report
+      // and exit with a status instead of dying by the signal).
+      ::signal(SIGSEGV, SIG_DFL);
+      ::raise(SIGSEGV);
+    }
     return 0;
   });
   EXPECT_EQ(report.firstUnexpectedRank, 0);
