@@ -1,6 +1,6 @@
 // Out-of-band exchange among the ranks of a communicator. The bootstrap
-// provides it; layers below the bootstrap (vendor adaptors) use it through
-// this interface to set themselves up.
+// provides it; layers below the bootstrap (domain back-ends, transports)
+// use it through this interface to set themselves up.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// One communication operation as the vendor adaptors and plans see it:
+// One communication operation as the domain back-ends and plans see it:
 // arguments already checked, user reduction ops already resolved.
 #pragma once
 

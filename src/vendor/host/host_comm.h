@@ -1,5 +1,5 @@
-// The host vendor adaptor: HetCCL's own collectives for CPU ranks, run on
-// host streams over the shared-memory world of the ranks' host.
+// The host engine's domain communicator: HetCCL's own collectives for CPU
+// ranks, run on host streams over the shared-memory world of their host.
 #pragma once
 
 #include <memory>
