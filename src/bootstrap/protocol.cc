@@ -49,6 +49,16 @@ bool hasRootHelloMagic(const uint8_t* bytes) {
   return readMagic(bytes) == kRootHelloMagic;
 }
 
+RootHelloPrefix decodeRootHelloPrefix(const uint8_t* bytes) {
+  WireReader r(bytes, kRootHelloPrefixBytes);
+  r.u32();  // the magic, checked by hasRootHelloMagic
+  RootHelloPrefix prefix;
+  prefix.version = r.u16();
+  r.u16();  // the request, checked with the rest of the hello
+  r.bytes(prefix.secret.data(), prefix.secret.size());
+  return prefix;
+}
+
 RootHello decodeRootHello(const uint8_t* bytes) {
   WireReader r(bytes, kRootHelloBytes);
   if (r.u32() != kRootHelloMagic)

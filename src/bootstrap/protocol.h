@@ -48,6 +48,17 @@ struct RootHello {
 constexpr size_t kRootHelloBytes = 4 + 2 + 2 + 16 + 4 + 4 + 24 + 4;
 constexpr size_t kMagicBytes = 4;
 
+// What every version of the hello starts with (magic, version, request,
+// secret), and must keep starting with: a root reads it before anything
+// else, so that it tells a rank of another HetCCL version that holds the
+// id's secret (a part of this job that cannot join) from a stranger.
+struct RootHelloPrefix {
+  uint16_t version = 0;
+  Secret secret{};
+};
+constexpr size_t kRootHelloPrefixBytes = 4 + 2 + 2 + 16;
+RootHelloPrefix decodeRootHelloPrefix(const uint8_t* bytes);
+
 std::vector<uint8_t> encodeRootHello(const RootHello& hello);
 // Checks the first kMagicBytes of a hello.
 bool hasRootHelloMagic(const uint8_t* bytes);

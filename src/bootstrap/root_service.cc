@@ -67,6 +67,7 @@ void RootService::run() {
                   "formed with another ncclUniqueId");
       return;
     }
+    if (deadline.expired() && fatal_) return;  // everyone was told
     if (deadline.expired()) {
       std::string message =
           nranks_ == 0 ? format("no rank arrived within %g s", timeoutSeconds_)
@@ -138,6 +139,10 @@ void RootService::readHello(Pending& pending) {
         drop(pending, "sent bytes that are not a HetCCL bootstrap hello");
         return;
       }
+      if (!pending.prefixChecked && pending.filled >= kRootHelloPrefixBytes) {
+        checkPrefix(pending);
+        if (pending.done) return;
+      }
       if (!pending.hello && pending.filled == kRootHelloBytes)
         onHelloHeader(pending);
       else if (pending.hello && pending.filled == pending.buffer.size())
@@ -148,18 +153,55 @@ void RootService::readHello(Pending& pending) {
   }
 }
 
+// The secret first: a stranger is refused as such, whatever version it
+// claims. A rank with the secret but of another protocol version belongs
+// to this job and can never join it, so the whole communicator fails now
+// rather than at the timeout.
+void RootService::checkPrefix(Pending& pending) {
+  pending.prefixChecked = true;
+  RootHelloPrefix prefix = decodeRootHelloPrefix(pending.buffer.data());
+  if (!secretsEqual(prefix.secret, secret_))
+    return refuse(pending, ncclInvalidArgument,
+                  "wrong secret: the ncclUniqueId this rank used belongs to "
+                  "another communicator (or was changed)");
+  if (fatal_) return refuse(pending, fatal_->code(), fatal_->what());
+  if (prefix.version == kBootstrapProtocolVersion) return;
+  std::string message = format(
+      "a rank of this communicator (from %s) speaks bootstrap "
+      "protocol version %u, the root version %u: every node needs "
+      "the same HetCCL release",
+      pending.socket.peerName().c_str(), prefix.version,
+      kBootstrapProtocolVersion);
+  refuse(pending, ncclInvalidUsage, message);
+  failCommunicator(ncclInvalidUsage, message);
+}
+
+void RootService::failCommunicator(ncclResult_t code,
+                                   const std::string& message) {
+  LOG_WARN(kLogBootstrap, "%s: the communicator cannot form: %s", name_.c_str(),
+           message.c_str());
+  fatal_ = Error(code, message);
+  std::vector<uint8_t> reply = encodeRootError(code, message);
+  for (auto& rank : ranks_) {
+    if (!rank) continue;
+    try {
+      rank->socket.sendAll(reply.data(), reply.size(),
+                           Deadline::after(kReplySeconds), nullptr,
+                           "an error reply");
+    } catch (const Error& e) {
+      LOG_INFO(kLogBootstrap, "%s: %s", name_.c_str(), e.what());
+    }
+    rank.reset();
+  }
+  arrived_ = 0;
+}
+
 void RootService::onHelloHeader(Pending& pending) {
   RootHello hello;
   try {
     hello = decodeRootHello(pending.buffer.data());
   } catch (const Error& e) {
     refuse(pending, ncclInvalidArgument, e.what());
-    return;
-  }
-  if (!secretsEqual(hello.secret, secret_)) {
-    refuse(pending, ncclInvalidArgument,
-           "wrong secret: the ncclUniqueId this rank used belongs to another "
-           "communicator (or was changed)");
     return;
   }
   if (hello.request == RootRequest::kCancel) {
@@ -198,11 +240,14 @@ void RootService::onJoin(Pending& pending) {
                          "rank %d said %d",
                          hello.rank, hello.nranks, firstRank_, nranks_));
   } else if (hello.peerInfoBytes != peerInfoBytes_) {
-    return refuse(
-        pending, ncclInvalidUsage,
-        format("rank %d sent %u bytes of peer info, rank %d sent "
-               "%u (mixed HetCCL builds?)",
-               hello.rank, hello.peerInfoBytes, firstRank_, peerInfoBytes_));
+    // Ranks of different builds: they can never form this communicator.
+    std::string message = format(
+        "rank %d sent %u bytes of peer info, rank %d sent %u: the "
+        "ranks run different HetCCL builds; every node needs the "
+        "same HetCCL release",
+        hello.rank, hello.peerInfoBytes, firstRank_, peerInfoBytes_);
+    refuse(pending, ncclInvalidUsage, message);
+    return failCommunicator(ncclInvalidUsage, message);
   }
   auto& slot = ranks_[static_cast<size_t>(hello.rank)];
   if (slot)

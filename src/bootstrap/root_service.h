@@ -16,6 +16,7 @@
 
 #include "bootstrap/protocol.h"
 #include "bootstrap/unique_id.h"
+#include "util/error.h"
 #include "util/socket.h"
 
 namespace hetccl {
@@ -44,6 +45,7 @@ class RootService {
     Deadline helloDeadline = Deadline::never();
     std::vector<uint8_t> buffer;
     size_t filled = 0;
+    bool prefixChecked = false;      // version and secret
     std::optional<RootHello> hello;  // once the fixed part is in
     bool done = false;               // handed on or dropped
   };
@@ -63,6 +65,10 @@ class RootService {
   void watchArrival(int rank);
   void drop(Pending& pending, const std::string& reason);
   void refuse(Pending& pending, ncclResult_t code, const std::string& reason);
+  void checkPrefix(Pending& pending);
+  // The communicator cannot form (a rank of another HetCCL build holds its
+  // secret): the ranks that arrived are told now, later ones as they come.
+  void failCommunicator(ncclResult_t code, const std::string& message);
   void sendTables();
   void failArrived(ncclResult_t code, const std::string& message);
   std::string missingRanks() const;
@@ -81,6 +87,7 @@ class RootService {
   // of another HetCCL build, of another communicator): the ranks that
   // waited for them are told at the timeout. The first few distinct ones.
   std::vector<std::string> refusals_;
+  std::optional<Error> fatal_;  // set by failCommunicator
   std::vector<std::optional<Arrival>> ranks_;
   int nranks_ = 0;  // 0 until the first join fixes it
   int firstRank_ = -1;

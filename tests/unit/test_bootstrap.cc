@@ -356,29 +356,53 @@ TEST_F(BootstrapTest, InconsistentRankCountIsRefused) {
   EXPECT_EQ(second.error, "");
 }
 
-// A rank of another build is refused by the root; the ranks that wait for
-// it learn why when the bootstrap times out, not only that it is missing.
-TEST_F(BootstrapTest, TheTimeoutNamesWhatTheRootRefused) {
-  ScopedEnv timeout("HETCCL_BOOTSTRAP_TIMEOUT", "1.5");
+// A rank of another HetCCL version that holds the id's secret belongs to
+// the job and can never join: every rank fails at once, the ranks already
+// there and those still to come, each naming both versions.
+TEST_F(BootstrapTest, ARankOfAnotherVersionFailsEveryRankAtOnce) {
   ncclUniqueId id = createUniqueId();
   Outcome first;
-  std::thread firstThread([&] { first = initRank(id, 0, 2, 1.5); });
+  std::thread firstThread([&] { first = initRank(id, 0, 3, 10); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   Socket other =
       connectTo(decodeUniqueId(id).root, Deadline::after(5), nullptr, "root");
   RootHello hello;
   hello.secret = decodeUniqueId(id).secret;
   hello.rank = 1;
-  hello.nranks = 2;
+  hello.nranks = 3;
   hello.listenAddress = SocketAddress::loopback(AF_INET, 1);
   std::vector<uint8_t> bytes = encodeRootHello(hello);
   bytes[4] = 2;  // another bootstrap protocol version
   other.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+  uint8_t reply[kRootReplyHeaderBytes];
+  other.recvAll(reply, sizeof(reply), Deadline::after(5), nullptr);
+  EXPECT_EQ(decodeRootReplyHeader(reply), ncclInvalidUsage);
   firstThread.join();
+  Outcome late = initRank(id, 2, 3, 10);
+  for (const Outcome* rank : {&first, &late}) {
+    EXPECT_EQ(rank->code, ncclInvalidUsage);
+    EXPECT_TRUE(contains(rank->error,
+                         "speaks bootstrap protocol version 2, "
+                         "the root version 1"))
+        << rank->error;
+    EXPECT_LT(rank->seconds, 3.0) << rank->error;
+  }
+}
+
+// What the root refused meanwhile (here a rank that disagrees on the rank
+// count) is part of the timeout message, not only who is missing.
+TEST_F(BootstrapTest, TheTimeoutNamesWhatTheRootRefused) {
+  ScopedEnv timeout("HETCCL_BOOTSTRAP_TIMEOUT", "1.5");
+  ncclUniqueId id = createUniqueId();
+  Outcome first;
+  std::thread firstThread([&] { first = initRank(id, 0, 2, 1.5); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Outcome confused = initRank(id, 1, 3, 1.5);
+  firstThread.join();
+  EXPECT_EQ(confused.code, ncclInvalidUsage);
   EXPECT_EQ(first.code, ncclSystemError);
-  for (const char* part :
-       {"rank(s) 1 never arrived", "refused meanwhile",
-        "speaks bootstrap protocol version 2, this library version 1"})
+  for (const char* part : {"rank(s) 1 never arrived", "refused meanwhile",
+                           "says the communicator has 3 ranks"})
     EXPECT_TRUE(contains(first.error, part)) << first.error;
 }
 
