@@ -71,7 +71,7 @@ void allGatherPlan(const PlanContext& ctx, const Op& op) {
   size_t elt = dtypeSize(op.dtype);
   size_t block = op.count * elt;
   char* own = static_cast<char*>(op.recvbuff) + ctx.rank * block;
-  if (own != op.sendbuff && block > 0) std::memmove(own, op.sendbuff, block);
+  if (own != op.sendbuff) ctx.data->copy(own, op.sendbuff, block);
   pipelineChunks(
       ctx, op.count, elementsPerChunk(ctx, elt, ctx.nranks),
       [&](size_t offset, size_t n) { return sendPieces(ctx, op, offset, n); },

@@ -15,7 +15,6 @@
 #include "algo/ownership.h"
 #include "algo/pipeline.h"
 #include "algo/plan_context.h"
-#include "runtime/host/host_reduce.h"
 #include "util/dtype.h"
 
 namespace hetccl {
@@ -92,7 +91,7 @@ void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
       sources[d] = scratch;
       scratch += bytes;
     }
-    hostReduce(mine, sources.data(), domains, piece.range.size(), reduction);
+    ctx.combine(mine, sources.data(), domains, piece.range.size(), reduction);
     for (int d = 0; d < domains; ++d)
       if (d != ctx.domain())
         x.others.push_back(ctx.linkTo(piece.owners[d]).send(mine, bytes));

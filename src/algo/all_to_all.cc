@@ -1,8 +1,10 @@
 // All-to-all, gather and scatter across domains are point-to-point
 // patterns: every block goes straight from its source to its destination,
 // which is the least any plan can move across domains.
+#include <algorithm>
 #include <vector>
 
+#include "algo/pipeline.h"
 #include "algo/plan_context.h"
 #include "util/dtype.h"
 
@@ -26,20 +28,44 @@ void rootedPlan(const PlanContext& ctx, const Op& op, OpKind rootKind,
   sendRecvPlan(ctx, ops);
 }
 
-}  // namespace
-
-void allToAllPlan(const PlanContext& ctx, const Op& op) {
-  const size_t block = op.count * dtypeSize(op.dtype);
-  auto* send = static_cast<const char*>(op.sendbuff);
+// Elements [first, first + n) of every block: rank p gets n elements at
+// send + p * sendStride (elements), and what rank p sends lands in block p
+// of the output at `first`.
+void exchangeColumns(const PlanContext& ctx, const Op& op, const char* send,
+                     size_t sendStride, size_t first, size_t n) {
+  const size_t elt = dtypeSize(op.dtype);
   auto* recv = static_cast<char*>(op.recvbuff);
   std::vector<Op> ops;
   for (int peer = 0; peer < ctx.nranks; ++peer) {
-    ops.push_back(
-        pointToPoint(OpKind::Send, op, send + peer * block, op.count, peer));
-    ops.push_back(
-        pointToPoint(OpKind::Recv, op, recv + peer * block, op.count, peer));
+    ops.push_back(pointToPoint(OpKind::Send, op, send + peer * sendStride * elt,
+                               n, peer));
+    ops.push_back(pointToPoint(
+        OpKind::Recv, op, recv + (peer * op.count + first) * elt, n, peer));
   }
   sendRecvPlan(ctx, ops);
+}
+
+}  // namespace
+
+// In place, what a rank receives overwrites what it has still to send: the
+// blocks go column slice by column slice, each slice first copied aside.
+void allToAllPlan(const PlanContext& ctx, const Op& op) {
+  if (op.sendbuff != op.recvbuff) {
+    exchangeColumns(ctx, op, static_cast<const char*>(op.sendbuff), op.count, 0,
+                    op.count);
+    return;
+  }
+  const size_t elt = dtypeSize(op.dtype);
+  const size_t slice = elementsPerChunk(ctx, elt, ctx.nranks);
+  auto* data = static_cast<const char*>(op.recvbuff);
+  for (size_t first = 0; first < op.count; first += slice) {
+    size_t n = std::min(slice, op.count - first);
+    char* aside = ctx.scratchBytes(ctx.nranks * n * elt);
+    for (int p = 0; p < ctx.nranks; ++p)
+      ctx.data->copy(aside + p * n * elt, data + (p * op.count + first) * elt,
+                     n * elt);
+    exchangeColumns(ctx, op, aside, n, first, n);
+  }
 }
 
 void gatherPlan(const PlanContext& ctx, const Op& op) {

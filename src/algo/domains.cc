@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "runtime/runtime.h"
+#include "util/comma_list.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -32,14 +33,7 @@ int domainLabelFromSpec(const std::string& spec, int rank, int nranks) {
            spec.c_str(), nranks, parts);
     return static_cast<int>(static_cast<long>(rank) * parts / nranks);
   }
-  std::vector<std::string> labels;
-  size_t start = 0;
-  for (;;) {
-    size_t comma = spec.find(',', start);
-    labels.push_back(spec.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  std::vector<std::string> labels = splitCommaList(spec);
   if (static_cast<int>(labels.size()) != nranks)
     fail(ncclInvalidArgument,
          "HETCCL_DOMAINS=\"%s\" has %zu labels for %d ranks (expected one "

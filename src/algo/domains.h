@@ -36,6 +36,7 @@ class DomainMap {
   explicit DomainMap(const std::vector<RankPlacement>& ranks);
 
   int count() const { return static_cast<int>(members_.size()); }
+  int nranks() const { return static_cast<int>(domainOf_.size()); }
   int domainOf(int rank) const { return domainOf_[rank]; }
   // The ranks of `domain`, ascending.
   const std::vector<int>& members(int domain) const { return members_[domain]; }

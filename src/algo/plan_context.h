@@ -1,6 +1,7 @@
 // What a heterogeneous plan works with: the communicator's domains, this
 // rank's domain communicator (for the steps inside the domain), the links
-// to ranks of other domains (for the steps across), and scratch memory.
+// to ranks of other domains (for the steps across), and its data (where
+// its own copies, reductions and scratch run: host or device).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "algo/domains.h"
+#include "algo/plan_data.h"
 #include "transport/link.h"
 #include "util/abort_signal.h"
 #include "vendor/executor.h"
@@ -20,13 +22,14 @@ struct PlanContext {
   const DomainMap* domains = nullptr;
   Executor* domainComm = nullptr;
   // Where the domain steps go; NULL runs them before the call returns,
-  // which is what a plan already running on a host stream needs.
+  // which is what a plan already running on a host stream needs. The GPU
+  // engine's stream otherwise.
   StreamHandle domainStream = nullptr;
   std::function<Link&(int peer)> linkTo;
   const AbortSignal* abort = nullptr;
   double timeoutSeconds = 0;
   size_t chunkBytes = 0;  // elements per pipeline step = chunkBytes / elt
-  std::vector<char>* scratch = nullptr;
+  PlanData* data = nullptr;
 
   int domain() const { return domains->domainOf(rank); }
   int domainSize() const {
@@ -43,11 +46,17 @@ struct PlanContext {
   void wait(TransferRequest& request) const {
     request.wait(*abort, timeoutSeconds);
   }
-  char* scratchBytes(size_t bytes) const {
-    if (scratch->size() < bytes) scratch->resize(bytes);
-    return scratch->data();
+  char* scratchBytes(size_t bytes) const { return data->scratch(bytes); }
+  // The reduction of one value per domain, in domain order.
+  void combine(void* dst, const void* const* sources, int nsources,
+               size_t count, const Reduction& reduction) const {
+    data->reduce(dst, sources, nsources, count, reduction);
   }
 };
+
+// Runs one launch's ops: collectives in call order, then the
+// point-to-point ops of the group together.
+void runPlans(const PlanContext& context, const std::vector<Op>& ops);
 
 // Plans, one per collective.
 void allReducePlan(const PlanContext& context, const Op& op);

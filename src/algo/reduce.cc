@@ -9,14 +9,12 @@
 // domain sends across only what other domains' ranks need, spread over all of
 // its ranks.
 #include <algorithm>
-#include <cstring>
 #include <memory>
 
 #include "algo/domain_steps.h"
 #include "algo/ownership.h"
 #include "algo/pipeline.h"
 #include "algo/plan_context.h"
-#include "runtime/host/host_reduce.h"
 #include "util/dtype.h"
 
 namespace hetccl {
@@ -45,13 +43,14 @@ size_t scratchBytes(const PlanContext& ctx, const Delivery& delivery,
 
 // Copies the chunk of every block of `send` so that part i of each
 // (ownedRange(count, size, i)) lies together, in order of i, then block.
-void layOutPartMajor(const char* send, char* out, const Delivery& delivery,
-                     const Chunk& chunk, int size, size_t elt) {
+void layOutPartMajor(const PlanContext& ctx, const char* send, char* out,
+                     const Delivery& delivery, const Chunk& chunk, int size,
+                     size_t elt) {
   for (int i = 0; i < size; ++i) {
     ElementRange part = ownedRange(chunk.count, size, i);
     for (size_t b = 0; b < delivery.blocks; ++b) {
       size_t first = b * delivery.blockCount + chunk.offset + part.begin;
-      std::memcpy(out, send + first * elt, part.size() * elt);
+      ctx.data->copy(out, send + first * elt, part.size() * elt);
       out += part.size() * elt;
     }
   }
@@ -68,7 +67,7 @@ void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
   char* laidOut = chunk.scratch;
   char* partial = laidOut + n * elt;
   char* assembled = partial + n * elt;
-  layOutPartMajor(static_cast<const char*>(op.sendbuff), laidOut, delivery,
+  layOutPartMajor(ctx, static_cast<const char*>(op.sendbuff), laidOut, delivery,
                   chunk, size, elt);
   size_t base = delivery.blocks * (chunk.count / size);
   reduceInDomain(ctx, op, laidOut, partial, n, base);
@@ -112,8 +111,8 @@ void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
   std::vector<const void*> sources;
   for (int d = 0; d < domains; ++d)
     sources.push_back(assembled + d * chunk.count * elt);
-  hostReduce(static_cast<char*>(result) + chunk.offset * elt, sources.data(),
-             domains, chunk.count, reduction);
+  ctx.combine(static_cast<char*>(result) + chunk.offset * elt, sources.data(),
+              domains, chunk.count, reduction);
 }
 
 // Chunk by chunk (HETCCL_CHUNK bytes of the whole buffer at most), the

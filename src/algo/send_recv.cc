@@ -3,8 +3,12 @@
 // domains are posted first and only waited for after the domain's own
 // group is done, so no rank waits for another while holding back a
 // transfer that one needs.
+#include <algorithm>
+
+#include "algo/pipeline.h"
 #include "algo/plan_context.h"
 #include "util/dtype.h"
+#include "util/error.h"
 
 namespace hetccl {
 
@@ -19,15 +23,86 @@ Op pointToPoint(OpKind kind, const Op& user, const void* data, size_t count,
   return op;
 }
 
+namespace {
+
+// A rank's sends to itself are copies into its receives from itself, the
+// n-th send into the n-th receive (NCCL's matching); the other ops are
+// returned. No vendor library is asked to talk to its own rank.
+std::vector<Op> copySelfTransfers(const PlanContext& ctx,
+                                  const std::vector<Op>& ops) {
+  std::vector<Op> others, sends, recvs;
+  for (const Op& op : ops) {
+    if (op.root != ctx.rank)
+      others.push_back(op);
+    else
+      (op.kind == OpKind::Send ? sends : recvs).push_back(op);
+  }
+  if (sends.size() != recvs.size())
+    fail(ncclInvalidUsage,
+         "rank %d posts %zu send(s) to itself and %zu receive(s) from itself "
+         "in one group; they must pair up",
+         ctx.rank, sends.size(), recvs.size());
+  for (size_t i = 0; i < sends.size(); ++i) {
+    size_t bytes = sends[i].count * dtypeSize(sends[i].dtype);
+    if (bytes != recvs[i].count * dtypeSize(recvs[i].dtype))
+      fail(ncclInvalidUsage,
+           "rank %d sends %zu bytes to itself where its receive expects %zu",
+           ctx.rank, bytes, recvs[i].count * dtypeSize(recvs[i].dtype));
+    ctx.data->copy(recvs[i].recvbuff, sends[i].sendbuff, bytes);
+  }
+  return others;
+}
+
+}  // namespace
+
+// Transfers across domains go in pieces of at most a pipeline step, both
+// sides cutting alike, round by round: round r posts piece r of every
+// transfer and then waits for round r-1, so one piece is on the wire
+// while the next one is copied (GPU buffers), and no more than two rounds
+// hold staging. The domain's own group runs once the first round is
+// posted.
 void sendRecvPlan(const PlanContext& ctx, const std::vector<Op>& ops) {
-  for (auto& request : startSendRecv(ctx, ops)) ctx.wait(*request);
+  std::vector<Op> inDomain, across;
+  for (const Op& op : copySelfTransfers(ctx, ops)) {
+    if (ctx.domains->domainOf(op.root) != ctx.domain()) {
+      across.push_back(op);
+      continue;
+    }
+    Op local = op;
+    local.root = ctx.domains->localRank(op.root);
+    inDomain.push_back(local);
+  }
+  const size_t step = std::max<size_t>(ctx.chunkBytes, 1);
+  auto postRound = [&](size_t offset) {
+    Transfers round;
+    for (const Op& op : across) {
+      size_t bytes = op.count * dtypeSize(op.dtype);
+      if (offset >= bytes && offset > 0) continue;  // one round for 0 bytes
+      size_t piece = std::min(step, bytes - offset);
+      Link& link = ctx.linkTo(op.root);
+      if (op.kind == OpKind::Send)
+        round.push_back(
+            link.send(static_cast<const char*>(op.sendbuff) + offset, piece));
+      else
+        round.push_back(
+            link.recv(static_cast<char*>(op.recvbuff) + offset, piece));
+    }
+    return round;
+  };
+  Transfers previous = postRound(0);
+  if (!inDomain.empty()) ctx.inDomain(inDomain);
+  for (size_t offset = step; !previous.empty(); offset += step) {
+    Transfers round = postRound(offset);
+    for (auto& request : previous) ctx.wait(*request);
+    previous = std::move(round);
+  }
 }
 
 std::vector<std::shared_ptr<TransferRequest>> startSendRecv(
     const PlanContext& ctx, const std::vector<Op>& ops) {
   std::vector<Op> inDomain;
   std::vector<std::shared_ptr<TransferRequest>> across;
-  for (const Op& op : ops) {
+  for (const Op& op : copySelfTransfers(ctx, ops)) {
     size_t bytes = op.count * dtypeSize(op.dtype);
     if (ctx.domains->domainOf(op.root) == ctx.domain()) {
       Op local = op;

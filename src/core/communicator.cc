@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "algo/cross_domain_links.h"
 #include "algo/hetero_executor.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
 #include "core/subset_oob.h"
 #include "core/watchdog.h"
-#include "engine/gpu/staged_device_comm.h"
+#include "engine/gpu/gpu_plan_engine.h"
 #include "runtime/device/device_module_loader.h"
 #include "runtime/gpu_device.h"
 #include "transport/transport_registry.h"
@@ -52,12 +53,12 @@ Settings checkedSettings() {
 }  // namespace
 
 Communicator::Communicator(int rank, int nranks, CommConfig config,
-                           std::optional<int> inheritedDomainLabel)
+                           std::optional<Placement> inherited)
     : rank_(rank),
       nranks_(nranks),
       config_(std::move(config)),
       settings_(checkedSettings()),
-      inheritedDomainLabel_(inheritedDomainLabel),
+      inherited_(inherited),
       gpu_(currentGpuDevice()),
       opsAbort_(std::make_shared<AbortSignal>()),
       liveness_(std::make_shared<PeerLiveness>(nranks)) {}
@@ -102,8 +103,7 @@ void Communicator::connect(const ncclUniqueId& id) {
              "CUDA or HIP runtime loaded, or no device): a CPU rank",
              rank_);
   startRootIfNeeded(id, rank_);
-  PeerInfo local =
-      PeerInfo::local(rank_, nranks_, gpu_, settings_, inheritedDomainLabel_);
+  PeerInfo local = PeerInfo::local(rank_, nranks_, gpu_, settings_, inherited_);
   bootstrap_ =
       Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
                       &bootstrapAbort_, settings_.bootstrapTimeoutSeconds);
@@ -144,42 +144,59 @@ void Communicator::setUpDomains() {
       });
 }
 
-// Each rank gets a communicator for its own domain, run by HetCCL's host
-// engine, and the heterogeneous executor runs plans over it and over links
-// to the other domains. A GPU rank stages its buffers through pinned host
-// memory for both.
+// Each rank gets a communicator for its own domain from the back-end of
+// its runtime (the host engine for CPU ranks, NCCL or RCCL for GPU ranks,
+// wherever the domain's ranks are), links to the ranks of the other
+// domains, and an engine that runs plans over both: the host stream's
+// executor for CPU ranks, the GPU engine for GPU ranks.
 void Communicator::setUpHeterogeneous(
     Oob& oob, const DomainMap& domains,
     const std::vector<RankPlacement>& placements) {
   const std::vector<int>& members = domains.members(domainIndex_);
-  if (gpu_) checkDomainOnOneHost(members);
   // Domain exchanges use tags of their own: only that domain's ranks take
   // part, so they must not draw from the communicator's sequence.
   uint32_t tagSpace = 0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
   SubsetOob domainOob(*bootstrap_, members, tagSpace);
-  // GPU ranks stage their buffers through host memory, where the host
-  // engine runs their domain.
-  auto domainComm = createDomainComm(domainOob, RuntimeKind::Host, members);
-  heteroExecutor_ = HeteroExecutor::create(oob, placements, settings_,
-                                           domainComm, opsAbort_, liveness_);
+  auto domainComm = createDomainComm(domainOob, runtimeKind(), members);
+  auto links = std::make_shared<CrossDomainLinks>(
+      oob, placements, domains, settings_, opsAbort_, liveness_);
+  crossDomainLinks_ = links;
   if (!gpu_) {
-    executor_ = heteroExecutor_;
+    LOG_INFO(kLogInit,
+             "rank %d: heterogeneous communicator, %d domains, this rank in "
+             "domain %d (local rank %d of %zu), links: %s",
+             rank_, domains.count(), domainIndex_, domains.localRank(rank_),
+             members.size(), links->summary().c_str());
+    executor_ = HeteroExecutor::create(rank_, domains, std::move(links),
+                                       settings_, domainComm, opsAbort_);
     return;
   }
-  const DeviceModule& module = deviceModule(gpu_->runtime);
-  std::unique_ptr<DeviceShmCollectives> directCollectives;
-  // The direct path is a shared-memory one: a transport forced between
-  // ranks of one host that does not share memory (HETCCL_TRANSPORT=tcp)
-  // carries every byte instead.
+  auto direct = streamDrivenCollectives(oob, domains);
+  executor_ = std::make_shared<GpuPlanEngine>(
+      GpuPlanEngineSetup{deviceModule(gpu_->runtime), gpu_->ordinal, rank_,
+                         domains, std::move(links), std::move(domainComm),
+                         settings_, opsAbort_, std::move(direct)});
+}
+
+// GPU ranks of one runtime on one host, each its own domain and few enough
+// for one reduction launch, share pinned outboxes that their streams read
+// directly (the same answer on every rank, since it is collective). A
+// transport forced between ranks of one host that does not share memory
+// (HETCCL_TRANSPORT=tcp) carries every byte instead.
+std::unique_ptr<DeviceShmCollectives> Communicator::streamDrivenCollectives(
+    Oob& oob, const DomainMap& domains) const {
   bool linksShareMemory = TransportSelection::parse(settings_.transport)
                               .choose(/*sameHost=*/true)
                               .sharesHostMemory();
-  if (gpuRanksShareOneHost() && linksShareMemory && settings_.gpuDirect)
-    directCollectives = std::make_unique<DeviceShmCollectives>(
-        oob, module, settings_.gpuChunkBytes);
-  executor_ = std::make_shared<StagedDeviceComm>(
-      heteroExecutor_, module, gpu_->ordinal, rank_, nranks_, opsAbort_,
-      settings_.timeoutSeconds, std::move(directCollectives));
+  bool eligible = settings_.gpuDirect && linksShareMemory &&
+                  domains.count() == nranks_ &&
+                  nranks_ <= HETCCL_DEVICE_MAX_SOURCES;
+  for (const PeerInfo& peer : peers_)
+    eligible = eligible && peer.runtime == static_cast<int>(gpu_->runtime) &&
+               peer.hostId == peers_[rank_].hostId;
+  if (!eligible) return nullptr;
+  return std::make_unique<DeviceShmCollectives>(
+      oob, deviceModule(gpu_->runtime), settings_.gpuChunkBytes);
 }
 
 // The back-end registered for `runtime` runs the domain of `members`
@@ -193,36 +210,18 @@ std::shared_ptr<Executor> Communicator::createDomainComm(
                          liveness_->subset(members)});
 }
 
-// Whether every rank is a GPU rank of this rank's runtime on this host, few
-// enough for one reduction launch: the condition for the stream-driven
-// all-reduce, the same on every rank.
-bool Communicator::gpuRanksShareOneHost() const {
-  if (nranks_ > HETCCL_DEVICE_MAX_SOURCES) return false;
-  for (const PeerInfo& peer : peers_)
-    if (peer.runtime != static_cast<int>(gpu_->runtime) ||
-        peer.hostId != peers_[rank_].hostId)
-      return false;
-  return true;
-}
-
-// GPU ranks of a domain in a heterogeneous communicator meet through the
-// host engine, which works within one host.
-void Communicator::checkDomainOnOneHost(const std::vector<int>& members) const {
-  for (int member : members)
-    if (peers_[member].hostId != peers_[rank_].hostId)
-      fail(ncclInvalidUsage,
-           "rank %d: GPU ranks %d and %d share a domain across hosts, which "
-           "heterogeneous communicators do not support yet; give them "
-           "different domains with HETCCL_DOMAINS",
-           rank_, rank_, member);
-}
-
 size_t Communicator::crossDomainBytesSent() const {
-  return heteroExecutor_ ? heteroExecutor_->bytesSent() : 0;
+  auto links = crossDomainLinks_.lock();
+  return links ? links->bytesSent() : 0;
 }
 
 size_t Communicator::crossDomainBytesReceived() const {
-  return heteroExecutor_ ? heteroExecutor_->bytesReceived() : 0;
+  auto links = crossDomainLinks_.lock();
+  return links ? links->bytesReceived() : 0;
+}
+
+Placement Communicator::placement() const {
+  return {peers_[rank_].domainLabel, peers_[rank_].hostId};
 }
 
 void Communicator::setState(ncclResult_t state, const std::string& message) {
@@ -298,9 +297,8 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key,
   if (members.empty()) return nullptr;
   int newRank = static_cast<int>(
       std::find(members.begin(), members.end(), rank_) - members.begin());
-  auto comm =
-      std::make_unique<Communicator>(newRank, static_cast<int>(members.size()),
-                                     config, peers_[rank_].domainLabel);
+  auto comm = std::make_unique<Communicator>(
+      newRank, static_cast<int>(members.size()), config, placement());
   if (config.blocking)
     comm->initialize(ids[members[0]]);
   else
@@ -337,7 +335,7 @@ std::unique_ptr<Communicator> Communicator::shrink(
   }
   auto comm = std::make_unique<Communicator>(
       static_cast<int>(self - survivors.begin()),
-      static_cast<int>(survivors.size()), config, peers_[rank_].domainLabel);
+      static_cast<int>(survivors.size()), config, placement());
   if (config.blocking)
     comm->initialize(id);
   else

@@ -28,16 +28,17 @@
 namespace hetccl {
 
 class Bootstrap;
-class HeteroExecutor;
+class CrossDomainLinks;
+class DeviceShmCollectives;
 class Watchdog;
 
 class Communicator {
  public:
-  // `inheritedDomainLabel`: for communicators made from a parent (split,
-  // shrink), the domain label this rank had there. Reads the environment's
+  // `inherited`: for communicators made from a parent (split, shrink),
+  // the domain label and host this rank had there. Reads the environment's
   // parameters; a bad one throws ncclInvalidArgument.
   Communicator(int rank, int nranks, CommConfig config,
-               std::optional<int> inheritedDomainLabel = std::nullopt);
+               std::optional<Placement> inherited = std::nullopt);
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -103,8 +104,9 @@ class Communicator {
   void setUpDomains();
   void setUpHeterogeneous(Oob& oob, const DomainMap& domains,
                           const std::vector<RankPlacement>& placements);
-  void checkDomainOnOneHost(const std::vector<int>& members) const;
-  bool gpuRanksShareOneHost() const;
+  std::unique_ptr<DeviceShmCollectives> streamDrivenCollectives(
+      Oob& oob, const DomainMap& domains) const;
+  Placement placement() const;
   std::shared_ptr<Executor> createDomainComm(Oob& oob, RuntimeKind runtime,
                                              const std::vector<int>& members);
   void setState(ncclResult_t state, const std::string& message);
@@ -115,7 +117,7 @@ class Communicator {
   const int nranks_;
   const CommConfig config_;
   const Settings settings_;  // read once, when the communicator is made
-  const std::optional<int> inheritedDomainLabel_;
+  const std::optional<Placement> inherited_;
   const std::optional<GpuDevice> gpu_;
   std::shared_ptr<AbortSignal> opsAbort_;  // ends waits of operations
   // Which peer processes exited. A loss only matters to work that waits
@@ -127,7 +129,8 @@ class Communicator {
   int domainCount_ = 1;
   int domainIndex_ = 0;
   std::shared_ptr<Executor> executor_;
-  std::shared_ptr<HeteroExecutor> heteroExecutor_;  // with several domains
+  // With several domains; the executor owns them (and stops them first).
+  std::weak_ptr<CrossDomainLinks> crossDomainLinks_;
   std::unique_ptr<Watchdog> watchdog_;
   UserOps userOps_;
   Registrations registrations_;

@@ -10,6 +10,7 @@
 #include "algo/domains.h"
 #include "hetccl_version.h"
 #include "runtime/runtime.h"
+#include "util/comma_list.h"
 #include "util/error.h"
 #include "util/settings.h"
 
@@ -27,9 +28,21 @@ uint64_t fnv1a(const std::string& text,
 
 // Ranks share memory when they share a kernel (boot id) and their shared
 // memory is not separated; network namespaces stand for separate hosts in
-// tests, so they count too. HETCCL_HOSTID overrides.
-uint64_t computeHostId(const std::optional<std::string>& forced) {
-  if (forced) return fnv1a(*forced);
+// tests, so they count too. HETCCL_HOSTID overrides: one name for this
+// process, or a comma-separated list with one per rank (rank r takes entry
+// r), which lays out pretend hosts for a whole job from one variable.
+uint64_t computeHostId(const std::optional<std::string>& forced, int rank,
+                       int nranks) {
+  if (forced) {
+    if (forced->find(',') == std::string::npos) return fnv1a(*forced);
+    std::vector<std::string> names = splitCommaList(*forced);
+    if (static_cast<int>(names.size()) != nranks)
+      fail(ncclInvalidArgument,
+           "HETCCL_HOSTID=\"%s\" has %zu entries for %d ranks (expected one "
+           "host name, or one entry per rank)",
+           forced->c_str(), names.size(), nranks);
+    return fnv1a(names[rank]);
+  }
   std::string boot;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
   struct stat netns {};
@@ -44,14 +57,15 @@ uint64_t computeHostId(const std::optional<std::string>& forced) {
 
 PeerInfo PeerInfo::local(int rank, int nranks, std::optional<GpuDevice> gpu,
                          const Settings& settings,
-                         std::optional<int> inheritedLabel) {
+                         std::optional<Placement> inherited) {
   PeerInfo info{};
-  info.hostId = computeHostId(settings.hostId);
+  info.hostId = inherited ? inherited->hostId
+                          : computeHostId(settings.hostId, rank, nranks);
   info.pid = static_cast<int32_t>(getpid());
   info.runtime = static_cast<int32_t>(gpu ? gpu->runtime : RuntimeKind::Host);
   info.device = gpu ? gpu->ordinal : -1;
-  info.domainLabel = inheritedLabel
-                         ? *inheritedLabel
+  info.domainLabel = inherited
+                         ? inherited->domainLabel
                          : domainLabelFromSpec(settings.domains, rank, nranks);
   gethostname(info.hostname, sizeof(info.hostname) - 1);
   std::strncpy(info.release, HETCCL_RELEASE, sizeof(info.release) - 1);

@@ -15,6 +15,12 @@ namespace hetccl {
 // build would misread.
 constexpr uint32_t kCommProtocolVersion = 1;
 
+// Where a rank sits: what a communicator split from a parent inherits.
+struct Placement {
+  int32_t domainLabel;
+  uint64_t hostId;
+};
+
 struct PeerInfo {
   uint64_t hostId;  // same value <=> same host (and network namespace)
   int32_t pid;
@@ -27,13 +33,12 @@ struct PeerInfo {
 
   // This process as `rank` of `nranks`, its host id and domain label taken
   // from `settings` (HETCCL_HOSTID, HETCCL_DOMAINS; throws
-  // ncclInvalidArgument if the domains are malformed) unless
-  // `inheritedLabel` gives the label (communicators split from a parent
-  // keep the parent's domains).
+  // ncclInvalidArgument if either is malformed) unless `inherited` gives
+  // them (communicators split from a parent keep the parent's placement).
   // `gpu`: the rank's GPU, if it is a GPU rank.
   static PeerInfo local(int rank, int nranks, std::optional<GpuDevice> gpu,
                         const Settings& settings,
-                        std::optional<int> inheritedLabel = std::nullopt);
+                        std::optional<Placement> inherited = {});
 };
 
 // Throws ncclInvalidUsage naming both builds if the ranks do not all run

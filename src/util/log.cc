@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "util/comma_list.h"
 #include "util/error.h"
 #include "util/params.h"
 
@@ -68,11 +69,7 @@ uint32_t subsysBit(const std::string& name) {
 uint32_t parseSubsys(const std::string& spec) {
   bool invert = !spec.empty() && spec[0] == '^';
   uint32_t mask = 0;
-  size_t start = invert ? 1 : 0;
-  while (start <= spec.size()) {
-    size_t comma = spec.find(',', start);
-    if (comma == std::string::npos) comma = spec.size();
-    std::string name = spec.substr(start, comma - start);
+  for (const std::string& name : splitCommaList(spec.substr(invert ? 1 : 0))) {
     uint32_t bit = subsysBit(name);
     if (bit == 0 && !name.empty())
       warnAtStartup(
@@ -81,7 +78,6 @@ uint32_t parseSubsys(const std::string& spec) {
                  name.c_str(), spec.c_str(),
                  describeAccepted(paramSpec(Param::DebugSubsys)).c_str()));
     mask |= bit;
-    start = comma + 1;
   }
   return invert ? ~mask : mask;
 }

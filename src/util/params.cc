@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "util/comma_list.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -40,16 +41,7 @@ std::string sizeText(int64_t value) {
 }
 
 std::vector<std::string> choicesOf(const ParamSpec& spec) {
-  std::vector<std::string> choices;
-  std::string list = spec.accepted;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    choices.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return choices;
+  return splitCommaList(spec.accepted);
 }
 
 // The declared spelling of `text` among the choices, if it is one.

@@ -19,8 +19,18 @@
 #   matrix-shm, matrix-tcp
 #               2 GPUs as 2 domains (-D split:2), every collective, type and
 #               op, odd sizes, results checked (hetccl-perf --check 1)
-#   hetero-all  busbw of every stream-driven collective, 2 GPUs as 2
-#               domains over shm, direct and staged (HETCCL_GPU_DIRECT=0)
+#   hosts2      2 GPUs as 2 pretend hosts (HETCCL_HOSTID=A,B, -D split:2,
+#               HETCCL_TRANSPORT=auto): the matrix-* checks, and the INFO
+#               log showing 2 GPU ranks in 2 domains whose links are tcp
+#   hosts4      4 ranks on 2 GPUs (rank r on GPU r % 2, -D 0,0,1,1) as
+#               pretend hosts A,A,B,B, then A,B,C,D: every collective, type
+#               and op checked up to 1 MB, float32 sums up to 64 MB; the
+#               INFO log showing 4 GPU ranks in 2 domains, links tcp, and
+#               4 ranks whose domain of 2 runs on NCCL
+#   hetero-all  busbw of every collective with GPU buffers (all-reduce,
+#               all-gather, reduce-scatter, broadcast, all-to-all, reduce,
+#               send/recv), 2 GPUs as 2 domains over shm, direct and staged
+#               (HETCCL_GPU_DIRECT=0)
 #   overhead    bench/passthrough_overhead.cc: the time the pass-through
 #               adds per launch, both sides in the same processes, 8 B to
 #               4 MB, against the sweep's targets
@@ -32,6 +42,14 @@
 #               this one, alternating rounds (BASE_SRC: that commit's
 #               source tree; the build step builds it in build-base beside
 #               its own build)
+#   net-bench   bench/gpu_network_compare.py: 2 pretend hosts, HetCCL's tcp
+#               vs NCCL's sockets (default and HetCCL-like settings), 5
+#               collectives at 64M and 256M; 4 ranks 2 per GPU; NCCL NVLink
+#   train       tests/gpu/torch_gpt_training.py, a small GPT, fsdp2 and ddp:
+#               NCCL over NVLink and over sockets, HetCCL with 2 pretend
+#               hosts and with 4 ranks (A,A,B,B; A,B,C,D): every run DONE
+#               with ranks agreeing; tokens/s and loss curves against NCCL
+#               over NVLink, in train-gpt-<date>.md
 # then prints a summary table (result, seconds, key numbers) and exits 1 if
 # any step failed. Logs and reports go to $OUT (default /tmp/hetccl-gpu);
 # the bench reports are also copied to bench/results/.
@@ -41,7 +59,8 @@
 # space-separated subset of the step names above; default all), DEADLINE
 # (seconds after which the remaining steps are skipped so that the summary
 # still prints; default 570), CMAKE_ARGS (extra configure arguments),
-# SWEEP_ARGS / HETERO_ARGS (extra arguments of the bench scripts), BASE_SRC
+# SWEEP_ARGS / HETERO_ARGS / NET_ARGS (extra arguments of the bench
+# scripts), TRAIN_STEPS (steps of each training run, default 30), BASE_SRC
 # (the source tree the compare step measures against; unset: no compare),
 # COMPARE_ROUNDS (its alternating rounds per build, default 3),
 # RESULTS_DIR (where the bench reports are copied; default bench/results,
@@ -53,7 +72,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp hetero-all overhead sweep hetero compare} "
+steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp hosts2 hosts4 hetero-all overhead sweep hetero compare net-bench train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -339,6 +358,146 @@ step_matrix() {
 step_matrix_shm() { step_start=$SECONDS; step_matrix shm; }
 step_matrix_tcp() { step_start=$SECONDS; step_matrix tcp; }
 
+# tcp_links LOG NRANKS: "tcp only (N ranks)" when LOG has at least NRANKS of
+# the INFO lines where a rank of a heterogeneous communicator names its
+# links to the other domains ("... links: 0 shm, 1 tcp", whatever the
+# sentence before) and each names tcp links and no link of another
+# transport; otherwise what it found.
+tcp_links() {
+  awk -v want="$2" '
+    /HETCCL INFO/ && /links: *[0-9]+ [A-Za-z]/ {
+      lines++
+      text = $0
+      sub(/.*links: */, "", text)
+      sub(/;.*/, "", text)
+      n = split(text, parts, /, */)
+      tcp = 0
+      other = 0
+      for (i = 1; i <= n; i++) {
+        split(parts[i], words, " ")
+        gsub(/[^A-Za-z0-9_]/, "", words[2])
+        if (words[2] == "tcp") tcp += words[1]; else other += words[1]
+      }
+      if (tcp > 0 && other == 0) good++
+      last = text
+    }
+    END {
+      if (lines + 0 >= want && good + 0 == lines + 0)
+        printf "tcp only (%d ranks)\n", lines
+      else
+        printf "NOT tcp only: %d of %d links lines, want %d (last: %s)\n",
+          good, lines, want, (last == "" ? "none" : last)
+    }' "$1"
+}
+
+# runs_on_nccl LOG SIZE: how many processes logged that their domain of SIZE
+# ranks runs on NCCL (HetCCL's INFO line "its domain of 2 rank(s) runs on
+# NCCL"; the pid is the second field of the line's "host:pid:tid" prefix).
+runs_on_nccl() {
+  grep -E "its domain of $2 rank(\(s\)|s)? runs on NCCL" "$1" |
+    sed -E 's/^[^:]*:([0-9]+):.*/\1/' | sort -u | grep -c ''
+}
+
+# hosts_pass NAME SECONDS NRANKS DOMAINS HOSTIDS NCCL_DOMAIN ARGS...: one
+# checked hetccl-perf run of NRANKS ranks on the GPUs (rank r on GPU
+# r % count) as the pretend hosts HOSTIDS (HETCCL_HOSTID: rank r takes
+# entry r), domains forced with -D DOMAINS, logging at INFO. Checks from the
+# log that every rank is a GPU rank in 2 domains, that every rank's links
+# to the other domain are tcp only and, unless NCCL_DOMAIN is 0, that
+# NRANKS ranks logged their domain of NCCL_DOMAIN ranks running on NCCL.
+# Sets pass_note; returns the exit status (3: it ran, but not as asked).
+hosts_pass() {
+  local name=$1 seconds=$2 nranks=$3 domains=$4 hostids=$5 nccl_domain=$6
+  shift 6
+  local log=$out/$name.log json=$out/$name.jsonl
+  HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_HOSTID=$hostids HETCCL_TRANSPORT=auto \
+    HETCCL_DEBUG=INFO timeout $((seconds + 15)) "$perf" -np "$nranks" -D "$domains" \
+    --check 1 -w 0 -n 1 --timeout "$seconds" --json "$json" "$@" >"$log" 2>&1
+  local code=$?
+  local gpus rows wrong links on_nccl
+  gpus=$(grep -c 'runtime cuda.*domain [01] of 2' "$log")
+  rows=$(grep -c '' "$json" 2>/dev/null)
+  wrong=$(grep -o 'Out of bounds values : [0-9]*' "$log" | grep -o '[0-9]*$')
+  links=$(tcp_links "$log" "$nranks")
+  pass_note="$name: exit $code, ${rows:-0} results, ${wrong:-?} wrong, $links"
+  if ((gpus != nranks)); then
+    pass_note+=", $gpus of $nranks ranks GPU ranks in 2 domains"
+    ((code == 0)) && code=3
+  fi
+  [[ $links == "tcp only"* ]] || { ((code == 0)) && code=3; }
+  if ((nccl_domain > 0)); then
+    on_nccl=$(runs_on_nccl "$log" "$nccl_domain")
+    pass_note+=", $on_nccl of $nranks ranks' domain of $nccl_domain on NCCL"
+    ((on_nccl < nranks && code == 0)) && code=3
+  fi
+  ((code != 0)) && tail -4 "$log"
+  return "$code"
+}
+
+# 2 GPUs as 2 pretend hosts: HetCCL links them with tcp (HETCCL_TRANSPORT
+# auto: tcp between hosts). The passes of step_matrix: every collective,
+# type and op at odd sizes up to 1.75 MB, then float32 and bfloat16 sums at
+# odd sizes of 14 and 56 MB.
+step_hosts2() {
+  local start=$SECONDS notes=() code ok=1 left
+  hosts_pass hosts2-all-types $((limit * 2 / 3)) 2 split:2 A,B 0 \
+    -x all -d all -o all -b 7 -e 2M -f 8
+  code=$?
+  notes+=("$pass_note")
+  ((code != 0)) && ok=0
+  left=$((limit - (SECONDS - start) - 15))
+  if ((code == 124 || left < 25)); then
+    notes+=("large: skipped (no time left)")
+  else
+    hosts_pass hosts2-large "$left" 2 split:2 A,B 0 \
+      -x all -d float32,bfloat16 -o sum -b 14680071 -e 64M -f 4 || ok=0
+    notes+=("$pass_note")
+  fi
+  ((ok)) && result=PASS
+  note=$(IFS=";"; echo "${notes[*]}")
+}
+
+# share WEIGHT TOTAL: the seconds of the step's time left (less 15 for the
+# timeout's grace) for a pass of WEIGHT when the passes still to run weigh
+# TOTAL together.
+share() { echo $(((limit - (SECONDS - step_start) - 15) * $1 / $2)); }
+
+# 4 ranks on 2 GPUs, ranks 0 and 2 on GPU 0, 1 and 3 on GPU 1; domains
+# 0,0,1,1: each domain a pair of ranks on the 2 GPUs, run by NCCL, the
+# domains linked by tcp. As pretend hosts A,A,B,B (a host per domain), then
+# A,B,C,D (every rank a host of its own): every collective, type and op at
+# sizes 7 B to 448 KB (x16), then float32 sums at odd sizes of 14 and 56 MB.
+step_hosts4() {
+  step_start=$SECONDS
+  local notes=() code ok=1 hostids tag seconds weight=6
+  for hostids in A,A,B,B A,B,C,D; do
+    tag=${hostids//,/}
+    seconds=$(share 2 "$weight")
+    weight=$((weight - 2))
+    if ((seconds < 20)); then
+      notes+=("$tag: skipped (no time left)")
+      ok=0 weight=$((weight - 1))
+      continue
+    fi
+    hosts_pass "hosts4-$tag-all-types" "$seconds" 4 0,0,1,1 "$hostids" 2 \
+      -x all -d all -o all -b 7 -e 1M -f 16
+    code=$?
+    notes+=("$pass_note")
+    ((code != 0)) && ok=0
+    seconds=$(share 1 "$weight")
+    weight=$((weight - 1))
+    if ((code == 124 || seconds < 20)); then
+      notes+=("$tag large: skipped (no time left, or the first pass timed out)")
+      continue
+    fi
+    hosts_pass "hosts4-$tag-large" "$seconds" 4 0,0,1,1 "$hostids" 2 \
+      -x all -d float32 -o sum -b 14680071 -e 64M -f 4 || ok=0
+    notes+=("$pass_note")
+  done
+  ((ok)) && result=PASS
+  note=$(IFS=";"; echo "${notes[*]}")
+}
+
 # bench_script NAME SCRIPT REPORT ARGS...: runs a bench script; its report
 # goes to $out and bench/results/.
 bench_script() {
@@ -362,7 +521,8 @@ bench_script() {
 
 # Speed of every collective with GPU buffers across 2 domains (2 GPUs,
 # shm), stream-driven (the default) and staged (HETCCL_GPU_DIRECT=0):
-# busbw by size.
+# busbw by size. With reduce and send/recv (hetccl-perf has no gather or
+# scatter).
 step_hetero_all() {
   local code=0 mode
   for mode in direct staged; do
@@ -371,7 +531,7 @@ step_hetero_all() {
     HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_TRANSPORT=shm HETCCL_GPU_DIRECT=$direct \
       timeout $((limit / 2)) "$perf" -np 2 -D split:2 -b 1M -e 256M -f 4 -w 5 -n 10 \
       --check 0 --placement out --timeout $((limit / 2 - 5)) \
-      -x allreduce,allgather,reducescatter,broadcast,alltoall \
+      -x allreduce,allgather,reducescatter,broadcast,alltoall,reduce,sendrecv \
       --json "$out/hetero-all-$mode.jsonl" >"$out/hetero-all-$mode.log" 2>&1 || code=$?
   done
   "$py" - "$out" <<'EOF'
@@ -467,6 +627,326 @@ step_compare() {
   note="exit $code; $(grep '| 1G |' "$out/compare.log" | tr -s ' ')"
 }
 
+step_net_bench() {
+  # shellcheck disable=SC2086  # NET_ARGS is a list of words
+  bench_script net-bench gpu_network_compare.py "gpu-network-compare-$today.md" ${NET_ARGS:-}
+}
+
+# torch_launch NPROC SECONDS LOG [VAR=VALUE ...] -- SCRIPT [ARGS...]: one
+# torchrun of NPROC ranks (the script puts rank r on GPU r % count) with
+# the variables added to its environment; returns its exit status (124:
+# timed out).
+torch_launch() {
+  local nproc=$1 seconds=$2 log=$3 vars=()
+  shift 3
+  while (($#)) && [[ $1 != -- ]]; do
+    vars+=("$1")
+    shift
+  done
+  (($#)) && shift
+  timeout -k 10 "$seconds" env "${vars[@]}" "$py" -m torch.distributed.run \
+    --standalone --nproc_per_node "$nproc" "$@" >"$log" 2>&1
+}
+
+# A small GPT trained with unchanged PyTorch (tests/gpu/torch_gpt_training.py),
+# fsdp2 then ddp, each with: NVIDIA's NCCL over NVLink; HetCCL preloaded,
+# 2 ranks as 2 pretend hosts (tcp); NVIDIA's NCCL over sockets (its default
+# socket settings, its INFO log naming the transport); HetCCL with 4 ranks on the 2 GPUs as hosts A,A,B,B and
+# A,B,C,D (NVIDIA's NCCL cannot run 2 ranks per GPU). HetCCL's variables go
+# through torchrun's environment to every rank. PASS: every run exits 0
+# printing DONE, RANKS_AGREE yes and no PARAMS_AGREE no; HetCCL's runs'
+# links are tcp only; every HetCCL loss curve is within 5 % (relative, at
+# every step) of NCCL NVLink's in the same mode (every run sees the same
+# data per step; only the order of the sums differs). The note and
+# train-gpt-<date>.md give the tokens/s of each run, HetCCL's 2-rank
+# tokens/s as a fraction of NCCL's over sockets and over NVLink, and the
+# loss curves' differences.
+step_train() {
+  step_start=$SECONDS
+  local script=$repo/tests/gpu/torch_gpt_training.py steps=${TRAIN_STEPS:-30}
+  local report=$out/train-gpt-$today.md manifest=$out/train-runs.tsv
+  local hetccl=(LD_PRELOAD="$build/src/libnccl.so.2" HETCCL_NCCL_LIBRARY="$real_nccl"
+    HETCCL_DEBUG=INFO HETCCL_DEBUG_SUBSYS=INIT)
+  local sockets=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT)
+  local mode config nproc vars log code left began links shown
+  : >"$manifest"
+  for mode in fsdp2 ddp; do
+    for config in nccl-nvlink hetccl-2hosts nccl-sockets hetccl-4-AABB hetccl-4-ABCD; do
+      case $config in
+        nccl-nvlink) nproc=2 vars=() ;;
+        nccl-sockets) nproc=2 vars=("${sockets[@]}") ;;
+        hetccl-2hosts) nproc=2 vars=("${hetccl[@]}" HETCCL_DOMAINS=split:2 "HETCCL_HOSTID=A,B") ;;
+        hetccl-4-AABB) nproc=4 vars=("${hetccl[@]}" "HETCCL_DOMAINS=0,0,1,1" "HETCCL_HOSTID=A,A,B,B") ;;
+        hetccl-4-ABCD) nproc=4 vars=("${hetccl[@]}" "HETCCL_DOMAINS=0,0,1,1" "HETCCL_HOSTID=A,B,C,D") ;;
+      esac
+      log=$out/train-$mode-$config.log
+      shown="${vars[*]:+${vars[*]} }$py -m torch.distributed.run --standalone"
+      shown+=" --nproc_per_node $nproc tests/gpu/torch_gpt_training.py --mode $mode --steps $steps"
+      left=$((limit - (SECONDS - step_start) - 15))  # 15 s kept for the report
+      if ((left < 30)); then
+        printf '%s\t%s\t%s\tskipped\t0\t%s\t-\t%s\n' "$mode" "$config" "$nproc" "$log" \
+          "$shown" >>"$manifest"
+        echo "train $mode $config: skipped (no time left)"
+        continue
+      fi
+      began=$SECONDS
+      torch_launch "$nproc" $((left < 120 ? left : 120)) "$log" "${vars[@]}" -- \
+        "$script" --mode "$mode" --steps "$steps"
+      code=$?
+      links=-
+      if [[ $config == hetccl-* ]]; then
+        links=$(tcp_links "$log" "$nproc")
+      elif [[ $config == nccl-sockets ]]; then  # NCCL's INFO: "... via NET/Socket/0"
+        links=$(grep -o ' via [^ ]*' "$log" | sed 's/^ via //' | sort -u | paste -sd, -)
+        links="via ${links:-nothing logged}"
+      fi
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$config" "$nproc" "$code" \
+        $((SECONDS - began)) "$log" "$links" "$shown" >>"$manifest"
+      echo "train $mode $config: exit $code, $((SECONDS - began)) s;" \
+        "$(grep -h '^TOKENS_PER_S\|^RANKS_AGREE\|^DONE' "$log" | tr '\n' ' ')"
+      ((code != 0)) && tail -5 "$log"
+    done
+  done
+  "$py" - "$manifest" "$report" "$repo" >"$out/train-summary.log" 2>&1 <<'EOF'
+"""Judges the training runs listed in the manifest and writes the record."""
+import datetime
+import math
+import re
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+manifest, report, repo = sys.argv[1:4]
+TOLERANCE = 0.05  # relative loss difference to NCCL NVLink, at every step
+CONFIGS = ("nccl-nvlink", "nccl-sockets", "hetccl-2hosts", "hetccl-4-AABB",
+           "hetccl-4-ABCD")
+
+
+def first_line(command):
+    try:
+        out = subprocess.run(command, capture_output=True, text=True,
+                             timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return out or "unknown"
+
+
+def read_run(fields):
+    mode, config, nproc, code, seconds, log, links, command = fields
+    path = Path(log)
+    text = path.read_text(errors="replace") if path.exists() else ""
+    if code == "skipped":
+        text = ""
+
+    def value(key):
+        found = re.findall(rf"^{key} (.*)$", text, re.M)
+        return found[-1].strip() if found else None
+
+    def number(key):
+        try:
+            return float(value(key))
+        except (TypeError, ValueError):
+            return None
+
+    losses = None
+    try:
+        if value("LOSSES_HEX"):
+            losses = [struct.unpack("<f", bytes.fromhex(h))[0]
+                      for h in value("LOSSES_HEX").split(",")]
+        elif value("LOSSES"):
+            losses = [float(x) for x in value("LOSSES").split()]
+    except ValueError:
+        losses = None
+    run = {"mode": mode, "config": config, "nproc": int(nproc),
+           "code": code, "seconds": seconds, "log": log, "links": links,
+           "command": command, "done": bool(re.search(r"^DONE$", text, re.M)),
+           "agree": value("RANKS_AGREE"), "params": value("PARAMS_AGREE"),
+           "tokens": number("TOKENS_PER_S"), "step": number("STEP_MS"),
+           "compute": number("COMPUTE_MS"),
+           "exposed": number("COMM_EXPOSED_MS"), "losses": losses,
+           "config_line": value("CONFIG"), "diff": None}
+    problems = []
+    if code == "skipped":
+        problems.append("not run (no time left)")
+    else:
+        if code != "0":
+            problems.append(f"exit {code}" + (" (timed out)"
+                                              if code in ("124", "137")
+                                              else ""))
+        if not run["done"]:
+            problems.append("no DONE")
+        if run["agree"] != "yes":
+            problems.append(f"RANKS_AGREE {run['agree'] or 'missing'}")
+        if run["params"] == "no":
+            problems.append("PARAMS_AGREE no")
+        if config.startswith("hetccl") and not links.startswith("tcp only"):
+            problems.append(f"links: {links}")
+        if (config == "nccl-sockets" and links != "via nothing logged" and
+                "NET/Socket" not in links):
+            problems.append(f"NCCL not on its sockets ({links})")
+    run["problems"] = problems
+    return run
+
+
+def max_rel_diff(curve, reference):
+    if not curve or not reference or len(curve) != len(reference):
+        return None
+    worst = 0.0
+    for x, y in zip(curve, reference):
+        if not (math.isfinite(x) and math.isfinite(y)):
+            return math.inf
+        worst = max(worst, abs(x - y) / max(abs(y), 1e-12))
+    return worst
+
+
+runs = [read_run(line.split("\t"))
+        for line in Path(manifest).read_text().splitlines() if line]
+by_key = {(r["mode"], r["config"]): r for r in runs}
+modes = list(dict.fromkeys(r["mode"] for r in runs))
+
+
+def get(mode, config, key):
+    run = by_key.get((mode, config))
+    return run[key] if run else None
+
+
+for run in runs:
+    if run["config"] == "nccl-nvlink":
+        continue
+    reference = get(run["mode"], "nccl-nvlink", "losses")
+    run["diff"] = max_rel_diff(run["losses"], reference)
+    if (run["config"].startswith("hetccl") and run["diff"] is not None and
+            run["diff"] > TOLERANCE):
+        run["problems"].append(f"loss differs from NCCL NVLink's by "
+                               f"{run['diff']:.3g} > {TOLERANCE:g}")
+
+
+def fmt(value, spec=".1f"):
+    return "-" if value is None else format(value, spec)
+
+
+def diff_text(value):
+    if value is None:
+        return "-"
+    return "0 (bit-identical)" if value == 0 else f"{value:.2e}"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+notes, fractions = [], []
+for mode in modes:
+    het = get(mode, "hetccl-2hosts", "tokens")
+    sock = get(mode, "nccl-sockets", "tokens")
+    nvl = get(mode, "nccl-nvlink", "tokens")
+    fractions.append((mode, ratio(het, sock), ratio(het, nvl)))
+    tokens = ", ".join(f"{c} {fmt(get(mode, c, 'tokens'), '.0f')}"
+                       for c in CONFIGS)
+    diffs = ", ".join(f"{c} {diff_text(get(mode, c, 'diff'))}"
+                      for c in CONFIGS[1:])
+    notes.append(f"{mode} tokens/s: {tokens}; hetccl-2hosts/sockets "
+                 f"{fmt(ratio(het, sock), '.2f')}, /nvlink "
+                 f"{fmt(ratio(het, nvl), '.2f')}; loss max rel diff vs "
+                 f"nvlink: {diffs}")
+bad = [f"{r['mode']} {r['config']}: {', '.join(r['problems'])}"
+       for r in runs if r["problems"]]
+ok = bool(runs) and not bad
+
+header = ("| mode | run | ranks | exit | s | DONE | RANKS_AGREE "
+          "| PARAMS_AGREE | links (HetCCL) or transport (NCCL) | tokens/s "
+          "| step ms | compute ms | comm exposed ms | loss first -> last "
+          "| max rel diff vs nccl-nvlink | problems |")
+table = [header, "|---|---|---:|---:|---:|:---|:---|:---|---|---:|---:|---:|"
+         "---:|---|---:|---|"]
+for r in runs:
+    losses = r["losses"]
+    curve = f"{losses[0]:.4f} -> {losses[-1]:.4f}" if losses else "-"
+    table.append(
+        f"| {r['mode']} | {r['config']} | {r['nproc']} | {r['code']} | "
+        f"{r['seconds']} | {'yes' if r['done'] else 'no'} | "
+        f"{r['agree'] or '-'} | {r['params'] or '-'} | {r['links']} | "
+        f"{fmt(r['tokens'], '.0f')} | {fmt(r['step'], '.2f')} | "
+        f"{fmt(r['compute'], '.2f')} | {fmt(r['exposed'], '.2f')} | {curve} "
+        f"| {diff_text(r['diff']) if r['config'] != 'nccl-nvlink' else '-'} "
+        f"| {'; '.join(r['problems']) or '-'} |")
+
+commit = first_line(["git", "-C", repo, "rev-parse", "--short", "HEAD"])
+changed = first_line(["git", "-C", repo, "status", "--short"])
+dirty = "" if changed == "unknown" else \
+    f" plus {len(changed.splitlines())} changed or new files in the tree"
+shape = next((r["config_line"] for r in runs if r["config_line"]), "unknown")
+parts = [
+    "# A small GPT trained with unchanged PyTorch: NCCL and HetCCL",
+    "",
+    f"Run on {datetime.datetime.now().isoformat(timespec='seconds')} by "
+    f"`tests/gpu/run.sh` (step train), HetCCL commit {commit}{dirty}.",
+    "",
+    f"- GPUs: {first_line(['nvidia-smi', '-L']).replace(chr(10), '; ')}",
+    "- driver: " + first_line(["nvidia-smi", "--query-gpu=driver_version",
+                               "--format=csv,noheader"]).splitlines()[0],
+    f"- the runs' shape (CONFIG line): {shape}",
+    "",
+    "`tests/gpu/torch_gpt_training.py` under torchrun: a GPT-style decoder, "
+    "the same initial weights and the same synthetic data per step in "
+    "every run (a fixed global batch, each rank taking its 1/world), "
+    "AdamW. fsdp2: `fully_shard` per block and the model, bfloat16 "
+    "parameters, float32 gradient reduction; ddp: DistributedDataParallel, "
+    "fp32. nccl-nvlink: NVIDIA's NCCL as it is; nccl-sockets: NVIDIA's "
+    "NCCL forced onto its sockets over loopback (NCCL_P2P_DISABLE=1 "
+    "NCCL_SHM_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo, default "
+    "socket threads); hetccl-*: HetCCL preloaded as libnccl.so.2 "
+    "(LD_PRELOAD), the GPUs as pretend hosts (HETCCL_HOSTID) so that its "
+    "domains meet over tcp; hetccl-4-*: 4 ranks, 2 per GPU, domains "
+    "0,0,1,1 (each a pair of ranks on the 2 GPUs, run by NCCL).",
+    "",
+    "tokens/s: global tokens per second over the steps after 5 warm-up "
+    "steps (the slowest rank's wall clock between two CUDA syncs). compute "
+    "ms: rank 0's shard trained alone without communication (before the "
+    "process group; fsdp2 under bfloat16 autocast); comm exposed ms: step "
+    "ms minus compute ms, the communication per step that compute did not "
+    "hide (an estimate). max rel diff: the largest |loss - loss of "
+    "nccl-nvlink| / loss of nccl-nvlink over the steps, same mode.",
+    "",
+    f"Target: every run DONE with RANKS_AGREE yes (and PARAMS_AGREE not "
+    f"no), HetCCL's links tcp only, HetCCL's losses within "
+    f"{TOLERANCE:g} of nccl-nvlink's.",
+    "",
+    "## Summary", "",
+    "Result: " + ("PASS" if ok else "FAIL") + ".", ""]
+parts += [f"- {b}" for b in bad] + ([""] if bad else [])
+parts += [f"- {mode}: HetCCL 2 pretend hosts reach "
+          f"{fmt(s, '.2f')}x the tokens/s of NCCL over sockets and "
+          f"{fmt(n, '.2f')}x that of NCCL over NVLink"
+          for mode, s, n in fractions]
+parts += ["", "## Runs", ""] + table + ["", "## Commands", "",
+                                        "From the repository root, with "
+                                        "tests/gpu/run.sh's environment "
+                                        "(NCCL_NVLS_ENABLE=0 among others):",
+                                        "", "```"]
+parts += [r["command"] for r in runs]
+parts += ["```", "", "## Loss curves", "", "```"]
+for r in runs:
+    if r["losses"]:
+        parts.append(f"{r['mode']:5s} {r['config']:14s} " +
+                     " ".join(f"{x:.6g}" for x in r["losses"]))
+parts += ["```", ""]
+Path(report).write_text("\n".join(parts))
+print("\n".join(table))
+print("TRAIN_NOTE " + ("" if ok else "FAILED: " + "; ".join(bad) + "; ")
+      + "; ".join(notes))
+print(f"TRAIN_OK {'yes' if ok else 'no'}")
+EOF
+  local summary=$?
+  grep -v '^TRAIN_' "$out/train-summary.log"
+  [[ -f $report && -n $results_dir ]] && mkdir -p "$results_dir" && cp "$report" "$results_dir/"
+  note=$(sed -n 's/^TRAIN_NOTE //p' "$out/train-summary.log")
+  [[ -n $note ]] || note="the summary failed (exit $summary): $(tail -1 "$out/train-summary.log")"
+  grep -q '^TRAIN_OK yes' "$out/train-summary.log" && result=PASS
+}
+
 run_step build 360
 run_step info 30
 run_step module 150
@@ -475,10 +955,14 @@ run_step collectives 150
 run_step ddp 150
 run_step matrix-shm 120
 run_step matrix-tcp 120
+run_step hosts2 150
+run_step hosts4 200
 run_step hetero-all 150
 run_step overhead 120
 run_step sweep 270
 run_step hetero 180
 run_step compare 200
+run_step net-bench 260
+run_step train 300
 summary
 exit $failed

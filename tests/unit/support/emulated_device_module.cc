@@ -156,6 +156,10 @@ hetcclDeviceModuleTable makeTable() {
 
 }  // namespace
 
+void enqueueOnEmulatedStream(void* stream, std::function<void()> task) {
+  streamOf(stream).enqueue(std::move(task));
+}
+
 const DeviceModule& emulatedDeviceModule() {
   static const hetcclDeviceModuleTable table = makeTable();
   static const DeviceModule module(table, "emulated device module");

@@ -5,10 +5,16 @@
 // all-reduce) run on it in CI exactly as they would enqueue on a GPU.
 #pragma once
 
+#include <functional>
+
 #include "runtime/device/device_module_loader.h"
 
 namespace hetccl {
 
 const DeviceModule& emulatedDeviceModule();
+
+// Runs `task` on a stream of the emulated module, in order with what is
+// queued there (what a vendor library's kernels are to a GPU stream).
+void enqueueOnEmulatedStream(void* stream, std::function<void()> task);
 
 }  // namespace hetccl

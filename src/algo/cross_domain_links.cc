@@ -1,0 +1,58 @@
+#include "algo/cross_domain_links.h"
+
+#include "transport/transport_registry.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+
+// Every registered transport is connected, since connecting is collective,
+// even by the ranks that need none of its links.
+CrossDomainLinks::CrossDomainLinks(Oob& oob,
+                                   const std::vector<RankPlacement>& placements,
+                                   const DomainMap& domains,
+                                   const Settings& settings,
+                                   std::shared_ptr<AbortSignal> abort,
+                                   std::shared_ptr<const PeerLiveness> liveness)
+    : rank_(oob.rank()) {
+  auto selection = TransportSelection::parse(settings.transport);
+  std::map<const Transport*, std::vector<int>> peersOf;
+  for (int r = 0; r < oob.nranks(); ++r) {
+    if (domains.domainOf(r) == domains.domainOf(rank_)) continue;
+    bool sameHost = placements[r].hostId == placements[rank_].hostId;
+    peersOf[&selection.choose(sameHost)].push_back(r);
+  }
+  for (const Transport* transport : registeredTransports()) {
+    const std::vector<int>& peers = peersOf[transport];
+    linkSets_.push_back(
+        transport->connect({oob, settings, peers, abort, liveness}));
+    for (int peer : peers) links_[peer] = linkSets_.back()->link(peer);
+    summary_ += format("%s%zu %s", summary_.empty() ? "" : ", ", peers.size(),
+                       transport->name());
+  }
+}
+
+CrossDomainLinks::~CrossDomainLinks() = default;
+
+std::shared_ptr<Link> CrossDomainLinks::shared(int peer) const {
+  auto it = links_.find(peer);
+  if (it == links_.end())
+    fail(ncclInternalError, "rank %d has no link to rank %d", rank_, peer);
+  return it->second;
+}
+
+Link& CrossDomainLinks::to(int peer) const { return *shared(peer); }
+
+size_t CrossDomainLinks::bytesSent() const {
+  size_t total = 0;
+  for (const auto& entry : links_) total += entry.second->bytesSent();
+  return total;
+}
+
+size_t CrossDomainLinks::bytesReceived() const {
+  size_t total = 0;
+  for (const auto& entry : links_) total += entry.second->bytesReceived();
+  return total;
+}
+
+}  // namespace hetccl

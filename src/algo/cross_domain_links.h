@@ -1,0 +1,41 @@
+// The links from this rank to every rank of another domain: each peer gets
+// the transport the selection (HETCCL_TRANSPORT) picks for it, shm on the
+// same host and tcp between hosts by default.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algo/domains.h"
+#include "transport/transport.h"
+#include "util/peer_liveness.h"
+
+namespace hetccl {
+
+class CrossDomainLinks {
+ public:
+  // Collective over `oob` (the whole communicator).
+  CrossDomainLinks(Oob& oob, const std::vector<RankPlacement>& placements,
+                   const DomainMap& domains, const Settings& settings,
+                   std::shared_ptr<AbortSignal> abort,
+                   std::shared_ptr<const PeerLiveness> liveness);
+  ~CrossDomainLinks();
+
+  Link& to(int peer) const;
+  std::shared_ptr<Link> shared(int peer) const;
+  // "1 shm, 2 tcp", for the log.
+  const std::string& summary() const { return summary_; }
+  // Payload bytes this rank moved across domains so far.
+  size_t bytesSent() const;
+  size_t bytesReceived() const;
+
+ private:
+  int rank_;
+  std::vector<std::unique_ptr<LinkSet>> linkSets_;
+  std::map<int, std::shared_ptr<Link>> links_;
+  std::string summary_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,47 @@
+#include "algo/plan_context.h"
+#include "util/error.h"
+#include "vendor/op_traits.h"
+
+namespace hetccl {
+namespace {
+
+void runCollectivePlan(const PlanContext& ctx, const Op& op) {
+  switch (op.kind) {
+    case OpKind::AllReduce:
+      return allReducePlan(ctx, op);
+    case OpKind::AllGather:
+      return allGatherPlan(ctx, op);
+    case OpKind::Broadcast:
+      return broadcastPlan(ctx, op);
+    case OpKind::Reduce:
+      return reducePlan(ctx, op);
+    case OpKind::ReduceScatter:
+      return reduceScatterPlan(ctx, op);
+    case OpKind::AlltoAll:
+      return allToAllPlan(ctx, op);
+    case OpKind::Gather:
+      return gatherPlan(ctx, op);
+    case OpKind::Scatter:
+      return scatterPlan(ctx, op);
+    case OpKind::Send:
+    case OpKind::Recv:
+      fail(ncclInternalError, "no plan for %s", opKindName(op.kind));
+  }
+}
+
+}  // namespace
+
+// As on a single domain: collectives in call order, then the group's
+// point-to-point ops together.
+void runPlans(const PlanContext& ctx, const std::vector<Op>& ops) {
+  std::vector<Op> pointToPoint;
+  for (const Op& op : ops) {
+    if (isPointToPoint(op.kind))
+      pointToPoint.push_back(op);
+    else
+      runCollectivePlan(ctx, op);
+  }
+  if (!pointToPoint.empty()) sendRecvPlan(ctx, pointToPoint);
+}
+
+}  // namespace hetccl

@@ -1,0 +1,356 @@
+// The GPU engine on the emulated device module, with the host engine
+// standing in for the domains' vendor library (it runs on the engine's
+// stream as NCCL's kernels would): every collective and point-to-point
+// group, on uneven domains and over shm and tcp links, must give bitwise
+// what the host plans give on the same inputs and domains, leave
+// untouched what NCCL leaves untouched, return before the work is done,
+// and let the caller's stream go when the communicator is aborted.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "algo/hetero_executor.h"
+#include "engine/gpu/gpu_plan_engine.h"
+#include "runtime/host/host_runtime.h"
+#include "support/emulated_device_module.h"
+#include "support/in_process_oob.h"
+#include "support/thread_ranks.h"
+#include "util/dtype.h"
+#include "vendor/host/host_comm.h"
+#include "vendor/op_traits.h"
+
+namespace hetccl {
+namespace {
+
+constexpr size_t kCount = 1001;  // odd, and not a multiple of any domain
+constexpr char kUntouched = '\x5a';
+
+// The vendor library of a GPU domain, played by the host engine: each
+// launch runs on the emulated stream, in order with the engine's copies
+// and reductions.
+class EmulatedVendorComm : public Executor {
+ public:
+  explicit EmulatedVendorComm(std::shared_ptr<Executor> hostComm)
+      : hostComm_(std::move(hostComm)) {}
+  void launch(const std::vector<Op>& ops, StreamHandle stream) override {
+    enqueueOnEmulatedStream(
+        stream, [host = hostComm_, ops] { host->launch(ops, nullptr); });
+  }
+  bool drain(double timeoutSeconds) override {
+    return hostComm_->drain(timeoutSeconds);
+  }
+
+ private:
+  std::shared_ptr<Executor> hostComm_;
+};
+
+struct Buffers {
+  std::vector<char> send;
+  std::vector<char> recv;
+};
+
+size_t sendElements(OpKind kind, int nranks) {
+  bool perRank = kind == OpKind::ReduceScatter || kind == OpKind::AlltoAll ||
+                 kind == OpKind::Scatter;
+  return perRank ? kCount * nranks : kCount;
+}
+
+size_t recvElements(OpKind kind, int nranks) {
+  bool perRank = kind == OpKind::AllGather || kind == OpKind::AlltoAll ||
+                 kind == OpKind::Gather;
+  return perRank ? kCount * nranks : kCount;
+}
+
+Buffers buffersFor(const Op& op, int rank, int nranks) {
+  const size_t e = dtypeSize(op.dtype);
+  Buffers b{std::vector<char>(sendElements(op.kind, nranks) * e),
+            std::vector<char>(recvElements(op.kind, nranks) * e, kUntouched)};
+  for (size_t i = 0; i < b.send.size(); ++i)
+    b.send[i] = static_cast<char>((i * 7 + rank * 13) & 0x3f);
+  return b;
+}
+
+Op withBuffers(Op op, Buffers& b) {
+  op.sendbuff = b.send.data();
+  op.recvbuff = b.recv.data();
+  return op;
+}
+
+Op makeOp(OpKind kind, ncclDataType_t dtype, int root = 0) {
+  Op op;
+  op.kind = kind;
+  op.count = kCount;
+  op.dtype = dtype;
+  op.root = root;
+  return op;
+}
+
+// One rank's engine, and the host plans over the same domains, links and
+// domain communicator for reference.
+struct EngineRank {
+  int rank;
+  int nranks;
+  GpuPlanEngine& engine;
+  Executor& hostPlans;
+  StreamHandle stream;      // an emulated device stream
+  StreamHandle hostStream;  // a host runtime stream
+  AbortSignal& abort;
+};
+
+struct Layout {
+  std::vector<int> labels;  // domain label per rank
+  std::string transport = "shm";
+  bool streamDriven = false;  // with DeviceShmCollectives
+};
+
+void runEngineRanks(const Layout& layout,
+                    const std::function<void(EngineRank&)>& body) {
+  const DeviceModule& module = emulatedDeviceModule();
+  const int nranks = static_cast<int>(layout.labels.size());
+  std::vector<RankPlacement> placements;
+  for (int label : layout.labels)
+    placements.push_back({static_cast<int>(RuntimeKind::Cuda), label, 1});
+  const DomainMap domains(placements);
+  InProcessWorld world(nranks);
+  std::vector<std::unique_ptr<InProcessWorld>> domainWorlds;
+  for (int d = 0; d < domains.count(); ++d)
+    domainWorlds.push_back(std::make_unique<InProcessWorld>(
+        static_cast<int>(domains.members(d).size())));
+  runRanks(nranks, [&](int rank) {
+    InProcessOob oob(world, rank);
+    const std::vector<int>& members = domains.members(domains.domainOf(rank));
+    InProcessOob domainOob(*domainWorlds[domains.domainOf(rank)],
+                           domains.localRank(rank));
+    Settings settings = Settings::fromEnvironment();
+    settings.transport = layout.transport;
+    settings.chunkBytes = 1024;  // several pipeline steps per op
+    settings.timeoutSeconds = 60;
+    auto abort = std::make_shared<AbortSignal>();
+    auto liveness = std::make_shared<PeerLiveness>(nranks);
+    auto hostComm = HostComm::create(domainOob, ShmSettings::from(settings),
+                                     abort, liveness->subset(members));
+    auto links = std::make_shared<CrossDomainLinks>(oob, placements, domains,
+                                                    settings, abort, liveness);
+    std::unique_ptr<DeviceShmCollectives> direct;
+    if (layout.streamDriven)
+      direct = std::make_unique<DeviceShmCollectives>(oob, module, 4096);
+    auto hostPlans =
+        HeteroExecutor::create(rank, domains, links, settings, hostComm, abort);
+    void* stream = nullptr;
+    ASSERT_EQ(module.api().streamCreate(&stream), 0);
+    {
+      GpuPlanEngine engine(
+          GpuPlanEngineSetup{module, 0, rank, domains, links,
+                             std::make_shared<EmulatedVendorComm>(hostComm),
+                             settings, abort, std::move(direct)});
+      StreamHandle hostStream = hostRuntimeImpl().createStream();
+      EngineRank self{rank,
+                      nranks,
+                      engine,
+                      *hostPlans,
+                      static_cast<StreamHandle>(stream),
+                      hostStream,
+                      *abort};
+      body(self);
+      hostRuntimeImpl().destroyStream(hostStream);
+    }
+    module.api().streamDestroy(stream);
+  });
+}
+
+// Each op once on "device" buffers through the engine (the point-to-point
+// ops as one group), then on host buffers through the host plans.
+void compareWithHostPlans(const Layout& layout, const std::vector<Op>& ops) {
+  runEngineRanks(layout, [&](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    std::vector<Buffers> onDevice, onHost;
+    std::vector<Op> group, hostGroup;
+    for (const Op& op : ops) {
+      onDevice.push_back(buffersFor(op, r.rank, r.nranks));
+      onHost.push_back(buffersFor(op, r.rank, r.nranks));
+    }
+    // One after the other: both run over the same links.
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (isPointToPoint(ops[i].kind)) {
+        group.push_back(withBuffers(ops[i], onDevice[i]));
+        hostGroup.push_back(withBuffers(ops[i], onHost[i]));
+      } else {
+        r.engine.launch({withBuffers(ops[i], onDevice[i])}, r.stream);
+      }
+    }
+    if (!group.empty()) r.engine.launch(group, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (!isPointToPoint(ops[i].kind))
+        r.hostPlans.launch({withBuffers(ops[i], onHost[i])}, r.hostStream);
+    if (!hostGroup.empty()) r.hostPlans.launch(hostGroup, r.hostStream);
+    hostRuntimeImpl().synchronize(r.hostStream);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      EXPECT_EQ(onDevice[i].recv, onHost[i].recv)
+          << "rank " << r.rank << ": " << opKindName(ops[i].kind);
+      EXPECT_EQ(onDevice[i].send, onHost[i].send)
+          << "rank " << r.rank << ": " << opKindName(ops[i].kind);
+    }
+  });
+}
+
+std::vector<Op> everyCollective(int nranks) {
+  Op average = makeOp(OpKind::AllReduce, ncclFloat32);
+  average.reduce.average = true;
+  Op preMultiplied = makeOp(OpKind::ReduceScatter, ncclInt32);
+  preMultiplied.reduce.preMultiply = true;
+  preMultiplied.reduce.scalarValue = 3;
+  Op empty = makeOp(OpKind::AllReduce, ncclFloat16);
+  empty.count = 0;
+  return {makeOp(OpKind::AllReduce, ncclBfloat16),
+          average,
+          empty,
+          makeOp(OpKind::Broadcast, ncclFloat16, 1),
+          makeOp(OpKind::Reduce, ncclInt64, nranks - 1),
+          makeOp(OpKind::AllGather, ncclUint8),
+          makeOp(OpKind::ReduceScatter, ncclFloat64),
+          preMultiplied,
+          makeOp(OpKind::AlltoAll, ncclFloat32),
+          makeOp(OpKind::Gather, ncclInt8, 1),
+          makeOp(OpKind::Scatter, ncclFloat8e5m2, nranks - 1)};
+}
+
+// Every rank sends to the next and receives from the one before, in a
+// group: across domains and inside them.
+std::vector<Op> ringExchange(int rank, int nranks) {
+  Op send = makeOp(OpKind::Send, ncclInt32, (rank + 1) % nranks);
+  Op recv = makeOp(OpKind::Recv, ncclInt32, (rank + nranks - 1) % nranks);
+  return {recv, send};  // posted in the order that deadlocks a naive send
+}
+
+TEST(GpuPlanEngine, EveryCollectiveMatchesTheHostPlansOnUnevenDomains) {
+  compareWithHostPlans({{0, 0, 1, 1, 1}}, everyCollective(5));
+}
+
+TEST(GpuPlanEngine, EveryCollectiveMatchesTheHostPlansOverTcp) {
+  compareWithHostPlans({{0, 1, 1, 0}, "tcp"}, everyCollective(4));
+}
+
+TEST(GpuPlanEngine, PointToPointGroupsAcrossAndInsideDomains) {
+  runEngineRanks({{0, 0, 1, 1, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    std::vector<int32_t> out(777, r.rank + 1), in(777, -1);
+    std::vector<Op> ops = ringExchange(r.rank, r.nranks);
+    ops[0].count = ops[1].count = out.size();
+    ops[0].recvbuff = in.data();
+    ops[1].sendbuff = out.data();
+    r.engine.launch(ops, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    int from = (r.rank + r.nranks - 1) % r.nranks;
+    EXPECT_EQ(in, std::vector<int32_t>(777, from + 1));
+  });
+}
+
+// One rank per domain on one host: the stream-driven collectives and the
+// engine in one sequence.
+TEST(GpuPlanEngine, StreamDrivenPathAndEngineInOneSequence) {
+  compareWithHostPlans({{0, 1, 2}, "shm", true}, everyCollective(3));
+}
+
+// Integer sums are exact: the all-reduce is checked against the sum itself.
+TEST(GpuPlanEngine, AllReduceGivesTheSumOnEveryRank) {
+  runEngineRanks({{0, 0, 1, 1, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    const size_t n = 100003;
+    std::vector<int64_t> data(n);
+    for (size_t i = 0; i < n; ++i)
+      data[i] = static_cast<int64_t>(i) * (r.rank + 1);
+    Op op = makeOp(OpKind::AllReduce, ncclInt64);
+    op.count = n;
+    op.sendbuff = op.recvbuff = data.data();  // in place
+    r.engine.launch({op}, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    const int64_t factor = r.nranks * (r.nranks + 1) / 2;
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(data[i], static_cast<int64_t>(i) * factor) << "element " << i;
+  });
+}
+
+// In place, a rank's received blocks overwrite blocks it still has to
+// send: the result must still be every rank's block for this rank.
+TEST(GpuPlanEngine, InPlaceAllToAllAcrossAndInsideDomains) {
+  runEngineRanks({{0, 0, 1, 1, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    const size_t n = 3001;  // several column slices of a 1 KiB step
+    std::vector<int32_t> data(n * r.nranks);
+    for (size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<int32_t>(r.rank * 1000000 + i);
+    Op op = makeOp(OpKind::AlltoAll, ncclInt32);
+    op.count = n;
+    op.sendbuff = op.recvbuff = data.data();
+    r.engine.launch({op}, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    for (int p = 0; p < r.nranks; ++p)
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(data[p * n + i],
+                  static_cast<int32_t>(p * 1000000 + r.rank * n + i))
+            << "block " << p << " element " << i;
+  });
+}
+
+TEST(GpuPlanEngine, NonRootReduceOutputStaysUntouched) {
+  runEngineRanks({{0, 0, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    Op reduce = makeOp(OpKind::Reduce, ncclFloat32, 2);
+    Buffers b = buffersFor(reduce, r.rank, r.nranks);
+    r.engine.launch({withBuffers(reduce, b)}, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    if (r.rank != 2)
+      EXPECT_EQ(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+    else
+      EXPECT_NE(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+  });
+}
+
+// The launch only enqueues: with the caller's stream held back by a
+// counter nobody has written yet, it still returns, and the work runs once
+// the counter is written.
+TEST(GpuPlanEngine, LaunchReturnsBeforeTheWorkRuns) {
+  runEngineRanks({{0, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    uint64_t gate = 0;
+    ASSERT_EQ(module.api().waitValue64(r.stream, &gate, 1), 0);
+    Op allReduce = makeOp(OpKind::AllReduce, ncclFloat32);
+    Buffers b = buffersFor(allReduce, r.rank, r.nranks);
+    r.engine.launch({withBuffers(allReduce, b)}, r.stream);
+    int idle = 1;
+    ASSERT_EQ(module.api().streamQuery(r.stream, &idle), 0);
+    EXPECT_EQ(idle, 0);
+    EXPECT_EQ(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    EXPECT_NE(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+  });
+}
+
+// Rank 1 never launches: rank 0's plan waits for it until the
+// communicator is aborted, and the abort lets rank 0's stream go.
+TEST(GpuPlanEngine, AbortReleasesTheCallersStream) {
+  runEngineRanks({{0, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    Op allReduce = makeOp(OpKind::AllReduce, ncclFloat32);
+    Buffers b = buffersFor(allReduce, r.rank, r.nranks);
+    if (r.rank == 0) {
+      r.engine.launch({withBuffers(allReduce, b)}, r.stream);
+      EXPECT_FALSE(r.engine.drain(0.2));
+      r.abort.raise(ncclRemoteError, "test: peer gone");
+      r.engine.abort();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      r.abort.raise(ncclRemoteError, "test: peer gone");
+    }
+    EXPECT_EQ(module.api().streamSynchronize(r.stream), 0);
+    EXPECT_TRUE(r.engine.drain(10));
+  });
+}
+
+}  // namespace
+}  // namespace hetccl
