@@ -25,7 +25,9 @@ ncclResult_t hetcclStreamSynchronize(cudaStream_t stream);
 /* ncclSuccess when idle, ncclInProgress while work is queued or running. */
 ncclResult_t hetcclStreamQuery(cudaStream_t stream);
 
-/* Which kind of rank a communicator runs on. */
+/* Which kind of rank a communicator runs on: the kind of buffers and
+ * streams it takes (a GPU emulated on the host, HETCCL_EMULATED_GPU=1,
+ * takes the host's). */
 typedef enum {
   hetcclRuntimeHost = 0,
   hetcclRuntimeCuda = 1,

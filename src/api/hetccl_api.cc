@@ -41,7 +41,11 @@ HETCCL_EXPORT ncclResult_t hetcclCommRuntime(ncclComm_t comm,
   return apiCall(__func__, [&] {
     auto target = hetccl::CommRegistry::instance().find(comm);
     HETCCL_CHECK_ARG(kind != nullptr, "kind is NULL");
-    *kind = static_cast<hetcclRuntimeKind_t>(target->runtimeKind());
+    // An emulated GPU's buffers and streams are the host's.
+    auto gpu = target->gpu();
+    *kind = static_cast<hetcclRuntimeKind_t>(gpu && gpu->emulated
+                                                 ? hetccl::RuntimeKind::Host
+                                                 : target->runtimeKind());
     return ncclSuccess;
   });
 }

@@ -18,7 +18,7 @@ namespace {
 const hetccl::NcclApiLibrary* currentGpuLibrary() {
   auto gpu = hetccl::currentGpuDevice();
   if (!gpu) return nullptr;
-  return hetccl::domainBackendFor(gpu->runtime).library();
+  return hetccl::domainBackendFor(gpu->domainRuntime()).library();
 }
 
 void checkLibraryResult(const hetccl::NcclApiLibrary& library,

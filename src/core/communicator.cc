@@ -97,6 +97,11 @@ void Communicator::initializeInBackground(const ncclUniqueId& id) {
 }
 
 void Communicator::connect(const ncclUniqueId& id) {
+  if (gpu_ && gpu_->emulated)
+    LOG_INFO(kLogInit,
+             "rank %d: HETCCL_EMULATED_GPU=1: a GPU rank whose GPU is the "
+             "host (emulated device module, domains on the host engine)",
+             rank_);
   if (!gpu_)
     LOG_INFO(kLogInit,
              "rank %d: no NVIDIA or AMD device is current in this process (no "
@@ -128,7 +133,7 @@ void Communicator::setUpDomains() {
   if (domainCount_ == 1) {
     std::vector<int> everyone(nranks_);
     for (int r = 0; r < nranks_; ++r) everyone[r] = r;
-    executor_ = createDomainComm(oob, runtimeKind(), everyone);
+    executor_ = createDomainComm(oob, domainRuntime(), everyone);
   } else {
     setUpHeterogeneous(oob, domains, placements);
   }
@@ -157,7 +162,7 @@ void Communicator::setUpHeterogeneous(
   // part, so they must not draw from the communicator's sequence.
   uint32_t tagSpace = 0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
   SubsetOob domainOob(*bootstrap_, members, tagSpace);
-  auto domainComm = createDomainComm(domainOob, runtimeKind(), members);
+  auto domainComm = createDomainComm(domainOob, domainRuntime(), members);
   auto links = std::make_shared<CrossDomainLinks>(
       oob, placements, domains, settings_, opsAbort_, liveness_);
   crossDomainLinks_ = links;
@@ -172,10 +177,9 @@ void Communicator::setUpHeterogeneous(
     return;
   }
   auto direct = streamDrivenCollectives(oob, domains);
-  executor_ = std::make_shared<GpuPlanEngine>(
-      GpuPlanEngineSetup{deviceModule(gpu_->runtime), gpu_->ordinal, rank_,
-                         domains, std::move(links), std::move(domainComm),
-                         settings_, opsAbort_, std::move(direct)});
+  executor_ = std::make_shared<GpuPlanEngine>(GpuPlanEngineSetup{
+      deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains, std::move(links),
+      std::move(domainComm), settings_, opsAbort_, std::move(direct)});
 }
 
 // GPU ranks of one runtime on one host, each its own domain and few enough
@@ -195,8 +199,8 @@ std::unique_ptr<DeviceShmCollectives> Communicator::streamDrivenCollectives(
     eligible = eligible && peer.runtime == static_cast<int>(gpu_->runtime) &&
                peer.hostId == peers_[rank_].hostId;
   if (!eligible) return nullptr;
-  return std::make_unique<DeviceShmCollectives>(
-      oob, deviceModule(gpu_->runtime), settings_.gpuChunkBytes);
+  return std::make_unique<DeviceShmCollectives>(oob, deviceModuleOf(*gpu_),
+                                                settings_.gpuChunkBytes);
 }
 
 // The back-end registered for `runtime` runs the domain of `members`

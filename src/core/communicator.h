@@ -56,6 +56,10 @@ class Communicator {
   RuntimeKind runtimeKind() const {
     return gpu_ ? gpu_->runtime : RuntimeKind::Host;
   }
+  // The runtime whose domain back-end runs this rank's domain.
+  RuntimeKind domainRuntime() const {
+    return gpu_ ? gpu_->domainRuntime() : RuntimeKind::Host;
+  }
   // The GPU of a GPU rank (the device current when it was created).
   std::optional<GpuDevice> gpu() const { return gpu_; }
   Runtime& runtime() const;

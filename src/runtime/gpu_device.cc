@@ -2,6 +2,8 @@
 
 #include "runtime/cuda_probe.h"
 #include "runtime/hip_probe.h"
+#include "runtime/host/emulated_device_module.h"
+#include "util/params.h"
 
 namespace hetccl {
 
@@ -21,10 +23,16 @@ constexpr RuntimeProbe kProbes[] = {
 }  // namespace
 
 std::optional<GpuDevice> currentGpuDevice() {
+  if (readFlag(Param::EmulatedGpu))
+    return GpuDevice{RuntimeKind::Cuda, 0, /*emulated=*/true};
   for (const RuntimeProbe& probe : kProbes)
     if (auto device = probe.currentDevice())
       return GpuDevice{probe.runtime, *device};
   return std::nullopt;
+}
+
+const DeviceModule& deviceModuleOf(const GpuDevice& gpu) {
+  return gpu.emulated ? emulatedDeviceModule() : deviceModule(gpu.runtime);
 }
 
 }  // namespace hetccl

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "runtime/device/device_module_loader.h"
 #include "runtime/runtime.h"
 
 namespace hetccl {
@@ -11,9 +12,21 @@ namespace hetccl {
 struct GpuDevice {
   RuntimeKind runtime;  // Cuda or Hip
   int ordinal;
+  // HETCCL_EMULATED_GPU: the "GPU" is the host (emulated device module),
+  // and its domains run on the host engine.
+  bool emulated = false;
+
+  // The runtime whose domain back-end runs this GPU's domains.
+  RuntimeKind domainRuntime() const {
+    return emulated ? RuntimeKind::Host : runtime;
+  }
 };
 
-// CUDA's current device, else HIP's, else nothing (a CPU rank).
+// CUDA's current device, else HIP's, else nothing (a CPU rank); with
+// HETCCL_EMULATED_GPU=1, device 0 of the emulated module.
 std::optional<GpuDevice> currentGpuDevice();
+
+// The device-runtime module that drives `gpu`.
+const DeviceModule& deviceModuleOf(const GpuDevice& gpu);
 
 }  // namespace hetccl

@@ -184,7 +184,11 @@ INSTANTIATE_TEST_SUITE_P(
                       KilledPeerParam{4, false, oneDomain()},
                       // The dead rank alone in its domain, and sharing one.
                       KilledPeerParam{3, false, domainsByLabel({0, 1, 0})},
-                      KilledPeerParam{4, true, domainsByLabel({0, 0, 1, 1})}),
+                      KilledPeerParam{4, true, domainsByLabel({0, 0, 1, 1})},
+                      // The GPU engine's waits (planner, proxy, stream).
+                      KilledPeerParam{4, true,
+                                      emulatedGpuDomains({0, 0, 1, 1})},
+                      KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 0})}),
     [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
       return info.param.name();
     });

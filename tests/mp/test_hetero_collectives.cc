@@ -53,6 +53,7 @@ struct Layout {
   std::string transport;    // HETCCL_TRANSPORT; empty: auto (shm here)
   bool smallChunks;         // HETCCL_CHUNK=64K
   Density density;
+  bool emulatedGpus = false;  // GPU ranks on the host: the GPU engine runs
 };
 
 // Domains are numbered in the order of their lowest rank.
@@ -217,6 +218,7 @@ RunOptions optionsFor(const Layout& layout) {
     options.env["HETCCL_TRANSPORT"] = layout.transport;
   }
   if (layout.smallChunks) options.env["HETCCL_CHUNK"] = kSmallChunk;
+  if (layout.emulatedGpus) options.env["HETCCL_EMULATED_GPU"] = "1";
   return options;
 }
 
@@ -270,6 +272,24 @@ std::vector<Layout> allLayouts() {
        "",
        false,
        Density::kMedium},
+      // GPU ranks (emulated on the host): the GPU engine's plans, staging
+      // and proxy, 2 + 2 over shm and 1 + 1 + 2 over tcp.
+      {"4ranks_0011_gpu",
+       4,
+       "0,0,1,1",
+       {0, 0, 1, 1},
+       "",
+       true,
+       Density::kFull,
+       true},
+      {"4ranks_0122_tcp_gpu",
+       4,
+       "0,1,2,2",
+       {0, 1, 2, 2},
+       "tcp",
+       true,
+       Density::kMedium,
+       true},
       // Three contiguous domains of 3, 3 and 2 ranks.
       {"8ranks_split3",
        8,

@@ -21,6 +21,11 @@
 #                           see below; 1 MiB with HETCCL_NETNS_PERF_ARGS)
 #   HETCCL_NETNS_TIMEOUT    seconds one layout may take (default 120)
 #   HETCCL_NETNS_PORT       first rendezvous port (default 29500; one per layout)
+#   HETCCL_NETNS_RANK_ENV   VAR=value words given to every rank after the
+#                           clearing below (e.g. "HETCCL_EMULATED_GPU=1
+#                           HETCCL_DOMAINS=host": GPU ranks emulated on the
+#                           host, one domain per namespace, so the GPU engine
+#                           crosses the veth)
 #   HETCCL_DEBUG            passed through to the ranks
 set -u -o pipefail
 
@@ -181,8 +186,9 @@ veth_bytes() {
 # cleared.
 start_rank() {
   local ns=$1 veth=$2 rank=$3 nranks=$4 local_rank=$5 port=$6
-  local -a sweep_args
+  local -a sweep_args rank_env
   read -r -a sweep_args <<<"$sweep"
+  read -r -a rank_env <<<"${HETCCL_NETNS_RANK_ENV:-}"
   ip netns exec "$ns" env \
     -u HETCCL_HOSTID -u HETCCL_DOMAINS -u HETCCL_TRANSPORT \
     -u HETCCL_SOCKET_FAMILY -u NCCL_SOCKET_FAMILY -u NCCL_COMM_ID \
@@ -190,6 +196,7 @@ start_rank() {
     -u MASTER_ADDR -u MASTER_PORT -u HETCCL_PERF_RANK \
     RANK="$rank" WORLD_SIZE="$nranks" LOCAL_RANK="$local_rank" \
     HETCCL_COMM_ID="$addr_a:$port" HETCCL_SOCKET_IFNAME="=$veth" \
+    "${rank_env[@]}" \
     timeout -k 5 "$layout_timeout" "$perf" "${sweep_args[@]}" \
     --timeout "$((layout_timeout - 10))" \
     >"$log_dir/rank$rank.log" 2>&1 &

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "engine/gpu/device_shm_collectives.h"
+#include "runtime/host/emulated_device_module.h"
 #include "runtime/host/host_reduce.h"
-#include "support/emulated_device_module.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"
 #include "util/dtype.h"

@@ -1,6 +1,7 @@
 // The GPU engine on the emulated device module, with the host engine
-// standing in for the domains' vendor library (it runs on the engine's
-// stream as NCCL's kernels would): every collective and point-to-point
+// standing in for the domains' vendor library (on the emulated module's
+// streams, which are host streams, it runs in stream order as NCCL's
+// kernels would): every collective and point-to-point
 // group, on uneven domains and over shm and tcp links, must give bitwise
 // what the host plans give on the same inputs and domains, leave
 // untouched what NCCL leaves untouched, return before the work is done,
@@ -14,8 +15,8 @@
 
 #include "algo/hetero_executor.h"
 #include "engine/gpu/gpu_plan_engine.h"
+#include "runtime/host/emulated_device_module.h"
 #include "runtime/host/host_runtime.h"
-#include "support/emulated_device_module.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"
 #include "util/dtype.h"
@@ -27,25 +28,6 @@ namespace {
 
 constexpr size_t kCount = 1001;  // odd, and not a multiple of any domain
 constexpr char kUntouched = '\x5a';
-
-// The vendor library of a GPU domain, played by the host engine: each
-// launch runs on the emulated stream, in order with the engine's copies
-// and reductions.
-class EmulatedVendorComm : public Executor {
- public:
-  explicit EmulatedVendorComm(std::shared_ptr<Executor> hostComm)
-      : hostComm_(std::move(hostComm)) {}
-  void launch(const std::vector<Op>& ops, StreamHandle stream) override {
-    enqueueOnEmulatedStream(
-        stream, [host = hostComm_, ops] { host->launch(ops, nullptr); });
-  }
-  bool drain(double timeoutSeconds) override {
-    return hostComm_->drain(timeoutSeconds);
-  }
-
- private:
-  std::shared_ptr<Executor> hostComm_;
-};
 
 struct Buffers {
   std::vector<char> send;
@@ -79,6 +61,33 @@ Op withBuffers(Op op, Buffers& b) {
   return op;
 }
 
+// In place, as NCCL defines it: one buffer, the rank's block of the larger
+// side being the smaller side (the input of all-gather and gather, the
+// output of reduce-scatter and scatter), the same buffer otherwise.
+Op inPlace(Op op, Buffers& b, int rank) {
+  const size_t block = op.count * dtypeSize(op.dtype);
+  b.recv =
+      b.send.size() > b.recv.size() ? b.send : std::vector<char>(b.recv.size());
+  for (size_t i = 0; i < b.recv.size(); ++i)
+    b.recv[i] = static_cast<char>((i * 5 + rank * 11) & 0x3f);
+  b.send.clear();
+  char* data = b.recv.data();
+  op.sendbuff = op.recvbuff = data;
+  switch (op.kind) {
+    case OpKind::AllGather:
+    case OpKind::Gather:
+      op.sendbuff = data + rank * block;
+      break;
+    case OpKind::ReduceScatter:
+    case OpKind::Scatter:
+      op.recvbuff = data + rank * block;
+      break;
+    default:
+      break;
+  }
+  return op;
+}
+
 Op makeOp(OpKind kind, ncclDataType_t dtype, int root = 0) {
   Op op;
   op.kind = kind;
@@ -98,6 +107,7 @@ struct EngineRank {
   StreamHandle stream;      // an emulated device stream
   StreamHandle hostStream;  // a host runtime stream
   AbortSignal& abort;
+  const CrossDomainLinks& links;
 };
 
 struct Layout {
@@ -142,10 +152,9 @@ void runEngineRanks(const Layout& layout,
     void* stream = nullptr;
     ASSERT_EQ(module.api().streamCreate(&stream), 0);
     {
-      GpuPlanEngine engine(
-          GpuPlanEngineSetup{module, 0, rank, domains, links,
-                             std::make_shared<EmulatedVendorComm>(hostComm),
-                             settings, abort, std::move(direct)});
+      GpuPlanEngine engine(GpuPlanEngineSetup{module, 0, rank, domains, links,
+                                              hostComm, settings, abort,
+                                              std::move(direct)});
       StreamHandle hostStream = hostRuntimeImpl().createStream();
       EngineRank self{rank,
                       nranks,
@@ -153,7 +162,8 @@ void runEngineRanks(const Layout& layout,
                       *hostPlans,
                       static_cast<StreamHandle>(stream),
                       hostStream,
-                      *abort};
+                      *abort,
+                      *links};
       body(self);
       hostRuntimeImpl().destroyStream(hostStream);
     }
@@ -163,31 +173,49 @@ void runEngineRanks(const Layout& layout,
 
 // Each op once on "device" buffers through the engine (the point-to-point
 // ops as one group), then on host buffers through the host plans.
-void compareWithHostPlans(const Layout& layout, const std::vector<Op>& ops) {
+void compareWithHostPlans(const Layout& layout, const std::vector<Op>& ops,
+                          bool inPlaceBuffers = false) {
   runEngineRanks(layout, [&](EngineRank& r) {
     const DeviceModule& module = emulatedDeviceModule();
     std::vector<Buffers> onDevice, onHost;
-    std::vector<Op> group, hostGroup;
+    std::vector<Op> deviceOps, hostOps, group, hostGroup;
     for (const Op& op : ops) {
       onDevice.push_back(buffersFor(op, r.rank, r.nranks));
       onHost.push_back(buffersFor(op, r.rank, r.nranks));
     }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      bool asked = inPlaceBuffers && !isPointToPoint(ops[i].kind);
+      deviceOps.push_back(asked ? inPlace(ops[i], onDevice[i], r.rank)
+                                : withBuffers(ops[i], onDevice[i]));
+      hostOps.push_back(asked ? inPlace(ops[i], onHost[i], r.rank)
+                              : withBuffers(ops[i], onHost[i]));
+    }
     // One after the other: both run over the same links.
     for (size_t i = 0; i < ops.size(); ++i) {
       if (isPointToPoint(ops[i].kind)) {
-        group.push_back(withBuffers(ops[i], onDevice[i]));
-        hostGroup.push_back(withBuffers(ops[i], onHost[i]));
+        group.push_back(deviceOps[i]);
+        hostGroup.push_back(hostOps[i]);
       } else {
-        r.engine.launch({withBuffers(ops[i], onDevice[i])}, r.stream);
+        r.engine.launch({deviceOps[i]}, r.stream);
       }
     }
     if (!group.empty()) r.engine.launch(group, r.stream);
     ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    const size_t engineSent = r.links.bytesSent();
+    const size_t engineReceived = r.links.bytesReceived();
     for (size_t i = 0; i < ops.size(); ++i)
       if (!isPointToPoint(ops[i].kind))
-        r.hostPlans.launch({withBuffers(ops[i], onHost[i])}, r.hostStream);
+        r.hostPlans.launch({hostOps[i]}, r.hostStream);
     if (!hostGroup.empty()) r.hostPlans.launch(hostGroup, r.hostStream);
     hostRuntimeImpl().synchronize(r.hostStream);
+    // Staging moves exactly what the plans send: the host plans' minimum
+    // (the stream-driven path does not use the links).
+    if (!layout.streamDriven) {
+      EXPECT_EQ(engineSent, r.links.bytesSent() - engineSent)
+          << "rank " << r.rank;
+      EXPECT_EQ(engineReceived, r.links.bytesReceived() - engineReceived)
+          << "rank " << r.rank;
+    }
     for (size_t i = 0; i < ops.size(); ++i) {
       EXPECT_EQ(onDevice[i].recv, onHost[i].recv)
           << "rank " << r.rank << ": " << opKindName(ops[i].kind);
@@ -230,6 +258,11 @@ TEST(GpuPlanEngine, EveryCollectiveMatchesTheHostPlansOnUnevenDomains) {
   compareWithHostPlans({{0, 0, 1, 1, 1}}, everyCollective(5));
 }
 
+TEST(GpuPlanEngine, EveryCollectiveInPlaceMatchesTheHostPlans) {
+  compareWithHostPlans({{0, 0, 1, 1}, "tcp"}, everyCollective(4), true);
+  compareWithHostPlans({{0, 0, 1, 1, 1}}, everyCollective(5), true);
+}
+
 TEST(GpuPlanEngine, EveryCollectiveMatchesTheHostPlansOverTcp) {
   compareWithHostPlans({{0, 1, 1, 0}, "tcp"}, everyCollective(4));
 }
@@ -259,7 +292,7 @@ TEST(GpuPlanEngine, StreamDrivenPathAndEngineInOneSequence) {
 TEST(GpuPlanEngine, AllReduceGivesTheSumOnEveryRank) {
   runEngineRanks({{0, 0, 1, 1, 1}}, [](EngineRank& r) {
     const DeviceModule& module = emulatedDeviceModule();
-    const size_t n = 100003;
+    const size_t n = 20011;
     std::vector<int64_t> data(n);
     for (size_t i = 0; i < n; ++i)
       data[i] = static_cast<int64_t>(i) * (r.rank + 1);

@@ -177,11 +177,13 @@ void GpuPlanEngine::enqueueLaunch(const std::vector<Op>& ops,
   const uint64_t sequence = ++launched_;
   module_.check(api.writeValue64(stream, &flags_->inputsReady, sequence),
                 "signalling the inputs of a launch");
-  module_.check(api.waitValue64(stream, &flags_->done, sequence),
-                "waiting for the GPU engine");
+  // Planned before the stream waits: a stream that runs its work as it is
+  // enqueued (the emulated module's null stream) waits right here.
   planner_.enqueue([this, sequence, ops, ticket = planned_.begin()] {
     plan(sequence, ops);
   });
+  module_.check(api.waitValue64(stream, &flags_->done, sequence),
+                "waiting for the GPU engine");
 }
 
 // On the planner thread. The caller's stream waits for `done` whatever

@@ -24,13 +24,14 @@ std::string DomainLayout::spec() const {
 
 std::string DomainLayout::name() const {
   if (labels.empty()) return "OneDomain";
-  std::string text = "Domains";
+  std::string text = emulatedGpus ? "EmulatedGpuDomains" : "Domains";
   for (int label : labels) text += std::to_string(label);
   return text;
 }
 
 void DomainLayout::applyTo(RunOptions* options) const {
   if (!labels.empty()) options->env["HETCCL_DOMAINS"] = spec();
+  if (emulatedGpus) options->env["HETCCL_EMULATED_GPU"] = "1";
 }
 
 DomainLayout oneDomain() { return DomainLayout(); }
@@ -38,6 +39,12 @@ DomainLayout oneDomain() { return DomainLayout(); }
 DomainLayout domainsByLabel(std::vector<int> labels) {
   DomainLayout layout;
   layout.labels = std::move(labels);
+  return layout;
+}
+
+DomainLayout emulatedGpuDomains(std::vector<int> labels) {
+  DomainLayout layout = domainsByLabel(std::move(labels));
+  layout.emulatedGpus = true;
   return layout;
 }
 

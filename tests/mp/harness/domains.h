@@ -12,6 +12,9 @@ namespace hetccl::mp {
 
 struct DomainLayout {
   std::vector<int> labels;  // empty: no forcing, one domain
+  // The ranks are GPU ranks emulated on the host (HETCCL_EMULATED_GPU):
+  // the GPU engine runs their plans.
+  bool emulatedGpus = false;
 
   int count() const;         // distinct labels (1 when empty)
   std::string spec() const;  // the HETCCL_DOMAINS value, e.g. "0,1,1"
@@ -23,6 +26,8 @@ struct DomainLayout {
 DomainLayout oneDomain();
 // Explicit labels, e.g. {0, 1, 0, 1} for two interleaved domains.
 DomainLayout domainsByLabel(std::vector<int> labels);
+// The same, the ranks emulating GPUs.
+DomainLayout emulatedGpuDomains(std::vector<int> labels);
 
 // Fails the rank unless `comm` reports `expected` domains: a layout that
 // the library silently ignored would otherwise test nothing new.

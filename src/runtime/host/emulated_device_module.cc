@@ -1,4 +1,4 @@
-#include "support/emulated_device_module.h"
+#include "runtime/host/emulated_device_module.h"
 
 #include <sched.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "runtime/host/host_reduce.h"
-#include "runtime/host/host_stream.h"
+#include "runtime/host/host_runtime.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -22,7 +22,9 @@ struct Event {
   std::atomic<uint64_t> reached{0};
 };
 
-HostStream& streamOf(void* handle) { return *static_cast<HostStream*>(handle); }
+void enqueue(void* stream, StreamTask task) {
+  hostRuntimeImpl().enqueue(static_cast<StreamHandle>(stream), std::move(task));
+}
 Event& eventOf(void* handle) { return *static_cast<Event*>(handle); }
 
 // A wait that never ends is a deadlock in the code under test: fail the
@@ -74,21 +76,25 @@ hetcclDeviceModuleTable makeTable() {
   t.hostFree = release;
   t.hostRegister = [](void*, size_t) { return 0; };
   t.hostUnregister = succeed;
-  t.streamCreate = [](void** stream) { return *stream = new HostStream, 0; };
+  t.streamCreate = [](void** stream) {
+    *stream = hostRuntimeImpl().createStream();
+    return 0;
+  };
   t.streamDestroy = [](void* stream) {
-    delete &streamOf(stream);
+    hostRuntimeImpl().destroyStream(static_cast<StreamHandle>(stream));
     return 0;
   };
   t.streamSynchronize = [](void* stream) {
     try {
-      streamOf(stream).synchronize();
+      hostRuntimeImpl().synchronize(static_cast<StreamHandle>(stream));
       return 0;
     } catch (const Error&) {
       return kFailed;
     }
   };
   t.streamQuery = [](void* stream, int* idle) {
-    return *idle = streamOf(stream).idle(), 0;
+    *idle = hostRuntimeImpl().idle(static_cast<StreamHandle>(stream));
+    return 0;
   };
   t.streamIsCapturing = [](void*, int* capturing) { return *capturing = 0, 0; };
   t.eventCreate = [](void** event) { return *event = new Event, 0; };
@@ -99,7 +105,7 @@ hetcclDeviceModuleTable makeTable() {
   t.eventRecord = [](void* handle, void* stream) {
     Event& event = eventOf(handle);
     uint64_t generation = ++event.recorded;
-    streamOf(stream).enqueue([&event, generation] {
+    enqueue(stream, [&event, generation] {
       event.reached.store(generation, std::memory_order_release);
     });
     return 0;
@@ -117,22 +123,22 @@ hetcclDeviceModuleTable makeTable() {
   t.streamWaitEvent = [](void* stream, void* handle) {
     Event& event = eventOf(handle);
     uint64_t generation = event.recorded.load();
-    streamOf(stream).enqueue([&event, generation] {
+    enqueue(stream, [&event, generation] {
       pollUntil([&] { return event.reached.load() >= generation; }, "an event");
     });
     return 0;
   };
   t.copyAsync = [](void* dst, const void* src, size_t bytes, void* stream) {
-    streamOf(stream).enqueue([=] { std::memmove(dst, src, bytes); });
+    enqueue(stream, [=] { std::memmove(dst, src, bytes); });
     return 0;
   };
   t.writeValue64 = [](void* stream, uint64_t* address, uint64_t value) {
-    streamOf(stream).enqueue(
-        [=] { __atomic_store_n(address, value, __ATOMIC_RELEASE); });
+    enqueue(stream,
+            [=] { __atomic_store_n(address, value, __ATOMIC_RELEASE); });
     return 0;
   };
   t.waitValue64 = [](void* stream, const uint64_t* address, uint64_t value) {
-    streamOf(stream).enqueue([=] {
+    enqueue(stream, [=] {
       pollUntil(
           [&] { return __atomic_load_n(address, __ATOMIC_ACQUIRE) >= value; },
           "a counter");
@@ -141,7 +147,7 @@ hetcclDeviceModuleTable makeTable() {
   };
   t.reduceAsync = [](const hetcclDeviceReduction* r, void* stream) {
     hetcclDeviceReduction copy = *r;
-    streamOf(stream).enqueue([copy] {
+    enqueue(stream, [copy] {
       Reduction reduction{static_cast<ncclDataType_t>(copy.dtype),
                           static_cast<ncclRedOp_t>(copy.op)};
       if (copy.applyPreScale) reduction.preScale = &copy.preScale;
@@ -155,10 +161,6 @@ hetcclDeviceModuleTable makeTable() {
 }
 
 }  // namespace
-
-void enqueueOnEmulatedStream(void* stream, std::function<void()> task) {
-  streamOf(stream).enqueue(std::move(task));
-}
 
 const DeviceModule& emulatedDeviceModule() {
   static const hetcclDeviceModuleTable table = makeTable();
