@@ -152,8 +152,13 @@ class VendorDevice : public Device {
   }
   void release(void* pointer) override { api_.free(pointer); }
   bool hostAccessible() const override { return false; }
+  // A copy from pageable memory may return before it reaches the device,
+  // and the benchmark's streams are non-blocking: they would not wait for
+  // it. Waiting for the legacy stream, which carries the copy, makes the
+  // data land before any launch reads it.
   void copyToDevice(void* dst, const void* src, size_t bytes) override {
     check(api_.memcpy(dst, src, bytes, kMemcpyHostToDevice), "Memcpy");
+    check(api_.streamSynchronize(nullptr), "StreamSynchronize");
   }
   void copyToHost(void* dst, const void* src, size_t bytes) override {
     check(api_.memcpy(dst, src, bytes, kMemcpyDeviceToHost), "Memcpy");
