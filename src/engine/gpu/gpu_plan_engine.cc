@@ -133,7 +133,12 @@ void GpuPlanEngine::warmUpDomain() {
 }
 
 GpuPlanEngine::~GpuPlanEngine() {
-  planner_.synchronize();  // its tasks catch their own errors
+  try {
+    planner_.synchronize();  // plans catch their own errors
+  } catch (const Error& e) {
+    LOG_WARN(kLogColl, "rank %d: the GPU engine's planner failed: %s", rank_,
+             e.what());
+  }
   if (abort_->raised()) releaseWaits();
   if (module_.api().streamSynchronize(stream_.handle()) != 0)
     LOG_WARN(kLogColl, "rank %d: the GPU engine's stream failed", rank_);
