@@ -38,9 +38,10 @@ namespace {
 struct Layout {
   std::string name;
   int nranks;
-  std::string domainsSpec;  // the HETCCL_DOMAINS value
-  std::vector<int> labels;  // the label that value gives each rank
-  std::string transport;    // HETCCL_TRANSPORT; empty: auto (shm here)
+  std::string domainsSpec;    // the HETCCL_DOMAINS value
+  std::vector<int> labels;    // the label that value gives each rank
+  std::string transport;      // HETCCL_TRANSPORT; empty: auto (shm here)
+  bool emulatedGpus = false;  // GPU ranks on the host: the GPU engine runs
 
   bool crosses(int a, int b) const { return labels[a] != labels[b]; }
   int domainCount() const { return domainsByLabel(labels).count(); }
@@ -50,6 +51,7 @@ struct Layout {
     run.timeoutSeconds = timeoutSeconds;
     run.env["HETCCL_DOMAINS"] = domainsSpec;
     if (!transport.empty()) run.env["HETCCL_TRANSPORT"] = transport;
+    if (emulatedGpus) run.env["HETCCL_EMULATED_GPU"] = "1";
     return run;
   }
 };
@@ -59,6 +61,12 @@ void PrintTo(const Layout& layout, std::ostream* out) { *out << layout.name; }
 Layout withTransport(Layout layout, const std::string& transport) {
   layout.transport = transport;
   if (!transport.empty()) layout.name += "_" + transport;
+  return layout;
+}
+
+Layout withEmulatedGpus(Layout layout) {
+  layout.emulatedGpus = true;
+  layout.name += "_gpu";
   return layout;
 }
 
@@ -349,7 +357,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ShuffledParam{kInterleaved5, true},
                       ShuffledParam{withTransport(kInterleaved5, "tcp"), false},
                       ShuffledParam{withTransport(kAlternating6, "tcp"), true},
-                      ShuffledParam{kSplit3Of8, true}),
+                      ShuffledParam{kSplit3Of8, true},
+                      ShuffledParam{withEmulatedGpus(kInterleaved5), true}),
     [](const ::testing::TestParamInfo<ShuffledParam>& info) {
       return info.param.name();
     });
@@ -414,7 +423,8 @@ TEST_P(HeteroRingTest, BothWaysEveryHopCrossesDomains) {
 
 INSTANTIATE_TEST_SUITE_P(Mp, HeteroRingTest,
                          ::testing::Values(kAlternating6,
-                                           withTransport(kAlternating6, "tcp")),
+                                           withTransport(kAlternating6, "tcp"),
+                                           withEmulatedGpus(kAlternating6)),
                          layoutName);
 
 // Every rank sends one message to every rank (itself included) and
@@ -460,7 +470,8 @@ TEST_P(HeteroAllPairsTest, EveryRankToEveryRankWithDistinctSizes) {
 
 INSTANTIATE_TEST_SUITE_P(Mp, HeteroAllPairsTest,
                          ::testing::Values(kInterleaved5,
-                                           withTransport(kInterleaved5, "tcp")),
+                                           withTransport(kInterleaved5, "tcp"),
+                                           withEmulatedGpus(kInterleaved5)),
                          layoutName);
 
 // Multi-megabyte messages, several at once: rank r sends to r+1 (inside
@@ -497,10 +508,11 @@ TEST_P(HeteroLargeTest, SeveralMegabytesAcrossDomains) {
       layout.options(180));
 }
 
-INSTANTIATE_TEST_SUITE_P(Mp, HeteroLargeTest,
-                         ::testing::Values(kPairs4,
-                                           withTransport(kPairs4, "tcp")),
-                         layoutName);
+INSTANTIATE_TEST_SUITE_P(
+    Mp, HeteroLargeTest,
+    ::testing::Values(kPairs4, withTransport(kPairs4, "tcp"),
+                      withEmulatedGpus(withTransport(kPairs4, "tcp"))),
+    layoutName);
 
 // Zero-byte messages: groups of nothing but empty messages (some with NULL
 // buffers) to every peer, empty messages between non-empty ones to the
@@ -581,10 +593,11 @@ TEST_P(HeteroZeroBytesTest, EmptyMessagesMatchAndMoveNothing) {
       layout.options());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Mp, HeteroZeroBytesTest,
-    ::testing::Values(kThreeDomains4, withTransport(kThreeDomains4, "tcp")),
-    layoutName);
+INSTANTIATE_TEST_SUITE_P(Mp, HeteroZeroBytesTest,
+                         ::testing::Values(kThreeDomains4,
+                                           withTransport(kThreeDomains4, "tcp"),
+                                           withEmulatedGpus(kThreeDomains4)),
+                         layoutName);
 
 // Ranks may leave at different times: a rank whose work is done destroys
 // its communicator and exits (NCCL's finalize and destroy are local), and

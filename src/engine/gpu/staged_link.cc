@@ -27,9 +27,10 @@ class StagedReceive : public TransferRequest {
 
  private:
   void copyToDevice() {
-    path_.module.check(
-        path_.module.api().copyAsync(target_, slot_, bytes_, path_.stream),
-        "copying received bytes to the GPU");
+    if (bytes_ > 0)
+      path_.module.check(
+          path_.module.api().copyAsync(target_, slot_, bytes_, path_.stream),
+          "copying received bytes to the GPU");
     path_.pool.release(slot_, path_.progress.mark());
     copied_ = true;
   }
@@ -47,9 +48,10 @@ class StagedReceive : public TransferRequest {
 std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
                                                   size_t bytes) {
   char* slot = path_.pool.acquire(bytes, path_.abort, path_.timeoutSeconds);
-  path_.module.check(
-      path_.module.api().copyAsync(slot, data, bytes, path_.stream),
-      "copying bytes to send from the GPU");
+  if (bytes > 0)
+    path_.module.check(
+        path_.module.api().copyAsync(slot, data, bytes, path_.stream),
+        "copying bytes to send from the GPU");
   return path_.proxy.post(*link_, slot, bytes, path_.progress.mark());
 }
 
