@@ -20,6 +20,15 @@ using Transfers = std::vector<std::shared_ptr<TransferRequest>>;
 size_t elementsPerChunk(const PlanContext& ctx, size_t elementBytes,
                         size_t rows = 1);
 
+// The largest piece a point-to-point transfer across domains is cut into:
+// a round of pieces to and from every rank then stays within two chunks.
+size_t pointToPointPieceBytes(size_t chunkBytes, int nranks);
+
+// The most payload a rank's plans have in flight across domains at once
+// (two pipeline steps of the widest plan, all-reduce among one-rank
+// domains, and two rounds of point-to-point pieces), which GPU ranks stage.
+size_t crossDomainBytesInFlight(size_t chunkBytes, int nranks);
+
 // Chunk `index` holds elements [offset, offset + n).
 struct ChunkSpan {
   size_t index;

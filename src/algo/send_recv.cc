@@ -55,7 +55,7 @@ std::vector<Op> copySelfTransfers(const PlanContext& ctx,
 
 }  // namespace
 
-// Transfers across domains go in pieces of at most a pipeline step, both
+// Transfers across domains go in pieces (pointToPointPieceBytes), both
 // sides cutting alike, round by round: round r posts piece r of every
 // transfer and then waits for round r-1, so one piece is on the wire
 // while the next one is copied (GPU buffers), and no more than two rounds
@@ -72,7 +72,7 @@ void sendRecvPlan(const PlanContext& ctx, const std::vector<Op>& ops) {
     local.root = ctx.domains->localRank(op.root);
     inDomain.push_back(local);
   }
-  const size_t step = std::max<size_t>(ctx.chunkBytes, 1);
+  const size_t step = pointToPointPieceBytes(ctx.chunkBytes, ctx.nranks);
   auto postRound = [&](size_t offset) {
     Transfers round;
     for (const Op& op : across) {

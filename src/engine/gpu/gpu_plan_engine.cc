@@ -4,6 +4,7 @@
 #include <limits>
 #include <thread>
 
+#include "algo/pipeline.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -29,12 +30,6 @@ const DeviceModule& onDevice(const DeviceModule& module, int device) {
   return module;
 }
 
-// Every transfer of a plan is at most one pipeline step (HETCCL_CHUNK),
-// and at most two steps are in flight: a step sends to and receives from
-// each rank of the other domains at most once per block it holds, which
-// this bounds for every plan.
-int stagingSlots(const DomainMap& domains) { return 4 * domains.nranks() + 8; }
-
 // The most scratch any plan asks for: two steps of the reduce-scatter's
 // laid-out input, partial and one partial per domain.
 size_t scratchBytes(const GpuPlanEngineSetup& setup) {
@@ -55,8 +50,10 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
       flags_(reinterpret_cast<Flags*>(flagMemory_.data())),
       stream_(module_),
       progress_(module_, stream_.handle()),
-      pool_(module_, progress_, setup.settings.chunkBytes,
-            stagingSlots(setup.domains), rank_),
+      pool_(module_, progress_,
+            crossDomainBytesInFlight(setup.settings.chunkBytes,
+                                     setup.domains.nranks()),
+            rank_),
       data_(module_, stream_.handle(), scratchBytes(setup)),
       links_(std::move(setup.links)),
       proxy_(progress_, pool_, abort_),
