@@ -9,6 +9,7 @@
 // the file stays quick on two cores (and under ASan).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +55,9 @@ struct Layout {
   bool smallChunks;         // HETCCL_CHUNK=64K
   Density density;
   bool emulatedGpus = false;  // GPU ranks on the host: the GPU engine runs
+  // Only these ranks emulate GPUs: CPU and GPU ranks in one communicator,
+  // their domains formed by runtime.
+  std::vector<int> gpuRanks = {};
 };
 
 // Domains are numbered in the order of their lowest rank.
@@ -219,6 +223,12 @@ RunOptions optionsFor(const Layout& layout) {
   }
   if (layout.smallChunks) options.env["HETCCL_CHUNK"] = kSmallChunk;
   if (layout.emulatedGpus) options.env["HETCCL_EMULATED_GPU"] = "1";
+  options.rankEnv = [gpuRanks = layout.gpuRanks](int rank) {
+    std::map<std::string, std::string> env;
+    if (std::find(gpuRanks.begin(), gpuRanks.end(), rank) != gpuRanks.end())
+      env["HETCCL_EMULATED_GPU"] = "1";
+    return env;
+  };
   return options;
 }
 
@@ -290,6 +300,26 @@ std::vector<Layout> allLayouts() {
        true,
        Density::kMedium,
        true},
+      // CPU ranks and GPU ranks in one communicator, two domains by
+      // runtime: the GPU engine's staged links meet the host plans' links.
+      {"4ranks_cpu_and_gpu",
+       4,
+       "",
+       {0, 1, 0, 1},
+       "",
+       true,
+       Density::kFull,
+       false,
+       {1, 3}},
+      {"3ranks_cpu_and_gpu_tcp",
+       3,
+       "",
+       {0, 1, 1},
+       "tcp",
+       true,
+       Density::kMedium,
+       false,
+       {0}},
       // Three contiguous domains of 3, 3 and 2 ranks.
       {"8ranks_split3",
        8,
