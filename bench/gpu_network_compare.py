@@ -7,14 +7,14 @@ busbw as nccl-tests, GB = 1e9 bytes):
 a. 2 ranks as 2 pretend hosts. HetCCL: `hetccl-perf -np 2 -D split:2` with
    HETCCL_HOSTID=A,B, so the two GPUs are different hosts to it and every
    byte crosses its tcp transport (HETCCL_TRANSPORT=auto picks tcp between
-   hosts; HETCCL_SOCKET_IFNAME=lo, its default 4 sockets and one progress
-   thread). NVIDIA's NCCL: the same tool with `--nccl-library`, forced onto
+   hosts; HETCCL_SOCKET_IFNAME=lo, its default 4 sockets per link, each
+   on its own progress thread). NVIDIA's NCCL: the same tool with `--nccl-library`, forced onto
    its socket network (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1
    NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo), once per entry of
-   NCCL_SOCKET_VARIANTS: its default socket settings, HetCCL's (1 thread x
-   4 sockets) and, when time allows, 4 threads x 1 socket. allreduce,
+   NCCL_SOCKET_VARIANTS: its default socket settings, HetCCL's (4 threads x
+   1 socket) and, when time allows, 1 thread x 4 sockets. allreduce,
    allgather, reducescatter, broadcast and sendrecv at 64M and 256M.
-   Ratios HetCCL / NCCL-default and HetCCL / NCCL-tuned (1x4); target >= 1.0
+   Ratios HetCCL / NCCL-default and HetCCL / NCCL-tuned (4x1); target >= 1.0
    against both at every point.
 b. 4 ranks, 2 per GPU (rank r on GPU r % 2), `-D 0,0,1,1`: HetCCL with
    HETCCL_HOSTID=A,A,B,B (each domain one pretend host whose 2 GPUs run
@@ -42,7 +42,7 @@ raw JSON) to --out or bench/results/gpu-network-compare-<date>.md.
 Time on 2 H200s: about 5 s of start-up per hetccl-perf run plus the
 transfers; 2 rounds of 3 or 4 two-rank runs and 2 four-rank runs, and the
 NVLink run: about 2.5 minutes; --deadline drops the optional runs first
-(the 4x1 variant, then the later rounds).
+(the 1x4 variant, then the later rounds).
 """
 
 import argparse
@@ -74,14 +74,14 @@ SOCKET_KNOBS = ("NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD")
 # "optional": run only when --deadline leaves time for it.
 NCCL_SOCKET_VARIANTS = (
     ("nccl-default", "NCCL sockets, default settings", {}, True, False),
-    ("nccl-1x4", "NCCL sockets, 1 thread x 4 sockets (HetCCL's)",
-     {"NCCL_SOCKET_NTHREADS": "1", "NCCL_NSOCKS_PERTHREAD": "4"}, True,
+    ("nccl-4x1", "NCCL sockets, 4 threads x 1 socket (HetCCL's)",
+     {"NCCL_SOCKET_NTHREADS": "4", "NCCL_NSOCKS_PERTHREAD": "1"}, True,
      False),
-    ("nccl-4x1", "NCCL sockets, 4 threads x 1 socket",
-     {"NCCL_SOCKET_NTHREADS": "4", "NCCL_NSOCKS_PERTHREAD": "1"}, False,
+    ("nccl-1x4", "NCCL sockets, 1 thread x 4 sockets",
+     {"NCCL_SOCKET_NTHREADS": "1", "NCCL_NSOCKS_PERTHREAD": "4"}, False,
      True),
 )
-TUNED = "nccl-1x4"
+TUNED = "nccl-4x1"
 HETCCL2 = "hetccl-tcp"
 # The 4-rank HetCCL runs: (key, HETCCL_HOSTID, targeted).
 FOUR_RANK_RUNS = (("hetccl-4-AABB", "A,A,B,B", True),
@@ -544,7 +544,8 @@ def write_report(path, args, facts, topo, plans, tables, misses, failures,
         "HetCCL treats the 2 GPUs as 2 hosts (HETCCL_HOSTID=A,B, one domain "
         "each: `-D split:2`), so every byte crosses its tcp transport over "
         "loopback (HETCCL_TRANSPORT=auto chooses tcp between hosts; its "
-        "default 4 sockets per link and one progress thread). NVIDIA's NCCL "
+        "default 4 sockets per link, each on its own progress thread). "
+        "NVIDIA's NCCL "
         "is forced onto its socket network over loopback "
         f"({' '.join(f'{k}={v}' for k, v in NCCL_SOCKET_BASE.items())}), "
         "with the socket settings below. Both move the data GPU -> host -> "

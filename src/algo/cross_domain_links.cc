@@ -1,5 +1,8 @@
 #include "algo/cross_domain_links.h"
 
+#include "algo/pieced_link.h"
+#include "algo/pipeline.h"
+
 #include "transport/transport_registry.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -26,7 +29,10 @@ CrossDomainLinks::CrossDomainLinks(Oob& oob,
     const std::vector<int>& peers = peersOf[transport];
     linkSets_.push_back(
         transport->connect({oob, settings, peers, abort, liveness}));
-    for (int peer : peers) links_[peer] = linkSets_.back()->link(peer);
+    for (int peer : peers)
+      links_[peer] = std::make_shared<PiecedLink>(
+          linkSets_.back()->link(peer),
+          crossDomainPieceBytes(settings.chunkBytes));
     summary_ += format("%s%zu %s", summary_.empty() ? "" : ", ", peers.size(),
                        transport->name());
   }

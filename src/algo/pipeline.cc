@@ -16,14 +16,9 @@ size_t pointToPointPieceBytes(size_t chunkBytes, int nranks) {
   return std::max<size_t>(1, std::min(chunkBytes, std::max(share, kSmallest)));
 }
 
-// An all-reduce step holds its partials both ways and its results both
-// ways (4 chunks) while the next step's partials are posted (2 more); two
-// rounds of pieces to and from every other rank hold less than 4 chunks,
-// or 4 smallest pieces per rank. Half as much again for slack.
-size_t crossDomainBytesInFlight(size_t chunkBytes, int nranks) {
-  return std::max(12 * chunkBytes,
-                  8 * static_cast<size_t>(std::max(nranks, 1)) *
-                      pointToPointPieceBytes(chunkBytes, nranks));
+size_t crossDomainPieceBytes(size_t chunkBytes) {
+  constexpr size_t kSmallest = 4096;
+  return std::max(kSmallest, chunkBytes / 4);
 }
 
 void pipelineChunks(

@@ -24,10 +24,10 @@ size_t elementsPerChunk(const PlanContext& ctx, size_t elementBytes,
 // a round of pieces to and from every rank then stays within two chunks.
 size_t pointToPointPieceBytes(size_t chunkBytes, int nranks);
 
-// The most payload a rank's plans have in flight across domains at once
-// (two pipeline steps of the widest plan, all-reduce among one-rank
-// domains, and two rounds of point-to-point pieces), which GPU ranks stage.
-size_t crossDomainBytesInFlight(size_t chunkBytes, int nranks);
+// The pieces transfers across domains are cut into (pieced_link.h): a
+// quarter chunk, so that a chunk's transfer is on the wire while the next
+// piece is staged, and at least 4 KiB.
+size_t crossDomainPieceBytes(size_t chunkBytes);
 
 // Chunk `index` holds elements [offset, offset + n).
 struct ChunkSpan {

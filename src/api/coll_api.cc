@@ -6,6 +6,7 @@
 #include "core/comm_registry.h"
 #include "core/group.h"
 #include "util/dtype.h"
+#include "util/log.h"
 #include "vendor/op_traits.h"
 
 using hetccl::apiCall;
@@ -44,6 +45,25 @@ void checkBuffers(const Op& op, const hetccl::Communicator& comm) {
                    "count %zu overflows the size of the buffers", op.count);
 }
 
+// NCCL's INFO COLL line for every call: what was asked, on which
+// communicator and stream, numbered per communicator, so that a log shows
+// the last operation each rank reached.
+void logCall(const char* function, const hetccl::Communicator& comm,
+             uint64_t opCount, const Op& op, int redOp, cudaStream_t stream) {
+  const char* redOpText =
+      redOp < 0 ? "none"
+                : (redOp < ncclNumOps
+                       ? hetccl::redOpName(static_cast<ncclRedOp_t>(redOp))
+                       : "user");
+  LOG_INFO(hetccl::kLogColl,
+           "%s: opCount %llx sendbuff %p recvbuff %p count %zu datatype %s "
+           "op %s root %d comm %p [nranks=%d] stream %p",
+           function, static_cast<unsigned long long>(opCount), op.sendbuff,
+           op.recvbuff, op.count, hetccl::dtypeName(op.dtype), redOpText,
+           op.root, static_cast<const void*>(&comm), comm.nranks(),
+           static_cast<void*>(stream));
+}
+
 ncclResult_t submit(const char* function, ncclComm_t handle,
                     cudaStream_t stream, const Request& request) {
   return apiCall(function, [&] {
@@ -67,6 +87,8 @@ ncclResult_t submit(const char* function, ncclComm_t handle,
                        comm->nranks());
     checkBuffers(op, *comm);
     comm->checkStream(stream);
+    logCall(function, *comm, comm->nextOpCount(), op,
+            request.redOp ? hetccl::enumValue(*request.redOp) : -1, stream);
     if (hetccl::Group::current().active())
       hetccl::Group::current().addOp(std::move(comm), op, stream);
     else

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -80,6 +81,8 @@ class Communicator {
   void checkUsable() const;
 
   void checkStream(StreamHandle stream) const;
+  // Numbers the calls made on this communicator, for the log.
+  uint64_t nextOpCount() { return opCount_.fetch_add(1); }
   // Enqueues one op or a group's ops for this communicator on `stream`.
   void launch(const std::vector<Op>& ops, StreamHandle stream);
 
@@ -128,6 +131,7 @@ class Communicator {
   // for that peer, so it ends those waits rather than every operation.
   std::shared_ptr<PeerLiveness> liveness_;
   std::atomic<bool> bootstrapAbort_{false};
+  std::atomic<uint64_t> opCount_{0};
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<PeerInfo> peers_;
   int domainCount_ = 1;

@@ -1,7 +1,7 @@
 // A point-to-point link between two ranks, for the cross-domain steps of
-// heterogeneous plans. Each direction is an ordered byte pipe: transfers
-// posted in one direction complete in posting order and are matched with
-// the peer's transfers in the same order (sizes must agree).
+// heterogeneous plans. Transfers posted in one direction are matched with
+// the peer's transfers in the same order (sizes must agree); they may
+// complete in any order (a tcp link moves them on several lanes).
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -117,7 +118,7 @@ LogConfig& config() {
     if (auto subsys = readString(Param::DebugSubsys))
       c->subsys = parseSubsys(*subsys);
     else if (c->level >= LogLevel::Info)
-      c->subsys = kLogAll;
+      c->subsys = kLogAll & ~kLogColl;  // a line per call only when asked
     if (auto file = readString(Param::DebugFile))
       c->out = openLogFile(*file, c->host);
     return c;
@@ -157,16 +158,27 @@ void logMessage(LogLevel level, uint32_t /*subsys*/, const char* file, int line,
   va_end(args);
   const char* base = std::strrchr(file, '/');
   base = base ? base + 1 : file;
-  std::lock_guard<std::mutex> lock(c.mutex);
+  // One write per line: ranks of several processes often share a log (a
+  // launcher's output), and lines written piecemeal interleave there.
+  char text[2400];
+  int length;
   if (level == LogLevel::Trace)
-    std::fprintf(c.out, "%s:%d:%ld HETCCL %s %s:%d %s\n", c.host.c_str(),
-                 getpid(), static_cast<long>(syscall(SYS_gettid)),
-                 levelName(level), base, line, message);
+    length = std::snprintf(text, sizeof(text), "%s:%d:%ld HETCCL %s %s:%d %s\n",
+                           c.host.c_str(), getpid(),
+                           static_cast<long>(syscall(SYS_gettid)),
+                           levelName(level), base, line, message);
   else
-    std::fprintf(c.out, "%s:%d:%ld HETCCL %s %s\n", c.host.c_str(), getpid(),
-                 static_cast<long>(syscall(SYS_gettid)), levelName(level),
-                 message);
+    length = std::snprintf(text, sizeof(text), "%s:%d:%ld HETCCL %s %s\n",
+                           c.host.c_str(), getpid(),
+                           static_cast<long>(syscall(SYS_gettid)),
+                           levelName(level), message);
+  if (length <= 0) return;
+  size_t bytes = std::min(static_cast<size_t>(length), sizeof(text) - 1);
+  text[bytes - 1] = '\n';  // a truncated line still ends
+  std::lock_guard<std::mutex> lock(c.mutex);
   std::fflush(c.out);
+  ssize_t written = ::write(fileno(c.out), text, bytes);
+  (void)written;  // a log that cannot be written has nowhere to say so
 }
 
 }  // namespace hetccl

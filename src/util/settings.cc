@@ -27,6 +27,7 @@ Settings Settings::fromEnvironment() {
   s.shmLinkSlots = static_cast<size_t>(readInteger(Param::ShmLinkSlots));
   s.shmLinkChunkBytes = readBytes(Param::ShmLinkChunk);
   s.tcpSocketsPerLink = static_cast<int>(readInteger(Param::TcpSockets));
+  s.tcpThreads = static_cast<int>(readInteger(Param::TcpThreads));
   s.tcpStripeBytes = readBytes(Param::TcpChunk);
   s.tcpSocketBufferBytes = static_cast<int>(readInteger(Param::TcpBuffer));
   s.gpuDirect = readFlag(Param::GpuDirect);

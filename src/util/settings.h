@@ -22,6 +22,7 @@ struct Settings {
   size_t shmLinkSlots;                // HETCCL_SHM_LINK_SLOTS
   size_t shmLinkChunkBytes;           // HETCCL_SHM_LINK_CHUNK
   int tcpSocketsPerLink;              // HETCCL_TCP_SOCKETS
+  int tcpThreads;                     // HETCCL_TCP_THREADS
   size_t tcpStripeBytes;              // HETCCL_TCP_CHUNK
   int tcpSocketBufferBytes;           // HETCCL_TCP_BUFFER; 0: autotuning
   bool gpuDirect;                     // HETCCL_GPU_DIRECT

@@ -11,6 +11,9 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "algo/hetero_executor.h"
@@ -113,12 +116,14 @@ struct EngineRank {
 struct Layout {
   std::vector<int> labels;  // domain label per rank
   std::string transport = "shm";
-  bool streamDriven = false;  // with DeviceShmCollectives
+  bool streamDriven = false;             // with DeviceShmCollectives
+  const DeviceModule* module = nullptr;  // the emulated module if null
 };
 
 void runEngineRanks(const Layout& layout,
                     const std::function<void(EngineRank&)>& body) {
-  const DeviceModule& module = emulatedDeviceModule();
+  const DeviceModule& module =
+      layout.module ? *layout.module : emulatedDeviceModule();
   const int nranks = static_cast<int>(layout.labels.size());
   std::vector<RankPlacement> placements;
   for (int label : layout.labels)
@@ -383,6 +388,104 @@ TEST(GpuPlanEngine, AbortReleasesTheCallersStream) {
     EXPECT_EQ(module.api().streamSynchronize(r.stream), 0);
     EXPECT_TRUE(r.engine.drain(10));
   });
+}
+
+// The emulated module, noting every thread that calls into it.
+class CallerRecord {
+ public:
+  static std::set<std::thread::id> callers() {
+    std::lock_guard<std::mutex> lock(mutex());
+    return set();
+  }
+  static void note() {
+    std::lock_guard<std::mutex> lock(mutex());
+    set().insert(std::this_thread::get_id());
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::set<std::thread::id>& set() {
+    static std::set<std::thread::id> s;
+    return s;
+  }
+};
+
+template <typename Entry, Entry hetcclDeviceModuleTable::*Field>
+struct Noted;
+template <typename... Args, int (*hetcclDeviceModuleTable::*Field)(Args...)>
+struct Noted<int (*)(Args...), Field> {
+  static int call(Args... args) {
+    CallerRecord::note();
+    return (emulatedDeviceModule().api().*Field)(args...);
+  }
+};
+#define HETCCL_NOTED(name)                                    \
+  table.name = Noted<decltype(hetcclDeviceModuleTable::name), \
+                     &hetcclDeviceModuleTable::name>::call
+
+const DeviceModule& notingModule() {
+  static const hetcclDeviceModuleTable noting = [] {
+    hetcclDeviceModuleTable table = emulatedDeviceModule().api();
+    HETCCL_NOTED(setDevice);
+    HETCCL_NOTED(deviceAlloc);
+    HETCCL_NOTED(hostAlloc);
+    HETCCL_NOTED(hostRegister);
+    HETCCL_NOTED(streamCreate);
+    HETCCL_NOTED(streamSynchronize);
+    HETCCL_NOTED(streamQuery);
+    HETCCL_NOTED(eventRecord);
+    HETCCL_NOTED(streamWaitEvent);
+    HETCCL_NOTED(copyAsync);
+    HETCCL_NOTED(writeValue64);
+    HETCCL_NOTED(waitValue64);
+    HETCCL_NOTED(reduceAsync);
+    HETCCL_NOTED(loadKernels);
+    return table;
+  }();
+  static const DeviceModule module(noting, "noting emulated module");
+  return module;
+}
+#undef HETCCL_NOTED
+
+// A launch enqueues all of its GPU work on the calling thread: the proxy
+// and the transports never call into the runtime, which another thread of
+// the application may hold for as long as the GPU is busy (a module loaded
+// lazily waits for every stream). Large enough that the rings wrap.
+TEST(GpuPlanEngine, OnlyTheLaunchingThreadsCallTheRuntime) {
+  std::mutex mutex;
+  std::set<std::thread::id> rankThreads;
+  for (const char* transport : {"shm", "tcp"}) {
+    Layout layout{{0, 1, 1}, transport};
+    layout.module = &notingModule();
+    runEngineRanks(layout, [&](EngineRank& r) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        rankThreads.insert(std::this_thread::get_id());
+      }
+      Op allReduce = makeOp(OpKind::AllReduce, ncclFloat32);
+      allReduce.count = 64 * 1024;
+      std::vector<float> data(allReduce.count, 1.0f + r.rank);
+      allReduce.sendbuff = allReduce.recvbuff = data.data();
+      Op send = makeOp(OpKind::Send, ncclInt8, (r.rank + 1) % r.nranks);
+      Op recv = makeOp(OpKind::Recv, ncclInt8, (r.rank + 2) % r.nranks);
+      send.count = recv.count = 100 * 1000;
+      std::vector<char> sent(send.count, static_cast<char>(r.rank + 1));
+      std::vector<char> received(recv.count, kUntouched);
+      send.sendbuff = sent.data();
+      recv.recvbuff = received.data();
+      r.engine.launch({allReduce}, r.stream);
+      r.engine.launch({send, recv}, r.stream);
+      ASSERT_EQ(notingModule().api().streamSynchronize(r.stream), 0);
+      EXPECT_EQ(data, std::vector<float>(data.size(), 6.0f));  // 1 + 2 + 3
+      const int from = (r.rank + 2) % r.nranks;
+      EXPECT_EQ(received, std::vector<char>(received.size(),
+                                            static_cast<char>(from + 1)));
+    });
+  }
+  EXPECT_EQ(CallerRecord::callers(), rankThreads);
 }
 
 }  // namespace

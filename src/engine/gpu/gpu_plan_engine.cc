@@ -5,23 +5,20 @@
 #include <thread>
 
 #include "algo/pipeline.h"
+#include "engine/gpu/single_rank_domain.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/monotonic_word.h"
 
 namespace hetccl {
 namespace {
 
 constexpr uint64_t kReleaseAll = std::numeric_limits<uint64_t>::max();
-
-// A compare-and-swap loop: the stream and abort() may both write, and a
-// word must never go down (a stream that saw a value has passed it).
-void raiseToAtLeast(uint64_t* word, uint64_t value) {
-  uint64_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
-  while (seen < value &&
-         !__atomic_compare_exchange_n(word, &seen, value, /*weak=*/true,
-                                      __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
-  }
-}
+// Slots per staging ring: two chunks' worth of pieces each way per link,
+// more than any plan stages to one peer before it waits for that peer.
+constexpr size_t kRingSlots = 8;
+// How long an abort lets the engine's stream run out its released work.
+constexpr double kReleaseDrainSeconds = 10;
 
 const DeviceModule& onDevice(const DeviceModule& module, int device) {
   module.check(module.api().setDevice(device), "making the rank's GPU current");
@@ -36,6 +33,16 @@ size_t scratchBytes(const GpuPlanEngineSetup& setup) {
   return 2 * (setup.domains.count() + 2) * setup.settings.chunkBytes;
 }
 
+// What runs this rank's domain steps: the vendor library, unless the rank
+// is its domain's only member.
+std::shared_ptr<Executor> domainStepsOf(GpuPlanEngineSetup& setup) {
+  const int domain = setup.domains.domainOf(setup.rank);
+  if (setup.domains.members(domain).size() > 1)
+    return std::move(setup.domainComm);
+  return std::make_shared<SingleRankDomain>(setup.module,
+                                            std::move(setup.domainComm));
+}
+
 }  // namespace
 
 GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
@@ -43,29 +50,26 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
       device_(setup.device),
       rank_(setup.rank),
       domains_(setup.domains),
-      domainComm_(std::move(setup.domainComm)),
+      domainComm_(domainStepsOf(setup)),
       abort_(std::move(setup.abort)),
       timeoutSeconds_(setup.settings.timeoutSeconds),
       flagMemory_(module_, sizeof(Flags)),
       flags_(reinterpret_cast<Flags*>(flagMemory_.data())),
       stream_(module_),
-      progress_(module_, stream_.handle()),
-      pool_(module_, progress_,
-            crossDomainBytesInFlight(setup.settings.chunkBytes,
-                                     setup.domains.nranks()),
-            rank_),
       data_(module_, stream_.handle(), scratchBytes(setup)),
+      directCollectives_(std::move(setup.directCollectives)),
       links_(std::move(setup.links)),
-      proxy_(progress_, pool_, abort_),
-      directCollectives_(std::move(setup.directCollectives)) {
+      proxy_(abort_, timeoutSeconds_,
+             [this](const Error& error) { failed(error); }) {
   __atomic_store_n(&flags_->inputsReady, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&flags_->done, 0, __ATOMIC_RELEASE);
-  StagingPath path{module_, stream_.handle(), progress_,      pool_,
-                   proxy_,  *abort_,          timeoutSeconds_};
+  const StagingPath path{module_, stream_.handle(), proxy_,
+                         crossDomainPieceBytes(setup.settings.chunkBytes),
+                         kRingSlots};
   for (int peer = 0; peer < domains_.nranks(); ++peer)
     if (domains_.domainOf(peer) != domains_.domainOf(rank_))
       stagedLinks_[peer] =
-          std::make_unique<StagedLink>(links_->shared(peer), path);
+          std::make_unique<StagedLink>(links_->shared(peer), path, rings_);
   context_.rank = rank_;
   context_.nranks = domains_.nranks();
   context_.domains = &domains_;
@@ -82,17 +86,16 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
   context_.chunkBytes = setup.settings.chunkBytes;
   context_.data = &data_;
   warmUpDomain();
-  planner_.enqueue([this] {
-    module_.check(module_.api().setDevice(device_),
-                  "making the rank's GPU current on the planner");
-  });
   LOG_INFO(
       kLogInit,
       "rank %d: GPU engine: domain %d of %d (local rank %d of %zu), "
-      "domain steps on the vendor library, links: %s%s",
+      "domain steps %s, links: %s%s",
       rank_, domains_.domainOf(rank_), domains_.count(),
       domains_.localRank(rank_),
       domains_.members(domains_.domainOf(rank_)).size(),
+      domains_.members(domains_.domainOf(rank_)).size() > 1
+          ? "on the vendor library"
+          : "local (the rank is its domain)",
       links_->summary().c_str(),
       directCollectives_ ? "; stream-driven shared-memory collectives" : "");
 }
@@ -130,12 +133,6 @@ void GpuPlanEngine::warmUpDomain() {
 }
 
 GpuPlanEngine::~GpuPlanEngine() {
-  try {
-    planner_.synchronize();  // plans catch their own errors
-  } catch (const Error& e) {
-    LOG_WARN(kLogColl, "rank %d: the GPU engine's planner failed: %s", rank_,
-             e.what());
-  }
   if (abort_->raised()) releaseWaits();
   if (module_.api().streamSynchronize(stream_.handle()) != 0)
     LOG_WARN(kLogColl, "rank %d: the GPU engine's stream failed", rank_);
@@ -159,8 +156,8 @@ void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
   }
 }
 
-// The planner cannot follow a graph's replays: each launch is matched by
-// one run of the plan, so a captured launch is refused up front.
+// The proxy cannot follow a graph's replays: each launch's pieces are
+// moved once, so a captured launch is refused up front.
 void GpuPlanEngine::checkNotCapturing(StreamHandle stream) const {
   int capturing = 0;
   module_.check(module_.api().streamIsCapturing(stream, &capturing),
@@ -168,57 +165,44 @@ void GpuPlanEngine::checkNotCapturing(StreamHandle stream) const {
   if (capturing)
     fail(ncclInvalidUsage,
          "rank %d: collectives of a heterogeneous communicator on GPU "
-         "buffers cannot be captured in a CUDA graph (a planner thread "
-         "enqueues them, once per launch); launch them outside the capture",
+         "buffers cannot be captured in a CUDA graph (a proxy thread moves "
+         "their data once per launch); launch them outside the capture",
          rank_);
 }
 
+// Everything on this thread, before the call returns. A failure midway
+// leaves half a plan enqueued, which launch() turns into an abort.
 void GpuPlanEngine::enqueueLaunch(const std::vector<Op>& ops,
                                   StreamHandle stream) {
   const auto& api = module_.api();
+  void* own = stream_.handle();
   const uint64_t sequence = ++launched_;
   module_.check(api.writeValue64(stream, &flags_->inputsReady, sequence),
                 "signalling the inputs of a launch");
-  // Planned before the stream waits: a stream that runs its work as it is
-  // enqueued (the emulated module's null stream) waits right here.
-  planner_.enqueue([this, sequence, ops, ticket = planned_.begin()] {
-    plan(sequence, ops);
-  });
+  module_.check(api.waitValue64(own, &flags_->inputsReady, sequence),
+                "waiting for the inputs of a launch");
+  runPlans(context_, ops);
+  for (auto& entry : stagedLinks_) entry.second->awaitSendsThrough();
+  module_.check(api.writeValue64(own, &flags_->done, sequence),
+                "signalling the end of a launch");
   module_.check(api.waitValue64(stream, &flags_->done, sequence),
                 "waiting for the GPU engine");
 }
 
-// On the planner thread. The caller's stream waits for `done` whatever
-// happens: on failure the abort releases it (the communicator's error
-// then says what went wrong).
-void GpuPlanEngine::plan(uint64_t sequence, const std::vector<Op>& ops) {
-  const auto& api = module_.api();
-  void* stream = stream_.handle();
-  try {
-    abort_->throwIfRaised();
-    module_.check(api.waitValue64(stream, &flags_->inputsReady, sequence),
-                  "waiting for the inputs of a launch");
-    runPlans(context_, ops);
-    module_.check(api.writeValue64(stream, &flags_->done, sequence),
-                  "signalling the end of a launch");
-  } catch (...) {
-    Error error = currentExceptionAsError();
-    LOG_WARN(kLogColl, "rank %d: GPU engine launch %llu failed: %s", rank_,
-             static_cast<unsigned long long>(sequence), error.what());
-    abort_->raise(error.code(), error.what());
-    abort();
-    // Writes of `done` by earlier launches may still be queued on the
-    // stream and would lower the word again: the last write releases all.
-    api.writeValue64(stream, &flags_->done, kReleaseAll);
-  }
+// On the proxy's thread: a link failed or timed out. The ranks are out of
+// step; every stream wait is released (the communicator's error says what
+// went wrong).
+void GpuPlanEngine::failed(const Error& error) {
+  LOG_WARN(kLogColl, "rank %d: GPU engine: %s", rank_, error.what());
+  abort_->raise(error.code(), error.what());
+  abort();
 }
 
-// Every launch's planning ends, and the stream writes `done` for the last
-// one.
+// The stream writes `done` for the last launch (after its last piece was
+// sent).
 bool GpuPlanEngine::drain(double timeoutSeconds) {
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration<double>(timeoutSeconds);
-  if (!planned_.drain(timeoutSeconds)) return false;
   uint64_t last;
   {
     std::lock_guard<std::mutex> lock(launchMutex_);
@@ -237,10 +221,31 @@ void GpuPlanEngine::abort() {
   releaseWaits();
 }
 
+// Every wait of the engine's stream ends first, and the stream runs out
+// what is queued (copies into the callers' buffers among it) before the
+// callers' streams go on and may free those buffers.
 void GpuPlanEngine::releaseWaits() {
   raiseToAtLeast(&flags_->inputsReady, kReleaseAll);
-  raiseToAtLeast(&flags_->done, kReleaseAll);
+  rings_.releaseWaits();
   if (directCollectives_) directCollectives_->releaseWaits();
+  if (!awaitStreamIdle(kReleaseDrainSeconds))
+    LOG_WARN(kLogColl,
+             "rank %d: the GPU engine's stream still runs %g s after its "
+             "waits were released; releasing the callers' streams anyway",
+             rank_, kReleaseDrainSeconds);
+  raiseToAtLeast(&flags_->done, kReleaseAll);
+}
+
+bool GpuPlanEngine::awaitStreamIdle(double seconds) const {
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    int idle = 0;
+    if (module_.api().streamQuery(stream_.handle(), &idle) != 0 || idle)
+      return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 }  // namespace hetccl

@@ -1,14 +1,18 @@
 // The GPU engine: runs the plans of a heterogeneous communicator on a GPU
-// rank. Every launch only enqueues. On the caller's stream it raises
-// `inputsReady` and waits for `done`; HetCCL's own stream waits for
-// `inputsReady`, and a planner thread enqueues the plan on it: the domain
-// steps as vendor-library calls (NCCL, RCCL) on the GPU buffers, the
-// combining reductions as kernels, and each transfer across domains
-// through a staged link (copied to a pinned slot and sent by the proxy
-// once the stream got there; received into a slot and copied in). The
-// stream then raises `done`. The planner blocks only on data arriving from
-// other domains, never on the GPU, so chunk c+1's domain step runs while
-// chunk c is on the wire.
+// rank. A launch enqueues all of its GPU work before it returns, as NCCL
+// does: on the caller's stream it raises `inputsReady` and waits for
+// `done`; on HetCCL's own stream, which waits for `inputsReady`, the
+// calling thread enqueues the whole plan (the domain steps as
+// vendor-library calls on the GPU buffers, the combining reductions as
+// kernels, and each transfer across domains through a staged link whose
+// pieces the stream and the staging proxy hand over through pinned rings,
+// staged_link.h), then `done`. After that only the proxy works, on the
+// network and host memory alone: no thread of HetCCL has to call into
+// the GPU runtime for a launch to finish. (A runtime call can block for
+// as long as the GPU is busy, for instance while another thread loads a
+// module lazily; if finishing a launch needed one, that would never end.)
+// Chunk c+1's GPU work runs while chunk c is on the wire, since the
+// stream waits only for the pieces it is about to use.
 //
 // GPU ranks of one host, each its own domain, take the stream-driven
 // shared-memory path (DeviceShmCollectives) for the collectives it has.
@@ -23,11 +27,8 @@
 #include "algo/plan_context.h"
 #include "engine/gpu/device_plan_data.h"
 #include "engine/gpu/device_shm_collectives.h"
-#include "engine/gpu/send_proxy.h"
 #include "engine/gpu/staged_link.h"
-#include "engine/gpu/staging_pool.h"
-#include "runtime/host/host_stream.h"
-#include "util/inflight_tracker.h"
+#include "engine/gpu/staging_proxy.h"
 #include "util/settings.h"
 #include "vendor/executor.h"
 
@@ -48,8 +49,8 @@ struct GpuPlanEngineSetup {
 class GpuPlanEngine : public Executor {
  public:
   explicit GpuPlanEngine(GpuPlanEngineSetup setup);
-  // Lets the planner finish what is queued (as NCCL's destroy waits for
-  // queued work), releases every stream wait, and waits for the stream.
+  // Waits for the queued work (as NCCL's destroy does), unless the engine
+  // was aborted, and releases every stream wait.
   ~GpuPlanEngine() override;
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
@@ -71,8 +72,9 @@ class GpuPlanEngine : public Executor {
   void warmUpDomain();
   void checkNotCapturing(StreamHandle stream) const;
   void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream);
-  void plan(uint64_t sequence, const std::vector<Op>& ops);
+  void failed(const Error& error);
   void releaseWaits();
+  bool awaitStreamIdle(double seconds) const;
 
   const DeviceModule& module_;
   const int device_;
@@ -84,20 +86,19 @@ class GpuPlanEngine : public Executor {
   PinnedHostMemory flagMemory_;
   Flags* flags_;
   DeviceStream stream_;
-  StreamProgress progress_;
-  StagingPool pool_;
   DevicePlanData data_;
-  // Destroyed before the pool, so no link is left holding a slot, and
-  // after the proxy, which posts to them.
+  // Before the proxy, whose failures release its waits.
+  std::unique_ptr<DeviceShmCollectives> directCollectives_;
+  // Destroyed after the links: a link that failed may write into a slot
+  // until its transport stops.
+  StagingRings rings_;
+  // Destroyed after the proxy, which posts to them.
   std::shared_ptr<CrossDomainLinks> links_;
-  SendProxy proxy_;
+  StagingProxy proxy_;
   std::map<int, std::unique_ptr<StagedLink>> stagedLinks_;
   PlanContext context_;
-  std::unique_ptr<DeviceShmCollectives> directCollectives_;
   std::mutex launchMutex_;
   uint64_t launched_ = 0;
-  InflightTracker planned_;  // launches the planner has not finished
-  HostStream planner_;       // last: its thread stops before the rest goes
 };
 
 }  // namespace hetccl

@@ -1,64 +1,135 @@
 #include "engine/gpu/staged_link.h"
 
+#include <algorithm>
+
 namespace hetccl {
 namespace {
 
-// A receive into a slot, copied to the GPU on the first wait (or done())
-// that sees it arrived.
+// A transfer whose GPU work is all enqueued (a send, or an empty
+// transfer, which the link never carries): the plan may reuse its buffer
+// in stream order, and the proxy finishes the rest.
+class EnqueuedTransfer : public TransferRequest {
+ public:
+  bool done() override { return true; }
+  void wait(const AbortSignal&, double) override {}
+};
+
+std::shared_ptr<TransferRequest> enqueuedTransfer() {
+  static const auto enqueued = std::make_shared<EnqueuedTransfer>();
+  return enqueued;
+}
+
 class StagedReceive : public TransferRequest {
  public:
-  StagedReceive(std::shared_ptr<TransferRequest> onLink, char* slot,
-                void* target, size_t bytes, const StagingPath& path)
-      : onLink_(std::move(onLink)),
-        slot_(slot),
-        target_(target),
-        bytes_(bytes),
-        path_(path) {}
-
+  StagedReceive(StagedLink& link, uint64_t number)
+      : link_(link), number_(number) {}
+  // Done once its copies are enqueued: what the plan enqueues next sees
+  // the bytes.
   bool done() override {
-    if (!copied_ && onLink_->done()) copyToDevice();
-    return copied_;
+    link_.consumeThrough(number_);
+    return true;
   }
-  void wait(const AbortSignal& abort, double timeoutSeconds) override {
-    if (copied_) return;
-    onLink_->wait(abort, timeoutSeconds);
-    copyToDevice();
+  void wait(const AbortSignal&, double) override {
+    link_.consumeThrough(number_);
   }
 
  private:
-  void copyToDevice() {
-    if (bytes_ > 0)
-      path_.module.check(
-          path_.module.api().copyAsync(target_, slot_, bytes_, path_.stream),
-          "copying received bytes to the GPU");
-    path_.pool.release(slot_, path_.progress.mark());
-    copied_ = true;
-  }
-
-  std::shared_ptr<TransferRequest> onLink_;
-  char* slot_;
-  void* target_;
-  size_t bytes_;
-  StagingPath path_;
-  bool copied_ = false;
+  StagedLink& link_;
+  uint64_t number_;
 };
 
 }  // namespace
 
+StagingRing& StagingRings::make(const DeviceModule& module, size_t slotBytes,
+                                size_t slots) {
+  auto ring = std::make_unique<StagingRing>(module, slotBytes, slots);
+  std::lock_guard<std::mutex> lock(mutex_);
+  rings_.push_back(std::move(ring));
+  return *rings_.back();
+}
+
+void StagingRings::releaseWaits() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& ring : rings_) ring->raiseProxyCounter(UINT64_MAX);
+}
+
+// The rings are pinned on a link's first transfer each way: most links of
+// a large communicator never carry any (plans talk to the matching ranks
+// of the other domains).
+StagedLink::Lane& StagedLink::opened(Lane& lane,
+                                     StagingProxy::Direction direction) {
+  if (lane.ring == nullptr) {
+    lane.ring = &rings_.make(path_.module, path_.slotBytes, path_.slots);
+    lane.queue = &path_.proxy.addQueue(*link_, *lane.ring, direction);
+  }
+  return lane;
+}
+
+void StagedLink::check(int status, const char* what) const {
+  path_.module.check(status, what);
+}
+
 std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
                                                   size_t bytes) {
-  char* slot = path_.pool.acquire(bytes, path_.abort, path_.timeoutSeconds);
-  if (bytes > 0)
-    path_.module.check(
-        path_.module.api().copyAsync(slot, data, bytes, path_.stream),
-        "copying bytes to send from the GPU");
-  return path_.proxy.post(*link_, slot, bytes, path_.progress.mark());
+  if (bytes == 0) return enqueuedTransfer();
+  Lane& d = opened(sends_, StagingProxy::Direction::kSend);
+  const StagingRing& ring = *d.ring;
+  const auto& api = path_.module.api();
+  const auto* source = static_cast<const char*>(data);
+  for (size_t offset = 0; offset < bytes; offset += ring.slotBytes()) {
+    const size_t piece = std::min(ring.slotBytes(), bytes - offset);
+    const uint64_t n = d.pieces++;
+    if (n >= ring.slots())
+      check(api.waitValue64(path_.stream, ring.proxyCounter(),
+                            n - ring.slots() + 1),
+            "waiting for a free staging slot");
+    check(api.copyAsync(ring.slot(n), source + offset, piece, path_.stream),
+          "copying bytes to send from the GPU");
+    check(api.writeValue64(path_.stream, ring.streamCounter(), n + 1),
+          "signalling a staged piece");
+    path_.proxy.post(*d.queue, n, piece);
+  }
+  return enqueuedTransfer();
 }
 
 std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes) {
-  char* slot = path_.pool.acquire(bytes, path_.abort, path_.timeoutSeconds);
-  return std::make_shared<StagedReceive>(link_->recv(slot, bytes), slot, data,
-                                         bytes, path_);
+  if (bytes == 0) return enqueuedTransfer();
+  Lane& d = opened(receives_, StagingProxy::Direction::kReceive);
+  unconsumed_.push_back({static_cast<char*>(data), bytes, d.pieces});
+  for (size_t offset = 0; offset < bytes; offset += d.ring->slotBytes())
+    path_.proxy.post(*d.queue, d.pieces++,
+                     std::min(d.ring->slotBytes(), bytes - offset));
+  return std::make_shared<StagedReceive>(*this, receivesPosted_++);
+}
+
+void StagedLink::awaitSendsThrough() {
+  if (sends_.awaited == sends_.pieces) return;
+  check(path_.module.api().waitValue64(
+            path_.stream, sends_.ring->proxyCounter(), sends_.pieces),
+        "waiting for staged sends");
+  sends_.awaited = sends_.pieces;
+}
+
+void StagedLink::consumeThrough(uint64_t receive) {
+  const auto& api = path_.module.api();
+  while (receivesConsumed_ <= receive) {
+    const PostedReceive posted = unconsumed_.front();
+    unconsumed_.pop_front();
+    ++receivesConsumed_;
+    const StagingRing& ring = *receives_.ring;
+    uint64_t n = posted.firstPiece;
+    for (size_t offset = 0; offset < posted.bytes;
+         offset += ring.slotBytes(), ++n) {
+      const size_t piece = std::min(ring.slotBytes(), posted.bytes - offset);
+      check(api.waitValue64(path_.stream, ring.proxyCounter(), n + 1),
+            "waiting for a staged piece");
+      check(api.copyAsync(posted.target + offset, ring.slot(n), piece,
+                          path_.stream),
+            "copying received bytes to the GPU");
+      check(api.writeValue64(path_.stream, ring.streamCounter(), n + 1),
+            "freeing a staging slot");
+    }
+  }
 }
 
 }  // namespace hetccl

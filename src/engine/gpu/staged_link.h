@@ -1,17 +1,32 @@
 // A link as the GPU engine's plans see it: the buffers are GPU memory,
-// the link underneath moves host memory. A send is copied from the GPU to
-// a pinned slot on the engine's stream, and the proxy posts the slot once
-// the stream got there; a receive lands in a slot and, when the plan waits
-// for it, is copied to the GPU on the stream (so what the plan enqueues
-// next sees it). Whether a transfer needs a slot is the link's property: a
-// link that reads and writes GPU memory itself (RDMA) skips this class,
-// not the engine.
+// the link underneath moves host memory. Every transfer is cut into
+// pieces that pass through the link's staging rings (staging_ring.h), and
+// everything the GPU does for them is enqueued on the engine's stream when
+// the plan asks:
+//   send: the stream waits for a free slot, copies the piece into it and
+//         raises its counter; the proxy sends it. The plan's buffer is free
+//         for whatever the stream does next, so the request is done at
+//         once.
+//   recv: the proxy receives the pieces into their slots as slots free up;
+//         waiting for the request enqueues, for it and every receive posted
+//         on this link before it, the stream's wait for the pieces and the
+//         copies to the GPU (receives are consumed in posting order, which
+//         keeps the ring's slots in order; a posted receive's buffer is
+//         the link's from the moment it was posted).
+// So a launch enqueues all of its GPU work before it returns, and only the
+// proxy (the network) runs afterwards. Whether a transfer needs staging is
+// the link's property: a link that reads and writes GPU memory itself
+// (RDMA) skips this class, not the engine.
 #pragma once
 
+#include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <vector>
 
-#include "engine/gpu/send_proxy.h"
-#include "engine/gpu/staging_pool.h"
+#include "engine/gpu/staging_proxy.h"
+#include "engine/gpu/staging_ring.h"
 #include "transport/link.h"
 
 namespace hetccl {
@@ -20,17 +35,31 @@ namespace hetccl {
 struct StagingPath {
   const DeviceModule& module;
   void* stream;
-  StreamProgress& progress;
-  StagingPool& pool;
-  SendProxy& proxy;
-  const AbortSignal& abort;
-  double timeoutSeconds;
+  StagingProxy& proxy;
+  size_t slotBytes;
+  size_t slots;
+};
+
+// The rings of every staged link of an engine, made on first use and kept
+// until the engine goes (after its links: a failed link may still write
+// into a slot until its transport stops).
+class StagingRings {
+ public:
+  StagingRing& make(const DeviceModule& module, size_t slotBytes, size_t slots);
+  // Raises every ring's proxy counter to the maximum: every stream wait
+  // on the rings ends.
+  void releaseWaits();
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<StagingRing>> rings_;
 };
 
 class StagedLink : public Link {
  public:
-  StagedLink(std::shared_ptr<Link> link, const StagingPath& path)
-      : link_(std::move(link)), path_(path) {}
+  StagedLink(std::shared_ptr<Link> link, const StagingPath& path,
+             StagingRings& rings)
+      : link_(std::move(link)), path_(path), rings_(rings) {}
 
   int peer() const override { return link_->peer(); }
   std::shared_ptr<TransferRequest> send(const void* data,
@@ -39,9 +68,39 @@ class StagedLink : public Link {
   size_t bytesSent() const override { return link_->bytesSent(); }
   size_t bytesReceived() const override { return link_->bytesReceived(); }
 
+  // Enqueues the copies of every receive posted up to `receive` (its
+  // number in posting order).
+  void consumeThrough(uint64_t receive);
+  // Enqueues the stream's wait for the proxy to have sent every piece
+  // staged so far: a launch ends when its sends are through, so that
+  // the bytes are counted, and finalize finds nothing in flight.
+  void awaitSendsThrough();
+
  private:
+  // One direction of the link: its ring, once opened.
+  struct Lane {
+    StagingRing* ring = nullptr;
+    StagingProxy::Queue* queue = nullptr;
+    uint64_t pieces = 0;   // pieces posted so far
+    uint64_t awaited = 0;  // pieces the stream waited to see through
+  };
+  struct PostedReceive {
+    char* target;
+    size_t bytes;
+    uint64_t firstPiece;
+  };
+
+  Lane& opened(Lane& lane, StagingProxy::Direction direction);
+  void check(int status, const char* what) const;
+
   std::shared_ptr<Link> link_;
   StagingPath path_;
+  StagingRings& rings_;
+  Lane sends_;
+  Lane receives_;
+  std::deque<PostedReceive> unconsumed_;
+  uint64_t receivesPosted_ = 0;
+  uint64_t receivesConsumed_ = 0;
 };
 
 }  // namespace hetccl

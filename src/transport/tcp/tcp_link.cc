@@ -1,5 +1,7 @@
 #include "transport/tcp/tcp_link.h"
 
+#include "transport/request_group.h"
+
 #include "transport/tcp/tcp_request.h"
 #include "util/error.h"
 
@@ -9,21 +11,39 @@ std::shared_ptr<TransferRequest> TcpLink::send(const void* data, size_t bytes) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "tcp link send of %zu bytes to rank %d: null buffer", bytes,
                    peer_);
-  auto request = std::make_shared<TcpRequest>(
-      format("a %zu-byte send to rank %d", bytes, peer_));
-  engine_->post(channel_, TcpEngine::Direction::kSend, request,
-                const_cast<void*>(data), bytes);
-  return request;
+  return post(TcpEngine::Direction::kSend,
+              static_cast<char*>(const_cast<void*>(data)), bytes, sends_);
 }
 
 std::shared_ptr<TransferRequest> TcpLink::recv(void* data, size_t bytes) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "tcp link receive of %zu bytes from rank %d: null buffer",
                    bytes, peer_);
-  auto request = std::make_shared<TcpRequest>(
-      format("a %zu-byte receive from rank %d", bytes, peer_));
-  engine_->post(channel_, TcpEngine::Direction::kRecv, request, data, bytes);
-  return request;
+  return post(TcpEngine::Direction::kRecv, static_cast<char*>(data), bytes,
+              receives_);
+}
+
+std::shared_ptr<TransferRequest> TcpLink::post(TcpEngine::Direction direction,
+                                               char* data, size_t bytes,
+                                               std::atomic<uint64_t>& count) {
+  const uint64_t number = count.fetch_add(1, std::memory_order_relaxed);
+  const size_t lanes = lanes_.size();
+  const size_t parts = bytes >= lanes * kTcpSplitBytes ? lanes : 1;
+  const bool sending = direction == TcpEngine::Direction::kSend;
+  std::vector<std::shared_ptr<TransferRequest>> requests;
+  size_t offset = 0;
+  for (size_t part = 0; part < parts; ++part) {
+    // Even shares, the first ones a byte longer where it does not divide.
+    const size_t length = bytes / parts + (part < bytes % parts ? 1 : 0);
+    auto request = std::make_shared<TcpRequest>(
+        format("a %zu-byte %s rank %d", length,
+               sending ? "send to" : "receive from", peer_));
+    const size_t lane = parts == 1 ? number % lanes : part;
+    lanes_[lane]->post(channel_, direction, request, data + offset, length);
+    requests.push_back(std::move(request));
+    offset += length;
+  }
+  return requestFor(std::move(requests));
 }
 
 size_t TcpLink::bytesSent() const {

@@ -1,9 +1,17 @@
 // The Link that users of the tcp transport hold: posts transfers to the
-// transport's progress engine. It keeps the engine object alive, so a link
-// that outlives its transport fails new transfers instead of crashing.
+// transport's progress engines, one per lane of the link (a share of its
+// sockets with a thread of its own). A transfer of at least
+// kTcpSplitBytes per lane is cut into one part per lane, which move in
+// parallel; a smaller one goes whole to the next lane in turn. Both ends
+// count their transfers each way alike, so they cut and place them alike.
+// It keeps the engines alive, so a link that outlives its transport fails
+// new transfers instead of crashing.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "transport/link.h"
 #include "transport/tcp/striped_channel.h"
@@ -11,13 +19,17 @@
 
 namespace hetccl {
 
+// Below this many bytes per lane a transfer is not worth cutting.
+constexpr size_t kTcpSplitBytes = 128 * 1024;
+
 class TcpLink : public Link {
  public:
-  TcpLink(int peer, size_t channel, std::shared_ptr<TcpEngine> engine,
+  TcpLink(int peer, size_t channel,
+          std::vector<std::shared_ptr<TcpEngine>> lanes,
           std::shared_ptr<const LinkCounters> counters)
       : peer_(peer),
         channel_(channel),
-        engine_(std::move(engine)),
+        lanes_(std::move(lanes)),
         counters_(std::move(counters)) {}
 
   int peer() const override { return peer_; }
@@ -28,10 +40,16 @@ class TcpLink : public Link {
   size_t bytesReceived() const override;
 
  private:
+  std::shared_ptr<TransferRequest> post(TcpEngine::Direction direction,
+                                        char* data, size_t bytes,
+                                        std::atomic<uint64_t>& count);
+
   const int peer_;
-  const size_t channel_;
-  const std::shared_ptr<TcpEngine> engine_;
+  const size_t channel_;  // this link's channel in every lane's engine
+  const std::vector<std::shared_ptr<TcpEngine>> lanes_;
   const std::shared_ptr<const LinkCounters> counters_;
+  std::atomic<uint64_t> sends_{0};  // transfers posted each way
+  std::atomic<uint64_t> receives_{0};
 };
 
 }  // namespace hetccl

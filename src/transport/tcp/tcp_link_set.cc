@@ -42,16 +42,20 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
   self.secret = randomSecret();
   self.socketsPerLink = static_cast<uint32_t>(settings_.socketsPerLink);
   self.stripeBytes = static_cast<uint32_t>(settings_.stripeBytes);
+  self.threads = static_cast<uint32_t>(settings_.threads);
   std::vector<TcpEndpoint> endpoints = gatherEndpoints(oob, self);
   // Rank 0 decides what both ends of every link must agree on.
   if (endpoints[0].socketsPerLink < 1 ||
       endpoints[0].socketsPerLink > kMaxTcpSocketsPerLink ||
-      endpoints[0].stripeBytes < kMinTcpStripeBytes)
+      endpoints[0].stripeBytes < kMinTcpStripeBytes ||
+      endpoints[0].threads < 1 || endpoints[0].threads > kMaxTcpThreads)
     fail(ncclInternalError,
          "tcp transport setup: rank 0 sent an unusable geometry (%u "
-         "sockets, %u-byte stripes)",
-         endpoints[0].socketsPerLink, endpoints[0].stripeBytes);
+         "sockets, %u threads, %u-byte stripes)",
+         endpoints[0].socketsPerLink, endpoints[0].threads,
+         endpoints[0].stripeBytes);
   settings_.socketsPerLink = static_cast<int>(endpoints[0].socketsPerLink);
+  settings_.threads = static_cast<int>(endpoints[0].threads);
   settings_.stripeBytes = endpoints[0].stripeBytes;
 
   TcpConnectPlan plan;
@@ -65,30 +69,41 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
   TcpConnections connections =
       connectTcpPeers(plan, listener, AbortFlags(abort->flag()));
 
-  std::vector<std::unique_ptr<StripedChannel>> channels;
+  // Lane k of every link: sockets [k*S/L, (k+1)*S/L) of it, the same
+  // ones at both ends (sockets are numbered alike there).
+  const int lanes = std::min(settings_.threads, settings_.socketsPerLink);
+  std::vector<std::vector<std::unique_ptr<StripedChannel>>> channels(lanes);
   std::vector<std::shared_ptr<LinkCounters>> counters;
   for (auto& [peer, sockets] : connections) {
     counters.push_back(std::make_shared<LinkCounters>());
-    channels.push_back(std::make_unique<StripedChannel>(
-        rank_, peer, std::move(sockets), settings_.stripeBytes,
-        counters.back()));
+    for (int lane = 0; lane < lanes; ++lane) {
+      std::vector<Socket> share;
+      for (size_t s = sockets.size() * lane / lanes;
+           s < sockets.size() * (lane + 1) / lanes; ++s)
+        share.push_back(std::move(sockets[s]));
+      channels[lane].push_back(std::make_unique<StripedChannel>(
+          rank_, peer, std::move(share), settings_.stripeBytes,
+          counters.back()));
+    }
   }
-  engine_ = std::make_shared<TcpEngine>(rank_, std::move(channels), abort);
+  for (auto& laneChannels : channels)
+    lanes_.push_back(
+        std::make_shared<TcpEngine>(rank_, std::move(laneChannels), abort));
   size_t index = 0;
   for (int peer : sortedPeers) {
     links_[peer] =
-        std::make_shared<TcpLink>(peer, index, engine_, counters[index]);
+        std::make_shared<TcpLink>(peer, index, lanes_, counters[index]);
     ++index;
   }
   LOG_INFO(kLogNet,
            "tcp transport (rank %d): %zu link(s) over %s, %d socket(s) "
-           "each, %zu-byte stripes",
+           "each on %d thread(s), %zu-byte stripes",
            rank_, links_.size(), self.address.toString().c_str(),
-           settings_.socketsPerLink, settings_.stripeBytes);
+           settings_.socketsPerLink, lanes, settings_.stripeBytes);
 }
 
 TcpLinkSet::~TcpLinkSet() {
-  if (engine_) engine_->stop();
+  for (auto& lane : lanes_) lane->stop();
 }
 
 std::shared_ptr<Link> TcpLinkSet::link(int peer) const {

@@ -27,7 +27,7 @@ class TcpLinkSet : public LinkSet {
   // HETCCL_BOOTSTRAP_TIMEOUT, and when `abort` is raised.
   TcpLinkSet(Oob& oob, const std::vector<int>& peers,
              const TcpSettings& settings, std::shared_ptr<AbortSignal> abort);
-  // Stops the progress thread and closes every connection; transfers still
+  // Stops the progress threads and closes every connection; transfers still
   // pending fail.
   ~TcpLinkSet() override;
   TcpLinkSet(const TcpLinkSet&) = delete;
@@ -36,13 +36,13 @@ class TcpLinkSet : public LinkSet {
   // The link to `peer`; throws ncclInvalidArgument if it is not a peer.
   std::shared_ptr<Link> link(int peer) const override;
   // The settings in force: this rank's buffer size and timeout, rank 0's
-  // socket count and stripe size.
+  // socket count, thread count and stripe size.
   const TcpSettings& settings() const { return settings_; }
 
  private:
   const int rank_;
   TcpSettings settings_;
-  std::shared_ptr<TcpEngine> engine_;
+  std::vector<std::shared_ptr<TcpEngine>> lanes_;  // a thread each
   std::map<int, std::shared_ptr<Link>> links_;
 };
 

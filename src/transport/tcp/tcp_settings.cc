@@ -6,6 +6,7 @@ namespace hetccl {
 TcpSettings TcpSettings::from(const Settings& settings) {
   TcpSettings s;
   s.socketsPerLink = settings.tcpSocketsPerLink;
+  s.threads = settings.tcpThreads;
   s.stripeBytes = settings.tcpStripeBytes;
   s.socketBufferBytes = settings.tcpSocketBufferBytes;
   s.setupTimeoutSeconds = settings.bootstrapTimeoutSeconds;

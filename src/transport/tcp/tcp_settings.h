@@ -1,7 +1,7 @@
 // Tunables of the tcp transport, from the communicator's settings. Rank 0's
-// stripe geometry (sockets per link, stripe size) is the one every rank uses:
-// the receiver computes where each stripe belongs from it, so both ends of a
-// link must agree.
+// geometry (sockets per link, progress threads, stripe size) is the one
+// every rank uses: the receiver computes where each stripe belongs from it,
+// so both ends of a link must agree.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,9 @@ namespace hetccl {
 struct TcpSettings {
   // HETCCL_TCP_SOCKETS: connections per peer pair (1..16).
   int socketsPerLink = 4;
+  // HETCCL_TCP_THREADS: progress threads (1..16); a link's sockets are
+  // shared out among min(threads, sockets) of them, its lanes.
+  int threads = 4;
   // HETCCL_TCP_CHUNK: bytes per stripe (4 KiB .. 1 GiB).
   size_t stripeBytes = 512 * 1024;
   // HETCCL_TCP_BUFFER: SO_SNDBUF/SO_RCVBUF request; 0 keeps the kernel's
@@ -26,6 +29,7 @@ struct TcpSettings {
 };
 
 constexpr int kMaxTcpSocketsPerLink = 16;
+constexpr int kMaxTcpThreads = 16;
 constexpr size_t kMinTcpStripeBytes = 4 * 1024;
 constexpr size_t kMaxTcpStripeBytes = size_t{1} << 30;
 

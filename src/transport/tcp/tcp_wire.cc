@@ -14,13 +14,14 @@ constexpr uint32_t kStripeMagic = 0x53495254;    // "TRIS"
 
 }  // namespace
 
-// Endpoint: magic(4) sockets(4) stripe(4) reserved(4) address(24)
+// Endpoint: magic(4) sockets(4) stripe(4) threads(4) address(24)
 // secret(16) reserved(8).
 void TcpEndpoint::encode(uint8_t* out) const {
   std::memset(out, 0, kEncodedBytes);
   storeLe32(out, kEndpointMagic);
   storeLe32(out + 4, socketsPerLink);
   storeLe32(out + 8, stripeBytes);
+  storeLe32(out + 12, threads);
   address.encode(out + 16);
   std::memcpy(out + 40, secret.data(), secret.size());
 }
@@ -34,6 +35,7 @@ TcpEndpoint TcpEndpoint::decode(const uint8_t* in, int rank) {
   TcpEndpoint e;
   e.socketsPerLink = loadLe32(in + 4);
   e.stripeBytes = loadLe32(in + 8);
+  e.threads = loadLe32(in + 12);
   e.address = SocketAddress::decode(in + 16);
   std::memcpy(e.secret.data(), in + 40, e.secret.size());
   return e;

@@ -21,6 +21,7 @@ struct TcpEndpoint {
   Secret secret{};
   uint32_t socketsPerLink = 0;
   uint32_t stripeBytes = 0;
+  uint32_t threads = 0;
 
   void encode(uint8_t* out) const;
   // Throws ncclInternalError if `in` holds no record (a rank that runs an

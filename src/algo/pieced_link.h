@@ -1,0 +1,36 @@
+// Transfers across domains travel in pieces: every transfer on a
+// cross-domain link is cut into pieces of at most pieceBytes (the last
+// one shorter), each one transfer of the link underneath, and an empty
+// transfer is not sent at all. Both ends cut the same way whichever
+// engine runs them (the GPU engine stages each piece through a slot of
+// that size), so a CPU rank and a GPU rank match transfer for transfer.
+#pragma once
+
+#include <memory>
+
+#include "transport/link.h"
+
+namespace hetccl {
+
+class PiecedLink : public Link {
+ public:
+  PiecedLink(std::shared_ptr<Link> link, size_t pieceBytes)
+      : link_(std::move(link)), pieceBytes_(pieceBytes) {}
+
+  size_t pieceBytes() const { return pieceBytes_; }
+  int peer() const override { return link_->peer(); }
+  std::shared_ptr<TransferRequest> send(const void* data,
+                                        size_t bytes) override;
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
+  size_t bytesSent() const override { return link_->bytesSent(); }
+  size_t bytesReceived() const override { return link_->bytesReceived(); }
+
+ private:
+  template <typename Post>
+  std::shared_ptr<TransferRequest> inPieces(size_t bytes, Post post);
+
+  std::shared_ptr<Link> link_;
+  const size_t pieceBytes_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,169 @@
+#include "engine/gpu/staging_proxy.h"
+
+#include <sched.h>
+
+#include "util/log.h"
+
+namespace hetccl {
+
+// The pieces of one ring: waiting for their slot (receives) or their bytes
+// (sends), then posted on the link. Readiness only grows with the piece
+// number, so each list is served from its front and stays in link order.
+class StagingProxy::Queue {
+ public:
+  Queue(Link& link, const StagingRing& ring, Direction direction)
+      : link(link), ring(ring), direction(direction) {}
+
+  struct Posted {
+    uint64_t piece;
+    std::shared_ptr<TransferRequest> onLink;
+    std::chrono::steady_clock::time_point since;
+  };
+
+  Link& link;
+  const StagingRing& ring;
+  const Direction direction;
+  std::deque<Job> waiting;
+  std::deque<Posted> posted;
+
+  bool ready(uint64_t piece) const {
+    if (direction == Direction::kSend) return ring.streamDone() > piece;
+    return piece < ring.slots() || ring.streamDone() > piece - ring.slots();
+  }
+};
+
+StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
+                           double timeoutSeconds,
+                           std::function<void(const Error&)> onFailure)
+    : abort_(std::move(abort)),
+      timeoutSeconds_(timeoutSeconds),
+      onFailure_(std::move(onFailure)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+StagingProxy::~StagingProxy() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+StagingProxy::Queue& StagingProxy::addQueue(Link& link, const StagingRing& ring,
+                                            Direction direction) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queues_.emplace_back(link, ring, direction);
+}
+
+void StagingProxy::post(Queue& queue, uint64_t piece, size_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    inbox_.push_back({&queue, piece, bytes});
+  }
+  wake_.notify_one();
+}
+
+// Polls: the streams' counters and the links' requests have no way to
+// wake this thread. While pieces are in flight it yields its core between
+// polls for a while (a piece is often a few microseconds from done), then
+// naps.
+void StagingProxy::run() {
+  constexpr int kYieldsBeforeNapping = 2000;
+  std::vector<Queue*> active;
+  int idlePolls = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      for (const Job& job : inbox_) {
+        if (job.queue->waiting.empty() && job.queue->posted.empty())
+          active.push_back(job.queue);
+        job.queue->waiting.push_back(job);
+      }
+      inbox_.clear();
+      if (stopping_) return;
+      if (active.empty() || failed_) {
+        wake_.wait(lock, [&] { return stopping_ || !inbox_.empty(); });
+        if (failed_) inbox_.clear();
+        continue;
+      }
+    }
+    bool moved = false;
+    try {
+      if (abort_->raised())
+        throw Error(
+            abort_->code() == ncclSuccess ? ncclSystemError : abort_->code(),
+            abort_->reason());
+      for (Queue* queue : active) moved = progress(*queue) || moved;
+    } catch (...) {
+      failAll(currentExceptionAsError());
+    }
+    std::vector<Queue*> still;
+    for (Queue* queue : active)
+      if (!queue->waiting.empty() || !queue->posted.empty())
+        still.push_back(queue);
+    active.swap(still);
+    if (moved) {
+      idlePolls = 0;
+    } else if (++idlePolls < kYieldsBeforeNapping) {
+      sched_yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+}
+
+// Posts the pieces whose slot is ready, then retires finished ones in
+// order. Throws the link's error or a timeout.
+bool StagingProxy::progress(Queue& queue) {
+  bool moved = false;
+  while (!queue.waiting.empty() && queue.ready(queue.waiting.front().piece)) {
+    const Job& job = queue.waiting.front();
+    char* slot = queue.ring.slot(job.piece);
+    auto onLink = queue.direction == Direction::kSend
+                      ? queue.link.send(slot, job.bytes)
+                      : queue.link.recv(slot, job.bytes);
+    queue.posted.push_back(
+        {job.piece, std::move(onLink), std::chrono::steady_clock::now()});
+    queue.waiting.pop_front();
+    moved = true;
+  }
+  while (!queue.posted.empty()) {
+    Queue::Posted& front = queue.posted.front();
+    if (!front.onLink->done()) {
+      double waited = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - front.since)
+                          .count();
+      if (timeoutSeconds_ > 0 && waited > timeoutSeconds_)
+        fail(
+            ncclSystemError,
+            "a staged %s rank %d did not complete within %g s (HETCCL_TIMEOUT)",
+            queue.direction == Direction::kSend ? "send to" : "receive from",
+            queue.link.peer(), timeoutSeconds_);
+      break;
+    }
+    queue.ring.raiseProxyCounter(front.piece + 1);
+    queue.posted.pop_front();
+    moved = true;
+  }
+  return moved;
+}
+
+// Nothing more is posted: a link that failed may still hold slots, and the
+// ranks are out of step. The engine releases the streams.
+void StagingProxy::failAll(const Error& error) {
+  if (!abort_->raised())
+    LOG_WARN(kLogNet, "GPU engine proxy: %s", error.what());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    failed_ = true;
+    inbox_.clear();
+    for (Queue& queue : queues_) {
+      queue.waiting.clear();
+      queue.posted.clear();
+    }
+  }
+  onFailure_(error);
+}
+
+}  // namespace hetccl

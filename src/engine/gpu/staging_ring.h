@@ -1,0 +1,52 @@
+// One direction of a staged link: a ring of pinned host slots that the
+// GPU engine's stream and the staging proxy hand to each other, the way a
+// GPU and a network proxy share a FIFO. Pieces of the link's transfers
+// take the slots in turn (piece n: slot n % slots), and two counters in
+// the same pinned memory say how far each side got:
+//   sends:    the stream copies piece n into its slot and raises `stream`
+//             to n + 1; the proxy sends it and raises `proxy` to n + 1,
+//             which frees the slot for piece n + slots;
+//   receives: the proxy receives piece n into its slot once `stream` says
+//             piece n - slots was copied out, then raises `proxy`; the
+//             stream waits for that, copies the piece to the GPU and raises
+//             `stream`.
+// The stream waits on `proxy` with stream memory operations, and the proxy
+// polls `stream`: neither side ever makes the other's thread call into the
+// GPU runtime.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/device/device_resources.h"
+
+namespace hetccl {
+
+class StagingRing {
+ public:
+  StagingRing(const DeviceModule& module, size_t slotBytes, size_t slots);
+
+  size_t slotBytes() const { return slotBytes_; }
+  size_t slots() const { return slots_; }
+  char* slot(uint64_t piece) const {
+    return slotMemory_.data() + (piece % slots_) * slotBytes_;
+  }
+
+  // Raised by the engine's stream (writeValue64); read by the proxy.
+  uint64_t* streamCounter() const { return &counters_[0]; }
+  // Raised by the proxy; waited on by the stream (waitValue64).
+  uint64_t* proxyCounter() const { return &counters_[1]; }
+  uint64_t streamDone() const {
+    return __atomic_load_n(streamCounter(), __ATOMIC_ACQUIRE);
+  }
+  void raiseProxyCounter(uint64_t value) const;
+
+ private:
+  const size_t slotBytes_;
+  const size_t slots_;
+  PinnedHostMemory slotMemory_;
+  PinnedHostMemory counterMemory_;
+  uint64_t* counters_;
+};
+
+}  // namespace hetccl
