@@ -19,14 +19,14 @@ std::shared_ptr<TransferRequest> PiecedLink::send(const void* data,
                                                   size_t bytes) {
   const auto* base = static_cast<const char*>(data);
   return inPieces(bytes, [&](size_t offset, size_t length) {
-    return link_->send(base + offset, length);
+    return inner().send(base + offset, length);
   });
 }
 
 std::shared_ptr<TransferRequest> PiecedLink::recv(void* data, size_t bytes) {
   auto* base = static_cast<char*>(data);
   return inPieces(bytes, [&](size_t offset, size_t length) {
-    return link_->recv(base + offset, length);
+    return inner().recv(base + offset, length);
   });
 }
 

@@ -12,24 +12,19 @@
 
 namespace hetccl {
 
-class PiecedLink : public Link {
+class PiecedLink : public LinkOver {
  public:
   PiecedLink(std::shared_ptr<Link> link, size_t pieceBytes)
-      : link_(std::move(link)), pieceBytes_(pieceBytes) {}
+      : LinkOver(std::move(link)), pieceBytes_(pieceBytes) {}
 
-  size_t pieceBytes() const { return pieceBytes_; }
-  int peer() const override { return link_->peer(); }
   std::shared_ptr<TransferRequest> send(const void* data,
                                         size_t bytes) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
-  size_t bytesSent() const override { return link_->bytesSent(); }
-  size_t bytesReceived() const override { return link_->bytesReceived(); }
 
  private:
   template <typename Post>
   std::shared_ptr<TransferRequest> inPieces(size_t bytes, Post post);
 
-  std::shared_ptr<Link> link_;
   const size_t pieceBytes_;
 };
 

@@ -13,6 +13,7 @@
 #include "runtime/device/device_module_loader.h"
 #include "runtime/gpu_device.h"
 #include "transport/transport_registry.h"
+#include "util/collective_setup.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/oob.h"
@@ -162,7 +163,16 @@ void Communicator::setUpHeterogeneous(
   // part, so they must not draw from the communicator's sequence.
   uint32_t tagSpace = 0x40000000u | (static_cast<uint32_t>(domainIndex_) << 20);
   SubsetOob domainOob(*bootstrap_, members, tagSpace);
-  auto domainComm = createDomainComm(domainOob, domainRuntime(), members);
+  // A domain that cannot start (its vendor library missing on that node,
+  // say) fails every rank's init, not only its own ranks': the others
+  // would wait for it in the next step until the bootstrap timeout.
+  std::shared_ptr<Executor> domainComm;
+  std::optional<Error> failure;
+  captureFailure(failure, [&] {
+    domainComm = createDomainComm(domainOob, domainRuntime(), members);
+  });
+  agreeOnSuccess(oob, failure, "heterogeneous communicator",
+                 "setting up its domain's communicator");
   auto links = std::make_shared<CrossDomainLinks>(
       oob, placements, domains, settings_, opsAbort_, liveness_);
   crossDomainLinks_ = links;

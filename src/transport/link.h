@@ -36,4 +36,22 @@ class Link {
   virtual size_t bytesReceived() const = 0;
 };
 
+// A link over another one that changes how transfers travel (cut into
+// pieces, staged through host memory); the peer and the byte counts are
+// the inner link's.
+class LinkOver : public Link {
+ public:
+  explicit LinkOver(std::shared_ptr<Link> inner) : inner_(std::move(inner)) {}
+
+  int peer() const override { return inner_->peer(); }
+  size_t bytesSent() const override { return inner_->bytesSent(); }
+  size_t bytesReceived() const override { return inner_->bytesReceived(); }
+
+ protected:
+  Link& inner() const { return *inner_; }
+
+ private:
+  std::shared_ptr<Link> inner_;
+};
+
 }  // namespace hetccl

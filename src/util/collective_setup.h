@@ -26,9 +26,10 @@ void captureFailure(std::optional<Error>& failure, Step step) {
 }
 
 // All-gathers whether each rank failed, and how; throws this rank's
-// failure, else ncclRemoteError naming the first rank that failed, its
-// host, what it was doing (`stage`) and the start of its own message (so
-// that every rank says why, not only the one that hit the problem).
+// failure, else ncclRemoteError naming the first rank that failed on its
+// own (not with ncclRemoteError, because yet another one did), its host,
+// what it was doing (`stage`) and its message (so that every rank says
+// why, not only the one that hit the problem).
 void agreeOnSuccess(Oob& oob, const std::optional<Error>& failure,
                     const char* what, const char* stage);
 

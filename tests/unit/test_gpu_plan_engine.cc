@@ -236,10 +236,16 @@ std::vector<Op> everyCollective(int nranks) {
   Op preMultiplied = makeOp(OpKind::ReduceScatter, ncclInt32);
   preMultiplied.reduce.preMultiply = true;
   preMultiplied.reduce.scalarValue = 3;
+  // fp8 PreMulSum: NCCL's one-rank communicators lack it, which ranks
+  // alone in their domain must not depend on.
+  Op fp8PreMultiplied = makeOp(OpKind::AllReduce, ncclFloat8e4m3);
+  fp8PreMultiplied.reduce.preMultiply = true;
+  fp8PreMultiplied.reduce.scalarValue = 0x40;  // 2.0
   Op empty = makeOp(OpKind::AllReduce, ncclFloat16);
   empty.count = 0;
   return {makeOp(OpKind::AllReduce, ncclBfloat16),
           average,
+          fp8PreMultiplied,
           empty,
           makeOp(OpKind::Broadcast, ncclFloat16, 1),
           makeOp(OpKind::Reduce, ncclInt64, nranks - 1),
@@ -270,6 +276,14 @@ TEST(GpuPlanEngine, EveryCollectiveInPlaceMatchesTheHostPlans) {
 
 TEST(GpuPlanEngine, EveryCollectiveMatchesTheHostPlansOverTcp) {
   compareWithHostPlans({{0, 1, 1, 0}, "tcp"}, everyCollective(4));
+}
+
+// A rank alone in its domain runs its domain steps itself (copies, and
+// the scaling of PreMulSum).
+TEST(GpuPlanEngine, EveryCollectiveWithARankAloneInItsDomain) {
+  compareWithHostPlans({{0, 1, 1}, "tcp"}, everyCollective(3));
+  compareWithHostPlans({{0, 1, 1}, "tcp"}, everyCollective(3), true);
+  compareWithHostPlans({{0, 1}}, everyCollective(2));
 }
 
 TEST(GpuPlanEngine, PointToPointGroupsAcrossAndInsideDomains) {

@@ -101,11 +101,11 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
 }
 
 // The vendor library connects its ranks on their first collective and on
-// the first send to each peer, allocating memory as it does. That must
-// happen now, while no caller's stream waits for the engine: an allocation
-// then would serialise the GPU's streams (CUDA's implicit synchronisation)
-// and deadlock them. One all-reduce and one exchange with every member of
-// the domain, on the engine's stream, and wait.
+// the first send to each peer, allocating memory as it does. That happens
+// now, at init: an allocation during a launch serialises the GPU's
+// streams (CUDA's implicit synchronisation) behind whatever they wait
+// for. One all-reduce and one exchange with every member of the domain,
+// on the engine's stream, and wait.
 void GpuPlanEngine::warmUpDomain() {
   const std::vector<int>& members = domains_.members(domains_.domainOf(rank_));
   const int size = static_cast<int>(members.size());
@@ -182,7 +182,7 @@ void GpuPlanEngine::enqueueLaunch(const std::vector<Op>& ops,
   module_.check(api.waitValue64(own, &flags_->inputsReady, sequence),
                 "waiting for the inputs of a launch");
   runPlans(context_, ops);
-  for (auto& entry : stagedLinks_) entry.second->awaitSendsThrough();
+  for (auto& entry : stagedLinks_) entry.second->finishLaunch();
   module_.check(api.writeValue64(own, &flags_->done, sequence),
                 "signalling the end of a launch");
   module_.check(api.waitValue64(stream, &flags_->done, sequence),

@@ -60,7 +60,7 @@ StagedLink::Lane& StagedLink::opened(Lane& lane,
                                      StagingProxy::Direction direction) {
   if (lane.ring == nullptr) {
     lane.ring = &rings_.make(path_.module, path_.slotBytes, path_.slots);
-    lane.queue = &path_.proxy.addQueue(*link_, *lane.ring, direction);
+    lane.queue = &path_.proxy.addQueue(inner(), *lane.ring, direction);
   }
   return lane;
 }
@@ -102,7 +102,8 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes) {
   return std::make_shared<StagedReceive>(*this, receivesPosted_++);
 }
 
-void StagedLink::awaitSendsThrough() {
+void StagedLink::finishLaunch() {
+  if (receivesConsumed_ < receivesPosted_) consumeThrough(receivesPosted_ - 1);
   if (sends_.awaited == sends_.pieces) return;
   check(path_.module.api().waitValue64(
             path_.stream, sends_.ring->proxyCounter(), sends_.pieces),

@@ -55,26 +55,24 @@ class StagingRings {
   std::vector<std::unique_ptr<StagingRing>> rings_;
 };
 
-class StagedLink : public Link {
+class StagedLink : public LinkOver {
  public:
   StagedLink(std::shared_ptr<Link> link, const StagingPath& path,
              StagingRings& rings)
-      : link_(std::move(link)), path_(path), rings_(rings) {}
+      : LinkOver(std::move(link)), path_(path), rings_(rings) {}
 
-  int peer() const override { return link_->peer(); }
   std::shared_ptr<TransferRequest> send(const void* data,
                                         size_t bytes) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
-  size_t bytesSent() const override { return link_->bytesSent(); }
-  size_t bytesReceived() const override { return link_->bytesReceived(); }
 
   // Enqueues the copies of every receive posted up to `receive` (its
   // number in posting order).
   void consumeThrough(uint64_t receive);
-  // Enqueues the stream's wait for the proxy to have sent every piece
-  // staged so far: a launch ends when its sends are through, so that
-  // the bytes are counted, and finalize finds nothing in flight.
-  void awaitSendsThrough();
+  // The end of a launch: enqueues the copies of any receive the plan did
+  // not wait for, and the stream's wait for the proxy to have sent every
+  // piece staged so far, so that the bytes are counted when the launch
+  // is done and finalize finds nothing in flight.
+  void finishLaunch();
 
  private:
   // One direction of the link: its ring, once opened.
@@ -93,7 +91,6 @@ class StagedLink : public Link {
   Lane& opened(Lane& lane, StagingProxy::Direction direction);
   void check(int status, const char* what) const;
 
-  std::shared_ptr<Link> link_;
   StagingPath path_;
   StagingRings& rings_;
   Lane sends_;
