@@ -1,7 +1,6 @@
 #include "transport/tcp/tcp_link.h"
 
 #include "transport/request_group.h"
-
 #include "transport/tcp/tcp_request.h"
 #include "util/error.h"
 

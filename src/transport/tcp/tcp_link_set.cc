@@ -70,8 +70,11 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
       connectTcpPeers(plan, listener, AbortFlags(abort->flag()));
 
   // Lane k of every link: sockets [k*S/L, (k+1)*S/L) of it, the same
-  // ones at both ends (sockets are numbered alike there).
-  const int lanes = std::min(settings_.threads, settings_.socketsPerLink);
+  // ones at both ends (sockets are numbered alike there). A rank without
+  // peers starts no thread.
+  const int lanes = connections.empty()
+                        ? 0
+                        : std::min(settings_.threads, settings_.socketsPerLink);
   std::vector<std::vector<std::unique_ptr<StripedChannel>>> channels(lanes);
   std::vector<std::shared_ptr<LinkCounters>> counters;
   for (auto& [peer, sockets] : connections) {
