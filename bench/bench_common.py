@@ -65,8 +65,16 @@ def load_average():
 
 
 def hetccl_commit():
-    return first_lines(["git", "-C", str(REPO), "rev-parse", "--short",
+    """HEAD, and how many tracked files the working tree changes (a record
+    must not pass a run of edited code off as the commit's)."""
+    head = first_lines(["git", "-C", str(REPO), "rev-parse", "--short",
                         "HEAD"])[0]
+    changed = [line for line in first_lines(
+        ["git", "-C", str(REPO), "status", "--porcelain",
+         "--untracked-files=no"], count=100000) if line.strip()]
+    if changed and changed != ["unknown"]:
+        return f"{head} plus {len(changed)} changed file(s) in the tree"
+    return head
 
 
 # ----------------------------------------------------------------------------
