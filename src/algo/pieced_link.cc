@@ -7,11 +7,25 @@
 
 namespace hetccl {
 
+namespace {
+
+constexpr size_t kPiecesPerTransfer = 4;
+constexpr size_t kPage = 4096;
+
+}  // namespace
+
+size_t PiecedLink::pieceBytesFor(size_t bytes) const {
+  const size_t quarter = (bytes + kPiecesPerTransfer - 1) / kPiecesPerTransfer;
+  const size_t aligned = (quarter + kPage - 1) / kPage * kPage;
+  return std::min(pieceBytes_, std::max(kMinPieceBytes, aligned));
+}
+
 template <typename Post>
 std::shared_ptr<TransferRequest> PiecedLink::inPieces(size_t bytes, Post post) {
+  const size_t piece = pieceBytesFor(bytes);
   std::vector<std::shared_ptr<TransferRequest>> pieces;
-  for (size_t offset = 0; offset < bytes; offset += pieceBytes_)
-    pieces.push_back(post(offset, std::min(pieceBytes_, bytes - offset)));
+  for (size_t offset = 0; offset < bytes; offset += piece)
+    pieces.push_back(post(offset, std::min(piece, bytes - offset)));
   return requestFor(std::move(pieces));
 }
 

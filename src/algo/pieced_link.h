@@ -1,9 +1,12 @@
 // Transfers across domains travel in pieces: every transfer on a
 // cross-domain link is cut into pieces of at most pieceBytes (the last
 // one shorter), each one transfer of the link underneath, and an empty
-// transfer is not sent at all. Both ends cut the same way whichever
-// engine runs them (the GPU engine stages each piece through a slot of
-// that size), so a CPU rank and a GPU rank match transfer for transfer.
+// transfer is not sent at all. A transfer of less than four such pieces
+// is cut into four (of at least kMinPieceBytes), so that one piece is on
+// the wire while the next is staged even in small chunks. Both ends cut
+// the same way whichever engine runs them (the GPU engine stages each
+// piece through a slot of pieceBytes), so a CPU rank and a GPU rank match
+// transfer for transfer.
 #pragma once
 
 #include <memory>
@@ -20,6 +23,10 @@ class PiecedLink : public LinkOver {
   std::shared_ptr<TransferRequest> send(const void* data,
                                         size_t bytes) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
+
+  static constexpr size_t kMinPieceBytes = 256 << 10;
+  // The pieces of a transfer of `bytes` are this long (the last shorter).
+  size_t pieceBytesFor(size_t bytes) const;
 
  private:
   template <typename Post>

@@ -7,6 +7,7 @@
 
 #include "algo/pipeline.h"
 #include "algo/plan_context.h"
+#include "algo/self_transfers.h"
 #include "util/dtype.h"
 #include "util/error.h"
 
@@ -25,32 +26,13 @@ Op pointToPoint(OpKind kind, const Op& user, const void* data, size_t count,
 
 namespace {
 
-// A rank's sends to itself are copies into its receives from itself, the
-// n-th send into the n-th receive (NCCL's matching); the other ops are
-// returned. No vendor library is asked to talk to its own rank.
+// Copies the group's transfers of this rank to itself; returns the others.
 std::vector<Op> copySelfTransfers(const PlanContext& ctx,
                                   const std::vector<Op>& ops) {
-  std::vector<Op> others, sends, recvs;
-  for (const Op& op : ops) {
-    if (op.root != ctx.rank)
-      others.push_back(op);
-    else
-      (op.kind == OpKind::Send ? sends : recvs).push_back(op);
-  }
-  if (sends.size() != recvs.size())
-    fail(ncclInvalidUsage,
-         "rank %d posts %zu send(s) to itself and %zu receive(s) from itself "
-         "in one group; they must pair up",
-         ctx.rank, sends.size(), recvs.size());
-  for (size_t i = 0; i < sends.size(); ++i) {
-    size_t bytes = sends[i].count * dtypeSize(sends[i].dtype);
-    if (bytes != recvs[i].count * dtypeSize(recvs[i].dtype))
-      fail(ncclInvalidUsage,
-           "rank %d sends %zu bytes to itself where its receive expects %zu",
-           ctx.rank, bytes, recvs[i].count * dtypeSize(recvs[i].dtype));
-    ctx.data->copy(recvs[i].recvbuff, sends[i].sendbuff, bytes);
-  }
-  return others;
+  SelfTransfers self = splitSelfTransfers(ctx.rank, ops);
+  for (const SelfCopy& copy : self.copies)
+    ctx.data->copy(copy.to, copy.from, copy.bytes);
+  return std::move(self.others);
 }
 
 }  // namespace

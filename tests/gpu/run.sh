@@ -29,8 +29,8 @@
 #               4 ranks whose domain of 2 runs on NCCL
 #   hetero-all  busbw of every collective with GPU buffers (all-reduce,
 #               all-gather, reduce-scatter, broadcast, all-to-all, reduce,
-#               send/recv), 2 GPUs as 2 domains over shm, direct and staged
-#               (HETCCL_GPU_DIRECT=0)
+#               gather, scatter, send/recv), 2 GPUs as 2 domains over shm,
+#               direct and staged (HETCCL_GPU_DIRECT=0)
 #   overhead    bench/passthrough_overhead.cc: the time the pass-through
 #               adds per launch, both sides in the same processes, 8 B to
 #               4 MB, against the sweep's targets
@@ -529,8 +529,7 @@ bench_script() {
 
 # Speed of every collective with GPU buffers across 2 domains (2 GPUs,
 # shm), stream-driven (the default) and staged (HETCCL_GPU_DIRECT=0):
-# busbw by size. With reduce and send/recv (hetccl-perf has no gather or
-# scatter).
+# busbw by size.
 step_hetero_all() {
   local code=0 mode
   for mode in direct staged; do
@@ -539,7 +538,7 @@ step_hetero_all() {
     HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_TRANSPORT=shm HETCCL_GPU_DIRECT=$direct \
       timeout $((limit / 2)) "$perf" -np 2 -D split:2 -b 1M -e 256M -f 4 -w 5 -n 10 \
       --check 0 --placement out --timeout $((limit / 2 - 5)) \
-      -x allreduce,allgather,reducescatter,broadcast,alltoall,reduce,sendrecv \
+      -x allreduce,allgather,reducescatter,broadcast,alltoall,reduce,gather,scatter,sendrecv \
       --json "$out/hetero-all-$mode.jsonl" >"$out/hetero-all-$mode.log" 2>&1 || code=$?
   done
   "$py" - "$out" <<'EOF'

@@ -40,12 +40,14 @@ size_t bytesOf(const Case& c, size_t elements) {
 
 // Elements of the input and of the output, per rank.
 size_t inputElements(const Case& c, int nranks) {
-  bool parts = c.kind == OpKind::ReduceScatter || c.kind == OpKind::AlltoAll;
+  bool parts = c.kind == OpKind::ReduceScatter || c.kind == OpKind::AlltoAll ||
+               c.kind == OpKind::Scatter;
   return parts ? c.count * nranks : c.count;
 }
 
 size_t outputElements(const Case& c, int nranks) {
-  bool parts = c.kind == OpKind::AllGather || c.kind == OpKind::AlltoAll;
+  bool parts = c.kind == OpKind::AllGather || c.kind == OpKind::AlltoAll ||
+               c.kind == OpKind::Gather;
   return parts ? c.count * nranks : c.count;
 }
 
@@ -84,23 +86,38 @@ std::vector<char> reduced(const Case& c, int nranks, size_t first,
   return result;
 }
 
+std::vector<char> concatenatedInputs(const Case& c, int nranks) {
+  std::vector<char> result;
+  for (int r = 0; r < nranks; ++r) {
+    auto input = inputOf(c, r, nranks);
+    result.insert(result.end(), input.begin(), input.end());
+  }
+  return result;
+}
+
+// Ranks other than the root of a reduce or gather have no defined output
+// (nothing to check).
 std::vector<char> expected(const Case& c, int rank, int nranks) {
   const size_t part = bytesOf(c, c.count);
   switch (c.kind) {
+    case OpKind::Reduce:
+      return rank == c.root ? reduced(c, nranks, 0, c.count)
+                            : std::vector<char>();
+    case OpKind::Gather:
+      return rank == c.root ? concatenatedInputs(c, nranks)
+                            : std::vector<char>();
+    case OpKind::Scatter: {
+      auto input = inputOf(c, c.root, nranks);
+      return {input.begin() + rank * part, input.begin() + (rank + 1) * part};
+    }
     case OpKind::AllReduce:
       return reduced(c, nranks, 0, c.count);
     case OpKind::ReduceScatter:
       return reduced(c, nranks, rank * c.count, c.count);
     case OpKind::Broadcast:
       return inputOf(c, c.root, nranks);
-    case OpKind::AllGather: {
-      std::vector<char> result;
-      for (int r = 0; r < nranks; ++r) {
-        auto input = inputOf(c, r, nranks);
-        result.insert(result.end(), input.begin(), input.end());
-      }
-      return result;
-    }
+    case OpKind::AllGather:
+      return concatenatedInputs(c, nranks);
     case OpKind::AlltoAll: {
       std::vector<char> result;
       for (int r = 0; r < nranks; ++r) {
@@ -117,8 +134,9 @@ std::vector<char> expected(const Case& c, int rank, int nranks) {
 }
 
 // One rank's buffers of a case. In place, one buffer holds the input where
-// NCCL expects it (for all-gather, at the rank's part of the output) and
-// receives the output.
+// NCCL expects it (for all-gather and gather, at the rank's part of the
+// output) and receives the output (for reduce-scatter and scatter, at the
+// rank's part of the input).
 struct RankBuffers {
   std::vector<char> send, recv;
   const void* sendPointer;  // into the vectors' heap storage
@@ -135,7 +153,7 @@ struct RankBuffers {
       recv.assign(outBytes, '\x5a');
       sendPointer = send.data();
       recvPointer = recv.data();
-    } else if (c.kind == OpKind::AllGather) {
+    } else if (c.kind == OpKind::AllGather || c.kind == OpKind::Gather) {
       send.assign(outBytes, '\x5a');
       std::memcpy(send.data() + rank * part, input.data(), part);
       sendPointer = send.data() + rank * part;
@@ -143,7 +161,8 @@ struct RankBuffers {
     } else {
       send = input;
       sendPointer = send.data();
-      bool scattered = c.kind == OpKind::ReduceScatter;
+      bool scattered =
+          c.kind == OpKind::ReduceScatter || c.kind == OpKind::Scatter;
       outputOffset = scattered ? rank * part : 0;
       recvPointer = send.data() + outputOffset;
     }
@@ -238,6 +257,19 @@ const std::vector<Case> kOtherCases = {
     {OpKind::AlltoAll, ncclFloat32, ncclSum, 1, false},
     {OpKind::Broadcast, ncclInt8, ncclSum, 5, false},
     {OpKind::ReduceScatter, ncclFloat32, ncclSum, 0, false},
+    {OpKind::Reduce, ncclFloat32, ncclSum, 3001, false, false, false, 1},
+    {OpKind::Gather, ncclBfloat16, ncclSum, 2999, false, false, false, 0},
+    {OpKind::Scatter, ncclInt32, ncclSum, 1501, false, false, false, 1},
+    {OpKind::AllReduce, ncclFloat32, ncclSum, 99, true},
+    {OpKind::Reduce, ncclFloat16, ncclMax, 1025, true},
+    {OpKind::Gather, ncclUint8, ncclSum, 4097, true, false, false, 1},
+    {OpKind::Scatter, ncclFloat64, ncclSum, 1000, true},
+    {OpKind::Reduce, ncclInt32, ncclSum, 777, false, true},  // avg
+    {OpKind::Reduce, ncclFloat32, ncclSum, 513, true, false, true, 1},
+    {OpKind::Reduce, ncclFloat8e4m3, ncclProd, 5000, false},
+    {OpKind::Gather, ncclInt64, ncclSum, 1, false},
+    {OpKind::Scatter, ncclInt8, ncclSum, 5, false},
+    {OpKind::Reduce, ncclFloat32, ncclSum, 0, false},
 };
 
 TEST(DeviceShmCollectives, AllReduceTwoRanks) { runCases(2, kAllReduceCases); }
@@ -260,13 +292,16 @@ TEST(DeviceShmCollectives, SmallOpsAreCutIntoPipelineSteps) {
       {OpKind::ReduceScatter, ncclFloat32, ncclMax, 300007, false},
       {OpKind::AlltoAll, ncclFloat16, ncclSum, 600003, true},
       {OpKind::Broadcast, ncclFloat32, ncclSum, 1310723, false},
+      {OpKind::Reduce, ncclFloat32, ncclSum, 700001, false},
+      {OpKind::Gather, ncclBfloat16, ncclSum, 1048583, true},
+      {OpKind::Scatter, ncclFloat32, ncclSum, 600003, false},
       {OpKind::AllReduce, ncclInt64, ncclSum, 5, false},  // one step
   };
   runCases(2, cases, 4 << 20);
   runCases(3, cases, 4 << 20);
 }
 
-TEST(DeviceShmCollectives, LeavesGroupsRootedReductionsAndDeviceScalars) {
+TEST(DeviceShmCollectives, LeavesGroupsTransfersAndDeviceScalars) {
   const DeviceModule& module = emulatedDeviceModule();
   InProcessWorld world(1);
   InProcessOob oob(world, 0);
@@ -274,18 +309,19 @@ TEST(DeviceShmCollectives, LeavesGroupsRootedReductionsAndDeviceScalars) {
   uint64_t scalar = 0;
   Op op = makeOp(kAllReduceCases[0], nullptr, nullptr, scalar);
   EXPECT_FALSE(collectives.handles({op, op}));
-  for (OpKind kind : {OpKind::Reduce, OpKind::Gather, OpKind::Scatter,
-                      OpKind::Send, OpKind::Recv}) {
-    Op other = op;
-    other.kind = kind;
-    EXPECT_FALSE(collectives.handles({other})) << opKindName(kind);
+  for (OpKind kind : {OpKind::Send, OpKind::Recv}) {
+    Op transfer = op;
+    transfer.kind = kind;
+    EXPECT_FALSE(collectives.handles({transfer})) << opKindName(kind);
   }
   Op deviceScalar = op;
   deviceScalar.reduce.preMultiply = true;
   deviceScalar.reduce.scalarPointer = &scalar;
-  EXPECT_FALSE(collectives.handles({deviceScalar}));
-  deviceScalar.kind = OpKind::ReduceScatter;
-  EXPECT_FALSE(collectives.handles({deviceScalar}));
+  for (OpKind kind :
+       {OpKind::AllReduce, OpKind::ReduceScatter, OpKind::Reduce}) {
+    deviceScalar.kind = kind;
+    EXPECT_FALSE(collectives.handles({deviceScalar})) << opKindName(kind);
+  }
 }
 
 }  // namespace

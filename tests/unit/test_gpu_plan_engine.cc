@@ -307,6 +307,35 @@ TEST(GpuPlanEngine, StreamDrivenPathAndEngineInOneSequence) {
   compareWithHostPlans({{0, 1, 2}, "shm", true}, everyCollective(3));
 }
 
+// A group of sends, receives and collectives on the stream-driven layout:
+// the transfers go through the outboxes' channels, the two collectives
+// (more than that path takes at once) through the engine.
+TEST(GpuPlanEngine, StreamDrivenTransfersInAGroupWithCollectives) {
+  runEngineRanks({{0, 1, 2}, "shm", true}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    std::vector<int32_t> out(70001, r.rank + 1), in(70001, -1);
+    std::vector<int32_t> sums(kCount, r.rank + 1), gathered(kCount * r.nranks);
+    std::vector<Op> group = ringExchange(r.rank, r.nranks);
+    group[0].count = group[1].count = out.size();
+    group[0].recvbuff = in.data();
+    group[1].sendbuff = out.data();
+    Op allReduce = makeOp(OpKind::AllReduce, ncclInt32);
+    allReduce.sendbuff = allReduce.recvbuff = sums.data();
+    Op allGather = makeOp(OpKind::AllGather, ncclInt32);
+    allGather.sendbuff = out.data();
+    allGather.recvbuff = gathered.data();
+    group.insert(group.begin() + 1, allReduce);
+    group.push_back(allGather);
+    r.engine.launch(group, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    const int from = (r.rank + r.nranks - 1) % r.nranks;
+    EXPECT_EQ(in, std::vector<int32_t>(out.size(), from + 1));
+    EXPECT_EQ(sums, std::vector<int32_t>(kCount, 6));
+    for (int p = 0; p < r.nranks; ++p)
+      EXPECT_EQ(gathered[p * kCount + kCount - 1], p + 1) << "part " << p;
+  });
+}
+
 // Integer sums are exact: the all-reduce is checked against the sum itself.
 TEST(GpuPlanEngine, AllReduceGivesTheSumOnEveryRank) {
   runEngineRanks({{0, 0, 1, 1, 1}}, [](EngineRank& r) {

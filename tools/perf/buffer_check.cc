@@ -141,6 +141,7 @@ void BufferCheck::prepare(bool inPlace, const Shape& shape, void* sendBase,
   const size_t perRank = shape.callCount;
   switch (case_.collective->kind) {
     case CollKind::kAllGather:
+    case CollKind::kGather:
       // Only this rank's slot holds input; the rest must be overwritten.
       writeRegion(recvBase, shape.recvCount, [&](size_t k) {
         return k / perRank == static_cast<size_t>(rank) ? input(k % perRank)
@@ -213,6 +214,15 @@ int64_t BufferCheck::countWrong(bool inPlace, const Shape& shape,
       return countMismatches(result, shape.recvCount, [&](size_t k) {
         return exact(values.value(static_cast<int>(k / perRank),
                                   rankOffset + k % perRank));
+      });
+    case CollKind::kGather:
+      if (rank != case_.root) return 0;
+      return countMismatches(result, shape.recvCount, [&](size_t k) {
+        return exact(values.value(static_cast<int>(k / perRank), k % perRank));
+      });
+    case CollKind::kScatter:
+      return countMismatches(result, shape.recvCount, [&](size_t k) {
+        return exact(values.value(case_.root, rankOffset + k));
       });
     case CollKind::kSendRecv:
       return countMismatches(result, shape.recvCount, [&](size_t k) {

@@ -9,7 +9,18 @@ namespace {
 
 bool isSplitAcrossRanks(CollKind kind) {
   return kind == CollKind::kAllGather || kind == CollKind::kReduceScatter ||
-         kind == CollKind::kAllToAll;
+         kind == CollKind::kAllToAll || kind == CollKind::kGather ||
+         kind == CollKind::kScatter;
+}
+
+// Whether each rank sends (receives) one part and receives (sends) one
+// part per rank.
+bool gathers(CollKind kind) {
+  return kind == CollKind::kAllGather || kind == CollKind::kGather;
+}
+
+bool scatters(CollKind kind) {
+  return kind == CollKind::kReduceScatter || kind == CollKind::kScatter;
 }
 
 char* offsetBytes(void* base, size_t bytes) {
@@ -63,6 +74,34 @@ ncclResult_t launchAllToAllAsSendRecv(const CallContext& context, size_t count,
   });
 }
 
+// Gather (toRoot) or scatter for libraries without ncclGather or
+// ncclScatter: every rank exchanges its part with the root, the root one
+// part with every rank (itself included).
+ncclResult_t launchRootedAsSendRecv(const CallContext& context, size_t count,
+                                    const CallBuffers& buffers, bool toRoot) {
+  const NcclApi& nccl = *context.nccl;
+  const size_t blockBytes = count * context.elementSize;
+  return inGroup(nccl, [&]() -> ncclResult_t {
+    if (context.rank == context.root) {
+      for (int peer = 0; peer < context.nranks; ++peer) {
+        const size_t offset = static_cast<size_t>(peer) * blockBytes;
+        ncclResult_t result =
+            toRoot ? nccl.recv(offsetBytes(buffers.recv, offset), count,
+                               context.dataType, peer, context.comm,
+                               context.stream)
+                   : nccl.send(static_cast<const char*>(buffers.send) + offset,
+                               count, context.dataType, peer, context.comm,
+                               context.stream);
+        if (result != ncclSuccess) return result;
+      }
+    }
+    return toRoot ? nccl.send(buffers.send, count, context.dataType,
+                              context.root, context.comm, context.stream)
+                  : nccl.recv(buffers.recv, count, context.dataType,
+                              context.root, context.comm, context.stream);
+  });
+}
+
 }  // namespace
 
 const std::vector<Collective>& allCollectives() {
@@ -73,6 +112,8 @@ const std::vector<Collective>& allCollectives() {
       {CollKind::kBroadcast, "broadcast", false, true, true},
       {CollKind::kReduce, "reduce", true, true, true},
       {CollKind::kAllToAll, "alltoall", false, false, false},
+      {CollKind::kGather, "gather", false, true, true},
+      {CollKind::kScatter, "scatter", false, true, true},
       {CollKind::kSendRecv, "sendrecv", false, false, false},
   };
   return collectives;
@@ -103,6 +144,8 @@ double busBandwidthFactor(CollKind kind, int nranks) {
     case CollKind::kAllGather:
     case CollKind::kReduceScatter:
     case CollKind::kAllToAll:
+    case CollKind::kGather:
+    case CollKind::kScatter:
       return (n - 1) / n;
     default:
       return 1.0;
@@ -117,8 +160,8 @@ Shape shapeFor(CollKind kind, size_t requestedBytes, size_t elementSize,
     const size_t perRank = requestedBytes / elementSize / ranks;
     shape.count = perRank * ranks;
     shape.callCount = perRank;
-    shape.sendCount = kind == CollKind::kAllGather ? perRank : shape.count;
-    shape.recvCount = kind == CollKind::kReduceScatter ? perRank : shape.count;
+    shape.sendCount = gathers(kind) ? perRank : shape.count;
+    shape.recvCount = scatters(kind) ? perRank : shape.count;
   } else {
     shape.count = requestedBytes / elementSize;
     shape.callCount = shape.count;
@@ -135,14 +178,11 @@ CallBuffers callBuffers(CollKind kind, bool inPlace, void* sendBase,
   if (!inPlace) return CallBuffers{sendBase, recvBase};
   const size_t rankOffset =
       static_cast<size_t>(rank) * shape.callCount * elementSize;
-  switch (kind) {
-    case CollKind::kAllGather:
-      return CallBuffers{offsetBytes(recvBase, rankOffset), recvBase};
-    case CollKind::kReduceScatter:
-      return CallBuffers{recvBase, offsetBytes(recvBase, rankOffset)};
-    default:
-      return CallBuffers{recvBase, recvBase};
-  }
+  if (gathers(kind))
+    return CallBuffers{offsetBytes(recvBase, rankOffset), recvBase};
+  if (scatters(kind))
+    return CallBuffers{recvBase, offsetBytes(recvBase, rankOffset)};
+  return CallBuffers{recvBase, recvBase};
 }
 
 ncclResult_t launchCollective(const CallContext& context, const Shape& shape,
@@ -171,6 +211,16 @@ ncclResult_t launchCollective(const CallContext& context, const Shape& shape,
         return launchAllToAllAsSendRecv(context, count, buffers);
       return nccl.alltoAll(buffers.send, buffers.recv, count, type,
                            context.comm, context.stream);
+    case CollKind::kGather:
+      if (!nccl.gather)
+        return launchRootedAsSendRecv(context, count, buffers, true);
+      return nccl.gather(buffers.send, buffers.recv, count, type, context.root,
+                         context.comm, context.stream);
+    case CollKind::kScatter:
+      if (!nccl.scatter)
+        return launchRootedAsSendRecv(context, count, buffers, false);
+      return nccl.scatter(buffers.send, buffers.recv, count, type, context.root,
+                          context.comm, context.stream);
     case CollKind::kSendRecv:
       return launchSendRecv(context, count, buffers);
   }

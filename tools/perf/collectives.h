@@ -19,6 +19,8 @@ enum class CollKind {
   kBroadcast,
   kReduce,
   kAllToAll,
+  kGather,
+  kScatter,
   kSendRecv
 };
 
@@ -41,8 +43,8 @@ double busBandwidthFactor(CollKind kind, int nranks);
 
 // Element counts of one run. nccl-tests semantics: the size is the buffer
 // for allreduce/broadcast/reduce/sendrecv, and the total (gathered,
-// scattered, exchanged) buffer for allgather/reducescatter/alltoall, rounded
-// down to a whole number of elements per rank.
+// scattered, exchanged) buffer for allgather/reducescatter/alltoall/gather/
+// scatter, rounded down to a whole number of elements per rank.
 struct Shape {
   size_t bytes;      // the size reported
   size_t count;      // bytes / element size: the table's count column
@@ -81,8 +83,8 @@ struct CallContext {
 
 // Enqueues one collective through context.nccl (for sendrecv: a ring
 // exchange, send to rank+1 and receive from rank-1, in one group; for
-// alltoall without ncclAlltoAll in the library: a send and a receive per
-// peer, in one group).
+// alltoall, gather and scatter without ncclAlltoAll, ncclGather or
+// ncclScatter in the library: their sends and receives, in one group).
 ncclResult_t launchCollective(const CallContext& context, const Shape& shape,
                               const CallBuffers& buffers);
 

@@ -56,6 +56,8 @@ void resolveCoreApi(const SymbolResolver& symbols, NcclApi* api) {
   symbols.require("ncclRedOpCreatePreMulSum", &api->redOpCreatePreMulSum);
   symbols.require("ncclRedOpDestroy", &api->redOpDestroy);
   symbols.optional("ncclAlltoAll", &api->alltoAll);
+  symbols.optional("ncclGather", &api->gather);
+  symbols.optional("ncclScatter", &api->scatter);
 }
 
 // All of HetCCL's extensions, or none: a library with only some of them is
@@ -97,6 +99,8 @@ NcclApi makeLinkedApi() {
   api.redOpCreatePreMulSum = &::ncclRedOpCreatePreMulSum;
   api.redOpDestroy = &::ncclRedOpDestroy;
   api.alltoAll = &::ncclAlltoAll;
+  api.gather = &::ncclGather;
+  api.scatter = &::ncclScatter;
   api.commRuntime = &::hetcclCommRuntime;
   api.commDomains = &::hetcclCommDomains;
   api.streamCreate = &::hetcclStreamCreate;

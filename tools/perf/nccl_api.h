@@ -35,9 +35,11 @@ struct NcclApi {
   decltype(&::ncclRecv) recv = nullptr;
   decltype(&::ncclRedOpCreatePreMulSum) redOpCreatePreMulSum = nullptr;
   decltype(&::ncclRedOpDestroy) redOpDestroy = nullptr;
-  // Optional: NCCL added ncclAlltoAll in 2.28. Without it, all-to-all runs
-  // as grouped send/recv, as nccl-tests does.
+  // Optional: NCCL added ncclAlltoAll, ncclGather and ncclScatter in 2.28.
+  // Without them, these run as grouped send/recv, as nccl-tests does.
   decltype(&::ncclAlltoAll) alltoAll = nullptr;
+  decltype(&::ncclGather) gather = nullptr;
+  decltype(&::ncclScatter) scatter = nullptr;
 
   // HetCCL's extensions: all set, or all null when the library is not
   // HetCCL (then every rank is a GPU rank and the only domain is all ranks).

@@ -18,6 +18,8 @@ struct DeviceOutboxes::Counters {
   Counter staged;
   Counter reduced;
   Counter consumed[HETCCL_DEVICE_MAX_SOURCES];  // by reader
+  Counter sent[HETCCL_DEVICE_MAX_SOURCES];      // by destination
+  Counter taken[HETCCL_DEVICE_MAX_SOURCES];     // by destination
 };
 
 namespace {
@@ -27,13 +29,17 @@ constexpr size_t kPage = 4096;
 }  // namespace
 
 DeviceOutboxes::DeviceOutboxes(Oob& oob, const DeviceModule& module,
-                               size_t slotBytes)
-    : rank_(oob.rank()), nranks_(oob.nranks()), slotBytes_(slotBytes) {
+                               size_t slotBytes, size_t pairSlotBytes)
+    : rank_(oob.rank()),
+      nranks_(oob.nranks()),
+      slotBytes_(slotBytes),
+      pairSlotBytes_(pairSlotBytes) {
   static_assert(sizeof(Counters) <= kPage, "outbox counters exceed a page");
   if (nranks_ > HETCCL_DEVICE_MAX_SOURCES)
     fail(ncclInternalError, "GPU outboxes take at most %d ranks",
          HETCCL_DEVICE_MAX_SOURCES);
-  const size_t bytes = kPage + kSlots * slotBytes_;
+  const size_t bytes =
+      kPage + kSlots * (slotBytes_ + (nranks_ - 1) * pairSlotBytes_);
   SegmentExchange exchange;
   exchange.what = "GPU outboxes";
   exchange.namePrefix = "hetccl-gpu";
@@ -58,6 +64,26 @@ char* DeviceOutboxes::slot(int owner, uint64_t chunk) const {
          (chunk % kSlots) * slotBytes_;
 }
 
+// A channel per other rank, in rank order, after the collectives' slots.
+size_t DeviceOutboxes::channelOffset(int owner, int destination) const {
+  const int index = destination < owner ? destination : destination - 1;
+  return kPage + kSlots * slotBytes_ + index * kSlots * pairSlotBytes_;
+}
+
+char* DeviceOutboxes::pairSlot(int owner, int destination,
+                               uint64_t chunk) const {
+  return static_cast<char*>(segments_[owner].data()) +
+         channelOffset(owner, destination) + (chunk % kSlots) * pairSlotBytes_;
+}
+
+uint64_t* DeviceOutboxes::sent(int owner, int destination) const {
+  return &counters(owner).sent[destination].value;
+}
+
+uint64_t* DeviceOutboxes::taken(int owner, int destination) const {
+  return &counters(owner).taken[destination].value;
+}
+
 uint64_t* DeviceOutboxes::staged(int owner) const {
   return &counters(owner).staged.value;
 }
@@ -76,8 +102,9 @@ void DeviceOutboxes::releaseWaits() {
     Counters& box = counters(r);
     __atomic_store_n(&box.staged.value, all, __ATOMIC_RELEASE);
     __atomic_store_n(&box.reduced.value, all, __ATOMIC_RELEASE);
-    for (auto& counter : box.consumed)
-      __atomic_store_n(&counter.value, all, __ATOMIC_RELEASE);
+    for (auto* counters : {box.consumed, box.sent, box.taken})
+      for (int i = 0; i < HETCCL_DEVICE_MAX_SOURCES; ++i)
+        __atomic_store_n(&counters[i].value, all, __ATOMIC_RELEASE);
   }
 }
 

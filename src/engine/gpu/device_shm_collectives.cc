@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/gpu/pipeline_steps.h"
 #include "runtime/reduction.h"
 #include "util/dtype.h"
 #include "util/error.h"
@@ -12,11 +13,6 @@ namespace hetccl {
 namespace {
 
 constexpr size_t kPage = 4096;
-constexpr size_t kPipelineSteps = 4;
-// Measured on 2 H200s (all-reduce, 2 domains): four 256 KiB steps made a
-// 1 MiB all-reduce slower than one step (8.0 vs 11.1 GB/s busbw); each
-// step has fixed costs (stream memory operations, waits across GPUs).
-constexpr size_t kMinStepBytes = 1 << 20;
 constexpr uint64_t kSlots = DeviceOutboxes::kSlots;
 
 size_t alignUp(size_t bytes, size_t alignment) {
@@ -31,6 +27,14 @@ char* at(void* base, size_t offset) {
   return static_cast<char*>(base) + offset;
 }
 
+// Bytes of one rank's part of a buffer that holds a part per rank.
+size_t partBytes(const Op& op) { return op.count * dtypeSize(op.dtype); }
+
+// The send channels of a rank hold as much as its collectives' slots.
+size_t pairSlotBytes(size_t chunkBytes, int nranks) {
+  return alignUp(chunkBytes / std::max(nranks - 1, 1), kPage);
+}
+
 }  // namespace
 
 // A slot holds a chunk's contributions and, behind them, the chunk's
@@ -38,7 +42,8 @@ char* at(void* base, size_t offset) {
 DeviceShmCollectives::DeviceShmCollectives(Oob& oob, const DeviceModule& module,
                                            size_t chunkBytes)
     : module_(module),
-      outboxes_(oob, module, 2 * alignUp(chunkBytes, kPage)),
+      outboxes_(oob, module, 2 * alignUp(chunkBytes, kPage),
+                pairSlotBytes(alignUp(chunkBytes, kPage), oob.nranks())),
       rank_(oob.rank()),
       nranks_(oob.nranks()),
       chunkBytes_(alignUp(chunkBytes, kPage)),
@@ -47,7 +52,8 @@ DeviceShmCollectives::DeviceShmCollectives(Oob& oob, const DeviceModule& module,
       down_(module),
       start_(module),
       upDone_(module),
-      downDone_(module) {
+      downDone_(module),
+      pointToPoint_(outboxes_, module) {
   scratch_ = std::make_unique<DeviceMemory>(module, scratchStride_ * nranks_);
   for (uint64_t i = 0; i < kSlots; ++i)
     reduced_.push_back(std::make_unique<DeviceEvent>(module));
@@ -69,7 +75,8 @@ bool DeviceShmCollectives::handles(const std::vector<Op>& ops) const {
   if (ops.size() != 1) return false;
   switch (ops[0].kind) {
     case OpKind::AllReduce:
-    case OpKind::ReduceScatter: {
+    case OpKind::ReduceScatter:
+    case OpKind::Reduce: {
       // A scalar in device memory would have to be read before the launch.
       const ReduceSpec& reduce = ops[0].reduce;
       return !(reduce.preMultiply && reduce.scalarPointer != nullptr);
@@ -77,13 +84,12 @@ bool DeviceShmCollectives::handles(const std::vector<Op>& ops) const {
     case OpKind::AllGather:
     case OpKind::Broadcast:
     case OpKind::AlltoAll:
-      return true;
-    case OpKind::Reduce:
     case OpKind::Gather:
     case OpKind::Scatter:
+      return true;
     case OpKind::Send:
     case OpKind::Recv:
-      return false;
+      return false;  // launchPointToPoint
   }
   failUnknownOpKind(ops[0].kind);
 }
@@ -113,11 +119,18 @@ void DeviceShmCollectives::launch(const Op& op, void* stream) {
       allToAll(op);
       break;
     case OpKind::Reduce:
+      reduceToRoot(op);
+      break;
     case OpKind::Gather:
+      gather(op);
+      break;
     case OpKind::Scatter:
+      scatter(op);
+      break;
     case OpKind::Send:
     case OpKind::Recv:
-      fail(ncclInternalError, "no stream-driven %s", opKindName(op.kind));
+      fail(ncclInternalError, "%s is launched with launchPointToPoint",
+           opKindName(op.kind));
   }
   upDone_.record(up_.handle());
   downDone_.record(down_.handle());
@@ -130,18 +143,10 @@ void DeviceShmCollectives::launch(const Op& op, void* stream) {
 // ---------------------------------------------------------------------------
 // Chunks.
 
-// At most maxStepBytes per step; an op of fewer than kPipelineSteps such
-// steps is cut into kPipelineSteps smaller ones (of at least
-// kMinStepBytes): with a single step, copies to and from the host could
-// not overlap at all.
 size_t DeviceShmCollectives::stepElements(const Op& op,
                                           size_t maxStepBytes) const {
   const size_t elementBytes = dtypeSize(op.dtype);
-  const size_t opBytes = op.count * elementBytes;
-  const size_t stepBytes =
-      alignUp((opBytes + kPipelineSteps - 1) / kPipelineSteps, kPage);
-  const size_t bytes =
-      std::min(maxStepBytes, std::max(kMinStepBytes, stepBytes));
+  const size_t bytes = pipelineStepBytes(op.count * elementBytes, maxStepBytes);
   return std::max<size_t>(bytes / elementBytes, 1);
 }
 
@@ -313,41 +318,62 @@ void DeviceShmCollectives::gatherResults(const Op& op, const Chunk& chunk) {
 }
 
 // ---------------------------------------------------------------------------
-// The others. Buffers of reduce-scatter and all-to-all hold one part per
-// rank of op.count elements; a chunk is the same elements of every part,
-// and each peer's part has partsStepBytes() of the slot.
+// The others. Buffers of reduce-scatter, all-to-all and (at the root)
+// scatter hold one part per rank of op.count elements; a chunk is the same
+// elements of every part, and each peer's part has partsStepBytes() of the
+// slot. Each rank stages only what others read: a root reads nothing.
+
+// up: this rank's input of the chunk to its slot.
+void DeviceShmCollectives::stageInput(const Op& op, const Chunk& chunk) {
+  waitForFreeSlot(chunk);
+  copy(up_.handle(), outboxes_.slot(rank_, chunk.index),
+       at(op.sendbuff, chunk.offset()), chunk.bytes(),
+       "copying a chunk to host memory");
+  signal(up_.handle(), outboxes_.staged(rank_), chunk.index + 1,
+         "signalling a staged chunk");
+}
 
 // up: each peer's part of the chunk to the slot, at the peer's place.
 void DeviceShmCollectives::stagePeerParts(const Op& op, const Chunk& chunk) {
-  const size_t partBytes = op.count * chunk.elementBytes;
   waitForFreeSlot(chunk);
   char* mine = outboxes_.slot(rank_, chunk.index);
   for (int p = 0; p < nranks_; ++p)
     if (p != rank_)
       copy(up_.handle(), mine + p * chunk.bytes(),
-           at(op.sendbuff, p * partBytes + chunk.offset()), chunk.bytes(),
+           at(op.sendbuff, p * partBytes(op) + chunk.offset()), chunk.bytes(),
            "copying parts of a chunk to host memory");
   signal(up_.handle(), outboxes_.staged(rank_), chunk.index + 1,
          "signalling a staged chunk");
 }
 
+// down: this rank's own part of the chunk, unless it is in place.
+void DeviceShmCollectives::copyOwnPart(const void* from, void* to,
+                                       const Chunk& chunk) {
+  if (from != to)
+    copy(down_.handle(), to, from, chunk.bytes(),
+         "copying this rank's own part of a chunk");
+}
+
+// down: the chunk's bytes at `slotOffset` of `owner`'s slot, once staged.
+void DeviceShmCollectives::takePart(int owner, size_t slotOffset, void* to,
+                                    const Chunk& chunk) {
+  waitUntil(down_.handle(), outboxes_.staged(owner), chunk.index + 1,
+            "waiting for another rank's chunk");
+  copy(down_.handle(), to, outboxes_.slot(owner, chunk.index) + slotOffset,
+       chunk.bytes(), "copying another rank's part to the GPU");
+}
+
 void DeviceShmCollectives::reduceScatter(const Op& op) {
-  const size_t partBytes = op.count * dtypeSize(op.dtype);
   forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
     stagePeerParts(op, chunk);
-
     const void* sources[HETCCL_DEVICE_MAX_SOURCES];
     for (int p = 0; p < nranks_; ++p) {
       if (p == rank_) {
-        sources[p] = at(op.sendbuff, rank_ * partBytes + chunk.offset());
+        sources[p] = at(op.sendbuff, rank_ * partBytes(op) + chunk.offset());
         continue;
       }
-      waitUntil(down_.handle(), outboxes_.staged(p), chunk.index + 1,
-                "waiting for another rank's chunk");
       char* part = scratch_->data() + p * scratchStride_;
-      copy(down_.handle(), part,
-           outboxes_.slot(p, chunk.index) + rank_ * chunk.bytes(),
-           chunk.bytes(), "copying another rank's part to the GPU");
+      takePart(p, rank_ * chunk.bytes(), part, chunk);
       sources[p] = part;
     }
     reduce(op, at(op.recvbuff, chunk.offset()), sources, chunk.length);
@@ -356,52 +382,30 @@ void DeviceShmCollectives::reduceScatter(const Op& op) {
 }
 
 void DeviceShmCollectives::allToAll(const Op& op) {
-  const size_t partBytes = op.count * dtypeSize(op.dtype);
   forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
     stagePeerParts(op, chunk);
-
     // In place, the outputs overwrite inputs: not before they are staged.
     waitUntil(down_.handle(), outboxes_.staged(rank_), chunk.index + 1,
               "waiting for this rank's chunk to be staged");
-    const size_t own = rank_ * partBytes + chunk.offset();
-    if (op.sendbuff != op.recvbuff)
-      copy(down_.handle(), at(op.recvbuff, own), at(op.sendbuff, own),
-           chunk.bytes(), "copying this rank's own all-to-all part");
-    for (int p = 0; p < nranks_; ++p) {
-      if (p == rank_) continue;
-      waitUntil(down_.handle(), outboxes_.staged(p), chunk.index + 1,
-                "waiting for another rank's chunk");
-      copy(down_.handle(), at(op.recvbuff, p * partBytes + chunk.offset()),
-           outboxes_.slot(p, chunk.index) + rank_ * chunk.bytes(),
-           chunk.bytes(), "copying another rank's part to the GPU");
-    }
+    const size_t own = rank_ * partBytes(op) + chunk.offset();
+    copyOwnPart(at(op.sendbuff, own), at(op.recvbuff, own), chunk);
+    for (int p = 0; p < nranks_; ++p)
+      if (p != rank_)
+        takePart(p, rank_ * chunk.bytes(),
+                 at(op.recvbuff, p * partBytes(op) + chunk.offset()), chunk);
     releaseSlots(chunk);
   });
 }
 
 void DeviceShmCollectives::allGather(const Op& op) {
-  const size_t partBytes = op.count * dtypeSize(op.dtype);
   forEachChunk(op, chunkBytes_, [&](const Chunk& chunk) {
-    waitForFreeSlot(chunk);
-    copy(up_.handle(), outboxes_.slot(rank_, chunk.index),
-         at(op.sendbuff, chunk.offset()), chunk.bytes(),
-         "copying an all-gather chunk to host memory");
-    signal(up_.handle(), outboxes_.staged(rank_), chunk.index + 1,
-           "signalling a staged chunk");
-
-    const char* ownInput = at(op.sendbuff, chunk.offset());
-    char* ownOutput = at(op.recvbuff, rank_ * partBytes + chunk.offset());
-    if (ownInput != ownOutput)
-      copy(down_.handle(), ownOutput, ownInput, chunk.bytes(),
-           "copying this rank's own all-gather part");
-    for (int p = 0; p < nranks_; ++p) {
-      if (p == rank_) continue;
-      waitUntil(down_.handle(), outboxes_.staged(p), chunk.index + 1,
-                "waiting for another rank's chunk");
-      copy(down_.handle(), at(op.recvbuff, p * partBytes + chunk.offset()),
-           outboxes_.slot(p, chunk.index), chunk.bytes(),
-           "copying another rank's part to the GPU");
-    }
+    stageInput(op, chunk);
+    copyOwnPart(at(op.sendbuff, chunk.offset()),
+                at(op.recvbuff, rank_ * partBytes(op) + chunk.offset()), chunk);
+    for (int p = 0; p < nranks_; ++p)
+      if (p != rank_)
+        takePart(p, 0, at(op.recvbuff, p * partBytes(op) + chunk.offset()),
+                 chunk);
     releaseSlots(chunk);
   });
 }
@@ -410,22 +414,68 @@ void DeviceShmCollectives::broadcast(const Op& op) {
   const int root = op.root;
   forEachChunk(op, chunkBytes_, [&](const Chunk& chunk) {
     if (rank_ == root) {
-      waitForFreeSlot(chunk);
-      copy(up_.handle(), outboxes_.slot(root, chunk.index),
-           at(op.sendbuff, chunk.offset()), chunk.bytes(),
-           "copying a broadcast chunk to host memory");
-      signal(up_.handle(), outboxes_.staged(root), chunk.index + 1,
-             "signalling a staged chunk");
-      if (op.sendbuff != op.recvbuff)
-        copy(down_.handle(), at(op.recvbuff, chunk.offset()),
-             at(op.sendbuff, chunk.offset()), chunk.bytes(),
-             "copying the root's own broadcast chunk");
+      stageInput(op, chunk);
+      copyOwnPart(at(op.sendbuff, chunk.offset()),
+                  at(op.recvbuff, chunk.offset()), chunk);
     } else {
-      waitUntil(down_.handle(), outboxes_.staged(root), chunk.index + 1,
-                "waiting for the root's chunk");
-      copy(down_.handle(), at(op.recvbuff, chunk.offset()),
-           outboxes_.slot(root, chunk.index), chunk.bytes(),
-           "copying the root's chunk to the GPU");
+      takePart(root, 0, at(op.recvbuff, chunk.offset()), chunk);
+    }
+    releaseSlots(chunk);
+  });
+}
+
+// The root's output is the reduction of every input in rank order, the
+// same bits as the all-reduce's.
+void DeviceShmCollectives::reduceToRoot(const Op& op) {
+  const int root = op.root;
+  forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
+    if (rank_ != root) {
+      stageInput(op, chunk);
+    } else {
+      const void* sources[HETCCL_DEVICE_MAX_SOURCES];
+      for (int p = 0; p < nranks_; ++p) {
+        if (p == rank_) {
+          sources[p] = at(op.sendbuff, chunk.offset());
+          continue;
+        }
+        char* part = scratch_->data() + p * scratchStride_;
+        takePart(p, 0, part, chunk);
+        sources[p] = part;
+      }
+      reduce(op, at(op.recvbuff, chunk.offset()), sources, chunk.length);
+    }
+    releaseSlots(chunk);
+  });
+}
+
+void DeviceShmCollectives::gather(const Op& op) {
+  const int root = op.root;
+  forEachChunk(op, chunkBytes_, [&](const Chunk& chunk) {
+    if (rank_ != root) {
+      stageInput(op, chunk);
+    } else {
+      for (int p = 0; p < nranks_; ++p) {
+        void* to = at(op.recvbuff, p * partBytes(op) + chunk.offset());
+        if (p == rank_)
+          copyOwnPart(at(op.sendbuff, chunk.offset()), to, chunk);
+        else
+          takePart(p, 0, to, chunk);
+      }
+    }
+    releaseSlots(chunk);
+  });
+}
+
+void DeviceShmCollectives::scatter(const Op& op) {
+  const int root = op.root;
+  forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
+    if (rank_ == root) {
+      stagePeerParts(op, chunk);
+      copyOwnPart(at(op.sendbuff, root * partBytes(op) + chunk.offset()),
+                  at(op.recvbuff, chunk.offset()), chunk);
+    } else {
+      takePart(root, rank_ * chunk.bytes(), at(op.recvbuff, chunk.offset()),
+               chunk);
     }
     releaseSlots(chunk);
   });

@@ -13,6 +13,12 @@
 //   broadcast       output (the root's only, for broadcast)
 //   all-to-all      the part for each peer goes to the outbox; each rank
 //                   takes its part from every outbox
+//   reduce          the other ranks' inputs go to their outboxes; the root
+//                   reduces them with its own in rank order
+//   gather          the other ranks' inputs go to their outboxes, from
+//                   there to the root's output
+//   scatter         the root's part for each peer goes to its outbox
+//   send/receive    through the outboxes' channels (DeviceShmPointToPoint)
 //
 // Two streams of HetCCL's own carry the work, so that copies to the host
 // (`up`) and from it (`down`, with the reductions) run at the same time.
@@ -26,6 +32,7 @@
 #include <vector>
 
 #include "engine/gpu/device_outboxes.h"
+#include "engine/gpu/device_shm_point_to_point.h"
 #include "runtime/device/device_resources.h"
 #include "util/oob.h"
 #include "vendor/op.h"
@@ -40,11 +47,17 @@ class DeviceShmCollectives {
   DeviceShmCollectives(Oob& oob, const DeviceModule& module, size_t chunkBytes);
   ~DeviceShmCollectives();
 
-  // Whether this path runs `ops` (the same answer on every rank).
+  // Whether this path runs the collective of `ops` (the same answer on
+  // every rank): a single collective other than a reduction by a scalar
+  // in device memory. Sends and receives always take this path.
   bool handles(const std::vector<Op>& ops) const;
   // Enqueues the collective after the work on `stream`; work enqueued on
   // it later runs after the collective.
   void launch(const Op& op, void* stream);
+  // The same for a group of sends and receives.
+  void launchPointToPoint(const std::vector<Op>& ops, void* stream) {
+    pointToPoint_.launch(ops, stream);
+  }
   // Lets every stream waiting on a counter go on (the communicator has
   // failed; results are undefined).
   void releaseWaits() { outboxes_.releaseWaits(); }
@@ -73,11 +86,17 @@ class DeviceShmCollectives {
   void reduceOwnShard(const Op& op, const Chunk& chunk);
   void publishResult(const Op& op, const Chunk& chunk);
   void gatherResults(const Op& op, const Chunk& chunk);
+  void stageInput(const Op& op, const Chunk& chunk);
   void stagePeerParts(const Op& op, const Chunk& chunk);
+  void copyOwnPart(const void* from, void* to, const Chunk& chunk);
+  void takePart(int owner, size_t slotOffset, void* to, const Chunk& chunk);
   void reduceScatter(const Op& op);
   void allGather(const Op& op);
   void broadcast(const Op& op);
   void allToAll(const Op& op);
+  void reduceToRoot(const Op& op);
+  void gather(const Op& op);
+  void scatter(const Op& op);
 
   // Stream steps. A copy of no bytes enqueues nothing.
   void copy(void* stream, void* to, const void* from, size_t bytes,
@@ -110,6 +129,7 @@ class DeviceShmCollectives {
   DeviceEvent downDone_;
   std::vector<std::unique_ptr<DeviceEvent>> reduced_;  // by slot
   uint64_t chunksLaunched_ = 0;  // the same count on every rank
+  DeviceShmPointToPoint pointToPoint_;
 };
 
 }  // namespace hetccl

@@ -9,6 +9,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/monotonic_word.h"
+#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {
@@ -144,8 +145,8 @@ void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
   checkNotCapturing(stream);
   std::lock_guard<std::mutex> lock(launchMutex_);
   try {
-    if (directCollectives_ && directCollectives_->handles(ops))
-      directCollectives_->launch(ops[0], stream);
+    if (directCollectives_)
+      launchAmongHostGpus(ops, stream);
     else
       enqueueLaunch(ops, stream);
   } catch (const Error& e) {
@@ -154,6 +155,23 @@ void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
     abort();
     throw;
   }
+}
+
+// Every send and receive takes the stream-driven path, whatever else its
+// group holds, so that both ends of a transfer take the same one; the
+// group's collectives follow on the caller's stream.
+void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
+                                        StreamHandle stream) {
+  std::vector<Op> transfers, collectives;
+  for (const Op& op : ops)
+    (isPointToPoint(op.kind) ? transfers : collectives).push_back(op);
+  if (!transfers.empty())
+    directCollectives_->launchPointToPoint(transfers, stream);
+  if (collectives.empty()) return;
+  if (directCollectives_->handles(collectives))
+    directCollectives_->launch(collectives[0], stream);
+  else
+    enqueueLaunch(collectives, stream);
 }
 
 // The proxy cannot follow a graph's replays: each launch's pieces are

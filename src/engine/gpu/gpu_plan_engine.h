@@ -15,7 +15,8 @@
 // stream waits only for the pieces it is about to use.
 //
 // GPU ranks of one host, each its own domain, take the stream-driven
-// shared-memory path (DeviceShmCollectives) for the collectives it has.
+// shared-memory path (DeviceShmCollectives) for their sends and receives
+// and for every collective but a reduction by a scalar in device memory.
 #pragma once
 
 #include <map>
@@ -71,6 +72,7 @@ class GpuPlanEngine : public Executor {
 
   void warmUpDomain();
   void checkNotCapturing(StreamHandle stream) const;
+  void launchAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream);
   void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream);
   void failed(const Error& error);
   void releaseWaits();

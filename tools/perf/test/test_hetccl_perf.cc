@@ -159,6 +159,12 @@ TEST(Collectives, NcclTestsShapes) {
   EXPECT_EQ(reduce.count, 250u);
   EXPECT_EQ(reduce.callCount, 250u);
   EXPECT_EQ(shapeFor(CollKind::kAllGather, 8, 4, 4).count, 0u);
+  const Shape toRoot = shapeFor(CollKind::kGather, 1000, 4, 4);
+  EXPECT_EQ(toRoot.sendCount, 62u);
+  EXPECT_EQ(toRoot.recvCount, 248u);
+  const Shape fromRoot = shapeFor(CollKind::kScatter, 1000, 4, 4);
+  EXPECT_EQ(fromRoot.sendCount, 248u);
+  EXPECT_EQ(fromRoot.recvCount, 62u);
 }
 
 TEST(Collectives, BusBandwidthFactors) {
@@ -169,6 +175,8 @@ TEST(Collectives, BusBandwidthFactors) {
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kBroadcast, 4), 1);
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kReduce, 4), 1);
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kSendRecv, 4), 1);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kScatter, 2), 0.5);
 }
 
 TEST(Collectives, InPlaceLayoutsFollowNccl) {
@@ -183,6 +191,14 @@ TEST(Collectives, InPlaceLayoutsFollowNccl) {
       callBuffers(CollKind::kReduceScatter, true, other, buffer, shape, 3, 4);
   EXPECT_EQ(scatter.send, buffer);
   EXPECT_EQ(scatter.recv, buffer + 3 * 64 * 4);
+  const CallBuffers toRoot =
+      callBuffers(CollKind::kGather, true, other, buffer, shape, 1, 4);
+  EXPECT_EQ(toRoot.recv, buffer);
+  EXPECT_EQ(toRoot.send, buffer + 64 * 4);
+  const CallBuffers fromRoot =
+      callBuffers(CollKind::kScatter, true, other, buffer, shape, 1, 4);
+  EXPECT_EQ(fromRoot.send, buffer);
+  EXPECT_EQ(fromRoot.recv, buffer + 64 * 4);
   const CallBuffers out =
       callBuffers(CollKind::kAllReduce, false, other, buffer, shape, 1, 4);
   EXPECT_EQ(out.send, other);
@@ -430,10 +446,13 @@ class SimulatedRun {
     kit::encodeValue(type_, wrong, element);
   }
 
-  // A rank whose result differs from its own input: the root of reduce,
-  // any other rank for broadcast (whose root already holds the data).
+  // A rank whose result differs from its own input: the root of reduce
+  // and gather, any other rank for broadcast and scatter (whose root
+  // already holds the data).
   int rankWithResult() const {
-    return collective_.kind == CollKind::kBroadcast ? 0 : root();
+    const bool fromRoot = collective_.kind == CollKind::kBroadcast ||
+                          collective_.kind == CollKind::kScatter;
+    return fromRoot ? 0 : root();
   }
 
   void runReference() {
@@ -504,6 +523,10 @@ class SimulatedRun {
         return inputs[root()][k];
       case CollKind::kAllToAll:
         return inputs[k / c][rank * c + k % c];
+      case CollKind::kGather:
+        return rank == root() ? inputs[k / c][k % c] : NAN;
+      case CollKind::kScatter:
+        return inputs[root()][rank * c + k];
       case CollKind::kSendRecv:
         return inputs[(rank + nranks_ - 1) % nranks_][k];
     }

@@ -1,0 +1,114 @@
+#include "engine/gpu/device_shm_point_to_point.h"
+
+#include <algorithm>
+
+#include "algo/self_transfers.h"
+#include "engine/gpu/pipeline_steps.h"
+#include "util/dtype.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+constexpr uint64_t kSlots = DeviceOutboxes::kSlots;
+
+}  // namespace
+
+DeviceShmPointToPoint::DeviceShmPointToPoint(const DeviceOutboxes& outboxes,
+                                             const DeviceModule& module)
+    : outboxes_(outboxes),
+      module_(module),
+      rank_(outboxes.rank()),
+      start_(module) {
+  for (int peer = 0; peer < outboxes.nranks(); ++peer)
+    peers_.push_back(peer == rank_ ? nullptr : std::make_unique<Peer>(module));
+}
+
+DeviceShmPointToPoint::~DeviceShmPointToPoint() {
+  for (auto& peer : peers_) {
+    if (!peer) continue;
+    for (Lane* lane : {&peer->sending, &peer->receiving})
+      if (int code = module_.api().streamSynchronize(lane->stream.handle()))
+        LOG_WARN(kLogShm, "rank %d: GPU send/receive stream failed: %s", rank_,
+                 module_.api().errorString(code));
+  }
+}
+
+// Transfers to this rank itself are copies on the caller's stream; every
+// lane the group uses starts after the caller's work and the caller's
+// stream goes on after every such lane.
+void DeviceShmPointToPoint::launch(const std::vector<Op>& ops, void* stream) {
+  const auto& api = module_.api();
+  SelfTransfers self = splitSelfTransfers(rank_, ops);
+  for (const SelfCopy& copy : self.copies)
+    if (copy.bytes > 0)
+      module_.check(api.copyAsync(copy.to, copy.from, copy.bytes, stream),
+                    "copying a transfer of a rank to itself");
+  start_.record(stream);
+  std::vector<Lane*> used;
+  for (const Op& op : self.others) {
+    Peer& peer = *peers_.at(op.root);
+    Lane& lane = op.kind == OpKind::Send ? peer.sending : peer.receiving;
+    if (std::find(used.begin(), used.end(), &lane) == used.end()) {
+      module_.check(api.streamWaitEvent(lane.stream.handle(), start_.handle()),
+                    "ordering a transfer after the caller's work");
+      used.push_back(&lane);
+    }
+    if (op.kind == OpKind::Send)
+      send(op, lane);
+    else
+      receive(op, lane);
+  }
+  for (Lane* lane : used) {
+    lane->done.record(lane->stream.handle());
+    module_.check(api.streamWaitEvent(stream, lane->done.handle()),
+                  "ordering the caller's work after a transfer");
+  }
+}
+
+size_t DeviceShmPointToPoint::stepBytes(size_t bytes) const {
+  return pipelineStepBytes(bytes, outboxes_.pairSlotBytes());
+}
+
+void DeviceShmPointToPoint::send(const Op& op, Lane& lane) {
+  const auto& api = module_.api();
+  void* stream = lane.stream.handle();
+  const int peer = op.root;
+  const size_t bytes = op.count * dtypeSize(op.dtype);
+  const size_t step = stepBytes(bytes);
+  for (size_t offset = 0; offset < bytes; offset += step, ++lane.chunks) {
+    if (lane.chunks >= kSlots)
+      module_.check(api.waitValue64(stream, outboxes_.taken(rank_, peer),
+                                    lane.chunks + 1 - kSlots),
+                    "waiting for a free slot of a send channel");
+    module_.check(api.copyAsync(outboxes_.pairSlot(rank_, peer, lane.chunks),
+                                static_cast<const char*>(op.sendbuff) + offset,
+                                std::min(step, bytes - offset), stream),
+                  "copying a sent chunk to host memory");
+    module_.check(
+        api.writeValue64(stream, outboxes_.sent(rank_, peer), lane.chunks + 1),
+        "signalling a sent chunk");
+  }
+}
+
+void DeviceShmPointToPoint::receive(const Op& op, Lane& lane) {
+  const auto& api = module_.api();
+  void* stream = lane.stream.handle();
+  const int peer = op.root;
+  const size_t bytes = op.count * dtypeSize(op.dtype);
+  const size_t step = stepBytes(bytes);
+  for (size_t offset = 0; offset < bytes; offset += step, ++lane.chunks) {
+    module_.check(
+        api.waitValue64(stream, outboxes_.sent(peer, rank_), lane.chunks + 1),
+        "waiting for a sent chunk");
+    module_.check(api.copyAsync(static_cast<char*>(op.recvbuff) + offset,
+                                outboxes_.pairSlot(peer, rank_, lane.chunks),
+                                std::min(step, bytes - offset), stream),
+                  "copying a received chunk to the GPU");
+    module_.check(
+        api.writeValue64(stream, outboxes_.taken(peer, rank_), lane.chunks + 1),
+        "signalling a received chunk");
+  }
+}
+
+}  // namespace hetccl

@@ -1,0 +1,62 @@
+// Sends and receives among GPU ranks of one host driven by their streams
+// (no CPU thread on the data path), through the channels of the ranks'
+// outboxes (DeviceOutboxes). Per chunk, the sender's stream copies the
+// chunk into its channel to the receiver and counts it sent; the
+// receiver's stream waits for that count, copies the chunk out and counts
+// it taken, which frees the slot for the chunk kSlots later.
+//
+// Each direction of each pair of ranks has a stream of its own on both
+// ends (a sending stream per destination, a receiving stream per source),
+// so a transfer waits for nothing but its own peer: a group completes
+// whatever order its ranks posted their sends and receives in. A rank's
+// sends to one peer match that peer's receives from it in posting order,
+// as in NCCL, and must be of the same size.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/gpu/device_outboxes.h"
+#include "runtime/device/device_resources.h"
+#include "vendor/op.h"
+
+namespace hetccl {
+
+class DeviceShmPointToPoint {
+ public:
+  DeviceShmPointToPoint(const DeviceOutboxes& outboxes,
+                        const DeviceModule& module);
+  // The GPU must be done with the outboxes before they are unregistered.
+  ~DeviceShmPointToPoint();
+
+  // Enqueues a group of sends and receives (nothing else) after the work
+  // on `stream`; work enqueued on it later runs after all of them.
+  void launch(const std::vector<Op>& ops, void* stream);
+
+ private:
+  // One direction of the channel with one peer, on this rank's end.
+  struct Lane {
+    explicit Lane(const DeviceModule& module) : stream(module), done(module) {}
+    DeviceStream stream;
+    DeviceEvent done;
+    uint64_t chunks = 0;  // of the pair's sequence in this direction
+  };
+  struct Peer {
+    explicit Peer(const DeviceModule& module)
+        : sending(module), receiving(module) {}
+    Lane sending;
+    Lane receiving;
+  };
+
+  void send(const Op& op, Lane& lane);
+  void receive(const Op& op, Lane& lane);
+  size_t stepBytes(size_t bytes) const;
+
+  const DeviceOutboxes& outboxes_;
+  const DeviceModule& module_;
+  const int rank_;
+  DeviceEvent start_;
+  std::vector<std::unique_ptr<Peer>> peers_;  // by rank; none for this one
+};
+
+}  // namespace hetccl

@@ -1,0 +1,94 @@
+// How PiecedLink cuts transfers: at most a slot's worth per piece, four
+// pieces for transfers of less than four slots (none under 256 KiB), none
+// for an empty transfer, and each piece at its offset of the buffer.
+#include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
+
+#include "algo/pieced_link.h"
+
+namespace hetccl {
+namespace {
+
+class DoneRequest : public TransferRequest {
+ public:
+  bool done() override { return true; }
+  void wait(const AbortSignal&, double) override {}
+};
+
+// Records the transfers posted on it: (offset into the caller's buffer,
+// bytes).
+class RecordingLink : public Link {
+ public:
+  explicit RecordingLink(const char* base) : base_(base) {}
+  int peer() const override { return 1; }
+  std::shared_ptr<TransferRequest> send(const void* data,
+                                        size_t bytes) override {
+    posted.emplace_back(static_cast<const char*>(data) - base_, bytes);
+    return std::make_shared<DoneRequest>();
+  }
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override {
+    return send(data, bytes);
+  }
+  size_t bytesSent() const override { return 0; }
+  size_t bytesReceived() const override { return 0; }
+
+  std::vector<std::pair<size_t, size_t>> posted;
+
+ private:
+  const char* base_;
+};
+
+std::vector<std::pair<size_t, size_t>> piecesOf(size_t bytes,
+                                                size_t pieceBytes) {
+  static char buffer[1];
+  auto inner = std::make_shared<RecordingLink>(buffer);
+  PiecedLink link(inner, pieceBytes);
+  link.send(buffer, bytes);
+  auto sent = inner->posted;
+  inner->posted.clear();
+  link.recv(buffer, bytes);
+  EXPECT_EQ(inner->posted, sent) << "receives are cut like sends";
+  return sent;
+}
+
+using Pieces = std::vector<std::pair<size_t, size_t>>;
+
+TEST(PiecedLink, LargeTransfersGoInSlotSizedPieces) {
+  const size_t mib = 1 << 20;
+  EXPECT_EQ(piecesOf(5 * mib + 3, mib), (Pieces{{0, mib},
+                                                {mib, mib},
+                                                {2 * mib, mib},
+                                                {3 * mib, mib},
+                                                {4 * mib, mib},
+                                                {5 * mib, 3}}));
+}
+
+TEST(PiecedLink, SmallerTransfersGoInFourPieces) {
+  const size_t mib = 1 << 20;
+  EXPECT_EQ(piecesOf(mib, 4 * mib), (Pieces{{0, mib / 4},
+                                            {mib / 4, mib / 4},
+                                            {mib / 2, mib / 4},
+                                            {3 * mib / 4, mib / 4}}));
+  // Quarters are rounded up to pages: the last piece is shorter.
+  EXPECT_EQ(piecesOf(2000001, 4 * mib), (Pieces{{0, 503808},
+                                                {503808, 503808},
+                                                {1007616, 503808},
+                                                {1511424, 488577}}));
+}
+
+TEST(PiecedLink, NoPieceUnder256KiBUnlessTheSlotIsSmaller) {
+  EXPECT_EQ(piecesOf(600000, 1 << 20),
+            (Pieces{{0, 262144}, {262144, 262144}, {524288, 75712}}));
+  EXPECT_EQ(piecesOf(1000, 1 << 20), (Pieces{{0, 1000}}));
+  EXPECT_EQ(piecesOf(10000, 4096),
+            (Pieces{{0, 4096}, {4096, 4096}, {8192, 1808}}));
+}
+
+TEST(PiecedLink, EmptyTransfersAreNotSent) {
+  EXPECT_TRUE(piecesOf(0, 1 << 20).empty());
+}
+
+}  // namespace
+}  // namespace hetccl
