@@ -31,6 +31,7 @@ Settings Settings::fromEnvironment() {
   s.tcpStripeBytes = readBytes(Param::TcpChunk);
   s.tcpSocketBufferBytes = static_cast<int>(readInteger(Param::TcpBuffer));
   s.gpuDirect = readFlag(Param::GpuDirect);
+  s.engineTimeline = readFlag(Param::EngineTimeline);
   s.gpuChunkBytes = readBytes(Param::GpuChunk);
   return s;
 }

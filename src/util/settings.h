@@ -27,6 +27,7 @@ struct Settings {
   int tcpSocketBufferBytes;           // HETCCL_TCP_BUFFER; 0: autotuning
   bool gpuDirect;                     // HETCCL_GPU_DIRECT
   size_t gpuChunkBytes;               // HETCCL_GPU_CHUNK
+  bool engineTimeline;                // HETCCL_ENGINE_TIMELINE
 
   // Throws an Error (ncclInvalidArgument) for the first bad value.
   static Settings fromEnvironment();

@@ -130,6 +130,8 @@ TEST_P(DeviceModuleTable, EveryFunctionIsThere) {
       reinterpret_cast<const void*>(t.waitValue64),
       reinterpret_cast<const void*>(t.reduceAsync),
       reinterpret_cast<const void*>(t.loadKernels),
+      reinterpret_cast<const void*>(t.timingEventCreate),
+      reinterpret_cast<const void*>(t.eventElapsedMs),
   };
   // Every pointer member of the table is listed above.
   static_assert(

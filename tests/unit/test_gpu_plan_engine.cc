@@ -118,6 +118,7 @@ struct Layout {
   std::string transport = "shm";
   bool streamDriven = false;             // with DeviceShmCollectives
   const DeviceModule* module = nullptr;  // the emulated module if null
+  bool timeline = false;                 // HETCCL_ENGINE_TIMELINE
 };
 
 void runEngineRanks(const Layout& layout,
@@ -143,6 +144,7 @@ void runEngineRanks(const Layout& layout,
     settings.transport = layout.transport;
     settings.chunkBytes = 1024;  // several pipeline steps per op
     settings.timeoutSeconds = 60;
+    settings.engineTimeline = layout.timeline;
     auto abort = std::make_shared<AbortSignal>();
     auto liveness = std::make_shared<PeerLiveness>(nranks);
     auto hostComm = HostComm::create(domainOob, ShmSettings::from(settings),
@@ -276,6 +278,14 @@ TEST(GpuPlanEngine, EveryCollectiveInPlaceMatchesTheHostPlans) {
 
 TEST(GpuPlanEngine, EveryCollectiveMatchesTheHostPlansOverTcp) {
   compareWithHostPlans({{0, 1, 1, 0}, "tcp"}, everyCollective(4));
+}
+
+// Timing the engine's stream changes what it enqueues (events between the
+// steps), not what the plans compute.
+TEST(GpuPlanEngine, EveryCollectiveWithTheTimelineOn) {
+  Layout layout{{0, 0, 1, 1, 1}, "tcp"};
+  layout.timeline = true;
+  compareWithHostPlans(layout, everyCollective(5));
 }
 
 // A rank alone in its domain runs its domain steps itself (copies, and

@@ -8,9 +8,10 @@
 namespace hetccl {
 
 DevicePlanData::DevicePlanData(const DeviceModule& module, void* stream,
-                               size_t scratchBytes)
+                               size_t scratchBytes, StreamTimeline* timeline)
     : module_(module),
       stream_(stream),
+      timeline_(timeline),
       scratchBytes_(scratchBytes),
       scratch_(module, scratchBytes) {}
 
@@ -22,6 +23,7 @@ void DevicePlanData::reduce(void* dst, const void* const* sources, int nsources,
   if (reduction.preScale && nsources > HETCCL_DEVICE_MAX_SOURCES)
     fail(ncclInternalError,
          "a pre-scaled reduction of %d inputs cannot be folded", nsources);
+  markPhase(timeline_, StreamPhase::Reductions);
   std::vector<const void*> batch(sources, sources + nsources);
   Reduction step = reduction;
   std::optional<uint64_t> divisor = step.divisor;
@@ -42,6 +44,7 @@ void DevicePlanData::reduce(void* dst, const void* const* sources, int nsources,
 
 void DevicePlanData::copy(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
+  markPhase(timeline_, StreamPhase::OtherCopies);
   module_.check(module_.api().copyAsync(dst, src, bytes, stream_),
                 "copying on the GPU engine's stream");
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "algo/plan_data.h"
+#include "engine/gpu/stream_timeline.h"
 #include "runtime/device/device_resources.h"
 
 namespace hetccl {
@@ -12,7 +13,9 @@ class DevicePlanData : public PlanData {
   // `scratchBytes` of device memory, allocated now: allocating while a
   // caller's stream waits for the engine would serialise the GPU's streams
   // (CUDA's implicit synchronisation) and deadlock it.
-  DevicePlanData(const DeviceModule& module, void* stream, size_t scratchBytes);
+  // `timeline`: null unless HETCCL_ENGINE_TIMELINE.
+  DevicePlanData(const DeviceModule& module, void* stream, size_t scratchBytes,
+                 StreamTimeline* timeline);
 
   void reduce(void* dst, const void* const* sources, int nsources, size_t count,
               const Reduction& reduction) override;
@@ -23,6 +26,7 @@ class DevicePlanData : public PlanData {
  private:
   const DeviceModule& module_;
   void* stream_;
+  StreamTimeline* timeline_;
   const size_t scratchBytes_;
   DeviceMemory scratch_;
 };

@@ -20,6 +20,9 @@ constexpr uint64_t kReleaseAll = std::numeric_limits<uint64_t>::max();
 constexpr size_t kRingSlots = 8;
 // How long an abort lets the engine's stream run out its released work.
 constexpr double kReleaseDrainSeconds = 10;
+// Timed marks per launch with HETCCL_ENGINE_TIMELINE (a 1 GB all-reduce of
+// two domains in 16 MB chunks needs about 2000).
+constexpr size_t kTimelineMarks = 8192;
 
 const DeviceModule& onDevice(const DeviceModule& module, int device) {
   module.check(module.api().setDevice(device), "making the rank's GPU current");
@@ -57,16 +60,21 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
       flagMemory_(module_, sizeof(Flags)),
       flags_(reinterpret_cast<Flags*>(flagMemory_.data())),
       stream_(module_),
-      data_(module_, stream_.handle(), scratchBytes(setup)),
+      timeline_(setup.settings.engineTimeline
+                    ? std::make_unique<StreamTimeline>(
+                          module_, stream_.handle(), kTimelineMarks)
+                    : nullptr),
+      data_(module_, stream_.handle(), scratchBytes(setup), timeline_.get()),
       directCollectives_(std::move(setup.directCollectives)),
       links_(std::move(setup.links)),
       proxy_(abort_, timeoutSeconds_,
              [this](const Error& error) { failed(error); }) {
   __atomic_store_n(&flags_->inputsReady, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&flags_->done, 0, __ATOMIC_RELEASE);
-  const StagingPath path{module_, stream_.handle(), proxy_,
-                         crossDomainPieceBytes(setup.settings.chunkBytes),
-                         kRingSlots};
+  const StagingPath path{
+      module_,    stream_.handle(),
+      proxy_,     crossDomainPieceBytes(setup.settings.chunkBytes),
+      kRingSlots, timeline_.get()};
   for (int peer = 0; peer < domains_.nranks(); ++peer)
     if (domains_.domainOf(peer) != domains_.domainOf(rank_))
       stagedLinks_[peer] =
@@ -75,6 +83,11 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
   context_.nranks = domains_.nranks();
   context_.domains = &domains_;
   context_.domainComm = domainComm_.get();
+  if (timeline_) {
+    timedDomainSteps_ =
+        std::make_unique<TimedDomainSteps>(*domainComm_, *timeline_);
+    context_.domainComm = timedDomainSteps_.get();
+  }
   context_.domainStream = static_cast<StreamHandle>(stream_.handle());
   context_.linkTo = [this](int peer) -> Link& {
     auto it = stagedLinks_.find(peer);
@@ -137,7 +150,19 @@ GpuPlanEngine::~GpuPlanEngine() {
   if (abort_->raised()) releaseWaits();
   if (module_.api().streamSynchronize(stream_.handle()) != 0)
     LOG_WARN(kLogColl, "rank %d: the GPU engine's stream failed", rank_);
+  else if (timeline_)
+    logTimeline();
   releaseWaits();  // a caller's stream may still wait for a launch
+}
+
+void GpuPlanEngine::logTimeline() {
+  try {
+    LOG_INFO(kLogTuning, "rank %d: GPU engine stream time: %s", rank_,
+             timeline_->summary().c_str());
+  } catch (const Error& e) {
+    LOG_WARN(kLogTuning, "rank %d: no GPU engine timeline: %s", rank_,
+             e.what());
+  }
 }
 
 void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
@@ -195,12 +220,14 @@ void GpuPlanEngine::enqueueLaunch(const std::vector<Op>& ops,
   const auto& api = module_.api();
   void* own = stream_.handle();
   const uint64_t sequence = ++launched_;
+  if (timeline_) timeline_->beginLaunch();
   module_.check(api.writeValue64(stream, &flags_->inputsReady, sequence),
                 "signalling the inputs of a launch");
   module_.check(api.waitValue64(own, &flags_->inputsReady, sequence),
                 "waiting for the inputs of a launch");
   runPlans(context_, ops);
   for (auto& entry : stagedLinks_) entry.second->finishLaunch();
+  if (timeline_) timeline_->endLaunch();
   module_.check(api.writeValue64(own, &flags_->done, sequence),
                 "signalling the end of a launch");
   module_.check(api.waitValue64(stream, &flags_->done, sequence),

@@ -30,6 +30,7 @@
 #include "engine/gpu/device_shm_collectives.h"
 #include "engine/gpu/staged_link.h"
 #include "engine/gpu/staging_proxy.h"
+#include "engine/gpu/stream_timeline.h"
 #include "util/settings.h"
 #include "vendor/executor.h"
 
@@ -71,6 +72,7 @@ class GpuPlanEngine : public Executor {
   };
 
   void warmUpDomain();
+  void logTimeline();
   void checkNotCapturing(StreamHandle stream) const;
   void launchAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream);
   void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream);
@@ -88,6 +90,8 @@ class GpuPlanEngine : public Executor {
   PinnedHostMemory flagMemory_;
   Flags* flags_;
   DeviceStream stream_;
+  std::unique_ptr<StreamTimeline> timeline_;  // HETCCL_ENGINE_TIMELINE
+  std::unique_ptr<TimedDomainSteps> timedDomainSteps_;
   DevicePlanData data_;
   // Before the proxy, whose failures release its waits.
   std::unique_ptr<DeviceShmCollectives> directCollectives_;

@@ -79,10 +79,13 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
   for (size_t offset = 0; offset < bytes; offset += ring.slotBytes()) {
     const size_t piece = std::min(ring.slotBytes(), bytes - offset);
     const uint64_t n = d.pieces++;
-    if (n >= ring.slots())
+    if (n >= ring.slots()) {
+      markPhase(path_.timeline, StreamPhase::TransferWaits);
       check(api.waitValue64(path_.stream, ring.proxyCounter(),
                             n - ring.slots() + 1),
             "waiting for a free staging slot");
+    }
+    markPhase(path_.timeline, StreamPhase::StagingCopies);
     check(api.copyAsync(ring.slot(n), source + offset, piece, path_.stream),
           "copying bytes to send from the GPU");
     check(api.writeValue64(path_.stream, ring.streamCounter(), n + 1),
@@ -105,6 +108,7 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes) {
 void StagedLink::finishLaunch() {
   if (receivesConsumed_ < receivesPosted_) consumeThrough(receivesPosted_ - 1);
   if (sends_.awaited == sends_.pieces) return;
+  markPhase(path_.timeline, StreamPhase::TransferWaits);
   check(path_.module.api().waitValue64(
             path_.stream, sends_.ring->proxyCounter(), sends_.pieces),
         "waiting for staged sends");
@@ -122,8 +126,10 @@ void StagedLink::consumeThrough(uint64_t receive) {
     for (size_t offset = 0; offset < posted.bytes;
          offset += ring.slotBytes(), ++n) {
       const size_t piece = std::min(ring.slotBytes(), posted.bytes - offset);
+      markPhase(path_.timeline, StreamPhase::TransferWaits);
       check(api.waitValue64(path_.stream, ring.proxyCounter(), n + 1),
             "waiting for a staged piece");
+      markPhase(path_.timeline, StreamPhase::StagingCopies);
       check(api.copyAsync(posted.target + offset, ring.slot(n), piece,
                           path_.stream),
             "copying received bytes to the GPU");

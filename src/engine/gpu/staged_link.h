@@ -27,6 +27,7 @@
 
 #include "engine/gpu/staging_proxy.h"
 #include "engine/gpu/staging_ring.h"
+#include "engine/gpu/stream_timeline.h"
 #include "transport/link.h"
 
 namespace hetccl {
@@ -38,6 +39,7 @@ struct StagingPath {
   StagingProxy& proxy;
   size_t slotBytes;
   size_t slots;
+  StreamTimeline* timeline;  // null unless HETCCL_ENGINE_TIMELINE
 };
 
 // The rings of every staged link of an engine, made on first use and kept

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HETCCL_DEVICE_MODULE_ABI 1
+#define HETCCL_DEVICE_MODULE_ABI 2
 /* The module's one exported function returns its table. */
 #define HETCCL_DEVICE_MODULE_ENTRY "hetcclDeviceModule"
 
@@ -108,6 +108,11 @@ typedef struct {
    * already queued on the device; if that work waits on the host (a
    * stream held back by a word the caller sets later), it never ends. */
   int (*loadKernels)(void);
+
+  /* Events that also keep the time they were reached (eventDestroy frees
+   * them), and the milliseconds between two such events once both were. */
+  int (*timingEventCreate)(void** event);
+  int (*eventElapsedMs)(void* start, void* end, float* milliseconds);
 } hetcclDeviceModuleTable;
 
 typedef const hetcclDeviceModuleTable* (*hetcclDeviceModuleEntry)(void);

@@ -49,8 +49,12 @@ HostRegistration::~HostRegistration() {
                "unregistering host memory");
 }
 
-DeviceEvent::DeviceEvent(const DeviceModule& module) : module_(module) {
-  module.check(module.api().eventCreate(&event_), "creating an event");
+DeviceEvent::DeviceEvent(const DeviceModule& module, Timing timing)
+    : module_(module) {
+  const auto& api = module.api();
+  module.check(timing == Timing::On ? api.timingEventCreate(&event_)
+                                    : api.eventCreate(&event_),
+               "creating an event");
 }
 
 DeviceEvent::~DeviceEvent() {
@@ -71,6 +75,14 @@ bool DeviceEvent::done() const {
 
 void DeviceEvent::synchronize() const {
   module_.check(module_.api().eventSynchronize(event_), "waiting for an event");
+}
+
+float DeviceEvent::millisecondsSince(const DeviceEvent& earlier) const {
+  float milliseconds = 0;
+  module_.check(
+      module_.api().eventElapsedMs(earlier.event_, event_, &milliseconds),
+      "timing between two events");
+  return milliseconds;
 }
 
 DeviceStream::DeviceStream(const DeviceModule& module) : module_(module) {

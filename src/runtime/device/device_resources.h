@@ -68,7 +68,9 @@ class HostRegistration {
 // An event for ordering and completion (no timing).
 class DeviceEvent {
  public:
-  explicit DeviceEvent(const DeviceModule& module);
+  // A timed event also keeps when the stream reached it.
+  enum class Timing { Off, On };
+  explicit DeviceEvent(const DeviceModule& module, Timing timing = Timing::Off);
   ~DeviceEvent();
   DeviceEvent(const DeviceEvent&) = delete;
   DeviceEvent& operator=(const DeviceEvent&) = delete;
@@ -76,6 +78,8 @@ class DeviceEvent {
   void record(void* stream);
   bool done() const;
   void synchronize() const;
+  // Milliseconds from `earlier` to this event, both timed and reached.
+  float millisecondsSince(const DeviceEvent& earlier) const;
   void* handle() const { return event_; }
 
  private:

@@ -112,6 +112,18 @@ int eventCreate(void** event) {
   return error;
 }
 
+int timingEventCreate(void** event) {
+  RuntimeEvent created = nullptr;
+  const RuntimeError error = HETCCL_RT(EventCreate)(&created);
+  if (error == HETCCL_RT(Success)) *event = created;
+  return error;
+}
+
+int eventElapsedMs(void* start, void* end, float* milliseconds) {
+  return HETCCL_RT(EventElapsedTime)(milliseconds, asEvent(start),
+                                     asEvent(end));
+}
+
 int eventDestroy(void* event) {
   return HETCCL_RT(EventDestroy)(asEvent(event));
 }
@@ -163,6 +175,8 @@ void fillCommonEntries(hetcclDeviceModuleTable& table) {
   table.eventSynchronize = eventSynchronize;
   table.streamWaitEvent = streamWaitEvent;
   table.copyAsync = copyAsync;
+  table.timingEventCreate = timingEventCreate;
+  table.eventElapsedMs = eventElapsedMs;
 }
 
 }  // namespace

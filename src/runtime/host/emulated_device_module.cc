@@ -16,11 +16,19 @@ namespace {
 
 constexpr int kFailed = 1;
 
-// An event: how many records were made, and how many the stream reached.
+// An event: how many records were made, how many the stream reached, and
+// when it reached the last one (steady clock, nanoseconds).
 struct Event {
   std::atomic<uint64_t> recorded{0};
   std::atomic<uint64_t> reached{0};
+  std::atomic<int64_t> reachedAt{0};
 };
+
+int64_t nowNanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 void enqueue(void* stream, StreamTask task) {
   hostRuntimeImpl().enqueue(static_cast<StreamHandle>(stream), std::move(task));
@@ -106,8 +114,19 @@ hetcclDeviceModuleTable makeTable() {
     Event& event = eventOf(handle);
     uint64_t generation = ++event.recorded;
     enqueue(stream, [&event, generation] {
+      event.reachedAt.store(nowNanoseconds(), std::memory_order_relaxed);
       event.reached.store(generation, std::memory_order_release);
     });
+    return 0;
+  };
+  t.timingEventCreate = t.eventCreate;
+  t.eventElapsedMs = [](void* start, void* end, float* milliseconds) {
+    Event& from = eventOf(start);
+    Event& to = eventOf(end);
+    if (from.reached.load() < from.recorded.load() ||
+        to.reached.load() < to.recorded.load())
+      return kFailed;
+    *milliseconds = (to.reachedAt.load() - from.reachedAt.load()) / 1e6f;
     return 0;
   };
   t.eventQuery = [](void* handle, int* done) {
