@@ -67,7 +67,7 @@ TEST(StreamTimeline, ALaunchWithMoreStepsThanMarksSaysSo) {
   StreamTimeline timeline(stream.module, stream.handle, 3);
   timeline.beginLaunch();
   timeline.mark(StreamPhase::DomainSteps);
-  timeline.mark(StreamPhase::StagingCopies);  // dropped: End keeps the last
+  timeline.mark(StreamPhase::OtherCopies);  // dropped: End keeps the last
   timeline.mark(StreamPhase::Reductions);
   timeline.endLaunch();
   const std::string summary = timeline.summary();

@@ -60,6 +60,7 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
       flagMemory_(module_, sizeof(Flags)),
       flags_(reinterpret_cast<Flags*>(flagMemory_.data())),
       stream_(module_),
+      copies_(module_, stream_.handle()),
       timeline_(setup.settings.engineTimeline
                     ? std::make_unique<StreamTimeline>(
                           module_, stream_.handle(), kTimelineMarks)
@@ -71,10 +72,13 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
              [this](const Error& error) { failed(error); }) {
   __atomic_store_n(&flags_->inputsReady, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&flags_->done, 0, __ATOMIC_RELEASE);
-  const StagingPath path{
-      module_,    stream_.handle(),
-      proxy_,     crossDomainPieceBytes(setup.settings.chunkBytes),
-      kRingSlots, timeline_.get()};
+  const StagingPath path{module_,
+                         stream_.handle(),
+                         copies_,
+                         proxy_,
+                         crossDomainPieceBytes(setup.settings.chunkBytes),
+                         kRingSlots,
+                         timeline_.get()};
   for (int peer = 0; peer < domains_.nranks(); ++peer)
     if (domains_.domainOf(peer) != domains_.domainOf(rank_))
       stagedLinks_[peer] =
@@ -148,7 +152,9 @@ void GpuPlanEngine::warmUpDomain() {
 
 GpuPlanEngine::~GpuPlanEngine() {
   if (abort_->raised()) releaseWaits();
-  if (module_.api().streamSynchronize(stream_.handle()) != 0)
+  const int streamError = module_.api().streamSynchronize(stream_.handle());
+  copies_.synchronize();  // before the rings go
+  if (streamError != 0)
     LOG_WARN(kLogColl, "rank %d: the GPU engine's stream failed", rank_);
   else if (timeline_)
     logTimeline();
@@ -266,27 +272,28 @@ void GpuPlanEngine::abort() {
   releaseWaits();
 }
 
-// Every wait of the engine's stream ends first, and the stream runs out
-// what is queued (copies into the callers' buffers among it) before the
-// callers' streams go on and may free those buffers.
+// Every wait of the engine's streams ends first, and the streams run out
+// what is queued (the staging copies into the callers' buffers among it)
+// before the callers' streams go on and may free those buffers.
 void GpuPlanEngine::releaseWaits() {
   raiseToAtLeast(&flags_->inputsReady, kReleaseAll);
   rings_.releaseWaits();
   if (directCollectives_) directCollectives_->releaseWaits();
-  if (!awaitStreamIdle(kReleaseDrainSeconds))
+  if (!awaitStreamsIdle(kReleaseDrainSeconds))
     LOG_WARN(kLogColl,
-             "rank %d: the GPU engine's stream still runs %g s after its "
+             "rank %d: the GPU engine's streams still run %g s after their "
              "waits were released; releasing the callers' streams anyway",
              rank_, kReleaseDrainSeconds);
   raiseToAtLeast(&flags_->done, kReleaseAll);
 }
 
-bool GpuPlanEngine::awaitStreamIdle(double seconds) const {
+bool GpuPlanEngine::awaitStreamsIdle(double seconds) const {
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   for (;;) {
     int idle = 0;
-    if (module_.api().streamQuery(stream_.handle(), &idle) != 0 || idle)
+    if (module_.api().streamQuery(stream_.handle(), &idle) != 0 ||
+        (idle && copies_.idle()))
       return true;
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -78,7 +78,7 @@ class GpuPlanEngine : public Executor {
   void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream);
   void failed(const Error& error);
   void releaseWaits();
-  bool awaitStreamIdle(double seconds) const;
+  bool awaitStreamsIdle(double seconds) const;
 
   const DeviceModule& module_;
   const int device_;
@@ -90,6 +90,7 @@ class GpuPlanEngine : public Executor {
   PinnedHostMemory flagMemory_;
   Flags* flags_;
   DeviceStream stream_;
+  StagingStreams copies_;
   std::unique_ptr<StreamTimeline> timeline_;  // HETCCL_ENGINE_TIMELINE
   std::unique_ptr<TimedDomainSteps> timedDomainSteps_;
   DevicePlanData data_;

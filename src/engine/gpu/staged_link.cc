@@ -5,37 +5,52 @@
 namespace hetccl {
 namespace {
 
-// A transfer whose GPU work is all enqueued (a send, or an empty
-// transfer, which the link never carries): the plan may reuse its buffer
-// in stream order, and the proxy finishes the rest.
-class EnqueuedTransfer : public TransferRequest {
+// An empty transfer, which the link never carries.
+class EmptyTransfer : public TransferRequest {
  public:
   bool done() override { return true; }
   void wait(const AbortSignal&, double) override {}
 };
 
-std::shared_ptr<TransferRequest> enqueuedTransfer() {
-  static const auto enqueued = std::make_shared<EnqueuedTransfer>();
-  return enqueued;
+std::shared_ptr<TransferRequest> emptyTransfer() {
+  static const auto empty = std::make_shared<EmptyTransfer>();
+  return empty;
 }
 
-class StagedReceive : public TransferRequest {
+// A transfer whose pieces the staging streams copy. Done once the engine's
+// stream waits for the ring's stream counter to pass its last piece
+// (copied into the slots for a send, out of them for a receive): what the
+// plan enqueues next may reuse a send's buffer or read a receive's.
+class StagedTransfer : public TransferRequest {
  public:
-  StagedReceive(StagedLink& link, uint64_t number)
-      : link_(link), number_(number) {}
-  // Done once its copies are enqueued: what the plan enqueues next sees
-  // the bytes.
+  StagedTransfer(const StagingPath& path, const uint64_t* counter,
+                 uint64_t through)
+      : module_(path.module),
+        stream_(path.stream),
+        timeline_(path.timeline),
+        counter_(counter),
+        through_(through) {}
   bool done() override {
-    link_.consumeThrough(number_);
+    enqueueWait();
     return true;
   }
-  void wait(const AbortSignal&, double) override {
-    link_.consumeThrough(number_);
-  }
+  void wait(const AbortSignal&, double) override { enqueueWait(); }
 
  private:
-  StagedLink& link_;
-  uint64_t number_;
+  void enqueueWait() {
+    if (enqueued_) return;
+    enqueued_ = true;
+    markPhase(timeline_, StreamPhase::TransferWaits);
+    module_.check(module_.api().waitValue64(stream_, counter_, through_),
+                  "waiting for a transfer's staged pieces");
+  }
+
+  const DeviceModule& module_;
+  void* stream_;
+  StreamTimeline* timeline_;
+  const uint64_t* counter_;
+  const uint64_t through_;
+  bool enqueued_ = false;
 };
 
 }  // namespace
@@ -71,71 +86,67 @@ void StagedLink::check(int status, const char* what) const {
 
 std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
                                                   size_t bytes) {
-  if (bytes == 0) return enqueuedTransfer();
+  if (bytes == 0) return emptyTransfer();
   Lane& d = opened(sends_, StagingProxy::Direction::kSend);
   const StagingRing& ring = *d.ring;
   const auto& api = path_.module.api();
+  void* up = path_.copies.up();
+  path_.copies.followEngine(up);
   const auto* source = static_cast<const char*>(data);
   for (size_t offset = 0; offset < bytes; offset += ring.slotBytes()) {
     const size_t piece = std::min(ring.slotBytes(), bytes - offset);
     const uint64_t n = d.pieces++;
-    if (n >= ring.slots()) {
-      markPhase(path_.timeline, StreamPhase::TransferWaits);
-      check(api.waitValue64(path_.stream, ring.proxyCounter(),
-                            n - ring.slots() + 1),
+    if (n >= ring.slots())
+      check(api.waitValue64(up, ring.proxyCounter(), n - ring.slots() + 1),
             "waiting for a free staging slot");
-    }
-    markPhase(path_.timeline, StreamPhase::StagingCopies);
-    check(api.copyAsync(ring.slot(n), source + offset, piece, path_.stream),
+    check(api.copyAsync(ring.slot(n), source + offset, piece, up),
           "copying bytes to send from the GPU");
-    check(api.writeValue64(path_.stream, ring.streamCounter(), n + 1),
+    check(api.writeValue64(up, ring.streamCounter(), n + 1),
           "signalling a staged piece");
     path_.proxy.post(*d.queue, n, piece);
   }
-  return enqueuedTransfer();
+  return std::make_shared<StagedTransfer>(path_, ring.streamCounter(),
+                                          d.pieces);
 }
 
 std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes) {
-  if (bytes == 0) return enqueuedTransfer();
+  if (bytes == 0) return emptyTransfer();
   Lane& d = opened(receives_, StagingProxy::Direction::kReceive);
-  unconsumed_.push_back({static_cast<char*>(data), bytes, d.pieces});
-  for (size_t offset = 0; offset < bytes; offset += d.ring->slotBytes())
-    path_.proxy.post(*d.queue, d.pieces++,
-                     std::min(d.ring->slotBytes(), bytes - offset));
-  return std::make_shared<StagedReceive>(*this, receivesPosted_++);
+  const StagingRing& ring = *d.ring;
+  const auto& api = path_.module.api();
+  void* down = path_.copies.down();
+  path_.copies.followEngine(down);
+  auto* target = static_cast<char*>(data);
+  for (size_t offset = 0; offset < bytes; offset += ring.slotBytes()) {
+    const size_t piece = std::min(ring.slotBytes(), bytes - offset);
+    const uint64_t n = d.pieces++;
+    path_.proxy.post(*d.queue, n, piece);
+    check(api.waitValue64(down, ring.proxyCounter(), n + 1),
+          "waiting for a staged piece");
+    check(api.copyAsync(target + offset, ring.slot(n), piece, down),
+          "copying received bytes to the GPU");
+    check(api.writeValue64(down, ring.streamCounter(), n + 1),
+          "freeing a staging slot");
+  }
+  return std::make_shared<StagedTransfer>(path_, ring.streamCounter(),
+                                          d.pieces);
 }
 
 void StagedLink::finishLaunch() {
-  if (receivesConsumed_ < receivesPosted_) consumeThrough(receivesPosted_ - 1);
-  if (sends_.awaited == sends_.pieces) return;
-  markPhase(path_.timeline, StreamPhase::TransferWaits);
-  check(path_.module.api().waitValue64(
-            path_.stream, sends_.ring->proxyCounter(), sends_.pieces),
-        "waiting for staged sends");
-  sends_.awaited = sends_.pieces;
-}
-
-void StagedLink::consumeThrough(uint64_t receive) {
   const auto& api = path_.module.api();
-  while (receivesConsumed_ <= receive) {
-    const PostedReceive posted = unconsumed_.front();
-    unconsumed_.pop_front();
-    ++receivesConsumed_;
-    const StagingRing& ring = *receives_.ring;
-    uint64_t n = posted.firstPiece;
-    for (size_t offset = 0; offset < posted.bytes;
-         offset += ring.slotBytes(), ++n) {
-      const size_t piece = std::min(ring.slotBytes(), posted.bytes - offset);
-      markPhase(path_.timeline, StreamPhase::TransferWaits);
-      check(api.waitValue64(path_.stream, ring.proxyCounter(), n + 1),
-            "waiting for a staged piece");
-      markPhase(path_.timeline, StreamPhase::StagingCopies);
-      check(api.copyAsync(posted.target + offset, ring.slot(n), piece,
-                          path_.stream),
-            "copying received bytes to the GPU");
-      check(api.writeValue64(path_.stream, ring.streamCounter(), n + 1),
-            "freeing a staging slot");
-    }
+  if (receives_.awaited < receives_.pieces) {
+    markPhase(path_.timeline, StreamPhase::TransferWaits);
+    check(api.waitValue64(path_.stream, receives_.ring->streamCounter(),
+                          receives_.pieces),
+          "waiting for staged receives");
+    receives_.awaited = receives_.pieces;
+  }
+  if (sends_.awaited < sends_.pieces) {
+    markPhase(path_.timeline, StreamPhase::TransferWaits);
+    check(api.waitValue64(path_.stream, sends_.ring->proxyCounter(),
+                          sends_.pieces),
+          "waiting for staged sends");
+    sends_.awaited = sends_.pieces;
   }
 }
 

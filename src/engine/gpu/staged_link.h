@@ -1,18 +1,18 @@
 // A link as the GPU engine's plans see it: the buffers are GPU memory,
 // the link underneath moves host memory. Every transfer is cut into
-// pieces that pass through the link's staging rings (staging_ring.h), and
-// everything the GPU does for them is enqueued on the engine's stream when
-// the plan asks:
-//   send: the stream waits for a free slot, copies the piece into it and
-//         raises its counter; the proxy sends it. The plan's buffer is free
-//         for whatever the stream does next, so the request is done at
-//         once.
+// pieces that pass through the link's staging rings (staging_ring.h); the
+// copies run on the engine's staging streams (staging_streams.h), enqueued
+// when the plan posts the transfer, after what the engine's stream had
+// been given by then:
+//   send: the up stream waits for a free slot, copies the piece into it
+//         and raises the ring's stream counter; the proxy sends it. Waiting
+//         for the request makes the engine's stream wait until the pieces
+//         are copied (then the plan may reuse its buffer).
 //   recv: the proxy receives the pieces into their slots as slots free up;
-//         waiting for the request enqueues, for it and every receive posted
-//         on this link before it, the stream's wait for the pieces and the
-//         copies to the GPU (receives are consumed in posting order, which
-//         keeps the ring's slots in order; a posted receive's buffer is
-//         the link's from the moment it was posted).
+//         the down stream waits for each, copies it to the GPU and raises
+//         the ring's stream counter. Waiting for the request makes the
+//         engine's stream wait for that counter. Receives are copied in
+//         posting order, which keeps the ring's slots in order.
 // So a launch enqueues all of its GPU work before it returns, and only the
 // proxy (the network) runs afterwards. Whether a transfer needs staging is
 // the link's property: a link that reads and writes GPU memory itself
@@ -20,13 +20,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "engine/gpu/staging_proxy.h"
 #include "engine/gpu/staging_ring.h"
+#include "engine/gpu/staging_streams.h"
 #include "engine/gpu/stream_timeline.h"
 #include "transport/link.h"
 
@@ -35,7 +35,8 @@ namespace hetccl {
 // What every staged link of one engine shares.
 struct StagingPath {
   const DeviceModule& module;
-  void* stream;
+  void* stream;  // the engine's
+  StagingStreams& copies;
   StagingProxy& proxy;
   size_t slotBytes;
   size_t slots;
@@ -67,13 +68,10 @@ class StagedLink : public LinkOver {
                                         size_t bytes) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
 
-  // Enqueues the copies of every receive posted up to `receive` (its
-  // number in posting order).
-  void consumeThrough(uint64_t receive);
-  // The end of a launch: enqueues the copies of any receive the plan did
-  // not wait for, and the stream's wait for the proxy to have sent every
-  // piece staged so far, so that the bytes are counted when the launch
-  // is done and finalize finds nothing in flight.
+  // The end of a launch: the engine's stream waits until every received
+  // piece is copied to the GPU and the proxy has sent every staged one,
+  // so that the bytes are counted when the launch is done and finalize
+  // finds nothing in flight.
   void finishLaunch();
 
  private:
@@ -82,12 +80,7 @@ class StagedLink : public LinkOver {
     StagingRing* ring = nullptr;
     StagingProxy::Queue* queue = nullptr;
     uint64_t pieces = 0;   // pieces posted so far
-    uint64_t awaited = 0;  // pieces the stream waited to see through
-  };
-  struct PostedReceive {
-    char* target;
-    size_t bytes;
-    uint64_t firstPiece;
+    uint64_t awaited = 0;  // pieces the engine's stream waited to see through
   };
 
   Lane& opened(Lane& lane, StagingProxy::Direction direction);
@@ -97,9 +90,6 @@ class StagedLink : public LinkOver {
   StagingRings& rings_;
   Lane sends_;
   Lane receives_;
-  std::deque<PostedReceive> unconsumed_;
-  uint64_t receivesPosted_ = 0;
-  uint64_t receivesConsumed_ = 0;
 };
 
 }  // namespace hetccl

@@ -11,8 +11,6 @@ const char* phaseName(StreamPhase phase) {
       return "waiting for the caller's stream";
     case StreamPhase::DomainSteps:
       return "domain steps";
-    case StreamPhase::StagingCopies:
-      return "staging copies";
     case StreamPhase::TransferWaits:
       return "waits for transfers across domains";
     case StreamPhase::Reductions:

@@ -3,8 +3,8 @@
 // timed event naming the piece's phase, so the stream's time from one mark
 // to the next belongs to the first one's phase. The stream runs one thing
 // at a time, so the phases split its whole time: what the domain steps,
-// the copies through staging, the waits for transfers across domains (the
-// network's exposed time) and the reductions cost. Summed over the
+// the waits for transfers across domains (the network's and the staging
+// copies' exposed time) and the reductions cost. Summed over the
 // engine's launches; reading a launch's events waits for it, so the next
 // launch is enqueued only once the previous one finished.
 #pragma once
@@ -22,8 +22,8 @@ namespace hetccl {
 enum class StreamPhase {
   CallerWork,     // waiting for the caller's stream to reach the launch
   DomainSteps,    // the vendor library (or local copies) inside the domain
-  StagingCopies,  // GPU <-> pinned staging slots
-  TransferWaits,  // waiting for pieces to arrive or slots to be sent
+  TransferWaits,  // waiting for transfers across domains (their staging
+                  // copies run on streams of their own meanwhile)
   Reductions,     // combining the domains' partials
   OtherCopies,    // the plans' own copies on the GPU
   End,            // the launch's last mark

@@ -1,0 +1,40 @@
+// The two streams that copy a GPU engine's pieces to and from its staging
+// rings, beside the engine's own stream: the copies of sends (up) and of
+// receives (down) run while the engine's stream runs the domain steps or
+// waits for the network, instead of taking turns with them on one stream.
+// Each transfer's copies start after everything the engine's stream had
+// been given when the plan posted it; the engine's stream waits for them
+// on the rings' counters.
+#pragma once
+
+#include "runtime/device/device_resources.h"
+
+namespace hetccl {
+
+class StagingStreams {
+ public:
+  StagingStreams(const DeviceModule& module, void* engineStream);
+  ~StagingStreams() { synchronize(); }
+
+  // Waits for both streams (the rings must outlive their copies); says
+  // which failed in the log.
+  void synchronize() const;
+
+  void* up() const { return up_.handle(); }
+  void* down() const { return down_.handle(); }
+  // What is enqueued on `side` from now on runs after everything enqueued
+  // on the engine's stream so far.
+  void followEngine(void* side);
+  // Whether both streams have run out of work.
+  bool idle() const;
+
+ private:
+  const DeviceModule& module_;
+  void* engine_;
+  DeviceStream up_;
+  DeviceStream down_;
+  // Recorded and waited for at once, so one event serves every transfer.
+  DeviceEvent enginePosition_;
+};
+
+}  // namespace hetccl
