@@ -66,49 +66,51 @@ void DeviceShmPointToPoint::launch(const std::vector<Op>& ops, void* stream) {
   }
 }
 
-size_t DeviceShmPointToPoint::stepBytes(size_t bytes) const {
-  return pipelineStepBytes(bytes, outboxes_.pairSlotBytes());
+// Calls step(offset, bytes, chunk) for each pipeline step of `op`'s
+// buffer, `chunk` being the step's number in the lane's sequence.
+template <typename Step>
+void DeviceShmPointToPoint::forEachStep(const Op& op, Lane& lane, Step step) {
+  const size_t bytes = op.count * dtypeSize(op.dtype);
+  const size_t most = pipelineStepBytes(bytes, outboxes_.pairSlotBytes());
+  for (size_t offset = 0; offset < bytes; offset += most, ++lane.chunks)
+    step(offset, std::min(most, bytes - offset), lane.chunks);
 }
 
 void DeviceShmPointToPoint::send(const Op& op, Lane& lane) {
   const auto& api = module_.api();
   void* stream = lane.stream.handle();
   const int peer = op.root;
-  const size_t bytes = op.count * dtypeSize(op.dtype);
-  const size_t step = stepBytes(bytes);
-  for (size_t offset = 0; offset < bytes; offset += step, ++lane.chunks) {
-    if (lane.chunks >= kSlots)
+  forEachStep(op, lane, [&](size_t offset, size_t bytes, uint64_t chunk) {
+    if (chunk >= kSlots)
       module_.check(api.waitValue64(stream, outboxes_.taken(rank_, peer),
-                                    lane.chunks + 1 - kSlots),
+                                    chunk + 1 - kSlots),
                     "waiting for a free slot of a send channel");
-    module_.check(api.copyAsync(outboxes_.pairSlot(rank_, peer, lane.chunks),
+    module_.check(api.copyAsync(outboxes_.pairSlot(rank_, peer, chunk),
                                 static_cast<const char*>(op.sendbuff) + offset,
-                                std::min(step, bytes - offset), stream),
+                                bytes, stream),
                   "copying a sent chunk to host memory");
     module_.check(
-        api.writeValue64(stream, outboxes_.sent(rank_, peer), lane.chunks + 1),
+        api.writeValue64(stream, outboxes_.sent(rank_, peer), chunk + 1),
         "signalling a sent chunk");
-  }
+  });
 }
 
 void DeviceShmPointToPoint::receive(const Op& op, Lane& lane) {
   const auto& api = module_.api();
   void* stream = lane.stream.handle();
   const int peer = op.root;
-  const size_t bytes = op.count * dtypeSize(op.dtype);
-  const size_t step = stepBytes(bytes);
-  for (size_t offset = 0; offset < bytes; offset += step, ++lane.chunks) {
+  forEachStep(op, lane, [&](size_t offset, size_t bytes, uint64_t chunk) {
     module_.check(
-        api.waitValue64(stream, outboxes_.sent(peer, rank_), lane.chunks + 1),
+        api.waitValue64(stream, outboxes_.sent(peer, rank_), chunk + 1),
         "waiting for a sent chunk");
-    module_.check(api.copyAsync(static_cast<char*>(op.recvbuff) + offset,
-                                outboxes_.pairSlot(peer, rank_, lane.chunks),
-                                std::min(step, bytes - offset), stream),
-                  "copying a received chunk to the GPU");
     module_.check(
-        api.writeValue64(stream, outboxes_.taken(peer, rank_), lane.chunks + 1),
+        api.copyAsync(static_cast<char*>(op.recvbuff) + offset,
+                      outboxes_.pairSlot(peer, rank_, chunk), bytes, stream),
+        "copying a received chunk to the GPU");
+    module_.check(
+        api.writeValue64(stream, outboxes_.taken(peer, rank_), chunk + 1),
         "signalling a received chunk");
-  }
+  });
 }
 
 }  // namespace hetccl

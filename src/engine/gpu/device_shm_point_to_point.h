@@ -48,9 +48,10 @@ class DeviceShmPointToPoint {
     Lane receiving;
   };
 
+  template <typename Step>
+  void forEachStep(const Op& op, Lane& lane, Step step);
   void send(const Op& op, Lane& lane);
   void receive(const Op& op, Lane& lane);
-  size_t stepBytes(size_t bytes) const;
 
   const DeviceOutboxes& outboxes_;
   const DeviceModule& module_;

@@ -21,7 +21,7 @@ constexpr size_t kRingSlots = 8;
 // How long an abort lets the engine's stream run out its released work.
 constexpr double kReleaseDrainSeconds = 10;
 // Timed marks per launch with HETCCL_ENGINE_TIMELINE (a 1 GB all-reduce of
-// two domains in 16 MB chunks needs about 2000).
+// two domains in 16 MB chunks needs a few hundred).
 constexpr size_t kTimelineMarks = 8192;
 
 const DeviceModule& onDevice(const DeviceModule& module, int device) {

@@ -133,21 +133,21 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes) {
 }
 
 void StagedLink::finishLaunch() {
-  const auto& api = path_.module.api();
-  if (receives_.awaited < receives_.pieces) {
-    markPhase(path_.timeline, StreamPhase::TransferWaits);
-    check(api.waitValue64(path_.stream, receives_.ring->streamCounter(),
-                          receives_.pieces),
-          "waiting for staged receives");
-    receives_.awaited = receives_.pieces;
-  }
-  if (sends_.awaited < sends_.pieces) {
-    markPhase(path_.timeline, StreamPhase::TransferWaits);
-    check(api.waitValue64(path_.stream, sends_.ring->proxyCounter(),
-                          sends_.pieces),
-          "waiting for staged sends");
-    sends_.awaited = sends_.pieces;
-  }
+  if (receives_.awaited < receives_.pieces)
+    awaitThrough(receives_, receives_.ring->streamCounter(),
+                 "waiting for staged receives");
+  if (sends_.awaited < sends_.pieces)
+    awaitThrough(sends_, sends_.ring->proxyCounter(),
+                 "waiting for staged sends");
+}
+
+// The engine's stream waits until `counter` passes every piece of `lane`.
+void StagedLink::awaitThrough(Lane& lane, const uint64_t* counter,
+                              const char* what) {
+  markPhase(path_.timeline, StreamPhase::TransferWaits);
+  check(path_.module.api().waitValue64(path_.stream, counter, lane.pieces),
+        what);
+  lane.awaited = lane.pieces;
 }
 
 }  // namespace hetccl

@@ -84,6 +84,7 @@ class StagedLink : public LinkOver {
   };
 
   Lane& opened(Lane& lane, StagingProxy::Direction direction);
+  void awaitThrough(Lane& lane, const uint64_t* counter, const char* what);
   void check(int status, const char* what) const;
 
   StagingPath path_;
