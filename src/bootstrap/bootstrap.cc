@@ -210,4 +210,8 @@ std::vector<std::pair<int, int>> Bootstrap::peerConnectionFds() const {
   return mesh_->connectionFds();
 }
 
+size_t Bootstrap::incomingConnectionsHeld() const {
+  return mesh_->connectionsHeld();
+}
+
 }  // namespace hetccl

@@ -70,6 +70,9 @@ class Bootstrap {
   // events = POLLRDHUP: POLLRDHUP, POLLHUP or POLLERR means that peer's
   // process went away (or closed its bootstrap). May be empty.
   std::vector<std::pair<int, int>> peerConnectionFds() const;
+  // Incoming rank-to-rank connections held (peers, and strangers not yet
+  // dropped): rejected strangers must not pile up.
+  size_t incomingConnectionsHeld() const;
 
  private:
   Bootstrap(int rank, int nranks, size_t peerInfoBytes);

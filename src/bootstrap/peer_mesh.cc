@@ -246,6 +246,7 @@ short PeerMesh::waitAndProgress(const pollfd* extra, const Deadline& deadline) {
     if (owners[i] != nullptr && fds[i].revents != 0) readLocked(*owners[i]);
   if (fds[listenerIndex].revents != 0) acceptLocked();
   expireHellosLocked();
+  forgetRejectedLocked();
   return extra != nullptr ? fds[0].revents : 0;
 }
 
@@ -365,11 +366,40 @@ bool PeerMesh::readFrameLocked(Incoming& in) {
   return true;
 }
 
+// The first few drops are warnings, then one in every 1000: a flood of
+// strangers must not flood the log.
 void PeerMesh::rejectLocked(Incoming& in, const std::string& reason) {
-  LOG_WARN(kLogBootstrap, "rank %d: dropped connection from %s: %s", rank_,
-           in.socket.peerName().c_str(), reason.c_str());
+  constexpr size_t kWarned = 10, kThenEvery = 1000;
+  ++rejections_;
+  if (rejections_ <= kWarned || rejections_ % kThenEvery == 0)
+    LOG_WARN(kLogBootstrap,
+             "rank %d: dropped connection from %s: %s (%zu dropped so "
+             "far%s)",
+             rank_, in.socket.peerName().c_str(), reason.c_str(), rejections_,
+             rejections_ >= kWarned ? "; from the 10th on, one in 1000 is "
+                                      "logged at WARN, the others at INFO"
+                                    : "");
+  else
+    LOG_INFO(kLogBootstrap, "rank %d: dropped connection from %s: %s", rank_,
+             in.socket.peerName().c_str(), reason.c_str());
   in.socket.close();
   in.rejected = true;
+}
+
+// Only when no other call of the mesh may hold a pointer from its poll
+// (each call counts itself in activeCalls_ before it takes the lock).
+void PeerMesh::forgetRejectedLocked() {
+  if (activeCalls_.load() > 1) return;
+  incoming_.erase(std::remove_if(incoming_.begin(), incoming_.end(),
+                                 [](const std::unique_ptr<Incoming>& in) {
+                                   return in->rejected;
+                                 }),
+                  incoming_.end());
+}
+
+size_t PeerMesh::connectionsHeld() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return incoming_.size();
 }
 
 void PeerMesh::expireHellosLocked() {

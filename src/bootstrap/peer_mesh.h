@@ -57,6 +57,9 @@ class PeerMesh {
   // POLLRDHUP/POLLHUP/POLLERR; poll them with events = POLLRDHUP only,
   // since the mesh itself reads the data.
   std::vector<std::pair<int, int>> connectionFds() const;
+  // Incoming connections the mesh keeps: one per peer rank that connected,
+  // and strangers not yet dropped.
+  size_t connectionsHeld() const;
 
  private:
   struct Incoming;
@@ -77,6 +80,7 @@ class PeerMesh {
   bool readFrameLocked(Incoming& in);
   void rejectLocked(Incoming& in, const std::string& reason);
   void expireHellosLocked();
+  void forgetRejectedLocked();
 
   const int rank_;
   const int nranks_;
@@ -89,9 +93,10 @@ class PeerMesh {
 
   mutable std::mutex mutex_;  // guards everything below but outgoing_
   Listener listener_;
-  // Never shrinks while the mesh lives, so that pointers taken for a poll
-  // outside the lock stay valid; rejected strangers keep a closed shell.
+  // Pointers to these are taken for a poll outside the lock: rejected
+  // strangers are forgotten only by a call that is the mesh's only one.
   std::vector<std::unique_ptr<Incoming>> incoming_;
+  size_t rejections_ = 0;
   std::vector<Incoming*> incomingFrom_;  // by peer rank
   std::map<std::pair<int, uint32_t>, std::deque<std::vector<uint8_t>>> stash_;
 

@@ -81,6 +81,15 @@ std::optional<UniqueIdContents> fixedUniqueIdFromEnv() {
     fail(ncclInvalidArgument, "HETCCL_COMM_ID/NCCL_COMM_ID=\"%s\": %s",
          text->c_str(), e.what());
   }
+  // Rank 0 would listen on a port of the kernel's choosing, which the
+  // other ranks, knowing only the variable, could never reach.
+  if (contents.root.port() == 0)
+    fail(ncclInvalidArgument,
+         "HETCCL_COMM_ID/NCCL_COMM_ID=\"%s\": port 0 cannot be a fixed "
+         "root address (every rank connects to the port given there); give "
+         "a port, e.g. %s:29500, or unset it to pass the id from "
+         "ncclGetUniqueId",
+         text->c_str(), text->substr(0, text->rfind(':')).c_str());
   contents.fixedRoot = true;
   auto secret = readString(Param::CommSecret);
   contents.secret =

@@ -315,6 +315,25 @@ TEST_F(BootstrapTest, StrangersAtARankAreDropped) {
   }
 }
 
+// A flood of strangers at a rank's listener is dropped and forgotten: the
+// rank keeps only its peers' connections, and still talks to them.
+TEST_F(BootstrapTest, DroppedStrangersAreForgotten) {
+  ncclUniqueId id = createUniqueId();
+  std::vector<Outcome> ranks = initAllOrFail(id, 2);
+  const SocketAddress& rank0 = ranks[0].bootstrap->listenAddress(0);
+  for (int i = 0; i < 300; ++i) {
+    Socket stranger = connectTo(rank0, Deadline::after(5), nullptr, "rank 0");
+    stranger.sendAll("nope", 4, Deadline::after(5), nullptr);
+  }
+  for (int round = 0; round < 3; ++round) {
+    int value = round, got = -1;
+    ranks[1].bootstrap->send(0, 9, &value, sizeof(value));
+    ranks[0].bootstrap->recv(1, 9, &got, sizeof(got));
+    EXPECT_EQ(got, round);
+  }
+  EXPECT_LE(ranks[0].bootstrap->incomingConnectionsHeld(), 2u);
+}
+
 TEST_F(BootstrapTest, WrongSecretIsRefused) {
   ncclUniqueId id = createUniqueId();
   UniqueIdContents forged = decodeUniqueId(id);

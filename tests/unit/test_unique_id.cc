@@ -138,5 +138,19 @@ TEST_F(UniqueIdTest, BadCommIdIsAnInvalidArgument) {
   }
 }
 
+// Port 0 would make rank 0 listen where no other rank can find it: every
+// rank would wait out the bootstrap timeout.
+TEST_F(UniqueIdTest, CommIdWithPortZeroIsAnInvalidArgument) {
+  ScopedEnv commId("HETCCL_COMM_ID", "127.0.0.1:0");
+  try {
+    createUniqueId();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ncclInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("port 0"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace hetccl
