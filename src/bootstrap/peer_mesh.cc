@@ -51,10 +51,10 @@ struct PeerMesh::Incoming {
   size_t headerFilled = 0;
   bool inPayload = false;
   uint32_t tag = 0;
-  std::vector<uint8_t> payload;
-  size_t payloadFilled = 0;
-  bool rejected = false;  // a stranger; socket closed
-  bool closed = false;    // the peer closed it or it failed
+  uint64_t payloadBytes = 0;     // what the header announced
+  std::vector<uint8_t> payload;  // what has arrived of it
+  bool rejected = false;         // a stranger; socket closed
+  bool closed = false;           // the peer closed it or it failed
   std::string closeReason;
 };
 
@@ -346,24 +346,33 @@ bool PeerMesh::readFrameLocked(Incoming& in) {
            "is corrupted",
            in.peer, static_cast<unsigned long long>(bytes));
     in.headerFilled = 0;
-    in.payload.resize(static_cast<size_t>(bytes));
-    in.payloadFilled = 0;
+    in.payloadBytes = bytes;
+    in.payload.clear();
     in.inPayload = true;
   }
-  if (in.payloadFilled < in.payload.size()) {
-    size_t n =
-        in.socket.recvSome(in.payload.data() + in.payloadFilled,
-                           in.payload.size() - in.payloadFilled, "a message");
-    if (n == 0) return false;
-    in.payloadFilled += n;
-  }
-  if (in.payloadFilled == in.payload.size()) {
+  if (in.payload.size() < in.payloadBytes && !readPayloadStep(in)) return false;
+  if (in.payload.size() == in.payloadBytes) {
     stash_[{in.peer, in.tag}].push_back(std::move(in.payload));
     in.payload = std::vector<uint8_t>();
-    in.payloadFilled = 0;
     in.inPayload = false;
   }
   return true;
+}
+
+// The buffer grows with the bytes that arrive (doubling its capacity), not
+// with what the header claims: a header that lies costs only what is sent.
+bool PeerMesh::readPayloadStep(Incoming& in) {
+  constexpr size_t kStepBytes = 1 << 20;
+  const size_t have = in.payload.size();
+  const size_t step = static_cast<size_t>(
+      std::min<uint64_t>(in.payloadBytes - have, kStepBytes));
+  if (in.payload.capacity() < have + step)
+    in.payload.reserve(std::max(2 * in.payload.capacity(), have + step));
+  in.payload.resize(have + step);
+  const size_t n =
+      in.socket.recvSome(in.payload.data() + have, step, "a message");
+  in.payload.resize(have + n);
+  return n > 0;
 }
 
 // The first few drops are warnings, then one in every 1000: a flood of

@@ -78,6 +78,7 @@ class PeerMesh {
   bool readHelloLocked(Incoming& in);
   // Reads what is there of the current frame; false if nothing was.
   bool readFrameLocked(Incoming& in);
+  bool readPayloadStep(Incoming& in);
   void rejectLocked(Incoming& in, const std::string& reason);
   void expireHellosLocked();
   void forgetRejectedLocked();

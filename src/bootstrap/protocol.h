@@ -16,9 +16,10 @@ namespace hetccl {
 
 constexpr uint16_t kBootstrapProtocolVersion = 1;
 
-// Largest per-rank peer info payload the root accepts; bigger claims come
-// from garbage, not from ranks.
-constexpr uint32_t kMaxPeerInfoBytes = 1u << 20;
+// Largest per-rank peer info payload the root accepts: a communicator's
+// PeerInfo is about a hundred bytes, and the root holds one per rank that
+// joins, so bigger claims come from garbage or an attacker, not a rank.
+constexpr uint32_t kMaxPeerInfoBytes = 4096;
 
 // How long a fresh connection may take to send its hello before it is
 // dropped as a stranger.

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "support/scoped_env.h"
 #include "util/error.h"
 #include "util/socket.h"
+#include "util/wire.h"
 
 namespace hetccl {
 namespace {
@@ -332,6 +334,68 @@ TEST_F(BootstrapTest, DroppedStrangersAreForgotten) {
     EXPECT_EQ(got, round);
   }
   EXPECT_LE(ranks[0].bootstrap->incomingConnectionsHeld(), 2u);
+}
+
+size_t residentBytes() {
+  size_t pages = 0, resident = 0;
+  std::ifstream("/proc/self/statm") >> pages >> resident;
+  return resident * 4096;
+}
+
+// A peer with the secret whose message header claims 1 GiB and then sends
+// a few bytes: the rank's memory grows with what arrives, not with the
+// claim.
+TEST_F(BootstrapTest, AFrameHeaderThatLiesCostsOnlyWhatArrives) {
+  ncclUniqueId id = createUniqueId();
+  std::vector<Outcome> ranks = initAllOrFail(id, 3);
+  Socket liar = connectTo(ranks[0].bootstrap->listenAddress(0),
+                          Deadline::after(5), nullptr, "rank 0");
+  PeerHello hello;
+  hello.secret = decodeUniqueId(id).secret;
+  hello.from = 2;
+  hello.to = 0;
+  hello.nranks = 3;
+  std::vector<uint8_t> bytes = encodePeerHello(hello);
+  WireWriter w(&bytes);
+  w.u32(7);
+  w.u64(uint64_t{1} << 30);
+  bytes.resize(bytes.size() + 100, 0xab);
+  const size_t before = residentBytes();
+  liar.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+  int value = 1, got = 0;
+  ranks[1].bootstrap->send(0, 8, &value, sizeof(value));
+  ranks[0].bootstrap->recv(1, 8, &got, sizeof(got));
+  EXPECT_EQ(got, 1);
+  EXPECT_LT(residentBytes(), before + (64u << 20));
+}
+
+// The root keeps each joining rank's peer info until all have joined: a
+// join claiming more than a few KiB is refused before anything is
+// allocated for it, and a rank is not let to try.
+TEST_F(BootstrapTest, OversizedPeerInfoIsRefused) {
+  ncclUniqueId id = createUniqueId();
+  std::vector<char> info(kMaxPeerInfoBytes + 1, 'x');
+  Outcome local;
+  try {
+    Bootstrap::init(id, 0, 2, info.data(), info.size(), nullptr, 10);
+  } catch (const Error& e) {
+    local.code = e.code();
+  }
+  EXPECT_EQ(local.code, ncclInvalidArgument);
+
+  Socket joiner =
+      connectTo(decodeUniqueId(id).root, Deadline::after(5), nullptr, "root");
+  RootHello hello;
+  hello.secret = decodeUniqueId(id).secret;
+  hello.rank = 1;
+  hello.nranks = 2;
+  hello.listenAddress = SocketAddress::loopback(AF_INET, 1);
+  hello.peerInfoBytes = kMaxPeerInfoBytes + 1;
+  std::vector<uint8_t> bytes = encodeRootHello(hello);
+  joiner.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+  uint8_t reply[kRootReplyHeaderBytes];
+  joiner.recvAll(reply, sizeof(reply), Deadline::after(5), nullptr);
+  EXPECT_EQ(decodeRootReplyHeader(reply), ncclInvalidArgument);
 }
 
 TEST_F(BootstrapTest, WrongSecretIsRefused) {
