@@ -196,6 +196,16 @@ HETCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
 HETCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
   return apiCall(__func__, [&] {
     auto owned = CommRegistry::instance().remove(comm);
+    // A communicator still initialising has no work to wait for, and its
+    // init may wait for peers until HETCCL_BOOTSTRAP_TIMEOUT: destroying
+    // it stops the init, as an abort does.
+    if (owned->state() == ncclInProgress) {
+      LOG_INFO(hetccl::kLogInit,
+               "rank %d: destroyed while still initialising; init stopped",
+               owned->rank());
+      owned->abort();
+      return ncclSuccess;
+    }
     try {
       owned->finalize();
     } catch (const hetccl::Error& e) {

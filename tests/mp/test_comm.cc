@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <fstream>
@@ -324,6 +325,34 @@ TEST(Comm, FinalizeCompletesQueuedWork) {
     }
     MP_CHECK_NCCL(ncclCommDestroy(comm));
   });
+}
+
+RunOptions singleProcess();
+
+// Destroying a communicator whose nonblocking init waits for a rank that
+// never comes stops the init at once (it would otherwise wait out
+// HETCCL_BOOTSTRAP_TIMEOUT, 300 s by default).
+TEST(Comm, DestroyDuringNonblockingInitReturnsAtOnce) {
+  runRanks(
+      1,
+      [](RankContext&) {
+        ncclUniqueId id;
+        MP_CHECK_NCCL(ncclGetUniqueId(&id));
+        ncclConfig_t config = nonblockingConfig();
+        ncclComm_t comm = nullptr;
+        ncclResult_t result = ncclCommInitRankConfig(&comm, 2, id, 0, &config);
+        MP_CHECK(result == ncclInProgress) << describeResult(result);
+        ncclResult_t state = ncclSuccess;
+        MP_CHECK_NCCL(ncclCommGetAsyncError(comm, &state));
+        MP_CHECK(state == ncclInProgress) << describeResult(state);
+        auto start = std::chrono::steady_clock::now();
+        MP_CHECK_NCCL(ncclCommDestroy(comm));
+        double seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+        MP_CHECK(seconds < 5) << "ncclCommDestroy took " << seconds << " s";
+      },
+      singleProcess());
 }
 
 RunOptions singleProcess() {
