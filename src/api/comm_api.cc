@@ -142,14 +142,21 @@ HETCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key,
            ncclComm_t* newcomm, ncclConfig_t* config) {
   return apiCall(__func__, [&] {
     auto parent = CommRegistry::instance().find(comm);
-    HETCCL_CHECK_ARG(newcomm != nullptr, "newcomm is NULL");
-    HETCCL_CHECK_ARG(color >= 0 || color == NCCL_SPLIT_NOCOLOR,
-                     "color must be non-negative or NCCL_SPLIT_NOCOLOR, not %d",
-                     color);
-    CommConfig childConfig =
-        config != nullptr ? CommConfig::fromUser(config) : parent->config();
+    // A rank's bad arguments are told to every rank in the split's
+    // exchange, so that all of them fail at once and stay in step.
+    std::string refusal;
+    CommConfig childConfig = parent->config();
+    try {
+      HETCCL_CHECK_ARG(newcomm != nullptr, "newcomm is NULL");
+      HETCCL_CHECK_ARG(
+          color >= 0 || color == NCCL_SPLIT_NOCOLOR,
+          "color must be non-negative or NCCL_SPLIT_NOCOLOR, not %d", color);
+      if (config != nullptr) childConfig = CommConfig::fromUser(config);
+    } catch (const hetccl::Error& e) {
+      refusal = e.what();
+    }
     std::unique_ptr<Communicator> child =
-        parent->split(color, key, childConfig);
+        parent->split(color, key, childConfig, refusal);
     *newcomm = nullptr;
     if (!child) return ncclSuccess;
     *newcomm = CommRegistry::instance().add(std::move(child));

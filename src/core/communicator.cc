@@ -287,14 +287,22 @@ void Communicator::launch(const std::vector<Op>& ops, StreamHandle stream) {
 }
 
 std::unique_ptr<Communicator> Communicator::split(int color, int key,
-                                                  const CommConfig& config) {
+                                                  const CommConfig& config,
+                                                  const std::string& refusal) {
   checkUsable();
   struct Choice {
-    int32_t color, key;
+    int32_t color, key, refused;
   };
   std::vector<Choice> choices(nranks_);
-  choices[rank_] = {color, key};
+  choices[rank_] = {color, key, refusal.empty() ? 0 : 1};
   bootstrap_->allGather(choices.data(), sizeof(Choice), nextTag());
+  if (!refusal.empty()) throw Error(ncclInvalidArgument, refusal);
+  for (int r = 0; r < nranks_; ++r)
+    if (choices[r].refused)
+      fail(ncclInvalidArgument,
+           "rank %d passed invalid arguments (its own error "
+           "says which), so no rank splits",
+           r);
   std::vector<int> members;
   for (int r = 0; r < nranks_; ++r)
     if (color != NCCL_SPLIT_NOCOLOR && choices[r].color == color)

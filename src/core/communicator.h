@@ -94,8 +94,12 @@ class Communicator {
   Registrations& registrations() { return registrations_; }
 
   // The ranks of the new communicator (or nullptr for NCCL_SPLIT_NOCOLOR).
+  // A non-empty `refusal` (this rank's arguments are bad) makes every
+  // rank fail with ncclInvalidArgument, this one with the refusal, the
+  // others naming it; the communicator stays usable and in step.
   std::unique_ptr<Communicator> split(int color, int key,
-                                      const CommConfig& config);
+                                      const CommConfig& config,
+                                      const std::string& refusal);
   std::unique_ptr<Communicator> shrink(const std::vector<int>& excluded,
                                        const CommConfig& config, bool abortOps);
 

@@ -219,6 +219,36 @@ TEST(Comm, SplitEqualKeysAndNestedSplit) {
   });
 }
 
+// One rank's bad colour fails the split on every rank at once (the
+// others are told which rank), and the parent stays in step: the next
+// split and an all-reduce work.
+TEST(Comm, ABadColourOnOneRankFailsTheSplitEverywhere) {
+  runRanks(3, [](RankContext& ctx) {
+    Comm parent(ctx.initComm());
+    int me = ctx.rank();
+    ncclComm_t raw = nullptr;
+    auto start = std::chrono::steady_clock::now();
+    ncclResult_t result =
+        ncclCommSplit(parent.get(), me == 1 ? -5 : 0, me, &raw, nullptr);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    MP_CHECK(result == ncclInvalidArgument) << describeResult(result);
+    MP_CHECK(raw == nullptr);
+    MP_CHECK(seconds < 5) << "the failed split took " << seconds << " s";
+    const std::string error = ncclGetLastError(parent.get());
+    const std::string expected =
+        me == 1 ? "color must be non-negative" : "rank 1 passed invalid";
+    MP_CHECK(error.find(expected) != std::string::npos) << error;
+    checkAllReduceSum(parent.get(), me + 1, 6, nullptr, "after a failed split");
+    MP_CHECK_NCCL(ncclCommSplit(parent.get(), 0, me, &raw, nullptr));
+    Comm child(raw);
+    checkAllReduceSum(child.get(), 1, 3, nullptr, "the next split");
+    child.destroy();
+    parent.destroy();
+  });
+}
+
 // Splits of a two-domain communicator: one that crosses the domains and
 // one that stays inside each.
 TEST(Comm, SplitAcrossAndWithinDomains) {
