@@ -565,28 +565,53 @@ Listener::Listener(const SocketAddress& address, int backlog) {
     failErrno("getsockname on the listener for %s", address.toString().c_str());
   address_ = SocketAddress(reinterpret_cast<sockaddr*>(&bound), length);
   fd_ = guard.release();
+  spareFd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 Listener::~Listener() { close(); }
 
 Listener::Listener(Listener&& other) noexcept
-    : fd_(other.fd_), address_(other.address_) {
-  other.fd_ = -1;
+    : fd_(other.fd_),
+      spareFd_(other.spareFd_),
+      dropped_(other.dropped_),
+      address_(other.address_) {
+  other.fd_ = other.spareFd_ = -1;
 }
 
 Listener& Listener::operator=(Listener&& other) noexcept {
   if (this != &other) {
     close();
     fd_ = other.fd_;
+    spareFd_ = other.spareFd_;
+    dropped_ = other.dropped_;
     address_ = other.address_;
-    other.fd_ = -1;
+    other.fd_ = other.spareFd_ = -1;
   }
   return *this;
 }
 
 void Listener::close() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  for (int* fd : {&fd_, &spareFd_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+}
+
+// Out of descriptors: the spare one makes room to accept one pending
+// connection, which is closed at once; false if even that failed.
+bool Listener::dropOneConnection() {
+  if (spareFd_ < 0) return false;
+  ::close(spareFd_);
+  const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) ::close(fd);
+  spareFd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  if (++dropped_ == 1 || dropped_ % 100 == 0)
+    LOG_WARN(kLogNet,
+             "out of file descriptors (raise 'ulimit -n'): dropped %zu "
+             "connection(s) on %s so far",
+             dropped_, address_.toString().c_str());
+  return true;
 }
 
 std::optional<Socket> Listener::tryAccept() {
@@ -606,6 +631,10 @@ std::optional<Socket> Listener::tryAccept() {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return std::nullopt;
     // The connection died between SYN and accept: nothing to hand out.
     if (errno == ECONNABORTED || errno == EPROTO) continue;
+    if (errno == EMFILE || errno == ENFILE) {
+      if (dropOneConnection()) continue;
+      return std::nullopt;
+    }
     failErrno("accept on %s failed", address_.toString().c_str());
   }
 }

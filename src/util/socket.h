@@ -192,13 +192,20 @@ class Listener {
 
   // Waits for one connection; throws on timeout or abort.
   Socket accept(const Deadline& deadline, const AbortFlags& abort);
-  // Accepts one connection that is already pending, if any.
+  // Accepts one connection that is already pending, if any. When the
+  // process is out of file descriptors, pending connections are accepted
+  // with a spare descriptor and closed at once (the listener stays
+  // usable, and a warning says so) instead of failing.
   std::optional<Socket> tryAccept();
 
   void close();
 
  private:
+  bool dropOneConnection();
+
   int fd_ = -1;
+  int spareFd_ = -1;  // /dev/null, given up to accept a connection to drop
+  size_t dropped_ = 0;
   SocketAddress address_;
 };
 

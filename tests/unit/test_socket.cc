@@ -2,8 +2,12 @@
 // transfers, and that every wait ends (timeouts, abort, EOF).
 #include "util/socket.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -198,6 +202,69 @@ TEST(Socket, SendTimesOutWhenPeerDoesNotRead) {
   EXPECT_EQ(e.code(), ncclSystemError);
   EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos);
   EXPECT_LT(took, 0.6);
+}
+
+// A descriptor limit that leaves `spare` numbers free below it (open
+// descriptors may leave gaps, and any number above the limit is refused).
+rlim_t limitLeavingFree(int spare) {
+  int fd = 0;
+  for (int free = 0;; ++fd)
+    if (fcntl(fd, F_GETFD) < 0 && ++free == spare) break;
+  return static_cast<rlim_t>(fd + 1);
+}
+
+// The child's side of the test below: with only three descriptors to
+// spare, it accepts for a second holding what it accepted (no throw),
+// then lets them go and waits for the connection that says 'L'.
+int acceptWithFewDescriptors(Listener& listener) {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limitLeavingFree(3);
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return 2;
+  try {
+    std::vector<Socket> held;
+    Deadline first = Deadline::after(1.0);
+    while (!first.expired())
+      if (auto socket = listener.tryAccept())
+        held.push_back(std::move(*socket));
+    held.clear();
+    Deadline second = Deadline::after(5.0);
+    while (!second.expired()) {
+      auto socket = listener.tryAccept();
+      if (!socket) continue;
+      char byte = 0;
+      try {
+        socket->recvAll(&byte, 1, Deadline::after(0.5), nullptr);
+      } catch (const Error&) {
+        continue;  // an earlier connection, silent
+      }
+      if (byte == 'L') return 0;
+    }
+    return 3;
+  } catch (const Error&) {
+    return 1;
+  }
+}
+
+// Out of file descriptors, a listener drops the connections it cannot
+// hold instead of failing, and accepts again once descriptors are free.
+TEST(Listener, SurvivesRunningOutOfFileDescriptors) {
+  Listener listener(SocketAddress::loopback(AF_INET, 0));
+  pid_t child = fork();
+  if (child == 0) _exit(acceptWithFewDescriptors(listener));
+  std::vector<Socket> flood;
+  for (int i = 0; i < 30; ++i)
+    flood.push_back(connectTo(listener.address(), Deadline::after(5), nullptr,
+                              "the listener"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  Socket late =
+      connectTo(listener.address(), Deadline::after(5), nullptr, "listener");
+  late.sendAll("L", 1, Deadline::after(5), nullptr);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: the listener threw; 2: no limit set; 3: 'L' never came";
 }
 
 TEST(Socket, AcceptTimesOut) {
