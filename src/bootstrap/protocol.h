@@ -24,6 +24,8 @@ constexpr uint32_t kMaxPeerInfoBytes = 4096;
 // How long a fresh connection may take to send its hello before it is
 // dropped as a stranger.
 constexpr double kHelloTimeoutSeconds = 5.0;
+// How many connections the root lets wait for their hello at once.
+constexpr size_t kMaxPendingConnections = 256;
 
 // HETCCL_BOOTSTRAP_TIMEOUT in seconds (0 waits forever), read when a root
 // starts: ncclGetUniqueId starts one before any communicator exists.

@@ -123,7 +123,20 @@ void RootService::acceptPending() {
     LOG_TRACE(kLogBootstrap, "%s: connection from %s", name_.c_str(),
               pending->socket.peerName().c_str());
     pending_.push_back(std::move(pending));
+    if (pending_.size() > kMaxPendingConnections) dropOldestPending();
   }
+}
+
+// Connections that have not said who they are yet are capped, so that a
+// flood of silent ones cannot use up the process's descriptors before the
+// ranks arrive: the oldest goes, since a rank says hello at once.
+void RootService::dropOldestPending() {
+  if (++crowdedOut_ == 1 || crowdedOut_ % 100 == 0)
+    LOG_WARN(kLogBootstrap,
+             "%s: more than %zu connections waited for their hello; dropped "
+             "the oldest (%zu so far)",
+             name_.c_str(), kMaxPendingConnections, crowdedOut_);
+  pending_.erase(pending_.begin());
 }
 
 void RootService::readHello(Pending& pending) {

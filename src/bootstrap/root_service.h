@@ -58,6 +58,7 @@ class RootService {
 
   void pollOnce(const Deadline& deadline);
   void acceptPending();
+  void dropOldestPending();
   void readHello(Pending& pending);
   void onHelloHeader(Pending& pending);
   void onJoin(Pending& pending);
@@ -82,7 +83,8 @@ class RootService {
   double timeoutSeconds_;
   std::function<void()> onStopListening_;
   std::string name_;
-  std::vector<std::unique_ptr<Pending>> pending_;
+  std::vector<std::unique_ptr<Pending>> pending_;  // in the order accepted
+  size_t crowdedOut_ = 0;  // pending connections dropped for newer ones
   // Why connections that spoke the bootstrap protocol were refused (a rank
   // of another HetCCL build, of another communicator): the ranks that
   // waited for them are told at the timeout. The first few distinct ones.

@@ -285,6 +285,27 @@ TEST_F(BootstrapTest, StrangersAtTheRootAreDroppedAndInitSucceeds) {
   EXPECT_EQ(decodeRootReplyHeader(reply), ncclInvalidArgument);
 }
 
+// More silent connections than the root lets wait for a hello: the oldest
+// are dropped at once, not after the hello deadline, and ranks still get
+// in.
+TEST_F(BootstrapTest, ASilentFloodAtTheRootIsCapped) {
+  ncclUniqueId id = createUniqueId();
+  SocketAddress root = decodeUniqueId(id).root;
+  std::vector<Socket> silent;
+  for (size_t i = 0; i < kMaxPendingConnections + 20; ++i)
+    silent.push_back(connectTo(root, Deadline::after(5), nullptr, "root"));
+  auto start = Clock::now();
+  char byte;
+  try {
+    silent[0].recvAll(&byte, 1, Deadline::after(3), nullptr);
+    ADD_FAILURE() << "the root sent data to a silent stranger";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ncclRemoteError) << e.what();
+  }
+  EXPECT_LT(secondsSince(start), 3.0) << "the oldest waited for its deadline";
+  initAllOrFail(id, 2);
+}
+
 TEST_F(BootstrapTest, StrangersAtARankAreDropped) {
   ncclUniqueId id = createUniqueId();
   std::vector<Outcome> ranks = initAllOrFail(id, 2);
