@@ -52,6 +52,9 @@ TEST(StreamTimeline, TimeBetweenMarksGoesToTheFirstOnesPhase) {
     timeline.mark(StreamPhase::Reductions);
     timeline.endLaunch();
     setter.join();
+    // The stream reads `word` until its wait ends: drain it before the word
+    // goes out of scope.
+    ASSERT_EQ(stream.module.api().streamSynchronize(stream.handle), 0);
   }
   const std::string summary = timeline.summary();
   EXPECT_GE(millisecondsOf(summary, "waits for transfers across domains"), 110)
