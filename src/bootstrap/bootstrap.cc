@@ -161,29 +161,34 @@ void Bootstrap::allGather(void* data, size_t bytesPerRank, uint32_t tag) {
   auto* slots = static_cast<uint8_t*>(data);
   int next = (rank_ + 1) % nranks_;
   int prev = (rank_ + nranks_ - 1) % nranks_;
-  // Step s passes on the slot that arrived in step s-1 (our own first).
-  for (int step = 0; step < nranks_ - 1; ++step) {
-    int sendSlot = (rank_ - step + nranks_) % nranks_;
-    int recvSlot = (rank_ - step - 1 + nranks_) % nranks_;
-    mesh_->send(next, tag, slots + sendSlot * bytesPerRank, bytesPerRank);
-    mesh_->recv(prev, tag, slots + recvSlot * bytesPerRank, bytesPerRank);
-  }
+  runExchange(tag, {}, [&] {
+    // Step s passes on the slot that arrived in step s-1 (our own first).
+    for (int step = 0; step < nranks_ - 1; ++step) {
+      int sendSlot = (rank_ - step + nranks_) % nranks_;
+      int recvSlot = (rank_ - step - 1 + nranks_) % nranks_;
+      mesh_->send(next, tag, slots + sendSlot * bytesPerRank, bytesPerRank);
+      mesh_->recv(prev, tag, slots + recvSlot * bytesPerRank, bytesPerRank);
+    }
+  });
 }
 
 void Bootstrap::barrier(uint32_t tag) {
   // Dissemination: after round k every rank has heard, directly or not,
   // from the 2^(k+1) ranks before it. Each round talks to a different
   // peer, so per-(peer, tag) ordering keeps consecutive barriers apart.
-  uint8_t round = 0;
-  for (int distance = 1; distance < nranks_; distance <<= 1, ++round) {
-    mesh_->send((rank_ + distance) % nranks_, tag, &round, 1);
-    uint8_t heard = 0;
-    mesh_->recv((rank_ - distance + nranks_) % nranks_, tag, &heard, 1);
-    if (heard != round)
-      fail(ncclInternalError,
-           "bootstrap barrier: rank %d got round %u from rank %d in round %u",
-           rank_, heard, (rank_ - distance + nranks_) % nranks_, round);
-  }
+  runExchange(tag, {}, [&] {
+    uint8_t round = 0;
+    for (int distance = 1; distance < nranks_; distance <<= 1, ++round) {
+      mesh_->send((rank_ + distance) % nranks_, tag, &round, 1);
+      uint8_t heard = 0;
+      mesh_->recv((rank_ - distance + nranks_) % nranks_, tag, &heard, 1);
+      if (heard != round)
+        fail(ncclInternalError,
+             "bootstrap barrier: rank %d got round %u from rank %d in round "
+             "%u",
+             rank_, heard, (rank_ - distance + nranks_) % nranks_, round);
+    }
+  });
 }
 
 void Bootstrap::broadcast(void* data, size_t bytes, int root, uint32_t tag) {
@@ -192,16 +197,25 @@ void Bootstrap::broadcast(void* data, size_t bytes, int root, uint32_t tag) {
                    nranks_ - 1);
   // Binomial tree over ranks renumbered so that the root is 0.
   int self = (rank_ - root + nranks_) % nranks_;
-  int mask = 1;
-  for (; mask < nranks_; mask <<= 1) {
-    if (self & mask) {
-      mesh_->recv((self - mask + root) % nranks_, tag, data, bytes);
-      break;
+  runExchange(tag, {}, [&] {
+    int mask = 1;
+    for (; mask < nranks_; mask <<= 1) {
+      if (self & mask) {
+        mesh_->recv((self - mask + root) % nranks_, tag, data, bytes);
+        break;
+      }
     }
-  }
-  for (mask >>= 1; mask > 0; mask >>= 1)
-    if (self + mask < nranks_)
-      mesh_->send((self + mask + root) % nranks_, tag, data, bytes);
+    for (mask >>= 1; mask > 0; mask >>= 1)
+      if (self + mask < nranks_)
+        mesh_->send((self + mask + root) % nranks_, tag, data, bytes);
+  });
+}
+
+// A rank that failed because a peer gave the exchange up first stays
+// quiet: that peer told everyone already.
+void Bootstrap::tellAbandoned(uint32_t tag, const std::vector<int>& peers,
+                              const char* why) {
+  if (!mesh_->abandonedByPeer(tag)) mesh_->tellAbandoned(tag, peers, why);
 }
 
 void Bootstrap::abort() { mesh_->abort(); }

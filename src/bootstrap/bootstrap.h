@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -57,10 +58,27 @@ class Bootstrap {
   void recv(int peer, uint32_t tag, void* data, size_t bytes);
   // `data` holds nranks slots of bytesPerRank; this rank's slot is filled
   // on entry, all are on return. Ring algorithm.
+  // If one of these collective exchanges fails on a rank, that rank tells
+  // the others, whose calls with the same tag then fail at once.
   void allGather(void* data, size_t bytesPerRank, uint32_t tag);
   void barrier(uint32_t tag);
   // Binomial tree from `root`.
   void broadcast(void* data, size_t bytes, int root, uint32_t tag);
+
+  // Runs `exchange`, this rank's part of the exchange `tag` among `peers`
+  // (every rank if empty). If it throws, the peers still waiting in that
+  // exchange are told (unless one of them gave it up first) and fail at
+  // once instead of waiting out the timeout; then the error goes on.
+  template <typename Exchange>
+  void runExchange(uint32_t tag, const std::vector<int>& peers,
+                   Exchange exchange) {
+    try {
+      exchange();
+    } catch (const std::exception& e) {
+      tellAbandoned(tag, peers, e.what());
+      throw;
+    }
+  }
 
   // Makes every blocked call (in any thread) throw promptly; for
   // ncclCommAbort. Later calls throw at once.
@@ -76,6 +94,8 @@ class Bootstrap {
 
  private:
   Bootstrap(int rank, int nranks, size_t peerInfoBytes);
+  void tellAbandoned(uint32_t tag, const std::vector<int>& peers,
+                     const char* why);
 
   int rank_;
   int nranks_;

@@ -96,6 +96,8 @@ void PeerMesh::send(int peer, uint32_t tag, const void* data, size_t bytes) {
   checkPeer(peer, "send");
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "bootstrap send: null data of %zu bytes", bytes);
+  if (tag == kAbandonedExchangeTag)
+    fail(ncclInternalError, "bootstrap send: tag %u is reserved", tag);
   const auto* p = static_cast<const uint8_t*>(data);
   if (peer == rank_) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -106,34 +108,42 @@ void PeerMesh::send(int peer, uint32_t tag, const void* data, size_t bytes) {
   Deadline deadline = Deadline::after(timeoutSeconds_);
   Outgoing& out = *outgoing_[static_cast<size_t>(peer)];
   std::lock_guard<std::mutex> sendLock(out.mutex);
+  writeFrame(out, peer, tag, p, bytes, deadline, abort_);
+  LOG_TRACE(kLogBootstrap, "rank %d: sent %zu bytes with tag %u to rank %d",
+            rank_, bytes, tag, peer);
+}
+
+void PeerMesh::writeFrame(Outgoing& out, int peer, uint32_t tag,
+                          const void* data, size_t bytes,
+                          const Deadline& deadline, const AbortFlags& abort) {
   if (!out.brokenReason.empty())
     fail(ncclRemoteError,
          "rank %d cannot send to rank %d: the connection broke earlier (%s)",
          rank_, peer, out.brokenReason.c_str());
-  if (!out.socket.valid()) connect(peer, out, deadline);
+  if (!out.socket.valid()) connect(peer, out, deadline, abort);
+  const auto* p = static_cast<const uint8_t*>(data);
   std::vector<uint8_t> header = frameHeader(tag, bytes);
   try {
     if (bytes <= kCoalesceBytes) {
       header.insert(header.end(), p, p + bytes);
-      sendBytes(out, peer, tag, header.data(), header.size(), deadline);
+      sendBytes(out, peer, tag, header.data(), header.size(), deadline, abort);
     } else {
-      sendBytes(out, peer, tag, header.data(), header.size(), deadline);
-      sendBytes(out, peer, tag, p, bytes, deadline);
+      sendBytes(out, peer, tag, header.data(), header.size(), deadline, abort);
+      sendBytes(out, peer, tag, p, bytes, deadline, abort);
     }
   } catch (const Error& e) {
     // Part of a frame may be on the wire: the stream cannot be resumed.
     out.brokenReason = e.what();
     throw;
   }
-  LOG_TRACE(kLogBootstrap, "rank %d: sent %zu bytes with tag %u to rank %d",
-            rank_, bytes, tag, peer);
 }
 
-void PeerMesh::connect(int peer, Outgoing& out, const Deadline& deadline) {
+void PeerMesh::connect(int peer, Outgoing& out, const Deadline& deadline,
+                       const AbortFlags& abort) {
   std::string name = format("rank %d", peer);
   const SocketAddress& address = peers_[static_cast<size_t>(peer)];
   // Every rank listened before it joined, so a refusal means it is gone.
-  out.socket = connectTo(address, deadline, abort_, name.c_str(),
+  out.socket = connectTo(address, deadline, abort, name.c_str(),
                          ConnectMode::kListenerIsUp);
   out.socket.setPeerName(name + " at " + address.toString());
   PeerHello hello;
@@ -143,7 +153,7 @@ void PeerMesh::connect(int peer, Outgoing& out, const Deadline& deadline) {
   hello.nranks = nranks_;
   std::vector<uint8_t> bytes = encodePeerHello(hello);
   try {
-    out.socket.sendAll(bytes.data(), bytes.size(), deadline, abort_,
+    out.socket.sendAll(bytes.data(), bytes.size(), deadline, abort,
                        "a peer hello");
   } catch (const Error&) {
     out.socket.close();
@@ -156,21 +166,87 @@ void PeerMesh::connect(int peer, Outgoing& out, const Deadline& deadline) {
 
 void PeerMesh::sendBytes(Outgoing& out, int peer, uint32_t tag,
                          const void* data, size_t bytes,
-                         const Deadline& deadline) {
+                         const Deadline& deadline, const AbortFlags& abort) {
   const auto* p = static_cast<const uint8_t*>(data);
   size_t done = 0;
   while (done < bytes) {
     size_t n = out.socket.sendSome(p + done, bytes - done, "a message");
     done += n;
     if (done == bytes || n > 0) continue;
-    if (abort_.raised() || deadline.expired())
-      checkWait(deadline, abort_,
-                format("rank %d to accept a message with tag %u from rank %d "
-                       "(%zu of %zu bytes sent)",
-                       peer, tag, rank_, done, bytes));
+    const std::string waitingFor = format(
+        "rank %d to accept a message with tag %u from rank %d (%zu "
+        "of %zu bytes sent)",
+        peer, tag, rank_, done, bytes);
+    failIfAbandoned(tag, waitingFor);
+    if (abort.raised() || deadline.expired())
+      checkWait(deadline, abort, waitingFor);
     pollfd writable{out.socket.fd(), POLLOUT, 0};
     waitAndProgress(&writable, deadline);
   }
+}
+
+// ---------------------------------------------------------------------------
+// Giving up an exchange
+
+void PeerMesh::tellAbandoned(uint32_t tag, const std::vector<int>& peers,
+                             const std::string& why) {
+  // Short: the caller is on its way to report an error.
+  constexpr double kNoticeSeconds = 2.0;
+  std::vector<uint8_t> notice;
+  WireWriter w(&notice);
+  w.u32(tag);
+  w.bytes(why.data(), std::min(why.size(), kMaxAbandonReasonBytes));
+  const Deadline deadline = Deadline::after(kNoticeSeconds);
+  std::vector<int> everyone;
+  for (int r = 0; r < nranks_ && peers.empty(); ++r) everyone.push_back(r);
+  for (int peer : peers.empty() ? everyone : peers)
+    if (peer != rank_) tellAbandoned(peer, notice, deadline);
+  LOG_INFO(kLogBootstrap, "rank %d: told %s that it gave up exchange %u: %s",
+           rank_, peers.empty() ? "every rank" : "the exchange's ranks", tag,
+           why.c_str());
+}
+
+void PeerMesh::tellAbandoned(int peer, const std::vector<uint8_t>& notice,
+                             const Deadline& deadline) {
+  ActiveCall active(&activeCalls_);
+  Outgoing& out = *outgoing_[static_cast<size_t>(peer)];
+  // A frame in progress (another thread's send) cannot be interrupted.
+  std::unique_lock<std::mutex> lock(out.mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  try {
+    // The abort flags are left out: an aborted rank tells the others too.
+    writeFrame(out, peer, kAbandonedExchangeTag, notice.data(), notice.size(),
+               deadline, AbortFlags());
+  } catch (const Error& e) {
+    LOG_INFO(kLogBootstrap, "rank %d: could not tell rank %d: %s", rank_, peer,
+             e.what());
+  }
+}
+
+void PeerMesh::noteAbandonedLocked(const Incoming& in) {
+  if (in.payload.size() < 4) return;  // not a notice HetCCL sends
+  WireReader r(in.payload.data(), in.payload.size());
+  const uint32_t tag = r.u32();
+  const size_t reasonBytes = std::min(r.left(), kMaxAbandonReasonBytes);
+  std::string reason(reinterpret_cast<const char*>(r.position()), reasonBytes);
+  LOG_INFO(kLogBootstrap, "rank %d: rank %d gave up exchange %u: %s", rank_,
+           in.peer, tag, reason.c_str());
+  abandoned_.emplace(tag, format("rank %d gave up that exchange: %s", in.peer,
+                                 reason.c_str()));
+}
+
+bool PeerMesh::abandonedByPeer(uint32_t tag) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return abandoned_.count(tag) != 0;
+}
+
+void PeerMesh::failIfAbandoned(uint32_t tag,
+                               const std::string& waitingFor) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto gaveUp = abandoned_.find(tag);
+  if (gaveUp != abandoned_.end())
+    fail(ncclRemoteError, "rank %d was waiting for %s, but %s", rank_,
+         waitingFor.c_str(), gaveUp->second.c_str());
 }
 
 // ---------------------------------------------------------------------------
@@ -182,6 +258,9 @@ void PeerMesh::recv(int peer, uint32_t tag, void* data, size_t bytes) {
                    "bootstrap recv: null buffer of %zu bytes", bytes);
   ActiveCall active(&activeCalls_);
   Deadline deadline = Deadline::after(timeoutSeconds_);
+  const std::string waitingFor = format(
+      "a message with tag %u from rank %d at %s (rank %d, %zu bytes)", tag,
+      peer, peers_[static_cast<size_t>(peer)].toString().c_str(), rank_, bytes);
   while (true) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -193,13 +272,9 @@ void PeerMesh::recv(int peer, uint32_t tag, void* data, size_t bytes) {
              "but rank %d is gone: %s",
              rank_, tag, peer, peer, in->closeReason.c_str());
     }
+    failIfAbandoned(tag, waitingFor);
     if (abort_.raised() || deadline.expired())
-      checkWait(deadline, abort_,
-                format("a message with tag %u from rank %d at %s (rank %d, "
-                       "%zu bytes)",
-                       tag, peer,
-                       peers_[static_cast<size_t>(peer)].toString().c_str(),
-                       rank_, bytes));
+      checkWait(deadline, abort_, waitingFor);
     waitAndProgress(nullptr, deadline);
   }
 }
@@ -259,7 +334,25 @@ void PeerMesh::acceptLocked() {
     incoming_.push_back(std::move(in));
     // Ranks send their hello right after connecting: read it now.
     readLocked(added);
+    capPendingLocked();
   }
+}
+
+// Connections that have not said who they are yet are capped, so that a
+// flood of silent ones cannot use up the descriptors: the oldest goes,
+// since a rank says hello at once.
+void PeerMesh::capPendingLocked() {
+  size_t pending = 0;
+  Incoming* oldest = nullptr;
+  for (auto& in : incoming_) {
+    if (in->peer >= 0 || in->rejected) continue;
+    if (oldest == nullptr) oldest = in.get();
+    ++pending;
+  }
+  if (pending > kMaxPendingConnections)
+    rejectLocked(*oldest, format("more than %zu connections waited for their "
+                                 "hello at once",
+                                 kMaxPendingConnections));
 }
 
 void PeerMesh::readLocked(Incoming& in) {
@@ -352,7 +445,10 @@ bool PeerMesh::readFrameLocked(Incoming& in) {
   }
   if (in.payload.size() < in.payloadBytes && !readPayloadStep(in)) return false;
   if (in.payload.size() == in.payloadBytes) {
-    stash_[{in.peer, in.tag}].push_back(std::move(in.payload));
+    if (in.tag == kAbandonedExchangeTag)
+      noteAbandonedLocked(in);
+    else
+      stash_[{in.peer, in.tag}].push_back(std::move(in.payload));
     in.payload = std::vector<uint8_t>();
     in.inPayload = false;
   }

@@ -12,6 +12,11 @@
 // and stashed, so that ranks that all send before they receive (a ring)
 // cannot deadlock however large the messages are.
 //
+// A rank that gives up an exchange (a peer died, a step failed, an abort)
+// tells the exchange's other ranks, whose waits with that tag then fail at
+// once: ranks that never talk to the dead one directly do not wait out the
+// timeout.
+//
 // Thread safety: any number of threads may call send/recv concurrently
 // (frames to one peer are serialised; messages of one (peer, tag) pair
 // are delivered in order); abort() may be called from any thread.
@@ -50,6 +55,15 @@ class PeerMesh {
   // long (ncclInternalError otherwise).
   void recv(int peer, uint32_t tag, void* data, size_t bytes);
 
+  // Tells `peers` (every other rank if empty) that this rank gave up the
+  // exchange `tag` because of `why`: their sends and receives with that tag
+  // fail at once with ncclRemoteError. Best effort within a short deadline,
+  // also after abort(); never throws.
+  void tellAbandoned(uint32_t tag, const std::vector<int>& peers,
+                     const std::string& why);
+  // Whether a peer said it gave up the exchange `tag`.
+  bool abandonedByPeer(uint32_t tag) const;
+
   // Makes every blocked call throw within one poll slice.
   void abort() { aborted_.store(true, std::memory_order_release); }
 
@@ -66,9 +80,19 @@ class PeerMesh {
   struct Outgoing;
 
   void checkPeer(int peer, const char* call) const;
-  void connect(int peer, Outgoing& out, const Deadline& deadline);
+  // Writes one frame; the caller holds out.mutex.
+  void writeFrame(Outgoing& out, int peer, uint32_t tag, const void* data,
+                  size_t bytes, const Deadline& deadline,
+                  const AbortFlags& abort);
+  void connect(int peer, Outgoing& out, const Deadline& deadline,
+               const AbortFlags& abort);
   void sendBytes(Outgoing& out, int peer, uint32_t tag, const void* data,
-                 size_t bytes, const Deadline& deadline);
+                 size_t bytes, const Deadline& deadline,
+                 const AbortFlags& abort);
+  void tellAbandoned(int peer, const std::vector<uint8_t>& notice,
+                     const Deadline& deadline);
+  void noteAbandonedLocked(const Incoming& in);
+  void failIfAbandoned(uint32_t tag, const std::string& waitingFor) const;
   bool takeLocked(int peer, uint32_t tag, void* data, size_t bytes);
   // Polls the listener, the incoming connections and `extra` (if any) for
   // one slice, then reads whatever arrived. Returns extra's revents.
@@ -80,6 +104,7 @@ class PeerMesh {
   bool readFrameLocked(Incoming& in);
   bool readPayloadStep(Incoming& in);
   void rejectLocked(Incoming& in, const std::string& reason);
+  void capPendingLocked();
   void expireHellosLocked();
   void forgetRejectedLocked();
 
@@ -100,6 +125,8 @@ class PeerMesh {
   size_t rejections_ = 0;
   std::vector<Incoming*> incomingFrom_;  // by peer rank
   std::map<std::pair<int, uint32_t>, std::deque<std::vector<uint8_t>>> stash_;
+  // Exchanges a peer gave up: tag -> "rank X gave up ...: why".
+  std::map<uint32_t, std::string> abandoned_;
 
   std::vector<std::unique_ptr<Outgoing>> outgoing_;  // by peer rank
 };

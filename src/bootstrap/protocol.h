@@ -24,8 +24,16 @@ constexpr uint32_t kMaxPeerInfoBytes = 4096;
 // How long a fresh connection may take to send its hello before it is
 // dropped as a stranger.
 constexpr double kHelloTimeoutSeconds = 5.0;
-// How many connections the root lets wait for their hello at once.
+// How many connections the root, or a rank's mesh, lets wait for their
+// hello at once.
 constexpr size_t kMaxPendingConnections = 256;
+
+// Rank-to-rank frames with this tag are not messages but notices: "I gave
+// up the exchange <tag> because <reason>" (u32 tag, then the reason's
+// bytes). Exchange tags never take this value.
+constexpr uint32_t kAbandonedExchangeTag = 0xffffffffu;
+// A notice's reason is cut to this many bytes.
+constexpr size_t kMaxAbandonReasonBytes = 512;
 
 // HETCCL_BOOTSTRAP_TIMEOUT in seconds (0 waits forever), read when a root
 // starts: ncclGetUniqueId starts one before any communicator exists.

@@ -24,13 +24,15 @@ void SubsetOob::allGather(void* data, size_t bytesPerRank) {
   auto* slots = static_cast<char*>(data);
   int next = members_[(rank_ + 1) % n];
   int previous = members_[(rank_ + n - 1) % n];
-  for (int step = 0; step < n - 1; ++step) {
-    int sendSlot = (rank_ - step + n) % n;
-    int recvSlot = (rank_ - step - 1 + n) % n;
-    bootstrap_.send(next, tag, slots + sendSlot * bytesPerRank, bytesPerRank);
-    bootstrap_.recv(previous, tag, slots + recvSlot * bytesPerRank,
-                    bytesPerRank);
-  }
+  bootstrap_.runExchange(tag, members_, [&] {
+    for (int step = 0; step < n - 1; ++step) {
+      int sendSlot = (rank_ - step + n) % n;
+      int recvSlot = (rank_ - step - 1 + n) % n;
+      bootstrap_.send(next, tag, slots + sendSlot * bytesPerRank, bytesPerRank);
+      bootstrap_.recv(previous, tag, slots + recvSlot * bytesPerRank,
+                      bytesPerRank);
+    }
+  });
 }
 
 void SubsetOob::barrier() {

@@ -2,9 +2,12 @@
 // communicator with work in flight, a peer killed mid-collective, a rank
 // that never arrives at init, and strangers talking to the bootstrap port.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -341,6 +344,99 @@ TEST(Faults, StrangersAtTheBootstrapPort) {
         comm.destroy();
       },
       options);
+}
+
+// The names in /dev/shm that a segment of process `pid` would have
+// ("/<prefix>-<pid>-<random>").
+std::vector<std::string> shmNamesOf(pid_t pid) {
+  std::vector<std::string> names;
+  const std::string mark = "-" + std::to_string(pid) + "-";
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return names;
+  while (dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name.rfind("hetccl", 0) == 0 && name.find(mark) != std::string::npos)
+      names.push_back(name);
+  }
+  ::closedir(dir);
+  return names;
+}
+
+// SIGKILLs `victim` the moment it creates its first segment in /dev/shm,
+// which is in the middle of init: the others are still setting up theirs.
+// False if it never did within `timeoutSeconds`.
+bool killOnFirstSegment(pid_t victim, double timeoutSeconds) {
+  int watch = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (watch < 0 || ::inotify_add_watch(watch, "/dev/shm", IN_CREATE) < 0) {
+    ADD_FAILURE() << "cannot watch /dev/shm";
+    return false;
+  }
+  const std::string mark = "-" + std::to_string(victim) + "-";
+  const double deadline = nowSeconds() + timeoutSeconds;
+  bool killed = false;
+  alignas(inotify_event) char buffer[16384];
+  while (!killed && nowSeconds() < deadline) {
+    pollfd ready{watch, POLLIN, 0};
+    if (::poll(&ready, 1, 100) <= 0) continue;
+    ssize_t n = ::read(watch, buffer, sizeof(buffer));
+    for (ssize_t at = 0; at < n && !killed;) {
+      auto* event = reinterpret_cast<inotify_event*>(buffer + at);
+      if (event->len > 0 &&
+          std::string(event->name).find(mark) != std::string::npos) {
+        ::kill(victim, SIGKILL);
+        killed = true;
+      }
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+    }
+  }
+  ::close(watch);
+  return killed;
+}
+
+// Rank 2 is killed right after it created its shared-memory segment, in
+// the middle of init (#13, finding 5). The others' init fails promptly,
+// not after HETCCL_BOOTSTRAP_TIMEOUT: the first rank that notices tells
+// the others. (The survivors stay alive a while after their failure, as a
+// program that handles the error would: the others must not need their
+// exit to notice.) Nothing of any rank stays in /dev/shm: the survivors
+// remove the name the dead rank could not.
+TEST(Faults, RankKilledInTheMiddleOfInitLeavesNothing) {
+  constexpr int kVictim = 2;
+  constexpr double kFailLimitSeconds = 3;
+  constexpr double kLingerSeconds = 5;
+  RunOptions options = withEnv({{"HETCCL_BOOTSTRAP_TIMEOUT", "100"}}, 120);
+  options.expectedSignals[kVictim] = SIGKILL;
+  std::vector<pid_t> ranks;
+  bool killed = false;
+  options.whileRunning = [&](const std::vector<pid_t>& children) {
+    ranks = children;
+    killed = killOnFirstSegment(children[kVictim], 60);
+  };
+  runRanks(
+      4,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = nullptr;
+        double start = nowSeconds();
+        ncclResult_t result =
+            ncclCommInitRank(&comm, ctx.nranks(), ctx.id(), ctx.rank());
+        double seconds = nowSeconds() - start;
+        MP_CHECK(result == ncclRemoteError)
+            << "init with a rank killed in it: " << describeResult(result);
+        MP_CHECK(seconds < kFailLimitSeconds)
+            << "init noticed the dead rank only after " << seconds << " s";
+        const char* message = ncclGetLastError(nullptr);
+        MP_CHECK(message != nullptr && message[0] != '\0')
+            << "no message for " << describeResult(result);
+        sleepSeconds(kLingerSeconds);
+      },
+      options);
+  EXPECT_TRUE(killed) << "rank " << kVictim << " never created a segment";
+  for (pid_t pid : ranks) {
+    const std::vector<std::string> left = shmNamesOf(pid);
+    EXPECT_EQ(left, std::vector<std::string>())
+        << "left in /dev/shm by process " << pid;
+    for (const std::string& name : left) ::unlink(("/dev/shm/" + name).c_str());
+  }
 }
 
 }  // namespace

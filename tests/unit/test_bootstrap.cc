@@ -357,6 +357,69 @@ TEST_F(BootstrapTest, DroppedStrangersAreForgotten) {
   EXPECT_LE(ranks[0].bootstrap->incomingConnectionsHeld(), 2u);
 }
 
+// The same cap at a rank's own listener: a flood of silent connections
+// loses its oldest at once while the rank waits for a peer's message, and
+// the peer still gets through.
+TEST_F(BootstrapTest, ASilentFloodAtARankIsCapped) {
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), 2);
+  const SocketAddress& rank0 = ranks[0].bootstrap->listenAddress(0);
+  std::vector<Socket> silent;
+  for (size_t i = 0; i < kMaxPendingConnections + 20; ++i)
+    silent.push_back(connectTo(rank0, Deadline::after(5), nullptr, "rank 0"));
+  int got = 0;
+  std::thread receiver([&] { ranks[0].bootstrap->recv(1, 9, &got, 4); });
+  auto start = Clock::now();
+  char byte;
+  try {
+    silent[0].recvAll(&byte, 1, Deadline::after(3), nullptr);
+    ADD_FAILURE() << "rank 0 sent data to a silent stranger";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ncclRemoteError) << e.what();
+  }
+  EXPECT_LT(secondsSince(start), 3.0) << "the oldest waited for its deadline";
+  int value = 17;
+  ranks[1].bootstrap->send(0, 9, &value, sizeof(value));
+  receiver.join();
+  EXPECT_EQ(got, 17);
+}
+
+// Rank 2 leaves before an all-gather that the others enter; rank 3, which
+// waits for rank 2 but never had a connection from it, would wait out the
+// timeout (10 s here) and rank 0 behind it. Rank 1, whose send to rank 2
+// is refused, tells everyone it gave up that exchange, and all fail at
+// once, naming the cause. Exchanges with other tags are unaffected.
+TEST_F(BootstrapTest, ARankThatGivesUpAnExchangeTellsTheOthers) {
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), 4);
+  ranks[2].bootstrap.reset();
+  constexpr uint32_t kTag = 5;
+  std::vector<std::string> errors(4);
+  std::vector<double> seconds(4);
+  std::vector<std::thread> threads;
+  for (int r : {0, 1, 3})
+    threads.emplace_back([&, r] {
+      std::vector<int> slots(4, r);
+      auto start = Clock::now();
+      try {
+        ranks[r].bootstrap->allGather(slots.data(), sizeof(int), kTag);
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ncclRemoteError) << e.what();
+        errors[r] = e.what();
+      }
+      seconds[r] = secondsSince(start);
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_TRUE(contains(errors[1], "rank 2")) << errors[1];
+  for (int r : {0, 3}) {
+    EXPECT_TRUE(contains(errors[r], "rank 1 gave up that exchange"))
+        << "rank " << r << ": " << errors[r];
+    EXPECT_LT(seconds[r], 3.0) << "rank " << r;
+  }
+  int value = 8, got = 0;
+  ranks[3].bootstrap->send(0, kTag + 1, &value, sizeof(value));
+  ranks[0].bootstrap->recv(3, kTag + 1, &got, sizeof(got));
+  EXPECT_EQ(got, 8);
+}
+
 size_t residentBytes() {
   size_t pages = 0, resident = 0;
   std::ifstream("/proc/self/statm") >> pages >> resident;

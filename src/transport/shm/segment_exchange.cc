@@ -18,24 +18,39 @@ struct SegmentRecord {
   uint64_t bytes;
 };
 
-std::vector<SegmentRecord> gatherRecords(Oob& oob, const ShmSegment& own) {
+// Every rank's name and size are known before any segment exists, so
+// that if a rank dies after creating its segment, the others can remove
+// its name (it cannot any more).
+std::vector<SegmentRecord> gatherRecords(Oob& oob,
+                                         const SegmentExchange& exchange,
+                                         size_t ownBytes) {
   std::vector<SegmentRecord> records(oob.nranks());
   std::memset(records.data(), 0, records.size() * sizeof(SegmentRecord));
   SegmentRecord& mine = records[oob.rank()];
-  std::strncpy(mine.name, own.name().c_str(), kNameBytes - 1);
-  mine.bytes = own.size();
+  if (ownBytes > 0) {
+    const std::string name = ShmSegment::uniqueName(exchange.namePrefix);
+    std::strncpy(mine.name, name.c_str(), kNameBytes - 1);
+    mine.bytes = ownBytes;
+  }
   oob.allGather(records.data(), sizeof(SegmentRecord));
   for (SegmentRecord& record : records) record.name[kNameBytes - 1] = '\0';
   return records;
 }
 
-ShmSegment createOwn(const SegmentExchange& exchange) {
-  const size_t bytes = exchange.ownBytes();
-  if (bytes == 0) return {};
-  ShmSegment own =
-      ShmSegment::create(ShmSegment::uniqueName(exchange.namePrefix), bytes);
+ShmSegment createOwn(const SegmentExchange& exchange,
+                     const SegmentRecord& mine) {
+  if (mine.bytes == 0) return {};
+  ShmSegment own = ShmSegment::create(mine.name, mine.bytes);
   if (exchange.format) exchange.format(own);
   return own;
+}
+
+// After a failed exchange: the names of the peers' segments, of which a
+// dead peer's would stay in /dev/shm. Names already gone are no matter.
+void removePeersNames(int rank, const std::vector<SegmentRecord>& records) {
+  for (size_t r = 0; r < records.size(); ++r)
+    if (static_cast<int>(r) != rank && records[r].bytes > 0)
+      ShmSegment::removeName(records[r].name);
 }
 
 // Maps what this rank needs of the others' segments, in rank order; this
@@ -64,16 +79,28 @@ void exchangeSegments(Oob& oob, const SegmentExchange& exchange,
   std::optional<Error> failure;
   segments.clear();
   segments.resize(oob.nranks());
-  ShmSegment& own = segments[oob.rank()];
-  captureFailure(failure, [&] { own = createOwn(exchange); });
-  agreeOnSuccess(oob, failure, exchange.what, "creating its segment");
-  const std::vector<SegmentRecord> records = gatherRecords(oob, own);
-  captureFailure(failure, [&] { mapChosen(oob, exchange, records, segments); });
-  // The agreement is a barrier: every rank has mapped what it needs, so the
-  // name can go now and a process killed later leaks nothing in /dev/shm.
-  // The name goes on failure too, when the segments are destroyed.
-  agreeOnSuccess(oob, failure, exchange.what, "mapping its peers' segments");
-  own.unlink();
+  size_t ownBytes = 0;
+  // A failure here holds back the creation below and fails its agreement.
+  captureFailure(failure, [&] { ownBytes = exchange.ownBytes(); });
+  const std::vector<SegmentRecord> records =
+      gatherRecords(oob, exchange, ownBytes);
+  try {
+    ShmSegment& own = segments[oob.rank()];
+    captureFailure(failure,
+                   [&] { own = createOwn(exchange, records[oob.rank()]); });
+    agreeOnSuccess(oob, failure, exchange.what, "creating its segment");
+    captureFailure(failure,
+                   [&] { mapChosen(oob, exchange, records, segments); });
+    // The agreement is a barrier: every rank has mapped what it needs, so
+    // the name can go now and a process killed later leaks nothing in
+    // /dev/shm. The name goes on failure too, when the segments are
+    // destroyed.
+    agreeOnSuccess(oob, failure, exchange.what, "mapping its peers' segments");
+    own.unlink();
+  } catch (const std::exception&) {
+    removePeersNames(oob.rank(), records);
+    throw;
+  }
 }
 
 }  // namespace hetccl

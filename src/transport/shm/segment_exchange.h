@@ -1,8 +1,10 @@
 // The collective set-up that every shared-memory user of a host repeats:
-// each rank creates a segment, the ranks all-gather the names, each maps
-// the segments it needs, and once every rank has mapped, the names are
-// removed. A failure on any rank (a full /dev/shm, a peer that created no
-// segment) fails the exchange on every rank, so that none waits forever.
+// the ranks all-gather the names they will use, each creates its segment
+// and maps the segments it needs, and once every rank has mapped, the
+// names are removed. A failure on any rank (a full /dev/shm, a peer that
+// created no segment) fails the exchange on every rank, so that none waits
+// forever, and the survivors of a rank that died in the middle remove its
+// name, so that nothing stays in /dev/shm.
 #pragma once
 
 #include <cstddef>

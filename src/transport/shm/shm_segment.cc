@@ -65,6 +65,11 @@ std::string ShmSegment::uniqueName(const char* prefix) {
                 static_cast<unsigned long long>(nonce));
 }
 
+void ShmSegment::removeName(const std::string& name) {
+  if (shm_unlink(name.c_str()) == 0)
+    LOG_INFO(kLogShm, "removed the name %s a failed peer left", name.c_str());
+}
+
 ShmSegment ShmSegment::open(const std::string& name, size_t bytes) {
   ScopedFd fd{shm_open(name.c_str(), O_RDWR, 0600)};
   if (fd.fd < 0) failErrno("cannot open shared segment %s", name.c_str());

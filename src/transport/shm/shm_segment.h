@@ -14,6 +14,9 @@ class ShmSegment {
   static ShmSegment open(const std::string& name, size_t bytes);
   // A fresh name, "/<prefix>-<pid>-<random>", for create().
   static std::string uniqueName(const char* prefix);
+  // Removes a segment's name, if it is still there (another process's
+  // segment, when that process cannot any more).
+  static void removeName(const std::string& name);
 
   ShmSegment() = default;
   ShmSegment(ShmSegment&& other) noexcept;
