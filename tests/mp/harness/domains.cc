@@ -34,6 +34,10 @@ void DomainLayout::applyTo(RunOptions* options) const {
   if (emulatedGpus) options->env["HETCCL_EMULATED_GPU"] = "1";
 }
 
+void PrintTo(const DomainLayout& layout, std::ostream* out) {
+  *out << layout.name();
+}
+
 DomainLayout oneDomain() { return DomainLayout(); }
 
 DomainLayout domainsByLabel(std::vector<int> labels) {

@@ -2,6 +2,7 @@
 // CPU ranks: one label per rank; ranks with equal labels share a domain.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct DomainLayout {
   std::string name() const;  // for test names, e.g. "domains011"
   void applyTo(RunOptions* options) const;
 };
+
+// gtest prints parameters in test listings (and so in ctest names).
+void PrintTo(const DomainLayout& layout, std::ostream* out);
 
 // One domain (no forcing).
 DomainLayout oneDomain();
