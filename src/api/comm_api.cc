@@ -10,6 +10,7 @@
 #include "bootstrap/unique_id.h"
 #include "core/comm_registry.h"
 #include "core/group.h"
+#include "runtime/gpu_device.h"
 #include "util/log.h"
 
 using hetccl::apiCall;
@@ -112,8 +113,9 @@ HETCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm,
   });
 }
 
-// One process drives `ndev` ranks. Without GPUs they are CPU ranks; the
-// device list only fixes how many.
+// One process drives `ndev` ranks: on GPUs, rank i on devlist[i] (or on
+// device i without a list); without GPUs they are CPU ranks and the list
+// only fixes how many.
 HETCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev,
            const int* devlist) {
   return apiCall(__func__, [&] {
@@ -123,11 +125,22 @@ HETCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev,
       for (int i = 0; i < ndev; ++i)
         HETCCL_CHECK_ARG(std::count(devlist, devlist + ndev, devlist[i]) == 1,
                          "device %d appears twice in devlist", devlist[i]);
+    const std::optional<hetccl::GpuDevice> gpu = hetccl::currentGpuDevice();
+    auto deviceOf = [&](int r) { return devlist ? devlist[r] : r; };
+    if (gpu) {
+      const int count = hetccl::deviceCountOf(*gpu);
+      for (int r = 0; r < ndev; ++r)
+        HETCCL_CHECK_ARG(deviceOf(r) >= 0 && deviceOf(r) < count,
+                         "rank %d would run on device %d, but this process "
+                         "has devices 0..%d",
+                         r, deviceOf(r), count - 1);
+    }
     ncclUniqueId id = hetccl::createEphemeralUniqueId();
     std::vector<std::shared_ptr<Communicator>> created;
     std::vector<std::function<void()>> inits;
     for (int r = 0; r < ndev; ++r) {
       created.push_back(std::make_shared<Communicator>(r, ndev, CommConfig()));
+      created.back()->bindToDevice(deviceOf(r));
       inits.push_back(
           [comm = created.back().get(), id] { comm->initialize(id); });
     }

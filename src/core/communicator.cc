@@ -10,6 +10,7 @@
 #include "core/subset_oob.h"
 #include "core/watchdog.h"
 #include "engine/gpu/gpu_plan_engine.h"
+#include "runtime/device/current_device.h"
 #include "runtime/device/device_module_loader.h"
 #include "runtime/gpu_device.h"
 #include "transport/transport_registry.h"
@@ -168,7 +169,12 @@ void Communicator::setUpHeterogeneous(
   // would wait for it in the next step until the bootstrap timeout.
   std::shared_ptr<Executor> domainComm;
   std::optional<Error> failure;
+  // Everything made on a GPU is made with that GPU current (also on the
+  // thread of a nonblocking init, or of ncclCommInitAll), and the caller
+  // finds its own device current again afterwards.
+  std::optional<CurrentDevice> onGpu;
   captureFailure(failure, [&] {
+    if (gpu_) onGpu.emplace(deviceModuleOf(*gpu_), gpu_->ordinal);
     domainComm = createDomainComm(domainOob, domainRuntime(), members);
   });
   agreeOnSuccess(oob, failure, "heterogeneous communicator",

@@ -49,6 +49,11 @@ class Communicator {
   // nonblocking; the outcome is then read with state().
   void initialize(const ncclUniqueId& id);
   void initializeInBackground(const ncclUniqueId& id);
+  // Before init, for ncclCommInitAll: a GPU rank runs on device `ordinal`
+  // of its runtime rather than on the one current when it was created.
+  void bindToDevice(int ordinal) {
+    if (gpu_) gpu_->ordinal = ordinal;
+  }
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
@@ -129,7 +134,7 @@ class Communicator {
   const CommConfig config_;
   const Settings settings_;  // read once, when the communicator is made
   const std::optional<Placement> inherited_;
-  const std::optional<GpuDevice> gpu_;
+  std::optional<GpuDevice> gpu_;
   std::shared_ptr<AbortSignal> opsAbort_;  // ends waits of operations
   // Which peer processes exited. A loss only matters to work that waits
   // for that peer, so it ends those waits rather than every operation.

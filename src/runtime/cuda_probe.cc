@@ -16,6 +16,10 @@ std::optional<int> currentCudaDevice() {
   return loadedRuntimeCurrentDevice(kCudartSonames, "cuda", "CUDA");
 }
 
+std::optional<int> cudaDeviceCount() {
+  return loadedRuntimeDeviceCount(kCudartSonames, "cuda");
+}
+
 void setCurrentCudaDevice(int device) {
   using SetDevice = int (*)(int);
   auto setDevice = reinterpret_cast<SetDevice>(

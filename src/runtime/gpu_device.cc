@@ -23,12 +23,27 @@ constexpr RuntimeProbe kProbes[] = {
 }  // namespace
 
 std::optional<GpuDevice> currentGpuDevice() {
-  if (readFlag(Param::EmulatedGpu))
-    return GpuDevice{RuntimeKind::Cuda, 0, /*emulated=*/true};
+  if (readFlag(Param::EmulatedGpu)) {
+    int device = 0;
+    emulatedDeviceModule().check(
+        emulatedDeviceModule().api().getDevice(&device),
+        "asking for the current device");
+    return GpuDevice{RuntimeKind::Cuda, device, /*emulated=*/true};
+  }
   for (const RuntimeProbe& probe : kProbes)
     if (auto device = probe.currentDevice())
       return GpuDevice{probe.runtime, *device};
   return std::nullopt;
+}
+
+int deviceCountOf(const GpuDevice& gpu) {
+  if (gpu.emulated) {
+    int count = 0;
+    return emulatedDeviceModule().api().deviceCount(&count) == 0 ? count : 0;
+  }
+  std::optional<int> count =
+      gpu.runtime == RuntimeKind::Hip ? hipDeviceCount() : cudaDeviceCount();
+  return count.value_or(0);
 }
 
 const DeviceModule& deviceModuleOf(const GpuDevice& gpu) {

@@ -26,6 +26,9 @@ struct GpuDevice {
 // HETCCL_EMULATED_GPU=1, device 0 of the emulated module.
 std::optional<GpuDevice> currentGpuDevice();
 
+// How many devices `gpu`'s runtime sees (0 if it cannot say).
+int deviceCountOf(const GpuDevice& gpu);
+
 // The device-runtime module that drives `gpu`.
 const DeviceModule& deviceModuleOf(const GpuDevice& gpu);
 

@@ -19,6 +19,10 @@ std::optional<int> currentHipDevice() {
   return loadedRuntimeCurrentDevice(kAmdhipSonames, "hip", "HIP");
 }
 
+std::optional<int> hipDeviceCount() {
+  return loadedRuntimeDeviceCount(kAmdhipSonames, "hip");
+}
+
 void setCurrentHipDevice(int device) {
   using SetDevice = int (*)(int);
   auto setDevice = reinterpret_cast<SetDevice>(

@@ -13,6 +13,9 @@ namespace hetccl {
 // no device exists, or HETCCL_FORCE_CPU=1.
 std::optional<int> currentHipDevice();
 
+// How many devices the program's runtime sees; nothing without one.
+std::optional<int> hipDeviceCount();
+
 // Makes `device` current on the calling thread (a background init runs on
 // a thread of its own, where the user's choice of device does not hold).
 // Throws ncclUnhandledCudaError when no HIP runtime is loaded or it

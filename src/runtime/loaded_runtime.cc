@@ -51,4 +51,15 @@ std::optional<int> loadedRuntimeCurrentDevice(RuntimeSonames sonames,
   return device;
 }
 
+std::optional<int> loadedRuntimeDeviceCount(RuntimeSonames sonames,
+                                            const char* prefix) {
+  using GetInt = int (*)(int*);
+  const std::string name = std::string(prefix) + "GetDeviceCount";
+  auto getCount =
+      reinterpret_cast<GetInt>(loadedRuntimeFunction(sonames, name.c_str()));
+  int count = 0;
+  if (getCount == nullptr || getCount(&count) != 0) return std::nullopt;
+  return count;
+}
+
 }  // namespace hetccl

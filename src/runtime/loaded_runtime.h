@@ -25,4 +25,9 @@ std::optional<int> loadedRuntimeCurrentDevice(RuntimeSonames sonames,
                                               const char* prefix,
                                               const char* label);
 
+// How many devices the runtime sees (`<prefix>GetDeviceCount`); nothing
+// when it is not loaded or fails.
+std::optional<int> loadedRuntimeDeviceCount(RuntimeSonames sonames,
+                                            const char* prefix);
+
 }  // namespace hetccl

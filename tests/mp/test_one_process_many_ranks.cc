@@ -76,6 +76,12 @@ TEST_P(OneProcess, EveryCollectiveGroupedFromOneThread) {
       [&](RankContext&) {
         InProcessRanks ranks;
         checkDomainCount(ranks.comms[0], layout.count());
+        // Without a device list, rank i runs on device i.
+        for (int r = 0; r < kRanks && layout.emulatedGpus; ++r) {
+          int device = -1;
+          MP_CHECK_NCCL(ncclCommCuDevice(ranks.comms[r], &device));
+          MP_CHECK(device == r) << "rank " << r << " is on device " << device;
+        }
         std::vector<std::unique_ptr<HostStream>> streams;
         for (int r = 0; r < kRanks; ++r)
           streams.push_back(std::make_unique<HostStream>());
@@ -209,6 +215,31 @@ TEST_P(OneProcess, AThreadPerRank) {
           MP_CHECK(problems[r].empty()) << "rank " << r << ": " << problems[r];
       },
       oneProcess(layout));
+}
+
+// A device list puts rank i on devlist[i]; a device the process does not
+// have is refused with ncclInvalidArgument before anything starts.
+TEST(OneProcessDevices, InitAllTakesTheDeviceListAndRefusesMissingDevices) {
+  RunOptions options = oneProcess(emulatedGpuDomains({0, 1}));
+  runRanks(
+      1,
+      [](RankContext&) {
+        std::vector<ncclComm_t> comms(2, nullptr);
+        const int missing[] = {1, 99};
+        MP_CHECK_RESULT(ncclInvalidArgument,
+                        ncclCommInitAll(comms.data(), 2, missing));
+        const std::string message = ncclGetLastError(nullptr);
+        MP_CHECK(message.find("device 99") != std::string::npos) << message;
+        const int devices[] = {3, 1};
+        MP_CHECK_NCCL(ncclCommInitAll(comms.data(), 2, devices));
+        for (int r = 0; r < 2; ++r) {
+          int device = -1;
+          MP_CHECK_NCCL(ncclCommCuDevice(comms[r], &device));
+          MP_CHECK(device == devices[r]) << "rank " << r << ": " << device;
+        }
+        for (ncclComm_t comm : comms) Comm(comm).destroy();
+      },
+      options);
 }
 
 INSTANTIATE_TEST_SUITE_P(Mp, OneProcess,

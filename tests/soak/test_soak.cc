@@ -38,8 +38,10 @@ namespace {
 
 constexpr int kRanks = 4;
 constexpr size_t kMaxBytes = 64u << 20;
-// Rounds before the resources are first counted: buffers and threads that
-// the library keeps for the life of a communicator exist by then.
+// Rounds before the resources are first counted, after every collective
+// ran once at the largest size: the buffers and threads that the library
+// keeps for the life of a communicator (scratch for a chunk of each plan)
+// exist by then.
 constexpr uint64_t kWarmRounds = 8;
 // Heap in use may differ by what the allocator and the library's caches
 // hold at either moment; a leak of a few bytes per operation over a
@@ -224,6 +226,40 @@ void ringRound(Choices& choices, uint64_t seed, uint64_t round, ncclComm_t comm,
   tally.bytes += bytes;
 }
 
+// Every collective once at the largest size, in place and not, and a
+// send/receive ring: what the library keeps at its largest. Unchecked (the
+// rounds check); zeros, so that no value can overflow.
+void warmUpAtTheLargestSize(ncclComm_t comm, const RankContext& ctx) {
+  const size_t count = kMaxBytes / sizeof(float);
+  std::vector<float> send(count), recv(count);
+  float* s = send.data();
+  float* r = recv.data();
+  const size_t share = count / kRanks;
+  const ncclDataType_t f32 = ncclFloat32;
+  for (bool inPlace : {false, true}) {
+    float* out = inPlace ? s : r;
+    float* slot = s + ctx.rank() * share;  // this rank's block, in place
+    MP_CHECK_NCCL(ncclAllReduce(s, out, count, f32, ncclSum, comm, nullptr));
+    MP_CHECK_NCCL(ncclReduceScatter(s, inPlace ? slot : r, share, f32, ncclSum,
+                                    comm, nullptr));
+    MP_CHECK_NCCL(
+        ncclAllGather(inPlace ? slot : s, out, share, f32, comm, nullptr));
+    MP_CHECK_NCCL(ncclBroadcast(s, out, count, f32, 1, comm, nullptr));
+    MP_CHECK_NCCL(ncclReduce(s, out, count, f32, ncclSum, 2, comm, nullptr));
+    MP_CHECK_NCCL(
+        ncclGather(inPlace ? slot : s, out, share, f32, 3, comm, nullptr));
+    MP_CHECK_NCCL(
+        ncclScatter(s, inPlace ? slot : r, share, f32, 0, comm, nullptr));
+  }
+  MP_CHECK_NCCL(ncclAlltoAll(s, r, share, f32, comm, nullptr));
+  const int next = (ctx.rank() + 1) % kRanks;
+  const int previous = (ctx.rank() + kRanks - 1) % kRanks;
+  MP_CHECK_NCCL(ncclGroupStart());
+  MP_CHECK_NCCL(ncclSend(s, count, f32, next, comm, nullptr));
+  MP_CHECK_NCCL(ncclRecv(r, count, f32, previous, comm, nullptr));
+  MP_CHECK_NCCL(ncclGroupEnd());
+}
+
 // Whether any rank is out of time; all ranks stop after the same round.
 bool anyRankDone(ncclComm_t comm, bool done) {
   int flag = done ? 1 : 0;
@@ -255,6 +291,7 @@ void soak(RankContext& ctx, const DomainLayout& layout) {
   HostStream stream;
   Tally tally;
   std::vector<uint64_t> hashes;
+  warmUpAtTheLargestSize(comm.get(), ctx);
   Resources warm;
   const double start = nowSeconds();
   for (uint64_t round = 0;; ++round) {

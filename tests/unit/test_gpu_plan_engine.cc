@@ -119,6 +119,7 @@ struct Layout {
   bool streamDriven = false;             // with DeviceShmCollectives
   const DeviceModule* module = nullptr;  // the emulated module if null
   bool timeline = false;                 // HETCCL_ENGINE_TIMELINE
+  int device = 0;  // of the emulated module, current while it is built
 };
 
 void runEngineRanks(const Layout& layout,
@@ -156,12 +157,13 @@ void runEngineRanks(const Layout& layout,
       direct = std::make_unique<DeviceShmCollectives>(oob, module, 4096);
     auto hostPlans =
         HeteroExecutor::create(rank, domains, links, settings, hostComm, abort);
+    ASSERT_EQ(module.api().setDevice(layout.device), 0);
     void* stream = nullptr;
     ASSERT_EQ(module.api().streamCreate(&stream), 0);
     {
-      GpuPlanEngine engine(GpuPlanEngineSetup{module, 0, rank, domains, links,
-                                              hostComm, settings, abort,
-                                              std::move(direct)});
+      GpuPlanEngine engine(
+          GpuPlanEngineSetup{module, layout.device, rank, domains, links,
+                             hostComm, settings, abort, std::move(direct)});
       StreamHandle hostStream = hostRuntimeImpl().createStream();
       EngineRank self{rank,
                       nranks,
@@ -362,6 +364,30 @@ TEST(GpuPlanEngine, AllReduceGivesTheSumOnEveryRank) {
     const int64_t factor = r.nranks * (r.nranks + 1) / 2;
     for (size_t i = 0; i < n; ++i)
       ASSERT_EQ(data[i], static_cast<int64_t>(i) * factor) << "element " << i;
+  });
+}
+
+// A program that drives several devices calls with any of them current:
+// the engine makes its own device current for the launch (the emulated
+// module, like CUDA, refuses a reduction on a stream of another device)
+// and leaves the caller's current afterwards.
+TEST(GpuPlanEngine, LaunchesWithItsDeviceCurrentAndRestoresTheCallers) {
+  Layout layout{{0, 0, 1}};
+  layout.device = 2;
+  runEngineRanks(layout, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    ASSERT_EQ(module.api().setDevice(5), 0);
+    std::vector<float> data(5000, 1.0f + r.rank);
+    Op op = makeOp(OpKind::AllReduce, ncclFloat32);
+    op.count = data.size();
+    op.sendbuff = op.recvbuff = data.data();
+    r.engine.launch({op}, r.stream);
+    int current = -1;
+    ASSERT_EQ(module.api().getDevice(&current), 0);
+    EXPECT_EQ(current, 5);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    EXPECT_EQ(data, std::vector<float>(data.size(), 6.0f));  // 1 + 2 + 3
+    ASSERT_EQ(module.api().setDevice(2), 0);  // for the engine's teardown
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include "algo/pipeline.h"
 #include "engine/gpu/single_rank_domain.h"
+#include "runtime/device/current_device.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/monotonic_word.h"
@@ -24,8 +25,14 @@ constexpr double kReleaseDrainSeconds = 10;
 // two domains in 16 MB chunks needs a few hundred).
 constexpr size_t kTimelineMarks = 8192;
 
+// The communicator makes its device current while it builds the engine.
 const DeviceModule& onDevice(const DeviceModule& module, int device) {
-  module.check(module.api().setDevice(device), "making the rank's GPU current");
+  int current = -1;
+  module.check(module.api().getDevice(&current), "asking for the device");
+  if (current != device)
+    fail(ncclInternalError,
+         "the GPU engine of device %d is being built with device %d current",
+         device, current);
   // Before any stream can be held back by a host word (see loadKernels).
   module.check(module.api().loadKernels(), "loading the reduction kernels");
   return module;
@@ -151,6 +158,7 @@ void GpuPlanEngine::warmUpDomain() {
 }
 
 GpuPlanEngine::~GpuPlanEngine() {
+  CurrentDevice ours(module_, device_);
   if (abort_->raised()) releaseWaits();
   const int streamError = module_.api().streamSynchronize(stream_.handle());
   copies_.synchronize();  // before the rings go
@@ -173,6 +181,7 @@ void GpuPlanEngine::logTimeline() {
 
 void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
   abort_->throwIfRaised();
+  CurrentDevice ours(module_, device_);
   checkNotCapturing(stream);
   std::lock_guard<std::mutex> lock(launchMutex_);
   try {
@@ -267,6 +276,8 @@ bool GpuPlanEngine::drain(double timeoutSeconds) {
   return true;
 }
 
+// Also on the proxy's thread, so no device is made current here: the
+// calls below take any.
 void GpuPlanEngine::abort() {
   domainComm_->abort();
   releaseWaits();

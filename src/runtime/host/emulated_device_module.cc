@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "runtime/host/host_reduce.h"
 #include "runtime/host/host_runtime.h"
@@ -15,10 +17,52 @@ namespace hetccl {
 namespace {
 
 constexpr int kFailed = 1;
+// CUDA's cudaErrorInvalidResourceHandle, which a stream or event used
+// from the wrong device gets.
+constexpr int kInvalidResourceHandle = 400;
+
+// Several devices, and each thread its own current one, as in CUDA. A
+// stream and an event belong to the device current when they were made;
+// recording an event needs the event's and the stream's device to agree,
+// and launching a reduction needs the stream's device current, as a
+// kernel launch does. Code that forgets to make its communicator's device
+// current fails here as it would on a GPU.
+constexpr int kDevices = 8;
+thread_local int currentDevice = 0;
+
+// The device of each stream made through the module (the host runtime's
+// own streams, which a test's caller uses, belong to none).
+class StreamDevices {
+ public:
+  void add(void* stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    devices_[stream] = currentDevice;
+  }
+  void remove(void* stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    devices_.erase(stream);
+  }
+  // -1 for a stream of no device.
+  int deviceOf(void* stream) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = devices_.find(stream);
+    return it == devices_.end() ? -1 : it->second;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<void*, int> devices_;
+};
+
+StreamDevices& streamDevices() {
+  static StreamDevices devices;
+  return devices;
+}
 
 // An event: how many records were made, how many the stream reached, and
 // when it reached the last one (steady clock, nanoseconds).
 struct Event {
+  const int device = currentDevice;
   std::atomic<uint64_t> recorded{0};
   std::atomic<uint64_t> reached{0};
   std::atomic<int64_t> reachedAt{0};
@@ -63,14 +107,23 @@ hetcclDeviceModuleTable makeTable() {
   hetcclDeviceModuleTable t{};
   t.abiVersion = HETCCL_DEVICE_MODULE_ABI;
   t.runtimeName = "emulated";
-  t.errorString = [](int) { return "emulated runtime failure"; };
+  t.errorString = [](int code) {
+    return code == kInvalidResourceHandle
+               ? "invalid resource handle (a stream or event of another "
+                 "device)"
+               : "emulated runtime failure";
+  };
   t.versions = [](int* runtime, int* driver) {
     *runtime = *driver = 0;
     return 0;
   };
-  t.deviceCount = [](int* count) { return *count = 1, 0; };
-  t.getDevice = [](int* device) { return *device = 0, 0; };
-  t.setDevice = [](int device) { return device == 0 ? 0 : kFailed; };
+  t.deviceCount = [](int* count) { return *count = kDevices, 0; };
+  t.getDevice = [](int* device) { return *device = currentDevice, 0; };
+  t.setDevice = [](int device) {
+    if (device < 0 || device >= kDevices) return kFailed;
+    currentDevice = device;
+    return 0;
+  };
   t.deviceBusId = [](int, char* busId, int length) {
     std::strncpy(busId, "emulated", length);
     return 0;
@@ -86,9 +139,11 @@ hetcclDeviceModuleTable makeTable() {
   t.hostUnregister = succeed;
   t.streamCreate = [](void** stream) {
     *stream = hostRuntimeImpl().createStream();
+    streamDevices().add(*stream);
     return 0;
   };
   t.streamDestroy = [](void* stream) {
+    streamDevices().remove(stream);
     hostRuntimeImpl().destroyStream(static_cast<StreamHandle>(stream));
     return 0;
   };
@@ -112,6 +167,9 @@ hetcclDeviceModuleTable makeTable() {
   };
   t.eventRecord = [](void* handle, void* stream) {
     Event& event = eventOf(handle);
+    const int streamDevice = streamDevices().deviceOf(stream);
+    if (streamDevice >= 0 && streamDevice != event.device)
+      return kInvalidResourceHandle;
     uint64_t generation = ++event.recorded;
     enqueue(stream, [&event, generation] {
       event.reachedAt.store(nowNanoseconds(), std::memory_order_relaxed);
@@ -165,6 +223,9 @@ hetcclDeviceModuleTable makeTable() {
     return 0;
   };
   t.reduceAsync = [](const hetcclDeviceReduction* r, void* stream) {
+    const int streamDevice = streamDevices().deviceOf(stream);
+    if (streamDevice >= 0 && streamDevice != currentDevice)
+      return kInvalidResourceHandle;
     hetcclDeviceReduction copy = *r;
     enqueue(stream, [copy] {
       Reduction reduction{static_cast<ncclDataType_t>(copy.dtype),
