@@ -195,7 +195,8 @@ void Communicator::setUpHeterogeneous(
   auto direct = streamDrivenCollectives(oob, domains);
   executor_ = std::make_shared<GpuPlanEngine>(GpuPlanEngineSetup{
       deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains, std::move(links),
-      std::move(domainComm), settings_, opsAbort_, std::move(direct)});
+      std::move(domainComm), settings_, opsAbort_, std::move(direct),
+      liveness_});
 }
 
 // GPU ranks of one runtime on one host, each its own domain and few enough

@@ -191,7 +191,66 @@ INSTANTIATE_TEST_SUITE_P(
                       // The GPU engine's waits (planner, proxy, stream).
                       KilledPeerParam{4, true,
                                       emulatedGpuDomains({0, 0, 1, 1})},
-                      KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 0})}),
+                      KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 0})},
+                      // Each its own domain: the stream-driven path.
+                      KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 2})}),
+    [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
+      return info.param.name();
+    });
+
+// Rank 1 stops (SIGSTOP) just after the others entered an all-reduce: a
+// peer that is silent rather than gone, as a hung or frozen process is.
+// Its connections stay up, so only HETCCL_TIMEOUT can tell: the others
+// fail within it, with ncclRemoteError, and abort promptly. Rank 0 then
+// kills the stopped rank.
+class SilentPeerTest : public ::testing::TestWithParam<KilledPeerParam> {};
+
+TEST_P(SilentPeerTest, OthersFailWithinTheTimeout) {
+  constexpr int kTimeoutSeconds = 3;
+  KilledPeerParam param = GetParam();
+  RunOptions options =
+      withEnv({{"HETCCL_TIMEOUT", std::to_string(kTimeoutSeconds)}}, 90);
+  options.expectedSignals[1] = SIGKILL;
+  param.domains.applyTo(&options);
+  runRanks(
+      param.nranks,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "before the stop");
+        const std::vector<std::string> pids =
+            ctx.exchange(std::to_string(::getpid()));
+        if (ctx.rank() == 1) {
+          sleepSeconds(0.3);
+          ::kill(::getpid(), SIGSTOP);
+        }
+        double start = nowSeconds();
+        ncclResult_t result = secondAllReduceError(comm, param.onStream);
+        double seconds = nowSeconds() - start;
+        MP_CHECK(result == ncclRemoteError)
+            << "the all-reduce with a silent peer: " << describeResult(result);
+        MP_CHECK(seconds < kTimeoutSeconds + kDetectionSlackSeconds)
+            << "the silent peer was noticed only after " << seconds << " s";
+        const char* message = ncclGetLastError(comm);
+        MP_CHECK(message != nullptr && message[0] != '\0')
+            << "no message for " << describeResult(result);
+        start = nowSeconds();
+        MP_CHECK_NCCL(ncclCommAbort(comm));
+        MP_CHECK(nowSeconds() - start < kAbortLimitSeconds)
+            << "ncclCommAbort took " << nowSeconds() - start << " s";
+        if (ctx.rank() == 0) ::kill(std::stoi(pids[1]), SIGKILL);
+      },
+      options);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mp, SilentPeerTest,
+    ::testing::Values(KilledPeerParam{3, false, oneDomain()},
+                      KilledPeerParam{4, true, domainsByLabel({0, 0, 1, 1})},
+                      KilledPeerParam{4, true,
+                                      emulatedGpuDomains({0, 0, 1, 1})},
+                      KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 0})},
+                      // Each its own domain: the stream-driven path.
+                      KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 2})}),
     [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
       return info.param.name();
     });

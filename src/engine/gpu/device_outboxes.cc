@@ -20,6 +20,7 @@ struct DeviceOutboxes::Counters {
   Counter consumed[HETCCL_DEVICE_MAX_SOURCES];  // by reader
   Counter sent[HETCCL_DEVICE_MAX_SOURCES];      // by destination
   Counter taken[HETCCL_DEVICE_MAX_SOURCES];     // by destination
+  Counter failed;  // 1 once the owner released the waits on a failure
 };
 
 namespace {
@@ -96,8 +97,10 @@ uint64_t* DeviceOutboxes::consumed(int owner, int reader) const {
   return &counters(owner).consumed[reader].value;
 }
 
-void DeviceOutboxes::releaseWaits() {
+void DeviceOutboxes::releaseWaits(bool failure) {
   const uint64_t all = std::numeric_limits<uint64_t>::max();
+  if (failure)
+    __atomic_store_n(&counters(rank_).failed.value, 1, __ATOMIC_RELEASE);
   for (int r = 0; r < nranks_; ++r) {
     Counters& box = counters(r);
     __atomic_store_n(&box.staged.value, all, __ATOMIC_RELEASE);
@@ -106,6 +109,13 @@ void DeviceOutboxes::releaseWaits() {
       for (int i = 0; i < HETCCL_DEVICE_MAX_SOURCES; ++i)
         __atomic_store_n(&counters[i].value, all, __ATOMIC_RELEASE);
   }
+}
+
+bool DeviceOutboxes::failed() const {
+  for (int r = 0; r < nranks_; ++r)
+    if (__atomic_load_n(&counters(r).failed.value, __ATOMIC_ACQUIRE) != 0)
+      return true;
+  return false;
 }
 
 }  // namespace hetccl

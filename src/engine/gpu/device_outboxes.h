@@ -51,8 +51,13 @@ class DeviceOutboxes {
   uint64_t* taken(int owner, int destination) const;
 
   // Sets every counter to its maximum, so that every stream waiting on
-  // one goes on (the communicator has failed; results are undefined).
-  void releaseWaits();
+  // one goes on: the communicator has failed (`failure`; results are
+  // undefined) or this rank is going away (its last operations are done,
+  // and it leaves nothing for anyone to wait for).
+  void releaseWaits(bool failure);
+  // Whether some rank released the waits on a failure: then the streams of
+  // every rank ran on without their peers, and every rank must fail.
+  bool failed() const;
 
  private:
   struct Counters;

@@ -58,9 +58,11 @@ class DeviceShmCollectives {
   void launchPointToPoint(const std::vector<Op>& ops, void* stream) {
     pointToPoint_.launch(ops, stream);
   }
-  // Lets every stream waiting on a counter go on (the communicator has
-  // failed; results are undefined).
-  void releaseWaits() { outboxes_.releaseWaits(); }
+  // Lets every stream waiting on a counter go on: the communicator has
+  // failed (`failure`; results are undefined), or this rank is going away.
+  void releaseWaits(bool failure) { outboxes_.releaseWaits(failure); }
+  // Whether some rank (this one or another) released them on a failure.
+  bool failed() const { return outboxes_.failed(); }
 
  private:
   // One pipeline step: elements [first, first + length) of each rank's

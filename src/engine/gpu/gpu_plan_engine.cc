@@ -77,8 +77,9 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
       links_(std::move(setup.links)),
       proxy_(abort_, timeoutSeconds_,
              [this](const Error& error) { failed(error); }) {
-  __atomic_store_n(&flags_->inputsReady, 0, __ATOMIC_RELEASE);
-  __atomic_store_n(&flags_->done, 0, __ATOMIC_RELEASE);
+  for (uint64_t* word : {&flags_->inputsReady, &flags_->done,
+                         &flags_->directReached, &flags_->directPassed})
+    __atomic_store_n(word, 0, __ATOMIC_RELEASE);
   const StagingPath path{module_,
                          stream_.handle(),
                          copies_,
@@ -111,6 +112,13 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
   context_.chunkBytes = setup.settings.chunkBytes;
   context_.data = &data_;
   warmUpDomain();
+  if (directCollectives_)
+    directWatch_ = std::make_unique<LaunchWatch>(
+        &flags_->directReached, &flags_->directPassed, timeoutSeconds_,
+        [liveness = setup.liveness, nranks = domains_.nranks()] {
+          for (int r = 0; r < nranks && liveness; ++r) liveness->throwIfLost(r);
+        },
+        [this](const Error& error) { failed(error); });
   LOG_INFO(
       kLogInit,
       "rank %d: GPU engine: domain %d of %d (local rank %d of %zu), "
@@ -180,6 +188,7 @@ void GpuPlanEngine::logTimeline() {
 }
 
 void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
+  noticePeersFailure();
   abort_->throwIfRaised();
   CurrentDevice ours(module_, device_);
   checkNotCapturing(stream);
@@ -197,11 +206,26 @@ void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
   }
 }
 
+// The caller's stream marks where it reaches the launch and where it is
+// past it, for the watch that enforces HETCCL_TIMEOUT.
+void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
+                                        StreamHandle stream) {
+  const auto& api = module_.api();
+  const uint64_t sequence = ++directLaunched_;
+  if (directWatch_)
+    module_.check(api.writeValue64(stream, &flags_->directReached, sequence),
+                  "marking the start of a launch");
+  enqueueAmongHostGpus(ops, stream);
+  if (directWatch_)
+    module_.check(api.writeValue64(stream, &flags_->directPassed, sequence),
+                  "marking the end of a launch");
+}
+
 // Every send and receive takes the stream-driven path, whatever else its
 // group holds, so that both ends of a transfer take the same one; the
 // group's collectives follow on the caller's stream.
-void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
-                                        StreamHandle stream) {
+void GpuPlanEngine::enqueueAmongHostGpus(const std::vector<Op>& ops,
+                                         StreamHandle stream) {
   std::vector<Op> transfers, collectives;
   for (const Op& op : ops)
     (isPointToPoint(op.kind) ? transfers : collectives).push_back(op);
@@ -249,6 +273,25 @@ void GpuPlanEngine::enqueueLaunch(const std::vector<Op>& ops,
                 "waiting for the GPU engine");
 }
 
+ncclResult_t GpuPlanEngine::asyncError() const {
+  if (noticePeersFailure()) return abort_->code();
+  return domainComm_->asyncError();
+}
+
+// A rank whose communicator failed released every wait of the shared
+// outboxes, so the other ranks' streams ran on without it: their results
+// are undefined too, and their next operation must fail, not run on
+// counters that no longer order anything.
+bool GpuPlanEngine::noticePeersFailure() const {
+  if (!directCollectives_ || !directCollectives_->failed()) return false;
+  if (!abort_->raised())
+    abort_->raise(ncclRemoteError,
+                  "a GPU rank of this host failed (its log says why) and "
+                  "released the waits of every rank's stream-driven "
+                  "operations: their results are undefined");
+  return true;
+}
+
 // On the proxy's thread: a link failed or timed out. The ranks are out of
 // step; every stream wait is released (the communicator's error says what
 // went wrong).
@@ -289,7 +332,7 @@ void GpuPlanEngine::abort() {
 void GpuPlanEngine::releaseWaits() {
   raiseToAtLeast(&flags_->inputsReady, kReleaseAll);
   rings_.releaseWaits();
-  if (directCollectives_) directCollectives_->releaseWaits();
+  if (directCollectives_) directCollectives_->releaseWaits(abort_->raised());
   if (!awaitStreamsIdle(kReleaseDrainSeconds))
     LOG_WARN(kLogColl,
              "rank %d: the GPU engine's streams still run %g s after their "

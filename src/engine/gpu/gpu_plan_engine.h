@@ -28,9 +28,11 @@
 #include "algo/plan_context.h"
 #include "engine/gpu/device_plan_data.h"
 #include "engine/gpu/device_shm_collectives.h"
+#include "engine/gpu/launch_watch.h"
 #include "engine/gpu/staged_link.h"
 #include "engine/gpu/staging_proxy.h"
 #include "engine/gpu/stream_timeline.h"
+#include "util/peer_liveness.h"
 #include "util/settings.h"
 #include "vendor/executor.h"
 
@@ -46,6 +48,8 @@ struct GpuPlanEngineSetup {
   const Settings& settings;
   std::shared_ptr<AbortSignal> abort;
   std::unique_ptr<DeviceShmCollectives> directCollectives;  // may be null
+  // Which peer processes have exited (null: none is watched).
+  std::shared_ptr<const PeerLiveness> liveness = nullptr;
 };
 
 class GpuPlanEngine : public Executor {
@@ -61,7 +65,9 @@ class GpuPlanEngine : public Executor {
   // the engine go on (with undefined results: the communicator failed).
   void abort() override;
   void finalize() override { domainComm_->finalize(); }
-  ncclResult_t asyncError() const override { return domainComm_->asyncError(); }
+  // Also ncclRemoteError once another GPU rank of this host failed and
+  // released the stream-driven path's waits.
+  ncclResult_t asyncError() const override;
 
  private:
   // Words the caller's stream and the engine signal each other with:
@@ -69,14 +75,22 @@ class GpuPlanEngine : public Executor {
   struct Flags {
     uint64_t inputsReady;  // written by the caller's stream
     uint64_t done;         // written by the engine's stream
+    // Stream-driven launches the caller's stream reached and got past
+    // (for the LaunchWatch).
+    uint64_t directReached;
+    uint64_t directPassed;
   };
 
   void warmUpDomain();
   void logTimeline();
   void checkNotCapturing(StreamHandle stream) const;
   void launchAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream);
+  void enqueueAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream);
   void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream);
   void failed(const Error& error);
+  // Raises the abort signal if another rank released the stream-driven
+  // path's waits; true if it did.
+  bool noticePeersFailure() const;
   void releaseWaits();
   bool awaitStreamsIdle(double seconds) const;
 
@@ -106,6 +120,9 @@ class GpuPlanEngine : public Executor {
   PlanContext context_;
   std::mutex launchMutex_;
   uint64_t launched_ = 0;
+  uint64_t directLaunched_ = 0;
+  // With HETCCL_TIMEOUT and the stream-driven path; first to go.
+  std::unique_ptr<LaunchWatch> directWatch_;
 };
 
 }  // namespace hetccl

@@ -135,11 +135,11 @@ bool StagingProxy::progress(Queue& queue) {
                           std::chrono::steady_clock::now() - front.since)
                           .count();
       if (timeoutSeconds_ > 0 && waited > timeoutSeconds_)
-        fail(
-            ncclSystemError,
-            "a staged %s rank %d did not complete within %g s (HETCCL_TIMEOUT)",
-            queue.direction == Direction::kSend ? "send to" : "receive from",
-            queue.link.peer(), timeoutSeconds_);
+        fail(ncclRemoteError,
+             "a staged %s rank %d did not complete within %g s: rank %d is "
+             "gone or stuck (set HETCCL_TIMEOUT to wait longer)",
+             queue.direction == Direction::kSend ? "send to" : "receive from",
+             queue.link.peer(), timeoutSeconds_, queue.link.peer());
       break;
     }
     queue.ring.raiseProxyCounter(front.piece + 1);

@@ -1,0 +1,53 @@
+// Enforces HETCCL_TIMEOUT on launches whose streams wait only for their
+// peers' streams (the stream-driven path among GPUs of one host): such a
+// stream waits on host words that only peers write, so a peer that stops
+// without exiting (hung, frozen, stopped) would hold it forever, and no
+// host thread would notice. The caller's stream marks each launch in two
+// pinned words, when it reaches the launch and when it is past it; a
+// thread of this watch reads them (it never calls the GPU runtime) and
+// reports a launch that the stream reached but did not get past within
+// the timeout, or that stalls while a peer process is known to be gone
+// (the watchdog's pidfds: the streams cannot see that).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "util/error.h"
+
+namespace hetccl {
+
+class LaunchWatch {
+ public:
+  // `reached` and `passed` hold launch sequence numbers, written by the
+  // streams; `timeoutSeconds` 0 waits forever for live peers;
+  // `throwIfPeerLost` throws ncclRemoteError naming a lost peer; `onStall`
+  // runs on the watch's thread, once.
+  LaunchWatch(const uint64_t* reached, const uint64_t* passed,
+              double timeoutSeconds, std::function<void()> throwIfPeerLost,
+              std::function<void(const Error&)> onStall);
+  ~LaunchWatch();
+  LaunchWatch(const LaunchWatch&) = delete;
+  LaunchWatch& operator=(const LaunchWatch&) = delete;
+
+ private:
+  void run();
+  // The error to report for a launch stalled for `seconds`, if any.
+  std::optional<Error> verdict(double seconds) const;
+
+  const uint64_t* reached_;
+  const uint64_t* passed_;
+  const double timeoutSeconds_;
+  std::function<void()> throwIfPeerLost_;
+  std::function<void(const Error&)> onStall_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace hetccl
