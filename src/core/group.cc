@@ -6,6 +6,7 @@
 
 #include "util/dtype.h"
 #include "util/error.h"
+#include "vendor/library_features.h"
 
 namespace hetccl {
 
@@ -81,9 +82,62 @@ size_t Group::discard(size_t* ops) {
   return bytes;
 }
 
-// One launch per communicator, with its ops in call order. Launches on
-// streams return at once; ranks whose work runs inline (NULL host streams)
-// must run side by side, or one would wait forever for the next.
+namespace {
+
+// The groups of the vendor libraries that several communicators of one
+// HetCCL group hand their work to: started together, ended together (on
+// every path: a library's groups must balance).
+class LibraryGroups {
+ public:
+  explicit LibraryGroups(std::vector<LibraryFeatures*> libraries)
+      : libraries_(std::move(libraries)) {
+    for (size_t i = 0; i < libraries_.size(); ++i) {
+      libraries_[i]->groupStart();
+      started_ = i + 1;
+    }
+  }
+  ~LibraryGroups() {
+    try {
+      end();
+    } catch (const Error&) {
+      // Already failing: the first error is the one reported.
+    }
+  }
+  LibraryGroups(const LibraryGroups&) = delete;
+  LibraryGroups& operator=(const LibraryGroups&) = delete;
+
+  void end() {
+    while (started_ > 0) libraries_[--started_]->groupEnd();
+  }
+
+ private:
+  std::vector<LibraryFeatures*> libraries_;
+  size_t started_ = 0;
+};
+
+// The libraries that two or more of the communicators hand their work to.
+std::vector<LibraryFeatures*> sharedLibraries(
+    const std::vector<LibraryFeatures*>& features) {
+  std::vector<LibraryFeatures*> shared;
+  for (size_t i = 0; i < features.size(); ++i) {
+    bool again = false, seen = false;
+    for (size_t j = 0; j < features.size(); ++j) {
+      if (j == i || features[j]->library() != features[i]->library()) continue;
+      (j < i ? seen : again) = true;
+    }
+    if (again && !seen) shared.push_back(features[i]);
+  }
+  return shared;
+}
+
+}  // namespace
+
+// One launch per communicator, with its ops in call order. Communicators
+// of one vendor library are launched from this thread inside one group of
+// that library (its groups are per thread), so that it connects and
+// launches them together. Other launches on streams return at once; ranks
+// whose work runs inline (NULL host streams) must run side by side, or one
+// would wait forever for the next.
 void Group::issueOps(std::vector<PendingOp> ops) {
   struct Batch {
     std::shared_ptr<Communicator> comm;
@@ -107,11 +161,24 @@ void Group::issueOps(std::vector<PendingOp> ops) {
            static_cast<void*>(pending.stream));
     batch->ops.push_back(pending.op);
   }
-  bool anyInline = false;
-  for (const Batch& b : batches) anyInline |= b.stream == nullptr;
+  std::vector<Batch*> vendorBatches;
+  std::vector<LibraryFeatures*> vendorLibraries;
   std::vector<std::function<void()>> launches;
-  for (Batch& b : batches)
+  bool anyInline = false;
+  for (Batch& b : batches) {
+    if (LibraryFeatures* features = b.comm->libraryFeatures()) {
+      vendorBatches.push_back(&b);
+      vendorLibraries.push_back(features);
+      continue;
+    }
+    anyInline |= b.stream == nullptr;
     launches.push_back([&b] { b.comm->launch(b.ops, b.stream); });
+  }
+  {
+    LibraryGroups grouped(sharedLibraries(vendorLibraries));
+    for (Batch* b : vendorBatches) b->comm->launch(b->ops, b->stream);
+    grouped.end();
+  }
   if (anyInline) {
     runConcurrently(launches);
   } else {

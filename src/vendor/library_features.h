@@ -24,6 +24,16 @@ class LibraryFeatures {
   virtual void createDevComm(const ncclDevCommRequirements* requirements,
                              ncclDevComm* devComm) = 0;
   virtual void destroyDevComm(const ncclDevComm* devComm) = 0;
+
+  // The library's own group, for a HetCCL group that spans several of its
+  // communicators: they must reach it as one group (its group end waits
+  // for every rank of a first collective, so communicators issued one
+  // after another from one thread would wait for each other forever).
+  virtual void groupStart() = 0;
+  virtual void groupEnd() = 0;
+  // Which loaded library this is: communicators with the same one group
+  // together.
+  virtual const void* library() const = 0;
 };
 
 }  // namespace hetccl

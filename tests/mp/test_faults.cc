@@ -141,6 +141,27 @@ ncclResult_t secondAllReduceError(ncclComm_t comm, bool onStream) {
   return result;
 }
 
+// The second all-reduce with rank 1 gone or silent (`how`) fails with
+// ncclRemoteError within `limitSeconds` and a message, and the abort after
+// it returns promptly.
+void expectErrorThenAbort(ncclComm_t comm, bool onStream, double limitSeconds,
+                          const char* how) {
+  double start = nowSeconds();
+  ncclResult_t result = secondAllReduceError(comm, onStream);
+  double seconds = nowSeconds() - start;
+  MP_CHECK(result == ncclRemoteError)
+      << "the all-reduce with a " << how << " peer: " << describeResult(result);
+  MP_CHECK(seconds < limitSeconds)
+      << "the " << how << " peer was noticed only after " << seconds << " s";
+  const char* message = ncclGetLastError(comm);
+  MP_CHECK(message != nullptr && message[0] != '\0')
+      << "no message for " << describeResult(result);
+  start = nowSeconds();
+  MP_CHECK_NCCL(ncclCommAbort(comm));
+  MP_CHECK(nowSeconds() - start < kAbortLimitSeconds)
+      << "ncclCommAbort took " << nowSeconds() - start << " s";
+}
+
 using KilledPeerParam = StreamModeParam;
 
 class KilledPeerTest : public ::testing::TestWithParam<KilledPeerParam> {};
@@ -162,20 +183,9 @@ TEST_P(KilledPeerTest, OthersGetAnErrorInsteadOfHanging) {
           sleepSeconds(0.3);
           ::kill(::getpid(), SIGKILL);
         }
-        double start = nowSeconds();
-        ncclResult_t result = secondAllReduceError(comm, param.onStream);
-        double seconds = nowSeconds() - start;
-        MP_CHECK(result != ncclSuccess)
-            << "the all-reduce with a dead peer reported success";
-        MP_CHECK(seconds < kPeerTimeoutSeconds + kDetectionSlackSeconds)
-            << "the dead peer was noticed only after " << seconds << " s";
-        const char* message = ncclGetLastError(comm);
-        MP_CHECK(message != nullptr && message[0] != '\0')
-            << "no message for " << describeResult(result);
-        start = nowSeconds();
-        MP_CHECK_NCCL(ncclCommAbort(comm));
-        MP_CHECK(nowSeconds() - start < kAbortLimitSeconds)
-            << "ncclCommAbort took " << nowSeconds() - start << " s";
+        expectErrorThenAbort(comm, param.onStream,
+                             kPeerTimeoutSeconds + kDetectionSlackSeconds,
+                             "dead");
       },
       options);
 }
@@ -223,20 +233,9 @@ TEST_P(SilentPeerTest, OthersFailWithinTheTimeout) {
           sleepSeconds(0.3);
           ::kill(::getpid(), SIGSTOP);
         }
-        double start = nowSeconds();
-        ncclResult_t result = secondAllReduceError(comm, param.onStream);
-        double seconds = nowSeconds() - start;
-        MP_CHECK(result == ncclRemoteError)
-            << "the all-reduce with a silent peer: " << describeResult(result);
-        MP_CHECK(seconds < kTimeoutSeconds + kDetectionSlackSeconds)
-            << "the silent peer was noticed only after " << seconds << " s";
-        const char* message = ncclGetLastError(comm);
-        MP_CHECK(message != nullptr && message[0] != '\0')
-            << "no message for " << describeResult(result);
-        start = nowSeconds();
-        MP_CHECK_NCCL(ncclCommAbort(comm));
-        MP_CHECK(nowSeconds() - start < kAbortLimitSeconds)
-            << "ncclCommAbort took " << nowSeconds() - start << " s";
+        expectErrorThenAbort(comm, param.onStream,
+                             kTimeoutSeconds + kDetectionSlackSeconds,
+                             "silent");
         if (ctx.rank() == 0) ::kill(std::stoi(pids[1]), SIGKILL);
       },
       options);

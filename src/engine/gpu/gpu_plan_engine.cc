@@ -207,18 +207,17 @@ void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
 }
 
 // The caller's stream marks where it reaches the launch and where it is
-// past it, for the watch that enforces HETCCL_TIMEOUT.
+// past it, for the watch that fails a launch stalled by a lost peer or
+// beyond HETCCL_TIMEOUT.
 void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
                                         StreamHandle stream) {
   const auto& api = module_.api();
   const uint64_t sequence = ++directLaunched_;
-  if (directWatch_)
-    module_.check(api.writeValue64(stream, &flags_->directReached, sequence),
-                  "marking the start of a launch");
+  module_.check(api.writeValue64(stream, &flags_->directReached, sequence),
+                "marking the start of a launch");
   enqueueAmongHostGpus(ops, stream);
-  if (directWatch_)
-    module_.check(api.writeValue64(stream, &flags_->directPassed, sequence),
-                  "marking the end of a launch");
+  module_.check(api.writeValue64(stream, &flags_->directPassed, sequence),
+                "marking the end of a launch");
 }
 
 // Every send and receive takes the stream-driven path, whatever else its

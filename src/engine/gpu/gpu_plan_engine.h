@@ -121,7 +121,7 @@ class GpuPlanEngine : public Executor {
   std::mutex launchMutex_;
   uint64_t launched_ = 0;
   uint64_t directLaunched_ = 0;
-  // With HETCCL_TIMEOUT and the stream-driven path; first to go.
+  // With the stream-driven path; first to go.
   std::unique_ptr<LaunchWatch> directWatch_;
 };
 

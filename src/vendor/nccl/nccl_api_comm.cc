@@ -207,6 +207,14 @@ void NcclApiComm::launch(const std::vector<Op>& ops, StreamHandle stream) {
   if (grouped) check(library_->api().GroupEnd(), "ncclGroupEnd");
 }
 
+void NcclApiComm::groupStart() {
+  check(library_->api().GroupStart(), "ncclGroupStart");
+}
+
+void NcclApiComm::groupEnd() {
+  check(library_->api().GroupEnd(), "ncclGroupEnd");
+}
+
 void NcclApiComm::issue(ncclComm_t comm, const Op& op, StreamHandle stream) {
   const NcclApi& api = library_->api();
   ncclRedOp_t redOp = builtinOp(op.reduce);

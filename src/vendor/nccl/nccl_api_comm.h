@@ -57,6 +57,9 @@ class NcclApiComm : public Executor, public LibraryFeatures {
   void createDevComm(const ncclDevCommRequirements* requirements,
                      ncclDevComm* devComm) override;
   void destroyDevComm(const ncclDevComm* devComm) override;
+  void groupStart() override;
+  void groupEnd() override;
+  const void* library() const override { return library_; }
 
  private:
   // The library's communicator; throws once abort() has taken it.
