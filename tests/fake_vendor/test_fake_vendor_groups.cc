@@ -112,5 +112,40 @@ TEST(FakeVendor, AThreadPerCommunicatorNeedsNoGroup) {
       withFakeNccl());
 }
 
+// NCCL's other way to make them: ncclCommInitRank per device inside one
+// group, each after making its device current.
+TEST(FakeVendor, GroupedInitRankPerDevice) {
+  SKIP_UNDER_ASAN();
+  runRanks(
+      1,
+      [](RankContext&) {
+        ncclUniqueId id;
+        MP_CHECK_NCCL(ncclGetUniqueId(&id));
+        std::vector<ncclComm_t> comms(kRanks, nullptr);
+        MP_CHECK_NCCL(ncclGroupStart());
+        for (int r = 0; r < kRanks; ++r) {
+          cudaSetDevice(r);
+          MP_CHECK_NCCL(ncclCommInitRank(&comms[r], kRanks, id, r));
+        }
+        MP_CHECK_NCCL(ncclGroupEnd());
+        std::vector<std::vector<float>> data(kRanks);
+        MP_CHECK_NCCL(ncclGroupStart());
+        for (int r = 0; r < kRanks; ++r) {
+          int device = -1;
+          MP_CHECK_NCCL(ncclCommCuDevice(comms[r], &device));
+          MP_CHECK(device == r) << "rank " << r << " is on device " << device;
+          data[r].assign(kCount, 2.5f);
+          MP_CHECK_NCCL(ncclAllReduce(data[r].data(), data[r].data(), kCount,
+                                      ncclFloat32, ncclSum, comms[r], nullptr));
+        }
+        MP_CHECK_NCCL(ncclGroupEnd());
+        for (int r = 0; r < kRanks; ++r)
+          MP_CHECK(data[r] == std::vector<float>(kCount, 5.0f))
+              << "rank " << r << " got " << data[r][0];
+        for (ncclComm_t comm : comms) Comm(comm).destroy();
+      },
+      withFakeNccl());
+}
+
 }  // namespace
 }  // namespace hetccl::mp
