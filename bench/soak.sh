@@ -15,6 +15,8 @@ export SOAK_SECONDS=${SOAK_SECONDS:-300}
 export SOAK_SEED=${SOAK_SEED:-1}
 report=${REPORT:-$repo/bench/results/soak-$(date +%F).md}
 
+# The tree the test is built from, taken before it runs for ten minutes.
+commit="$(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet || echo ' (with uncommitted changes)')"
 cmake --build "$build" --target test_soak
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -26,7 +28,7 @@ status=0
   echo "# Soak: $((2 * SOAK_SECONDS)) s of random work, seed $SOAK_SEED"
   echo
   echo "- Command: \`SOAK_SECONDS=$SOAK_SECONDS SOAK_SEED=$SOAK_SEED bench/soak.sh\`"
-  echo "- Commit: $(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet || echo ' (with uncommitted changes)')"
+  echo "- Commit: $commit"
   echo "- Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -sr)"
   echo "- Wall time: $((SECONDS - start)) s; gtest exit status $status"
   echo
