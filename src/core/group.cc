@@ -85,17 +85,11 @@ size_t Group::discard(size_t* ops) {
 namespace {
 
 // The groups of the vendor libraries that several communicators of one
-// HetCCL group hand their work to: started together, ended together (on
-// every path: a library's groups must balance).
+// HetCCL group hand their work to, ended on every path (a library's
+// groups must balance).
 class LibraryGroups {
  public:
-  explicit LibraryGroups(std::vector<LibraryFeatures*> libraries)
-      : libraries_(std::move(libraries)) {
-    for (size_t i = 0; i < libraries_.size(); ++i) {
-      libraries_[i]->groupStart();
-      started_ = i + 1;
-    }
-  }
+  LibraryGroups() = default;
   ~LibraryGroups() {
     try {
       end();
@@ -106,13 +100,21 @@ class LibraryGroups {
   LibraryGroups(const LibraryGroups&) = delete;
   LibraryGroups& operator=(const LibraryGroups&) = delete;
 
+  void start(LibraryFeatures* library) {
+    library->groupStart();
+    started_.push_back(library);
+  }
+  // Ends them, the last started first.
   void end() {
-    while (started_ > 0) libraries_[--started_]->groupEnd();
+    while (!started_.empty()) {
+      LibraryFeatures* library = started_.back();
+      started_.pop_back();
+      library->groupEnd();
+    }
   }
 
  private:
-  std::vector<LibraryFeatures*> libraries_;
-  size_t started_ = 0;
+  std::vector<LibraryFeatures*> started_;
 };
 
 // The libraries that two or more of the communicators hand their work to.
@@ -175,7 +177,9 @@ void Group::issueOps(std::vector<PendingOp> ops) {
     launches.push_back([&b] { b.comm->launch(b.ops, b.stream); });
   }
   {
-    LibraryGroups grouped(sharedLibraries(vendorLibraries));
+    LibraryGroups grouped;
+    for (LibraryFeatures* library : sharedLibraries(vendorLibraries))
+      grouped.start(library);
     for (Batch* b : vendorBatches) b->comm->launch(b->ops, b->stream);
     grouped.end();
   }
