@@ -164,13 +164,14 @@ void expectErrorThenAbort(ncclComm_t comm, bool onStream, double limitSeconds,
 
 using KilledPeerParam = StreamModeParam;
 
-class KilledPeerTest : public ::testing::TestWithParam<KilledPeerParam> {};
-
-// Rank 1 is SIGKILLed just after the others entered an all-reduce.
-TEST_P(KilledPeerTest, OthersGetAnErrorInsteadOfHanging) {
-  KilledPeerParam param = GetParam();
+// Rank 1 sends itself `signal` just after the others entered an
+// all-reduce; they must fail with ncclRemoteError within `limitSeconds`
+// (`how` the peer is, for messages) and abort promptly. A stopped rank is
+// killed by rank 0 afterwards.
+void runWithRankOneSignalled(const KilledPeerParam& param, int timeoutSeconds,
+                             int signal, double limitSeconds, const char* how) {
   RunOptions options =
-      withEnv({{"HETCCL_TIMEOUT", std::to_string(kPeerTimeoutSeconds)}}, 90);
+      withEnv({{"HETCCL_TIMEOUT", std::to_string(timeoutSeconds)}}, 90);
   options.expectedSignals[1] = SIGKILL;
   param.domains.applyTo(&options);
   runRanks(
@@ -178,16 +179,26 @@ TEST_P(KilledPeerTest, OthersGetAnErrorInsteadOfHanging) {
       [&](RankContext& ctx) {
         ncclComm_t comm = ctx.initComm();
         checkDomainCount(comm, param.domains.count());
-        checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "before the kill");
+        checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "before the signal");
+        const std::vector<std::string> pids =
+            ctx.exchange(std::to_string(::getpid()));
         if (ctx.rank() == 1) {
           sleepSeconds(0.3);
-          ::kill(::getpid(), SIGKILL);
+          ::kill(::getpid(), signal);
         }
-        expectErrorThenAbort(comm, param.onStream,
-                             kPeerTimeoutSeconds + kDetectionSlackSeconds,
-                             "dead");
+        expectErrorThenAbort(comm, param.onStream, limitSeconds, how);
+        if (ctx.rank() == 0 && signal != SIGKILL)
+          ::kill(std::stoi(pids[1]), SIGKILL);
       },
       options);
+}
+
+class KilledPeerTest : public ::testing::TestWithParam<KilledPeerParam> {};
+
+// Rank 1 is SIGKILLed just after the others entered an all-reduce.
+TEST_P(KilledPeerTest, OthersGetAnErrorInsteadOfHanging) {
+  runWithRankOneSignalled(GetParam(), kPeerTimeoutSeconds, SIGKILL,
+                          kPeerTimeoutSeconds + kDetectionSlackSeconds, "dead");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -208,37 +219,15 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.name();
     });
 
-// Rank 1 stops (SIGSTOP) just after the others entered an all-reduce: a
-// peer that is silent rather than gone, as a hung or frozen process is.
-// Its connections stay up, so only HETCCL_TIMEOUT can tell: the others
-// fail within it, with ncclRemoteError, and abort promptly. Rank 0 then
-// kills the stopped rank.
+// Rank 1 stops (SIGSTOP): a peer that is silent rather than gone, as a
+// hung or frozen process is. Its connections stay up, so only
+// HETCCL_TIMEOUT can tell.
 class SilentPeerTest : public ::testing::TestWithParam<KilledPeerParam> {};
 
 TEST_P(SilentPeerTest, OthersFailWithinTheTimeout) {
   constexpr int kTimeoutSeconds = 3;
-  KilledPeerParam param = GetParam();
-  RunOptions options =
-      withEnv({{"HETCCL_TIMEOUT", std::to_string(kTimeoutSeconds)}}, 90);
-  options.expectedSignals[1] = SIGKILL;
-  param.domains.applyTo(&options);
-  runRanks(
-      param.nranks,
-      [&](RankContext& ctx) {
-        ncclComm_t comm = ctx.initComm();
-        checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "before the stop");
-        const std::vector<std::string> pids =
-            ctx.exchange(std::to_string(::getpid()));
-        if (ctx.rank() == 1) {
-          sleepSeconds(0.3);
-          ::kill(::getpid(), SIGSTOP);
-        }
-        expectErrorThenAbort(comm, param.onStream,
-                             kTimeoutSeconds + kDetectionSlackSeconds,
-                             "silent");
-        if (ctx.rank() == 0) ::kill(std::stoi(pids[1]), SIGKILL);
-      },
-      options);
+  runWithRankOneSignalled(GetParam(), kTimeoutSeconds, SIGSTOP,
+                          kTimeoutSeconds + kDetectionSlackSeconds, "silent");
 }
 
 INSTANTIATE_TEST_SUITE_P(
