@@ -33,9 +33,9 @@
 #include <thread>
 #include <vector>
 
-#include "transport/tcp/owned_fd.h"
 #include "transport/tcp/tcp_link_set.h"
 #include "util/error.h"
+#include "util/owned_fd.h"
 #include "util/params.h"
 #include "util/settings.h"
 #include "util/socket.h"

@@ -35,9 +35,10 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/nccl.h
               ${PROJECT_SOURCE_DIR}/include/hetccl.h
   DESTINATION ${HETCCL_INSTALL_INCLUDEDIR})
 
-# Device-runtime modules, dlopen'ed at run time; they exist only where a
-# vendor toolkit was found, and sit beside the libraries that load them.
-foreach(module hetccl_cuda hetccl_hip hetccl-cuda hetccl-hip)
+# Device-runtime and transport modules, dlopen'ed at run time; they exist
+# only where a vendor toolkit (or UCX) was found, and sit beside the
+# libraries that load them.
+foreach(module hetccl_cuda hetccl_hip hetccl_ucx hetccl-cuda hetccl-hip)
   if(TARGET ${module})
     install(TARGETS ${module}
       LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -1,6 +1,6 @@
 // The links from this rank to every rank of another domain: each peer gets
-// the transport the selection (HETCCL_TRANSPORT) picks for it, shm on the
-// same host and tcp between hosts by default.
+// the transport the selection (HETCCL_TRANSPORT) picks for it; by default
+// shm on the same host, and between hosts ucx where UCX has RDMA, else tcp.
 #pragma once
 
 #include <map>

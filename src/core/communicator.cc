@@ -193,10 +193,10 @@ void Communicator::setUpHeterogeneous(
     return;
   }
   auto direct = streamDrivenCollectives(oob, domains);
-  executor_ = std::make_shared<GpuPlanEngine>(GpuPlanEngineSetup{
-      deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains, std::move(links),
-      std::move(domainComm), settings_, opsAbort_, std::move(direct),
-      liveness_});
+  executor_ = std::make_shared<GpuPlanEngine>(
+      GpuPlanEngineSetup{deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains,
+                         std::move(links), std::move(domainComm), settings_,
+                         opsAbort_, std::move(direct), liveness_});
 }
 
 // GPU ranks of one runtime on one host, each its own domain and few enough
@@ -207,7 +207,7 @@ void Communicator::setUpHeterogeneous(
 std::unique_ptr<DeviceShmCollectives> Communicator::streamDrivenCollectives(
     Oob& oob, const DomainMap& domains) const {
   bool linksShareMemory = TransportSelection::parse(settings_.transport)
-                              .choose(/*sameHost=*/true)
+                              .onOneHost()
                               .sharesHostMemory();
   bool eligible = settings_.gpuDirect && linksShareMemory &&
                   domains.count() == nranks_ &&

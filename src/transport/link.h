@@ -18,7 +18,7 @@ class TransferRequest {
   // receive's buffer holds the bytes. Throws the link's error if it failed.
   virtual bool done() = 0;
   // Waits for done(); throws if `abort` is raised, the link fails, or
-  // `timeoutSeconds` (> 0) pass.
+  // `timeoutSeconds` (> 0) pass (ncclRemoteError: the peer is silent).
   virtual void wait(const AbortSignal& abort, double timeoutSeconds) = 0;
 };
 

@@ -1,4 +1,4 @@
-// A kind of link between ranks of different domains (shm, tcp, later ucx),
+// A kind of link between ranks of different domains (shm, tcp, ucx),
 // as the transport registry knows it: what it can connect, which memory its
 // links read and write themselves, how much it is preferred, and how to
 // build its links for a communicator.
@@ -57,8 +57,13 @@ class Transport {
   // on one host may also meet in shared outboxes (the stream-driven path).
   virtual bool sharesHostMemory() const = 0;
   virtual unsigned memoryKinds() const = 0;
-  // Among the transports that can link two ranks, `auto` takes the highest.
-  virtual int priority() const = 0;
+  // How much `auto` wants this transport between two ranks of one host
+  // (sameHost) or of different hosts; 0: not at all. Between hosts the
+  // answer may depend on the machine (and on loading a library to find
+  // out), so each rank says its own and a pair takes the transport that
+  // the less eager of the two wants most. On one host the answer must be
+  // the same everywhere.
+  virtual int preference(bool sameHost) const = 0;
   // Collective over setup.oob: every rank calls it for every registered
   // transport, even with no peers, and a failure on one rank fails all.
   virtual std::unique_ptr<LinkSet> connect(

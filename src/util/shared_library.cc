@@ -8,8 +8,10 @@
 
 namespace hetccl {
 
-SharedLibrary SharedLibrary::open(const std::string& path) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+SharedLibrary SharedLibrary::open(const std::string& path, Binding binding) {
+  int flags = RTLD_NOW | RTLD_LOCAL;
+  if (binding == Binding::kOwnFirst) flags |= RTLD_DEEPBIND;
+  void* handle = dlopen(path.c_str(), flags);
   if (handle == nullptr)
     fail(ncclSystemError, "cannot load %s: %s", path.c_str(), dlerror());
   return SharedLibrary(handle, path);

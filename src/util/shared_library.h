@@ -7,11 +7,19 @@ namespace hetccl {
 
 class SharedLibrary {
  public:
-  // Opens `path` with RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND: the library's
-  // calls to its own exported functions bind inside it, never to functions
-  // of the same name that HetCCL exports. Throws ncclSystemError with
+  // How the library's own calls to functions it exports bind.
+  enum class Binding {
+    // Inside it, never to functions of the same name that HetCCL exports
+    // (RTLD_DEEPBIND): for vendor libraries that export the NCCL API.
+    kOwnFirst,
+    // The usual search order: for HetCCL's own modules, which export one
+    // entry point (and RTLD_DEEPBIND is refused under AddressSanitizer).
+    kUsual,
+  };
+  // Opens `path` with RTLD_NOW | RTLD_LOCAL. Throws ncclSystemError with
   // dlerror()'s message.
-  static SharedLibrary open(const std::string& path);
+  static SharedLibrary open(const std::string& path,
+                            Binding binding = Binding::kOwnFirst);
 
   SharedLibrary() = default;
   SharedLibrary(SharedLibrary&& other) noexcept;

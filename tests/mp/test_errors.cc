@@ -369,7 +369,7 @@ TEST(Errors, BadEnvironmentParameter) {
 TEST(Errors, UnknownTransportNamesTheRegisteredOnes) {
   expectParameterRefused("HETCCL_TRANSPORT", "rdma",
                          "HETCCL_TRANSPORT=\"rdma\": expected auto or one of "
-                         "the transports of this build (shm, tcp)",
+                         "the transports of this build (shm, tcp, ucx)",
                          "");
 }
 

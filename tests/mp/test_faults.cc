@@ -170,6 +170,9 @@ using KilledPeerParam = StreamModeParam;
 // killed by rank 0 afterwards.
 void runWithRankOneSignalled(const KilledPeerParam& param, int timeoutSeconds,
                              int signal, double limitSeconds, const char* how) {
+  if (param.domains.env.count("HETCCL_TRANSPORT") &&
+      param.domains.env.at("HETCCL_TRANSPORT") == "ucx" && !ucxModuleBuilt())
+    GTEST_SKIP() << "this build has no UCX module";
   RunOptions options =
       withEnv({{"HETCCL_TIMEOUT", std::to_string(timeoutSeconds)}}, 90);
   options.expectedSignals[1] = SIGKILL;
@@ -203,18 +206,21 @@ TEST_P(KilledPeerTest, OthersGetAnErrorInsteadOfHanging) {
 
 INSTANTIATE_TEST_SUITE_P(
     Mp, KilledPeerTest,
-    ::testing::Values(KilledPeerParam{2, false, oneDomain()},
-                      KilledPeerParam{3, true, oneDomain()},
-                      KilledPeerParam{4, false, oneDomain()},
-                      // The dead rank alone in its domain, and sharing one.
-                      KilledPeerParam{3, false, domainsByLabel({0, 1, 0})},
-                      KilledPeerParam{4, true, domainsByLabel({0, 0, 1, 1})},
-                      // The GPU engine's waits (planner, proxy, stream).
-                      KilledPeerParam{4, true,
-                                      emulatedGpuDomains({0, 0, 1, 1})},
-                      KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 0})},
-                      // Each its own domain: the stream-driven path.
-                      KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 2})}),
+    ::testing::Values(
+        KilledPeerParam{2, false, oneDomain()},
+        KilledPeerParam{3, true, oneDomain()},
+        KilledPeerParam{4, false, oneDomain()},
+        // The dead rank alone in its domain, and sharing one.
+        KilledPeerParam{3, false, domainsByLabel({0, 1, 0})},
+        KilledPeerParam{4, true, domainsByLabel({0, 0, 1, 1})},
+        // The GPU engine's waits (planner, proxy, stream).
+        KilledPeerParam{4, true, emulatedGpuDomains({0, 0, 1, 1})},
+        KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 0})},
+        // Each its own domain: the stream-driven path.
+        KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 2})},
+        // Pretend hosts linked by UCX: its peer error
+        // handling, with the watchdog's pidfds as well.
+        KilledPeerParam{4, true, ucxBetweenPretendHosts({0, 0, 1, 1})}),
     [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
       return info.param.name();
     });
@@ -232,13 +238,14 @@ TEST_P(SilentPeerTest, OthersFailWithinTheTimeout) {
 
 INSTANTIATE_TEST_SUITE_P(
     Mp, SilentPeerTest,
-    ::testing::Values(KilledPeerParam{3, false, oneDomain()},
-                      KilledPeerParam{4, true, domainsByLabel({0, 0, 1, 1})},
-                      KilledPeerParam{4, true,
-                                      emulatedGpuDomains({0, 0, 1, 1})},
-                      KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 0})},
-                      // Each its own domain: the stream-driven path.
-                      KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 2})}),
+    ::testing::Values(
+        KilledPeerParam{3, false, oneDomain()},
+        KilledPeerParam{4, true, domainsByLabel({0, 0, 1, 1})},
+        KilledPeerParam{4, true, emulatedGpuDomains({0, 0, 1, 1})},
+        KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 0})},
+        // Each its own domain: the stream-driven path.
+        KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 2})},
+        KilledPeerParam{3, false, ucxBetweenPretendHosts({0, 1, 1})}),
     [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
       return info.param.name();
     });

@@ -58,6 +58,7 @@ struct Layout {
   // Only these ranks emulate GPUs: CPU and GPU ranks in one communicator,
   // their domains formed by runtime.
   std::vector<int> gpuRanks = {};
+  std::map<std::string, std::string> env = {};  // further variables
 };
 
 // Domains are numbered in the order of their lowest rank.
@@ -222,6 +223,7 @@ RunOptions optionsFor(const Layout& layout) {
     options.env["HETCCL_TRANSPORT"] = layout.transport;
   }
   if (layout.smallChunks) options.env["HETCCL_CHUNK"] = kSmallChunk;
+  for (const auto& [name, value] : layout.env) options.env[name] = value;
   if (layout.emulatedGpus) options.env["HETCCL_EMULATED_GPU"] = "1";
   options.rankEnv = [gpuRanks = layout.gpuRanks](int rank) {
     std::map<std::string, std::string> env;
@@ -250,6 +252,8 @@ class HeteroCollectivesTest : public ::testing::TestWithParam<HeteroParam> {};
 TEST_P(HeteroCollectivesTest, TypesOpsCountsRootsAcrossDomains) {
   const HeteroParam& param = GetParam();
   const Layout& layout = param.layout;
+  if (layout.transport == "ucx" && !ucxModuleBuilt())
+    GTEST_SKIP() << "this build has no UCX module";
   std::vector<CollectiveCase> cases =
       HeteroCaseList(param.collective, layout).build();
   runRanks(
@@ -271,6 +275,14 @@ std::vector<Layout> allLayouts() {
        "0,1,2,2",
        {0, 1, 2, 2},
        "tcp",
+       true,
+       Density::kFull},
+      // The same over UCX on one host (its shared-memory transports).
+      {"4ranks_0122_ucx",
+       4,
+       "0,1,2,2",
+       {0, 1, 2, 2},
+       "ucx",
        true,
        Density::kFull},
       // Three interleaved domains; the default chunk (the large case fits
@@ -300,6 +312,17 @@ std::vector<Layout> allLayouts() {
        true,
        Density::kMedium,
        true},
+      // GPU ranks on three pretend hosts linked by UCX over tcp only.
+      {"4ranks_0122_ucx_hosts_gpu",
+       4,
+       "0,1,2,2",
+       {0, 1, 2, 2},
+       "ucx",
+       true,
+       Density::kMedium,
+       true,
+       {},
+       {{"HETCCL_HOSTID", "A,B,C,C"}, {"UCX_TLS", "tcp"}}},
       // CPU ranks and GPU ranks in one communicator, two domains by
       // runtime: the GPU engine's staged links meet the host plans' links.
       {"4ranks_cpu_and_gpu",

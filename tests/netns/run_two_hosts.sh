@@ -170,8 +170,21 @@ setup_network() {
     ipt -n "$ns_b" link set "$veth_b" up; }; then
     fail "cannot configure the veth pair"
   fi
+  # The carrier comes up a moment after both ends: UCX, unlike the tcp
+  # transport, skips an interface that is not running yet.
+  local tries
+  for ((tries = 0; tries < 50; ++tries)); do
+    [[ $(veth_state "$ns_a" "$veth_a") == up &&
+      $(veth_state "$ns_b" "$veth_b") == up ]] && break
+    sleep 0.1
+  done
   echo "host A: namespace $ns_a, $veth_a $addr_a/24"
   echo "host B: namespace $ns_b, $veth_b $addr_b/24"
+}
+
+# veth_state NS VETH: the interface's operstate (up once it carries).
+veth_state() {
+  timeout "$kIpTimeout" ip netns exec "$1" cat "/sys/class/net/$2/operstate"
 }
 
 # veth_bytes tx|rx: bytes the veth of namespace A has sent or received.

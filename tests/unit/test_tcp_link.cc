@@ -22,6 +22,7 @@
 #include "support/elapsed.h"
 #include "support/expect_error.h"
 #include "support/in_process_oob.h"
+#include "support/link_ranks.h"
 #include "support/scoped_env.h"
 #include "support/thread_ranks.h"
 #include "transport/tcp/tcp_wire.h"
@@ -36,116 +37,26 @@ TcpSettings settingsFromEnvironment() {
   return TcpSettings::from(Settings::fromEnvironment());
 }
 
-// A group of transports created together, one per rank.
-struct Ranks {
-  std::unique_ptr<InProcessWorld> world;
-  std::vector<std::unique_ptr<InProcessOob>> oobs;
-  std::vector<std::shared_ptr<AbortSignal>> aborts;
-  std::vector<std::unique_ptr<TcpLinkSet>> transports;
-};
+using Ranks = LinkRanks<TcpLinkSet>;
 
 Ranks makeRanks(int nranks,
                 std::function<std::vector<int>(int)> peersOf = nullptr,
                 std::function<void(InProcessWorld&)> prepare = nullptr) {
-  Ranks ranks;
-  ranks.world = std::make_unique<InProcessWorld>(nranks);
-  if (prepare) prepare(*ranks.world);
-  ranks.transports.resize(nranks);
-  for (int r = 0; r < nranks; ++r) {
-    ranks.oobs.push_back(std::make_unique<InProcessOob>(*ranks.world, r));
-    ranks.aborts.push_back(std::make_shared<AbortSignal>());
-  }
-  runRanks(nranks, [&](int r) {
-    std::vector<int> peers = peersOf ? peersOf(r) : everyoneBut(r, nranks);
-    ranks.transports[r] = std::make_unique<TcpLinkSet>(
-        *ranks.oobs[r], peers, settingsFromEnvironment(), ranks.aborts[r]);
-  });
-  return ranks;
+  return makeLinkRanks<TcpLinkSet>(
+      nranks,
+      [](Oob& oob, const std::vector<int>& peers,
+         std::shared_ptr<AbortSignal> abort) {
+        return std::make_unique<TcpLinkSet>(oob, peers,
+                                            settingsFromEnvironment(), abort);
+      },
+      std::move(peersOf), std::move(prepare));
 }
 
-// The bytes rank `from` sends to rank `to` in its transfer `index`.
-uint8_t pattern(int from, int to, int index, size_t offset) {
-  uint64_t x = offset * 0x9E3779B97F4A7C15ull + from * 131 + to * 17 + index;
-  return static_cast<uint8_t>(x ^ (x >> 29) ^ (x >> 47));
-}
-
-std::vector<uint8_t> makePayload(int from, int to, int index, size_t bytes) {
-  std::vector<uint8_t> data(bytes);
-  for (size_t i = 0; i < bytes; ++i) data[i] = pattern(from, to, index, i);
-  return data;
-}
-
-// The first offset where `data` differs from what `from` sent, or -1.
-long long firstMismatch(const std::vector<uint8_t>& data, int from, int to,
-                        int index) {
-  for (size_t i = 0; i < data.size(); ++i)
-    if (data[i] != pattern(from, to, index, i))
-      return static_cast<long long>(i);
-  return -1;
-}
-
-constexpr double kWaitSeconds = 20;
-
-// Every rank sends `sizes` to every peer and receives the same from each,
-// all posted before any wait; checks data, order and counters.
 void exchangeAll(Ranks& ranks, const std::vector<size_t>& sizes) {
-  int nranks = ranks.world->nranks();
-  size_t total = 0;
-  for (size_t s : sizes) total += s;
-  std::vector<std::vector<size_t>> sentBefore(nranks), receivedBefore(nranks);
-  for (int r = 0; r < nranks; ++r)
-    for (int p = 0; p < nranks; ++p) {
-      if (p == r) continue;
-      auto link = ranks.transports[r]->link(p);
-      sentBefore[r].push_back(link->bytesSent());
-      receivedBefore[r].push_back(link->bytesReceived());
-    }
-  runRanks(nranks, [&](int r) {
-    struct Posted {
-      int peer;
-      int index;
-      std::shared_ptr<TransferRequest> request;
-    };
-    std::vector<std::vector<uint8_t>> outgoing, incoming;
-    std::vector<Posted> sends, recvs;
-    outgoing.reserve(sizes.size() * nranks);
-    incoming.reserve(sizes.size() * nranks);
-    for (int p = 0; p < nranks; ++p) {
-      if (p == r) continue;
-      auto link = ranks.transports[r]->link(p);
-      EXPECT_EQ(link->peer(), p);
-      for (size_t i = 0; i < sizes.size(); ++i) {
-        int index = static_cast<int>(i);
-        outgoing.push_back(makePayload(r, p, index, sizes[i]));
-        sends.push_back(
-            {p, index, link->send(outgoing.back().data(), sizes[i])});
-        incoming.emplace_back(sizes[i], 0xEE);
-        recvs.push_back(
-            {p, index, link->recv(incoming.back().data(), sizes[i])});
-      }
-    }
-    // Last posted first: transfers on a link are matched in posting
-    // order, but the lanes of a link may finish them in any order.
-    for (const auto* list : {&sends, &recvs})
-      for (size_t i = list->size(); i-- > 0;)
-        (*list)[i].request->wait(AbortSignal(), kWaitSeconds);
-    for (size_t i = 0; i < recvs.size(); ++i)
-      EXPECT_EQ(firstMismatch(incoming[i], recvs[i].peer, r, recvs[i].index),
-                -1)
-          << "rank " << r << " from rank " << recvs[i].peer << ", transfer "
-          << recvs[i].index << " of " << incoming[i].size() << " bytes";
-  });
-  for (int r = 0; r < nranks; ++r) {
-    size_t k = 0;
-    for (int p = 0; p < nranks; ++p) {
-      if (p == r) continue;
-      auto link = ranks.transports[r]->link(p);
-      EXPECT_EQ(link->bytesSent() - sentBefore[r][k], total);
-      EXPECT_EQ(link->bytesReceived() - receivedBefore[r][k], total);
-      ++k;
-    }
-  }
+  hetccl::exchangeAll(ranks.sets(), sizes);
 }
+
+constexpr double kWaitSeconds = kLinkWaitSeconds;
 
 TEST(TcpLink, TwoRanksEverySizeBothDirections) {
   Ranks ranks = makeRanks(2);
@@ -399,7 +310,7 @@ TEST(TcpLink, WaitTimesOut) {
   auto request = ranks.transports[0]->link(1)->recv(buffer.data(), 8);
   auto start = Clock::now();
   Error e = expectError([&] { request->wait(AbortSignal(), 0.1); });
-  EXPECT_EQ(e.code(), ncclSystemError);
+  EXPECT_EQ(e.code(), ncclRemoteError);
   EXPECT_LT(secondsSince(start), 1.0);
   EXPECT_FALSE(request->done());
 }

@@ -13,6 +13,7 @@
 #include "gpu_runtime_probe.h"
 #include "nccl.h"
 #include "transport/transport_registry.h"
+#include "transport/ucx/ucx_library.h"
 #include "util/params.h"
 #include "util/socket.h"
 #include "vendor/domain_backend.h"
@@ -148,16 +149,28 @@ void printAmd() {
   printCollectiveLibrary<hetccl::RcclLibrary>("RCCL");
 }
 
+// UCX as the ucx transport sees it: version, transports, memory types.
+void printUcx() {
+  try {
+    const hetccl::UcxLibrary& ucx = hetccl::ucxLibrary();
+    std::printf("  ucx    UCX %s (%s): %s\n", ucx.version().c_str(),
+                ucx.modulePath().c_str(), ucx.transports().c_str());
+    std::printf("         memory %s; RDMA %s\n",
+                hetccl::describeMemoryKinds(ucx.memoryKinds()).c_str(),
+                ucx.hasRdma() ? "yes" : "no (tcp is preferred between hosts)");
+  } catch (const std::exception& e) {
+    std::printf("  ucx    not available: %s\n", e.what());
+  }
+}
+
 // The registered transports, what each can do here, and which one the
 // current HETCCL_TRANSPORT picks within a host and between hosts.
 void printTransports() {
   std::printf("\nTransports (registered: %s)\n",
               hetccl::registeredTransportNames().c_str());
   for (const hetccl::Transport* transport : hetccl::registeredTransports())
-    std::printf("  %-6s %s; %s, priority %d\n", transport->name(),
-                transport->description(),
-                transport->reachesOtherHosts() ? "any host" : "one host",
-                transport->priority());
+    std::printf("  %-6s %s; %s\n", transport->name(), transport->description(),
+                transport->reachesOtherHosts() ? "any host" : "one host");
   struct statvfs shm {};
   if (statvfs("/dev/shm", &shm) == 0)
     std::printf("  shm    /dev/shm, %.1f GiB free\n",
@@ -173,18 +186,21 @@ void printTransports() {
   } catch (const std::exception& e) {
     std::printf("  tcp    no usable interface: %s\n", e.what());
   }
+  printUcx();
   try {
     auto selection = hetccl::TransportSelection::parse(
         hetccl::readString(hetccl::Param::Transport).value_or(""));
-    auto pick = [&](bool sameHost) -> std::string {
-      try {
-        return selection.choose(sameHost).name();
-      } catch (const std::exception& e) {
-        return std::string("none (") + e.what() + ")";
-      }
-    };
-    std::printf("  chosen: %s within a host, %s between hosts\n",
-                pick(true).c_str(), pick(false).c_str());
+    // Between hosts: what this machine would choose facing a peer that
+    // wants the same.
+    std::string betweenHosts;
+    try {
+      auto mine = selection.preferencesBetweenHosts();
+      betweenHosts = selection.betweenHosts(mine, mine).name();
+    } catch (const std::exception& e) {
+      betweenHosts = std::string("none (") + e.what() + ")";
+    }
+    std::printf("  chosen: %s within a host, %s between hosts like this one\n",
+                selection.onOneHost().name(), betweenHosts.c_str());
   } catch (const std::exception& e) {
     std::printf("  chosen: none: %s\n", e.what());
   }

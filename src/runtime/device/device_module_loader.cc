@@ -1,41 +1,12 @@
 #include "runtime/device/device_module_loader.h"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <memory>
 
 #include "util/error.h"
 #include "util/log.h"
-#include "util/params.h"
+#include "util/module_path.h"
 
 namespace hetccl {
-namespace {
-
-// The directory of the HetCCL library this code runs in: modules are
-// installed beside it, whichever name (libnccl.so.2, libhetccl.so) it has.
-std::string directoryOfThisLibrary() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&directoryOfThisLibrary), &info) == 0 ||
-      info.dli_fname == nullptr)
-    return "";
-  std::string path = info.dli_fname;
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
-
-// Installed, modules sit in lib/ beside libhetccl.so, and the drop-in
-// copies in lib/hetccl/; in a build tree, all sit together.
-std::string modulePath(Param variable, const char* fileName) {
-  if (auto chosen = readString(variable)) return *chosen;
-  const std::string directory = directoryOfThisLibrary();
-  for (const std::string& candidate :
-       {directory + fileName, directory + "../" + fileName})
-    if (access(candidate.c_str(), R_OK) == 0) return candidate;
-  return fileName;  // the loader's search path
-}
-
-}  // namespace
 
 DeviceModule::DeviceModule(const hetcclDeviceModuleTable& table,
                            std::string name)

@@ -14,7 +14,7 @@ class ShmTransport : public Transport {
   bool reachesOtherHosts() const override { return false; }
   bool sharesHostMemory() const override { return true; }
   unsigned memoryKinds() const override { return kHostMemory; }
-  int priority() const override { return 100; }
+  int preference(bool sameHost) const override { return sameHost ? 100 : 0; }
   std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
     return std::make_unique<ShmLinkSet>(setup.oob, setup.peers,
                                         ShmLinkSettings::from(setup.settings),

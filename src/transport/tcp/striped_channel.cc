@@ -35,7 +35,7 @@ StripedChannel::StripedChannel(int rank, int peer, std::vector<Socket> sockets,
   }
 }
 
-void StripedChannel::postSend(std::shared_ptr<TcpRequest> request,
+void StripedChannel::postSend(std::shared_ptr<PostedRequest> request,
                               const void* data, size_t bytes) {
   if (error_) return request->failWith(*error_);
   // The queue serves sends and receives alike; a send's bytes are only
@@ -43,8 +43,8 @@ void StripedChannel::postSend(std::shared_ptr<TcpRequest> request,
   sends_.push(std::move(request), const_cast<void*>(data), bytes);
 }
 
-void StripedChannel::postRecv(std::shared_ptr<TcpRequest> request, void* data,
-                              size_t bytes) {
+void StripedChannel::postRecv(std::shared_ptr<PostedRequest> request,
+                              void* data, size_t bytes) {
   if (error_) return request->failWith(*error_);
   receives_.push(std::move(request), data, bytes);
 }

@@ -41,9 +41,10 @@ class StripedChannel {
   bool broken() const { return error_.has_value(); }
 
   // Queue a transfer; fail it at once if the channel is broken.
-  void postSend(std::shared_ptr<TcpRequest> request, const void* data,
+  void postSend(std::shared_ptr<PostedRequest> request, const void* data,
                 size_t bytes);
-  void postRecv(std::shared_ptr<TcpRequest> request, void* data, size_t bytes);
+  void postRecv(std::shared_ptr<PostedRequest> request, void* data,
+                size_t bytes);
 
   // Move what socket `socket` takes / holds now, for as many stripes as
   // are posted. Throw the error that breaks the channel.

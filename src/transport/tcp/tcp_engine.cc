@@ -63,7 +63,7 @@ TcpEngine::TcpEngine(int rank,
 TcpEngine::~TcpEngine() { stop(); }
 
 void TcpEngine::post(size_t channel, Direction direction,
-                     std::shared_ptr<TcpRequest> request, void* data,
+                     std::shared_ptr<PostedRequest> request, void* data,
                      size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(inboxMutex_);

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "transport/tcp/owned_fd.h"
 #include "transport/tcp/striped_channel.h"
 #include "util/abort_signal.h"
+#include "util/owned_fd.h"
 
 namespace hetccl {
 
@@ -33,7 +33,7 @@ class TcpEngine {
 
   // Hands a transfer to the progress thread; after stop() it fails at once.
   void post(size_t channel, Direction direction,
-            std::shared_ptr<TcpRequest> request, void* data, size_t bytes);
+            std::shared_ptr<PostedRequest> request, void* data, size_t bytes);
   // Stops and joins the progress thread, fails what is still pending and
   // closes every socket. Idempotent.
   void stop();
@@ -42,7 +42,7 @@ class TcpEngine {
   struct Posted {
     size_t channel;
     Direction direction;
-    std::shared_ptr<TcpRequest> request;
+    std::shared_ptr<PostedRequest> request;
     void* data;
     size_t bytes;
   };

@@ -1,7 +1,7 @@
 #include "transport/tcp/tcp_link.h"
 
+#include "transport/posted_request.h"
 #include "transport/request_group.h"
-#include "transport/tcp/tcp_request.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -34,7 +34,7 @@ std::shared_ptr<TransferRequest> TcpLink::post(TcpEngine::Direction direction,
   for (size_t part = 0; part < parts; ++part) {
     // Even shares, the first ones a byte longer where it does not divide.
     const size_t length = bytes / parts + (part < bytes % parts ? 1 : 0);
-    auto request = std::make_shared<TcpRequest>(
+    auto request = std::make_shared<PostedRequest>(
         format("a %zu-byte %s rank %d", length,
                sending ? "send to" : "receive from", peer_));
     const size_t lane = parts == 1 ? number % lanes : part;

@@ -14,7 +14,7 @@ class TcpTransport : public Transport {
   bool reachesOtherHosts() const override { return true; }
   bool sharesHostMemory() const override { return false; }
   unsigned memoryKinds() const override { return kHostMemory; }
-  int priority() const override { return 10; }
+  int preference(bool) const override { return 10; }
   std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
     return std::make_unique<TcpLinkSet>(
         setup.oob, setup.peers, TcpSettings::from(setup.settings), setup.abort);

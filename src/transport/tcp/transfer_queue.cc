@@ -4,7 +4,7 @@
 
 namespace hetccl {
 
-void TransferQueue::push(std::shared_ptr<TcpRequest> request, void* data,
+void TransferQueue::push(std::shared_ptr<PostedRequest> request, void* data,
                          size_t bytes) {
   Transfer t;
   t.request = std::move(request);
@@ -36,7 +36,8 @@ void TransferQueue::stripeDone(Transfer& transfer) {
 void TransferQueue::completeFinishedFront() {
   while (!transfers_.empty() &&
          transfers_.front().stripesDone == transfers_.front().stripeCount) {
-    std::shared_ptr<TcpRequest> request = std::move(transfers_.front().request);
+    std::shared_ptr<PostedRequest> request =
+        std::move(transfers_.front().request);
     transfers_.pop_front();
     request->complete();
   }

@@ -11,12 +11,12 @@
 #include <deque>
 #include <memory>
 
-#include "transport/tcp/tcp_request.h"
+#include "transport/posted_request.h"
 
 namespace hetccl {
 
 struct Transfer {
-  std::shared_ptr<TcpRequest> request;
+  std::shared_ptr<PostedRequest> request;
   uint8_t* data = nullptr;
   size_t bytes = 0;
   uint64_t firstStripe = 0;
@@ -42,7 +42,7 @@ class TransferQueue {
 
   // Appends a transfer; a zero-byte one completes as soon as everything
   // before it has.
-  void push(std::shared_ptr<TcpRequest> request, void* data, size_t bytes);
+  void push(std::shared_ptr<PostedRequest> request, void* data, size_t bytes);
   // The transfer that stripe `stripe` belongs to; null if it was not
   // posted yet (or already completed).
   Transfer* find(uint64_t stripe);

@@ -1,5 +1,6 @@
 #include "harness/domains.h"
 
+#include <cctype>
 #include <set>
 #include <utility>
 
@@ -25,6 +26,11 @@ std::string DomainLayout::spec() const {
 std::string DomainLayout::name() const {
   if (labels.empty()) return "OneDomain";
   std::string text = emulatedGpus ? "EmulatedGpuDomains" : "Domains";
+  auto transport = env.find("HETCCL_TRANSPORT");
+  if (transport != env.end()) {
+    text = transport->second + text;
+    text[0] = static_cast<char>(toupper(text[0]));
+  }
   for (int label : labels) text += std::to_string(label);
   return text;
 }
@@ -32,6 +38,7 @@ std::string DomainLayout::name() const {
 void DomainLayout::applyTo(RunOptions* options) const {
   if (!labels.empty()) options->env["HETCCL_DOMAINS"] = spec();
   if (emulatedGpus) options->env["HETCCL_EMULATED_GPU"] = "1";
+  for (const auto& [name, value] : env) options->env[name] = value;
 }
 
 void PrintTo(const DomainLayout& layout, std::ostream* out) {
@@ -50,6 +57,26 @@ DomainLayout emulatedGpuDomains(std::vector<int> labels) {
   DomainLayout layout = domainsByLabel(std::move(labels));
   layout.emulatedGpus = true;
   return layout;
+}
+
+DomainLayout ucxBetweenPretendHosts(std::vector<int> labels) {
+  DomainLayout layout = domainsByLabel(labels);
+  std::string hosts;
+  for (int label : labels)
+    hosts +=
+        std::string(hosts.empty() ? "" : ",") + "host" + std::to_string(label);
+  layout.env = {{"HETCCL_HOSTID", hosts},
+                {"HETCCL_TRANSPORT", "ucx"},
+                {"UCX_TLS", "tcp"}};
+  return layout;
+}
+
+bool ucxModuleBuilt() {
+#ifdef HETCCL_TEST_UCX_MODULE
+  return true;
+#else
+  return false;
+#endif
 }
 
 void checkDomainCount(ncclComm_t comm, int expected) {

@@ -2,6 +2,7 @@
 // CPU ranks: one label per rank; ranks with equal labels share a domain.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@ struct DomainLayout {
   // The ranks are GPU ranks emulated on the host (HETCCL_EMULATED_GPU):
   // the GPU engine runs their plans.
   bool emulatedGpus = false;
+  // Further variables (HETCCL_HOSTID, HETCCL_TRANSPORT, UCX_TLS); a
+  // non-empty "HETCCL_TRANSPORT" also names the layout.
+  std::map<std::string, std::string> env;
 
   int count() const;         // distinct labels (1 when empty)
   std::string spec() const;  // the HETCCL_DOMAINS value, e.g. "0,1,1"
@@ -32,6 +36,13 @@ DomainLayout oneDomain();
 DomainLayout domainsByLabel(std::vector<int> labels);
 // The same, the ranks emulating GPUs.
 DomainLayout emulatedGpuDomains(std::vector<int> labels);
+// Each domain a pretend host (HETCCL_HOSTID), linked by UCX over its tcp
+// transport only, as between real hosts.
+DomainLayout ucxBetweenPretendHosts(std::vector<int> labels);
+
+// Whether this build made the UCX module (libhetccl-ucx.so): layouts that
+// force ucx are skipped without it.
+bool ucxModuleBuilt();
 
 // Fails the rank unless `comm` reports `expected` domains: a layout that
 // the library silently ignored would otherwise test nothing new.

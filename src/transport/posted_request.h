@@ -1,5 +1,5 @@
-// A transfer posted on a tcp link: completed or failed by the transport's
-// progress thread, waited for by the thread that posted it.
+// A transfer posted on a link that a progress thread drives (tcp, ucx):
+// completed or failed by that thread, waited for by the one that posted it.
 #pragma once
 
 #include <condition_variable>
@@ -12,11 +12,11 @@
 
 namespace hetccl {
 
-class TcpRequest : public TransferRequest {
+class PostedRequest : public TransferRequest {
  public:
   // `description` names the transfer in messages ("a 4096-byte send to
   // rank 3").
-  explicit TcpRequest(std::string description)
+  explicit PostedRequest(std::string description)
       : description_(std::move(description)) {}
 
   bool done() override;

@@ -1,4 +1,4 @@
-#include "transport/tcp/tcp_request.h"
+#include "transport/posted_request.h"
 
 #include <chrono>
 
@@ -14,13 +14,13 @@ constexpr auto kAbortCheckInterval = std::chrono::milliseconds(10);
 
 }  // namespace
 
-bool TcpRequest::done() {
+bool PostedRequest::done() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (state_ == State::kFailed) throwFailure();
   return state_ == State::kDone;
 }
 
-void TcpRequest::wait(const AbortSignal& abort, double timeoutSeconds) {
+void PostedRequest::wait(const AbortSignal& abort, double timeoutSeconds) {
   Deadline deadline = Deadline::after(timeoutSeconds);
   std::unique_lock<std::mutex> lock(mutex_);
   while (state_ == State::kPending) {
@@ -30,15 +30,19 @@ void TcpRequest::wait(const AbortSignal& abort, double timeoutSeconds) {
            "aborted while waiting for %s: %s", description_.c_str(),
            abort.reason().c_str());
     }
+    // A peer that stays silent this long is as good as lost (NCCL's
+    // ncclRemoteError), whether it hangs, is stopped or is unreachable.
     if (deadline.expired())
-      fail(ncclSystemError, "timed out after %g s waiting for %s",
+      fail(ncclRemoteError,
+           "timed out after %g s waiting for %s; set HETCCL_TIMEOUT to wait "
+           "longer",
            deadline.seconds(), description_.c_str());
     changed_.wait_for(lock, kAbortCheckInterval);
   }
   if (state_ == State::kFailed) throwFailure();
 }
 
-void TcpRequest::complete() {
+void PostedRequest::complete() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ != State::kPending) return;
@@ -47,7 +51,7 @@ void TcpRequest::complete() {
   changed_.notify_all();
 }
 
-void TcpRequest::failWith(const Error& error) {
+void PostedRequest::failWith(const Error& error) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ != State::kPending) return;
@@ -57,7 +61,7 @@ void TcpRequest::failWith(const Error& error) {
   changed_.notify_all();
 }
 
-void TcpRequest::throwFailure() const {
+void PostedRequest::throwFailure() const {
   throw Error(error_->code(),
               format("%s failed: %s", description_.c_str(), error_->what()));
 }

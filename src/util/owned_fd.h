@@ -1,4 +1,4 @@
-// A file descriptor that closes itself: the tcp engine's epoll and eventfd.
+// A file descriptor that closes itself (epoll instances, eventfds).
 #pragma once
 
 #include <unistd.h>

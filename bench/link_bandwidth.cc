@@ -1,0 +1,226 @@
+// link-bandwidth: one cross-domain link of a registered transport between
+// two processes, in one direction, the way ucx_perftest's tag_bw measures
+// UCX itself: rank 0 sends, rank 1 receives, `--window` transfers in
+// flight, about `--bytes` per size. The two processes are forked before
+// either touches a transport (UCX must not be initialised before a fork)
+// and meet through a socketpair.
+//
+//   build/bench/link-bandwidth --transport tcp|ucx|shm [--sizes 4M,64M]
+//       [--bytes 2G] [--window 4] [--json FILE]
+//
+// Prints a line per size; --json writes one object per size:
+//   {"transport":T,"bytes":SIZE,"transfers":N,"seconds":S,"GBps":X}
+// (GB = 10^9 bytes). The transport's own variables apply (HETCCL_TCP_*,
+// UCX_TLS, UCX_NET_DEVICES, ...).
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/transport_registry.h"
+#include "util/comma_list.h"
+#include "util/error.h"
+#include "util/owned_fd.h"
+#include "util/params.h"
+#include "util/settings.h"
+
+namespace hetccl {
+namespace {
+
+constexpr double kWaitSeconds = 120;
+
+struct Options {
+  std::string transport = "tcp";
+  std::vector<size_t> sizes = {size_t{4} << 20, size_t{16} << 20,
+                               size_t{64} << 20, size_t{256} << 20};
+  size_t bytesPerSize = size_t{2} << 30;
+  size_t window = 4;
+  std::string jsonPath;
+};
+
+size_t sizeValue(const std::string& text) {
+  int64_t value = 0;
+  if (!parseSize(text, &value) || value <= 0)
+    fail(ncclInvalidArgument, "link-bandwidth: bad size '%s'", text.c_str());
+  return static_cast<size_t>(value);
+}
+
+Options parseOptions(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc)
+      fail(ncclInvalidArgument, "link-bandwidth: %s needs a value", argv[i]);
+    const std::string value = argv[++i];
+    if (flag == "--transport") {
+      options.transport = value;
+    } else if (flag == "--sizes") {
+      options.sizes.clear();
+      for (const std::string& size : splitCommaList(value))
+        options.sizes.push_back(sizeValue(size));
+    } else if (flag == "--bytes") {
+      options.bytesPerSize = sizeValue(value);
+    } else if (flag == "--window") {
+      options.window = sizeValue(value);
+    } else if (flag == "--json") {
+      options.jsonPath = value;
+    } else {
+      fail(ncclInvalidArgument,
+           "usage: link-bandwidth --transport NAME [--sizes LIST] [--bytes "
+           "SIZE] [--window N] [--json FILE] (unknown %s)",
+           flag.c_str());
+    }
+  }
+  return options;
+}
+
+// The two ranks' out-of-band channel: a connected socketpair.
+class PairOob : public Oob {
+ public:
+  PairOob(int rank, OwnedFd fd) : rank_(rank), fd_(std::move(fd)) {}
+  int rank() const override { return rank_; }
+  int nranks() const override { return 2; }
+  void allGather(void* data, size_t bytesPerRank) override {
+    auto* slots = static_cast<uint8_t*>(data);
+    transfer(slots + bytesPerRank * rank_, slots + bytesPerRank * (1 - rank_),
+             bytesPerRank);
+  }
+  void barrier() override {
+    uint8_t slots[2] = {};
+    allGather(slots, 1);
+  }
+
+ private:
+  // Both write first: a socketpair buffers far more than the few hundred
+  // bytes a setup exchanges.
+  void transfer(const uint8_t* mine, uint8_t* theirs, size_t bytes) {
+    for (size_t done = 0; done < bytes;) {
+      ssize_t n = ::write(fd_.get(), mine + done, bytes - done);
+      if (n <= 0) failErrno("link-bandwidth: socketpair write");
+      done += static_cast<size_t>(n);
+    }
+    for (size_t done = 0; done < bytes;) {
+      ssize_t n = ::read(fd_.get(), theirs + done, bytes - done);
+      if (n <= 0) failErrno("link-bandwidth: socketpair read");
+      done += static_cast<size_t>(n);
+    }
+  }
+
+  const int rank_;
+  OwnedFd fd_;
+};
+
+const Transport& transportNamed(const std::string& name) {
+  for (const Transport* transport : registeredTransports())
+    if (name == transport->name()) return *transport;
+  fail(ncclInvalidArgument, "link-bandwidth: no transport '%s' (have %s)",
+       name.c_str(), registeredTransportNames().c_str());
+}
+
+// Moves `count` transfers of `size` bytes, `window` in flight; returns the
+// seconds from the first post to the last completion.
+double moveTransfers(Link& link, bool sending, size_t size, size_t count,
+                     size_t window, std::vector<uint8_t>& buffer) {
+  AbortSignal never;
+  std::deque<std::shared_ptr<TransferRequest>> inFlight;
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < count; ++i) {
+    if (inFlight.size() == window) {
+      inFlight.front()->wait(never, kWaitSeconds);
+      inFlight.pop_front();
+    }
+    // Every transfer in flight shares the buffer: only bandwidth counts.
+    inFlight.push_back(sending ? link.send(buffer.data(), size)
+                               : link.recv(buffer.data(), size));
+  }
+  while (!inFlight.empty()) {
+    inFlight.front()->wait(never, kWaitSeconds);
+    inFlight.pop_front();
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void runRank(int rank, OwnedFd fd, const Options& options) {
+  PairOob oob(rank, std::move(fd));
+  const Settings settings = Settings::fromEnvironment();
+  auto set = transportNamed(options.transport)
+                 .connect({oob,
+                           settings,
+                           {1 - rank},
+                           std::make_shared<AbortSignal>(),
+                           nullptr});
+  auto link = set->link(1 - rank);
+  size_t largest = 0;
+  for (size_t size : options.sizes) largest = std::max(largest, size);
+  std::vector<uint8_t> buffer(largest, 0x5A);
+  std::ofstream json;
+  if (rank == 1 && !options.jsonPath.empty()) json.open(options.jsonPath);
+  for (size_t size : options.sizes) {
+    const size_t count = std::max<size_t>(8, options.bytesPerSize / size);
+    // A warm-up transfer (connection set-up, first-touch of the buffer).
+    moveTransfers(*link, rank == 0, size, 1, 1, buffer);
+    oob.barrier();
+    double seconds =
+        moveTransfers(*link, rank == 0, size, count, options.window, buffer);
+    oob.barrier();
+    if (rank != 1) continue;
+    const double gbps = static_cast<double>(size) * count / seconds / 1e9;
+    std::printf("%-4s %10zu B x %5zu: %8.3f s  %7.3f GB/s\n",
+                options.transport.c_str(), size, count, seconds, gbps);
+    std::fflush(stdout);
+    if (json.is_open())
+      json << "{\"transport\":\"" << options.transport
+           << "\",\"bytes\":" << size << ",\"transfers\":" << count
+           << ",\"seconds\":" << seconds << ",\"GBps\":" << gbps << "}\n";
+  }
+}
+
+int runRanks(const Options& options) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+    failErrno("link-bandwidth: socketpair");
+  OwnedFd ends[2] = {OwnedFd(fds[0]), OwnedFd(fds[1])};
+  pid_t children[2];
+  for (int rank = 0; rank < 2; ++rank) {
+    children[rank] = ::fork();
+    if (children[rank] < 0) failErrno("link-bandwidth: fork");
+    if (children[rank] == 0) {
+      ends[1 - rank].reset();
+      try {
+        runRank(rank, std::move(ends[rank]), options);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "link-bandwidth: rank %d: %s\n", rank, e.what());
+        _exit(1);
+      }
+      _exit(0);
+    }
+  }
+  int failed = 0;
+  for (pid_t child : children) {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
+  }
+  return failed;
+}
+
+}  // namespace
+}  // namespace hetccl
+
+int main(int argc, char** argv) {
+  try {
+    return hetccl::runRanks(hetccl::parseOptions(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "link-bandwidth: %s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,18 @@
+// Where HetCCL's run-time modules (libhetccl-cuda.so, libhetccl-hip.so,
+// libhetccl-ucx.so) are found.
+#pragma once
+
+#include <string>
+
+#include "util/params.h"
+
+namespace hetccl {
+
+// The path `variable` names if set; else `fileName` beside the HetCCL
+// library or program this code runs in (whichever name it has:
+// libnccl.so.2, libhetccl.so, hetccl-info), or where an install or a build
+// tree puts modules relative to it; else `fileName` alone, for the
+// loader's search path.
+std::string modulePath(Param variable, const char* fileName);
+
+}  // namespace hetccl

@@ -1,0 +1,74 @@
+// Ranks of this process (threads) each holding the link set one transport
+// built for it, and the exchange that checks a transport's links: every
+// byte, in posting order, counted. Shared by the tests of the tcp and ucx
+// transports.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "support/in_process_oob.h"
+#include "support/thread_ranks.h"
+#include "transport/transport.h"
+#include "util/abort_signal.h"
+
+namespace hetccl {
+
+template <typename Set>
+struct LinkRanks {
+  std::unique_ptr<InProcessWorld> world;
+  std::vector<std::unique_ptr<InProcessOob>> oobs;
+  std::vector<std::shared_ptr<AbortSignal>> aborts;
+  std::vector<std::unique_ptr<Set>> transports;
+
+  std::vector<LinkSet*> sets() const {
+    std::vector<LinkSet*> all;
+    for (const auto& set : transports) all.push_back(set.get());
+    return all;
+  }
+};
+
+// Builds every rank's set at once (construction is collective): `create`
+// gets the rank's Oob, its peers (everyone else unless `peersOf` says) and
+// its abort signal. `prepare` may hook the world first.
+template <typename Set>
+LinkRanks<Set> makeLinkRanks(
+    int nranks,
+    const std::function<std::unique_ptr<Set>(
+        Oob&, const std::vector<int>&, std::shared_ptr<AbortSignal>)>& create,
+    std::function<std::vector<int>(int)> peersOf = nullptr,
+    std::function<void(InProcessWorld&)> prepare = nullptr) {
+  LinkRanks<Set> ranks;
+  ranks.world = std::make_unique<InProcessWorld>(nranks);
+  if (prepare) prepare(*ranks.world);
+  ranks.transports.resize(nranks);
+  for (int r = 0; r < nranks; ++r) {
+    ranks.oobs.push_back(std::make_unique<InProcessOob>(*ranks.world, r));
+    ranks.aborts.push_back(std::make_shared<AbortSignal>());
+  }
+  runRanks(nranks, [&](int r) {
+    std::vector<int> peers = peersOf ? peersOf(r) : everyoneBut(r, nranks);
+    ranks.transports[r] = create(*ranks.oobs[r], peers, ranks.aborts[r]);
+  });
+  return ranks;
+}
+
+constexpr double kLinkWaitSeconds = 20;
+
+// The bytes rank `from` sends to rank `to` in its transfer `index`.
+uint8_t pattern(int from, int to, int index, size_t offset);
+std::vector<uint8_t> makePayload(int from, int to, int index, size_t bytes);
+// The first offset where `data` differs from what `from` sent, or -1.
+long long firstMismatch(const std::vector<uint8_t>& data, int from, int to,
+                        int index);
+
+// Every rank sends `sizes` to every peer and receives the same from each,
+// all posted before any wait (waited for last first); checks the data, the
+// order and the byte counters.
+void exchangeAll(const std::vector<LinkSet*>& sets,
+                 const std::vector<size_t>& sizes);
+
+}  // namespace hetccl

@@ -1,0 +1,254 @@
+// The ucx transport on UCX's own transports of this machine (tcp, shared
+// memory): transfers of every size both ways, posting order kept whatever
+// UCX delivers first, counters, and that every failure (abort, a peer that
+// goes, mismatched sizes, a silent peer) ends waits promptly with the
+// right error. Ranks are threads of this process, each with its own UCX
+// worker. Skipped where the build has no UCX module.
+#include "transport/ucx/ucx_link_set.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/built_ucx_module.h"
+#include "support/elapsed.h"
+#include "support/expect_error.h"
+#include "support/link_ranks.h"
+#include "transport/ucx/ucx_link.h"
+#include "util/error.h"
+
+namespace hetccl {
+namespace {
+
+using Ranks = LinkRanks<UcxLinkSet>;
+
+class UcxLinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* why = nullptr;
+    if (!useBuiltUcxModule(&why)) GTEST_SKIP() << why;
+  }
+
+  static Ranks makeRanks(
+      int nranks, std::function<std::vector<int>(int)> peersOf = nullptr) {
+    return makeLinkRanks<UcxLinkSet>(
+        nranks,
+        [](Oob& oob, const std::vector<int>& peers,
+           std::shared_ptr<AbortSignal> abort) {
+          return std::make_unique<UcxLinkSet>(oob, peers, abort);
+        },
+        std::move(peersOf));
+  }
+};
+
+TEST_F(UcxLinkTest, TwoRanksEverySizeBothDirections) {
+  Ranks ranks = makeRanks(2);
+  exchangeAll(ranks.sets(), {0, 1, 4097, (1u << 20) + 3, 64u << 20, 0, 7});
+}
+
+TEST_F(UcxLinkTest, ThreeRanksFullyConnectedManyTransfersInFlight) {
+  Ranks ranks = makeRanks(3);
+  std::vector<size_t> sizes;
+  for (int i = 0; i < 60; ++i)
+    sizes.push_back(i % 7 == 0 ? 0 : (static_cast<size_t>(i) * 40009) % 300000);
+  exchangeAll(ranks.sets(), sizes);
+}
+
+// Eager messages that arrive long before their receives are posted wait in
+// UCX's unexpected queue and still land in posting order.
+TEST_F(UcxLinkTest, SendsPostedLongBeforeTheReceives) {
+  constexpr int kTransfers = 50;
+  constexpr size_t kBytes = 3000;
+  Ranks ranks = makeRanks(2);
+  std::vector<std::vector<uint8_t>> out,
+      in(kTransfers, std::vector<uint8_t>(kBytes));
+  std::vector<std::shared_ptr<TransferRequest>> sends;
+  for (int i = 0; i < kTransfers; ++i) {
+    out.push_back(makePayload(0, 1, i, kBytes));
+    sends.push_back(ranks.transports[0]->link(1)->send(out[i].data(), kBytes));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < kTransfers; ++i) {
+    ranks.transports[1]
+        ->link(0)
+        ->recv(in[i].data(), kBytes)
+        ->wait(AbortSignal(), kLinkWaitSeconds);
+    EXPECT_EQ(firstMismatch(in[i], 0, 1, i), -1) << "transfer " << i;
+  }
+  for (auto& send : sends) send->wait(AbortSignal(), kLinkWaitSeconds);
+}
+
+// One message each way, waited for, many times: the progress thread must
+// wake for every post and every arrival.
+TEST_F(UcxLinkTest, BackToBackSmallTransfersStayQuick) {
+  constexpr int kRoundTrips = 1000;
+  Ranks ranks = makeRanks(2);
+  auto start = Clock::now();
+  runRanks(2, [&](int r) {
+    auto link = ranks.transports[r]->link(1 - r);
+    uint64_t word = 0;
+    for (int i = 0; i < kRoundTrips; ++i) {
+      if (r == 0) {
+        word = i;
+        link->send(&word, sizeof word)->wait(AbortSignal(), kLinkWaitSeconds);
+        link->recv(&word, sizeof word)->wait(AbortSignal(), kLinkWaitSeconds);
+        EXPECT_EQ(word, static_cast<uint64_t>(i) + 1);
+      } else {
+        link->recv(&word, sizeof word)->wait(AbortSignal(), kLinkWaitSeconds);
+        ++word;
+        link->send(&word, sizeof word)->wait(AbortSignal(), kLinkWaitSeconds);
+      }
+    }
+  });
+  EXPECT_LT(secondsSince(start), 5.0) << kRoundTrips << " round trips";
+}
+
+TEST_F(UcxLinkTest, TagsNameLinkSetSenderAndNumber) {
+  EXPECT_EQ(ucxTag(0, 0, 0), 0u);
+  EXPECT_EQ(ucxTag(0xab, 5, 7),
+            (uint64_t{0xab} << 56) | (uint64_t{5} << 36) | 7);
+  // Numbers wrap within their 36 bits; ranks and sets never mix.
+  EXPECT_EQ(ucxTag(1, kMaxUcxRank, uint64_t{1} << 36),
+            ucxTag(1, kMaxUcxRank, 0));
+  EXPECT_NE(ucxTag(1, 2, 3), ucxTag(2, 2, 3));
+  EXPECT_NE(ucxTag(1, 2, 3), ucxTag(1, 3, 3));
+}
+
+TEST_F(UcxLinkTest, RdmaTransportsAreToldApart) {
+  EXPECT_TRUE(listsRdmaTransport("tcp/eth0, rc_mlx5/mlx5_0:1"));
+  EXPECT_TRUE(listsRdmaTransport("ud_verbs/mlx5_0:1"));
+  EXPECT_TRUE(listsRdmaTransport("dc_mlx5/mlx5_1:1"));
+  EXPECT_TRUE(listsRdmaTransport("rc/mlx5_0:1"));
+  EXPECT_FALSE(listsRdmaTransport("self/memory0, tcp/lo, posix/memory"));
+  EXPECT_FALSE(listsRdmaTransport("rdmacm/sockaddr, cuda_copy/cuda"));
+  EXPECT_FALSE(listsRdmaTransport(""));
+  // This machine: UCX without an RDMA device.
+  EXPECT_FALSE(ucxLibrary().hasRdma()) << ucxLibrary().transports();
+  EXPECT_NE(ucxLibrary().transports().find("tcp/"), std::string::npos);
+}
+
+TEST_F(UcxLinkTest, CallerAbortEndsAWaitPromptly) {
+  std::vector<uint8_t> buffer(1000);
+  Ranks ranks = makeRanks(2);
+  auto request = ranks.transports[1]->link(0)->recv(buffer.data(), 1000);
+  AbortSignal callerAbort;
+  Clock::time_point raisedAt;
+  std::thread raiser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    raisedAt = Clock::now();
+    callerAbort.raise(ncclRemoteError, "test abort");
+  });
+  Error e = expectError([&] { request->wait(callerAbort, kLinkWaitSeconds); });
+  raiser.join();
+  EXPECT_LT(secondsSince(raisedAt), 0.2);
+  EXPECT_EQ(e.code(), ncclRemoteError);
+  EXPECT_NE(std::string(e.what()).find("test abort"), std::string::npos);
+}
+
+TEST_F(UcxLinkTest, TransportAbortStopsProgressAndFailsWaits) {
+  std::vector<uint8_t> buffer(1000);
+  Ranks ranks = makeRanks(2);
+  auto link = ranks.transports[1]->link(0);
+  auto request = link->recv(buffer.data(), 1000);
+  Clock::time_point raisedAt;
+  std::thread raiser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    raisedAt = Clock::now();
+    ranks.aborts[1]->raise(ncclSystemError, "communicator aborted");
+  });
+  Error e =
+      expectError([&] { request->wait(AbortSignal(), kLinkWaitSeconds); });
+  raiser.join();
+  EXPECT_LT(secondsSince(raisedAt), 0.2);
+  EXPECT_EQ(e.code(), ncclSystemError);
+  EXPECT_NE(std::string(e.what()).find("communicator aborted"),
+            std::string::npos);
+  auto later = link->send(buffer.data(), 10);
+  EXPECT_EQ(expectError([&] { later->done(); }).code(), ncclSystemError);
+}
+
+TEST_F(UcxLinkTest, PeerThatGoesAwayFailsPendingAndLaterTransfers) {
+  std::vector<uint8_t> buffer(1 << 20);
+  Ranks ranks = makeRanks(2);
+  auto link = ranks.transports[1]->link(0);
+  // Once connected (the first message), the peer's going is noticed.
+  uint64_t word = 1;
+  ranks.transports[0]->link(1)->send(&word, sizeof word);
+  link->recv(&word, sizeof word)->wait(AbortSignal(), kLinkWaitSeconds);
+  auto request = link->recv(buffer.data(), buffer.size());
+  auto start = Clock::now();
+  ranks.transports[0].reset();
+  Error e =
+      expectError([&] { request->wait(AbortSignal(), kLinkWaitSeconds); });
+  EXPECT_LT(secondsSince(start), 5.0);
+  EXPECT_EQ(e.code(), ncclRemoteError) << e.what();
+  EXPECT_NE(std::string(e.what()).find("connection to rank 0 lost"),
+            std::string::npos)
+      << e.what();
+  auto later = link->recv(buffer.data(), 10);
+  EXPECT_EQ(
+      expectError([&] { later->wait(AbortSignal(), kLinkWaitSeconds); }).code(),
+      ncclRemoteError);
+}
+
+TEST_F(UcxLinkTest, DestroyingTheTransportFailsItsPendingTransfers) {
+  std::vector<uint8_t> buffer(4096);
+  Ranks ranks = makeRanks(2);
+  auto link = ranks.transports[1]->link(0);
+  auto request = link->recv(buffer.data(), buffer.size());
+  ranks.transports[1].reset();
+  EXPECT_NE(expectError([&] { request->wait(AbortSignal(), 1); }).code(),
+            ncclSuccess);
+  // The link outlives its transport without crashing.
+  auto later = link->send(buffer.data(), 16);
+  EXPECT_THROW(later->done(), Error);
+}
+
+TEST_F(UcxLinkTest, MismatchedSizesAreReported) {
+  std::vector<uint8_t> out(5000, 1), in(3000), small(100, 2), big(200);
+  Ranks ranks = makeRanks(2);
+  // Longer than the receive: UCX truncates and reports it.
+  ranks.transports[0]->link(1)->send(out.data(), out.size());
+  auto recv = ranks.transports[1]->link(0)->recv(in.data(), in.size());
+  EXPECT_NE(
+      expectError([&] { recv->wait(AbortSignal(), kLinkWaitSeconds); }).code(),
+      ncclSuccess);
+  // Shorter than the receive: the sizes are named.
+  ranks.transports[0]->link(1)->send(small.data(), small.size());
+  recv = ranks.transports[1]->link(0)->recv(big.data(), big.size());
+  Error e = expectError([&] { recv->wait(AbortSignal(), kLinkWaitSeconds); });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  EXPECT_NE(std::string(e.what()).find("sent 100 bytes where rank 1 expected "
+                                       "200"),
+            std::string::npos)
+      << e.what();
+}
+
+TEST_F(UcxLinkTest, ASilentPeerTimesOutAsARemoteError) {
+  std::vector<uint8_t> buffer(8);
+  Ranks ranks = makeRanks(2);
+  auto request = ranks.transports[0]->link(1)->recv(buffer.data(), 8);
+  auto start = Clock::now();
+  Error e = expectError([&] { request->wait(AbortSignal(), 0.1); });
+  EXPECT_EQ(e.code(), ncclRemoteError);
+  EXPECT_LT(secondsSince(start), 1.0);
+  EXPECT_FALSE(request->done());
+}
+
+TEST_F(UcxLinkTest, RanksWithoutPeersLoadNothingAndGetNoLinks) {
+  // Ranks 0 and 1 are linked; rank 2 takes part in the setup only.
+  Ranks ranks = makeRanks(3, [](int rank) {
+    return rank == 2 ? std::vector<int>{} : std::vector<int>{1 - rank};
+  });
+  EXPECT_EQ(expectError([&] { ranks.transports[2]->link(0); }).code(),
+            ncclInvalidArgument);
+  exchangeAll({ranks.transports[0].get(), ranks.transports[1].get()},
+              {1, 70000});
+}
+
+}  // namespace
+}  // namespace hetccl
