@@ -30,7 +30,7 @@ from pathlib import Path
 import bench_common as bc
 
 PERFTEST_FINAL = re.compile(r"^Final:\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)")
-PERF_ROW = re.compile(r"^\s+(\d+)\s+\d+\s+float\s+sum\s+\S+\s+\S+\s+\S+\s+(\S+)")
+PERF_ROW = re.compile(r"^\s+(\d+)\s+\d+\s+float32\s+sum\s+\S+\s+\S+\s+\S+\s+(\S+)")
 
 
 def perftest_gbps(size, iters, port, log_dir):
@@ -97,6 +97,9 @@ def netns_allreduce(build, transport, log_dir):
         match = PERF_ROW.match(line)
         if match:
             rows[int(match[1])] = float(match[2])
+    if not rows:
+        raise bc.RunFailure(f"netns all-reduce over {transport}: no result "
+                            f"rows (log {log_path})")
     return rows
 
 

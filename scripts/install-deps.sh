@@ -13,6 +13,9 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libgloo-dev
   iproute2 procps python3
+  # The UCX transport module (libhetccl-ucx.so) and, for the benchmark that
+  # compares it with UCX's own, ucx_perftest.
+  libucx-dev ucx-utils
   # The HIP runtime module (libhetccl-hip.so) is built in CI with Debian's
   # hipcc (ROCm 5.2: clang-15 and the ROCm device libraries, about 100 MiB
   # to fetch, 630 MiB installed); libamdhip64 also lets hetccl-info and the

@@ -180,6 +180,9 @@ void UcxEngine::submit(Posted posted) {
   pending_[operation] = std::move(owned);
   const Posted& p = operation->posted;
   hetcclUcxOperation* handle = nullptr;
+  // UCX may complete the operation, callback included, before the post
+  // returns (also when it returns a handle): it is erased after the post.
+  operation->posting = true;
   int status = p.direction == Direction::kSend
                    ? table_.tagSend(peer->second->endpoint, p.data, p.bytes,
                                     p.tag, HETCCL_UCX_MEMORY_HOST, onCompletion,
@@ -187,9 +190,12 @@ void UcxEngine::submit(Posted posted) {
                    : table_.tagRecv(worker_, p.data, p.bytes, p.tag,
                                     HETCCL_UCX_MEMORY_HOST, onCompletion,
                                     operation, &handle);
-  if (status != 0) return complete(operation, status, 0);
-  // An operation that completed at once is gone already.
-  if (handle != nullptr) operation->handle = handle;
+  operation->posting = false;
+  if (status != 0 && !operation->completed) complete(operation, status, 0);
+  if (operation->completed)
+    pending_.erase(operation);
+  else
+    operation->handle = handle;
 }
 
 void UcxEngine::onCompletion(void* user, int status, size_t bytes) {
@@ -199,7 +205,8 @@ void UcxEngine::onCompletion(void* user, int status, size_t bytes) {
 
 void UcxEngine::complete(Operation* operation, int status, size_t bytes) {
   auto owned = pending_.find(operation);
-  if (owned == pending_.end()) return;
+  if (owned == pending_.end() || operation->completed) return;
+  operation->completed = true;
   const Posted& p = operation->posted;
   const Peer& peer = *peers_.at(p.peer);  // submit() found it
   if (status == 0 && p.direction == Direction::kRecv && bytes != p.bytes) {
@@ -216,7 +223,7 @@ void UcxEngine::complete(Operation* operation, int status, size_t bytes) {
         ncclSystemError,
         format("UCX error %d (%s)", status, table_.statusString(status))));
   }
-  pending_.erase(owned);
+  if (!operation->posting) pending_.erase(owned);
 }
 
 void UcxEngine::onPeerFailure(void* user, int status) {

@@ -61,6 +61,8 @@ class UcxEngine {
     UcxEngine* engine;
     Posted posted;
     hetcclUcxOperation* handle = nullptr;
+    bool posting = false;    // inside tagSend/tagRecv
+    bool completed = false;  // its request completed or failed
   };
   struct Peer {
     UcxEngine* engine;
