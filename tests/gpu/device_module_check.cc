@@ -422,8 +422,17 @@ constexpr ncclDataType_t kDtypes[] = {
     ncclFloat64, ncclBfloat16, ncclFloat8e4m3, ncclFloat8e5m2};
 constexpr ncclRedOp_t kOps[] = {ncclSum, ncclProd, ncclMax, ncclMin};
 constexpr int kSourceCounts[] = {1, 2, 3, 8};
-constexpr size_t kCounts[] = {0, 1, 7, 1000003};
-constexpr size_t kMaxCount = 1000003;
+// The largest count is 1000003, or DEVICE_CHECK_LARGE_COUNT (from 8) where
+// that is set: tests/gpu/run.sh's sanitizer step runs the check under
+// compute-sanitizer, many times slower, with a smaller one.
+size_t largeCount() {
+  static const size_t count = [] {
+    const char* text = std::getenv("DEVICE_CHECK_LARGE_COUNT");
+    const long long value = text != nullptr ? std::atoll(text) : 0;
+    return value >= 8 && value <= 1000003 ? size_t(value) : size_t(1000003);
+  }();
+  return count;
+}
 // Room around the elements for shifted layouts and guard elements.
 constexpr size_t kSlack = 4;
 
@@ -587,7 +596,7 @@ class ReductionBench {
         report_(report),
         dtype_(dtype),
         size_(dtypeSize(dtype)),
-        elements_(kMaxCount + 2 * kSlack),
+        elements_(largeCount() + 2 * kSlack),
         bytes_(elements_ * size_),
         deviceSources_(),
         deviceDst_(module, bytes_),
@@ -781,7 +790,7 @@ void checkReductions(const Module& module, Report& report) {
     const auto start = Clock::now();
     ReductionBench bench(module, report, dtype, 0x5eed0000u + dtype);
     size_t cases = 0, failed = 0, index = 0;
-    for (size_t count : kCounts) {
+    for (size_t count : {size_t(0), size_t(1), size_t(7), largeCount()}) {
       for (ncclRedOp_t op : kOps) {
         for (Mode mode : kModes) {
           for (int nsrcs : kSourceCounts) {

@@ -6,7 +6,8 @@
 // must fail with ncclInvalidUsage and a message, and the communicator stay
 // usable.
 //
-// Usage: hetero_stream_check <libhetccl-cuda.so>   (needs 2 GPUs)
+// Usage: hetero_stream_check <libhetccl-cuda.so>   (rank r on GPU r % count;
+//        one GPU is enough)
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -94,8 +95,14 @@ void checkEnqueueOnly(int rank, Gate& gate, cudaStream_t stream,
 }
 
 void runRank(int rank, const hetcclDeviceModuleTable* module) {
-  std::printf("rank %d: starting on GPU %d\n", rank, rank);
-  CUDA_OK(cudaSetDevice(rank));
+  // Rank r on GPU r % count: with one GPU both ranks share it (HetCCL runs
+  // two ranks on one GPU; NVIDIA's NCCL would not, but each domain here has
+  // one rank, so NCCL has no part in it).
+  int gpus = 0;
+  CUDA_OK(cudaGetDeviceCount(&gpus));
+  const int device = rank % gpus;
+  std::printf("rank %d: starting on GPU %d of %d\n", rank, device, gpus);
+  CUDA_OK(cudaSetDevice(device));
   ncclUniqueId id;
   ncclGetUniqueId(&id);  // HETCCL_COMM_ID fixes the root: same id everywhere
   ncclComm_t comm;
@@ -106,7 +113,7 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
   std::printf("rank %d: communicator ready\n", rank);
   int ndomains = 0, domain = -1;
   hetcclCommDomains(comm, &ndomains, &domain);
-  check(ndomains == 2, rank, "two GPUs form two domains");
+  check(ndomains == 2, rank, "two GPU ranks form two domains");
 
   const size_t count = (64u << 20) / sizeof(float) + 3;  // odd, many chunks
   float *send, *recv;

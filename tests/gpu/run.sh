@@ -2,50 +2,80 @@
 # The step functions are called by name, through run_step.
 # shellcheck disable=SC2317
 #
-# The GPU checks in one command, for a machine with 2 NVIDIA GPUs and
+# The GPU checks in one command, for a machine with NVIDIA GPUs and
 # PyTorch. In order, each step timed and recorded (a failed step does not
 # stop the next ones; the device time is precious, so one run gives all the
-# information):
+# information). Most steps want 2 GPUs; on a machine with 1 GPU the steps
+# marked [2 GPUs] are skipped ("needs 2 GPUs": NVIDIA's NCCL refuses two
+# ranks on one GPU, and the benchmarks compare against 2-GPU records), and
+# the others run HetCCL's 2 ranks both on GPU 0 (rank r on GPU r % count,
+# as hetccl-perf and the checks place them):
 #   build       HetCCL with the CUDA module (-DHETCCL_CUDA_MODULE=ON), and
 #               the GPU checks device_module_check and hetero_stream_check
 #               when those targets exist
 #   info        hetccl-info
 #   module      device_module_check on libhetccl-cuda.so, if it was built
 #   streams     hetero_stream_check on libhetccl-cuda.so, if it was built
-#   collectives every PyTorch collective with NVIDIA's NCCL and with HetCCL
+#   faults      tests/gpu/gpu_faults.py: 2 GPU ranks in 2 domains over shm
+#               and over tcp (pretend hosts A,B) in a loop of checked
+#               all-reduces; rank 1 killed (SIGKILL) or stopped (SIGSTOP,
+#               HETCCL_TIMEOUT=5), or rank 0 aborting its process group;
+#               drivers hetccl-perf, PyTorch started by hand and torchrun:
+#               how long the survivor takes to exit, in
+#               gpu-faults-<date>.md; PASS when every scenario run exits
+#               within its bound
+#   sanitizer   compute-sanitizer's memcheck, racecheck and synccheck on
+#               device_module_check (its largest count DEVICE_CHECK_LARGE_COUNT,
+#               default 65539 here), hetero_stream_check and a small checked
+#               2-domain hetccl-perf run over shm (every collective, float32
+#               and bfloat16, 7 B to 1.75 MB; each rank under the sanitizer),
+#               then, time permitting, memcheck on the same run over tcp as 2
+#               pretend hosts: the ERROR SUMMARY of each, in
+#               sanitizer-summary.txt; PASS when every run ends with
+#               summaries whose errors are all known ones (NVIDIA NCCL's
+#               probe of its own kernels in ncclCommInitRank, see
+#               sanitizer_findings)
+#   collectives [2 GPUs] every PyTorch collective with NVIDIA's NCCL and with HetCCL
 #               preloaded as libnccl.so.2: result digests equal bit for bit
-#   ddp         a deterministic DDP training run both ways: losses and final
+#   ddp         [2 GPUs] a deterministic DDP training run both ways: losses and final
 #               parameters equal bit for bit
 #   matrix-shm, matrix-tcp
-#               2 GPUs as 2 domains (-D split:2), every collective, type and
+#               2 GPU ranks as 2 domains (-D split:2), every collective, type and
 #               op, odd sizes, results checked (hetccl-perf --check 1)
-#   hosts2      2 GPUs as 2 pretend hosts (HETCCL_HOSTID=A,B, -D split:2,
+#   hosts2      2 GPU ranks as 2 pretend hosts (HETCCL_HOSTID=A,B, -D split:2,
 #               HETCCL_TRANSPORT=auto): the matrix-* checks, and the INFO
 #               log showing 2 GPU ranks in 2 domains whose links are tcp
-#   hosts4      4 ranks on 2 GPUs (rank r on GPU r % 2, -D 0,0,1,1) as
+#   ucx         2 GPU ranks as 2 pretend hosts over the ucx transport
+#               (HETCCL_TRANSPORT=ucx, UCX_TLS=tcp): every collective, type
+#               and op checked, then all-reduce and send/recv busbw at 64 and
+#               256 MB over ucx and over tcp in the same step. Needs the
+#               UCX module: a UCX that pkg-config finds at build time, or
+#               UCX_DEBS (a folder of Debian's libucx0, libucx-dev and their
+#               dependencies' .deb files, unpacked here with dpkg -x)
+#   hosts4      [2 GPUs] 4 ranks on 2 GPUs (rank r on GPU r % 2, -D 0,0,1,1) as
 #               pretend hosts A,A,B,B, then A,B,C,D: every collective, type
 #               and op checked up to 1 MB, float32 sums up to 64 MB; the
 #               INFO log showing 4 GPU ranks in 2 domains, links tcp, and
 #               4 ranks whose domain of 2 runs on NCCL
-#   hetero-all  busbw of every collective with GPU buffers (all-reduce,
+#   hetero-all  [2 GPUs] busbw of every collective with GPU buffers (all-reduce,
 #               all-gather, reduce-scatter, broadcast, all-to-all, reduce,
 #               gather, scatter, send/recv), 2 GPUs as 2 domains over shm,
 #               direct and staged (HETCCL_GPU_DIRECT=0)
-#   overhead    bench/passthrough_overhead.cc: the time the pass-through
+#   overhead    [2 GPUs] bench/passthrough_overhead.cc: the time the pass-through
 #               adds per launch, both sides in the same processes, 8 B to
 #               4 MB, against the sweep's targets
-#   sweep       bench/gpu_sweep.py: NVIDIA NCCL vs HetCCL pass-through
-#   hetero      bench/gpu_hetero_allreduce.py: 2-domain all-reduce vs NCCL
+#   sweep       [2 GPUs] bench/gpu_sweep.py: NVIDIA NCCL vs HetCCL pass-through
+#   hetero      [2 GPUs] bench/gpu_hetero_allreduce.py: 2-domain all-reduce vs NCCL
 #               (host path, NVLink), Gloo and pinned copies
-#   compare     bench/compare_builds.py: the 2-domain all-reduce (2 GPUs,
+#   compare     [2 GPUs] bench/compare_builds.py: the 2-domain all-reduce (2 GPUs,
 #               shm, 64 MB to 1 GB) of an earlier commit's build against
 #               this one, alternating rounds (BASE_SRC: that commit's
 #               source tree; the build step builds it in build-base beside
 #               its own build)
-#   net-bench   bench/gpu_network_compare.py: 2 pretend hosts, HetCCL's tcp
+#   net-bench   [2 GPUs] bench/gpu_network_compare.py: 2 pretend hosts, HetCCL's tcp
 #               vs NCCL's sockets (default and HetCCL-like settings), 5
 #               collectives at 64M and 256M; 4 ranks 2 per GPU; NCCL NVLink
-#   train       tests/gpu/torch_gpt_training.py, a small GPT, fsdp2 and ddp:
+#   train       [2 GPUs] tests/gpu/torch_gpt_training.py, a small GPT, fsdp2 and ddp:
 #               NCCL over NVLink and over sockets, HetCCL with 2 pretend
 #               hosts and with 4 ranks (A,A,B,B; A,B,C,D): every run DONE
 #               with ranks agreeing; tokens/s and loss curves against NCCL
@@ -64,7 +94,13 @@
 # (the source tree the compare step measures against; unset: no compare),
 # COMPARE_ROUNDS (its alternating rounds per build, default 3),
 # RESULTS_DIR (where the bench reports are copied; default bench/results,
-# empty: nowhere). Without nvidia-smi (no NVIDIA GPU) it says so and exits 0.
+# empty: nowhere), SANITIZER_TOOLS (default "memcheck racecheck synccheck")
+# and SANITIZER_CHECKS (default "module streams perf-shm") of the sanitizer
+# step, DEVICE_CHECK_LARGE_COUNT (its device_module_check's largest count),
+# FAULTS_ONLY (comma-separated scenarios of the faults step, in the order
+# to run them; default all), FAULTS_LIMIT (its seconds, default 200),
+# SOURCE_DESC (what tree was built, for the faults record; default git's
+# view). Without nvidia-smi (no NVIDIA GPU) it says so and exits 0.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -72,7 +108,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams collectives ddp matrix-shm matrix-tcp hosts2 hosts4 hetero-all overhead sweep hetero compare net-bench train} "
+steps=" ${STEPS:-build info module streams faults sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx hosts4 hetero-all overhead sweep hetero compare net-bench train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -92,6 +128,9 @@ record() {  # NAME RESULT SECONDS NOTE
 
 remaining() { echo $((deadline - SECONDS)); }
 
+# The steps that need 2 GPUs: skipped where there is only one.
+two_gpu_steps=" collectives ddp hosts4 hetero-all overhead sweep hetero compare net-bench train "
+
 # Runs step function step_NAME unless STEPS leaves it out or time is up. The
 # function sets `result` (PASS, FAIL or SKIP) and `note`; it may use $limit,
 # the seconds it has left.
@@ -99,6 +138,10 @@ run_step() {
   local name=$1 want=$2 start=$SECONDS
   if [[ $steps != *" $name "* ]]; then
     record "$name" SKIP 0 "not in STEPS"
+    return
+  fi
+  if ((gpus < 2)) && [[ $two_gpu_steps == *" $name "* ]]; then
+    record "$name" SKIP 0 "needs 2 GPUs ($gpus here)"
     return
   fi
   limit=$(remaining)
@@ -144,10 +187,14 @@ if [[ -z $py ]]; then
   exit 1
 fi
 gpus=$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>&1 | tail -1)
-if ! [[ $gpus =~ ^[0-9]+$ ]] || ((gpus < 2)); then
-  echo "FAIL: $py sees '$gpus' CUDA GPUs; these checks need 2"
+if ! [[ $gpus =~ ^[0-9]+$ ]] || ((gpus < 1)); then
+  echo "FAIL: $py sees '$gpus' CUDA GPUs; these checks need at least 1"
   nvidia-smi -L
   exit 1
+fi
+if ((gpus < 2)); then
+  echo "NOTE: 1 GPU: the steps that need 2 GPUs are skipped ($two_gpu_steps);" \
+    "HetCCL's 2-rank checks run both ranks on GPU 0"
 fi
 helpers=(env PYTHONPATH="$repo/bench" "$py" -c)
 if ! real_nccl=$("${helpers[@]}" 'import gpu_sweep as g; print(g.find_nvidia_nccl(None))'); then
@@ -174,14 +221,28 @@ base_pid=""
 # The earlier commit's build for the compare step, in the background while
 # the build step builds this one.
 start_base_build() {
-  [[ -n ${BASE_SRC:-} && $steps == *" compare "* ]] || return
+  [[ -n ${BASE_SRC:-} && $steps == *" compare "* ]] && ((gpus >= 2)) || return
   (cmake -S "$BASE_SRC" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DHETCCL_BUILD_TESTS=OFF -DHETCCL_BUILD_BENCH=OFF -DHETCCL_CUDA_MODULE=ON &&
     cmake --build "$base_build" -j "$(nproc)") >"$out/build-base.log" 2>&1 &
   base_pid=$!
 }
 
+# UCX_DEBS: Debian's UCX packages, unpacked into $out/ucx-root, found by
+# pkg-config at configure time and by the loader at run time.
+use_ucx_debs() {
+  [[ -n ${UCX_DEBS:-} ]] || return 0
+  local root=$out/ucx-root deb
+  mkdir -p "$root"
+  for deb in "$UCX_DEBS"/*.deb; do dpkg -x "$deb" "$root" || return 1; done
+  local libdir=$root/usr/lib/x86_64-linux-gnu
+  export PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
+  export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "UCX from $UCX_DEBS unpacked in $root"
+}
+
 step_build() {
+  use_ucx_debs || echo "UCX_DEBS: cannot unpack $UCX_DEBS"
   start_base_build
   local extra=()
   read -ra extra <<<"${CMAKE_ARGS:-}"
@@ -248,6 +309,210 @@ module_step() {
 step_module() { module_step device_module_check; }
 step_streams() { module_step hetero_stream_check; }
 
+# compute-sanitizer: on PATH, else the CUDA toolkit's.
+find_sanitizer() {
+  local candidate
+  for candidate in "$(command -v compute-sanitizer 2>/dev/null)" \
+    /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda-*/bin/compute-sanitizer \
+    /usr/local/cuda/compute-sanitizer/compute-sanitizer /opt/nvidia/*/compute-sanitizer; do
+    if [[ -n $candidate && -x $candidate ]]; then
+      echo "$candidate"
+      return
+    fi
+  done
+}
+
+# sanitizer_findings LOG...: "N errors in K summaries (M known); first:
+# TEXT" from compute-sanitizer's output (its lines start "========= "; each
+# process it watched ends with an ERROR SUMMARY line; racecheck's RACECHECK
+# SUMMARY "(N errors, M warnings)" counts where there is no ERROR SUMMARY).
+# Known: errors whose host backtrace passes through NVIDIA NCCL's
+# ncclInitKernelsForDevice, its own probe of the kernels it ships
+# (cudaFuncGetAttributes then cudaGetLastError answer "no kernel image" for
+# those built for other GPUs, and NCCL goes on); TEXT is the first other
+# error and the 3 lines after it.
+sanitizer_findings() {
+  awk '
+    function close_block() {
+      if (inblock && !probe && first == "") first = text
+      if (inblock && probe) known++
+      inblock = 0
+    }
+    /^========= ERROR SUMMARY: [0-9]+ error/ { close_block(); summaries++; errors += $4; next }
+    /^========= RACECHECK SUMMARY:/ {
+      close_block()
+      races++
+      if (match($0, /\([0-9]+ error/)) raceErrors += substr($0, RSTART + 1, RLENGTH - 7) + 0
+      next
+    }
+    /^========= (COMPUTE-SANITIZER|LEAK SUMMARY|Target application returned|This tool|Warning|Note)/ { close_block(); next }
+    /^========= [^ ]/ { close_block(); inblock = 1; probe = 0; text = substr($0, 11); grab = 3; next }
+    inblock && /^=========  / {
+      if ($0 ~ /ncclInitKernelsForDevice/) probe = 1
+      if (grab > 0) { line = $0; sub(/^=========  */, "", line); text = text " / " line; grab-- }
+      next
+    }
+    { close_block() }
+    END {
+      close_block()
+      if (summaries == 0) { summaries = races; errors = raceErrors }
+      printf "%d errors in %d summaries (%d known); first: %s\n", errors, summaries, known,
+        (first == "" ? "-" : substr(first, 1, 300))
+    }
+  ' "$@"
+}
+
+# sanitize TOOL CHECK SECONDS COMMAND...: one run under compute-sanitizer
+# --tool TOOL; appends its line to sanitizer-summary.txt and counts it in
+# san_bad when it found errors or ended without a summary.
+sanitize() {
+  local tool=$1 check=$2 seconds=$3
+  shift 3
+  local log=$out/sanitizer-$tool-$check.log
+  timeout -k 5 "$seconds" "$sanitizer" --tool "$tool" --target-processes all \
+    --print-limit 20 "$@" >"$log" 2>&1
+  sanitizer_record "$tool" "$check" $? "$log"
+}
+
+# sanitizer_record TOOL CHECK CODE LOG...
+sanitizer_record() {
+  local tool=$1 check=$2 code=$3
+  shift 3
+  local findings line
+  findings=$(sanitizer_findings "$@")
+  grep -h 'SUMMARY:' "$@" | sed "s/^/    $tool $check: /" >>"$out/sanitizer-summary.txt"
+  line="$tool $check: exit $code$( ((code == 124 || code == 137)) && echo ' (timed out)'); $findings"
+  echo "SANITIZER $line" | tee -a "$out/sanitizer-summary.txt"
+  # Clean: at least one summary, and every error a known one.
+  local errors summaries known
+  read -r errors _ _ summaries _ known _ <<<"${findings//(/}"
+  if ((summaries == 0 || errors > known)); then
+    san_bad+=("$tool $check: ${findings%%;*}")
+  fi
+  san_runs=$((san_runs + 1))
+}
+
+# sanitize_perf TOOL CHECK SECONDS [VAR=VALUE ...] -- ARGS...: 2 hetccl-perf
+# ranks started by hand (the variables torchrun sets and HETCCL_COMM_ID),
+# each under compute-sanitizer, forced into 2 domains, checked.
+san_port=29840
+sanitize_perf() {
+  local tool=$1 check=$2 seconds=$3 vars=() rank pids=() code worst=0 logs=()
+  shift 3
+  while (($#)) && [[ $1 != -- ]]; do
+    vars+=("$1")
+    shift
+  done
+  (($#)) && shift
+  san_port=$((san_port + 1))
+  for rank in 0 1; do
+    logs+=("$out/sanitizer-$tool-$check-rank$rank.log")
+    env "${vars[@]}" RANK="$rank" WORLD_SIZE=2 LOCAL_RANK="$rank" \
+      HETCCL_COMM_ID="127.0.0.1:$san_port" HETCCL_NCCL_LIBRARY="$real_nccl" \
+      timeout -k 5 "$seconds" "$sanitizer" --tool "$tool" --print-limit 20 \
+      "$perf" -D split:2 --check 1 -w 0 -n 1 --timeout $((seconds - 8)) "$@" \
+      >"${logs[-1]}" 2>&1 &
+    pids+=($!)
+  done
+  for rank in 0 1; do
+    wait "${pids[$rank]}"
+    code=$?
+    ((code != 0 && worst == 0)) && worst=$code
+  done
+  grep -h 'Out of bounds values' "${logs[@]}" | head -1
+  sanitizer_record "$tool" "$check" "$worst" "${logs[@]}"
+}
+
+# compute-sanitizer's memcheck, racecheck and synccheck on the GPU checks
+# and a small 2-domain hetccl-perf run; each run at most a share of the
+# step's time. PASS: every run ended with summary lines, and every error
+# counted there was a known one (sanitizer_findings).
+step_sanitizer() {
+  step_start=$SECONDS
+  sanitizer=$(find_sanitizer)
+  if [[ -z $sanitizer ]]; then
+    result=SKIP note="compute-sanitizer not found (PATH, /usr/local/cuda*/bin)"
+    return
+  fi
+  echo "compute-sanitizer: $sanitizer ($("$sanitizer" --version 2>&1 | grep -i version | head -1))"
+  : >"$out/sanitizer-summary.txt"
+  san_bad=() san_runs=0
+  local module_check stream_check tool each left each_limit runs=10 port=29800
+  module_check=$(built_check device_module_check)
+  stream_check=$(built_check hetero_stream_check)
+  # Every collective, float32 and bfloat16, 7 B to 1.75 MB, both placements.
+  local small=(-x all -d "float32,bfloat16" -o sum -b 7 -e 2M -f 64)
+  local tools checks
+  read -ra tools <<<"${SANITIZER_TOOLS:-memcheck racecheck synccheck}"
+  read -ra checks <<<"${SANITIZER_CHECKS:-module streams perf-shm}"
+  runs=$((${#tools[@]} * ${#checks[@]} + 1))
+  for tool in "${tools[@]}"; do
+    for each in "${checks[@]}"; do
+      left=$((limit - (SECONDS - step_start) - 5))
+      # A fair share of what is left, but at least 30 s while there is
+      # that much (the runs in front go first; the last may not run).
+      each_limit=$((left / runs))
+      ((each_limit < 30)) && each_limit=$((left < 30 ? left : 30))
+      runs=$((runs - 1))
+      ((each_limit > 90)) && each_limit=90
+      if ((each_limit < 20)); then
+        echo "SANITIZER $tool $each: not run (no time left)" | tee -a "$out/sanitizer-summary.txt"
+        san_bad+=("$tool $each: not run")
+        continue
+      fi
+      case $each in
+        module)
+          [[ -n $module_check ]] || { san_bad+=("device_module_check not built"); continue; }
+          DEVICE_CHECK_LARGE_COUNT=${DEVICE_CHECK_LARGE_COUNT:-65539} \
+            sanitize "$tool" device_module_check "$each_limit" \
+            "$module_check" "$build/src/libhetccl-cuda.so"
+          ;;
+        streams)
+          [[ -n $stream_check ]] || { san_bad+=("hetero_stream_check not built"); continue; }
+          port=$((port + 1))
+          HETCCL_COMM_ID=127.0.0.1:$port sanitize "$tool" hetero_stream_check "$each_limit" \
+            "$stream_check" "$build/src/libhetccl-cuda.so"
+          ;;
+        perf-shm)
+          sanitize_perf "$tool" perf-shm "$each_limit" HETCCL_TRANSPORT=shm -- "${small[@]}"
+          ;;
+        *)
+          san_bad+=("unknown check $each")
+          ;;
+      esac
+    done
+  done
+  # memcheck on the GPU engine too: 2 pretend hosts, tcp.
+  left=$((limit - (SECONDS - step_start) - 5))
+  if [[ " ${tools[*]} " != *" memcheck "* ]]; then
+    :
+  elif ((left >= 30)); then
+    sanitize_perf memcheck perf-tcp-2hosts $((left > 90 ? 90 : left)) \
+      HETCCL_TRANSPORT=auto HETCCL_HOSTID=A,B -- "${small[@]}"
+  else
+    echo "SANITIZER memcheck perf-tcp-2hosts: not run (no time left)" | tee -a "$out/sanitizer-summary.txt"
+  fi
+  ((${#san_bad[@]} == 0)) && result=PASS
+  note="$san_runs runs; $( ((${#san_bad[@]})) && IFS=";" && echo "not clean: ${san_bad[*]}" || echo "0 errors in each")"
+}
+
+# Fault scenarios on GPU ranks: tests/gpu/gpu_faults.py, its record
+# gpu-faults-<date>.md.
+step_faults() {
+  local report=$out/gpu-faults-$today.md
+  local shown="STEPS=\"${STEPS:-}\" DEADLINE=$deadline bash tests/gpu/run.sh (step faults)"
+  timeout -k 10 "$limit" "$py" "$repo/tests/gpu/gpu_faults.py" --perf "$perf" \
+    --hetccl-lib "$build/src/libnccl.so.2" --nccl-library "$real_nccl" --python "$py" \
+    --out "$report" --log-dir "$out/faults-logs" --deadline $((limit - 15)) \
+    --command "$shown" --source "${SOURCE_DESC:-}" ${FAULTS_ONLY:+--only "$FAULTS_ONLY"} \
+    >"$out/faults.log" 2>&1
+  local code=$?
+  grep '^FAULT \|^Traceback\|Error' "$out/faults.log" | head -30
+  [[ -f $report && -n $results_dir ]] && mkdir -p "$results_dir" && cp "$report" "$results_dir/"
+  ((code == 0)) && result=PASS
+  note="exit $code$( ((code == 124 || code == 137)) && echo ' (timed out)'); $(grep '^KEY ' "$out/faults.log" | cut -c5- | cut -c1-400)"
+}
+
 # torchrun SCRIPT LOG [preload]: one 2-GPU run, at most half the step's time.
 torch_run() {
   local script=$1 log=$2 how=${3:-native}
@@ -312,6 +577,14 @@ step_ddp() {
   fi
 }
 
+# rank_devices LOG: the devices of hetccl-perf's "Using devices" lines, in
+# rank order ("cuda:0,cuda:0" for 2 ranks on one GPU).
+rank_devices() {
+  local devices
+  devices=$(grep -o 'runtime [a-z]* *device [a-z]*:[0-9]*' "$1" | awk '{print $NF}' | paste -sd, -)
+  echo "${devices:-?}"
+}
+
 # matrix_pass TRANSPORT NAME SECONDS ARGS...: one checked hetccl-perf run of
 # the 2 GPUs as 2 domains. Sets pass_note; returns the exit status.
 matrix_pass() {
@@ -327,7 +600,7 @@ matrix_pass() {
   gpus=$(grep -c 'runtime cuda.*domain [01] of 2' "$log")
   rows=$(grep -c '' "$out/matrix-$transport-$name.jsonl" 2>/dev/null)
   wrong=$(grep -o 'Out of bounds values : [0-9]*' "$log" | grep -o '[0-9]*$')
-  pass_note="$name: exit $code, ${rows:-0} results, ${wrong:-?} wrong"
+  pass_note="$name: exit $code, ${rows:-0} results, ${wrong:-?} wrong, ranks on $(rank_devices "$log")"
   if ((code == 0 && gpus != 2)); then
     pass_note+=", ranks not 2 GPUs in 2 domains"
     code=3
@@ -419,7 +692,7 @@ hosts_pass() {
   rows=$(grep -c '' "$json" 2>/dev/null)
   wrong=$(grep -o 'Out of bounds values : [0-9]*' "$log" | grep -o '[0-9]*$')
   links=$(tcp_links "$log" "$nranks")
-  pass_note="$name: exit $code, ${rows:-0} results, ${wrong:-?} wrong, $links"
+  pass_note="$name: exit $code, ${rows:-0} results, ${wrong:-?} wrong, $links, ranks on $(rank_devices "$log")"
   if ((gpus != nranks)); then
     pass_note+=", $gpus of $nranks ranks GPU ranks in 2 domains"
     ((code == 0)) && code=3
@@ -460,6 +733,52 @@ step_hosts2() {
     hosts_pass hosts2-large "$left" 2 split:2 A,B 0 \
       -x all -d float32,bfloat16 -o sum -b 14680071 -e 64M -f 4 || ok=0
     notes+=("$pass_note")
+  fi
+  ((ok)) && result=PASS
+  note=$(IFS=";"; echo "${notes[*]}")
+}
+
+# ucx_busbw LABEL TRANSPORT: all-reduce and send/recv at 64 and 256 MB, 2
+# GPU ranks as pretend hosts over TRANSPORT; JSON in ucx-busbw-LABEL.jsonl.
+ucx_busbw() {
+  HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_HOSTID=A,B HETCCL_TRANSPORT=$2 \
+    UCX_TLS=tcp timeout $(($3 + 15)) "$perf" -np 2 -D split:2 --check 0 \
+    -w 2 -n 5 -x allreduce,sendrecv -b 64M -e 256M -f 4 --timeout "$3" \
+    --json "$out/ucx-busbw-$1.jsonl" >"$out/ucx-busbw-$1.log" 2>&1
+}
+
+step_ucx() {
+  if [[ ! -e $build/src/libhetccl-ucx.so ]]; then
+    result=SKIP note="no libhetccl-ucx.so: the build found no UCX (UCX_DEBS)"
+    return
+  fi
+  local start=$SECONDS ok=1 notes=()
+  HETCCL_HOSTID=A,B UCX_TLS=tcp HETCCL_DEBUG=INFO HETCCL_DEBUG_SUBSYS=NET \
+    matrix_pass ucx all-types $((limit / 2)) -x all -d all -o "$plain_ops" \
+    -b 7 -e 2M -f 8 || ok=0
+  notes+=("$pass_note; $(grep -c 'ucx transport (rank [01]): 1 link' \
+    "$out/matrix-ucx-all-types.log") ranks on ucx links")
+  local left=$(((limit - (SECONDS - start) - 30) / 2))
+  if ((left < 20)); then
+    notes+=("busbw: skipped (no time left)")
+  else
+    ucx_busbw ucx ucx "$left" || ok=0
+    ucx_busbw tcp tcp "$left" || ok=0
+    notes+=("busbw GB/s ucx vs tcp: $("$py" - "$out" <<'PY'
+import json, sys
+rows = {}
+for label in ("ucx", "tcp"):
+    try:
+        for line in open(f"{sys.argv[1]}/ucx-busbw-{label}.jsonl"):
+            r = json.loads(line)
+            if not r["inplace"]:
+                rows.setdefault((r["coll"], r["bytes"]), {})[label] = r["busbw_GBps"]
+    except OSError:
+        pass
+print(", ".join(f"{c} {b >> 20}M {v.get('ucx', 0):.2f}/{v.get('tcp', 0):.2f}"
+                for (c, b), v in sorted(rows.items())))
+PY
+)")
   fi
   ((ok)) && result=PASS
   note=$(IFS=";"; echo "${notes[*]}")
@@ -958,11 +1277,14 @@ run_step build 360
 run_step info 30
 run_step module 150
 run_step streams 120
+run_step faults "${FAULTS_LIMIT:-200}"
+run_step sanitizer 240
 run_step collectives 150
 run_step ddp 150
 run_step matrix-shm 120
 run_step matrix-tcp 120
 run_step hosts2 150
+run_step ucx 150
 run_step hosts4 200
 run_step hetero-all 150
 run_step overhead 120

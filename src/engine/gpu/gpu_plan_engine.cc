@@ -1,5 +1,6 @@
 #include "engine/gpu/gpu_plan_engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <thread>
@@ -39,9 +40,12 @@ const DeviceModule& onDevice(const DeviceModule& module, int device) {
 }
 
 // The most scratch any plan asks for: two steps of the reduce-scatter's
-// laid-out input, partial and one partial per domain.
+// laid-out input, partial and one partial per domain; or the one-shot
+// all-reduce's partials of the other domains.
 size_t scratchBytes(const GpuPlanEngineSetup& setup) {
-  return 2 * (setup.domains.count() + 2) * setup.settings.chunkBytes;
+  const size_t domains = setup.domains.count();
+  return std::max(2 * (domains + 2) * setup.settings.chunkBytes,
+                  (domains - 1) * setup.settings.oneShotMaxBytes);
 }
 
 // What runs this rank's domain steps: the vendor library, unless the rank
@@ -110,6 +114,7 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
   context_.abort = abort_.get();
   context_.timeoutSeconds = timeoutSeconds_;
   context_.chunkBytes = setup.settings.chunkBytes;
+  context_.oneShotMaxBytes = setup.settings.oneShotMaxBytes;
   context_.data = &data_;
   warmUpDomain();
   if (directCollectives_)
@@ -319,25 +324,40 @@ bool GpuPlanEngine::drain(double timeoutSeconds) {
 }
 
 // Also on the proxy's thread, so no device is made current here: the
-// calls below take any.
+// calls below take any. The vendor's abort frees pinned memory, which waits
+// for the whole device, and the device may be waiting on host words that
+// only this process writes: every word is raised first, the callers'
+// streams' included (a failed communicator's results are undefined), then
+// the domain is aborted, which also ends its kernels, then the engine's
+// streams run out.
 void GpuPlanEngine::abort() {
+  raiseEngineWaits();
+  raiseToAtLeast(&flags_->done, kReleaseAll);
   domainComm_->abort();
-  releaseWaits();
+  warnUnlessStreamsIdle();
 }
 
 // Every wait of the engine's streams ends first, and the streams run out
 // what is queued (the staging copies into the callers' buffers among it)
 // before the callers' streams go on and may free those buffers.
 void GpuPlanEngine::releaseWaits() {
+  raiseEngineWaits();
+  warnUnlessStreamsIdle();
+  raiseToAtLeast(&flags_->done, kReleaseAll);
+}
+
+void GpuPlanEngine::raiseEngineWaits() {
   raiseToAtLeast(&flags_->inputsReady, kReleaseAll);
   rings_.releaseWaits();
   if (directCollectives_) directCollectives_->releaseWaits(abort_->raised());
+}
+
+void GpuPlanEngine::warnUnlessStreamsIdle() const {
   if (!awaitStreamsIdle(kReleaseDrainSeconds))
     LOG_WARN(kLogColl,
              "rank %d: the GPU engine's streams still run %g s after their "
              "waits were released; releasing the callers' streams anyway",
              rank_, kReleaseDrainSeconds);
-  raiseToAtLeast(&flags_->done, kReleaseAll);
 }
 
 bool GpuPlanEngine::awaitStreamsIdle(double seconds) const {

@@ -92,6 +92,9 @@ class GpuPlanEngine : public Executor {
   // path's waits; true if it did.
   bool noticePeersFailure() const;
   void releaseWaits();
+  // Raises every host word the engine's streams may wait on.
+  void raiseEngineWaits();
+  void warnUnlessStreamsIdle() const;
   bool awaitStreamsIdle(double seconds) const;
 
   const DeviceModule& module_;

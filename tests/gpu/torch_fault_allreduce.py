@@ -1,0 +1,151 @@
+"""A loop of checked all-reduces for the fault scenarios of tests/gpu/gpu_faults.py.
+
+Started by torchrun or by hand with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR
+and MASTER_PORT; rank r runs on GPU r % count (HetCCL runs 2 ranks on one
+GPU; NVIDIA's NCCL does not). The process group (backend nccl: HetCCL where
+its libnccl.so.2 is preloaded) has a timeout of --pg-timeout seconds.
+
+Prints, line by line (PYTHONUNBUFFERED or flush):
+  READY rank=R pid=P         after the first checked all-reduces
+  FAULT_SEEN rank=R iter=I after=S TYPE: MESSAGE
+                             when a call raised (S: seconds since READY);
+                             the exception is then raised again, so the
+                             process ends as an unchanged program would
+  WRONG rank=R iter=I value=V
+                             a checked result that is not the sum
+  NO_FAULT rank=R iters=I    --seconds passed without a fault (exit 0)
+
+--mode kill: every rank loops until it is killed or a call fails.
+--mode abort: both ranks loop --iters all-reduces; then rank 1 stops calling
+collectives (it sleeps, keeping its communicator), rank 0 launches one more
+all-reduce, which cannot finish, and a thread aborts the process group
+--abort-after seconds later while the main thread waits for the result.
+Rank 0 prints ABORT_CALLED, ABORT_RETURNED after=S (how it aborted) and
+UNBLOCKED after=S (seconds since ABORT_CALLED, and what the wait returned).
+"""
+import argparse
+import datetime
+import os
+import sys
+import threading
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def say(text):
+    print(text, flush=True)
+
+
+def abort_process_group():
+    """Aborts the default process group; returns how."""
+    c10d = dist.distributed_c10d
+    if hasattr(c10d, "_abort_process_group"):
+        c10d._abort_process_group()
+        return "distributed_c10d._abort_process_group()"
+    group = c10d._get_default_group()
+    backend = group._get_backend(torch.device("cuda"))
+    for name in ("abort", "_abort", "shutdown"):
+        if hasattr(backend, name):
+            getattr(backend, name)()
+            return f"ProcessGroupNCCL.{name}()"
+    raise RuntimeError("no way to abort the process group in this PyTorch")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=("kill", "abort"), default="kill")
+    parser.add_argument("--seconds", type=float, default=60,
+                        help="loop at most this long (kill mode)")
+    parser.add_argument("--pg-timeout", type=float, default=20)
+    parser.add_argument("--elements", type=int, default=1 << 18)
+    parser.add_argument("--iters", type=int, default=300,
+                        help="all-reduces before the abort (abort mode)")
+    parser.add_argument("--abort-after", type=float, default=2)
+    args = parser.parse_args()
+
+    rank = int(os.environ["RANK"])
+    world = int(os.environ["WORLD_SIZE"])
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    device = torch.device("cuda", local % torch.cuda.device_count())
+    torch.cuda.set_device(device)
+    dist.init_process_group(
+        "nccl", timeout=datetime.timedelta(seconds=args.pg_timeout),
+        device_id=device)
+    expected = float(world * (world + 1) // 2)
+    x = torch.empty(args.elements, device=device)
+    iteration = 0
+    ready_at = None
+    wrong = 0
+
+    def step(check):
+        nonlocal iteration, wrong
+        x.fill_(float(rank + 1))
+        dist.all_reduce(x)
+        iteration += 1
+        if check:
+            value = x[args.elements // 2].item()  # waits for the result
+            if value != expected:
+                wrong += 1
+                if wrong <= 3:
+                    say(f"WRONG rank={rank} iter={iteration} value={value}")
+
+    try:
+        for _ in range(20):
+            step(check=True)
+        ready_at = time.monotonic()
+        say(f"READY rank={rank} pid={os.getpid()}")
+        if args.mode == "kill":
+            while time.monotonic() - ready_at < args.seconds:
+                step(check=iteration % 10 == 0)
+            torch.cuda.synchronize()
+            say(f"NO_FAULT rank={rank} iters={iteration} wrong={wrong}")
+            dist.destroy_process_group()
+            return 0
+        for _ in range(args.iters):
+            step(check=iteration % 10 == 0)
+        torch.cuda.synchronize()
+    except Exception as error:  # noqa: BLE001 - reported, then raised again
+        after = time.monotonic() - ready_at if ready_at else -1
+        message = " ".join(str(error).split())[:400]
+        say(f"FAULT_SEEN rank={rank} iter={iteration} after={after:.3f} "
+            f"{type(error).__name__}: {message}")
+        raise
+
+    # Abort mode, after the common all-reduces.
+    if rank != 0:
+        say(f"IDLE rank={rank}")
+        time.sleep(60)  # the driver ends this process
+        return 0
+    x.fill_(1.0)
+    dist.all_reduce(x)  # rank 1 never joins: this cannot finish
+    called = {}
+
+    def aborter():
+        time.sleep(args.abort_after)
+        called["at"] = time.monotonic()
+        say(f"ABORT_CALLED rank={rank}")
+        try:
+            how = abort_process_group()
+        except Exception as error:  # noqa: BLE001
+            how = f"raised {type(error).__name__}: {error}"
+        after = time.monotonic() - called["at"]
+        say(f"ABORT_RETURNED rank={rank} after={after:.3f} {how}")
+
+    thread = threading.Thread(target=aborter, daemon=True)
+    thread.start()
+    try:
+        value = x[0].item()
+        outcome = f"returned {value}"
+    except Exception as error:  # noqa: BLE001
+        outcome = f"raised {type(error).__name__}: {' '.join(str(error).split())[:300]}"
+    now = time.monotonic()
+    after = f"{now - called['at']:.3f}" if "at" in called else "before-abort"
+    say(f"UNBLOCKED rank={rank} after={after} {outcome}")
+    thread.join(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
