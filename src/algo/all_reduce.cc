@@ -16,6 +16,7 @@
 #include "algo/pipeline.h"
 #include "algo/plan_context.h"
 #include "util/dtype.h"
+#include "util/log.h"
 
 namespace hetccl {
 namespace {
@@ -114,6 +115,10 @@ size_t scratchFor(const PlanContext& ctx, const std::vector<Piece>& pieces,
 
 void allReducePlan(const PlanContext& ctx, const Op& op) {
   size_t elt = dtypeSize(op.dtype);
+  const bool oneShot = op.count * elt <= ctx.oneShotMaxBytes;
+  LOG_TRACE(kLogTuning, "rank %d: all-reduce of %zu bytes: %s plan", ctx.rank,
+            op.count * elt, oneShot ? "one-shot" : "pipelined");
+  if (oneShot) return allReduceOneShotPlan(ctx, op);
   size_t perChunk = elementsPerChunk(ctx, elt);
   // Two chunks are in flight: each gets its own half of the scratch.
   size_t half = 0;

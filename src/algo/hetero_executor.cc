@@ -35,6 +35,7 @@ HeteroExecutor::HeteroExecutor(int rank, const DomainMap& domains,
   context_.abort = abort_.get();
   context_.timeoutSeconds = settings.timeoutSeconds;
   context_.chunkBytes = settings.chunkBytes;
+  context_.oneShotMaxBytes = settings.oneShotMaxBytes;
   context_.data = &data_;
 }
 

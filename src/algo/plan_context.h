@@ -29,6 +29,8 @@ struct PlanContext {
   const AbortSignal* abort = nullptr;
   double timeoutSeconds = 0;
   size_t chunkBytes = 0;  // elements per pipeline step = chunkBytes / elt
+  // Collectives of at most this many bytes take their one-shot plan.
+  size_t oneShotMaxBytes = 0;
   PlanData* data = nullptr;
 
   int domain() const { return domains->domainOf(rank); }
@@ -60,6 +62,7 @@ void runPlans(const PlanContext& context, const std::vector<Op>& ops);
 
 // Plans, one per collective.
 void allReducePlan(const PlanContext& context, const Op& op);
+void allReduceOneShotPlan(const PlanContext& context, const Op& op);
 void allGatherPlan(const PlanContext& context, const Op& op);
 void broadcastPlan(const PlanContext& context, const Op& op);
 void reducePlan(const PlanContext& context, const Op& op);

@@ -21,6 +21,7 @@ Settings Settings::fromEnvironment() {
   s.hostId = readString(Param::HostId);
   s.domains = readString(Param::Domains).value_or("");
   s.chunkBytes = readBytes(Param::Chunk);
+  s.oneShotMaxBytes = readBytes(Param::OneShotMax);
   s.shmChunkBytes = readBytes(Param::ShmChunk);
   s.shmP2pChunkBytes = readBytes(Param::ShmP2pChunk);
   s.shmDirectReduceMax = readBytes(Param::ShmDirectReduceMax);

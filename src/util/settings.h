@@ -16,6 +16,7 @@ struct Settings {
   std::optional<std::string> hostId;  // HETCCL_HOSTID
   std::string domains;                // HETCCL_DOMAINS; empty: by runtime
   size_t chunkBytes;                  // HETCCL_CHUNK
+  size_t oneShotMaxBytes;             // HETCCL_ONE_SHOT_MAX
   size_t shmChunkBytes;               // HETCCL_SHM_CHUNK
   size_t shmP2pChunkBytes;            // HETCCL_SHM_P2P_CHUNK
   size_t shmDirectReduceMax;          // HETCCL_SHM_DIRECT_REDUCE_MAX

@@ -222,7 +222,12 @@ RunOptions optionsFor(const Layout& layout) {
   if (!layout.transport.empty()) {
     options.env["HETCCL_TRANSPORT"] = layout.transport;
   }
-  if (layout.smallChunks) options.env["HETCCL_CHUNK"] = kSmallChunk;
+  // Small chunks are about the pipelined plans: small all-reduces take
+  // them too, instead of the one-shot plan (test_one_shot.cc).
+  if (layout.smallChunks) {
+    options.env["HETCCL_CHUNK"] = kSmallChunk;
+    options.env["HETCCL_ONE_SHOT_MAX"] = "0";
+  }
   for (const auto& [name, value] : layout.env) options.env[name] = value;
   if (layout.emulatedGpus) options.env["HETCCL_EMULATED_GPU"] = "1";
   options.rankEnv = [gpuRanks = layout.gpuRanks](int rank) {

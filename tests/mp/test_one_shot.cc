@@ -1,0 +1,84 @@
+// The one-shot plan of small heterogeneous all-reduces (one exchange across
+// domains, every rank combining all domains' partials itself) at the edge
+// of its regime: with HETCCL_ONE_SHOT_MAX=256, every type and op at counts
+// just below, at and just above 256 bytes (the pipelined plan from there),
+// 0 and 1 elements, in place and out of place, on even, uneven and
+// three-domain layouts and on emulated GPU ranks. Every output byte is
+// checked, and every rank's result compared bitwise with the others'.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "harness/case_batches.h"
+#include "harness/check.h"
+#include "harness/collective_case.h"
+#include "harness/data.h"
+#include "harness/domains.h"
+#include "harness/nccl_handles.h"
+#include "harness/run_ranks.h"
+#include "kit/dtype.h"
+
+namespace hetccl::mp {
+namespace {
+
+constexpr size_t kThresholdBytes = 256;
+constexpr size_t kStreamBatch = 4;
+
+std::vector<CollectiveCase> edgeCases(int nranks) {
+  std::vector<CollectiveCase> cases;
+  for (const kit::DataType& type : kit::allDataTypes()) {
+    const size_t atThreshold = kThresholdBytes / type.size;
+    const size_t counts[] = {0, 1, atThreshold - 1, atThreshold,
+                             atThreshold + 1};
+    for (TestOp op : allTestOps()) {
+      for (size_t count : counts) {
+        CollectiveCase c;
+        c.collective = Collective::kAllReduce;
+        c.type = type.nccl;
+        c.op = op;
+        c.count = count;
+        c.inPlace = cases.size() % 2 == 1;
+        c.onStream = (cases.size() / kStreamBatch) % 2 == 1;
+        c.root = 0;
+        c.seed = mixBits(0x0e5407, cases.size(), nranks);
+        cases.push_back(c);
+      }
+    }
+  }
+  return cases;
+}
+
+class OneShotTest : public ::testing::TestWithParam<DomainLayout> {};
+
+TEST_P(OneShotTest, EveryTypeAndOpAroundTheThreshold) {
+  const DomainLayout& layout = GetParam();
+  const int nranks = static_cast<int>(layout.labels.size());
+  RunOptions options;
+  options.timeoutSeconds = 200;
+  layout.applyTo(&options);
+  options.env["HETCCL_ONE_SHOT_MAX"] = std::to_string(kThresholdBytes);
+  const std::vector<CollectiveCase> cases = edgeCases(nranks);
+  runRanks(
+      nranks,
+      [&](RankContext& ctx) {
+        Comm comm(ctx.initComm());
+        checkDomainCount(comm.get(), layout.count());
+        runAndCheckCases(ctx, comm.get(), cases, kStreamBatch);
+        comm.destroy();
+      },
+      options);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mp, OneShotTest,
+    ::testing::Values(domainsByLabel({0, 0, 1, 1}), domainsByLabel({0, 1, 1}),
+                      domainsByLabel({0, 1, 2, 2}),
+                      emulatedGpuDomains({0, 0, 1, 1}),
+                      emulatedGpuDomains({0, 1, 1})),
+    [](const ::testing::TestParamInfo<DomainLayout>& info) {
+      return info.param.name();
+    });
+
+}  // namespace
+}  // namespace hetccl::mp
