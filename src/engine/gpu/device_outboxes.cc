@@ -1,7 +1,6 @@
 #include "engine/gpu/device_outboxes.h"
 
 #include <cstring>
-#include <limits>
 
 #include "runtime/device/device_module.h"
 #include "transport/shm/segment_exchange.h"
@@ -98,7 +97,7 @@ uint64_t* DeviceOutboxes::consumed(int owner, int reader) const {
 }
 
 void DeviceOutboxes::releaseWaits(bool failure) {
-  const uint64_t all = std::numeric_limits<uint64_t>::max();
+  const uint64_t all = HETCCL_DEVICE_WAIT_RELEASED;
   if (failure)
     __atomic_store_n(&counters(rank_).failed.value, 1, __ATOMIC_RELEASE);
   for (int r = 0; r < nranks_; ++r) {

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <thread>
 
 #include "algo/pipeline.h"
 #include "engine/gpu/single_rank_domain.h"
+#include "runtime/device/device_module.h"
 #include "runtime/device/current_device.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -16,12 +16,15 @@
 namespace hetccl {
 namespace {
 
-constexpr uint64_t kReleaseAll = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kReleaseAll = HETCCL_DEVICE_WAIT_RELEASED;
 // Slots per staging ring: two chunks' worth of pieces each way per link,
 // more than any plan stages to one peer before it waits for that peer.
 constexpr size_t kRingSlots = 8;
 // How long an abort lets the engine's stream run out its released work.
 constexpr double kReleaseDrainSeconds = 10;
+// How long it waits for that before the domain's abort, which ends a domain
+// kernel that waits for a dead peer.
+constexpr double kAbortDrainSeconds = 2;
 // Timed marks per launch with HETCCL_ENGINE_TIMELINE (a 1 GB all-reduce of
 // two domains in 16 MB chunks needs a few hundred).
 constexpr size_t kTimelineMarks = 8192;
@@ -325,16 +328,17 @@ bool GpuPlanEngine::drain(double timeoutSeconds) {
 
 // Also on the proxy's thread, so no device is made current here: the
 // calls below take any. The vendor's abort frees pinned memory, which waits
-// for the whole device, and the device may be waiting on host words that
-// only this process writes: every word is raised first, the callers'
-// streams' included (a failed communicator's results are undefined), then
-// the domain is aborted, which also ends its kernels, then the engine's
-// streams run out.
+// for the whole device, so no stream may still wait on a host word then:
+// the engine's streams are released and run out their work first, then
+// the callers' streams. A domain kernel waiting for a dead peer keeps the
+// engine's streams busy until the vendor's abort ends it; they are waited
+// for once more after it.
 void GpuPlanEngine::abort() {
   raiseEngineWaits();
+  const bool idle = awaitStreamsIdle(kAbortDrainSeconds);
   raiseToAtLeast(&flags_->done, kReleaseAll);
   domainComm_->abort();
-  warnUnlessStreamsIdle();
+  if (!idle) releaseWaits();
 }
 
 // Every wait of the engine's streams ends first, and the streams run out

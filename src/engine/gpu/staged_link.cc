@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/device/device_module.h"
+
 namespace hetccl {
 namespace {
 
@@ -65,7 +67,7 @@ StagingRing& StagingRings::make(const DeviceModule& module, size_t slotBytes,
 
 void StagingRings::releaseWaits() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& ring : rings_) ring->raiseProxyCounter(UINT64_MAX);
+  for (auto& ring : rings_) ring->raiseProxyCounter(HETCCL_DEVICE_WAIT_RELEASED);
 }
 
 // The rings are pinned on a link's first transfer each way: most links of

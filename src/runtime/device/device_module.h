@@ -25,6 +25,11 @@ extern "C" {
 /* The module's one exported function returns its table. */
 #define HETCCL_DEVICE_MODULE_ENTRY "hetcclDeviceModule"
 
+/* What a word is raised to so that every wait on it ends (a failure, an
+ * abort): above any sequence number, and a positive difference from each
+ * under CUDA's cyclic comparison. */
+#define HETCCL_DEVICE_WAIT_RELEASED (UINT64_C(1) << 62)
+
 /* The most inputs one reduction launch combines. */
 #define HETCCL_DEVICE_MAX_SOURCES 8
 
@@ -98,7 +103,10 @@ typedef struct {
   int (*copyAsync)(void* dst, const void* src, size_t bytes, void* stream);
   /* Stream memory operations on host-mapped 64-bit words: the stream
    * stores `value` once the work before it is done; the stream waits until
-   * *address >= value (the writer only ever increases the word). */
+   * *address >= value (the writer only ever increases the word). CUDA
+   * compares cyclically, (int64_t)(*address - value) >= 0, so words and
+   * values stay below 2^63: a wait is released by raising its word to
+   * HETCCL_DEVICE_WAIT_RELEASED, never to UINT64_MAX. */
   int (*writeValue64)(void* stream, uint64_t* address, uint64_t value);
   int (*waitValue64)(void* stream, const uint64_t* address, uint64_t value);
 

@@ -217,7 +217,12 @@ hetcclDeviceModuleTable makeTable() {
   t.waitValue64 = [](void* stream, const uint64_t* address, uint64_t value) {
     enqueue(stream, [=] {
       pollUntil(
-          [&] { return __atomic_load_n(address, __ATOMIC_ACQUIRE) >= value; },
+          // CUDA's comparison, cyclic: a word raised to UINT64_MAX
+          // releases nothing there, so it must release nothing here.
+          [&] {
+            return static_cast<int64_t>(
+                       __atomic_load_n(address, __ATOMIC_ACQUIRE) - value) >= 0;
+          },
           "a counter");
     });
     return 0;
