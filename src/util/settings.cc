@@ -31,6 +31,7 @@ Settings Settings::fromEnvironment() {
   s.tcpThreads = static_cast<int>(readInteger(Param::TcpThreads));
   s.tcpStripeBytes = readBytes(Param::TcpChunk);
   s.tcpSocketBufferBytes = static_cast<int>(readInteger(Param::TcpBuffer));
+  s.ucxLanes = static_cast<int>(readInteger(Param::UcxLanes));
   s.gpuDirect = readFlag(Param::GpuDirect);
   s.engineTimeline = readFlag(Param::EngineTimeline);
   s.gpuChunkBytes = readBytes(Param::GpuChunk);

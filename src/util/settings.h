@@ -26,6 +26,7 @@ struct Settings {
   int tcpThreads;                     // HETCCL_TCP_THREADS
   size_t tcpStripeBytes;              // HETCCL_TCP_CHUNK
   int tcpSocketBufferBytes;           // HETCCL_TCP_BUFFER; 0: autotuning
+  int ucxLanes;                       // HETCCL_UCX_LANES
   bool gpuDirect;                     // HETCCL_GPU_DIRECT
   size_t gpuChunkBytes;               // HETCCL_GPU_CHUNK
   bool engineTimeline;                // HETCCL_ENGINE_TIMELINE

@@ -33,13 +33,16 @@ class UcxLinkTest : public ::testing::Test {
     if (!useBuiltUcxModule(&why)) GTEST_SKIP() << why;
   }
 
-  static Ranks makeRanks(
-      int nranks, std::function<std::vector<int>(int)> peersOf = nullptr) {
+  // Three lanes by default: transfers of 768 KiB and more are cut into
+  // uneven parts.
+  static Ranks makeRanks(int nranks,
+                         std::function<std::vector<int>(int)> peersOf = nullptr,
+                         int lanes = 3) {
     return makeLinkRanks<UcxLinkSet>(
         nranks,
-        [](Oob& oob, const std::vector<int>& peers,
-           std::shared_ptr<AbortSignal> abort) {
-          return std::make_unique<UcxLinkSet>(oob, peers, abort);
+        [lanes](Oob& oob, const std::vector<int>& peers,
+                std::shared_ptr<AbortSignal> abort) {
+          return std::make_unique<UcxLinkSet>(oob, peers, lanes, abort);
         },
         std::move(peersOf));
   }
@@ -50,11 +53,19 @@ TEST_F(UcxLinkTest, TwoRanksEverySizeBothDirections) {
   exchangeAll(ranks.sets(), {0, 1, 4097, (1u << 20) + 3, 64u << 20, 0, 7});
 }
 
+TEST_F(UcxLinkTest, OneLaneEverySize) {
+  Ranks ranks = makeRanks(2, nullptr, 1);
+  exchangeAll(ranks.sets(), {0, 1, 4097, (1u << 20) + 3, 16u << 20, 7});
+}
+
 TEST_F(UcxLinkTest, ThreeRanksFullyConnectedManyTransfersInFlight) {
   Ranks ranks = makeRanks(3);
   std::vector<size_t> sizes;
+  // Whole transfers on the lanes in turn, and (every fifth) cut ones.
   for (int i = 0; i < 60; ++i)
-    sizes.push_back(i % 7 == 0 ? 0 : (static_cast<size_t>(i) * 40009) % 300000);
+    sizes.push_back(i % 7 == 0   ? 0
+                    : i % 5 == 0 ? (3u << 20) + static_cast<size_t>(i)
+                                 : (static_cast<size_t>(i) * 40009) % 300000);
   exchangeAll(ranks.sets(), sizes);
 }
 

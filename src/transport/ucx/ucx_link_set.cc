@@ -15,9 +15,10 @@ namespace {
 // What every rank tells the others before addresses are exchanged.
 struct SetupNotice {
   uint32_t hasPeers;
-  uint32_t ready;  // UCX loaded and a worker created
-  uint32_t addressBytes;
-  uint32_t linkSet;  // rank 0's choice is every rank's
+  uint32_t ready;         // UCX loaded and the workers created
+  uint32_t addressBytes;  // the longest of its workers' addresses
+  uint32_t linkSet;       // rank 0's choice is every rank's
+  uint32_t lanes;         // likewise
 };
 
 uint8_t randomLinkSetId() {
@@ -27,35 +28,53 @@ uint8_t randomLinkSetId() {
 
 }  // namespace
 
-UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
+UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
                        std::shared_ptr<AbortSignal> abort)
     : rank_(oob.rank()) {
   HETCCL_CHECK_ARG(abort != nullptr, "ucx transport needs an abort signal");
   HETCCL_CHECK_ARG(oob.nranks() - 1 <= kMaxUcxRank,
                    "ucx transport: %d ranks, at most %d supported",
                    oob.nranks(), kMaxUcxRank + 1);
+  HETCCL_CHECK_ARG(lanes >= 1 && lanes <= kMaxUcxLanes,
+                   "ucx transport: %d lanes, expected 1 to %d", lanes,
+                   kMaxUcxLanes);
   const std::vector<int> sortedPeers =
       checkedLinkPeers("ucx", peers, rank_, oob.nranks());
-  std::vector<uint8_t> address;
+  std::vector<SetupNotice> notices(oob.nranks());
+  notices[rank_] = {!sortedPeers.empty(), 0, 0, randomLinkSetId(),
+                    static_cast<uint32_t>(lanes)};
+  // Rank 0's lane count first: every rank makes that many workers.
+  oob.allGather(notices.data(), sizeof(SetupNotice));
+  const int agreedLanes = static_cast<int>(notices[0].lanes);
+  if (agreedLanes < 1 || agreedLanes > kMaxUcxLanes)
+    fail(ncclInternalError, "ucx transport: rank 0 sent %d lanes", agreedLanes);
+
+  std::vector<std::vector<uint8_t>> addresses;
   std::string failure;
   if (!sortedPeers.empty()) {
     try {
-      engine_ = std::make_shared<UcxEngine>(ucxLibrary(), rank_, abort);
-      address = engine_->address();
+      for (int lane = 0; lane < agreedLanes; ++lane) {
+        lanes_.push_back(
+            std::make_shared<UcxEngine>(ucxLibrary(), rank_, abort));
+        addresses.push_back(lanes_.back()->address());
+      }
     } catch (const Error& e) {
       failure = e.what();
-      engine_.reset();
+      lanes_.clear();
+      addresses.clear();
     }
   }
-  std::vector<SetupNotice> notices(oob.nranks());
-  notices[rank_] = {!sortedPeers.empty(), engine_ != nullptr,
-                    static_cast<uint32_t>(address.size()), randomLinkSetId()};
+  uint32_t mine = 0;
+  for (const auto& address : addresses)
+    mine = std::max(mine, static_cast<uint32_t>(address.size()));
+  notices[rank_].ready = !lanes_.empty();
+  notices[rank_].addressBytes = mine;
   oob.allGather(notices.data(), sizeof(SetupNotice));
   bool anyPeers = false;
-  uint32_t longest = 0;
+  size_t longest = 0;
   for (int r = 0; r < oob.nranks(); ++r) {
     anyPeers = anyPeers || notices[r].hasPeers;
-    longest = std::max(longest, notices[r].addressBytes);
+    longest = std::max<size_t>(longest, notices[r].addressBytes);
   }
   if (!anyPeers) return;
   if (!failure.empty())
@@ -66,29 +85,48 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
       fail(ncclSystemError,
            "ucx transport: rank %d cannot use UCX (its log says why)", r);
 
-  std::vector<uint8_t> table(size_t{longest} * oob.nranks());
-  std::copy(address.begin(), address.end(), table.begin() + longest * rank_);
-  oob.allGather(table.data(), longest);
-  std::map<int, std::vector<uint8_t>> peerAddresses;
-  for (int peer : sortedPeers) {
-    const uint8_t* slot = table.data() + size_t{longest} * peer;
-    peerAddresses[peer].assign(slot, slot + notices[peer].addressBytes);
+  // Every rank's slot holds its lanes' addresses, each as a 32-bit length
+  // and `longest` bytes.
+  const size_t entry = sizeof(uint32_t) + longest;
+  const size_t slot = entry * agreedLanes;
+  std::vector<uint8_t> table(slot * oob.nranks());
+  for (size_t lane = 0; lane < addresses.size(); ++lane) {
+    uint8_t* at = table.data() + slot * rank_ + entry * lane;
+    const auto length = static_cast<uint32_t>(addresses[lane].size());
+    std::memcpy(at, &length, sizeof length);
+    std::copy(addresses[lane].begin(), addresses[lane].end(),
+              at + sizeof length);
   }
-  if (!engine_) return;
-  engine_->start(peerAddresses);
+  oob.allGather(table.data(), slot);
+  if (lanes_.empty()) return;
+  for (int lane = 0; lane < agreedLanes; ++lane) {
+    std::map<int, std::vector<uint8_t>> peerAddresses;
+    for (int peer : sortedPeers) {
+      const uint8_t* at = table.data() + slot * peer + entry * lane;
+      uint32_t length = 0;
+      std::memcpy(&length, at, sizeof length);
+      if (length > longest)
+        fail(ncclInternalError, "ucx transport: rank %d sent a bad address",
+             peer);
+      peerAddresses[peer].assign(at + sizeof length,
+                                 at + sizeof length + length);
+    }
+    lanes_[lane]->start(peerAddresses);
+  }
   const auto linkSet = static_cast<uint8_t>(notices[0].linkSet);
   for (int peer : sortedPeers)
-    links_[peer] = std::make_shared<UcxLink>(rank_, peer, linkSet, engine_);
+    links_[peer] = std::make_shared<UcxLink>(rank_, peer, linkSet, lanes_);
   const UcxLibrary& ucx = ucxLibrary();
   LOG_INFO(kLogNet,
-           "ucx transport (rank %d): %zu link(s) over UCX %s (%s; memory %s)",
-           rank_, links_.size(), ucx.version().c_str(),
+           "ucx transport (rank %d): %zu link(s) over UCX %s, %d lane(s) "
+           "(%s; memory %s)",
+           rank_, links_.size(), ucx.version().c_str(), agreedLanes,
            ucx.transports().c_str(),
            describeMemoryKinds(ucx.memoryKinds()).c_str());
 }
 
 UcxLinkSet::~UcxLinkSet() {
-  if (engine_) engine_->stop();
+  for (auto& lane : lanes_) lane->stop();
 }
 
 std::shared_ptr<Link> UcxLinkSet::link(int peer) const {

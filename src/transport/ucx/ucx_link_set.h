@@ -1,6 +1,8 @@
-// The ucx transport's links: one UCX worker with its progress thread per
-// communicator, an endpoint per peer, workers' addresses exchanged over the
-// communicator's out-of-band channel. Created collectively by every rank.
+// The ucx transport's links: HETCCL_UCX_LANES UCX workers per
+// communicator (its lanes), each with its progress thread and an endpoint
+// per peer, so each its own connection; workers' addresses exchanged over
+// the communicator's out-of-band channel. Created collectively by every
+// rank.
 #pragma once
 
 #include <map>
@@ -15,22 +17,25 @@
 
 namespace hetccl {
 
+constexpr int kMaxUcxLanes = 16;
+
 class UcxLinkSet : public LinkSet {
  public:
   // Collective over `oob` (every rank calls it, even one without peers).
   // Only ranks with peers load UCX; when no rank has any, nothing is
   // loaded. Throws ncclSystemError on every rank if a rank with peers
   // cannot use UCX (naming it and, on that rank, why).
-  UcxLinkSet(Oob& oob, const std::vector<int>& peers,
+  // `lanes` (1..kMaxUcxLanes): rank 0's applies to every rank.
+  UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
              std::shared_ptr<AbortSignal> abort);
-  // Stops the progress thread; pending transfers fail.
+  // Stops the progress threads; pending transfers fail.
   ~UcxLinkSet() override;
 
   std::shared_ptr<Link> link(int peer) const override;
 
  private:
   const int rank_;
-  std::shared_ptr<UcxEngine> engine_;
+  std::vector<std::shared_ptr<UcxEngine>> lanes_;
   std::map<int, std::shared_ptr<Link>> links_;
 };
 
