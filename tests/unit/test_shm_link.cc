@@ -28,6 +28,7 @@
 #include "support/elapsed.h"
 #include "support/expect_error.h"
 #include "support/in_process_oob.h"
+#include "support/link_ranks.h"
 #include "support/scoped_env.h"
 #include "support/thread_ranks.h"
 #include "util/error.h"
@@ -86,95 +87,16 @@ Ranks makeRanks(int nranks, const RankOptions& options = {}) {
   return ranks;
 }
 
-// The payload of transfer `index` from `from` to `to`: distinct for every
-// transfer, so a chunk delivered to the wrong place shows.
-std::vector<uint8_t> makePayload(int from, int to, int index, size_t bytes) {
-  std::vector<uint8_t> data(bytes);
-  uint64_t x = 0x9E3779B97F4A7C15ull * (from * 1000003 + to * 1009 + index + 1);
-  for (size_t i = 0; i < bytes; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    data[i] = static_cast<uint8_t>(x);
-  }
-  return data;
-}
-
-// The first offset where `data` differs from the payload, or -1.
-long long firstMismatch(const std::vector<uint8_t>& data, int from, int to,
-                        int index) {
-  std::vector<uint8_t> expected = makePayload(from, to, index, data.size());
-  for (size_t i = 0; i < data.size(); ++i)
-    if (data[i] != expected[i]) return static_cast<long long>(i);
-  return -1;
-}
-
 bool contains(const Error& e, const std::string& text) {
   return std::string(e.what()).find(text) != std::string::npos;
 }
 
-struct Posted {
-  int peer;
-  int index;
-  std::shared_ptr<TransferRequest> request;
-};
-
-// Every rank sends `sizes` to each of its peers and receives the same from
-// each, all posted before any wait. Checks data, order and counters.
+// Every rank sends `sizes` to each of its peers and receives the same
+// from each; a transfer must be complete once a later one on its link is.
 void exchangeAll(Ranks& ranks, const std::vector<size_t>& sizes) {
-  int nranks = ranks.world->nranks();
-  size_t total = 0;
-  for (size_t s : sizes) total += s;
-  std::vector<std::vector<size_t>> sentBefore(nranks), receivedBefore(nranks);
-  for (int r = 0; r < nranks; ++r)
-    for (int p : everyoneBut(r, nranks)) {
-      sentBefore[r].push_back(ranks.link(r, p)->bytesSent());
-      receivedBefore[r].push_back(ranks.link(r, p)->bytesReceived());
-    }
-  runRanks(nranks, [&](int r) {
-    std::vector<std::vector<uint8_t>> outgoing, incoming;
-    std::vector<Posted> sends, recvs;
-    for (int p : everyoneBut(r, nranks)) {
-      auto link = ranks.link(r, p);
-      EXPECT_EQ(link->peer(), p);
-      for (size_t i = 0; i < sizes.size(); ++i) {
-        int index = static_cast<int>(i);
-        outgoing.push_back(makePayload(r, p, index, sizes[i]));
-        sends.push_back(
-            {p, index, link->send(outgoing.back().data(), sizes[i])});
-        incoming.emplace_back(sizes[i], 0xEE);
-        recvs.push_back(
-            {p, index, link->recv(incoming.back().data(), sizes[i])});
-      }
-    }
-    // The last transfer of each list first: everything posted before it on
-    // the same link must be complete by then.
-    for (const auto* list : {&sends, &recvs})
-      for (size_t i = list->size(); i-- > 0;) {
-        const Posted& posted = (*list)[i];
-        posted.request->wait(AbortSignal(), kWaitSeconds);
-        for (size_t j = 0; j < i; ++j) {
-          if ((*list)[j].peer != posted.peer) continue;
-          EXPECT_TRUE((*list)[j].request->done())
-              << "rank " << r << ": transfer " << j
-              << " not complete after the later transfer " << i;
-        }
-      }
-    for (size_t i = 0; i < recvs.size(); ++i)
-      EXPECT_EQ(firstMismatch(incoming[i], recvs[i].peer, r, recvs[i].index),
-                -1)
-          << "rank " << r << " from rank " << recvs[i].peer << ", transfer "
-          << recvs[i].index << " of " << incoming[i].size() << " bytes";
-  });
-  for (int r = 0; r < nranks; ++r) {
-    size_t k = 0;
-    for (int p : everyoneBut(r, nranks)) {
-      EXPECT_EQ(ranks.link(r, p)->bytesSent() - sentBefore[r][k], total);
-      EXPECT_EQ(ranks.link(r, p)->bytesReceived() - receivedBefore[r][k],
-                total);
-      ++k;
-    }
-  }
+  std::vector<LinkSet*> sets;
+  for (const auto& set : ranks.transports) sets.push_back(set.get());
+  hetccl::exchangeAll(sets, sizes, Completion::kInPostingOrder);
 }
 
 TEST(ShmLink, TwoRanksEverySizeBothDirections) {

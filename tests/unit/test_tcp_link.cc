@@ -214,47 +214,14 @@ TEST(TcpLink, MissingPeerTimesOutNamingIt) {
 }
 
 TEST(TcpLink, CallerAbortEndsAWaitPromptly) {
-  // Declared first: it must outlive the transfers still pending at the end.
-  std::vector<uint8_t> buffer(1000);
   Ranks ranks = makeRanks(2);
-  auto request = ranks.transports[1]->link(0)->recv(buffer.data(), 1000);
-  AbortSignal callerAbort;
-  Clock::time_point raisedAt;
-  std::thread raiser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    raisedAt = Clock::now();
-    callerAbort.raise(ncclRemoteError, "test abort");
-  });
-  Error e = expectError([&] { request->wait(callerAbort, kWaitSeconds); });
-  double late = secondsSince(raisedAt);
-  raiser.join();
-  EXPECT_LT(late, 0.2);
-  EXPECT_EQ(e.code(), ncclRemoteError);
-  EXPECT_NE(std::string(e.what()).find("test abort"), std::string::npos);
+  expectCallerAbortEndsAWait(*ranks.transports[1]->link(0));
 }
 
 TEST(TcpLink, TransportAbortStopsProgressAndFailsWaits) {
-  // Declared first: it must outlive the transfers still pending at the end.
-  std::vector<uint8_t> buffer(1000);
   Ranks ranks = makeRanks(2);
-  auto link = ranks.transports[1]->link(0);
-  auto request = link->recv(buffer.data(), 1000);
-  Clock::time_point raisedAt;
-  std::thread raiser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    raisedAt = Clock::now();
-    ranks.aborts[1]->raise(ncclSystemError, "communicator aborted");
-  });
-  Error e = expectError([&] { request->wait(AbortSignal(), kWaitSeconds); });
-  double late = secondsSince(raisedAt);
-  raiser.join();
-  EXPECT_LT(late, 0.2);
-  EXPECT_EQ(e.code(), ncclSystemError);
-  EXPECT_NE(std::string(e.what()).find("communicator aborted"),
-            std::string::npos);
-  // Later transfers fail at once.
-  auto later = link->send(buffer.data(), 10);
-  EXPECT_EQ(expectError([&] { later->done(); }).code(), ncclSystemError);
+  expectTransportAbortFailsWaits(*ranks.transports[1]->link(0),
+                                 *ranks.aborts[1]);
 }
 
 TEST(TcpLink, PeerThatGoesAwayFailsPendingAndLaterTransfers) {
@@ -304,15 +271,8 @@ TEST(TcpLink, MismatchedSizesAreReported) {
 }
 
 TEST(TcpLink, WaitTimesOut) {
-  // Declared first: it must outlive the transfers still pending at the end.
-  std::vector<uint8_t> buffer(8);
   Ranks ranks = makeRanks(2);
-  auto request = ranks.transports[0]->link(1)->recv(buffer.data(), 8);
-  auto start = Clock::now();
-  Error e = expectError([&] { request->wait(AbortSignal(), 0.1); });
-  EXPECT_EQ(e.code(), ncclRemoteError);
-  EXPECT_LT(secondsSince(start), 1.0);
-  EXPECT_FALSE(request->done());
+  expectSilentPeerTimesOut(*ranks.transports[0]->link(1));
 }
 
 TEST(TcpLink, RejectsBadPeers) {

@@ -143,43 +143,14 @@ TEST_F(UcxLinkTest, RdmaTransportsAreToldApart) {
 }
 
 TEST_F(UcxLinkTest, CallerAbortEndsAWaitPromptly) {
-  std::vector<uint8_t> buffer(1000);
   Ranks ranks = makeRanks(2);
-  auto request = ranks.transports[1]->link(0)->recv(buffer.data(), 1000);
-  AbortSignal callerAbort;
-  Clock::time_point raisedAt;
-  std::thread raiser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    raisedAt = Clock::now();
-    callerAbort.raise(ncclRemoteError, "test abort");
-  });
-  Error e = expectError([&] { request->wait(callerAbort, kLinkWaitSeconds); });
-  raiser.join();
-  EXPECT_LT(secondsSince(raisedAt), 0.2);
-  EXPECT_EQ(e.code(), ncclRemoteError);
-  EXPECT_NE(std::string(e.what()).find("test abort"), std::string::npos);
+  expectCallerAbortEndsAWait(*ranks.transports[1]->link(0));
 }
 
 TEST_F(UcxLinkTest, TransportAbortStopsProgressAndFailsWaits) {
-  std::vector<uint8_t> buffer(1000);
   Ranks ranks = makeRanks(2);
-  auto link = ranks.transports[1]->link(0);
-  auto request = link->recv(buffer.data(), 1000);
-  Clock::time_point raisedAt;
-  std::thread raiser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    raisedAt = Clock::now();
-    ranks.aborts[1]->raise(ncclSystemError, "communicator aborted");
-  });
-  Error e =
-      expectError([&] { request->wait(AbortSignal(), kLinkWaitSeconds); });
-  raiser.join();
-  EXPECT_LT(secondsSince(raisedAt), 0.2);
-  EXPECT_EQ(e.code(), ncclSystemError);
-  EXPECT_NE(std::string(e.what()).find("communicator aborted"),
-            std::string::npos);
-  auto later = link->send(buffer.data(), 10);
-  EXPECT_EQ(expectError([&] { later->done(); }).code(), ncclSystemError);
+  expectTransportAbortFailsWaits(*ranks.transports[1]->link(0),
+                                 *ranks.aborts[1]);
 }
 
 TEST_F(UcxLinkTest, PeerThatGoesAwayFailsPendingAndLaterTransfers) {
@@ -240,14 +211,8 @@ TEST_F(UcxLinkTest, MismatchedSizesAreReported) {
 }
 
 TEST_F(UcxLinkTest, ASilentPeerTimesOutAsARemoteError) {
-  std::vector<uint8_t> buffer(8);
   Ranks ranks = makeRanks(2);
-  auto request = ranks.transports[0]->link(1)->recv(buffer.data(), 8);
-  auto start = Clock::now();
-  Error e = expectError([&] { request->wait(AbortSignal(), 0.1); });
-  EXPECT_EQ(e.code(), ncclRemoteError);
-  EXPECT_LT(secondsSince(start), 1.0);
-  EXPECT_FALSE(request->done());
+  expectSilentPeerTimesOut(*ranks.transports[0]->link(1));
 }
 
 TEST_F(UcxLinkTest, RanksWithoutPeersLoadNothingAndGetNoLinks) {

@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
+
+#include "support/elapsed.h"
+#include "support/expect_error.h"
 
 namespace hetccl {
 
@@ -28,7 +33,7 @@ long long firstMismatch(const std::vector<uint8_t>& data, int from, int to,
 }
 
 void exchangeAll(const std::vector<LinkSet*>& sets,
-                 const std::vector<size_t>& sizes) {
+                 const std::vector<size_t>& sizes, Completion completion) {
   const int nranks = static_cast<int>(sets.size());
   size_t total = 0;
   for (size_t s : sizes) total += s;
@@ -66,9 +71,19 @@ void exchangeAll(const std::vector<LinkSet*>& sets,
     }
     // Last posted first: transfers on a link are matched in posting
     // order, but the lanes of a link may finish them in any order.
-    for (const auto* list : {&sends, &recvs})
-      for (size_t i = list->size(); i-- > 0;)
-        (*list)[i].request->wait(AbortSignal(), kLinkWaitSeconds);
+    for (const auto* list : {&sends, &recvs}) {
+      for (size_t i = list->size(); i-- > 0;) {
+        const Posted& posted = (*list)[i];
+        posted.request->wait(AbortSignal(), kLinkWaitSeconds);
+        if (completion != Completion::kInPostingOrder) continue;
+        for (size_t j = 0; j < i; ++j) {
+          if ((*list)[j].peer != posted.peer) continue;
+          EXPECT_TRUE((*list)[j].request->done())
+              << "rank " << r << ": transfer " << j
+              << " not complete after the later transfer " << i;
+        }
+      }
+    }
     for (size_t i = 0; i < recvs.size(); ++i)
       EXPECT_EQ(firstMismatch(incoming[i], recvs[i].peer, r, recvs[i].index),
                 -1)
@@ -85,6 +100,56 @@ void exchangeAll(const std::vector<LinkSet*>& sets,
       ++k;
     }
   }
+}
+
+namespace {
+
+// Raises `signal` 100 ms from now; the error of `request`'s wait must
+// follow within 0.2 s and carry `code` and `reason`.
+void expectRaisingEndsWait(TransferRequest& request, const AbortSignal& waitOn,
+                           AbortSignal& signal, ncclResult_t code,
+                           const char* reason) {
+  Clock::time_point raisedAt;
+  std::thread raiser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    raisedAt = Clock::now();
+    signal.raise(code, reason);
+  });
+  Error e = expectError([&] { request.wait(waitOn, kLinkWaitSeconds); });
+  const double late = secondsSince(raisedAt);
+  raiser.join();
+  EXPECT_LT(late, 0.2);
+  EXPECT_EQ(e.code(), code);
+  EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+}
+
+}  // namespace
+
+void expectCallerAbortEndsAWait(Link& link) {
+  std::vector<uint8_t> buffer(1000);
+  auto request = link.recv(buffer.data(), buffer.size());
+  AbortSignal callerAbort;
+  expectRaisingEndsWait(*request, callerAbort, callerAbort, ncclRemoteError,
+                        "test abort");
+}
+
+void expectTransportAbortFailsWaits(Link& link, AbortSignal& transportAbort) {
+  std::vector<uint8_t> buffer(1000);
+  auto request = link.recv(buffer.data(), buffer.size());
+  expectRaisingEndsWait(*request, AbortSignal(), transportAbort,
+                        ncclSystemError, "communicator aborted");
+  auto later = link.send(buffer.data(), 10);
+  EXPECT_EQ(expectError([&] { later->done(); }).code(), ncclSystemError);
+}
+
+void expectSilentPeerTimesOut(Link& link) {
+  std::vector<uint8_t> buffer(8);
+  auto request = link.recv(buffer.data(), buffer.size());
+  const auto start = Clock::now();
+  Error e = expectError([&] { request->wait(AbortSignal(), 0.1); });
+  EXPECT_EQ(e.code(), ncclRemoteError);
+  EXPECT_LT(secondsSince(start), 1.0);
+  EXPECT_FALSE(request->done());
 }
 
 }  // namespace hetccl

@@ -65,10 +65,24 @@ std::vector<uint8_t> makePayload(int from, int to, int index, size_t bytes);
 long long firstMismatch(const std::vector<uint8_t>& data, int from, int to,
                         int index);
 
+// When a link completes its transfers: in any order (tcp and ucx lanes),
+// or each before the ones posted after it on the same link (shm rings).
+enum class Completion { kAnyOrder, kInPostingOrder };
+
 // Every rank sends `sizes` to every peer and receives the same from each,
 // all posted before any wait (waited for last first); checks the data, the
-// order and the byte counters.
+// order, the byte counters and, if asked, the completion order.
 void exchangeAll(const std::vector<LinkSet*>& sets,
-                 const std::vector<size_t>& sizes);
+                 const std::vector<size_t>& sizes,
+                 Completion completion = Completion::kAnyOrder);
+
+// The failure checks every transport's links pass, on `link` (to a peer
+// that never answers): a wait ends within 0.2 s of its caller's abort
+// signal; of the transport's abort signal `transportAbort` (and later
+// transfers fail at once); and a wait that passes its timeout fails with
+// ncclRemoteError.
+void expectCallerAbortEndsAWait(Link& link);
+void expectTransportAbortFailsWaits(Link& link, AbortSignal& transportAbort);
+void expectSilentPeerTimesOut(Link& link);
 
 }  // namespace hetccl
