@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds HetCCL and runs every test (ctest labels: unit, mp) twice: in build/
-# (RelWithDebInfo, with the UCX module where libucx-dev is), then in
-# build-asan/ with AddressSanitizer and UBSan and without the UCX module.
+# (RelWithDebInfo, with the CUDA, HIP and UCX modules where their
+# toolkits are), then in build-asan/ with AddressSanitizer and UBSan and
+# without the modules.
 # Also installs build/ into a scratch prefix and builds a consumer against it.
 # Exits non-zero if any stage fails; later stages still run, so that one log
 # shows every failure.
@@ -85,10 +86,12 @@ if configure_and_build release build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
 fi
 if [[ ${HETCCL_SKIP_ASAN:-0} != 1 ]]; then
   # The benchmarks are not tests: leave them out of the sanitizer build.
-  # It is also the build without the UCX module (UCX not installed, as far
-  # as HetCCL can tell): the ucx layouts skip, the fallback tests run.
+  # The modules are never sanitised (a sanitised core loads plain ones) and
+  # the release pass tests them, so this build makes none: it is also the
+  # build without UCX (the ucx layouts skip, the fallback tests run).
   if configure_and_build asan build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DHETCCL_SANITIZE=ON -DHETCCL_BUILD_BENCH=OFF -DHETCCL_UCX_MODULE=OFF; then
+    -DHETCCL_SANITIZE=ON -DHETCCL_BUILD_BENCH=OFF -DHETCCL_UCX_MODULE=OFF \
+    -DHETCCL_CUDA_MODULE=OFF -DHETCCL_HIP_MODULE=OFF; then
     run_stage "asan: ctest build-asan" run_ctest build-asan || true
   fi
 fi

@@ -9,6 +9,7 @@
 #include "algo/ownership.h"
 #include "algo/pipeline.h"
 #include "util/dtype.h"
+#include "util/log.h"
 
 namespace hetccl {
 namespace {
@@ -70,6 +71,10 @@ void spreadInDomain(const PlanContext& ctx, const Op& op, size_t offset,
 void allGatherPlan(const PlanContext& ctx, const Op& op) {
   size_t elt = dtypeSize(op.dtype);
   size_t block = op.count * elt;
+  const bool oneShot = block * ctx.nranks <= ctx.oneShotMaxBytes;
+  LOG_TRACE(kLogTuning, "rank %d: all-gather of %zu bytes: %s plan", ctx.rank,
+            block * ctx.nranks, oneShot ? "one-shot" : "pipelined");
+  if (oneShot) return allGatherOneShotPlan(ctx, op);
   char* own = static_cast<char*>(op.recvbuff) + ctx.rank * block;
   if (own != op.sendbuff) ctx.data->copy(own, op.sendbuff, block);
   pipelineChunks(

@@ -29,7 +29,8 @@ struct PlanContext {
   const AbortSignal* abort = nullptr;
   double timeoutSeconds = 0;
   size_t chunkBytes = 0;  // elements per pipeline step = chunkBytes / elt
-  // Collectives of at most this many bytes take their one-shot plan.
+  // All-reduces of at most this many bytes, and all-gathers of at most
+  // this many bytes of output, take their one-shot plans.
   size_t oneShotMaxBytes = 0;
   PlanData* data = nullptr;
 
@@ -64,6 +65,7 @@ void runPlans(const PlanContext& context, const std::vector<Op>& ops);
 void allReducePlan(const PlanContext& context, const Op& op);
 void allReduceOneShotPlan(const PlanContext& context, const Op& op);
 void allGatherPlan(const PlanContext& context, const Op& op);
+void allGatherOneShotPlan(const PlanContext& context, const Op& op);
 void broadcastPlan(const PlanContext& context, const Op& op);
 void reducePlan(const PlanContext& context, const Op& op);
 void reduceScatterPlan(const PlanContext& context, const Op& op);

@@ -215,6 +215,10 @@ void runCases(RankContext& ctx, const Layout& layout,
   comm.destroy();
 }
 
+bool needsMissingUcx(const Layout& layout) {
+  return layout.transport == "ucx" && !ucxModuleBuilt();
+}
+
 RunOptions optionsFor(const Layout& layout) {
   RunOptions options;
   options.timeoutSeconds = 240;
@@ -257,8 +261,7 @@ class HeteroCollectivesTest : public ::testing::TestWithParam<HeteroParam> {};
 TEST_P(HeteroCollectivesTest, TypesOpsCountsRootsAcrossDomains) {
   const HeteroParam& param = GetParam();
   const Layout& layout = param.layout;
-  if (layout.transport == "ucx" && !ucxModuleBuilt())
-    GTEST_SKIP() << "this build has no UCX module";
+  if (needsMissingUcx(layout)) GTEST_SKIP() << "this build has no UCX module";
   std::vector<CollectiveCase> cases =
       HeteroCaseList(param.collective, layout).build();
   runRanks(
@@ -452,6 +455,8 @@ class HeteroGroupTest : public ::testing::TestWithParam<GroupParam> {};
 
 TEST_P(HeteroGroupTest, EveryKindInOneGroup) {
   const GroupParam& param = GetParam();
+  if (needsMissingUcx(param.layout))
+    GTEST_SKIP() << "this build has no UCX module";
   runRanks(
       param.layout.nranks,
       [&](RankContext& ctx) { runGroup(ctx, param.layout, param.onStream); },

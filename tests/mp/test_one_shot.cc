@@ -1,10 +1,12 @@
-// The one-shot plan of small heterogeneous all-reduces (one exchange across
-// domains, every rank combining all domains' partials itself) at the edge
-// of its regime: with HETCCL_ONE_SHOT_MAX=256, every type and op at counts
-// just below, at and just above 256 bytes (the pipelined plan from there),
-// 0 and 1 elements, in place and out of place, on even, uneven and
-// three-domain layouts and on emulated GPU ranks. Every output byte is
-// checked, and every rank's result compared bitwise with the others'.
+// The one-shot plans of small heterogeneous all-reduces (one exchange
+// across domains, every rank combining all domains' partials itself) and
+// all-gathers (every block straight to every rank of the other domains) at
+// the edge of their regime: with HETCCL_ONE_SHOT_MAX=256, every type (and
+// every op of the all-reduce) at counts just below, at and just above 256
+// bytes (the pipelined plans from there), 0 and 1 elements, in place and
+// out of place, on even, uneven and three-domain layouts and on emulated
+// GPU ranks. Every output byte is checked, and every rank's result
+// compared bitwise with the others'.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -25,25 +27,38 @@ namespace {
 constexpr size_t kThresholdBytes = 256;
 constexpr size_t kStreamBatch = 4;
 
+void addCase(std::vector<CollectiveCase>& cases, Collective collective,
+             ncclDataType_t type, TestOp op, size_t count, int nranks) {
+  CollectiveCase c;
+  c.collective = collective;
+  c.type = type;
+  c.op = op;
+  c.count = count;
+  c.inPlace = cases.size() % 2 == 1;
+  c.onStream = (cases.size() / kStreamBatch) % 2 == 1;
+  c.root = 0;
+  c.seed = mixBits(0x0e5407, cases.size(), nranks);
+  cases.push_back(c);
+}
+
+// All-reduces of every type and op, all-gathers of every type, at the
+// element counts around the threshold (an all-gather's is its output's).
 std::vector<CollectiveCase> edgeCases(int nranks) {
   std::vector<CollectiveCase> cases;
   for (const kit::DataType& type : kit::allDataTypes()) {
-    const size_t atThreshold = kThresholdBytes / type.size;
-    const size_t counts[] = {0, 1, atThreshold - 1, atThreshold,
-                             atThreshold + 1};
-    for (TestOp op : allTestOps()) {
-      for (size_t count : counts) {
-        CollectiveCase c;
-        c.collective = Collective::kAllReduce;
-        c.type = type.nccl;
-        c.op = op;
-        c.count = count;
-        c.inPlace = cases.size() % 2 == 1;
-        c.onStream = (cases.size() / kStreamBatch) % 2 == 1;
-        c.root = 0;
-        c.seed = mixBits(0x0e5407, cases.size(), nranks);
-        cases.push_back(c);
-      }
+    for (Collective collective :
+         {Collective::kAllReduce, Collective::kAllGather}) {
+      const size_t perRank =
+          collective == Collective::kAllGather ? nranks * type.size : type.size;
+      const size_t atThreshold = kThresholdBytes / perRank;
+      const size_t counts[] = {0, 1, atThreshold - 1, atThreshold,
+                               atThreshold + 1};
+      const std::vector<TestOp> ops = collective == Collective::kAllReduce
+                                          ? allTestOps()
+                                          : std::vector<TestOp>{TestOp::kSum};
+      for (TestOp op : ops)
+        for (size_t count : counts)
+          addCase(cases, collective, type.nccl, op, count, nranks);
     }
   }
   return cases;
@@ -51,7 +66,7 @@ std::vector<CollectiveCase> edgeCases(int nranks) {
 
 class OneShotTest : public ::testing::TestWithParam<DomainLayout> {};
 
-TEST_P(OneShotTest, EveryTypeAndOpAroundTheThreshold) {
+TEST_P(OneShotTest, AllReduceAndAllGatherAroundTheThreshold) {
   const DomainLayout& layout = GetParam();
   const int nranks = static_cast<int>(layout.labels.size());
   RunOptions options;

@@ -45,6 +45,10 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
                     static_cast<uint32_t>(lanes)};
   // Rank 0's lane count first: every rank makes that many workers.
   oob.allGather(notices.data(), sizeof(SetupNotice));
+  bool anyPeers = false;
+  for (const SetupNotice& notice : notices)
+    anyPeers = anyPeers || notice.hasPeers;
+  if (!anyPeers) return;  // the common case: nothing more to agree on
   const int agreedLanes = static_cast<int>(notices[0].lanes);
   if (agreedLanes < 1 || agreedLanes > kMaxUcxLanes)
     fail(ncclInternalError, "ucx transport: rank 0 sent %d lanes", agreedLanes);
@@ -70,13 +74,9 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
   notices[rank_].ready = !lanes_.empty();
   notices[rank_].addressBytes = mine;
   oob.allGather(notices.data(), sizeof(SetupNotice));
-  bool anyPeers = false;
   size_t longest = 0;
-  for (int r = 0; r < oob.nranks(); ++r) {
-    anyPeers = anyPeers || notices[r].hasPeers;
-    longest = std::max<size_t>(longest, notices[r].addressBytes);
-  }
-  if (!anyPeers) return;
+  for (const SetupNotice& notice : notices)
+    longest = std::max<size_t>(longest, notice.addressBytes);
   if (!failure.empty())
     fail(ncclSystemError, "ucx transport: rank %d cannot use UCX: %s", rank_,
          failure.c_str());
