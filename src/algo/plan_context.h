@@ -29,8 +29,9 @@ struct PlanContext {
   const AbortSignal* abort = nullptr;
   double timeoutSeconds = 0;
   size_t chunkBytes = 0;  // elements per pipeline step = chunkBytes / elt
-  // All-reduces of at most this many bytes, and all-gathers of at most
-  // this many bytes of output, take their one-shot plans.
+  // All-reduces of at most this many bytes, and all-gathers and
+  // reduce-scatters of at most this many bytes of their larger buffer,
+  // take their one-shot plans.
   size_t oneShotMaxBytes = 0;
   PlanData* data = nullptr;
 
@@ -69,6 +70,7 @@ void allGatherOneShotPlan(const PlanContext& context, const Op& op);
 void broadcastPlan(const PlanContext& context, const Op& op);
 void reducePlan(const PlanContext& context, const Op& op);
 void reduceScatterPlan(const PlanContext& context, const Op& op);
+void reduceScatterOneShotPlan(const PlanContext& context, const Op& op);
 void allToAllPlan(const PlanContext& context, const Op& op);
 void gatherPlan(const PlanContext& context, const Op& op);
 void scatterPlan(const PlanContext& context, const Op& op);

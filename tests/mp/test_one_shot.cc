@@ -1,12 +1,12 @@
-// The one-shot plans of small heterogeneous all-reduces (one exchange
-// across domains, every rank combining all domains' partials itself) and
-// all-gathers (every block straight to every rank of the other domains) at
-// the edge of their regime: with HETCCL_ONE_SHOT_MAX=256, every type (and
-// every op of the all-reduce) at counts just below, at and just above 256
-// bytes (the pipelined plans from there), 0 and 1 elements, in place and
-// out of place, on even, uneven and three-domain layouts and on emulated
-// GPU ranks. Every output byte is checked, and every rank's result
-// compared bitwise with the others'.
+// The one-shot plans of small heterogeneous all-reduces and
+// reduce-scatters (one exchange across domains, every rank combining all
+// domains' partials itself) and all-gathers (every block straight to every
+// rank of the other domains) at the edge of their regime: with
+// HETCCL_ONE_SHOT_MAX=256, every type (and every op of the reductions) at
+// counts just below, at and just above 256 bytes (the pipelined plans from
+// there), 0 and 1 elements, in place and out of place, on even, uneven and
+// three-domain layouts and on emulated GPU ranks. Every output byte is
+// checked, and every rank's result compared bitwise with the others'.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -41,19 +41,21 @@ void addCase(std::vector<CollectiveCase>& cases, Collective collective,
   cases.push_back(c);
 }
 
-// All-reduces of every type and op, all-gathers of every type, at the
-// element counts around the threshold (an all-gather's is its output's).
+// All-reduces and reduce-scatters of every type and op, all-gathers of
+// every type, at the element counts around the threshold (an all-gather's
+// is its output's, a reduce-scatter's its input's).
 std::vector<CollectiveCase> edgeCases(int nranks) {
   std::vector<CollectiveCase> cases;
   for (const kit::DataType& type : kit::allDataTypes()) {
     for (Collective collective :
-         {Collective::kAllReduce, Collective::kAllGather}) {
+         {Collective::kAllReduce, Collective::kAllGather,
+          Collective::kReduceScatter}) {
       const size_t perRank =
-          collective == Collective::kAllGather ? nranks * type.size : type.size;
+          collective == Collective::kAllReduce ? type.size : nranks * type.size;
       const size_t atThreshold = kThresholdBytes / perRank;
       const size_t counts[] = {0, 1, atThreshold - 1, atThreshold,
                                atThreshold + 1};
-      const std::vector<TestOp> ops = collective == Collective::kAllReduce
+      const std::vector<TestOp> ops = isReducing(collective)
                                           ? allTestOps()
                                           : std::vector<TestOp>{TestOp::kSum};
       for (TestOp op : ops)
@@ -66,7 +68,7 @@ std::vector<CollectiveCase> edgeCases(int nranks) {
 
 class OneShotTest : public ::testing::TestWithParam<DomainLayout> {};
 
-TEST_P(OneShotTest, AllReduceAndAllGatherAroundTheThreshold) {
+TEST_P(OneShotTest, EveryOneShotPlanAroundTheThreshold) {
   const DomainLayout& layout = GetParam();
   const int nranks = static_cast<int>(layout.labels.size());
   RunOptions options;

@@ -6,8 +6,8 @@
 
 #include "algo/pipeline.h"
 #include "engine/gpu/single_rank_domain.h"
-#include "runtime/device/device_module.h"
 #include "runtime/device/current_device.h"
+#include "runtime/device/device_module.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/monotonic_word.h"
@@ -43,12 +43,12 @@ const DeviceModule& onDevice(const DeviceModule& module, int device) {
 }
 
 // The most scratch any plan asks for: two steps of the reduce-scatter's
-// laid-out input, partial and one partial per domain; or the one-shot
-// all-reduce's partials of the other domains.
+// laid-out input, partial and one partial per domain; or what the one-shot
+// plans keep: at most the domain's partials and one per other domain.
 size_t scratchBytes(const GpuPlanEngineSetup& setup) {
   const size_t domains = setup.domains.count();
   return std::max(2 * (domains + 2) * setup.settings.chunkBytes,
-                  (domains - 1) * setup.settings.oneShotMaxBytes);
+                  domains * setup.settings.oneShotMaxBytes);
 }
 
 // What runs this rank's domain steps: the vendor library, unless the rank
