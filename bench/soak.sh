@@ -13,6 +13,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$repo/build}
 export SOAK_SECONDS=${SOAK_SECONDS:-300}
 export SOAK_SEED=${SOAK_SEED:-1}
+export SOAK_MAX_MB=${SOAK_MAX_MB:-64}
 report=${REPORT:-$repo/bench/results/soak-$(date +%F).md}
 
 # The tree the test is built from, taken before it runs for ten minutes.
@@ -27,7 +28,7 @@ status=0
 {
   echo "# Soak: $((2 * SOAK_SECONDS)) s of random work, seed $SOAK_SEED"
   echo
-  echo "- Command: \`SOAK_SECONDS=$SOAK_SECONDS SOAK_SEED=$SOAK_SEED bench/soak.sh\`"
+  echo "- Command: \`SOAK_SECONDS=$SOAK_SECONDS SOAK_SEED=$SOAK_SEED SOAK_MAX_MB=$SOAK_MAX_MB bench/soak.sh\`"
   echo "- Commit: $commit"
   echo "- Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -sr)"
   echo "- Wall time: $((SECONDS - start)) s; gtest exit status $status"

@@ -41,6 +41,13 @@ ncclResult_t hetcclCommDomains(ncclComm_t comm, int* ndomains, int* domain);
  * domains since the communicator was created (0 with one domain). */
 ncclResult_t hetcclCommCrossDomainBytes(ncclComm_t comm, size_t* sent,
                                         size_t* received);
+/* A map of the communicator, the same on every rank: its hosts, its domains
+ * (ranks, devices, the back-end that runs each) and the transports linking
+ * each pair of domains, one line each, separated by '\n'. Writes at most
+ * `size` bytes to `text` (NUL-terminated; `text` may be NULL when `size` is
+ * 0) and the size the whole map needs, NUL included, to `needed`. */
+ncclResult_t hetcclCommTopology(ncclComm_t comm, char* text, size_t size,
+                                size_t* needed);
 
 #ifdef __cplusplus
 }

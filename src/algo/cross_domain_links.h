@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algo/domains.h"
+#include "algo/transport_choice.h"
 #include "transport/transport.h"
 #include "util/peer_liveness.h"
 
@@ -27,12 +28,15 @@ class CrossDomainLinks {
   std::shared_ptr<Link> shared(int peer) const;
   // "1 shm, 2 tcp", for the log.
   const std::string& summary() const { return summary_; }
+  // The transport of every pair of ranks of different domains.
+  std::shared_ptr<const TransportChoice> choice() const { return choice_; }
   // Payload bytes this rank moved across domains so far.
   size_t bytesSent() const;
   size_t bytesReceived() const;
 
  private:
   int rank_;
+  std::shared_ptr<const TransportChoice> choice_;
   std::vector<std::unique_ptr<LinkSet>> linkSets_;
   std::map<int, std::shared_ptr<Link>> links_;
   std::string summary_;

@@ -1,4 +1,7 @@
 // HetCCL's own extensions (hetccl.h).
+#include <cstdio>
+#include <string>
+
 #include "api/api_call.h"
 #include "core/comm_registry.h"
 #include "runtime/host/host_runtime.h"
@@ -71,6 +74,23 @@ HETCCL_EXPORT ncclResult_t hetcclCommCrossDomainBytes(ncclComm_t comm,
                      "sent or received is NULL");
     *sent = target->crossDomainBytesSent();
     *received = target->crossDomainBytesReceived();
+    return ncclSuccess;
+  });
+}
+
+HETCCL_EXPORT ncclResult_t hetcclCommTopology(ncclComm_t comm, char* text,
+                                              size_t size, size_t* needed) {
+  return apiCall(__func__, [&] {
+    auto target = hetccl::CommRegistry::instance().find(comm);
+    HETCCL_CHECK_ARG(needed != nullptr, "needed is NULL");
+    HETCCL_CHECK_ARG(text != nullptr || size == 0, "text is NULL, size %zu",
+                     size);
+    target->checkUsable();
+    std::string map;
+    for (const std::string& line : target->topology())
+      map += (map.empty() ? "" : "\n") + line;
+    *needed = map.size() + 1;
+    if (size > 0) std::snprintf(text, size, "%s", map.c_str());
     return ncclSuccess;
   });
 }

@@ -6,6 +6,7 @@
 
 #include "util/error.h"
 #include "util/log.h"
+#include "util/rank_list.h"
 
 namespace hetccl {
 namespace {
@@ -14,22 +15,6 @@ namespace {
 constexpr double kReplySeconds = 2.0;
 
 }  // namespace
-
-std::string formatRankList(const std::vector<int>& ranks) {
-  constexpr size_t kMaxItems = 16;
-  std::string out;
-  size_t i = 0;
-  for (size_t items = 0; i < ranks.size() && items < kMaxItems; ++items) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ",";
-    out += std::to_string(ranks[i]);
-    if (j > i) out += "-" + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  if (i < ranks.size()) out += format(",... (%zu in all)", ranks.size());
-  return out;
-}
 
 RootService::RootService(Listener listener, const Secret& secret,
                          double timeoutSeconds,

@@ -98,7 +98,4 @@ class RootService {
   bool cancelled_ = false;
 };
 
-// "3", "0,2,5-7"; long lists end in "... (N in all)".
-std::string formatRankList(const std::vector<int>& ranks);
-
 }  // namespace hetccl

@@ -8,6 +8,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
 #include "core/subset_oob.h"
+#include "core/topology_map.h"
 #include "core/watchdog.h"
 #include "engine/gpu/gpu_plan_engine.h"
 #include "runtime/device/current_device.h"
@@ -80,6 +81,7 @@ void Communicator::initialize(const ncclUniqueId& id) {
     LOG_INFO(kLogInit, "rank %d of %d ready (%s%s)", rank_, nranks_,
              runtimeKindName(runtimeKind()),
              config_.name.empty() ? "" : (", " + config_.name).c_str());
+    logTopology();
   } catch (...) {
     Error error = currentExceptionAsError();
     setState(error.code(), error.what());
@@ -128,7 +130,8 @@ void Communicator::setUpDomains() {
   std::vector<RankPlacement> placements;
   for (const PeerInfo& peer : peers_)
     placements.push_back({peer.runtime, peer.domainLabel, peer.hostId});
-  DomainMap domains(placements);
+  domains_.emplace(placements);
+  const DomainMap& domains = *domains_;
   domainCount_ = domains.count();
   domainIndex_ = domains.domainOf(rank_);
   BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
@@ -136,6 +139,7 @@ void Communicator::setUpDomains() {
     std::vector<int> everyone(nranks_);
     for (int r = 0; r < nranks_; ++r) everyone[r] = r;
     executor_ = createDomainComm(oob, domainRuntime(), everyone);
+    domainBackends_.assign(nranks_, domainRuntime());
   } else {
     setUpHeterogeneous(oob, domains, placements);
   }
@@ -182,6 +186,8 @@ void Communicator::setUpHeterogeneous(
   auto links = std::make_shared<CrossDomainLinks>(
       oob, placements, domains, settings_, opsAbort_, liveness_);
   crossDomainLinks_ = links;
+  transportChoice_ = links->choice();
+  gatherDomainBackends(oob);
   if (!gpu_) {
     LOG_INFO(kLogInit,
              "rank %d: heterogeneous communicator, %d domains, this rank in "
@@ -193,6 +199,7 @@ void Communicator::setUpHeterogeneous(
     return;
   }
   auto direct = streamDrivenCollectives(oob, domains);
+  streamDriven_ = direct != nullptr;
   executor_ = std::make_shared<GpuPlanEngine>(
       GpuPlanEngineSetup{deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains,
                          std::move(links), std::move(domainComm), settings_,
@@ -229,6 +236,28 @@ std::shared_ptr<Executor> Communicator::createDomainComm(
            members.size(), backend.name());
   return backend.create({oob, settings_, gpu_ ? gpu_->ordinal : -1, opsAbort_,
                          liveness_->subset(members)});
+}
+
+// A GPU emulated on the host runs its domain on the host engine, which
+// only its own rank knows.
+void Communicator::gatherDomainBackends(Oob& oob) {
+  std::vector<int32_t> runtimes(nranks_);
+  runtimes[rank_] = static_cast<int32_t>(domainRuntime());
+  oob.allGather(runtimes.data(), sizeof(int32_t));
+  for (int32_t runtime : runtimes)
+    domainBackends_.push_back(static_cast<RuntimeKind>(runtime));
+}
+
+std::vector<std::string> Communicator::topology() const {
+  return describeTopology({peers_, *domains_, domainBackends_,
+                           transportChoice_.get(), streamDriven_});
+}
+
+// Rank 0 only: every rank's map is the same.
+void Communicator::logTopology() const {
+  if (rank_ != 0 || !logEnabled(LogLevel::Info, kLogInit)) return;
+  for (const std::string& line : topology())
+    LOG_INFO(kLogInit, "topology: %s", line.c_str());
 }
 
 size_t Communicator::crossDomainBytesSent() const {

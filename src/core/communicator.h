@@ -31,6 +31,7 @@ namespace hetccl {
 class Bootstrap;
 class CrossDomainLinks;
 class DeviceShmCollectives;
+class TransportChoice;
 class Watchdog;
 
 class Communicator {
@@ -74,6 +75,8 @@ class Communicator {
   // Payload bytes this rank moved across domains (0 with one domain).
   size_t crossDomainBytesSent() const;
   size_t crossDomainBytesReceived() const;
+  // Its hosts, domains and links, one line each (topology_map.h).
+  std::vector<std::string> topology() const;
 
   // ncclInProgress while initialising, ncclSuccess when usable, otherwise
   // the error that ended initialisation or that the communicator hit since.
@@ -122,6 +125,8 @@ class Communicator {
                           const std::vector<RankPlacement>& placements);
   std::unique_ptr<DeviceShmCollectives> streamDrivenCollectives(
       Oob& oob, const DomainMap& domains) const;
+  void gatherDomainBackends(Oob& oob);
+  void logTopology() const;
   Placement placement() const;
   std::shared_ptr<Executor> createDomainComm(Oob& oob, RuntimeKind runtime,
                                              const std::vector<int>& members);
@@ -145,6 +150,11 @@ class Communicator {
   std::vector<PeerInfo> peers_;
   int domainCount_ = 1;
   int domainIndex_ = 0;
+  // What topology() describes, kept from init.
+  std::optional<DomainMap> domains_;
+  std::vector<RuntimeKind> domainBackends_;  // by rank
+  std::shared_ptr<const TransportChoice> transportChoice_;
+  bool streamDriven_ = false;
   std::shared_ptr<Executor> executor_;
   // With several domains; the executor owns them (and stops them first).
   std::weak_ptr<CrossDomainLinks> crossDomainLinks_;

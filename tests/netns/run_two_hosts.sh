@@ -4,6 +4,7 @@
 #   - every collective, type and op gives right results across the two hosts
 #     (hetccl-perf's own check; every rank must exit 0),
 #   - HetCCL put the ranks of each namespace in one domain (2 domains),
+#     and rank 0's topology map says so (hosts, domains, transport),
 #   - the cross-domain bytes really went over the veth (tcp transport), not
 #     through shared memory, which the namespaces still share.
 # Layouts: 2+2 (ranks 0,1 in A; 2,3 in B), then 3+1 (ranks 0,1,2 in A; 3 in B).
@@ -240,6 +241,35 @@ check_domains() {
     }' "$log"
 }
 
+# check_topology LOG COUNT_A COUNT_B: rank 0's header must map the ranks of
+# each namespace to a host and a domain of their own, linked by the
+# transport the ranks were given (tcp unless HETCCL_NETNS_RANK_ENV forces
+# another).
+check_topology() {
+  local log=$1 count_a=$2 count_b=$3
+  local nranks=$((count_a + count_b)) transport=tcp line
+  [[ ${HETCCL_NETNS_RANK_ENV:-} =~ HETCCL_TRANSPORT=([a-z]+) ]] &&
+    transport=${BASH_REMATCH[1]}
+  local -a expected=(
+    "$nranks ranks, 2 domains, 2 hosts"
+    "domain 0: $(rank_range 0 "$count_a") on host 0,"
+    "domain 1: $(rank_range "$count_a" "$nranks") on host 1,"
+    "domains 0 and 1 linked by $transport ($((count_a * count_b)) rank pairs)"
+  )
+  for line in "${expected[@]}"; do
+    grep -qF -- "#  $line" "$log" || {
+      echo "the header's topology lacks: $line"
+      return 1
+    }
+  done
+}
+
+# rank_range FIRST END: "rank 3" or "ranks 0-2" for [FIRST, END).
+rank_range() {
+  local first=$1 last=$(($2 - 1))
+  if ((first == last)); then echo "rank $first"; else echo "ranks $first-$last"; fi
+}
+
 print_failed_logs() {
   local nranks=$1 rank
   for ((rank = 0; rank < nranks; ++rank)); do
@@ -286,6 +316,8 @@ run_layout() {
   fi
   check_domains "$log_dir/rank0.log" "$count_a" "$nranks" ||
     fail "layout $count_a+$count_b: ranks not split into one domain per host"
+  check_topology "$log_dir/rank0.log" "$count_a" "$count_b" ||
+    fail "layout $count_a+$count_b: the topology map is not what was built"
 
   local tx_after rx_after
   tx_after=$(veth_bytes tx) || fail "cannot read the counters of $veth_a"

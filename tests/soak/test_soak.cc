@@ -1,6 +1,6 @@
 // Soak: rounds of random work on 4 ranks in 2 domains until a time budget
 // runs out. Each round is a few collectives (every kind, type and op,
-// PreMulSum included, 0 to 64 MB, in place or not, any root, the NULL
+// PreMulSum included, 0 to SOAK_MAX_MB, in place or not, any root, the NULL
 // stream or a host stream, grouped or not) or a send/receive ring in a
 // group. Every output is checked; every rank must hold the same shared
 // outputs; and the process must not grow: descriptors, threads and
@@ -9,12 +9,15 @@
 //
 // SOAK_SECONDS (default 30) is each layout's budget; SOAK_SEED (default 1)
 // picks the work, which depends only on the seed and the round number, so
-// a failure names the round that reproduces it. CI runs the short form;
+// a failure names the round that reproduces it; SOAK_MAX_MB (default 64)
+// caps an operation's size. CI runs the short form (16 MB: on 2 cores the
+// warm-up and warm rounds at 64 MB alone take over a minute);
 // bench/soak.sh the long one.
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -37,7 +40,6 @@ namespace hetccl::mp {
 namespace {
 
 constexpr int kRanks = 4;
-constexpr size_t kMaxBytes = 64u << 20;
 // Rounds before the resources are first counted, after every collective
 // ran once at the largest size: the buffers and threads that the library
 // keeps for the life of a communicator (scratch for a chunk of each plan)
@@ -56,6 +58,12 @@ double envNumber(const char* name, double fallback) {
   return value != nullptr && value[0] != '\0' ? std::atof(value) : fallback;
 }
 
+// The largest operation, at least 8 MiB + 1.
+size_t maxBytes() {
+  const double megabytes = envNumber("SOAK_MAX_MB", 64);
+  return std::max<size_t>(static_cast<size_t>(megabytes) << 20, (8u << 20) + 1);
+}
+
 double nowSeconds() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -70,13 +78,13 @@ class Choices {
   size_t below(size_t n) { return static_cast<size_t>(next() % n); }
   bool chance(int percent) { return below(100) < static_cast<size_t>(percent); }
   // Mostly small, sometimes large: 0 to 4 KiB (70%), up to 8 MiB spread
-  // evenly over the powers of two (28%), 8 to 64 MiB (2%; on 2 cores such
-  // a round takes seconds, most of them checking).
+  // evenly over the powers of two (28%), 8 MiB to maxBytes() (2%; on 2
+  // cores such a round takes seconds at 64 MiB, most of them checking).
   size_t bytes() {
     const size_t kind = below(100);
     if (kind < 70) return below(4097);
     if (kind < 98) return size_t{1} << (12 + below(11)) | below(4096);
-    return (8u << 20) + below(kMaxBytes - (8u << 20) + 1);
+    return (8u << 20) + below(maxBytes() - (8u << 20) + 1);
   }
 
  private:
@@ -233,7 +241,7 @@ void ringRound(Choices& choices, uint64_t seed, uint64_t round, ncclComm_t comm,
 // send/receive ring: what the library keeps at its largest. Unchecked (the
 // rounds check); zeros, so that no value can overflow.
 void warmUpAtTheLargestSize(ncclComm_t comm, const RankContext& ctx) {
-  const size_t count = kMaxBytes / sizeof(float);
+  const size_t count = maxBytes() / sizeof(float);
   std::vector<float> send(count), recv(count);
   float* s = send.data();
   float* r = recv.data();

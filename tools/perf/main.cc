@@ -61,6 +61,19 @@ hetcclRuntimeKind_t rankRuntime(const NcclApi& nccl, ncclComm_t comm,
   return gpu.runtime;
 }
 
+// HetCCL's map of the communicator; empty from a library without one.
+std::string topologyOf(const NcclApi& nccl, ncclComm_t comm) {
+  if (!nccl.commTopology) return "";
+  size_t needed = 0;
+  nccl.check(nccl.commTopology(comm, nullptr, 0, &needed), "hetcclCommTopology",
+             comm);
+  std::string map(needed, '\0');
+  nccl.check(nccl.commTopology(comm, map.data(), map.size(), &needed),
+             "hetcclCommTopology", comm);
+  map.resize(needed - 1);
+  return map;
+}
+
 // The run of a rank whose place is known. Returns its exit status.
 int runRankWithSetup(const Options& options, const NcclApi& nccl,
                      const RankSetup& setup) {
@@ -85,8 +98,12 @@ int runRankWithSetup(const Options& options, const NcclApi& nccl,
     Reporter reporter(options, setup.rank == 0);
     int version = 0;
     nccl.check(nccl.getVersion(&version), "ncclGetVersion", nullptr);
-    const RunDescription run{setup.nranks, version, nccl.describe(),
-                             setup.launcher, communicator.initSeconds()};
+    const RunDescription run{setup.nranks,
+                             version,
+                             nccl.describe(),
+                             setup.launcher,
+                             communicator.initSeconds(),
+                             topologyOf(nccl, communicator.get())};
     reporter.printHeader(run, control.allGather(describeRank(context, kind)));
     Benchmark benchmark(options, context, control, reporter);
     wrong = benchmark.run();

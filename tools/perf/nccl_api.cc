@@ -76,6 +76,7 @@ void resolveHetcclExtensions(const SymbolResolver& symbols, NcclApi* api) {
   api->streamCreate = found.streamCreate;
   api->streamDestroy = found.streamDestroy;
   api->streamSynchronize = found.streamSynchronize;
+  symbols.optional("hetcclCommTopology", &api->commTopology);
 }
 
 NcclApi makeLinkedApi() {
@@ -106,6 +107,7 @@ NcclApi makeLinkedApi() {
   api.streamCreate = &::hetcclStreamCreate;
   api.streamDestroy = &::hetcclStreamDestroy;
   api.streamSynchronize = &::hetcclStreamSynchronize;
+  api.commTopology = &::hetcclCommTopology;
   return api;
 }
 

@@ -48,6 +48,8 @@ struct NcclApi {
   decltype(&::hetcclStreamCreate) streamCreate = nullptr;
   decltype(&::hetcclStreamDestroy) streamDestroy = nullptr;
   decltype(&::hetcclStreamSynchronize) streamSynchronize = nullptr;
+  // Newer than the others: null with a HetCCL that lacks it.
+  decltype(&::hetcclCommTopology) commTopology = nullptr;
 
   bool isLinked() const { return libraryPath.empty(); }
   bool hasHetcclExtensions() const { return commRuntime != nullptr; }

@@ -89,6 +89,18 @@ std::string joinNames(const std::vector<const kit::DataType*>& items) {
   return text;
 }
 
+// Each line of HetCCL's map as a comment line.
+void printTopology(const std::string& map) {
+  if (map.empty()) return;
+  std::printf("#\n# Topology\n");
+  size_t begin = 0;
+  while (begin <= map.size()) {
+    size_t end = std::min(map.find('\n', begin), map.size());
+    std::printf("#  %s\n", map.substr(begin, end - begin).c_str());
+    begin = end + 1;
+  }
+}
+
 }  // namespace
 
 Reporter::Reporter(const Options& options, bool printing)
@@ -137,6 +149,7 @@ void Reporter::printHeader(const RunDescription& run,
         info.rank, info.pid, info.host, runtimeName(info.runtime), info.device,
         info.domain, info.ndomains);
   }
+  printTopology(run.topology);
   std::printf("#\n");
   std::fflush(stdout);
 }

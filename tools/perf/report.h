@@ -58,6 +58,8 @@ struct RunDescription {
   std::string library;   // NcclApi::describe() of the library under test
   std::string launcher;  // who started the ranks
   double initSeconds;    // ncclCommInitRank on rank 0
+  // HetCCL's map of the communicator (hetcclCommTopology), if it has one.
+  std::string topology;
 };
 
 class Reporter {

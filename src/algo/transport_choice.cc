@@ -1,0 +1,65 @@
+#include "algo/transport_choice.h"
+
+#include <algorithm>
+
+namespace hetccl {
+namespace {
+
+bool hasPeerOfOtherDomainAndHost(const std::vector<RankPlacement>& placements,
+                                 const DomainMap& domains, int rank) {
+  for (int r = 0; r < domains.nranks(); ++r)
+    if (placements[r].hostId != placements[rank].hostId &&
+        domains.domainOf(r) != domains.domainOf(rank))
+      return true;
+  return false;
+}
+
+bool crossDomainPairBetweenHosts(const std::vector<RankPlacement>& placements,
+                                 const DomainMap& domains) {
+  for (int r = 0; r < domains.nranks(); ++r)
+    if (hasPeerOfOtherDomainAndHost(placements, domains, r)) return true;
+  return false;
+}
+
+// Every rank's preferences between hosts; a rank without a peer of another
+// domain on another host asks nothing and says 0 for all (no pair of its
+// needs them).
+std::vector<std::vector<uint8_t>> preferencesOfEveryRank(
+    Oob& oob, const TransportSelection& selection, bool askHere) {
+  const size_t count = registeredTransports().size();
+  std::vector<uint8_t> table(count * oob.nranks(), 0);
+  if (askHere) {
+    std::vector<uint8_t> mine = selection.preferencesBetweenHosts();
+    std::copy(mine.begin(), mine.end(), table.begin() + count * oob.rank());
+  }
+  oob.allGather(table.data(), count);
+  std::vector<std::vector<uint8_t>> preferences;
+  for (int r = 0; r < oob.nranks(); ++r)
+    preferences.emplace_back(table.begin() + count * r,
+                             table.begin() + count * (r + 1));
+  return preferences;
+}
+
+}  // namespace
+
+TransportChoice::TransportChoice(Oob& oob,
+                                 const std::vector<RankPlacement>& placements,
+                                 const DomainMap& domains,
+                                 const std::string& transport)
+    : selection_(TransportSelection::parse(transport)),
+      preferences_(oob.nranks()) {
+  for (const RankPlacement& placement : placements)
+    hosts_.push_back(placement.hostId);
+  if (selection_.forced() == nullptr &&
+      crossDomainPairBetweenHosts(placements, domains))
+    preferences_ = preferencesOfEveryRank(
+        oob, selection_,
+        hasPeerOfOtherDomainAndHost(placements, domains, oob.rank()));
+}
+
+const Transport& TransportChoice::between(int a, int b) const {
+  if (hosts_[a] == hosts_[b]) return selection_.onOneHost();
+  return selection_.betweenHosts(preferences_[a], preferences_[b]);
+}
+
+}  // namespace hetccl
