@@ -4,7 +4,8 @@ markdown reports.
 
 Imported by the scripts beside it (they are run as `python3 bench/x.py`,
 which puts bench/ on the import path) and by tests/gpu/run.sh with
-PYTHONPATH=bench. Needs only the standard library.
+PYTHONPATH=bench. Needs only the standard library (write_charts draws
+charts where matplotlib is installed).
 """
 
 import argparse
@@ -391,6 +392,26 @@ def summary_section(failures, misses, misses_heading, all_good):
 def write_report_file(path, parts):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts))
+
+
+def write_charts(report):
+    """Draws the charts of a report just written beside it (bench/charts.py,
+    which needs python3-matplotlib). A benchmark must never fail for want of
+    a chart: without matplotlib, or on any error, this logs one line and
+    returns."""
+    try:
+        import charts  # bench/charts.py, only when a report is written
+        pyplot = charts.load_pyplot()
+        if pyplot is None:
+            log(charts.MISSING_MATPLOTLIB)
+            return
+        paths = charts.record_charts(pyplot, report)
+        if not paths:
+            log(f"charts: {Path(report).name} has no raw JSON; none drawn")
+        for path in paths:
+            log(f"chart written to {path}")
+    except Exception as error:  # no chart is worth a failed run
+        log(f"charts: none written for {report}: {error}")
 
 
 def log_outcome(texts, misses, failures, key_line, path, seconds):

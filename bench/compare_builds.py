@@ -35,7 +35,8 @@ from pathlib import Path
 
 from bench_common import (cpu_model, format_bytes, hetccl_commit,
                           load_average, perf_binary, read_json_lines,
-                          report_path, tool_environment, write_report_file)
+                          report_path, tool_environment, write_charts,
+                          write_report_file)
 
 
 def parse_args():
@@ -136,6 +137,7 @@ def main():
     ]
     path = report_path(args.out, "compare-builds")
     write_report_file(path, parts)
+    write_charts(path)
     print("\n".join(rows))
     print(f"report: {path}")
 

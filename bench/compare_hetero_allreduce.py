@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 import compare_host_allreduce as common
+from bench_common import write_charts
 
 REPO = common.REPO
 
@@ -98,6 +99,7 @@ def main():
     parts += ["```", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts))
+    write_charts(path)
     print(f"report written to {path}")
 
 

@@ -24,7 +24,8 @@ from pathlib import Path
 # from here.
 from bench_common import (REPO, cpu_model, first_lines, format_bytes,
                           hetccl_commit, json_line, load_average,
-                          read_json_lines, report_path, write_report_file)
+                          read_json_lines, report_path, write_charts,
+                          write_report_file)
 
 IMPLS = ("hetccl", "openmpi", "gloo")
 IMPL_TITLES = {"hetccl": "HetCCL", "openmpi": "OpenMPI", "gloo": "Gloo"}
@@ -173,6 +174,7 @@ def write_report(path, args, facts, commands, records, tables):
     parts += [json_line(rec) for rec in records]
     parts += ["```", ""]
     write_report_file(path, parts)
+    write_charts(path)
 
 
 def main():

@@ -38,7 +38,7 @@ from bench_common import (REPO, PerfRun, cuda_runtime_dirs,
                           format_bytes, gpu_machine_facts, json_line, log,
                           log_outcome, parse_size, perf_binary, perf_command,
                           report_path, run_required, summary_section,
-                          topology, write_report_file)
+                          topology, write_charts, write_report_file)
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast",
                "alltoall")
@@ -273,6 +273,7 @@ def write_report(path, args, facts, topo, runs, tables, misses, failures,
         parts += [json_line(rec) for rec in run.records]
     parts += ["```", ""]
     write_report_file(path, parts)
+    write_charts(path)
 
 
 def main():

@@ -13,6 +13,9 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libgloo-dev
   iproute2 procps python3
+  # bench/charts.py: the charts of the benchmark records and the README
+  # (the ctest charts_from_a_record needs it).
+  python3-matplotlib
   # The UCX transport module (libhetccl-ucx.so) and, for the benchmark that
   # compares it with UCX's own, ucx_perftest.
   libucx-dev ucx-utils

@@ -1,0 +1,520 @@
+#!/usr/bin/env python3
+"""Charts of the benchmark records: bus bandwidth and time against size.
+
+A record (bench/results/*.md) keeps its raw measurements as one JSON object
+per line in a fenced block, each run's lines after a "# label" line where the
+script names its runs. This script reads those lines back, so that a chart
+can always be redrawn from the record alone, and draws per collective one
+line per series (the label without its round suffix, else the `impl` field
+and whatever else tells the runs apart), the median where a series has
+several rounds of a size.
+
+    bench/charts.py bench/results/host-allreduce-2026-11-29.md
+    bench/charts.py --all                  # every record with raw JSON
+    bench/charts.py --readme               # the README's charts, docs/charts/
+    bench/charts.py --ceiling "copy ceiling=37.2" RECORD
+
+Writes <record>-<collective>.png and .svg beside each record (or into
+--out-dir) and prints each file written. Needs python3-matplotlib: without
+it the script says so and exits 0 (1 with --require), so that a benchmark
+never fails for want of a chart.
+"""
+
+import argparse
+import ast
+import json
+import math
+import re
+import statistics
+import sys
+from collections import namedtuple
+from pathlib import Path
+
+from bench_common import REPO, format_bytes
+
+RESULTS = REPO / "bench" / "results"
+README_CHART_DIR = REPO / "docs" / "charts"
+MISSING_MATPLOTLIB = (
+    "charts: python3-matplotlib is not installed "
+    "(apt-get install python3-matplotlib); no charts written")
+
+COPY_CEILING = ("host-path copy ceiling per GPU and direction, 2 GPUs busy "
+                "(gpu-copy-paths-2026-11-30)", 37.2)
+
+# Known bus-bandwidth ceilings, by the start of a record's name.
+CEILINGS = {
+    "gpu-hetero-allreduce": [COPY_CEILING],
+}
+
+# The README's charts: file stem in docs/charts, record, collective, title,
+# {series: legend name} (the series drawn, in this order), ceilings.
+README_LINE_CHARTS = [
+    ("passthrough-vs-nccl", "gpu-sweep-2026-11-30-2", "allreduce",
+     "All-reduce on 2 H200s: HetCCL pass-through vs NVIDIA NCCL",
+     {"hetccl": "HetCCL (pass-through)", "native": "NVIDIA NCCL"}, []),
+    ("hetero-2gpu", "gpu-hetero-allreduce-2026-11-30", "allreduce",
+     "All-reduce on 2 H200s as 2 domains (through host memory)",
+     {"hetccl-shm": "HetCCL, 2 domains over shm",
+      "nccl-host": "NVIDIA NCCL, host path (P2P off)",
+      "gloo": "Gloo (PyTorch, CUDA tensors)"}, [COPY_CEILING]),
+    ("host-allreduce", "host-allreduce-2026-11-29", "allreduce",
+     "Host all-reduce, 2 CPU ranks: HetCCL vs OpenMPI and Gloo",
+     {"hetccl, 2 ranks": "HetCCL", "openmpi, 2 ranks": "OpenMPI (vader)",
+      "gloo, 2 ranks": "Gloo (ring, TCP loopback)"}, []),
+]
+# The cross-host chart: bars per collective at a few sizes.
+README_BAR_CHART = (
+    "cross-host", "gpu-network-compare-2026-11-30-chunk16m",
+    "2 H200s as 2 pretend hosts over TCP (loopback)", (64 << 20, 256 << 20),
+    {"hetccl-tcp": "HetCCL tcp",
+     "nccl-default": "NVIDIA NCCL sockets, default",
+     "nccl-4x1": "NVIDIA NCCL sockets, 4 sockets x 1 thread"})
+
+# A label's round suffix ("-r1", " (counted: yes)"): rounds of one series.
+ROUND_SUFFIX = re.compile(r"(-r\d+)?(\s*\(counted: \w+\))?\s*$")
+# Parts of a label that name a size range of one series (gpu_sweep.py).
+SIZE_RANGE_PARTS = {"small", "large"}
+# Fields that tell unlabelled runs apart, as shown in a series name.
+DISTINGUISHING_FIELDS = {
+    "build": str,
+    "nranks": lambda n: f"{n} ranks",
+    "inplace": lambda v: "in place" if v else "out of place",
+}
+
+Point = namedtuple("Point", "series coll bytes busbw time_us")
+Entry = namedtuple("Entry", "label result")
+
+
+# ----------------------------------------------------------------------------
+# Reading a record.
+
+def fenced_blocks(text):
+    """The lines of each fenced code block (``` ... ```) of a markdown text."""
+    block = None
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            if block is None:
+                block = []
+            else:
+                yield block
+                block = None
+        elif block is not None:
+            block.append(line.strip())
+
+
+def parse_object(line):
+    """A result line: JSON, or a Python dict literal (compare_builds.py
+    writes str(record)); None for any other line."""
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(line)
+        except (ValueError, SyntaxError):
+            continue
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def is_result(obj):
+    return "bytes" in obj and ("busbw_GBps" in obj or "time_us" in obj)
+
+
+def nested_results(obj):
+    """Results listed inside an object, named by their key: the Gloo
+    all-reduce of gpu_hetero_allreduce.py's PyTorch worker is
+    {"gloo": [{"bytes":..., "busbw_GBps":...}, ...], "copies": ...}."""
+    for key, value in obj.items():
+        if isinstance(value, list) and value and all(
+                isinstance(item, dict) and "bytes" in item
+                and "busbw_GBps" in item for item in value):
+            for item in value:
+                yield Entry(key, {"impl": key, **item})
+
+
+def record_entries(text):
+    """Every result of a record with the label of the run it belongs to
+    (None before any label). Rounds marked "(counted: no)" are left out."""
+    entries = []
+    for block in fenced_blocks(text):
+        label = None
+        for line in block:
+            if line.startswith("#"):
+                label = line.lstrip("#").strip() or None
+                continue
+            obj = parse_object(line) if line.startswith("{") else None
+            if obj is None or (label and "(counted: no)" in label):
+                continue
+            if is_result(obj):
+                entries.append(Entry(label, obj))
+            else:
+                entries.extend(nested_results(obj))
+    return entries
+
+
+def label_series(label, coll):
+    """The series a label names: without its round suffix, the collective
+    (each chart is of one) and the size range."""
+    parts = ROUND_SUFFIX.sub("", label).split("-")
+    kept = [p for p in parts if p != coll and p not in SIZE_RANGE_PARTS]
+    return "-".join(kept) or label
+
+
+def varying_fields(results):
+    """The distinguishing fields whose value differs between the results
+    that have them (OpenMPI's and Gloo's results have no "inplace")."""
+    return [name for name in DISTINGUISHING_FIELDS
+            if len({repr(r[name]) for r in results if name in r}) > 1]
+
+
+def unlabelled_series(results):
+    """Series names for results without a label: `impl` and the fields
+    that differ, then "run 2", "run 3"... where the same size comes again
+    without a round field to tell it apart (two runs written one after the
+    other, as compare_hetero_allreduce.py does)."""
+    fields = varying_fields(results)
+    names, runs, seen = [], {}, {}
+    for result in results:
+        base = ", ".join([str(result.get("impl", "?"))] + [
+            DISTINGUISHING_FIELDS[f](result[f]) for f in fields
+            if f in result])
+        key = (result.get("coll"), result["bytes"], result.get("inplace"),
+               result.get("round"))
+        if key in seen.setdefault(base, set()):
+            runs[base] = runs.get(base, 1) + 1
+            seen[base] = set()
+        seen[base].add(key)
+        run = runs.get(base, 1)
+        names.append(base if run == 1 else f"{base}, run {run}")
+    return names
+
+
+def read_points(path):
+    """The results of a record as Points; a result without a collective
+    takes the record's one collective (or is dropped if it has several)."""
+    entries = record_entries(Path(path).read_text(errors="replace"))
+    colls = {e.result["coll"] for e in entries if "coll" in e.result}
+    only_coll = colls.pop() if len(colls) == 1 else None
+    unlabelled = [e.result for e in entries if e.label is None]
+    unlabelled_names = iter(unlabelled_series(unlabelled))
+    points = []
+    for label, result in entries:
+        coll = result.get("coll", only_coll)
+        series = (next(unlabelled_names) if label is None
+                  else label_series(label, coll))
+        if coll is not None:
+            points.append(Point(series, coll, result["bytes"],
+                                result.get("busbw_GBps"),
+                                result.get("time_us")))
+    return points
+
+
+def curve_values(curves):
+    return [value for curve in curves.values() for _, value in curve]
+
+
+def collectives(points):
+    return list(dict.fromkeys(p.coll for p in points))
+
+
+def series_curves(points, coll, metric):
+    """{series: [(bytes, median of `metric`)]} for one collective, series
+    in the order of the record, sizes ascending."""
+    values = {}
+    for p in points:
+        value = getattr(p, metric)
+        if p.coll == coll and value is not None:
+            values.setdefault(p.series, {}).setdefault(p.bytes, []).append(
+                value)
+    return {series: [(size, statistics.median(v))
+                     for size, v in sorted(by_size.items())]
+            for series, by_size in values.items()}
+
+
+# ----------------------------------------------------------------------------
+# Drawing.
+
+def load_pyplot():
+    """matplotlib.pyplot on the Agg backend, set to write SVG text as text
+    (the series names stay searchable) and the same SVG from the same data;
+    None if matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update({"svg.fonttype": "none",
+                                "svg.hashsalt": "hetccl-charts",
+                                "font.sans-serif": ["DejaVu Sans"],
+                                "font.size": 9, "axes.grid": True,
+                                "grid.alpha": 0.3})
+    import matplotlib.pyplot as pyplot
+    return pyplot
+
+
+def size_label(size):
+    text = format_bytes(size)
+    return text if text[-1].isalpha() else f"{text}B"
+
+
+def plain_number(value, _position=None):
+    return f"{value:,.10g}"
+
+
+def twos_and_fives(value, _position=None):
+    mantissa = value / 10 ** math.floor(math.log10(value))
+    return plain_number(value) if round(mantissa) in (2, 5) else ""
+
+
+def set_size_axis(axis, sizes):
+    """Log2 sizes labelled 8B, 1K, 1M, 1G: at every size measured where
+    there are at most 12, else at powers of two whose exponent is a
+    multiple of a step (so that round sizes such as 1K and 1G show)."""
+    sizes = sorted(set(sizes))
+    low, high = sizes[0].bit_length() - 1, sizes[-1].bit_length() - 1
+    if len(sizes) <= 12:
+        ticks = sizes
+    else:
+        step = next(s for s in (2, 3, 5, 10) if (high - low) // s < 12)
+        ticks = [1 << e for e in range(low, high + 1) if e % step == 0]
+    axis.set_xscale("log", base=2)
+    axis.set_xticks(ticks, [size_label(t) for t in ticks])
+    axis.set_xticks([1 << e for e in range(low, high + 1)], minor=True)
+    axis.tick_params(axis="x", which="minor", labelbottom=False)
+    axis.set_xlim(sizes[0] / 1.3, sizes[-1] * 1.3)
+
+
+def set_value_axis(axis, values, log_above):
+    """A log scale, with plain numbers rather than powers of ten, where the
+    values span more than `log_above` times; else linear from 0. A log
+    scale of less than two decades has too few powers of ten to read, so
+    its 2s and 5s are labelled too."""
+    positive = [v for v in values if v > 0]
+    if not positive:
+        return
+    span = max(positive) / min(positive)
+    if span > log_above:
+        axis.set_yscale("log")
+        axis.yaxis.set_major_formatter(plain_number)
+        if span < 100:
+            axis.yaxis.set_minor_formatter(twos_and_fives)
+    else:
+        axis.set_ylim(0, max(positive) * 1.1)
+
+
+def series_colors(series):
+    """A colour per series, so that a series keeps its colour in every
+    chart of a record, whichever series a collective lacks."""
+    return {name: f"C{index % 10}"
+            for index, name in enumerate(dict.fromkeys(series))}
+
+
+def draw_curves(axis, curves, colors, names=None):
+    for series, curve in curves.items():
+        axis.plot([s for s, _ in curve], [v for _, v in curve], marker="o",
+                  markersize=3, linewidth=1.5, color=colors[series],
+                  label=(names or {}).get(series, series))
+
+
+def draw_ceilings(axis, ceilings):
+    for label, gbps in ceilings:
+        axis.axhline(gbps, linestyle="--", color="0.35", linewidth=1,
+                     label=f"{label}: {gbps:g} GB/s")
+
+
+BUSBW_LABEL = "busbw (GB/s, 10^9 B/s)"
+TIME_LABEL = "time per operation (µs)"
+SIZE_LABEL = "message size (bytes, log2 scale)"
+
+
+def legend_below(figure, axes):
+    """One legend for the axes, under the plots, where it hides no data."""
+    entries = {}
+    for axis in axes:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    labels, handles = list(entries), list(entries.values())
+    columns = 1 if max(map(len, labels), default=0) > 40 else 2
+    rows = -(-len(labels) // columns)
+    height = (0.05 + 0.17 * rows) / figure.get_figheight()
+    figure.legend(handles, labels, loc="lower center", ncol=columns,
+                  fontsize=8, frameon=False)
+    figure.tight_layout(rect=(0, height, 1, 1))
+
+
+def save(figure, pyplot, stem):
+    """Writes the figure as stem.png and stem.svg; returns the paths."""
+    paths = []
+    for fmt in ("png", "svg"):
+        path = stem.with_name(f"{stem.name}.{fmt}")
+        figure.savefig(path, dpi=100, metadata={"Date": None} if fmt == "svg"
+                       else None)
+        paths.append(path)
+    pyplot.close(figure)
+    return paths
+
+
+def collective_chart(pyplot, record_name, points, coll, ceilings, stem):
+    """Bus bandwidth (above) and time (below) against size for one
+    collective of a record, sharing the size axis; log scales from 10x,
+    as a record's series can be 100x apart (NVLink beside a socket)."""
+    busbw = series_curves(points, coll, "busbw")
+    times = series_curves(points, coll, "time_us")
+    figure, (top, bottom) = pyplot.subplots(2, 1, sharex=True,
+                                            figsize=(7, 6.5))
+    colors = series_colors(p.series for p in points)
+    draw_curves(top, busbw, colors)
+    draw_ceilings(top, ceilings)
+    draw_curves(bottom, times, colors)
+    sizes = [p.bytes for p in points if p.coll == coll]
+    set_size_axis(bottom, sizes)
+    set_value_axis(top, curve_values(busbw) + [g for _, g in ceilings],
+                   log_above=10)
+    set_value_axis(bottom, curve_values(times), log_above=10)
+    top.set_ylabel(BUSBW_LABEL)
+    bottom.set_ylabel(TIME_LABEL)
+    bottom.set_xlabel(SIZE_LABEL)
+    top.set_title(f"{record_name}: {coll}")
+    legend_below(figure, (top, bottom))
+    return save(figure, pyplot, stem)
+
+
+def record_charts(pyplot, record, out_dir=None, extra_ceilings=()):
+    """The charts of one record, one file per collective and format;
+    returns the paths written ([] for a record without raw JSON)."""
+    record = Path(record)
+    points = read_points(record)
+    ceilings = [c for prefix, known in CEILINGS.items()
+                if record.stem.startswith(prefix) for c in known]
+    ceilings += list(extra_ceilings)
+    directory = Path(out_dir) if out_dir else record.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for coll in collectives(points):
+        paths += collective_chart(pyplot, record.stem, points, coll, ceilings,
+                                  directory / f"{record.stem}-{coll}")
+    return paths
+
+
+def readme_line_chart(pyplot, chart, out_dir):
+    """One README chart: the bus bandwidth of the chosen series."""
+    stem, record, coll, title, names, ceilings = chart
+    points = read_points(RESULTS / f"{record}.md")
+    curves = series_curves(points, coll, "busbw")
+    missing = [s for s in names if s not in curves]
+    if missing:
+        raise SystemExit(f"charts: {record} has no series {missing}")
+    curves = {s: curves[s] for s in names}
+    figure, axis = pyplot.subplots(figsize=(7, 5))
+    draw_curves(axis, curves, series_colors(names), names)
+    draw_ceilings(axis, ceilings)
+    set_size_axis(axis, [s for c in curves.values() for s, _ in c])
+    set_value_axis(axis, curve_values(curves), log_above=100)
+    axis.set_xlabel(SIZE_LABEL)
+    axis.set_ylabel(BUSBW_LABEL)
+    axis.set_title(f"{title}\n(record {record}; median of the rounds)",
+                   fontsize=9)
+    legend_below(figure, (axis,))
+    return save(figure, pyplot, out_dir / stem)
+
+
+def readme_bar_chart(pyplot, out_dir):
+    """The cross-host chart: per size a panel, per collective a group of
+    bars, one bar per series (the median of its rounds)."""
+    stem, record, title, sizes, names = README_BAR_CHART
+    points = read_points(RESULTS / f"{record}.md")
+    colls = [c for c in collectives(points)
+             if all(series_value(points, s, c, sizes[0]) for s in names)]
+    figure, axes = pyplot.subplots(len(sizes), 1, figsize=(7, 6),
+                                   sharex=True)
+    width = 0.8 / len(names)
+    for axis, size in zip(axes, sizes):
+        for index, (series, name) in enumerate(names.items()):
+            values = [series_value(points, series, c, size) or 0
+                      for c in colls]
+            xs = [i + (index - (len(names) - 1) / 2) * width
+                  for i in range(len(colls))]
+            bars = axis.bar(xs, values, width, label=name)
+            axis.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)
+        axis.set_ylabel(f"busbw at {size_label(size)} (GB/s, 10^9 B/s)")
+        axis.margins(y=0.15)
+    axes[-1].set_xticks(range(len(colls)), colls)
+    axes[0].set_title(f"{title}\n(record {record}; median of the rounds)",
+                      fontsize=9)
+    axes[0].legend(fontsize=8, loc="upper left")
+    figure.tight_layout()
+    return save(figure, pyplot, out_dir / stem)
+
+
+def series_value(points, series, coll, size):
+    """The median bus bandwidth of one series at one size, or None."""
+    values = [p.busbw for p in points if (p.series, p.coll, p.bytes) ==
+              (series, coll, size) and p.busbw is not None]
+    return statistics.median(values) if values else None
+
+
+# ----------------------------------------------------------------------------
+# The command line.
+
+def parse_ceiling(text):
+    """--ceiling "LABEL=GBPS" as (label, GB/s)."""
+    label, _, value = text.rpartition("=")
+    try:
+        gbps = float(value)
+    except ValueError:
+        gbps = None
+    if gbps is None or not label.strip():
+        raise argparse.ArgumentTypeError(f"not LABEL=GBPS: {text}")
+    return label.strip(), gbps
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", nargs="*", help="record files (.md)")
+    parser.add_argument("--all", action="store_true",
+                        help="every record in bench/results")
+    parser.add_argument("--readme", action="store_true",
+                        help="the README's charts, into docs/charts")
+    parser.add_argument("--out-dir", help="write here, not beside the record")
+    parser.add_argument("--ceiling", action="append", default=[],
+                        type=parse_ceiling, metavar="LABEL=GBPS",
+                        help="a bus-bandwidth ceiling to draw (repeatable)")
+    parser.add_argument("--require", action="store_true",
+                        help="exit 1 if matplotlib is missing")
+    args = parser.parse_args()
+    if not (args.records or args.all or args.readme):
+        parser.error("give record files, --all or --readme")
+    args.records = [Path(r) for r in args.records]
+    if args.all:
+        args.records += sorted(RESULTS.glob("*.md"))
+    missing = [str(r) for r in args.records if not r.is_file()]
+    if missing:
+        parser.error(f"no such record: {', '.join(missing)}")
+    return args
+
+
+def print_paths(paths):
+    for path in paths:
+        print(path, flush=True)
+
+
+def main():
+    args = parse_args()
+    pyplot = load_pyplot()
+    if pyplot is None:
+        print(MISSING_MATPLOTLIB)
+        return 1 if args.require else 0
+    if args.readme:
+        out_dir = Path(args.out_dir) if args.out_dir else README_CHART_DIR
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for chart in README_LINE_CHARTS:
+            print_paths(readme_line_chart(pyplot, chart, out_dir))
+        print_paths(readme_bar_chart(pyplot, out_dir))
+    for record in args.records:
+        paths = record_charts(pyplot, record, args.out_dir, args.ceiling)
+        if not paths:
+            print(f"charts: {record.name}: no raw JSON results; skipped")
+        print_paths(paths)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
