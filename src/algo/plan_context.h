@@ -68,6 +68,7 @@ void allReduceOneShotPlan(const PlanContext& context, const Op& op);
 void allGatherPlan(const PlanContext& context, const Op& op);
 void allGatherOneShotPlan(const PlanContext& context, const Op& op);
 void broadcastPlan(const PlanContext& context, const Op& op);
+void broadcastOneShotPlan(const PlanContext& context, const Op& op);
 void reducePlan(const PlanContext& context, const Op& op);
 void reduceScatterPlan(const PlanContext& context, const Op& op);
 void reduceScatterOneShotPlan(const PlanContext& context, const Op& op);

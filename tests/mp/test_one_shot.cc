@@ -1,7 +1,8 @@
 // The one-shot plans of small heterogeneous all-reduces and
 // reduce-scatters (one exchange across domains, every rank combining all
-// domains' partials itself) and all-gathers (every block straight to every
-// rank of the other domains) at the edge of their regime: with
+// domains' partials itself), all-gathers (every block straight to every
+// rank of the other domains) and broadcasts (the root's buffer straight to
+// every rank of the other domains) at the edge of their regime: with
 // HETCCL_ONE_SHOT_MAX=256, every type (and every op of the reductions) at
 // counts just below, at and just above 256 bytes (the pipelined plans from
 // there), 0 and 1 elements, in place and out of place, on even, uneven and
@@ -36,22 +37,24 @@ void addCase(std::vector<CollectiveCase>& cases, Collective collective,
   c.count = count;
   c.inPlace = cases.size() % 2 == 1;
   c.onStream = (cases.size() / kStreamBatch) % 2 == 1;
-  c.root = 0;
+  c.root = static_cast<int>(cases.size() % nranks);
   c.seed = mixBits(0x0e5407, cases.size(), nranks);
   cases.push_back(c);
 }
 
-// All-reduces and reduce-scatters of every type and op, all-gathers of
-// every type, at the element counts around the threshold (an all-gather's
-// is its output's, a reduce-scatter's its input's).
+// All-reduces and reduce-scatters of every type and op, all-gathers and
+// broadcasts (from every root in turn) of every type, at the element
+// counts around the threshold (an all-gather's is its output's, a
+// reduce-scatter's its input's).
 std::vector<CollectiveCase> edgeCases(int nranks) {
   std::vector<CollectiveCase> cases;
   for (const kit::DataType& type : kit::allDataTypes()) {
     for (Collective collective :
          {Collective::kAllReduce, Collective::kAllGather,
-          Collective::kReduceScatter}) {
-      const size_t perRank =
-          collective == Collective::kAllReduce ? type.size : nranks * type.size;
+          Collective::kReduceScatter, Collective::kBroadcast}) {
+      const bool perRankCount = collective == Collective::kAllGather ||
+                                collective == Collective::kReduceScatter;
+      const size_t perRank = perRankCount ? nranks * type.size : type.size;
       const size_t atThreshold = kThresholdBytes / perRank;
       const size_t counts[] = {0, 1, atThreshold - 1, atThreshold,
                                atThreshold + 1};
