@@ -1,10 +1,16 @@
 // GPU checks of heterogeneous communicators that need real CUDA streams:
-// two GPU ranks (processes) forced into two domains. For stream-driven
-// collectives (all-reduce, all-gather) and a staged one (reduce), the NCCL call
-// must return while the stream is still held back (it only enqueues), and the
-// result must be right once the stream runs; under CUDA graph capture the call
-// must fail with ncclInvalidUsage and a message, and the communicator stay
-// usable.
+// two GPU ranks (processes) forced into two domains. For collectives
+// (all-reduce, all-gather, reduce), the NCCL call must return while the
+// stream is still held back (it only enqueues), and the result must be
+// right once the stream runs.
+//
+// CUDA graphs: collectives and a send/receive exchange captured in one
+// graph must replay right 100 times with new inputs each time, between
+// eager launches of the same communicator; a replayed 8 KB all-reduce is
+// timed against eager launches. A launch that needs the staging proxy (a
+// reduction by a scalar in device memory; every launch when the ranks are
+// joined over tcp, HETCCL_TRANSPORT=tcp) must fail to capture with
+// ncclInvalidUsage and a message, and leave the communicator usable.
 //
 // Usage: hetero_stream_check <libhetccl-cuda.so>   (rank r on GPU r % count;
 //        one GPU is enough)
@@ -94,6 +100,190 @@ void checkEnqueueOnly(int rank, Gate& gate, cudaStream_t stream,
   CUDA_OK(cudaStreamSynchronize(stream));
 }
 
+// Whether the ranks were forced onto tcp: then every launch is staged.
+bool joinedOverTcp() {
+  const char* transport = getenv("HETCCL_TRANSPORT");
+  return transport != nullptr && std::string(transport) == "tcp";
+}
+
+// Device buffers of one captured step: an all-reduce, an all-gather, a
+// broadcast from rank 1 and an exchange with the other rank.
+struct GraphBuffers {
+  static constexpr size_t kCount = 2048;  // 8 KB of floats
+  float* input;
+  float* reduced;
+  float* gathered;  // 2 * kCount
+  float* broadcast;
+  float* received;
+  GraphBuffers() {
+    for (float** buffer : {&input, &reduced, &broadcast, &received})
+      CUDA_OK(cudaMalloc(buffer, kCount * sizeof(float)));
+    CUDA_OK(cudaMalloc(&gathered, 2 * kCount * sizeof(float)));
+  }
+  ~GraphBuffers() {
+    for (float* buffer : {input, reduced, gathered, broadcast, received})
+      cudaFree(buffer);
+  }
+};
+
+ncclResult_t enqueueStep(const GraphBuffers& b, int rank, ncclComm_t comm,
+                         cudaStream_t stream) {
+  const size_t n = GraphBuffers::kCount;
+  ncclResult_t r = ncclAllReduce(b.input, b.reduced, n, ncclFloat32, ncclSum,
+                                 comm, stream);
+  if (r == ncclSuccess)
+    r = ncclAllGather(b.input, b.gathered, n, ncclFloat32, comm, stream);
+  if (r == ncclSuccess)
+    r = ncclBroadcast(b.input, b.broadcast, n, ncclFloat32, 1, comm, stream);
+  if (r != ncclSuccess) return r;
+  ncclGroupStart();
+  ncclSend(b.input, n, ncclFloat32, 1 - rank, comm, stream);
+  ncclRecv(b.received, n, ncclFloat32, 1 - rank, comm, stream);
+  return ncclGroupEnd();
+}
+
+// Every element of the step's outputs when rank r's input is (r + 1) * v.
+bool stepRight(const GraphBuffers& b, int rank, float v) {
+  const size_t n = GraphBuffers::kCount;
+  std::vector<float> out(5 * n);
+  CUDA_OK(cudaMemcpy(out.data(), b.reduced, n * 4, cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(out.data() + n, b.gathered, 2 * n * 4,
+                     cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(out.data() + 3 * n, b.broadcast, n * 4,
+                     cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(out.data() + 4 * n, b.received, n * 4,
+                     cudaMemcpyDeviceToHost));
+  const float want[5] = {3 * v, v, 2 * v, 2 * v, (2 - rank) * v};
+  for (size_t i = 0; i < 5 * n; ++i)
+    if (out[i] != want[i / n]) return false;
+  return true;
+}
+
+void setInput(const GraphBuffers& b, int rank, float v, cudaStream_t stream) {
+  std::vector<float> host(GraphBuffers::kCount, (rank + 1) * v);
+  CUDA_OK(cudaMemcpyAsync(b.input, host.data(), host.size() * 4,
+                          cudaMemcpyHostToDevice, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Per-op microseconds of `ops` all-reduces of 8 KB: eager launches, and
+// replays of a graph that holds `perGraph` of them.
+void timeGraphReplays(int rank, ncclComm_t comm, cudaStream_t stream,
+                      const GraphBuffers& b) {
+  const size_t n = GraphBuffers::kCount;
+  const int ops = 2000, perGraph = 20;
+  auto eager = [&] {
+    for (int i = 0; i < ops; ++i)
+      ncclAllReduce(b.input, b.reduced, n, ncclFloat32, ncclSum, comm, stream);
+  };
+  eager();  // warm-up
+  CUDA_OK(cudaStreamSynchronize(stream));
+  auto start = std::chrono::steady_clock::now();
+  eager();
+  CUDA_OK(cudaStreamSynchronize(stream));
+  const double eagerUs = secondsSince(start) * 1e6 / ops;
+  cudaGraph_t graph;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  for (int i = 0; i < perGraph; ++i)
+    ncclAllReduce(b.input, b.reduced, n, ncclFloat32, ncclSum, comm, stream);
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 10; ++i) CUDA_OK(cudaGraphLaunch(exec, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+  start = std::chrono::steady_clock::now();
+  for (int i = 0; i < ops / perGraph; ++i)
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+  const double graphUs = secondsSince(start) * 1e6 / ops;
+  std::printf(
+      "rank %d: 8 KB all-reduce: eager %.2f us per op, graph replay %.2f us "
+      "per op (%d per graph): %.2fx\n",
+      rank, eagerUs, graphUs, perGraph, eagerUs / graphUs);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+// Captures one step, then replays it with new inputs, an eager step after
+// every tenth replay.
+void checkGraphs(int rank, ncclComm_t comm, cudaStream_t stream) {
+  if (joinedOverTcp()) return;
+  GraphBuffers b;
+  setInput(b, rank, 1.0f, stream);
+  cudaGraph_t graph = nullptr;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  const ncclResult_t captured = enqueueStep(b, rank, comm, stream);
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  check(captured == ncclSuccess, rank,
+        ("collectives and send/receive captured in a CUDA graph: " +
+         std::string(captured == ncclSuccess ? "" : ncclGetLastError(comm)))
+            .c_str());
+  if (captured != ncclSuccess) return;
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  int wrong = 0, eagerWrong = 0;
+  for (int i = 1; i <= 100; ++i) {
+    setInput(b, rank, float(i), stream);
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    wrong += !stepRight(b, rank, float(i));
+    if (i % 10 == 0) {
+      setInput(b, rank, float(-i), stream);
+      enqueueStep(b, rank, comm, stream);
+      CUDA_OK(cudaStreamSynchronize(stream));
+      eagerWrong += !stepRight(b, rank, float(-i));
+    }
+  }
+  check(wrong == 0, rank,
+        ("100 replays with new inputs right (" + std::to_string(wrong) +
+         " wrong)")
+            .c_str());
+  check(eagerWrong == 0, rank, "eager launches between the replays right");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  timeGraphReplays(rank, comm, stream, b);
+}
+
+// A capture the launch cannot follow fails with ncclInvalidUsage and a
+// message that says why; the communicator stays usable.
+void checkCaptureRefused(int rank, ncclComm_t comm, cudaStream_t stream,
+                         float* send, float* recv, size_t count) {
+  float* scalar;
+  CUDA_OK(cudaMalloc(&scalar, sizeof(float)));
+  const float two = 2.0f;
+  CUDA_OK(cudaMemcpy(scalar, &two, sizeof(two), cudaMemcpyHostToDevice));
+  ncclRedOp_t times;
+  ncclRedOpCreatePreMulSum(&times, scalar, ncclFloat32, ncclScalarDevice,
+                           comm);
+  // Over tcp even a plain all-reduce is staged.
+  const ncclRedOp_t op = joinedOverTcp() ? ncclSum : times;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  ncclResult_t captured =
+      ncclAllReduce(send, recv, count, ncclFloat32, op, comm, stream);
+  std::string message = ncclGetLastError(comm);
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture(stream, &graph);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  check(captured == ncclInvalidUsage &&
+            message.find("graph") != std::string::npos,
+        rank, ("a staged launch's capture refused: " + message).c_str());
+
+  ncclResult_t after =
+      ncclAllReduce(send, recv, count, ncclFloat32, ncclMax, comm, stream);
+  CUDA_OK(cudaStreamSynchronize(stream));
+  float first = 0;
+  CUDA_OK(cudaMemcpy(&first, recv, sizeof(float), cudaMemcpyDeviceToHost));
+  check(after == ncclSuccess && first == 2.0f, rank,
+        "communicator usable after the refused capture");
+  ncclRedOpDestroy(times, comm);
+  cudaFree(scalar);
+}
+
 void runRank(int rank, const hetcclDeviceModuleTable* module) {
   // Rank r on GPU r % count: with one GPU both ranks share it (HetCCL runs
   // two ranks on one GPU; NVIDIA's NCCL would not, but each domain here has
@@ -126,7 +316,7 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   Gate gate{module};
 
-  checkEnqueueOnly(rank, gate, stream, "all-reduce (stream-driven)", [&] {
+  checkEnqueueOnly(rank, gate, stream, "all-reduce", [&] {
     return ncclAllReduce(send, recv, count, ncclFloat32, ncclSum, comm, stream);
   });
   std::vector<float> result(2 * count);
@@ -136,7 +326,7 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
   for (size_t i = 0; i < count; ++i) right &= result[i] == 3.0f;
   check(right, rank, "all-reduce result");
 
-  checkEnqueueOnly(rank, gate, stream, "all-gather (stream-driven)", [&] {
+  checkEnqueueOnly(rank, gate, stream, "all-gather", [&] {
     return ncclAllGather(send, recv, count, ncclFloat32, comm, stream);
   });
   CUDA_OK(cudaMemcpy(result.data(), recv, 2 * count * sizeof(float),
@@ -146,7 +336,7 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
     right &= result[i] == (i < count ? 1.0f : 2.0f);
   check(right, rank, "all-gather result");
 
-  checkEnqueueOnly(rank, gate, stream, "reduce (staged)", [&] {
+  checkEnqueueOnly(rank, gate, stream, "reduce", [&] {
     return ncclReduce(send, recv, count, ncclFloat32, ncclSum, 0, comm, stream);
   });
   if (rank == 0) {
@@ -157,24 +347,8 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
     check(right, rank, "reduce result at the root");
   }
 
-  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
-  ncclResult_t captured =
-      ncclAllReduce(send, recv, count, ncclFloat32, ncclSum, comm, stream);
-  std::string message = ncclGetLastError(comm);
-  cudaGraph_t graph = nullptr;
-  cudaStreamEndCapture(stream, &graph);
-  if (graph != nullptr) cudaGraphDestroy(graph);
-  check(captured == ncclInvalidUsage &&
-            message.find("graph") != std::string::npos,
-        rank, ("graph capture refused: " + message).c_str());
-
-  ncclResult_t after =
-      ncclAllReduce(send, recv, count, ncclFloat32, ncclMax, comm, stream);
-  CUDA_OK(cudaStreamSynchronize(stream));
-  CUDA_OK(
-      cudaMemcpy(result.data(), recv, sizeof(float), cudaMemcpyDeviceToHost));
-  check(after == ncclSuccess && result[0] == 2.0f, rank,
-        "communicator usable after the refused capture");
+  checkGraphs(rank, comm, stream);
+  checkCaptureRefused(rank, comm, stream, send, recv, count);
 
   ncclCommDestroy(comm);
   cudaFree(send);

@@ -15,7 +15,13 @@
 #               when those targets exist
 #   info        hetccl-info
 #   module      device_module_check on libhetccl-cuda.so, if it was built
-#   streams     hetero_stream_check on libhetccl-cuda.so, if it was built
+#   streams     hetero_stream_check on libhetccl-cuda.so, if it was built:
+#               over shm (with CUDA graph capture and 100 replays, timed
+#               against eager launches) and over tcp (captures refused)
+#   graphs      PyTorch: a step with collectives captured in a CUDA graph,
+#               replayed 100 times with new inputs and compared bit for bit
+#               with the eager step (2 ranks in 2 domains over shm); over
+#               tcp the capture must be refused and the group stay usable
 #   faults      tests/gpu/gpu_faults.py: 2 GPU ranks in 2 domains over shm
 #               and over tcp (pretend hosts A,B) in a loop of checked
 #               all-reduces; rank 1 killed (SIGKILL) or stopped (SIGSTOP,
@@ -108,7 +114,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams faults sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx hosts4 hetero-all overhead sweep hetero compare net-bench train} "
+steps=" ${STEPS:-build info module streams graphs faults sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx hosts4 hetero-all overhead sweep hetero compare net-bench train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -307,7 +313,37 @@ module_step() {
   note="exit $code; $(tail -1 "$out/$1.log" | cut -c1-80)"
 }
 step_module() { module_step device_module_check; }
-step_streams() { module_step hetero_stream_check; }
+# hetero_stream_check over shm (the stream-driven path: graph capture and
+# replays) and over tcp (everything staged: captures refused).
+step_streams() {
+  module_step hetero_stream_check
+  [[ $result == PASS ]] || return
+  result=FAIL
+  local check
+  check=$(built_check hetero_stream_check)
+  HETCCL_TRANSPORT=tcp HETCCL_COMM_ID=127.0.0.1:29733 timeout "$limit" \
+    "$check" "$build/src/libhetccl-cuda.so" >"$out/hetero_stream_check-tcp.log" 2>&1
+  local code=$?
+  tail -8 "$out/hetero_stream_check-tcp.log"
+  ((code == 0)) && result=PASS
+  note+="; tcp: exit $code; $(grep -h 'graph replay' "$out/hetero_stream_check.log" | head -2 | cut -c1-120 | tr '\n' ' ')"
+}
+
+# PyTorch (HetCCL preloaded, 2 ranks in 2 domains, 1 GPU is enough): a step
+# with collectives captured in a CUDA graph and replayed 100 times against
+# the eager step, over shm; over tcp the capture must be refused.
+step_graphs() {
+  local script=$repo/tests/gpu/torch_graph_collectives.py code_shm code_tcp
+  HETCCL_DOMAINS=split:2 timeout $((limit / 2)) "${preload[@]}" "${torchrun[@]}" \
+    "$script" >"$out/graphs-shm.log" 2>&1
+  code_shm=$?
+  HETCCL_DOMAINS=split:2 HETCCL_TRANSPORT=tcp timeout $((limit / 2)) "${preload[@]}" \
+    "${torchrun[@]}" "$script" --expect-refusal >"$out/graphs-tcp.log" 2>&1
+  code_tcp=$?
+  grep -h '^PASS\|^FAIL\|^TIMING\|Error' "$out/graphs-shm.log" "$out/graphs-tcp.log" | head -20
+  ((code_shm == 0 && code_tcp == 0)) && result=PASS
+  note="exit shm $code_shm, tcp $code_tcp; $(grep -h '^TIMING' "$out/graphs-shm.log" | head -2 | cut -c1-100 | tr '\n' ' ')"
+}
 
 # compute-sanitizer: on PATH, else the CUDA toolkit's.
 find_sanitizer() {
@@ -1276,7 +1312,8 @@ EOF
 run_step build 360
 run_step info 30
 run_step module 150
-run_step streams 120
+run_step streams 150
+run_step graphs 150
 run_step faults "${FAULTS_LIMIT:-200}"
 run_step sanitizer 240
 run_step collectives 150

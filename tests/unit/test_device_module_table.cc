@@ -128,6 +128,7 @@ TEST_P(DeviceModuleTable, EveryFunctionIsThere) {
       reinterpret_cast<const void*>(t.copyAsync),
       reinterpret_cast<const void*>(t.writeValue64),
       reinterpret_cast<const void*>(t.waitValue64),
+      reinterpret_cast<const void*>(t.waitBits64),
       reinterpret_cast<const void*>(t.reduceAsync),
       reinterpret_cast<const void*>(t.loadKernels),
       reinterpret_cast<const void*>(t.timingEventCreate),
@@ -194,6 +195,7 @@ TEST_P(DeviceModuleTable, WithoutDeviceCallsFailCleanly) {
   uint64_t word = 0;
   EXPECT_NE(table_->writeValue64(nullptr, &word, 1), 0);
   EXPECT_NE(table_->waitValue64(nullptr, &word, 1), 0);
+  EXPECT_NE(table_->waitBits64(nullptr, &word, 1), 0);
   EXPECT_EQ(word, 0u);
   void* pointer = nullptr;
   EXPECT_NE(table_->deviceAlloc(&pointer, 4096), 0);

@@ -8,23 +8,37 @@
 
 namespace hetccl {
 
-// The counters at the start of each outbox; the slots follow. Each counter
-// has a cache line of its own: different GPUs write them.
-struct DeviceOutboxes::Counters {
-  struct alignas(64) Counter {
-    uint64_t value;
-  };
-  Counter staged;
-  Counter reduced;
-  Counter consumed[HETCCL_DEVICE_MAX_SOURCES];  // by reader
-  Counter sent[HETCCL_DEVICE_MAX_SOURCES];      // by destination
-  Counter taken[HETCCL_DEVICE_MAX_SOURCES];     // by destination
-  Counter failed;  // 1 once the owner released the waits on a failure
-};
-
 namespace {
 
+constexpr uint64_t kSlots = DeviceOutboxes::kSlots;
+
+// The flags at the start of each outbox; the slots follow. Each flag has a
+// cache line of its own: different GPUs write them.
+struct OutboxFlags {
+  struct alignas(64) Flag {
+    uint64_t value;
+  };
+  Flag slot[kSlots][HETCCL_DEVICE_MAX_SOURCES];  // by slot, then reader
+  Flag pair[HETCCL_DEVICE_MAX_SOURCES][kSlots];  // by destination, then slot
+  Flag failed;  // 1 once the owner released the waits on a failure
+  Flag left;    // 1 once the owner released them as it went away
+
+  // Every flag of the slots and channels.
+  template <typename Visit>
+  void forEachFlag(Visit visit) {
+    for (auto& bySlot : slot)
+      for (Flag& flag : bySlot) visit(flag.value);
+    for (auto& byDestination : pair)
+      for (Flag& flag : byDestination) visit(flag.value);
+  }
+};
+
 constexpr size_t kPage = 4096;
+constexpr size_t kFlagBytes = (sizeof(OutboxFlags) + kPage - 1) / kPage * kPage;
+
+OutboxFlags& flagsOf(const ShmSegment& outbox) {
+  return *static_cast<OutboxFlags*>(outbox.data());
+}
 
 }  // namespace
 
@@ -34,19 +48,21 @@ DeviceOutboxes::DeviceOutboxes(Oob& oob, const DeviceModule& module,
       nranks_(oob.nranks()),
       slotBytes_(slotBytes),
       pairSlotBytes_(pairSlotBytes) {
-  static_assert(sizeof(Counters) <= kPage, "outbox counters exceed a page");
   if (nranks_ > HETCCL_DEVICE_MAX_SOURCES)
     fail(ncclInternalError, "GPU outboxes take at most %d ranks",
          HETCCL_DEVICE_MAX_SOURCES);
   const size_t bytes =
-      kPage + kSlots * (slotBytes_ + (nranks_ - 1) * pairSlotBytes_);
+      kFlagBytes + kSlots * (slotBytes_ + (nranks_ - 1) * pairSlotBytes_);
   SegmentExchange exchange;
   exchange.what = "GPU outboxes";
   exchange.namePrefix = "hetccl-gpu";
   exchange.ownBytes = [&] { return bytes; };
   // First touch here: the pages go to this process's memory node, near the
   // GPU that writes them, before any other rank maps them.
-  exchange.format = [&](ShmSegment& own) { std::memset(own.data(), 0, bytes); };
+  exchange.format = [&](ShmSegment& own) {
+    std::memset(own.data(), 0, bytes);
+    flagsOf(own).forEachFlag([](uint64_t& flag) { flag = kFree; });
+  };
   exchange.maps = [](int) { return true; };
   exchange.mapped = [&](int, ShmSegment& segment) {
     registrations_.push_back(
@@ -55,19 +71,20 @@ DeviceOutboxes::DeviceOutboxes(Oob& oob, const DeviceModule& module,
   exchangeSegments(oob, exchange, segments_);
 }
 
-DeviceOutboxes::Counters& DeviceOutboxes::counters(int owner) const {
-  return *static_cast<Counters*>(segments_[owner].data());
+char* DeviceOutboxes::slot(int owner, uint64_t chunk) const {
+  return static_cast<char*>(segments_[owner].data()) + kFlagBytes +
+         (chunk % kSlots) * slotBytes_;
 }
 
-char* DeviceOutboxes::slot(int owner, uint64_t chunk) const {
-  return static_cast<char*>(segments_[owner].data()) + kPage +
-         (chunk % kSlots) * slotBytes_;
+uint64_t* DeviceOutboxes::slotFlag(int owner, uint64_t chunk,
+                                   int reader) const {
+  return &flagsOf(segments_[owner]).slot[chunk % kSlots][reader].value;
 }
 
 // A channel per other rank, in rank order, after the collectives' slots.
 size_t DeviceOutboxes::channelOffset(int owner, int destination) const {
   const int index = destination < owner ? destination : destination - 1;
-  return kPage + kSlots * slotBytes_ + index * kSlots * pairSlotBytes_;
+  return kFlagBytes + kSlots * slotBytes_ + index * kSlots * pairSlotBytes_;
 }
 
 char* DeviceOutboxes::pairSlot(int owner, int destination,
@@ -76,43 +93,30 @@ char* DeviceOutboxes::pairSlot(int owner, int destination,
          channelOffset(owner, destination) + (chunk % kSlots) * pairSlotBytes_;
 }
 
-uint64_t* DeviceOutboxes::sent(int owner, int destination) const {
-  return &counters(owner).sent[destination].value;
-}
-
-uint64_t* DeviceOutboxes::taken(int owner, int destination) const {
-  return &counters(owner).taken[destination].value;
-}
-
-uint64_t* DeviceOutboxes::staged(int owner) const {
-  return &counters(owner).staged.value;
-}
-
-uint64_t* DeviceOutboxes::reduced(int owner) const {
-  return &counters(owner).reduced.value;
-}
-
-uint64_t* DeviceOutboxes::consumed(int owner, int reader) const {
-  return &counters(owner).consumed[reader].value;
+uint64_t* DeviceOutboxes::pairFlag(int owner, int destination,
+                                   uint64_t chunk) const {
+  return &flagsOf(segments_[owner]).pair[destination][chunk % kSlots].value;
 }
 
 void DeviceOutboxes::releaseWaits(bool failure) {
-  const uint64_t all = HETCCL_DEVICE_WAIT_RELEASED;
-  if (failure)
-    __atomic_store_n(&counters(rank_).failed.value, 1, __ATOMIC_RELEASE);
-  for (int r = 0; r < nranks_; ++r) {
-    Counters& box = counters(r);
-    __atomic_store_n(&box.staged.value, all, __ATOMIC_RELEASE);
-    __atomic_store_n(&box.reduced.value, all, __ATOMIC_RELEASE);
-    for (auto* counters : {box.consumed, box.sent, box.taken})
-      for (int i = 0; i < HETCCL_DEVICE_MAX_SOURCES; ++i)
-        __atomic_store_n(&counters[i].value, all, __ATOMIC_RELEASE);
-  }
+  OutboxFlags& own = flagsOf(segments_[rank_]);
+  __atomic_store_n(failure ? &own.failed.value : &own.left.value, 1,
+                   __ATOMIC_RELEASE);
+  for (int r = 0; r < nranks_; ++r)
+    flagsOf(segments_[r]).forEachFlag([](uint64_t& flag) {
+      __atomic_store_n(&flag, kFree | kFilled | kResult, __ATOMIC_RELEASE);
+    });
+}
+
+bool DeviceOutboxes::left(int rank) const {
+  return __atomic_load_n(&flagsOf(segments_[rank]).left.value,
+                         __ATOMIC_ACQUIRE) != 0;
 }
 
 bool DeviceOutboxes::failed() const {
   for (int r = 0; r < nranks_; ++r)
-    if (__atomic_load_n(&counters(r).failed.value, __ATOMIC_ACQUIRE) != 0)
+    if (__atomic_load_n(&flagsOf(segments_[r]).failed.value,
+                        __ATOMIC_ACQUIRE) != 0)
       return true;
   return false;
 }

@@ -1,13 +1,21 @@
 // The host memory through which GPU ranks of one host exchange data
 // without a CPU thread: each rank has an outbox, a shared segment of pinned
 // host memory that every rank maps and registers with its runtime. An
-// outbox starts with counters (written and waited on by the GPUs' streams
+// outbox starts with flags (written and waited on by the GPUs' streams
 // with stream memory operations) and holds kSlots chunk slots, used in
-// turn by the chunks of the communicator's sequence of collectives. Behind
-// them, for point-to-point transfers, each destination rank has a channel
-// of its own: kSlots smaller slots, used in turn by the chunks sent from
-// the outbox's owner to that rank (a sequence per pair of ranks, since
-// only the two of them take part).
+// turn by the chunks of the communicator's collectives. Behind them, for
+// point-to-point transfers, each destination rank has a channel of its
+// own: kSlots smaller slots, used in turn by the chunks sent from the
+// outbox's owner to that rank.
+//
+// Each slot has a flag per reader, which only the owner and that reader
+// write, with fixed values: the owner waits until the flag says the slot
+// is free, fills the slot and marks it filled; the reader waits until it
+// is filled, reads it, and marks it free again. No flag holds a sequence
+// number, so the work a launch enqueues can run again unchanged: a CUDA
+// graph that captured it replays it any number of times, between other
+// launches, as long as every rank runs the same operations in the same
+// order (which NCCL asks of its callers anyway).
 #pragma once
 
 #include <cstdint>
@@ -33,35 +41,34 @@ class DeviceOutboxes {
   size_t slotBytes() const { return slotBytes_; }
   size_t pairSlotBytes() const { return pairSlotBytes_; }
 
-  // The slot of `owner`'s outbox that chunk `chunk` of the sequence uses.
+  // Bits of a slot's flag. An all-reduce's owner sets kFilled | kResult
+  // once its reduced shard is in the slot behind its contributions.
+  static constexpr uint64_t kFree = 1;
+  static constexpr uint64_t kFilled = 2;
+  static constexpr uint64_t kResult = 4;
+
+  // The slot of `owner`'s outbox that chunk `chunk` uses (chunk % kSlots),
+  // and its flag for `reader`.
   char* slot(int owner, uint64_t chunk) const;
-  // Counters of `owner`'s outbox, each counting chunks of the sequence:
-  // its own chunk data is in the slot (staged), its reduced shard is
-  // (reduced), `reader` is done with the slot (consumed).
-  uint64_t* staged(int owner) const;
-  uint64_t* reduced(int owner) const;
-  uint64_t* consumed(int owner, int reader) const;
+  uint64_t* slotFlag(int owner, uint64_t chunk, int reader) const;
 
   // The channel from `owner` to `destination` (different ranks): the slot
-  // that chunk `chunk` of the pair's sequence uses, and counters of chunks
-  // the owner has put in the channel (sent) and the destination has taken
-  // out (taken).
+  // that chunk `chunk` of the pair's transfers uses, and its flag.
   char* pairSlot(int owner, int destination, uint64_t chunk) const;
-  uint64_t* sent(int owner, int destination) const;
-  uint64_t* taken(int owner, int destination) const;
+  uint64_t* pairFlag(int owner, int destination, uint64_t chunk) const;
 
-  // Sets every counter to its maximum, so that every stream waiting on
-  // one goes on: the communicator has failed (`failure`; results are
-  // undefined) or this rank is going away (its last operations are done,
-  // and it leaves nothing for anyone to wait for).
+  // Sets every bit of every flag, so that every stream waiting on one goes
+  // on: the communicator has failed (`failure`; results are undefined) or
+  // this rank is going away (its last operations are done, and it leaves
+  // nothing for anyone to wait for).
   void releaseWaits(bool failure);
   // Whether some rank released the waits on a failure: then the streams of
   // every rank ran on without their peers, and every rank must fail.
   bool failed() const;
+  // Whether `rank` released the waits because it was going away.
+  bool left(int rank) const;
 
  private:
-  struct Counters;
-  Counters& counters(int owner) const;
   size_t channelOffset(int owner, int destination) const;
 
   const int rank_;

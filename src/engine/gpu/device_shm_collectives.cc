@@ -27,6 +27,30 @@ char* at(void* base, size_t offset) {
   return static_cast<char*>(base) + offset;
 }
 
+// Whether `reader` reads `owner`'s slot in each chunk of `op`: then the
+// owner waits for the reader's flag to say free before it fills the slot,
+// and the reader marks it free once it has read it.
+bool reads(const Op& op, int reader, int owner) {
+  if (reader == owner) return false;
+  switch (op.kind) {
+    case OpKind::AllReduce:
+    case OpKind::ReduceScatter:
+    case OpKind::AllGather:
+    case OpKind::AlltoAll:
+      return true;
+    case OpKind::Broadcast:
+    case OpKind::Scatter:
+      return owner == op.root;
+    case OpKind::Reduce:
+    case OpKind::Gather:
+      return reader == op.root;
+    case OpKind::Send:
+    case OpKind::Recv:
+      break;
+  }
+  failUnknownOpKind(op.kind);
+}
+
 // Bytes of one rank's part of a buffer that holds a part per rank.
 size_t partBytes(const Op& op) { return op.count * dtypeSize(op.dtype); }
 
@@ -53,6 +77,7 @@ DeviceShmCollectives::DeviceShmCollectives(Oob& oob, const DeviceModule& module,
       start_(module),
       upDone_(module),
       downDone_(module),
+      ownPartsStaged_(module),
       pointToPoint_(outboxes_, module) {
   scratch_ = std::make_unique<DeviceMemory>(module, scratchStride_ * nranks_);
   for (uint64_t i = 0; i < kSlots; ++i)
@@ -189,14 +214,14 @@ void DeviceShmCollectives::copy(void* stream, void* to, const void* from,
     module_.check(module_.api().copyAsync(to, from, bytes, stream), what);
 }
 
-void DeviceShmCollectives::waitUntil(void* stream, const uint64_t* counter,
-                                     uint64_t value, const char* what) {
-  module_.check(module_.api().waitValue64(stream, counter, value), what);
+void DeviceShmCollectives::waitFor(void* stream, const uint64_t* flag,
+                                   uint64_t bits, const char* what) {
+  module_.check(module_.api().waitBits64(stream, flag, bits), what);
 }
 
-void DeviceShmCollectives::signal(void* stream, uint64_t* counter,
-                                  uint64_t value, const char* what) {
-  module_.check(module_.api().writeValue64(stream, counter, value), what);
+void DeviceShmCollectives::setFlag(void* stream, uint64_t* flag, uint64_t value,
+                                   const char* what) {
+  module_.check(module_.api().writeValue64(stream, flag, value), what);
 }
 
 // down: `to` = the op's reduction of `sources` (one per rank, rank order).
@@ -209,19 +234,28 @@ void DeviceShmCollectives::reduce(const Op& op, void* to,
                 "reducing a chunk on the GPU");
 }
 
+// Every other rank's flag, not only those of this op's readers: a rank
+// that read the slot in an earlier op may not have got to it yet.
 void DeviceShmCollectives::waitForFreeSlot(const Chunk& chunk) {
-  if (chunk.index < kSlots) return;
   for (int p = 0; p < nranks_; ++p)
     if (p != rank_)
-      waitUntil(up_.handle(), outboxes_.consumed(rank_, p),
-                chunk.index + 1 - kSlots, "waiting for a free outbox slot");
+      waitFor(up_.handle(), outboxes_.slotFlag(rank_, chunk.index, p),
+              DeviceOutboxes::kFree, "waiting for a free outbox slot");
 }
 
-void DeviceShmCollectives::releaseSlots(const Chunk& chunk) {
+void DeviceShmCollectives::markSlot(const Op& op, const Chunk& chunk,
+                                    uint64_t bits, const char* what) {
   for (int p = 0; p < nranks_; ++p)
-    if (p != rank_)
-      signal(down_.handle(), outboxes_.consumed(p, rank_), chunk.index + 1,
-             "releasing another rank's outbox slot");
+    if (reads(op, p, rank_))
+      setFlag(up_.handle(), outboxes_.slotFlag(rank_, chunk.index, p), bits,
+              what);
+}
+
+void DeviceShmCollectives::releaseSlots(const Op& op, const Chunk& chunk) {
+  for (int p = 0; p < nranks_; ++p)
+    if (reads(op, rank_, p))
+      setFlag(down_.handle(), outboxes_.slotFlag(p, chunk.index, rank_),
+              DeviceOutboxes::kFree, "releasing another rank's outbox slot");
 }
 
 // ---------------------------------------------------------------------------
@@ -260,8 +294,7 @@ void DeviceShmCollectives::sendContributions(const Op& op, const Chunk& chunk) {
        "copying an all-reduce chunk to host memory");
   copy(up_.handle(), contributions + ownEnd, input + ownEnd,
        chunk.bytes() - ownEnd, "copying an all-reduce chunk to host memory");
-  signal(up_.handle(), outboxes_.staged(rank_), chunk.index + 1,
-         "signalling a staged chunk");
+  markSlot(op, chunk, DeviceOutboxes::kFilled, "signalling a staged chunk");
 }
 
 // down: the other ranks' parts of this rank's shard come to the GPU and
@@ -276,8 +309,8 @@ void DeviceShmCollectives::reduceOwnShard(const Op& op, const Chunk& chunk) {
       sources[p] = at(op.sendbuff, (chunk.first + begin) * e);
       continue;
     }
-    waitUntil(down_.handle(), outboxes_.staged(p), chunk.index + 1,
-              "waiting for another rank's chunk");
+    waitFor(down_.handle(), outboxes_.slotFlag(p, chunk.index, rank_),
+            DeviceOutboxes::kFilled, "waiting for another rank's chunk");
     char* part = scratch_->data() + p * scratchStride_;
     copy(down_.handle(), part, outboxes_.slot(p, chunk.index) + begin * e,
          length * e, "copying another rank's part to the GPU");
@@ -297,8 +330,8 @@ void DeviceShmCollectives::publishResult(const Op& op, const Chunk& chunk) {
   copy(up_.handle(), outboxes_.slot(rank_, chunk.index) + chunkBytes_,
        at(op.recvbuff, (chunk.first + begin) * e),
        shardLength(chunk, rank_) * e, "copying a reduced shard to host memory");
-  signal(up_.handle(), outboxes_.reduced(rank_), chunk.index + 1,
-         "signalling a reduced shard");
+  markSlot(op, chunk, DeviceOutboxes::kFilled | DeviceOutboxes::kResult,
+           "signalling a reduced shard");
 }
 
 // down: every other rank's reduced shard comes into the output; then the
@@ -307,14 +340,15 @@ void DeviceShmCollectives::gatherResults(const Op& op, const Chunk& chunk) {
   const size_t e = chunk.elementBytes;
   for (int p = 0; p < nranks_; ++p) {
     if (p == rank_) continue;
-    waitUntil(down_.handle(), outboxes_.reduced(p), chunk.index + 1,
-              "waiting for another rank's reduced shard");
+    waitFor(down_.handle(), outboxes_.slotFlag(p, chunk.index, rank_),
+            DeviceOutboxes::kResult,
+            "waiting for another rank's reduced shard");
     copy(down_.handle(),
          at(op.recvbuff, (chunk.first + shardBegin(chunk, p)) * e),
          outboxes_.slot(p, chunk.index) + chunkBytes_,
          shardLength(chunk, p) * e, "copying a reduced shard to the GPU");
   }
-  releaseSlots(chunk);
+  releaseSlots(op, chunk);
 }
 
 // ---------------------------------------------------------------------------
@@ -329,8 +363,7 @@ void DeviceShmCollectives::stageInput(const Op& op, const Chunk& chunk) {
   copy(up_.handle(), outboxes_.slot(rank_, chunk.index),
        at(op.sendbuff, chunk.offset()), chunk.bytes(),
        "copying a chunk to host memory");
-  signal(up_.handle(), outboxes_.staged(rank_), chunk.index + 1,
-         "signalling a staged chunk");
+  markSlot(op, chunk, DeviceOutboxes::kFilled, "signalling a staged chunk");
 }
 
 // up: each peer's part of the chunk to the slot, at the peer's place.
@@ -342,8 +375,7 @@ void DeviceShmCollectives::stagePeerParts(const Op& op, const Chunk& chunk) {
       copy(up_.handle(), mine + p * chunk.bytes(),
            at(op.sendbuff, p * partBytes(op) + chunk.offset()), chunk.bytes(),
            "copying parts of a chunk to host memory");
-  signal(up_.handle(), outboxes_.staged(rank_), chunk.index + 1,
-         "signalling a staged chunk");
+  markSlot(op, chunk, DeviceOutboxes::kFilled, "signalling a staged chunk");
 }
 
 // down: this rank's own part of the chunk, unless it is in place.
@@ -357,8 +389,8 @@ void DeviceShmCollectives::copyOwnPart(const void* from, void* to,
 // down: the chunk's bytes at `slotOffset` of `owner`'s slot, once staged.
 void DeviceShmCollectives::takePart(int owner, size_t slotOffset, void* to,
                                     const Chunk& chunk) {
-  waitUntil(down_.handle(), outboxes_.staged(owner), chunk.index + 1,
-            "waiting for another rank's chunk");
+  waitFor(down_.handle(), outboxes_.slotFlag(owner, chunk.index, rank_),
+          DeviceOutboxes::kFilled, "waiting for another rank's chunk");
   copy(down_.handle(), to, outboxes_.slot(owner, chunk.index) + slotOffset,
        chunk.bytes(), "copying another rank's part to the GPU");
 }
@@ -377,7 +409,7 @@ void DeviceShmCollectives::reduceScatter(const Op& op) {
       sources[p] = part;
     }
     reduce(op, at(op.recvbuff, chunk.offset()), sources, chunk.length);
-    releaseSlots(chunk);
+    releaseSlots(op, chunk);
   });
 }
 
@@ -385,15 +417,17 @@ void DeviceShmCollectives::allToAll(const Op& op) {
   forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
     stagePeerParts(op, chunk);
     // In place, the outputs overwrite inputs: not before they are staged.
-    waitUntil(down_.handle(), outboxes_.staged(rank_), chunk.index + 1,
-              "waiting for this rank's chunk to be staged");
+    ownPartsStaged_.record(up_.handle());
+    module_.check(
+        module_.api().streamWaitEvent(down_.handle(), ownPartsStaged_.handle()),
+        "ordering outputs after the inputs they overwrite");
     const size_t own = rank_ * partBytes(op) + chunk.offset();
     copyOwnPart(at(op.sendbuff, own), at(op.recvbuff, own), chunk);
     for (int p = 0; p < nranks_; ++p)
       if (p != rank_)
         takePart(p, rank_ * chunk.bytes(),
                  at(op.recvbuff, p * partBytes(op) + chunk.offset()), chunk);
-    releaseSlots(chunk);
+    releaseSlots(op, chunk);
   });
 }
 
@@ -406,7 +440,7 @@ void DeviceShmCollectives::allGather(const Op& op) {
       if (p != rank_)
         takePart(p, 0, at(op.recvbuff, p * partBytes(op) + chunk.offset()),
                  chunk);
-    releaseSlots(chunk);
+    releaseSlots(op, chunk);
   });
 }
 
@@ -420,7 +454,7 @@ void DeviceShmCollectives::broadcast(const Op& op) {
     } else {
       takePart(root, 0, at(op.recvbuff, chunk.offset()), chunk);
     }
-    releaseSlots(chunk);
+    releaseSlots(op, chunk);
   });
 }
 
@@ -444,7 +478,7 @@ void DeviceShmCollectives::reduceToRoot(const Op& op) {
       }
       reduce(op, at(op.recvbuff, chunk.offset()), sources, chunk.length);
     }
-    releaseSlots(chunk);
+    releaseSlots(op, chunk);
   });
 }
 
@@ -462,7 +496,7 @@ void DeviceShmCollectives::gather(const Op& op) {
           takePart(p, 0, to, chunk);
       }
     }
-    releaseSlots(chunk);
+    releaseSlots(op, chunk);
   });
 }
 
@@ -477,7 +511,7 @@ void DeviceShmCollectives::scatter(const Op& op) {
       takePart(root, rank_ * chunk.bytes(), at(op.recvbuff, chunk.offset()),
                chunk);
     }
-    releaseSlots(chunk);
+    releaseSlots(op, chunk);
   });
 }
 

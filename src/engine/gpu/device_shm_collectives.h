@@ -22,10 +22,9 @@
 //
 // Two streams of HetCCL's own carry the work, so that copies to the host
 // (`up`) and from it (`down`, with the reductions) run at the same time.
-// A slot is rewritten only after every other rank has marked it consumed.
-// Every rank marks every chunk of the sequence on every other outbox, also
-// chunks it read nothing of, so that a later collective of any kind finds
-// the counters where it expects them.
+// A slot is refilled only after every rank that reads it has marked it
+// free again (the outboxes' flags, which hold no sequence number: the
+// enqueued work can be captured in a CUDA graph and replayed).
 #pragma once
 
 #include <memory>
@@ -63,6 +62,8 @@ class DeviceShmCollectives {
   void releaseWaits(bool failure) { outboxes_.releaseWaits(failure); }
   // Whether some rank (this one or another) released them on a failure.
   bool failed() const { return outboxes_.failed(); }
+  // Whether `rank` released them because it went away after its work.
+  bool left(int rank) const { return outboxes_.left(rank); }
 
  private:
   // One pipeline step: elements [first, first + length) of each rank's
@@ -103,17 +104,20 @@ class DeviceShmCollectives {
   // Stream steps. A copy of no bytes enqueues nothing.
   void copy(void* stream, void* to, const void* from, size_t bytes,
             const char* what);
-  void waitUntil(void* stream, const uint64_t* counter, uint64_t value,
-                 const char* what);
-  void signal(void* stream, uint64_t* counter, uint64_t value,
-              const char* what);
+  // Waits until the flag has one of `bits`; sets it to `value`.
+  void waitFor(void* stream, const uint64_t* flag, uint64_t bits,
+               const char* what);
+  void setFlag(void* stream, uint64_t* flag, uint64_t value, const char* what);
   void reduce(const Op& op, void* to, const void* const* sources,
               size_t length);
-  // up: every other rank has consumed what this rank's slot of `chunk`
-  // held kSlots chunks ago.
+  // up: every other rank has read what this rank's slot of `chunk` held
+  // before; then the slot is marked `bits` for each rank that reads it in
+  // `op`.
   void waitForFreeSlot(const Chunk& chunk);
-  // down: this rank is done with every other rank's slot of `chunk`.
-  void releaseSlots(const Chunk& chunk);
+  void markSlot(const Op& op, const Chunk& chunk, uint64_t bits,
+                const char* what);
+  // down: this rank is done with the slots of `chunk` it read in `op`.
+  void releaseSlots(const Op& op, const Chunk& chunk);
   // What the other ranks' parts of a chunk occupy in a slot, each.
   size_t partsStepBytes() const;
 
@@ -129,8 +133,10 @@ class DeviceShmCollectives {
   DeviceEvent start_;
   DeviceEvent upDone_;
   DeviceEvent downDone_;
+  DeviceEvent ownPartsStaged_;  // all-to-all: before outputs overwrite inputs
   std::vector<std::unique_ptr<DeviceEvent>> reduced_;  // by slot
-  uint64_t chunksLaunched_ = 0;  // the same count on every rank
+  // The same count on every rank; picks the slots a launch's chunks use.
+  uint64_t chunksLaunched_ = 0;
   DeviceShmPointToPoint pointToPoint_;
 };
 

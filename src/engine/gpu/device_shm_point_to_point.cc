@@ -8,12 +8,6 @@
 #include "util/log.h"
 
 namespace hetccl {
-namespace {
-
-constexpr uint64_t kSlots = DeviceOutboxes::kSlots;
-
-}  // namespace
-
 DeviceShmPointToPoint::DeviceShmPointToPoint(const DeviceOutboxes& outboxes,
                                              const DeviceModule& module)
     : outboxes_(outboxes),
@@ -81,17 +75,15 @@ void DeviceShmPointToPoint::send(const Op& op, Lane& lane) {
   void* stream = lane.stream.handle();
   const int peer = op.root;
   forEachStep(op, lane, [&](size_t offset, size_t bytes, uint64_t chunk) {
-    if (chunk >= kSlots)
-      module_.check(api.waitValue64(stream, outboxes_.taken(rank_, peer),
-                                    chunk + 1 - kSlots),
-                    "waiting for a free slot of a send channel");
+    uint64_t* flag = outboxes_.pairFlag(rank_, peer, chunk);
+    module_.check(api.waitBits64(stream, flag, DeviceOutboxes::kFree),
+                  "waiting for a free slot of a send channel");
     module_.check(api.copyAsync(outboxes_.pairSlot(rank_, peer, chunk),
                                 static_cast<const char*>(op.sendbuff) + offset,
                                 bytes, stream),
                   "copying a sent chunk to host memory");
-    module_.check(
-        api.writeValue64(stream, outboxes_.sent(rank_, peer), chunk + 1),
-        "signalling a sent chunk");
+    module_.check(api.writeValue64(stream, flag, DeviceOutboxes::kFilled),
+                  "signalling a sent chunk");
   });
 }
 
@@ -100,16 +92,15 @@ void DeviceShmPointToPoint::receive(const Op& op, Lane& lane) {
   void* stream = lane.stream.handle();
   const int peer = op.root;
   forEachStep(op, lane, [&](size_t offset, size_t bytes, uint64_t chunk) {
-    module_.check(
-        api.waitValue64(stream, outboxes_.sent(peer, rank_), chunk + 1),
-        "waiting for a sent chunk");
+    uint64_t* flag = outboxes_.pairFlag(peer, rank_, chunk);
+    module_.check(api.waitBits64(stream, flag, DeviceOutboxes::kFilled),
+                  "waiting for a sent chunk");
     module_.check(
         api.copyAsync(static_cast<char*>(op.recvbuff) + offset,
                       outboxes_.pairSlot(peer, rank_, chunk), bytes, stream),
         "copying a received chunk to the GPU");
-    module_.check(
-        api.writeValue64(stream, outboxes_.taken(peer, rank_), chunk + 1),
-        "signalling a received chunk");
+    module_.check(api.writeValue64(stream, flag, DeviceOutboxes::kFree),
+                  "signalling a received chunk");
   });
 }
 

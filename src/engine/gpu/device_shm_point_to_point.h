@@ -1,9 +1,9 @@
 // Sends and receives among GPU ranks of one host driven by their streams
 // (no CPU thread on the data path), through the channels of the ranks'
-// outboxes (DeviceOutboxes). Per chunk, the sender's stream copies the
-// chunk into its channel to the receiver and counts it sent; the
-// receiver's stream waits for that count, copies the chunk out and counts
-// it taken, which frees the slot for the chunk kSlots later.
+// outboxes (DeviceOutboxes). Per chunk, the sender's stream waits until
+// the channel's next slot is free, copies the chunk into it and marks it
+// filled; the receiver's stream waits until it is filled, copies the chunk
+// out and marks it free again.
 //
 // Each direction of each pair of ranks has a stream of its own on both
 // ends (a sending stream per destination, a receiving stream per source),
@@ -39,7 +39,7 @@ class DeviceShmPointToPoint {
     explicit Lane(const DeviceModule& module) : stream(module), done(module) {}
     DeviceStream stream;
     DeviceEvent done;
-    uint64_t chunks = 0;  // of the pair's sequence in this direction
+    uint64_t chunks = 0;  // sent (received) so far: picks the next slot
   };
   struct Peer {
     explicit Peer(const DeviceModule& module)

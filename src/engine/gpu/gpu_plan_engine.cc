@@ -123,8 +123,10 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
   if (directCollectives_)
     directWatch_ = std::make_unique<LaunchWatch>(
         &flags_->directReached, &flags_->directPassed, timeoutSeconds_,
-        [liveness = setup.liveness, nranks = domains_.nranks()] {
-          for (int r = 0; r < nranks && liveness; ++r) liveness->throwIfLost(r);
+        [this, liveness = setup.liveness](bool betweenLaunches) {
+          for (int r = 0; r < domains_.nranks() && liveness; ++r)
+            if (!betweenLaunches || !directCollectives_->left(r))
+              liveness->throwIfLost(r);
         },
         [this](const Error& error) { failed(error); });
   LOG_INFO(
@@ -199,11 +201,11 @@ void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
   noticePeersFailure();
   abort_->throwIfRaised();
   CurrentDevice ours(module_, device_);
-  checkNotCapturing(stream);
+  const bool capturing = capturingAllowed(ops, stream);
   std::lock_guard<std::mutex> lock(launchMutex_);
   try {
     if (directCollectives_)
-      launchAmongHostGpus(ops, stream);
+      launchAmongHostGpus(ops, stream, capturing);
     else
       enqueueLaunch(ops, stream);
   } catch (const Error& e) {
@@ -216,9 +218,17 @@ void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
 
 // The caller's stream marks where it reaches the launch and where it is
 // past it, for the watch that fails a launch stalled by a lost peer or
-// beyond HETCCL_TIMEOUT.
+// beyond HETCCL_TIMEOUT. A graph would replay the marks' values unchanged,
+// which tells the watch nothing: a captured launch has none, and the watch
+// fails the communicator as soon as a peer is lost from then on, since a
+// replay may be waiting for it.
 void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
-                                        StreamHandle stream) {
+                                        StreamHandle stream, bool capturing) {
+  if (capturing) {
+    directWatch_->watchBetweenLaunches();
+    enqueueAmongHostGpus(ops, stream);
+    return;
+  }
   const auto& api = module_.api();
   const uint64_t sequence = ++directLaunched_;
   module_.check(api.writeValue64(stream, &flags_->directReached, sequence),
@@ -239,24 +249,42 @@ void GpuPlanEngine::enqueueAmongHostGpus(const std::vector<Op>& ops,
   if (!transfers.empty())
     directCollectives_->launchPointToPoint(transfers, stream);
   if (collectives.empty()) return;
-  if (directCollectives_->handles(collectives))
+  if (streamDriven(collectives))
     directCollectives_->launch(collectives[0], stream);
   else
     enqueueLaunch(collectives, stream);
 }
 
-// The proxy cannot follow a graph's replays: each launch's pieces are
-// moved once, so a captured launch is refused up front.
-void GpuPlanEngine::checkNotCapturing(StreamHandle stream) const {
+// Whether `stream` is being captured into a CUDA graph, and if so, that
+// the launch can be. Stream-driven work replays unchanged (the outboxes'
+// flags hold no sequence number). The staging proxy cannot follow a
+// graph's replays: it moves each launch's pieces once, when the launch is
+// made, so a launch that needs it is refused up front.
+bool GpuPlanEngine::capturingAllowed(const std::vector<Op>& ops,
+                                     StreamHandle stream) const {
   int capturing = 0;
   module_.check(module_.api().streamIsCapturing(stream, &capturing),
                 "asking whether the stream is being captured");
-  if (capturing)
-    fail(ncclInvalidUsage,
-         "rank %d: collectives of a heterogeneous communicator on GPU "
-         "buffers cannot be captured in a CUDA graph (a proxy thread moves "
-         "their data once per launch); launch them outside the capture",
-         rank_);
+  if (!capturing || (directCollectives_ && streamDriven(ops))) return capturing;
+  fail(ncclInvalidUsage,
+       "rank %d: this launch of a heterogeneous communicator cannot be "
+       "captured in a CUDA graph: it crosses domains through the staging "
+       "proxy, a thread that moves each launch's data once (ranks on "
+       "different hosts, a transport without shared memory, a domain of "
+       "several GPUs, a reduction by a scalar in device memory, or several "
+       "collectives in one group); only launches among the GPU ranks of one "
+       "host on the stream-driven path can be captured. Launch it outside "
+       "the capture",
+       rank_);
+}
+
+// Sends and receives always take the stream-driven path; collectives when
+// DeviceShmCollectives handles them.
+bool GpuPlanEngine::streamDriven(const std::vector<Op>& ops) const {
+  std::vector<Op> collectives;
+  for (const Op& op : ops)
+    if (!isPointToPoint(op.kind)) collectives.push_back(op);
+  return collectives.empty() || directCollectives_->handles(collectives);
 }
 
 // Everything on this thread, before the call returns. A failure midway

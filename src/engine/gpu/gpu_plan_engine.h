@@ -17,6 +17,8 @@
 // GPU ranks of one host, each its own domain, take the stream-driven
 // shared-memory path (DeviceShmCollectives) for their sends and receives
 // and for every collective but a reduction by a scalar in device memory.
+// Launches on that path can be captured in a CUDA graph; the others
+// cannot (the proxy moves each launch's data once).
 #pragma once
 
 #include <map>
@@ -83,8 +85,11 @@ class GpuPlanEngine : public Executor {
 
   void warmUpDomain();
   void logTimeline();
-  void checkNotCapturing(StreamHandle stream) const;
-  void launchAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream);
+  // Throws ncclInvalidUsage for a capture the launch does not allow.
+  bool capturingAllowed(const std::vector<Op>& ops, StreamHandle stream) const;
+  bool streamDriven(const std::vector<Op>& ops) const;
+  void launchAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream,
+                           bool capturing);
   void enqueueAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream);
   void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream);
   void failed(const Error& error);

@@ -20,7 +20,7 @@ uint64_t load(const uint64_t* word) {
 
 LaunchWatch::LaunchWatch(const uint64_t* reached, const uint64_t* passed,
                          double timeoutSeconds,
-                         std::function<void()> throwIfPeerLost,
+                         std::function<void(bool)> throwIfPeerLost,
                          std::function<void(const Error&)> onStall)
     : reached_(reached),
       passed_(passed),
@@ -48,7 +48,13 @@ void LaunchWatch::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, kPollInterval, [this] { return stopping_; })) {
     const uint64_t reached = load(reached_);
-    if (load(passed_) >= reached) continue;  // no launch in progress
+    if (load(passed_) >= reached) {  // no marked launch in progress
+      if (std::optional<Error> lost = lostPeer()) {
+        onStall_(*lost);
+        return;
+      }
+      continue;
+    }
     if (reached != watched) {
       watched = reached;
       since = Clock::now();
@@ -63,10 +69,20 @@ void LaunchWatch::run() {
   }
 }
 
+std::optional<Error> LaunchWatch::lostPeer() const {
+  if (!betweenLaunches_.load(std::memory_order_relaxed)) return std::nullopt;
+  try {
+    throwIfPeerLost_(true);
+  } catch (const Error& lost) {
+    return lost;
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> LaunchWatch::verdict(double seconds) const {
   if (seconds < kStallSeconds) return std::nullopt;
   try {
-    throwIfPeerLost_();
+    throwIfPeerLost_(false);
   } catch (const Error& lost) {
     return lost;
   }

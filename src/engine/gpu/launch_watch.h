@@ -10,6 +10,7 @@
 // (the watchdog's pidfds: the streams cannot see that).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -25,28 +26,41 @@ class LaunchWatch {
  public:
   // `reached` and `passed` hold launch sequence numbers, written by the
   // streams; `timeoutSeconds` 0 waits forever for live peers;
-  // `throwIfPeerLost` throws ncclRemoteError naming a lost peer; `onStall`
-  // runs on the watch's thread, once.
+  // `throwIfPeerLost(betweenLaunches)` throws ncclRemoteError naming a lost
+  // peer (between launches, only one that did not leave cleanly);
+  // `onStall` runs on the watch's thread, once.
   LaunchWatch(const uint64_t* reached, const uint64_t* passed,
-              double timeoutSeconds, std::function<void()> throwIfPeerLost,
+              double timeoutSeconds,
+              std::function<void(bool betweenLaunches)> throwIfPeerLost,
               std::function<void(const Error&)> onStall);
   ~LaunchWatch();
   LaunchWatch(const LaunchWatch&) = delete;
   LaunchWatch& operator=(const LaunchWatch&) = delete;
 
+  // From now on a lost peer is reported also when no marked launch is in
+  // progress: a CUDA graph's replay of a captured launch (which carries no
+  // marks) may be waiting for it. A replay held by a peer that is stuck
+  // but alive is not timed.
+  void watchBetweenLaunches() {
+    betweenLaunches_.store(true, std::memory_order_relaxed);
+  }
+
  private:
   void run();
+  // With watchBetweenLaunches: the error naming a lost peer, if any.
+  std::optional<Error> lostPeer() const;
   // The error to report for a launch stalled for `seconds`, if any.
   std::optional<Error> verdict(double seconds) const;
 
   const uint64_t* reached_;
   const uint64_t* passed_;
   const double timeoutSeconds_;
-  std::function<void()> throwIfPeerLost_;
+  std::function<void(bool)> throwIfPeerLost_;
   std::function<void(const Error&)> onStall_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  std::atomic<bool> betweenLaunches_{false};
   std::thread thread_;
 };
 

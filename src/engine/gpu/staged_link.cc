@@ -67,7 +67,8 @@ StagingRing& StagingRings::make(const DeviceModule& module, size_t slotBytes,
 
 void StagingRings::releaseWaits() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& ring : rings_) ring->raiseProxyCounter(HETCCL_DEVICE_WAIT_RELEASED);
+  for (auto& ring : rings_)
+    ring->raiseProxyCounter(HETCCL_DEVICE_WAIT_RELEASED);
 }
 
 // The rings are pinned on a link's first transfer each way: most links of

@@ -62,6 +62,10 @@ int streamWaitValue64(void* stream, const uint64_t* address, uint64_t value) {
   return waitValue64(asStream(stream), address, value);
 }
 
+int streamWaitBits64(void* stream, const uint64_t* address, uint64_t bits) {
+  return waitBits64(asStream(stream), address, bits);
+}
+
 int reduce(const hetcclDeviceReduction* reduction, void* stream) {
   if (reduction == nullptr) return cudaErrorInvalidValue;
   return reduceAsync(*reduction, asStream(stream));
@@ -76,6 +80,7 @@ hetcclDeviceModuleTable makeTable() {
   table.hostFree = hostFree;
   table.writeValue64 = streamWriteValue64;
   table.waitValue64 = streamWaitValue64;
+  table.waitBits64 = streamWaitBits64;
   table.reduceAsync = reduce;
   table.loadKernels = loadKernels;
   return table;

@@ -74,5 +74,13 @@ int waitValue64(cudaStream_t stream, const uint64_t* address, uint64_t value) {
                   CU_STREAM_WAIT_VALUE_GEQ);
 }
 
+int waitBits64(cudaStream_t stream, const uint64_t* address, uint64_t bits) {
+  const StreamMemOps& ops = streamMemOps();
+  if (ops.error != cudaSuccess) return ops.error;
+  return ops.wait(reinterpret_cast<CUstream>(stream),
+                  reinterpret_cast<CUdeviceptr>(address), bits,
+                  CU_STREAM_WAIT_VALUE_AND);
+}
+
 }  // namespace cuda
 }  // namespace hetccl

@@ -21,5 +21,8 @@ int writeValue64(cudaStream_t stream, uint64_t* address, uint64_t value);
 // as a signed 64-bit difference, so the word may wrap around).
 int waitValue64(cudaStream_t stream, const uint64_t* address, uint64_t value);
 
+// The stream waits until (*address & bits) != 0.
+int waitBits64(cudaStream_t stream, const uint64_t* address, uint64_t bits);
+
 }  // namespace cuda
 }  // namespace hetccl

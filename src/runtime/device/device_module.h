@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HETCCL_DEVICE_MODULE_ABI 2
+#define HETCCL_DEVICE_MODULE_ABI 3
 /* The module's one exported function returns its table. */
 #define HETCCL_DEVICE_MODULE_ENTRY "hetcclDeviceModule"
 
@@ -109,6 +109,11 @@ typedef struct {
    * HETCCL_DEVICE_WAIT_RELEASED, never to UINT64_MAX. */
   int (*writeValue64)(void* stream, uint64_t* address, uint64_t value);
   int (*waitValue64)(void* stream, const uint64_t* address, uint64_t value);
+  /* The stream waits until (*address & bits) != 0. Flags that writers set
+   * to one fixed value and readers reset to another need no sequence
+   * number, so the same enqueued work can run again (a CUDA graph's
+   * replays); a wait is released by setting every bit. */
+  int (*waitBits64)(void* stream, const uint64_t* address, uint64_t bits);
 
   int (*reduceAsync)(const hetcclDeviceReduction* reduction, void* stream);
   /* Loads every reduction kernel on the current device now. With lazy

@@ -5,8 +5,8 @@
 //   HETCCL_RT_NAMESPACE  the namespace of its definitions (cuda, hip)
 // and includes this file, in exactly one of its sources (it defines
 // functions). It then defines what differs (memoryKind, hostAlloc,
-// hostFree, writeValue64, waitValue64, reduceAsync, loadKernels) and
-// fills its table with fillCommonEntries.
+// hostFree, writeValue64, waitValue64, waitBits64, reduceAsync,
+// loadKernels) and fills its table with fillCommonEntries.
 #pragma once
 
 #include "runtime/device/device_module.h"

@@ -64,6 +64,11 @@ int waitValue64(void* stream, const uint64_t* address, uint64_t value) {
                               value, hipStreamWaitValueGte, ~uint64_t(0));
 }
 
+int waitBits64(void* stream, const uint64_t* address, uint64_t bits) {
+  return hipStreamWaitValue64(asStream(stream), const_cast<uint64_t*>(address),
+                              bits, hipStreamWaitValueAnd, ~uint64_t(0));
+}
+
 int loadKernels() {
   KernelLoader loader;
   return device::visitEveryKernel(loader);
@@ -84,6 +89,7 @@ hetcclDeviceModuleTable makeTable() {
   table.hostFree = hostFree;
   table.writeValue64 = writeValue64;
   table.waitValue64 = waitValue64;
+  table.waitBits64 = waitBits64;
   table.reduceAsync = reduceAsync;
   table.loadKernels = loadKernels;
   return table;

@@ -227,6 +227,16 @@ hetcclDeviceModuleTable makeTable() {
     });
     return 0;
   };
+  t.waitBits64 = [](void* stream, const uint64_t* address, uint64_t bits) {
+    enqueue(stream, [=] {
+      pollUntil(
+          [&] {
+            return (__atomic_load_n(address, __ATOMIC_ACQUIRE) & bits) != 0;
+          },
+          "a flag");
+    });
+    return 0;
+  };
   t.reduceAsync = [](const hetcclDeviceReduction* r, void* stream) {
     const int streamDevice = streamDevices().deviceOf(stream);
     if (streamDevice >= 0 && streamDevice != currentDevice)
