@@ -29,6 +29,7 @@ Settings Settings::fromEnvironment() {
   s.shmLinkChunkBytes = readBytes(Param::ShmLinkChunk);
   s.tcpSocketsPerLink = static_cast<int>(readInteger(Param::TcpSockets));
   s.tcpThreads = static_cast<int>(readInteger(Param::TcpThreads));
+  s.tcpPollMicroseconds = static_cast<int>(readInteger(Param::TcpPollUs));
   s.tcpStripeBytes = readBytes(Param::TcpChunk);
   s.tcpSocketBufferBytes = static_cast<int>(readInteger(Param::TcpBuffer));
   s.ucxLanes = static_cast<int>(readInteger(Param::UcxLanes));

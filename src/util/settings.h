@@ -24,6 +24,7 @@ struct Settings {
   size_t shmLinkChunkBytes;           // HETCCL_SHM_LINK_CHUNK
   int tcpSocketsPerLink;              // HETCCL_TCP_SOCKETS
   int tcpThreads;                     // HETCCL_TCP_THREADS
+  int tcpPollMicroseconds;            // HETCCL_TCP_POLL_US
   size_t tcpStripeBytes;              // HETCCL_TCP_CHUNK
   int tcpSocketBufferBytes;           // HETCCL_TCP_BUFFER; 0: autotuning
   int ucxLanes;                       // HETCCL_UCX_LANES

@@ -109,6 +109,34 @@ TEST(TcpLink, BackToBackSmallTransfersNeverWaitForTheEpollTimeout) {
   EXPECT_LT(secondsSince(start), 5.0) << kRoundTrips << " round trips";
 }
 
+// The same with gaps that end around the progress threads' polling window
+// (HETCCL_TCP_POLL_US): a post that finds a thread just going to sleep
+// must still wake it.
+TEST(TcpLink, PostsAtTheEndOfThePollingWindowAreNotLost) {
+  ScopedEnv poll("HETCCL_TCP_POLL_US", "20");
+  Ranks ranks = makeRanks(2);
+  constexpr int kRoundTrips = 1000;
+  Clock::time_point start = Clock::now();
+  runRanks(2, [&](int r) {
+    auto link = ranks.transports[r]->link(1 - r);
+    uint64_t word = 0;
+    for (int i = 0; i < kRoundTrips; ++i) {
+      if (r == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(i % 60));
+        word = i;
+        link->send(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+        link->recv(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+        ASSERT_EQ(word, static_cast<uint64_t>(i) + 1);
+      } else {
+        link->recv(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+        ++word;
+        link->send(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+      }
+    }
+  });
+  EXPECT_LT(secondsSince(start), 5.0) << kRoundTrips << " round trips";
+}
+
 TEST(TcpLink, SendsPostedLongBeforeTheReceives) {
   // Small socket buffers, so that the kernel cannot absorb all the sends.
   ScopedEnv buffers("HETCCL_TCP_BUFFER", "64K");

@@ -1,6 +1,7 @@
 #include "transport/tcp/tcp_engine.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -30,9 +31,10 @@ uint64_t socketToken(size_t channel, size_t socket) {
 
 TcpEngine::TcpEngine(int rank,
                      std::vector<std::unique_ptr<StripedChannel>> channels,
-                     std::shared_ptr<AbortSignal> abort)
+                     std::shared_ptr<AbortSignal> abort, int pollMicroseconds)
     : rank_(rank),
       abort_(std::move(abort)),
+      pollWindow_(std::chrono::microseconds(pollMicroseconds)),
       channels_(std::move(channels)),
       registered_(channels_.size()),
       dirty_(channels_.size(), true),
@@ -80,7 +82,11 @@ void TcpEngine::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+// A polling thread looks at the inbox on its next turn. (Seen polling here
+// after the post entered the inbox, the thread checks the inbox again after
+// it stops polling: waitMilliseconds.)
 void TcpEngine::wake() {
+  if (polling_.load(std::memory_order_seq_cst)) return;
   if (wakePending_.exchange(true, std::memory_order_acq_rel)) return;
   uint64_t one = 1;
   // Cannot fail short of a full counter, which a pending wake-up rules out.
@@ -109,25 +115,47 @@ void TcpEngine::run() {
 
 void TcpEngine::loop() {
   epoll_event events[kMaxEvents];
+  Clock::time_point lastActivity = Clock::now();
   while (!stopRequested_.load(std::memory_order_acquire) && !abort_->raised()) {
-    adoptPosted();
+    if (adoptPosted()) lastActivity = Clock::now();
     updateInterest();
-    int count = epoll_wait(epoll_.get(), events, kMaxEvents, kAbortCheckMs);
+    const int timeout = waitMilliseconds(lastActivity);
+    int count = epoll_wait(epoll_.get(), events, kMaxEvents, timeout);
     if (count < 0) {
       if (errno == EINTR) continue;
       failErrno("tcp transport: epoll_wait failed");
     }
     for (int i = 0; i < count; ++i)
       dispatch(events[i].data.u64, events[i].events);
+    if (count > 0)
+      lastActivity = Clock::now();
+    else if (timeout == 0)
+      sched_yield();  // ranks may outnumber cores: let the peer run
   }
 }
 
-void TcpEngine::adoptPosted() {
+int TcpEngine::waitMilliseconds(Clock::time_point lastActivity) {
+  if (Clock::now() - lastActivity < pollWindow_) {
+    polling_.store(true, std::memory_order_seq_cst);
+    return 0;
+  }
+  polling_.store(false, std::memory_order_seq_cst);
+  // A post that still saw the thread polling wrote no wake-up.
+  return inboxEmpty() ? kAbortCheckMs : 0;
+}
+
+bool TcpEngine::inboxEmpty() {
+  std::lock_guard<std::mutex> lock(inboxMutex_);
+  return inbox_.empty();
+}
+
+bool TcpEngine::adoptPosted() {
   std::vector<Posted> posted;
   {
     std::lock_guard<std::mutex> lock(inboxMutex_);
     posted.swap(inbox_);
   }
+  if (posted.empty()) return false;
   std::vector<bool> touched(channels_.size(), false);
   for (auto& p : posted) {
     StripedChannel& channel = *channels_[p.channel];
@@ -147,6 +175,7 @@ void TcpEngine::adoptPosted() {
       if (!channels_[c]->broken())
         progress(c, s, channels_[c]->wantedEvents(s));
   }
+  return true;
 }
 
 void TcpEngine::dispatch(uint64_t token, uint32_t events) {

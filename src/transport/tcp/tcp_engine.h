@@ -1,10 +1,14 @@
 // The progress engine of a tcp transport: one thread that drives every
 // socket of every link with epoll. Threads that post transfers only queue
 // them in an inbox and wake the thread through an eventfd; all socket I/O
-// and all transfer bookkeeping happen on the progress thread.
+// and all transfer bookkeeping happen on the progress thread. For a while
+// after its last activity (HETCCL_TCP_POLL_US) the thread polls instead of
+// sleeping, and posts need no wake-up: a small message's round trip then
+// pays for neither the eventfd nor the scheduler's wake-up of the thread.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,7 +29,7 @@ class TcpEngine {
   // thread stops within a few milliseconds and every pending transfer
   // fails with its reason.
   TcpEngine(int rank, std::vector<std::unique_ptr<StripedChannel>> channels,
-            std::shared_ptr<AbortSignal> abort);
+            std::shared_ptr<AbortSignal> abort, int pollMicroseconds);
   // Stops the thread (see stop()).
   ~TcpEngine();
   TcpEngine(const TcpEngine&) = delete;
@@ -47,10 +51,16 @@ class TcpEngine {
     size_t bytes;
   };
 
+  using Clock = std::chrono::steady_clock;
+
   void run();
   void loop();
   void wake();
-  void adoptPosted();
+  // epoll_wait's timeout: 0 while polling.
+  int waitMilliseconds(Clock::time_point lastActivity);
+  bool inboxEmpty();
+  // Whether anything was posted.
+  bool adoptPosted();
   void dispatch(uint64_t token, uint32_t events);
   // Moves data on socket `s` of channel `c` for `events` (epoll's); a
   // failure breaks the channel.
@@ -62,6 +72,7 @@ class TcpEngine {
 
   const int rank_;
   const std::shared_ptr<AbortSignal> abort_;
+  const Clock::duration pollWindow_;
   std::vector<std::unique_ptr<StripedChannel>> channels_;
   // Per channel and socket: the events registered with epoll now.
   std::vector<std::vector<uint32_t>> registered_;
@@ -69,6 +80,7 @@ class TcpEngine {
   OwnedFd epoll_;
   OwnedFd wakeFd_;
   std::atomic<bool> wakePending_{false};
+  std::atomic<bool> polling_{false};
   std::atomic<bool> stopRequested_{false};
 
   std::mutex inboxMutex_;  // guards inbox_ and stopReason_

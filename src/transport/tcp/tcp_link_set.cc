@@ -90,8 +90,8 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
     }
   }
   for (auto& laneChannels : channels)
-    lanes_.push_back(
-        std::make_shared<TcpEngine>(rank_, std::move(laneChannels), abort));
+    lanes_.push_back(std::make_shared<TcpEngine>(
+        rank_, std::move(laneChannels), abort, settings_.pollMicroseconds));
   size_t index = 0;
   for (int peer : sortedPeers) {
     links_[peer] =

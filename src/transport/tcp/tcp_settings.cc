@@ -9,6 +9,7 @@ TcpSettings TcpSettings::from(const Settings& settings) {
   s.threads = settings.tcpThreads;
   s.stripeBytes = settings.tcpStripeBytes;
   s.socketBufferBytes = settings.tcpSocketBufferBytes;
+  s.pollMicroseconds = settings.tcpPollMicroseconds;
   s.setupTimeoutSeconds = settings.bootstrapTimeoutSeconds;
   return s;
 }

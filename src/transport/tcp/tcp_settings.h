@@ -21,6 +21,9 @@ struct TcpSettings {
   // HETCCL_TCP_BUFFER: SO_SNDBUF/SO_RCVBUF request; 0 keeps the kernel's
   // autotuning.
   int socketBufferBytes = 4 * 1024 * 1024;
+  // HETCCL_TCP_POLL_US: how long a progress thread polls after activity
+  // before it sleeps in epoll_wait.
+  int pollMicroseconds = 50;
   // HETCCL_BOOTSTRAP_TIMEOUT: how long connection setup may take (0: no
   // limit).
   double setupTimeoutSeconds = 300;
