@@ -25,6 +25,10 @@ timeout, so only HetCCL's noticing the dead peer ends the wait), stop
 timeout; rank 1 is killed afterwards), abort (torch: rank 1 stops calling
 collectives, rank 0 waits for an all-reduce that cannot finish and a
 thread aborts its process group, ncclCommAbort underneath, 2 s later).
+torch-shm-graph-kill loops over replays of a CUDA graph that captured the
+all-reduce (--graph): a replay calls no NCCL function, so the survivor
+learns of the lost peer only through the process group's watchdog, which
+reads ncclCommGetAsyncError.
 
 Every scenario has a hard limit: whatever still runs then is killed
 (SIGKILL, process group) and the scenario FAILs. Prints one line per
@@ -278,11 +282,12 @@ def shm_entries():
 
 
 class Scenario:
-    def __init__(self, name, driver, transport, fault):
+    def __init__(self, name, driver, transport, fault, graph=False):
         self.name = name
         self.driver = driver
         self.transport = transport
         self.fault = fault
+        self.graph = graph  # the loop replays a captured CUDA graph
         self.bound = {"kill": KILL_BOUND, "stop": STOP_BOUND,
                       "abort": ABORT_BOUND}[fault]
         self.hetccl_timeout = STOP_TIMEOUT if fault == "stop" else None
@@ -303,6 +308,7 @@ SCENARIOS = [
     Scenario("torch-shm-kill", "torch", "shm", "kill"),
     Scenario("torch-tcp-kill", "torch", "tcp", "kill"),
     Scenario("torch-shm-abort", "torch", "shm", "abort"),
+    Scenario("torch-shm-graph-kill", "torch", "shm", "kill", graph=True),
 ]
 
 
@@ -352,7 +358,8 @@ def perf_argv(args, seconds):
 def torch_args(scenario):
     mode = "abort" if scenario.fault == "abort" else "kill"
     return [str(Path(__file__).with_name("torch_fault_allreduce.py")),
-            "--mode", mode, "--seconds", "90", "--pg-timeout", str(PG_TIMEOUT)]
+            "--mode", mode, "--seconds", "90", "--pg-timeout", str(PG_TIMEOUT)
+            ] + (["--graph"] if scenario.graph else [])
 
 
 def run_scenario(args, scenario, log_dir):

@@ -15,7 +15,10 @@ Prints, line by line (PYTHONUNBUFFERED or flush):
                              a checked result that is not the sum
   NO_FAULT rank=R iters=I    --seconds passed without a fault (exit 0)
 
---mode kill: every rank loops until it is killed or a call fails.
+--mode kill: every rank loops until it is killed or a call fails. With
+--graph the loop replays a CUDA graph that captured the fill and the
+all-reduce (a replay calls no NCCL function: a lost peer reaches the
+program only through the process group's watchdog).
 --mode abort: both ranks loop --iters all-reduces; then rank 1 stops calling
 collectives (it sleeps, keeping its communicator), rank 0 launches one more
 all-reduce, which cannot finish, and a thread aborts the process group
@@ -53,6 +56,15 @@ def abort_process_group():
     raise RuntimeError("no way to abort the process group in this PyTorch")
 
 
+def replay_of(work):
+    """A function that replays `work` captured in a CUDA graph."""
+    graph = torch.cuda.CUDAGraph()
+    torch.cuda.synchronize()
+    with torch.cuda.graph(graph):
+        work()
+    return graph.replay
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=("kill", "abort"), default="kill")
@@ -63,6 +75,8 @@ def main():
     parser.add_argument("--iters", type=int, default=300,
                         help="all-reduces before the abort (abort mode)")
     parser.add_argument("--abort-after", type=float, default=2)
+    parser.add_argument("--graph", action="store_true",
+                        help="kill mode: replay a captured all-reduce")
     args = parser.parse_args()
 
     rank = int(os.environ["RANK"])
@@ -79,10 +93,15 @@ def main():
     ready_at = None
     wrong = 0
 
-    def step(check):
-        nonlocal iteration, wrong
+    def all_reduce():
         x.fill_(float(rank + 1))
         dist.all_reduce(x)
+
+    launch = all_reduce
+
+    def step(check):
+        nonlocal iteration, wrong
+        launch()
         iteration += 1
         if check:
             value = x[args.elements // 2].item()  # waits for the result
@@ -94,6 +113,8 @@ def main():
     try:
         for _ in range(20):
             step(check=True)
+        if args.graph:
+            launch = replay_of(all_reduce)
         ready_at = time.monotonic()
         say(f"READY rank={rank} pid={os.getpid()}")
         if args.mode == "kill":
