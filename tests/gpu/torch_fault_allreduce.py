@@ -17,8 +17,9 @@ Prints, line by line (PYTHONUNBUFFERED or flush):
 
 --mode kill: every rank loops until it is killed or a call fails. With
 --graph the loop replays a CUDA graph that captured the fill and the
-all-reduce (a replay calls no NCCL function: a lost peer reaches the
-program only through the process group's watchdog).
+all-reduce, and at every check also all-reduces a one-element "loss"
+eagerly, as a training loop that logs its loss does: a replay calls no
+NCCL function, so that call is where a lost peer reaches the program.
 --mode abort: both ranks loop --iters all-reduces; then rank 1 stops calling
 collectives (it sleeps, keeping its communicator), rank 0 launches one more
 all-reduce, which cannot finish, and a thread aborts the process group
@@ -104,6 +105,8 @@ def main():
         launch()
         iteration += 1
         if check:
+            if args.graph:
+                dist.all_reduce(torch.ones(1, device=device))
             value = x[args.elements // 2].item()  # waits for the result
             if value != expected:
                 wrong += 1

@@ -1,5 +1,6 @@
 #include "engine/gpu/device_outboxes.h"
 
+#include <chrono>
 #include <cstring>
 
 #include "runtime/device/device_module.h"
@@ -98,14 +99,42 @@ uint64_t* DeviceOutboxes::pairFlag(int owner, int destination,
   return &flagsOf(segments_[owner]).pair[destination][chunk % kSlots].value;
 }
 
+// Stops the keeper before the segments are unmapped.
+DeviceOutboxes::~DeviceOutboxes() {
+  {
+    std::lock_guard<std::mutex> lock(keeperMutex_);
+    stopping_ = true;
+  }
+  stopKeeper_.notify_all();
+  if (keeper_.joinable()) keeper_.join();
+}
+
 void DeviceOutboxes::releaseWaits(bool failure) {
   OutboxFlags& own = flagsOf(segments_[rank_]);
   __atomic_store_n(failure ? &own.failed.value : &own.left.value, 1,
                    __ATOMIC_RELEASE);
+  raiseEveryFlag();
+  if (failure) keepRaisingAfterFailure();
+}
+
+void DeviceOutboxes::raiseEveryFlag() {
   for (int r = 0; r < nranks_; ++r)
     flagsOf(segments_[r]).forEachFlag([](uint64_t& flag) {
       __atomic_store_n(&flag, kFree | kFilled | kResult, __ATOMIC_RELEASE);
     });
+}
+
+// Every millisecond, so that a replay blocked on a flag it wrote itself
+// goes on within one (its results are undefined: the communicator failed).
+void DeviceOutboxes::keepRaisingAfterFailure() {
+  std::lock_guard<std::mutex> lock(keeperMutex_);
+  if (keeper_.joinable() || stopping_) return;
+  keeper_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(keeperMutex_);
+    while (!stopKeeper_.wait_for(lock, std::chrono::milliseconds(1),
+                                 [this] { return stopping_; }))
+      raiseEveryFlag();
+  });
 }
 
 bool DeviceOutboxes::left(int rank) const {

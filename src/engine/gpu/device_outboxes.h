@@ -18,8 +18,11 @@
 // order (which NCCL asks of its callers anyway).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "runtime/device/device_resources.h"
@@ -35,6 +38,9 @@ class DeviceOutboxes {
   // Collective over `oob`: every rank maps every rank's outbox.
   DeviceOutboxes(Oob& oob, const DeviceModule& module, size_t slotBytes,
                  size_t pairSlotBytes);
+  ~DeviceOutboxes();
+  DeviceOutboxes(const DeviceOutboxes&) = delete;
+  DeviceOutboxes& operator=(const DeviceOutboxes&) = delete;
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
@@ -60,7 +66,9 @@ class DeviceOutboxes {
   // Sets every bit of every flag, so that every stream waiting on one goes
   // on: the communicator has failed (`failure`; results are undefined) or
   // this rank is going away (its last operations are done, and it leaves
-  // nothing for anyone to wait for).
+  // nothing for anyone to wait for). After a failure a thread keeps them
+  // set until the outboxes go: a CUDA graph's replay writes its flags'
+  // fixed values again, and must not block on them.
   void releaseWaits(bool failure);
   // Whether some rank released the waits on a failure: then the streams of
   // every rank ran on without their peers, and every rank must fail.
@@ -70,6 +78,8 @@ class DeviceOutboxes {
 
  private:
   size_t channelOffset(int owner, int destination) const;
+  void raiseEveryFlag();
+  void keepRaisingAfterFailure();
 
   const int rank_;
   const int nranks_;
@@ -77,6 +87,10 @@ class DeviceOutboxes {
   const size_t pairSlotBytes_;
   std::vector<ShmSegment> segments_;  // every rank's outbox, by rank
   std::vector<std::unique_ptr<HostRegistration>> registrations_;
+  std::mutex keeperMutex_;  // guards keeper_ and stopping_
+  std::condition_variable stopKeeper_;
+  bool stopping_ = false;
+  std::thread keeper_;  // raises the flags again and again after a failure
 };
 
 }  // namespace hetccl

@@ -1,0 +1,94 @@
+// The outboxes' flags on the emulated device module: they start free; a
+// release sets every bit of every rank's flags and says why (a failure, or
+// a rank that went away); after a failure they are set again and again, so
+// that a CUDA graph's replay, which writes its flags' fixed values anew,
+// cannot block on them.
+#include "engine/gpu/device_outboxes.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "runtime/host/emulated_device_module.h"
+#include "support/in_process_oob.h"
+#include "support/thread_ranks.h"
+
+namespace hetccl {
+namespace {
+
+constexpr uint64_t kAllBits =
+    DeviceOutboxes::kFree | DeviceOutboxes::kFilled | DeviceOutboxes::kResult;
+
+uint64_t load(const uint64_t* flag) {
+  return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+
+void store(uint64_t* flag, uint64_t value) {
+  __atomic_store_n(flag, value, __ATOMIC_RELEASE);
+}
+
+// Whether `flag` holds every bit within `limit`.
+bool raisedWithin(const uint64_t* flag, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (load(flag) != kAllBits)
+    if (std::chrono::steady_clock::now() > deadline) return false;
+  return true;
+}
+
+// Two ranks' outboxes; `body` runs on rank 0 after both exist, while rank
+// 1 keeps its outboxes until rank 0 is done.
+template <typename Body>
+void withTwoRanks(Body body) {
+  InProcessWorld world(2);
+  runRanks(2, [&](int rank) {
+    InProcessOob oob(world, rank);
+    DeviceOutboxes outboxes(oob, emulatedDeviceModule(), 4096, 4096);
+    if (rank == 0) body(outboxes);
+    oob.barrier();
+  });
+}
+
+TEST(DeviceOutboxes, FlagsStartFree) {
+  withTwoRanks([](DeviceOutboxes& boxes) {
+    for (uint64_t chunk = 0; chunk < DeviceOutboxes::kSlots; ++chunk) {
+      EXPECT_EQ(load(boxes.slotFlag(1, chunk, 0)), DeviceOutboxes::kFree);
+      EXPECT_EQ(load(boxes.pairFlag(1, 0, chunk)), DeviceOutboxes::kFree);
+    }
+    EXPECT_FALSE(boxes.failed());
+    EXPECT_FALSE(boxes.left(0));
+  });
+}
+
+TEST(DeviceOutboxes, AFailureKeepsEveryFlagRaised) {
+  withTwoRanks([](DeviceOutboxes& boxes) {
+    boxes.releaseWaits(/*failure=*/true);
+    EXPECT_TRUE(boxes.failed());
+    EXPECT_FALSE(boxes.left(0));
+    EXPECT_EQ(load(boxes.slotFlag(1, 2, 0)), kAllBits);
+    // A replay writes its fixed values again: they do not stay.
+    for (int i = 0; i < 3; ++i) {
+      store(boxes.slotFlag(0, 1, 1), DeviceOutboxes::kFilled);
+      store(boxes.pairFlag(1, 0, 3), DeviceOutboxes::kFree);
+      EXPECT_TRUE(raisedWithin(boxes.slotFlag(0, 1, 1),
+                               std::chrono::milliseconds(200)));
+      EXPECT_TRUE(raisedWithin(boxes.pairFlag(1, 0, 3),
+                               std::chrono::milliseconds(200)));
+    }
+  });
+}
+
+TEST(DeviceOutboxes, ARankThatLeavesReleasesOnce) {
+  withTwoRanks([](DeviceOutboxes& boxes) {
+    boxes.releaseWaits(/*failure=*/false);
+    EXPECT_TRUE(boxes.left(0));
+    EXPECT_FALSE(boxes.failed());
+    EXPECT_EQ(load(boxes.pairFlag(0, 1, 0)), kAllBits);
+    store(boxes.pairFlag(0, 1, 0), DeviceOutboxes::kFilled);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(load(boxes.pairFlag(0, 1, 0)), DeviceOutboxes::kFilled);
+  });
+}
+
+}  // namespace
+}  // namespace hetccl
