@@ -1,5 +1,7 @@
 #include "transport/posted_request.h"
 
+#include <sched.h>
+
 #include <chrono>
 
 #include "util/socket.h"
@@ -21,6 +23,10 @@ bool PostedRequest::done() {
 }
 
 void PostedRequest::wait(const AbortSignal& abort, double timeoutSeconds) {
+  const auto pollUntil = std::chrono::steady_clock::now() + poll_;
+  while (!settled_.load(std::memory_order_acquire) &&
+         std::chrono::steady_clock::now() < pollUntil)
+    sched_yield();  // ranks may outnumber cores: let the progress thread run
   Deadline deadline = Deadline::after(timeoutSeconds);
   std::unique_lock<std::mutex> lock(mutex_);
   while (state_ == State::kPending) {
@@ -47,6 +53,7 @@ void PostedRequest::complete() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ != State::kPending) return;
     state_ = State::kDone;
+    settled_.store(true, std::memory_order_release);
   }
   changed_.notify_all();
 }
@@ -57,6 +64,7 @@ void PostedRequest::failWith(const Error& error) {
     if (state_ != State::kPending) return;
     state_ = State::kFailed;
     error_ = error;
+    settled_.store(true, std::memory_order_release);
   }
   changed_.notify_all();
 }

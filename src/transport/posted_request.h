@@ -1,7 +1,11 @@
 // A transfer posted on a link that a progress thread drives (tcp, ucx):
 // completed or failed by that thread, waited for by the one that posted it.
+// A waiter may poll for a while before it sleeps (a small transfer is often
+// done by then, and a sleeping waiter costs a wake-up).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -16,8 +20,10 @@ class PostedRequest : public TransferRequest {
  public:
   // `description` names the transfer in messages ("a 4096-byte send to
   // rank 3").
-  explicit PostedRequest(std::string description)
-      : description_(std::move(description)) {}
+  explicit PostedRequest(
+      std::string description,
+      std::chrono::microseconds poll = std::chrono::microseconds(0))
+      : description_(std::move(description)), poll_(poll) {}
 
   bool done() override;
   void wait(const AbortSignal& abort, double timeoutSeconds) override;
@@ -35,9 +41,11 @@ class PostedRequest : public TransferRequest {
   [[noreturn]] void throwFailure() const;
 
   const std::string description_;
+  const std::chrono::microseconds poll_;
   std::mutex mutex_;
   std::condition_variable changed_;
   State state_ = State::kPending;
+  std::atomic<bool> settled_{false};  // state_ is no longer kPending
   std::optional<Error> error_;
 };
 

@@ -3,8 +3,9 @@
 // them in an inbox and wake the thread through an eventfd; all socket I/O
 // and all transfer bookkeeping happen on the progress thread. For a while
 // after its last activity (HETCCL_TCP_POLL_US) the thread polls instead of
-// sleeping, and posts need no wake-up: a small message's round trip then
-// pays for neither the eventfd nor the scheduler's wake-up of the thread.
+// sleeping, and posts need no wake-up (TcpLink's waits for small transfers
+// poll as long before they sleep): a small message's round trip then pays
+// for no wake-up of a sleeping thread.
 #pragma once
 
 #include <atomic>

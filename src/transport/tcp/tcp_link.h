@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -24,13 +25,19 @@ constexpr size_t kTcpSplitBytes = 128 * 1024;
 
 class TcpLink : public Link {
  public:
+  // Waits for transfers of up to kPolledBytes poll for `poll` before they
+  // sleep (HETCCL_TCP_POLL_US).
+  static constexpr size_t kPolledBytes = 64 * 1024;
+
   TcpLink(int peer, size_t channel,
           std::vector<std::shared_ptr<TcpEngine>> lanes,
-          std::shared_ptr<const LinkCounters> counters)
+          std::shared_ptr<const LinkCounters> counters,
+          std::chrono::microseconds poll)
       : peer_(peer),
         channel_(channel),
         lanes_(std::move(lanes)),
-        counters_(std::move(counters)) {}
+        counters_(std::move(counters)),
+        poll_(poll) {}
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data,
@@ -48,6 +55,7 @@ class TcpLink : public Link {
   const size_t channel_;  // this link's channel in every lane's engine
   const std::vector<std::shared_ptr<TcpEngine>> lanes_;
   const std::shared_ptr<const LinkCounters> counters_;
+  const std::chrono::microseconds poll_;
   std::atomic<uint64_t> sends_{0};  // transfers posted each way
   std::atomic<uint64_t> receives_{0};
 };

@@ -94,8 +94,9 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
         rank_, std::move(laneChannels), abort, settings_.pollMicroseconds));
   size_t index = 0;
   for (int peer : sortedPeers) {
-    links_[peer] =
-        std::make_shared<TcpLink>(peer, index, lanes_, counters[index]);
+    links_[peer] = std::make_shared<TcpLink>(
+        peer, index, lanes_, counters[index],
+        std::chrono::microseconds(settings_.pollMicroseconds));
     ++index;
   }
   LOG_INFO(kLogNet,
