@@ -56,6 +56,16 @@ const StreamMemOps& streamMemOps() {
   return ops;
 }
 
+// The stream waits until the word at `address` passes `flags`'s test
+// against `value`.
+int wait64(cudaStream_t stream, const uint64_t* address, uint64_t value,
+           unsigned int flags) {
+  const StreamMemOps& ops = streamMemOps();
+  if (ops.error != cudaSuccess) return ops.error;
+  return ops.wait(reinterpret_cast<CUstream>(stream),
+                  reinterpret_cast<CUdeviceptr>(address), value, flags);
+}
+
 }  // namespace
 
 int writeValue64(cudaStream_t stream, uint64_t* address, uint64_t value) {
@@ -67,19 +77,11 @@ int writeValue64(cudaStream_t stream, uint64_t* address, uint64_t value) {
 }
 
 int waitValue64(cudaStream_t stream, const uint64_t* address, uint64_t value) {
-  const StreamMemOps& ops = streamMemOps();
-  if (ops.error != cudaSuccess) return ops.error;
-  return ops.wait(reinterpret_cast<CUstream>(stream),
-                  reinterpret_cast<CUdeviceptr>(address), value,
-                  CU_STREAM_WAIT_VALUE_GEQ);
+  return wait64(stream, address, value, CU_STREAM_WAIT_VALUE_GEQ);
 }
 
 int waitBits64(cudaStream_t stream, const uint64_t* address, uint64_t bits) {
-  const StreamMemOps& ops = streamMemOps();
-  if (ops.error != cudaSuccess) return ops.error;
-  return ops.wait(reinterpret_cast<CUstream>(stream),
-                  reinterpret_cast<CUdeviceptr>(address), bits,
-                  CU_STREAM_WAIT_VALUE_AND);
+  return wait64(stream, address, bits, CU_STREAM_WAIT_VALUE_AND);
 }
 
 }  // namespace cuda
