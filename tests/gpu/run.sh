@@ -30,6 +30,11 @@
 #               how long the survivor takes to exit, in
 #               gpu-faults-<date>.md; PASS when every scenario run exits
 #               within its bound
+#   soak        tests/gpu/torch_soak.py under torchrun, HetCCL preloaded, 2 ranks
+#               in 2 domains: random collectives and send/receive rings on
+#               GPU buffers for SOAK_SECONDS (default 300), every result
+#               checked; descriptors, threads, /dev/shm segments and RSS
+#               must not grow
 #   sanitizer   compute-sanitizer's memcheck, racecheck and synccheck on
 #               device_module_check (its largest count DEVICE_CHECK_LARGE_COUNT,
 #               default 65539 here), hetero_stream_check and a small checked
@@ -106,7 +111,7 @@
 # FAULTS_ONLY (comma-separated scenarios of the faults step, in the order
 # to run them; default all), FAULTS_LIMIT (its seconds, default 200),
 # SOURCE_DESC (what tree was built, for the faults record; default git's
-# view). Without nvidia-smi (no NVIDIA GPU) it says so and exits 0.
+# view), SOAK_SECONDS (the soak step's budget, default 300). Without nvidia-smi (no NVIDIA GPU) it says so and exits 0.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -114,7 +119,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams graphs faults sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx hosts4 hetero-all overhead sweep hetero compare net-bench train} "
+steps=" ${STEPS:-build info module streams graphs faults soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx hosts4 hetero-all overhead sweep hetero compare net-bench train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -547,6 +552,15 @@ step_faults() {
   [[ -f $report && -n $results_dir ]] && mkdir -p "$results_dir" && cp "$report" "$results_dir/"
   ((code == 0)) && result=PASS
   note="exit $code$( ((code == 124 || code == 137)) && echo ' (timed out)'); $(grep '^KEY ' "$out/faults.log" | cut -c5- | cut -c1-400)"
+}
+
+step_soak() {
+  HETCCL_DOMAINS=split:2 timeout "$limit" "${preload[@]}" "${torchrun[@]}" \
+    "$repo/tests/gpu/torch_soak.py" --seconds "${SOAK_SECONDS:-300}" >"$out/soak.log" 2>&1
+  local code=$?
+  grep -h '^SOAK\|^PASS\|^FAIL\|^WRONG\|Error' "$out/soak.log" | head -12
+  ((code == 0)) && result=PASS
+  note="exit $code; $(grep -h '^SOAK rank 0' "$out/soak.log" | cut -c1-160)"
 }
 
 # torchrun SCRIPT LOG [preload]: one 2-GPU run, at most half the step's time.
@@ -1315,6 +1329,7 @@ run_step module 150
 run_step streams 150
 run_step graphs 150
 run_step faults "${FAULTS_LIMIT:-200}"
+run_step soak $((${SOAK_SECONDS:-300} + 120))
 run_step sanitizer 240
 run_step collectives 150
 run_step ddp 150
