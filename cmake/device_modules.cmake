@@ -245,6 +245,14 @@ if(HETCCL_CUDA_MODULE_BUILT)
                                                     ${CMAKE_DL_LIBS})
   add_dependencies(hetero_stream_check hetccl_cuda)
 
+  # One process driving several GPUs (tests/gpu/single_process_check.cc):
+  # linked by soname against libnccl.so.2, HetCCL's here, NVIDIA's when it
+  # is preloaded, so the same program runs against both.
+  add_executable(single_process_check
+    ${PROJECT_SOURCE_DIR}/tests/gpu/single_process_check.cc)
+  target_link_libraries(single_process_check PRIVATE hetccl_nccl CUDA::cudart
+                                                     Threads::Threads)
+
   # What the pass-through adds to small collectives (bench/, 2 GPUs:
   # passthrough_overhead <NVIDIA libnccl.so.2>).
   add_executable(passthrough_overhead

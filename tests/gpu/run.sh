@@ -18,6 +18,12 @@
 #   streams     hetero_stream_check on libhetccl-cuda.so, if it was built:
 #               over shm (with CUDA graph capture and 100 replays, timed
 #               against eager launches) and over tcp (captures refused)
+#   one-process tests/gpu/single_process_check.cc: one process driving the GPUs
+#               from one thread (ncclCommInitAll, grouped collectives) and
+#               with a thread per device, every collective and a send/recv
+#               ring checked and the current device after every call;
+#               NVIDIA's NCCL, the pass-through and 2 domains [2 GPUs], or
+#               with 1 GPU only 2 domains on GPU 0
 #   graphs      PyTorch: a step with collectives captured in a CUDA graph,
 #               replayed 100 times with new inputs and compared bit for bit
 #               with the eager step (2 ranks in 2 domains over shm); over
@@ -119,7 +125,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams graphs faults soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx hosts4 hetero-all overhead sweep hetero compare net-bench train} "
+steps=" ${STEPS:-build info module streams one-process graphs faults soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx hosts4 hetero-all overhead sweep hetero compare net-bench train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -270,7 +276,8 @@ step_build() {
       timeout "$limit" cmake --build "$build" -j "$(nproc)" >"$out/build-nomodule.log" 2>&1
   fi
   local target
-  for target in device_module_check hetero_stream_check passthrough_overhead; do
+  for target in device_module_check hetero_stream_check single_process_check \
+    passthrough_overhead; do
     timeout "$limit" cmake --build "$build" -j "$(nproc)" --target "$target" \
       >"$out/build-$target.log" 2>&1 || true
   done
@@ -332,6 +339,42 @@ step_streams() {
   tail -8 "$out/hetero_stream_check-tcp.log"
   ((code == 0)) && result=PASS
   note+="; tcp: exit $code; $(grep -h 'graph replay' "$out/hetero_stream_check.log" | head -2 | cut -c1-120 | tr '\n' ' ')"
+}
+
+# One process driving several GPUs (tests/gpu/single_process_check.cc), from
+# one thread (ncclCommInitAll, grouped collectives) and from a thread per
+# device: NVIDIA's NCCL (preloaded), HetCCL passing through to it, and
+# HetCCL with the ranks in 2 domains. With 1 GPU only the last runs, both
+# ranks on GPU 0 (NVIDIA's NCCL refuses two ranks on one GPU).
+step_one_process() {
+  local check config label env_words args code failed=0 ran=()
+  check=$(built_check single_process_check)
+  if [[ -z $check ]]; then
+    result=SKIP note="single_process_check not built"
+    return
+  fi
+  local configs=()
+  if ((gpus >= 2)); then
+    configs+=("native|LD_PRELOAD=$real_nccl|" "native-threads|LD_PRELOAD=$real_nccl|--threads"
+      "passthrough|HETCCL_NCCL_LIBRARY=$real_nccl|" "passthrough-threads|HETCCL_NCCL_LIBRARY=$real_nccl|--threads"
+      "split2|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--devices 0,1"
+      "split2-threads|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--threads --devices 0,1")
+  else
+    configs+=("split2-1gpu|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--devices 0,0"
+      "split2-1gpu-threads|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--threads --devices 0,0")
+  fi
+  for config in "${configs[@]}"; do
+    IFS='|' read -r label env_words args <<<"$config"
+    # shellcheck disable=SC2086 # the words are VAR=value pairs and options
+    env $env_words timeout $((limit / ${#configs[@]})) "$check" $args \
+      >"$out/one-process-$label.log" 2>&1
+    code=$?
+    ((code == 0)) || failed=1
+    ran+=("$label $( ((code == 0)) && echo PASS || echo "FAIL($code)")")
+    grep -h '^FAIL' "$out/one-process-$label.log" | head -5
+  done
+  ((failed == 0)) && result=PASS
+  note="${ran[*]}$( ((gpus < 2)) && echo '; native and pass-through need 2 GPUs')"
 }
 
 # PyTorch (HetCCL preloaded, 2 ranks in 2 domains, 1 GPU is enough): a step
@@ -1327,6 +1370,7 @@ run_step build 360
 run_step info 30
 run_step module 150
 run_step streams 150
+run_step one-process 150
 run_step graphs 150
 run_step faults "${FAULTS_LIMIT:-200}"
 run_step soak $((${SOAK_SECONDS:-300} + 120))
