@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_ok.h"
 #include "hetccl.h"
 #include "nccl.h"
 #include "runtime/device/device_module.h"
@@ -38,15 +39,6 @@ void check(bool ok, int rank, const char* what) {
   std::printf("%s rank %d: %s\n", ok ? "PASS" : "FAIL", rank, what);
   if (!ok) ++failures;
 }
-
-#define CUDA_OK(call)                                                   \
-  do {                                                                  \
-    cudaError_t status_ = (call);                                       \
-    if (status_ != cudaSuccess) {                                       \
-      std::printf("FAIL %s: %s\n", #call, cudaGetErrorString(status_)); \
-      std::exit(1);                                                     \
-    }                                                                   \
-  } while (0)
 
 const hetcclDeviceModuleTable* loadModule(const char* path) {
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -129,8 +121,8 @@ struct GraphBuffers {
 ncclResult_t enqueueStep(const GraphBuffers& b, int rank, ncclComm_t comm,
                          cudaStream_t stream) {
   const size_t n = GraphBuffers::kCount;
-  ncclResult_t r = ncclAllReduce(b.input, b.reduced, n, ncclFloat32, ncclSum,
-                                 comm, stream);
+  ncclResult_t r =
+      ncclAllReduce(b.input, b.reduced, n, ncclFloat32, ncclSum, comm, stream);
   if (r == ncclSuccess)
     r = ncclAllGather(b.input, b.gathered, n, ncclFloat32, comm, stream);
   if (r == ncclSuccess)
@@ -258,8 +250,7 @@ void checkCaptureRefused(int rank, ncclComm_t comm, cudaStream_t stream,
   const float two = 2.0f;
   CUDA_OK(cudaMemcpy(scalar, &two, sizeof(two), cudaMemcpyHostToDevice));
   ncclRedOp_t times;
-  ncclRedOpCreatePreMulSum(&times, scalar, ncclFloat32, ncclScalarDevice,
-                           comm);
+  ncclRedOpCreatePreMulSum(&times, scalar, ncclFloat32, ncclScalarDevice, comm);
   // Over tcp even a plain all-reduce is staged.
   const ncclRedOp_t op = joinedOverTcp() ? ncclSum : times;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));

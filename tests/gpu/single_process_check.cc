@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda_ok.h"
 #include "nccl.h"
 
 namespace {
@@ -37,15 +38,6 @@ void check(bool ok, const std::string& what) {
   std::printf("%s %s\n", ok ? "PASS" : "FAIL", what.c_str());
   if (!ok) ++failures;
 }
-
-#define CUDA_OK(call)                                                   \
-  do {                                                                  \
-    cudaError_t status_ = (call);                                       \
-    if (status_ != cudaSuccess) {                                       \
-      std::printf("FAIL %s: %s\n", #call, cudaGetErrorString(status_)); \
-      std::exit(1);                                                     \
-    }                                                                   \
-  } while (0)
 
 #define NCCL_OK(call, comm)                                                 \
   do {                                                                      \
