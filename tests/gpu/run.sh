@@ -19,9 +19,10 @@
 #               over shm (with CUDA graph capture and 100 replays, timed
 #               against eager launches) and over tcp (captures refused)
 #   one-process tests/gpu/single_process_check.cc: one process driving the GPUs
-#               from one thread (ncclCommInitAll, grouped collectives) and
-#               with a thread per device, every collective and a send/recv
-#               ring checked and the current device after every call;
+#               from one thread (ncclCommInitAll or grouped ncclCommInitRank,
+#               grouped collectives) and with a thread per device, every
+#               collective and a send/recv ring checked and the current
+#               device after every call;
 #               NVIDIA's NCCL, the pass-through and 2 domains [2 GPUs], or
 #               with 1 GPU only 2 domains on GPU 0
 #   graphs      PyTorch: a step with collectives captured in a CUDA graph,
@@ -342,8 +343,9 @@ step_streams() {
 }
 
 # One process driving several GPUs (tests/gpu/single_process_check.cc), from
-# one thread (ncclCommInitAll, grouped collectives) and from a thread per
-# device: NVIDIA's NCCL (preloaded), HetCCL passing through to it, and
+# one thread (ncclCommInitAll, or grouped ncclCommInitRank: the only
+# one-thread init that takes a device twice; grouped collectives) and from
+# a thread per device: NVIDIA's NCCL (preloaded), HetCCL passing through to it, and
 # HetCCL with the ranks in 2 domains. With 1 GPU only the last runs, both
 # ranks on GPU 0 (NVIDIA's NCCL refuses two ranks on one GPU).
 step_one_process() {
@@ -358,9 +360,10 @@ step_one_process() {
     configs+=("native|LD_PRELOAD=$real_nccl|" "native-threads|LD_PRELOAD=$real_nccl|--threads"
       "passthrough|HETCCL_NCCL_LIBRARY=$real_nccl|" "passthrough-threads|HETCCL_NCCL_LIBRARY=$real_nccl|--threads"
       "split2|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--devices 0,1"
-      "split2-threads|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--threads --devices 0,1")
+      "split2-threads|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--threads --devices 0,1"
+      "split2-grouped-init|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--grouped-init --devices 0,1")
   else
-    configs+=("split2-1gpu|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--devices 0,0"
+    configs+=("split2-1gpu|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--grouped-init --devices 0,0"
       "split2-1gpu-threads|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--threads --devices 0,0")
   fi
   for config in "${configs[@]}"; do
@@ -601,7 +604,7 @@ step_soak() {
   HETCCL_DOMAINS=split:2 timeout "$limit" "${preload[@]}" "${torchrun[@]}" \
     "$repo/tests/gpu/torch_soak.py" --seconds "${SOAK_SECONDS:-300}" >"$out/soak.log" 2>&1
   local code=$?
-  grep -h '^SOAK\|^PASS\|^FAIL\|^WRONG\|Error' "$out/soak.log" | head -12
+  grep -h '^SERIES\|^SOAK\|^PASS\|^FAIL\|^WRONG\|Error' "$out/soak.log" | head -12
   ((code == 0)) && result=PASS
   note="exit $code; $(grep -h '^SOAK rank 0' "$out/soak.log" | cut -c1-160)"
 }

@@ -1,18 +1,21 @@
 // single_process_check: one process drives several GPUs, as NCCL documents
-// it: from one thread (ncclCommInitAll, then every collective issued for
-// all communicators inside one ncclGroupStart/ncclGroupEnd) or with one
-// thread per device (ncclCommInitRank on a shared id, each thread its own
-// collectives). Every collective (all-reduce, all-gather, reduce-scatter,
+// it: from one thread (ncclCommInitAll, or with --grouped-init one
+// ncclCommInitRank per device inside ncclGroupStart/ncclGroupEnd; then
+// every collective issued for all communicators inside one group) or with
+// one thread per device (ncclCommInitRank on a shared id, each thread its
+// own collectives). Every collective (all-reduce, all-gather, reduce-scatter,
 // broadcast, reduce) and a grouped send/receive ring, results checked
 // element by element, and the current device checked after every call
 // (NCCL leaves the caller's device current; programs depend on it).
 //
-// Usage: single_process_check [--threads] [--devices 0,1,...]
+// Usage: single_process_check [--threads | --grouped-init]
+//                             [--devices 0,1,...]
 //   The devices default to every visible one. Linked against libnccl.so.2
 //   by its soname: HetCCL's from the build, NVIDIA's with LD_PRELOAD (the
 //   same program against both). HETCCL_DOMAINS=split:N makes HetCCL's
 //   ranks N domains, which also lets two ranks share one GPU
-//   (--devices 0,0); NVIDIA's NCCL refuses that.
+//   (--devices 0,0) with --threads or --grouped-init: ncclCommInitAll
+//   refuses a device listed twice, in NCCL and in HetCCL alike.
 // Prints one PASS or FAIL line per check; exits 1 on any failure.
 #include <cuda_runtime.h>
 
@@ -195,6 +198,33 @@ void runThread(Rank& rank, int n, const ncclUniqueId& id) {
   }
 }
 
+// One thread initializes every rank in one group: the device current at
+// each ncclCommInitRank is the rank's, and the inits complete together at
+// ncclGroupEnd.
+void initGrouped(std::vector<Rank>& ranks) {
+  ncclUniqueId id;
+  NCCL_OK(ncclGetUniqueId(&id), nullptr);
+  const int n = static_cast<int>(ranks.size());
+  NCCL_OK(ncclGroupStart(), nullptr);
+  for (Rank& r : ranks) {
+    CUDA_OK(cudaSetDevice(r.device));
+    NCCL_OK(ncclCommInitRank(&r.comm, n, id, r.index), nullptr);
+  }
+  NCCL_OK(ncclGroupEnd(), nullptr);
+  check(deviceIs(ranks.back().device),
+        "grouped ncclCommInitRank leaves the last device set current");
+}
+
+void initAll(std::vector<Rank>& ranks) {
+  const int n = static_cast<int>(ranks.size());
+  std::vector<int> devices;
+  for (const Rank& r : ranks) devices.push_back(r.device);
+  std::vector<ncclComm_t> comms(n);
+  NCCL_OK(ncclCommInitAll(comms.data(), n, devices.data()), nullptr);
+  check(deviceIs(devices[0]), "ncclCommInitAll leaves the device current");
+  for (int i = 0; i < n; ++i) ranks[i].comm = comms[i];
+}
+
 std::vector<int> parseDevices(const char* list) {
   std::vector<int> devices;
   std::stringstream in(list);
@@ -207,15 +237,19 @@ std::vector<int> parseDevices(const char* list) {
 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  bool threads = false;
+  bool threads = false, groupedInit = false;
   std::vector<int> devices;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--threads") == 0) {
       threads = true;
+    } else if (std::strcmp(argv[i], "--grouped-init") == 0) {
+      groupedInit = true;
     } else if (std::strcmp(argv[i], "--devices") == 0 && i + 1 < argc) {
       devices = parseDevices(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--threads] [--devices 0,1,...]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--threads | --grouped-init] "
+                   "[--devices 0,1,...]\n",
                    argv[0]);
       return 2;
     }
@@ -238,7 +272,10 @@ int main(int argc, char** argv) {
   std::printf("single_process_check: %d ranks on devices", n);
   for (int d : devices) std::printf(" %d", d);
   std::printf(", %s, library version %d\n",
-              threads ? "a thread per rank" : "one thread", version);
+              threads       ? "a thread per rank"
+              : groupedInit ? "one thread, grouped ncclCommInitRank"
+                            : "one thread, ncclCommInitAll",
+              version);
   std::vector<Rank> ranks;
   for (int i = 0; i < n; ++i) ranks.push_back({i, devices[i]});
   for (Rank& r : ranks) allocate(r, n);
@@ -250,10 +287,10 @@ int main(int argc, char** argv) {
     for (Rank& r : ranks) workers.emplace_back(runThread, std::ref(r), n, id);
     for (std::thread& t : workers) t.join();
   } else {
-    std::vector<ncclComm_t> comms(n);
-    NCCL_OK(ncclCommInitAll(comms.data(), n, devices.data()), nullptr);
-    check(deviceIs(devices[0]), "ncclCommInitAll leaves the device current");
-    for (int i = 0; i < n; ++i) ranks[i].comm = comms[i];
+    if (groupedInit)
+      initGrouped(ranks);
+    else
+      initAll(ranks);
     runGrouped(ranks);
   }
   for (Rank& r : ranks) {
