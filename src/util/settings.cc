@@ -35,6 +35,7 @@ Settings Settings::fromEnvironment() {
   s.ucxLanes = static_cast<int>(readInteger(Param::UcxLanes));
   s.gpuDirect = readFlag(Param::GpuDirect);
   s.engineTimeline = readFlag(Param::EngineTimeline);
+  s.scriptedLaunches = readFlag(Param::ScriptedLaunches);
   s.gpuChunkBytes = readBytes(Param::GpuChunk);
   return s;
 }

@@ -31,6 +31,7 @@ struct Settings {
   bool gpuDirect;                     // HETCCL_GPU_DIRECT
   size_t gpuChunkBytes;               // HETCCL_GPU_CHUNK
   bool engineTimeline;                // HETCCL_ENGINE_TIMELINE
+  bool scriptedLaunches;              // HETCCL_SCRIPTED_LAUNCHES
 
   // Throws an Error (ncclInvalidArgument) for the first bad value.
   static Settings fromEnvironment();

@@ -7,10 +7,10 @@
 // CUDA graphs: collectives and a send/receive exchange captured in one
 // graph must replay right 100 times with new inputs each time, between
 // eager launches of the same communicator; a replayed 8 KB all-reduce is
-// timed against eager launches. A launch that needs the staging proxy (a
-// reduction by a scalar in device memory; every launch when the ranks are
-// joined over tcp, HETCCL_TRANSPORT=tcp) must fail to capture with
-// ncclInvalidUsage and a message, and leave the communicator usable.
+// timed against eager launches. Over shm the launches are stream-driven;
+// over tcp (HETCCL_TRANSPORT=tcp) every launch goes through the staging
+// proxy, as does, over shm too, a reduction by a scalar in device memory,
+// which is captured and replayed with a changing scalar.
 //
 // Usage: hetero_stream_check <libhetccl-cuda.so>   (rank r on GPU r % count;
 //        one GPU is enough)
@@ -90,12 +90,6 @@ void checkEnqueueOnly(int rank, Gate& gate, cudaStream_t stream,
                      std::to_string(seconds * 1e6) + " us, stream busy)";
   check(result == ncclSuccess && busy, rank, what.c_str());
   CUDA_OK(cudaStreamSynchronize(stream));
-}
-
-// Whether the ranks were forced onto tcp: then every launch is staged.
-bool joinedOverTcp() {
-  const char* transport = getenv("HETCCL_TRANSPORT");
-  return transport != nullptr && std::string(transport) == "tcp";
 }
 
 // Device buffers of one captured step: an all-reduce, an all-gather, a
@@ -204,7 +198,6 @@ void timeGraphReplays(int rank, ncclComm_t comm, cudaStream_t stream,
 // Captures one step, then replays it with new inputs, an eager step after
 // every tenth replay.
 void checkGraphs(int rank, ncclComm_t comm, cudaStream_t stream) {
-  if (joinedOverTcp()) return;
   GraphBuffers b;
   setInput(b, rank, 1.0f, stream);
   cudaGraph_t graph = nullptr;
@@ -241,36 +234,56 @@ void checkGraphs(int rank, ncclComm_t comm, cudaStream_t stream) {
   timeGraphReplays(rank, comm, stream, b);
 }
 
-// A capture the launch cannot follow fails with ncclInvalidUsage and a
-// message that says why; the communicator stays usable.
-void checkCaptureRefused(int rank, ncclComm_t comm, cudaStream_t stream,
-                         float* send, float* recv, size_t count) {
+// An all-reduce scaled by a scalar in device memory, which always takes
+// the staging proxy: captured once, replayed with a new scalar each time;
+// then an eager all-reduce.
+void checkStagedCapture(int rank, ncclComm_t comm, cudaStream_t stream,
+                        float* send, float* recv, size_t count) {
   float* scalar;
   CUDA_OK(cudaMalloc(&scalar, sizeof(float)));
-  const float two = 2.0f;
-  CUDA_OK(cudaMemcpy(scalar, &two, sizeof(two), cudaMemcpyHostToDevice));
   ncclRedOp_t times;
   ncclRedOpCreatePreMulSum(&times, scalar, ncclFloat32, ncclScalarDevice, comm);
-  // Over tcp even a plain all-reduce is staged.
-  const ncclRedOp_t op = joinedOverTcp() ? ncclSum : times;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
   ncclResult_t captured =
-      ncclAllReduce(send, recv, count, ncclFloat32, op, comm, stream);
+      ncclAllReduce(send, recv, count, ncclFloat32, times, comm, stream);
   std::string message = ncclGetLastError(comm);
   cudaGraph_t graph = nullptr;
-  cudaStreamEndCapture(stream, &graph);
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  check(captured == ncclSuccess, rank,
+        ("a staged all-reduce (scalar in device memory) captured: " +
+         (captured == ncclSuccess ? std::string() : message))
+            .c_str());
+  int wrong = 0;
+  if (captured == ncclSuccess) {
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int i = 1; i <= 10; ++i) {
+      const float factor = float(i);
+      CUDA_OK(cudaMemcpyAsync(scalar, &factor, sizeof(factor),
+                              cudaMemcpyHostToDevice, stream));
+      CUDA_OK(cudaGraphLaunch(exec, stream));
+      float first = 0, last = 0;
+      CUDA_OK(cudaMemcpyAsync(&first, recv, sizeof(float),
+                              cudaMemcpyDeviceToHost, stream));
+      CUDA_OK(cudaMemcpyAsync(&last, recv + count - 1, sizeof(float),
+                              cudaMemcpyDeviceToHost, stream));
+      CUDA_OK(cudaStreamSynchronize(stream));
+      wrong += first != 3.0f * factor || last != 3.0f * factor;
+    }
+    cudaGraphExecDestroy(exec);
+  }
   if (graph != nullptr) cudaGraphDestroy(graph);
-  check(captured == ncclInvalidUsage &&
-            message.find("graph") != std::string::npos,
-        rank, ("a staged launch's capture refused: " + message).c_str());
-
+  check(captured == ncclSuccess && wrong == 0, rank,
+        ("10 replays of the staged all-reduce with a new scalar right (" +
+         std::to_string(wrong) + " wrong)")
+            .c_str());
   ncclResult_t after =
       ncclAllReduce(send, recv, count, ncclFloat32, ncclMax, comm, stream);
   CUDA_OK(cudaStreamSynchronize(stream));
   float first = 0;
   CUDA_OK(cudaMemcpy(&first, recv, sizeof(float), cudaMemcpyDeviceToHost));
   check(after == ncclSuccess && first == 2.0f, rank,
-        "communicator usable after the refused capture");
+        "an eager all-reduce after the replays right");
   ncclRedOpDestroy(times, comm);
   cudaFree(scalar);
 }
@@ -339,7 +352,7 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
   }
 
   checkGraphs(rank, comm, stream);
-  checkCaptureRefused(rank, comm, stream, send, recv, count);
+  checkStagedCapture(rank, comm, stream, send, recv, count);
 
   ncclCommDestroy(comm);
   cudaFree(send);

@@ -320,6 +320,19 @@ std::vector<Layout> allLayouts() {
        true,
        Density::kMedium,
        true},
+      // Every other launch made as a captured one is: its pieces handed
+      // to the proxy from the stream, numbered from 0, between launches
+      // posted at enqueue and gated (what CUDA graphs' replays run).
+      {"4ranks_0122_tcp_gpu_scripted",
+       4,
+       "0,1,2,2",
+       {0, 1, 2, 2},
+       "tcp",
+       true,
+       Density::kMedium,
+       true,
+       {},
+       {{"HETCCL_SCRIPTED_LAUNCHES", "1"}}},
       // GPU ranks on three pretend hosts linked by UCX over tcp only.
       {"4ranks_0122_ucx_hosts_gpu",
        4,

@@ -82,10 +82,15 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
       data_(module_, stream_.handle(), scratchBytes(setup), timeline_.get()),
       directCollectives_(std::move(setup.directCollectives)),
       links_(std::move(setup.links)),
-      proxy_(abort_, timeoutSeconds_,
-             [this](const Error& error) { failed(error); }) {
-  for (uint64_t* word : {&flags_->inputsReady, &flags_->done,
-                         &flags_->directReached, &flags_->directPassed})
+      proxy_(abort_, timeoutSeconds_, &flags_->engineReached,
+             [this](const Error& error) { failed(error); }),
+      callerReached_(module_),
+      enginePassed_(module_),
+      scriptedLaunches_(setup.settings.scriptedLaunches),
+      gated_(scriptedLaunches_) {
+  for (uint64_t* word :
+       {&flags_->inputsReady, &flags_->done, &flags_->engineReached,
+        &flags_->directReached, &flags_->directPassed})
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
   const StagingPath path{module_,
                          stream_.handle(),
@@ -93,7 +98,8 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
                          proxy_,
                          crossDomainPieceBytes(setup.settings.chunkBytes),
                          kRingSlots,
-                         timeline_.get()};
+                         timeline_.get(),
+                         &launchGate_};
   for (int peer = 0; peer < domains_.nranks(); ++peer)
     if (domains_.domainOf(peer) != domains_.domainOf(rank_))
       stagedLinks_[peer] =
@@ -207,7 +213,7 @@ void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
     if (directCollectives_)
       launchAmongHostGpus(ops, stream, capturing);
     else
-      enqueueLaunch(ops, stream);
+      enqueueLaunch(ops, stream, capturing);
   } catch (const Error& e) {
     // Half-enqueued work leaves the ranks out of step.
     abort_->raise(e.code(), e.what());
@@ -226,14 +232,14 @@ void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
                                         StreamHandle stream, bool capturing) {
   if (capturing) {
     directWatch_->watchBetweenLaunches();
-    enqueueAmongHostGpus(ops, stream);
+    enqueueAmongHostGpus(ops, stream, capturing);
     return;
   }
   const auto& api = module_.api();
   const uint64_t sequence = ++directLaunched_;
   module_.check(api.writeValue64(stream, &flags_->directReached, sequence),
                 "marking the start of a launch");
-  enqueueAmongHostGpus(ops, stream);
+  enqueueAmongHostGpus(ops, stream, capturing);
   module_.check(api.writeValue64(stream, &flags_->directPassed, sequence),
                 "marking the end of a launch");
 }
@@ -242,7 +248,7 @@ void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
 // group holds, so that both ends of a transfer take the same one; the
 // group's collectives follow on the caller's stream.
 void GpuPlanEngine::enqueueAmongHostGpus(const std::vector<Op>& ops,
-                                         StreamHandle stream) {
+                                         StreamHandle stream, bool capturing) {
   std::vector<Op> transfers, collectives;
   for (const Op& op : ops)
     (isPointToPoint(op.kind) ? transfers : collectives).push_back(op);
@@ -252,30 +258,38 @@ void GpuPlanEngine::enqueueAmongHostGpus(const std::vector<Op>& ops,
   if (streamDriven(collectives))
     directCollectives_->launch(collectives[0], stream);
   else
-    enqueueLaunch(collectives, stream);
+    enqueueLaunch(collectives, stream, capturing);
 }
 
 // Whether `stream` is being captured into a CUDA graph, and if so, that
 // the launch can be. Stream-driven work replays unchanged (the outboxes'
-// flags hold no sequence number). The staging proxy cannot follow a
-// graph's replays: it moves each launch's pieces once, when the launch is
-// made, so a launch that needs it is refused up front.
+// flags hold no sequence number), and staged work through its script.
+// Two things cannot follow a replay: a domain of several GPUs (its steps
+// run in the vendor library on the engine's stream, which HetCCL does not
+// hand to the library's own capture), and the timeline (its events are
+// read once per launch).
 bool GpuPlanEngine::capturingAllowed(const std::vector<Op>& ops,
                                      StreamHandle stream) const {
   int capturing = 0;
   module_.check(module_.api().streamIsCapturing(stream, &capturing),
                 "asking whether the stream is being captured");
   if (!capturing || (directCollectives_ && streamDriven(ops))) return capturing;
-  fail(ncclInvalidUsage,
-       "rank %d: this launch of a heterogeneous communicator cannot be "
-       "captured in a CUDA graph: it crosses domains through the staging "
-       "proxy, a thread that moves each launch's data once (ranks on "
-       "different hosts, a transport without shared memory, a domain of "
-       "several GPUs, a reduction by a scalar in device memory, or several "
-       "collectives in one group); only launches among the GPU ranks of one "
-       "host on the stream-driven path can be captured. Launch it outside "
-       "the capture",
-       rank_);
+  const size_t domainSize = domains_.members(domains_.domainOf(rank_)).size();
+  if (domainSize > 1)
+    fail(ncclInvalidUsage,
+         "rank %d: this launch of a heterogeneous communicator cannot be "
+         "captured in a CUDA graph: the rank's domain has %zu GPUs, and "
+         "HetCCL does not capture its domain's steps in the vendor library "
+         "yet; only launches of ranks that are their domain's only GPU can "
+         "be captured. Launch it outside the capture",
+         rank_, domainSize);
+  if (timeline_)
+    fail(ncclInvalidUsage,
+         "rank %d: this launch of a heterogeneous communicator cannot be "
+         "captured in a CUDA graph while HETCCL_ENGINE_TIMELINE=1 (the "
+         "timeline reads its events once per launch); unset it to capture",
+         rank_);
+  return true;
 }
 
 // Sends and receives always take the stream-driven path; collectives when
@@ -290,22 +304,99 @@ bool GpuPlanEngine::streamDriven(const std::vector<Op>& ops) const {
 // Everything on this thread, before the call returns. A failure midway
 // leaves half a plan enqueued, which launch() turns into an abort.
 void GpuPlanEngine::enqueueLaunch(const std::vector<Op>& ops,
-                                  StreamHandle stream) {
+                                  StreamHandle stream, bool capturing) {
+  // A replay writes no sequence number: `done` counts the others only.
+  const uint64_t sequence = capturing ? 0 : ++launched_;
+  if (timeline_) timeline_->beginLaunch();
+  followCaller(stream, capturing, sequence);
+  copies_.beginLaunch();
+  std::unique_ptr<StagedLaunchScript> script = beginScript(capturing);
+  launchGate_ = gated_ && !script ? sequence : 0;
+  try {
+    runPlans(context_, ops);
+    for (auto& entry : stagedLinks_) entry.second->finishLaunch();
+    if (capturing) copies_.joinEngine();
+  } catch (...) {
+    // The stream may still run the script's start: it stays allocated.
+    if (script) keepScript(std::move(script), false);
+    throw;
+  }
+  if (script) endScript(std::move(script), capturing);
+  if (timeline_) timeline_->endLaunch();
+  releaseCaller(stream, capturing, sequence);
+}
+
+// Sequence numbers outside a capture; inside, events, which a graph turns
+// into its own dependencies.
+void GpuPlanEngine::followCaller(StreamHandle stream, bool capturing,
+                                 uint64_t sequence) {
   const auto& api = module_.api();
   void* own = stream_.handle();
-  const uint64_t sequence = ++launched_;
-  if (timeline_) timeline_->beginLaunch();
+  if (capturing) {
+    callerReached_.record(stream);
+    module_.check(api.streamWaitEvent(own, callerReached_.handle()),
+                  "joining the GPU engine's stream to the capture");
+    return;
+  }
   module_.check(api.writeValue64(stream, &flags_->inputsReady, sequence),
                 "signalling the inputs of a launch");
   module_.check(api.waitValue64(own, &flags_->inputsReady, sequence),
                 "waiting for the inputs of a launch");
-  runPlans(context_, ops);
-  for (auto& entry : stagedLinks_) entry.second->finishLaunch();
-  if (timeline_) timeline_->endLaunch();
+  if (gated_)
+    module_.check(api.writeValue64(own, &flags_->engineReached, sequence),
+                  "opening the gate of a launch's staged pieces");
+}
+
+void GpuPlanEngine::releaseCaller(StreamHandle stream, bool capturing,
+                                  uint64_t sequence) {
+  const auto& api = module_.api();
+  void* own = stream_.handle();
+  if (capturing) {
+    enginePassed_.record(own);
+    module_.check(api.streamWaitEvent(stream, enginePassed_.handle()),
+                  "joining the GPU engine's stream back into the capture");
+    return;
+  }
   module_.check(api.writeValue64(own, &flags_->done, sequence),
                 "signalling the end of a launch");
   module_.check(api.waitValue64(stream, &flags_->done, sequence),
                 "waiting for the GPU engine");
+}
+
+// A captured launch has a script; with HETCCL_SCRIPTED_LAUNCHES every other
+// launch too. Gates start with the first: from then on a replay may come
+// before pieces posted at enqueue.
+std::unique_ptr<StagedLaunchScript> GpuPlanEngine::beginScript(bool capturing) {
+  while (!scripts_.empty() && scripts_.front()->ends() > 0)
+    scripts_.pop_front();
+  if (!capturing && !(scriptedLaunches_ && launched_ % 2 == 1)) return nullptr;
+  gated_ = true;
+  auto script = std::make_unique<StagedLaunchScript>(proxy_, abort_);
+  module_.check(module_.api().launchHostFunc(
+                    stream_.handle(), StagedLaunchScript::start, script.get()),
+                "starting a launch's staged pieces from its stream");
+  for (auto& entry : stagedLinks_) entry.second->beginScript(*script);
+  return script;
+}
+
+void GpuPlanEngine::endScript(std::unique_ptr<StagedLaunchScript> script,
+                              bool capturing) {
+  const int status = module_.api().launchHostFunc(
+      stream_.handle(), StagedLaunchScript::end, script.get());
+  keepScript(std::move(script), capturing);
+  module_.check(status, "ending a launch's staged pieces from its stream");
+}
+
+// Until the engine goes for a captured launch's script (a graph may be
+// replayed any time), until its end ran for the others.
+void GpuPlanEngine::keepScript(std::unique_ptr<StagedLaunchScript> script,
+                               bool captured) {
+  script->seal();
+  for (auto& entry : stagedLinks_) entry.second->endScript();
+  if (captured)
+    capturedScripts_.push_back(std::move(script));
+  else
+    scripts_.push_back(std::move(script));
 }
 
 ncclResult_t GpuPlanEngine::asyncError() const {
@@ -380,6 +471,7 @@ void GpuPlanEngine::releaseWaits() {
 
 void GpuPlanEngine::raiseEngineWaits() {
   raiseToAtLeast(&flags_->inputsReady, kReleaseAll);
+  raiseToAtLeast(&flags_->engineReached, kReleaseAll);
   rings_.releaseWaits();
   if (directCollectives_) directCollectives_->releaseWaits(abort_->raised());
 }

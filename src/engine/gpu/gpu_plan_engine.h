@@ -17,10 +17,18 @@
 // GPU ranks of one host, each its own domain, take the stream-driven
 // shared-memory path (DeviceShmCollectives) for their sends and receives
 // and for every collective but a reduction by a scalar in device memory.
-// Launches on that path can be captured in a CUDA graph; the others
-// cannot (the proxy moves each launch's data once).
+//
+// Launches can be captured in a CUDA graph, unless the rank's domain has
+// several GPUs (its steps run in the vendor library) or the timeline is
+// on. A captured launch joins the engine's streams to the capture with
+// events instead of `inputsReady` and `done`, and a script
+// (staged_launch_script.h) hands its pieces to the proxy at every replay.
+// From the first capture on, the pieces of the other launches wait until
+// the engine's stream reaches their launch (StagingProxy's gate), so that
+// a replay it reaches first is served first.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,6 +39,7 @@
 #include "engine/gpu/device_plan_data.h"
 #include "engine/gpu/device_shm_collectives.h"
 #include "engine/gpu/launch_watch.h"
+#include "engine/gpu/staged_launch_script.h"
 #include "engine/gpu/staged_link.h"
 #include "engine/gpu/staging_proxy.h"
 #include "engine/gpu/stream_timeline.h"
@@ -77,6 +86,9 @@ class GpuPlanEngine : public Executor {
   struct Flags {
     uint64_t inputsReady;  // written by the caller's stream
     uint64_t done;         // written by the engine's stream
+    // Launches the engine's stream reached: the gate of the pieces posted
+    // at enqueue (the callers' streams may be several, unordered).
+    uint64_t engineReached;
     // Stream-driven launches the caller's stream reached and got past
     // (for the LaunchWatch).
     uint64_t directReached;
@@ -90,8 +102,18 @@ class GpuPlanEngine : public Executor {
   bool streamDriven(const std::vector<Op>& ops) const;
   void launchAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream,
                            bool capturing);
-  void enqueueAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream);
-  void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream);
+  void enqueueAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream,
+                            bool capturing);
+  void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream,
+                     bool capturing);
+  // The engine's stream starts after the caller's reaches the launch, and
+  // the caller's goes on once the engine's is past it.
+  void followCaller(StreamHandle stream, bool capturing, uint64_t sequence);
+  void releaseCaller(StreamHandle stream, bool capturing, uint64_t sequence);
+  // A launch's script, if it has one, from beginScript() to endScript().
+  std::unique_ptr<StagedLaunchScript> beginScript(bool capturing);
+  void endScript(std::unique_ptr<StagedLaunchScript> script, bool capturing);
+  void keepScript(std::unique_ptr<StagedLaunchScript> script, bool captured);
   void failed(const Error& error);
   // Raises the abort signal if another rank released the stream-driven
   // path's waits; true if it did.
@@ -125,8 +147,19 @@ class GpuPlanEngine : public Executor {
   std::shared_ptr<CrossDomainLinks> links_;
   StagingProxy proxy_;
   std::map<int, std::unique_ptr<StagedLink>> stagedLinks_;
+  // Kept for the graphs' replays; destroyed before the proxy they post to.
+  std::vector<std::unique_ptr<StagedLaunchScript>> capturedScripts_;
+  // Scripts of launches made outside a capture, until they ran.
+  std::deque<std::unique_ptr<StagedLaunchScript>> scripts_;
+  DeviceEvent callerReached_;
+  DeviceEvent enginePassed_;
   PlanContext context_;
   std::mutex launchMutex_;
+  const bool scriptedLaunches_;  // HETCCL_SCRIPTED_LAUNCHES
+  // Whether pieces posted at enqueue carry their launch's gate, and the
+  // gate of those posted now (0: none).
+  bool gated_;
+  uint64_t launchGate_ = 0;
   uint64_t launched_ = 0;
   uint64_t directLaunched_ = 0;
   // With the stream-driven path; first to go.

@@ -83,6 +83,32 @@ StagedLink::Lane& StagedLink::opened(Lane& lane,
   return lane;
 }
 
+void StagedLink::post(const Lane& lane, uint64_t piece, size_t bytes) {
+  if (script_ != nullptr)
+    script_->add(*lane.ring, {lane.queue, piece, bytes});
+  else
+    path_.proxy.post({lane.queue, piece, bytes, *path_.launchGate});
+}
+
+// A lane keeps its ring and queue across scripts; only the count of pieces
+// starts again.
+void StagedLink::beginScript(StagedLaunchScript& script) {
+  script_ = &script;
+  unscriptedSends_ = sends_;
+  unscriptedReceives_ = receives_;
+  sends_.pieces = sends_.awaited = 0;
+  receives_.pieces = receives_.awaited = 0;
+}
+
+void StagedLink::endScript() {
+  script_ = nullptr;
+  for (auto [lane, kept] : {std::pair{&sends_, &unscriptedSends_},
+                            std::pair{&receives_, &unscriptedReceives_}}) {
+    lane->pieces = kept->pieces;
+    lane->awaited = kept->awaited;
+  }
+}
+
 void StagedLink::check(int status, const char* what) const {
   path_.module.check(status, what);
 }
@@ -106,7 +132,7 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
           "copying bytes to send from the GPU");
     check(api.writeValue64(up, ring.streamCounter(), n + 1),
           "signalling a staged piece");
-    path_.proxy.post(*d.queue, n, piece);
+    post(d, n, piece);
   }
   return std::make_shared<StagedTransfer>(path_, ring.streamCounter(),
                                           d.pieces);
@@ -123,7 +149,7 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes) {
   for (size_t offset = 0; offset < bytes; offset += ring.slotBytes()) {
     const size_t piece = std::min(ring.slotBytes(), bytes - offset);
     const uint64_t n = d.pieces++;
-    path_.proxy.post(*d.queue, n, piece);
+    post(d, n, piece);
     check(api.waitValue64(down, ring.proxyCounter(), n + 1),
           "waiting for a staged piece");
     check(api.copyAsync(target + offset, ring.slot(n), piece, down),

@@ -14,9 +14,11 @@
 //         engine's stream wait for that counter. Receives are copied in
 //         posting order, which keeps the ring's slots in order.
 // So a launch enqueues all of its GPU work before it returns, and only the
-// proxy (the network) runs afterwards. Whether a transfer needs staging is
-// the link's property: a link that reads and writes GPU memory itself
-// (RDMA) skips this class, not the engine.
+// proxy (the network) runs afterwards. A launch with a script
+// (staged_launch_script.h) numbers its pieces from 0 and leaves them to
+// the script, which hands them to the proxy when the stream gets there. Whether
+// a transfer needs staging is the link's property: a link that reads and writes
+// GPU memory itself (RDMA) skips this class, not the engine.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <mutex>
 #include <vector>
 
+#include "engine/gpu/staged_launch_script.h"
 #include "engine/gpu/staging_proxy.h"
 #include "engine/gpu/staging_ring.h"
 #include "engine/gpu/staging_streams.h"
@@ -41,6 +44,8 @@ struct StagingPath {
   size_t slotBytes;
   size_t slots;
   StreamTimeline* timeline;  // null unless HETCCL_ENGINE_TIMELINE
+  // The gate of the pieces posted now (StagingProxy::Job::gate).
+  const uint64_t* launchGate;
 };
 
 // The rings of every staged link of an engine, made on first use and kept
@@ -74,6 +79,12 @@ class StagedLink : public LinkOver {
   // finds nothing in flight.
   void finishLaunch();
 
+  // The pieces of the launch being enqueued go to `script`, numbered from
+  // 0, until endScript(); then the numbering of launches without one
+  // goes on where it was.
+  void beginScript(StagedLaunchScript& script);
+  void endScript();
+
  private:
   // One direction of the link: its ring, once opened.
   struct Lane {
@@ -84,6 +95,7 @@ class StagedLink : public LinkOver {
   };
 
   Lane& opened(Lane& lane, StagingProxy::Direction direction);
+  void post(const Lane& lane, uint64_t piece, size_t bytes);
   void awaitThrough(Lane& lane, const uint64_t* counter, const char* what);
   void check(int status, const char* what) const;
 
@@ -91,6 +103,9 @@ class StagedLink : public LinkOver {
   StagingRings& rings_;
   Lane sends_;
   Lane receives_;
+  StagedLaunchScript* script_ = nullptr;
+  Lane unscriptedSends_;
+  Lane unscriptedReceives_;
 };
 
 }  // namespace hetccl

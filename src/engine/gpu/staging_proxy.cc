@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <map>
+
 #include "util/log.h"
 
 namespace hetccl {
@@ -33,10 +35,11 @@ class StagingProxy::Queue {
 };
 
 StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
-                           double timeoutSeconds,
+                           double timeoutSeconds, const uint64_t* gateWord,
                            std::function<void(const Error&)> onFailure)
     : abort_(std::move(abort)),
       timeoutSeconds_(timeoutSeconds),
+      gateWord_(gateWord),
       onFailure_(std::move(onFailure)) {
   thread_ = std::thread([this] { run(); });
 }
@@ -56,12 +59,45 @@ StagingProxy::Queue& StagingProxy::addQueue(Link& link, const StagingRing& ring,
   return queues_.emplace_back(link, ring, direction);
 }
 
-void StagingProxy::post(Queue& queue, uint64_t piece, size_t bytes) {
+void StagingProxy::post(const Job& job) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    inbox_.push_back({&queue, piece, bytes});
+    inbox_.push_back(job);
   }
   wake_.notify_one();
+}
+
+void StagingProxy::postFirst(const std::vector<Job>& jobs) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    firstInbox_.insert(firstInbox_.end(), jobs.begin(), jobs.end());
+  }
+  wake_.notify_one();
+}
+
+void StagingProxy::adopt(std::vector<Queue*>& active) {
+  auto activate = [&](Queue* queue) {
+    if (queue->waiting.empty() && queue->posted.empty())
+      active.push_back(queue);
+  };
+  // The jobs posted first go before those waiting, in their own order.
+  std::map<Queue*, size_t> placed;
+  for (const Job& job : firstInbox_) {
+    activate(job.queue);
+    size_t& at = placed[job.queue];
+    job.queue->waiting.insert(job.queue->waiting.begin() + at++, job);
+  }
+  firstInbox_.clear();
+  for (const Job& job : inbox_) {
+    activate(job.queue);
+    job.queue->waiting.push_back(job);
+  }
+  inbox_.clear();
+}
+
+bool StagingProxy::gateOpen(const Job& job) const {
+  return job.gate == 0 ||
+         __atomic_load_n(gateWord_, __ATOMIC_ACQUIRE) >= job.gate;
 }
 
 // Polls: the streams' counters and the links' requests have no way to
@@ -75,16 +111,16 @@ void StagingProxy::run() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      for (const Job& job : inbox_) {
-        if (job.queue->waiting.empty() && job.queue->posted.empty())
-          active.push_back(job.queue);
-        job.queue->waiting.push_back(job);
-      }
-      inbox_.clear();
+      adopt(active);
       if (stopping_) return;
       if (active.empty() || failed_) {
-        wake_.wait(lock, [&] { return stopping_ || !inbox_.empty(); });
-        if (failed_) inbox_.clear();
+        wake_.wait(lock, [&] {
+          return stopping_ || !inbox_.empty() || !firstInbox_.empty();
+        });
+        if (failed_) {
+          inbox_.clear();
+          firstInbox_.clear();
+        }
         continue;
       }
     }
@@ -117,7 +153,8 @@ void StagingProxy::run() {
 // order. Throws the link's error or a timeout.
 bool StagingProxy::progress(Queue& queue) {
   bool moved = false;
-  while (!queue.waiting.empty() && queue.ready(queue.waiting.front().piece)) {
+  while (!queue.waiting.empty() && gateOpen(queue.waiting.front()) &&
+         queue.ready(queue.waiting.front().piece)) {
     const Job& job = queue.waiting.front();
     char* slot = queue.ring.slot(job.piece);
     auto onLink = queue.direction == Direction::kSend
@@ -158,6 +195,7 @@ void StagingProxy::failAll(const Error& error) {
     std::lock_guard<std::mutex> lock(mutex_);
     failed_ = true;
     inbox_.clear();
+    firstInbox_.clear();
     for (Queue& queue : queues_) {
       queue.waiting.clear();
       queue.posted.clear();

@@ -6,6 +6,14 @@
 // waits on. It never calls into the GPU runtime, so whatever holds the
 // runtime (another thread loading a module, say) cannot stop a transfer
 // that a stream already waits for.
+//
+// Pieces are served in the order the streams reach them. A launch made
+// outside a capture posts its pieces when it is enqueued; once the engine
+// has captured a launch into a CUDA graph, whose replays the streams may
+// reach before such pieces, they carry a gate: the launch's sequence
+// number, which the engine's stream writes into `gateWord` when it
+// reaches the launch. A replay posts its pieces when its stream reaches it
+// (staged_launch_script.h), ahead of every gated one.
 #pragma once
 
 #include <chrono>
@@ -27,7 +35,9 @@ class StagingProxy {
  public:
   // `onFailure` runs on the proxy's thread when a link fails or a receive
   // outlasts `timeoutSeconds` (> 0); it must release the streams' waits.
+  // `gateWord`: host memory the streams raise as they reach launches.
   StagingProxy(std::shared_ptr<AbortSignal> abort, double timeoutSeconds,
+               const uint64_t* gateWord,
                std::function<void(const Error&)> onFailure);
   // Drops what is still queued (the engine is going away) and stops.
   ~StagingProxy();
@@ -36,29 +46,40 @@ class StagingProxy {
 
   enum class Direction { kSend, kReceive };
   class Queue;
-  // The queue of one ring of `link`; it lives as long as the proxy.
-  Queue& addQueue(Link& link, const StagingRing& ring, Direction direction);
-  // Piece `piece` (of `bytes`) of the queue's ring, in piece order.
-  void post(Queue& queue, uint64_t piece, size_t bytes);
-
- private:
+  // Piece `piece` (of `bytes`) of the queue's ring; not moved before the
+  // gate word reaches `gate` (0: no gate).
   struct Job {
     Queue* queue;
     uint64_t piece;
     size_t bytes;
+    uint64_t gate = 0;
   };
+  // The queue of one ring of `link`; it lives as long as the proxy.
+  Queue& addQueue(Link& link, const StagingRing& ring, Direction direction);
+  // After the queue's earlier jobs, in piece order.
+  void post(const Job& job);
+  // Before every job waiting in their queues, in this order: a replay's
+  // pieces, which its stream reached before any gated launch's.
+  void postFirst(const std::vector<Job>& jobs);
 
+ private:
   void run();
+  // Moves the posted jobs into their queues; `active` gains the queues
+  // that had nothing to do.
+  void adopt(std::vector<Queue*>& active);
+  bool gateOpen(const Job& job) const;
   bool progress(Queue& queue);
   void failAll(const Error& error);
 
   std::shared_ptr<AbortSignal> abort_;
   const double timeoutSeconds_;
+  const uint64_t* gateWord_;
   std::function<void(const Error&)> onFailure_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Queue> queues_;  // stable addresses
   std::vector<Job> inbox_;
+  std::vector<Job> firstInbox_;
   bool stopping_ = false;
   bool failed_ = false;
   std::thread thread_;

@@ -1,5 +1,7 @@
 #include "engine/gpu/staging_streams.h"
 
+#include <tuple>
+
 #include "util/log.h"
 
 namespace hetccl {
@@ -9,7 +11,9 @@ StagingStreams::StagingStreams(const DeviceModule& module, void* engineStream)
       engine_(engineStream),
       up_(module),
       down_(module),
-      enginePosition_(module) {}
+      enginePosition_(module),
+      upPosition_(module),
+      downPosition_(module) {}
 
 void StagingStreams::synchronize() const {
   for (void* stream : {up(), down()})
@@ -22,6 +26,19 @@ void StagingStreams::followEngine(void* side) {
   enginePosition_.record(engine_);
   module_.check(module_.api().streamWaitEvent(side, enginePosition_.handle()),
                 "ordering staging copies after the engine's stream");
+  (side == up() ? upFollowed_ : downFollowed_) = true;
+}
+
+void StagingStreams::joinEngine() {
+  for (auto [side, followed, position] :
+       {std::tuple{up(), &upFollowed_, &upPosition_},
+        std::tuple{down(), &downFollowed_, &downPosition_}}) {
+    if (!*followed) continue;
+    position->record(side);
+    module_.check(module_.api().streamWaitEvent(engine_, position->handle()),
+                  "joining a staging stream back into the engine's");
+    *followed = false;
+  }
 }
 
 bool StagingStreams::idle() const {

@@ -25,6 +25,13 @@ class StagingStreams {
   // What is enqueued on `side` from now on runs after everything enqueued
   // on the engine's stream so far.
   void followEngine(void* side);
+  // Starts a launch: joinEngine() joins the streams that follow the
+  // engine's from now on.
+  void beginLaunch() { upFollowed_ = downFollowed_ = false; }
+  // The engine's stream waits for what either stream was given in this
+  // launch: a capture ends only once every stream that joined it (by
+  // following the engine's) has been joined back.
+  void joinEngine();
   // Whether both streams have run out of work.
   bool idle() const;
 
@@ -35,6 +42,10 @@ class StagingStreams {
   DeviceStream down_;
   // Recorded and waited for at once, so one event serves every transfer.
   DeviceEvent enginePosition_;
+  DeviceEvent upPosition_;
+  DeviceEvent downPosition_;
+  bool upFollowed_ = false;
+  bool downFollowed_ = false;
 };
 
 }  // namespace hetccl
