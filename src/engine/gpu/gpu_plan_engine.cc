@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "algo/pipeline.h"
@@ -288,6 +289,14 @@ bool GpuPlanEngine::capturingAllowed(const std::vector<Op>& ops,
          "rank %d: this launch of a heterogeneous communicator cannot be "
          "captured in a CUDA graph while HETCCL_ENGINE_TIMELINE=1 (the "
          "timeline reads its events once per launch); unset it to capture",
+         rank_);
+  if (std::strcmp(module_.api().runtimeName, "hip") == 0)
+    fail(ncclInvalidUsage,
+         "rank %d: this launch of a heterogeneous communicator cannot be "
+         "captured in a HIP graph: it goes through the staging proxy, whose "
+         "part a replay starts with a host function, and HetCCL's HIP module "
+         "(built for ROCm 5.2) has only stream callbacks, which cannot be "
+         "captured. Launch it outside the capture",
          rank_);
   return true;
 }
