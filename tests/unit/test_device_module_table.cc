@@ -133,7 +133,6 @@ TEST_P(DeviceModuleTable, EveryFunctionIsThere) {
       reinterpret_cast<const void*>(t.loadKernels),
       reinterpret_cast<const void*>(t.timingEventCreate),
       reinterpret_cast<const void*>(t.eventElapsedMs),
-      reinterpret_cast<const void*>(t.launchHostFunc),
   };
   // Every pointer member of the table is listed above.
   static_assert(
@@ -197,10 +196,6 @@ TEST_P(DeviceModuleTable, WithoutDeviceCallsFailCleanly) {
   EXPECT_NE(table_->writeValue64(nullptr, &word, 1), 0);
   EXPECT_NE(table_->waitValue64(nullptr, &word, 1), 0);
   EXPECT_NE(table_->waitBits64(nullptr, &word, 1), 0);
-  EXPECT_NE(
-      table_->launchHostFunc(
-          nullptr, [](void* w) { *static_cast<uint64_t*>(w) = 1; }, &word),
-      0);
   EXPECT_EQ(word, 0u);
   void* pointer = nullptr;
   EXPECT_NE(table_->deviceAlloc(&pointer, 4096), 0);

@@ -26,6 +26,10 @@ constexpr double kReleaseDrainSeconds = 10;
 // How long it waits for that before the domain's abort, which ends a domain
 // kernel that waits for a dead peer.
 constexpr double kAbortDrainSeconds = 2;
+// Launches with a script alive at once: every captured launch that crosses
+// domains through the proxy, and the launches of HETCCL_SCRIPTED_LAUNCHES
+// not yet run (32 KB of pinned memory).
+constexpr size_t kScriptControlWords = 4096;
 // Timed marks per launch with HETCCL_ENGINE_TIMELINE (a 1 GB all-reduce of
 // two domains in 16 MB chunks needs a few hundred).
 constexpr size_t kTimelineMarks = 8192;
@@ -84,11 +88,11 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
       directCollectives_(std::move(setup.directCollectives)),
       links_(std::move(setup.links)),
       proxy_(abort_, timeoutSeconds_, &flags_->engineReached,
+             PinnedHostMemory(module_, kScriptControlWords * sizeof(uint64_t)),
              [this](const Error& error) { failed(error); }),
       callerReached_(module_),
       enginePassed_(module_),
-      scriptedLaunches_(setup.settings.scriptedLaunches),
-      gated_(scriptedLaunches_) {
+      scriptedLaunches_(setup.settings.scriptedLaunches) {
   for (uint64_t* word :
        {&flags_->inputsReady, &flags_->done, &flags_->engineReached,
         &flags_->directReached, &flags_->directPassed})
@@ -293,10 +297,10 @@ bool GpuPlanEngine::capturingAllowed(const std::vector<Op>& ops,
   if (std::strcmp(module_.api().runtimeName, "hip") == 0)
     fail(ncclInvalidUsage,
          "rank %d: this launch of a heterogeneous communicator cannot be "
-         "captured in a HIP graph: it goes through the staging proxy, whose "
-         "part a replay starts with a host function, and HetCCL's HIP module "
-         "(built for ROCm 5.2) has only stream callbacks, which cannot be "
-         "captured. Launch it outside the capture",
+         "captured in a HIP graph: it goes through the staging proxy, and "
+         "capturing the stream memory operations that start the proxy's "
+         "part at each replay has only been run with CUDA so far. Launch it "
+         "outside the capture",
          rank_);
   return true;
 }
@@ -316,23 +320,38 @@ void GpuPlanEngine::enqueueLaunch(const std::vector<Op>& ops,
                                   StreamHandle stream, bool capturing) {
   // A replay writes no sequence number: `done` counts the others only.
   const uint64_t sequence = capturing ? 0 : ++launched_;
+  const bool scripted = capturing || (scriptedLaunches_ && launched_ % 2 == 1);
+  if (scripted && !perLaunch_) numberPiecesPerLaunch();
   if (timeline_) timeline_->beginLaunch();
   followCaller(stream, capturing, sequence);
   copies_.beginLaunch();
-  std::unique_ptr<StagedLaunchScript> script = beginScript(capturing);
-  launchGate_ = gated_ && !script ? sequence : 0;
+  std::unique_ptr<StagedLaunchScript> script =
+      scripted ? startScript(capturing) : nullptr;
+  launchGate_ = perLaunch_ && !script ? sequence : 0;
+  for (auto& entry : stagedLinks_)
+    entry.second->beginLaunch(perLaunch_, script.get());
   try {
     runPlans(context_, ops);
     for (auto& entry : stagedLinks_) entry.second->finishLaunch();
     if (capturing) copies_.joinEngine();
   } catch (...) {
-    // The stream may still run the script's start: it stays allocated.
-    if (script) keepScript(std::move(script), false);
+    // The stream may reach the script's start: the proxy must see it.
+    if (script) proxy_.addScript(std::move(script));
     throw;
   }
-  if (script) endScript(std::move(script), capturing);
+  if (script) proxy_.addScript(std::move(script));
   if (timeline_) timeline_->endLaunch();
   releaseCaller(stream, capturing, sequence);
+}
+
+// From the first launch with a script on: every launch numbers its pieces
+// from 0 and the stream puts the rings' counters back to 0 after it, so a
+// replay finds them as its capture did; pieces posted at enqueue wait for
+// their gate. The counters of the launches so far go to 0 first, from the
+// engine's stream, outside any capture.
+void GpuPlanEngine::numberPiecesPerLaunch() {
+  rings_.zeroCounters(module_, stream_.handle());
+  perLaunch_ = true;
 }
 
 // Sequence numbers outside a capture; inside, events, which a graph turns
@@ -351,7 +370,7 @@ void GpuPlanEngine::followCaller(StreamHandle stream, bool capturing,
                 "signalling the inputs of a launch");
   module_.check(api.waitValue64(own, &flags_->inputsReady, sequence),
                 "waiting for the inputs of a launch");
-  if (gated_)
+  if (perLaunch_)
     module_.check(api.writeValue64(own, &flags_->engineReached, sequence),
                   "opening the gate of a launch's staged pieces");
 }
@@ -372,40 +391,14 @@ void GpuPlanEngine::releaseCaller(StreamHandle stream, bool capturing,
                 "waiting for the GPU engine");
 }
 
-// A captured launch has a script; with HETCCL_SCRIPTED_LAUNCHES every other
-// launch too. Gates start with the first: from then on a replay may come
-// before pieces posted at enqueue.
-std::unique_ptr<StagedLaunchScript> GpuPlanEngine::beginScript(bool capturing) {
-  while (!scripts_.empty() && scripts_.front()->ends() > 0)
-    scripts_.pop_front();
-  if (!capturing && !(scriptedLaunches_ && launched_ % 2 == 1)) return nullptr;
-  gated_ = true;
-  auto script = std::make_unique<StagedLaunchScript>(proxy_, abort_);
-  module_.check(module_.api().launchHostFunc(
-                    stream_.handle(), StagedLaunchScript::start, script.get()),
-                "starting a launch's staged pieces from its stream");
-  for (auto& entry : stagedLinks_) entry.second->beginScript(*script);
+// The stream tells the proxy that it reached the script's launch.
+std::unique_ptr<StagedLaunchScript> GpuPlanEngine::startScript(bool capturing) {
+  auto script =
+      std::make_unique<StagedLaunchScript>(proxy_.takeControlWord(), capturing);
+  module_.check(module_.api().writeValue64(stream_.handle(), script->control(),
+                                           StagedLaunchScript::kStart),
+                "starting a launch's staged pieces");
   return script;
-}
-
-void GpuPlanEngine::endScript(std::unique_ptr<StagedLaunchScript> script,
-                              bool capturing) {
-  const int status = module_.api().launchHostFunc(
-      stream_.handle(), StagedLaunchScript::end, script.get());
-  keepScript(std::move(script), capturing);
-  module_.check(status, "ending a launch's staged pieces from its stream");
-}
-
-// Until the engine goes for a captured launch's script (a graph may be
-// replayed any time), until its end ran for the others.
-void GpuPlanEngine::keepScript(std::unique_ptr<StagedLaunchScript> script,
-                               bool captured) {
-  script->seal();
-  for (auto& entry : stagedLinks_) entry.second->endScript();
-  if (captured)
-    capturedScripts_.push_back(std::move(script));
-  else
-    scripts_.push_back(std::move(script));
 }
 
 ncclResult_t GpuPlanEngine::asyncError() const {

@@ -21,14 +21,13 @@
 // Launches can be captured in a CUDA graph, unless the rank's domain has
 // several GPUs (its steps run in the vendor library) or the timeline is
 // on. A captured launch joins the engine's streams to the capture with
-// events instead of `inputsReady` and `done`, and a script
-// (staged_launch_script.h) hands its pieces to the proxy at every replay.
+// events instead of `inputsReady` and `done`, and leaves its pieces in a
+// script (staged_launch_script.h) that the proxy starts at every replay.
 // From the first capture on, the pieces of the other launches wait until
 // the engine's stream reaches their launch (StagingProxy's gate), so that
 // a replay it reaches first is served first.
 #pragma once
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -110,10 +109,8 @@ class GpuPlanEngine : public Executor {
   // the caller's goes on once the engine's is past it.
   void followCaller(StreamHandle stream, bool capturing, uint64_t sequence);
   void releaseCaller(StreamHandle stream, bool capturing, uint64_t sequence);
-  // A launch's script, if it has one, from beginScript() to endScript().
-  std::unique_ptr<StagedLaunchScript> beginScript(bool capturing);
-  void endScript(std::unique_ptr<StagedLaunchScript> script, bool capturing);
-  void keepScript(std::unique_ptr<StagedLaunchScript> script, bool captured);
+  void numberPiecesPerLaunch();
+  std::unique_ptr<StagedLaunchScript> startScript(bool capturing);
   void failed(const Error& error);
   // Raises the abort signal if another rank released the stream-driven
   // path's waits; true if it did.
@@ -147,19 +144,15 @@ class GpuPlanEngine : public Executor {
   std::shared_ptr<CrossDomainLinks> links_;
   StagingProxy proxy_;
   std::map<int, std::unique_ptr<StagedLink>> stagedLinks_;
-  // Kept for the graphs' replays; destroyed before the proxy they post to.
-  std::vector<std::unique_ptr<StagedLaunchScript>> capturedScripts_;
-  // Scripts of launches made outside a capture, until they ran.
-  std::deque<std::unique_ptr<StagedLaunchScript>> scripts_;
   DeviceEvent callerReached_;
   DeviceEvent enginePassed_;
   PlanContext context_;
   std::mutex launchMutex_;
   const bool scriptedLaunches_;  // HETCCL_SCRIPTED_LAUNCHES
-  // Whether pieces posted at enqueue carry their launch's gate, and the
-  // gate of those posted now (0: none).
-  bool gated_;
-  uint64_t launchGate_ = 0;
+  // Whether each launch numbers its pieces from 0 (staged_link.h); then
+  // pieces posted at enqueue carry their launch's gate.
+  bool perLaunch_ = false;
+  uint64_t launchGate_ = 0;  // the gate of the pieces posted now (0: none)
   uint64_t launched_ = 0;
   uint64_t directLaunched_ = 0;
   // With the stream-driven path; first to go.

@@ -1,66 +1,48 @@
-// The host side of a staged launch that a stream starts itself: what a
-// CUDA graph needs to replay a launch that crosses domains through the
-// staging proxy. Enqueued in a capture, the launch's GPU work is recorded
-// once with fixed counter values, and the proxy must move its pieces at
-// every replay, when the replay reaches them, not when the launch was
-// made. So the launch's pieces are numbered from 0 on each ring and kept
-// here, and two host functions bracket the launch's GPU work:
-//   start: for every ring the launch uses, keep its counters' value (the
-//          ring is idle: every earlier launch is done) and set them to 0;
-//          then hand the pieces to the proxy ahead of any waiting there
-//          (those belong to later launches, held back by their gate);
-//   end:   once the launch's last piece is through, put the counters back,
-//          so the launches enqueued outside the graph find them where
-//          they left them.
-// After a failure both release the ring's waits instead, so a replay of a
-// failed communicator runs through (its results undefined, as after any
-// failure) rather than waiting for a proxy that stopped.
+// The pieces of a staged launch that its stream hands to the proxy, not
+// the enqueuing thread: what a CUDA graph needs to replay a launch that
+// crosses domains through the staging proxy. A captured launch's GPU work
+// is recorded once, with fixed values, so the proxy must move its pieces
+// at every replay, when the replay reaches them, not when the launch was
+// made. The launch numbers its pieces from 0 on each ring (the rings'
+// counters are 0 between launches: every launch puts them back from its
+// stream, staged_link.h) and leaves them here; at its start the stream
+// writes kStart into the script's control word, a pinned word that the
+// proxy watches; the proxy queues the pieces ahead of any waiting there
+// (those belong to later launches, held back by their gate) and sets the
+// word back to kIdle. The stream does not wait for that: its first piece
+// waits for the proxy anyway.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "engine/gpu/staging_proxy.h"
-#include "engine/gpu/staging_ring.h"
-#include "util/abort_signal.h"
 
 namespace hetccl {
 
 class StagedLaunchScript {
  public:
-  StagedLaunchScript(StagingProxy& proxy, std::shared_ptr<AbortSignal> abort)
-      : proxy_(proxy), abort_(std::move(abort)) {}
+  static constexpr uint64_t kIdle = 0;
+  static constexpr uint64_t kStart = 1;
 
-  // A piece of `ring`, numbered from 0 for this launch.
-  void add(const StagingRing& ring, const StagingProxy::Job& job);
-  // The launch is enqueued: no piece comes after this. A stream may reach
-  // start() while its launch is still being enqueued (outside a capture),
-  // and start() waits for this.
-  void seal() { sealed_.store(true, std::memory_order_release); }
+  // `control`: a pinned word, set to kIdle here. `replayable`: captured in
+  // a graph; otherwise the launch runs once.
+  StagedLaunchScript(uint64_t* control, bool replayable)
+      : control_(control), replayable_(replayable) {
+    __atomic_store_n(control_, kIdle, __ATOMIC_RELEASE);
+  }
 
-  // Host functions (launchHostFunc) with the script as their argument.
-  static void start(void* script);
-  static void end(void* script);
+  uint64_t* control() const { return control_; }
+  bool replayable() const { return replayable_; }
 
-  // How many times end() ran: a launch made outside a capture runs once.
-  uint64_t ends() const { return __atomic_load_n(&ends_, __ATOMIC_ACQUIRE); }
+  // A piece, numbered from 0 in this launch on its ring.
+  void add(const StagingProxy::Job& job) { jobs_.push_back(job); }
+  const std::vector<StagingProxy::Job>& jobs() const { return jobs_; }
 
  private:
-  struct RingState {
-    const StagingRing* ring;
-    uint64_t keptCounters;
-  };
-
-  void releaseRings() const;
-
-  StagingProxy& proxy_;
-  const std::shared_ptr<AbortSignal> abort_;
+  uint64_t* const control_;
+  const bool replayable_;
   std::vector<StagingProxy::Job> jobs_;
-  std::vector<RingState> rings_;
-  std::atomic<bool> sealed_{false};
-  uint64_t ends_ = 0;
 };
 
 }  // namespace hetccl

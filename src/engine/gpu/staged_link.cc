@@ -71,6 +71,14 @@ void StagingRings::releaseWaits() {
     ring->raiseProxyCounter(HETCCL_DEVICE_WAIT_RELEASED);
 }
 
+void StagingRings::zeroCounters(const DeviceModule& module, void* stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& ring : rings_)
+    for (uint64_t* counter : {ring->streamCounter(), ring->proxyCounter()})
+      module.check(module.api().writeValue64(stream, counter, 0),
+                   "setting a staging ring's counters to 0");
+}
+
 // The rings are pinned on a link's first transfer each way: most links of
 // a large communicator never carry any (plans talk to the matching ranks
 // of the other domains).
@@ -85,28 +93,16 @@ StagedLink::Lane& StagedLink::opened(Lane& lane,
 
 void StagedLink::post(const Lane& lane, uint64_t piece, size_t bytes) {
   if (script_ != nullptr)
-    script_->add(*lane.ring, {lane.queue, piece, bytes});
+    script_->add({lane.queue, piece, bytes});
   else
     path_.proxy.post({lane.queue, piece, bytes, *path_.launchGate});
 }
 
-// A lane keeps its ring and queue across scripts; only the count of pieces
-// starts again.
-void StagedLink::beginScript(StagedLaunchScript& script) {
-  script_ = &script;
-  unscriptedSends_ = sends_;
-  unscriptedReceives_ = receives_;
-  sends_.pieces = sends_.awaited = 0;
-  receives_.pieces = receives_.awaited = 0;
-}
-
-void StagedLink::endScript() {
-  script_ = nullptr;
-  for (auto [lane, kept] : {std::pair{&sends_, &unscriptedSends_},
-                            std::pair{&receives_, &unscriptedReceives_}}) {
-    lane->pieces = kept->pieces;
-    lane->awaited = kept->awaited;
-  }
+void StagedLink::beginLaunch(bool perLaunch, StagedLaunchScript* script) {
+  perLaunch_ = perLaunch;
+  script_ = script;
+  if (!perLaunch) return;
+  for (Lane* lane : {&sends_, &receives_}) lane->pieces = lane->awaited = 0;
 }
 
 void StagedLink::check(int status, const char* what) const {
@@ -168,6 +164,20 @@ void StagedLink::finishLaunch() {
   if (sends_.awaited < sends_.pieces)
     awaitThrough(sends_, sends_.ring->proxyCounter(),
                  "waiting for staged sends");
+  script_ = nullptr;
+  if (!perLaunch_) return;
+  // Every piece is through: neither the proxy nor a staging stream touches
+  // the rings until the next launch, which finds their counters at 0.
+  for (const Lane* lane : {&sends_, &receives_})
+    if (lane->pieces > 0) zeroCounters(*lane);
+}
+
+void StagedLink::zeroCounters(const Lane& lane) {
+  const auto& api = path_.module.api();
+  for (uint64_t* counter :
+       {lane.ring->streamCounter(), lane.ring->proxyCounter()})
+    check(api.writeValue64(path_.stream, counter, 0),
+          "putting a staging ring's counters back to 0");
 }
 
 // The engine's stream waits until `counter` passes every piece of `lane`.

@@ -14,9 +14,15 @@
 //         engine's stream wait for that counter. Receives are copied in
 //         posting order, which keeps the ring's slots in order.
 // So a launch enqueues all of its GPU work before it returns, and only the
-// proxy (the network) runs afterwards. A launch with a script
-// (staged_launch_script.h) numbers its pieces from 0 and leaves them to
-// the script, which hands them to the proxy when the stream gets there. Whether
+// proxy (the network) runs afterwards.
+//
+// Pieces are numbered on from launch to launch, until the engine first
+// captures a launch in a CUDA graph (or with HETCCL_SCRIPTED_LAUNCHES).
+// From then on every launch numbers them from 0, and its stream puts the
+// counters of the rings it used back to 0 at its end: a replay finds
+// them as the capture did. A launch with a script (staged_launch_script.h)
+// leaves its pieces there, for the proxy to take when the stream gets
+// there. Whether
 // a transfer needs staging is the link's property: a link that reads and writes
 // GPU memory itself (RDMA) skips this class, not the engine.
 #pragma once
@@ -57,6 +63,8 @@ class StagingRings {
   // Raises every ring's proxy counter to the maximum: every stream wait
   // on the rings ends.
   void releaseWaits();
+  // Enqueues on `stream` writes that set every ring's counters to 0.
+  void zeroCounters(const DeviceModule& module, void* stream);
 
  private:
   std::mutex mutex_;
@@ -79,11 +87,10 @@ class StagedLink : public LinkOver {
   // finds nothing in flight.
   void finishLaunch();
 
-  // The pieces of the launch being enqueued go to `script`, numbered from
-  // 0, until endScript(); then the numbering of launches without one
-  // goes on where it was.
-  void beginScript(StagedLaunchScript& script);
-  void endScript();
+  // Starts enqueueing a launch. `perLaunch`: its pieces are numbered from
+  // 0, and finishLaunch() puts the rings' counters back to 0. `script`:
+  // its pieces go there, not to the proxy (null: to the proxy).
+  void beginLaunch(bool perLaunch, StagedLaunchScript* script);
 
  private:
   // One direction of the link: its ring, once opened.
@@ -97,15 +104,15 @@ class StagedLink : public LinkOver {
   Lane& opened(Lane& lane, StagingProxy::Direction direction);
   void post(const Lane& lane, uint64_t piece, size_t bytes);
   void awaitThrough(Lane& lane, const uint64_t* counter, const char* what);
+  void zeroCounters(const Lane& lane);
   void check(int status, const char* what) const;
 
   StagingPath path_;
   StagingRings& rings_;
   Lane sends_;
   Lane receives_;
+  bool perLaunch_ = false;
   StagedLaunchScript* script_ = nullptr;
-  Lane unscriptedSends_;
-  Lane unscriptedReceives_;
 };
 
 }  // namespace hetccl

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "engine/gpu/staged_launch_script.h"
+#include "runtime/device/device_module.h"
 #include "util/log.h"
 
 namespace hetccl {
@@ -36,11 +38,16 @@ class StagingProxy::Queue {
 
 StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
                            double timeoutSeconds, const uint64_t* gateWord,
+                           PinnedHostMemory controlWords,
                            std::function<void(const Error&)> onFailure)
     : abort_(std::move(abort)),
       timeoutSeconds_(timeoutSeconds),
       gateWord_(gateWord),
+      controlWords_(std::move(controlWords)),
       onFailure_(std::move(onFailure)) {
+  auto* words = reinterpret_cast<uint64_t*>(controlWords_.data());
+  for (size_t i = controlWords_.size() / sizeof(uint64_t); i-- > 0;)
+    freeControlWords_.push_back(words + i);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -67,29 +74,35 @@ void StagingProxy::post(const Job& job) {
   wake_.notify_one();
 }
 
-void StagingProxy::postFirst(const std::vector<Job>& jobs) {
+uint64_t* StagingProxy::takeControlWord() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (freeControlWords_.empty())
+    fail(ncclInvalidUsage,
+         "a communicator's GPU engine holds at most %zu captured launches "
+         "that cross domains through its proxy, and this capture would be "
+         "one more; capture fewer launches (or destroy the communicator "
+         "to release them)",
+         controlWords_.size() / sizeof(uint64_t));
+  uint64_t* word = freeControlWords_.back();
+  freeControlWords_.pop_back();
+  return word;
+}
+
+void StagingProxy::addScript(std::unique_ptr<StagedLaunchScript> script) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    firstInbox_.insert(firstInbox_.end(), jobs.begin(), jobs.end());
+    newScripts_.push_back(std::move(script));
   }
   wake_.notify_one();
 }
 
 void StagingProxy::adopt(std::vector<Queue*>& active) {
-  auto activate = [&](Queue* queue) {
-    if (queue->waiting.empty() && queue->posted.empty())
-      active.push_back(queue);
-  };
-  // The jobs posted first go before those waiting, in their own order.
-  std::map<Queue*, size_t> placed;
-  for (const Job& job : firstInbox_) {
-    activate(job.queue);
-    size_t& at = placed[job.queue];
-    job.queue->waiting.insert(job.queue->waiting.begin() + at++, job);
-  }
-  firstInbox_.clear();
+  for (auto& script : newScripts_) scripts_.push_back(std::move(script));
+  newScripts_.clear();
+  if (failed_) inbox_.clear();  // a failed proxy moves nothing more
   for (const Job& job : inbox_) {
-    activate(job.queue);
+    if (job.queue->waiting.empty() && job.queue->posted.empty())
+      active.push_back(job.queue);
     job.queue->waiting.push_back(job);
   }
   inbox_.clear();
@@ -100,37 +113,36 @@ bool StagingProxy::gateOpen(const Job& job) const {
          __atomic_load_n(gateWord_, __ATOMIC_ACQUIRE) >= job.gate;
 }
 
-// Polls: the streams' counters and the links' requests have no way to
-// wake this thread. While pieces are in flight it yields its core between
-// polls for a while (a piece is often a few microseconds from done), then
-// naps.
+// Polls: the streams' counters, the scripts' control words and the links'
+// requests have no way to wake this thread. While there is work it yields
+// its core between polls for a while (a piece is often a few microseconds
+// from done), then naps. After a failure it only serves the scripts.
 void StagingProxy::run() {
-  constexpr int kYieldsBeforeNapping = 2000;
   std::vector<Queue*> active;
   int idlePolls = 0;
   for (;;) {
+    bool failed;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       adopt(active);
       if (stopping_) return;
-      if (active.empty() || failed_) {
+      failed = failed_;
+      if ((active.empty() || failed) && scripts_.empty()) {
         wake_.wait(lock, [&] {
-          return stopping_ || !inbox_.empty() || !firstInbox_.empty();
+          return stopping_ || !inbox_.empty() || !newScripts_.empty();
         });
-        if (failed_) {
-          inbox_.clear();
-          firstInbox_.clear();
-        }
         continue;
       }
     }
     bool moved = false;
     try {
-      if (abort_->raised())
+      if (!failed && abort_->raised())
         throw Error(
             abort_->code() == ncclSuccess ? ncclSystemError : abort_->code(),
             abort_->reason());
-      for (Queue* queue : active) moved = progress(*queue) || moved;
+      moved = serveScripts(active, failed);
+      if (!failed)
+        for (Queue* queue : active) moved = progress(*queue) || moved;
     } catch (...) {
       failAll(currentExceptionAsError());
     }
@@ -139,13 +151,61 @@ void StagingProxy::run() {
       if (!queue->waiting.empty() || !queue->posted.empty())
         still.push_back(queue);
     active.swap(still);
-    if (moved) {
+    if (moved)
       idlePolls = 0;
-    } else if (++idlePolls < kYieldsBeforeNapping) {
-      sched_yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    else
+      pause(idlePolls);
+  }
+}
+
+void StagingProxy::pause(int& idlePolls) const {
+  constexpr int kYieldsBeforeNapping = 2000;
+  if (++idlePolls < kYieldsBeforeNapping)
+    sched_yield();
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+
+bool StagingProxy::serveScripts(std::vector<Queue*>& active, bool failed) {
+  using Script = StagedLaunchScript;
+  if (failed) {
+    std::lock_guard<std::mutex> lock(mutex_);  // addQueue may add one
+    for (const Queue& queue : queues_)
+      queue.ring.raiseProxyCounter(HETCCL_DEVICE_WAIT_RELEASED);
+  }
+  bool moved = false;
+  for (auto it = scripts_.begin(); it != scripts_.end();) {
+    Script& script = **it;
+    if (__atomic_load_n(script.control(), __ATOMIC_ACQUIRE) != Script::kStart) {
+      ++it;
+      continue;
     }
+    if (!failed) startScript(script, active);
+    __atomic_store_n(script.control(), Script::kIdle, __ATOMIC_RELEASE);
+    moved = true;
+    if (script.replayable()) {
+      ++it;
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      freeControlWords_.push_back(script.control());
+    }
+    it = scripts_.erase(it);
+  }
+  return moved;
+}
+
+// The stream reached the script's launch: every earlier launch is done,
+// so every job waiting belongs to a later launch.
+void StagingProxy::startScript(const StagedLaunchScript& script,
+                               std::vector<Queue*>& active) {
+  std::map<Queue*, size_t> placed;
+  for (const Job& job : script.jobs()) {
+    if (job.queue->waiting.empty() && job.queue->posted.empty())
+      active.push_back(job.queue);
+    size_t& at = placed[job.queue];
+    job.queue->waiting.insert(job.queue->waiting.begin() + at++, job);
   }
 }
 
@@ -195,7 +255,6 @@ void StagingProxy::failAll(const Error& error) {
     std::lock_guard<std::mutex> lock(mutex_);
     failed_ = true;
     inbox_.clear();
-    firstInbox_.clear();
     for (Queue& queue : queues_) {
       queue.waiting.clear();
       queue.posted.clear();

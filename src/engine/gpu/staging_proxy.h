@@ -7,13 +7,17 @@
 // runtime (another thread loading a module, say) cannot stop a transfer
 // that a stream already waits for.
 //
-// Pieces are served in the order the streams reach them. A launch made
-// outside a capture posts its pieces when it is enqueued; once the engine
-// has captured a launch into a CUDA graph, whose replays the streams may
-// reach before such pieces, they carry a gate: the launch's sequence
-// number, which the engine's stream writes into `gateWord` when it
-// reaches the launch. A replay posts its pieces when its stream reaches it
-// (staged_launch_script.h), ahead of every gated one.
+// Pieces are served in the order the engine's stream reaches them. A
+// launch made outside a capture posts its pieces when it is enqueued;
+// once the engine has captured a launch into a CUDA graph, whose replays
+// the stream may reach before such pieces, they carry a gate: the
+// launch's sequence number, which the engine's stream writes into
+// `gateWord` when it reaches the launch. A captured launch leaves its
+// pieces in a script (staged_launch_script.h) whose control word the proxy
+// watches: when a replay starts, the script's pieces go ahead of every
+// gated one. After a failure the proxy keeps the rings' waits released
+// for as long as it holds replayable scripts (a replay puts the counters
+// back to 0), so that replays of the failed communicator run through.
 #pragma once
 
 #include <chrono>
@@ -26,18 +30,23 @@
 #include <vector>
 
 #include "engine/gpu/staging_ring.h"
+#include "runtime/device/device_resources.h"
 #include "transport/link.h"
 #include "util/error.h"
 
 namespace hetccl {
 
+class StagedLaunchScript;
+
 class StagingProxy {
  public:
   // `onFailure` runs on the proxy's thread when a link fails or a receive
   // outlasts `timeoutSeconds` (> 0); it must release the streams' waits.
-  // `gateWord`: host memory the streams raise as they reach launches.
+  // `gateWord`: host memory the engine's stream raises as it reaches
+  // launches. `controlWords`: pinned memory, a word per script alive at
+  // once.
   StagingProxy(std::shared_ptr<AbortSignal> abort, double timeoutSeconds,
-               const uint64_t* gateWord,
+               const uint64_t* gateWord, PinnedHostMemory controlWords,
                std::function<void(const Error&)> onFailure);
   // Drops what is still queued (the engine is going away) and stops.
   ~StagingProxy();
@@ -58,30 +67,44 @@ class StagingProxy {
   Queue& addQueue(Link& link, const StagingRing& ring, Direction direction);
   // After the queue's earlier jobs, in piece order.
   void post(const Job& job);
-  // Before every job waiting in their queues, in this order: a replay's
-  // pieces, which its stream reached before any gated launch's.
-  void postFirst(const std::vector<Job>& jobs);
+
+  // A control word for a new script; throws ncclInvalidUsage when every
+  // word is taken (that many captured launches).
+  uint64_t* takeControlWord();
+  // The script of an enqueued launch, watched from now on: for as long as
+  // the proxy lives if it is replayable, else until it ran once.
+  void addScript(std::unique_ptr<StagedLaunchScript> script);
 
  private:
   void run();
-  // Moves the posted jobs into their queues; `active` gains the queues
-  // that had nothing to do.
+  // Moves the posted jobs and scripts in; `active` gains the queues that
+  // had nothing to do.
   void adopt(std::vector<Queue*>& active);
+  // Queues the pieces of the scripts whose stream reached them; true if
+  // any did.
+  bool serveScripts(std::vector<Queue*>& active, bool failed);
+  void startScript(const StagedLaunchScript& script,
+                   std::vector<Queue*>& active);
   bool gateOpen(const Job& job) const;
   bool progress(Queue& queue);
   void failAll(const Error& error);
+  void pause(int& idlePolls) const;
 
   std::shared_ptr<AbortSignal> abort_;
   const double timeoutSeconds_;
   const uint64_t* gateWord_;
+  PinnedHostMemory controlWords_;
   std::function<void(const Error&)> onFailure_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Queue> queues_;  // stable addresses
   std::vector<Job> inbox_;
-  std::vector<Job> firstInbox_;
+  std::vector<std::unique_ptr<StagedLaunchScript>> newScripts_;
+  std::vector<uint64_t*> freeControlWords_;
   bool stopping_ = false;
   bool failed_ = false;
+  // The proxy thread's own.
+  std::vector<std::unique_ptr<StagedLaunchScript>> scripts_;
   std::thread thread_;
 };
 

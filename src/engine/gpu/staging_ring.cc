@@ -19,9 +19,4 @@ void StagingRing::raiseProxyCounter(uint64_t value) const {
   raiseToAtLeast(proxyCounter(), value);
 }
 
-void StagingRing::setCounters(uint64_t value) const {
-  __atomic_store_n(streamCounter(), value, __ATOMIC_RELEASE);
-  __atomic_store_n(proxyCounter(), value, __ATOMIC_RELEASE);
-}
-
 }  // namespace hetccl

@@ -40,10 +40,6 @@ class StagingRing {
     return __atomic_load_n(streamCounter(), __ATOMIC_ACQUIRE);
   }
   void raiseProxyCounter(uint64_t value) const;
-  // Sets both counters, between launches (neither side is using the
-  // ring): a replayed launch numbers its pieces from 0, then puts the
-  // counters back where the launches outside the graph left them.
-  void setCounters(uint64_t value) const;
 
  private:
   const size_t slotBytes_;

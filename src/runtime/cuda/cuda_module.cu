@@ -66,10 +66,6 @@ int streamWaitBits64(void* stream, const uint64_t* address, uint64_t bits) {
   return waitBits64(asStream(stream), address, bits);
 }
 
-int launchHostFunc(void* stream, void (*function)(void*), void* user) {
-  return cudaLaunchHostFunc(asStream(stream), function, user);
-}
-
 int reduce(const hetcclDeviceReduction* reduction, void* stream) {
   if (reduction == nullptr) return cudaErrorInvalidValue;
   return reduceAsync(*reduction, asStream(stream));
@@ -87,7 +83,6 @@ hetcclDeviceModuleTable makeTable() {
   table.waitBits64 = streamWaitBits64;
   table.reduceAsync = reduce;
   table.loadKernels = loadKernels;
-  table.launchHostFunc = launchHostFunc;
   return table;
 }
 

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HETCCL_DEVICE_MODULE_ABI 4
+#define HETCCL_DEVICE_MODULE_ABI 3
 /* The module's one exported function returns its table. */
 #define HETCCL_DEVICE_MODULE_ENTRY "hetcclDeviceModule"
 
@@ -126,12 +126,6 @@ typedef struct {
    * them), and the milliseconds between two such events once both were. */
   int (*timingEventCreate)(void** event);
   int (*eventElapsedMs)(void* start, void* end, float* milliseconds);
-
-  /* Runs `function(user)` on a runtime thread once the work before it on
-   * the stream is done; the stream goes on when it returns. It must not
-   * call into the runtime. Captured into a graph, it runs at every replay:
-   * the host side of a captured launch is started this way. */
-  int (*launchHostFunc)(void* stream, void (*function)(void*), void* user);
 } hetcclDeviceModuleTable;
 
 typedef const hetcclDeviceModuleTable* (*hetcclDeviceModuleEntry)(void);

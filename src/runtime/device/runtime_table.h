@@ -6,7 +6,7 @@
 // and includes this file, in exactly one of its sources (it defines
 // functions). It then defines what differs (memoryKind, hostAlloc,
 // hostFree, writeValue64, waitValue64, waitBits64, reduceAsync,
-// loadKernels, launchHostFunc) and fills its table with fillCommonEntries.
+// loadKernels) and fills its table with fillCommonEntries.
 #pragma once
 
 #include "runtime/device/device_module.h"

@@ -9,7 +9,6 @@
 // without an AMD GPU its functions return hipErrorNoDevice.
 #include <hip/hip_runtime.h>
 #include <stdint.h>
-#include <memory>
 
 #define HETCCL_RT(name) hip##name
 #define HETCCL_RT_NAMESPACE hip
@@ -70,32 +69,6 @@ int waitBits64(void* stream, const uint64_t* address, uint64_t bits) {
                               bits, hipStreamWaitValueAnd, ~uint64_t(0));
 }
 
-// HIP 5.2 (Debian 12) has no hipLaunchHostFunc, only stream callbacks,
-// which take one argument and cannot be captured: the call is refused
-// while the stream is being captured, and a launch that needs it there
-// fails with the capture refused.
-struct HostCall {
-  void (*function)(void*);
-  void* user;
-};
-
-void runHostCall(hipStream_t, hipError_t, void* argument) {
-  std::unique_ptr<HostCall> call(static_cast<HostCall*>(argument));
-  call->function(call->user);
-}
-
-int launchHostFunc(void* stream, void (*function)(void*), void* user) {
-  hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
-  hipError_t error = hipStreamIsCapturing(asStream(stream), &status);
-  if (error != hipSuccess) return error;
-  if (status != hipStreamCaptureStatusNone)
-    return hipErrorStreamCaptureUnsupported;
-  auto call = std::make_unique<HostCall>(HostCall{function, user});
-  error = hipStreamAddCallback(asStream(stream), runHostCall, call.get(), 0);
-  if (error == hipSuccess) call.release();
-  return error;
-}
-
 int loadKernels() {
   KernelLoader loader;
   return device::visitEveryKernel(loader);
@@ -119,7 +92,6 @@ hetcclDeviceModuleTable makeTable() {
   table.waitBits64 = waitBits64;
   table.reduceAsync = reduceAsync;
   table.loadKernels = loadKernels;
-  table.launchHostFunc = launchHostFunc;
   return table;
 }
 

@@ -252,10 +252,6 @@ hetcclDeviceModuleTable makeTable() {
     return 0;
   };
   t.loadKernels = [] { return 0; };
-  t.launchHostFunc = [](void* stream, void (*function)(void*), void* user) {
-    enqueue(stream, [=] { function(user); });
-    return 0;
-  };
   return t;
 }
 

@@ -32,6 +32,7 @@ std::string DomainLayout::name() const {
     text[0] = static_cast<char>(toupper(text[0]));
   }
   for (int label : labels) text += std::to_string(label);
+  if (env.count("HETCCL_SCRIPTED_LAUNCHES")) text += "Scripted";
   return text;
 }
 
@@ -68,6 +69,12 @@ DomainLayout ucxBetweenPretendHosts(std::vector<int> labels) {
   layout.env = {{"HETCCL_HOSTID", hosts},
                 {"HETCCL_TRANSPORT", "ucx"},
                 {"UCX_TLS", "tcp"}};
+  return layout;
+}
+
+DomainLayout scriptedGpuLaunches(std::vector<int> labels) {
+  DomainLayout layout = emulatedGpuDomains(std::move(labels));
+  layout.env = {{"HETCCL_TRANSPORT", "tcp"}, {"HETCCL_SCRIPTED_LAUNCHES", "1"}};
   return layout;
 }
 

@@ -40,6 +40,10 @@ DomainLayout emulatedGpuDomains(std::vector<int> labels);
 // transport only, as between real hosts.
 DomainLayout ucxBetweenPretendHosts(std::vector<int> labels);
 
+// Emulated GPU ranks joined over tcp, every other launch of their GPU
+// engine made as a captured one is (HETCCL_SCRIPTED_LAUNCHES).
+DomainLayout scriptedGpuLaunches(std::vector<int> labels);
+
 // Whether this build made the UCX module (libhetccl-ucx.so): layouts that
 // force ucx are skipped without it.
 bool ucxModuleBuilt();
