@@ -12,18 +12,23 @@
 // proxy, as does, over shm too, a reduction by a scalar in device memory,
 // which is captured and replayed with a changing scalar.
 //
-// Usage: hetero_stream_check <libhetccl-cuda.so>   (rank r on GPU r % count;
-//        one GPU is enough)
+// Usage: hetero_stream_check <libhetccl-cuda.so> [--threads]
+//        (rank r on GPU r % count; one GPU is enough). The ranks are two
+//        processes, or with --threads two threads of one: then both share
+//        one CUDA context, and on one GPU their work runs side by side
+//        instead of in turns (two processes time-share a GPU).
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda_ok.h"
@@ -33,7 +38,7 @@
 
 namespace {
 
-int failures = 0;
+std::atomic<int> failures{0};
 
 void check(bool ok, int rank, const char* what) {
   std::printf("%s rank %d: %s\n", ok ? "PASS" : "FAIL", rank, what);
@@ -257,19 +262,25 @@ void checkStagedCapture(int rank, ncclComm_t comm, cudaStream_t stream,
   if (captured == ncclSuccess) {
     cudaGraphExec_t exec;
     CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    // Pinned: a copy from pageable memory can block the calling thread
+    // until the stream gets there, and with the ranks as threads of one
+    // process, one rank's blocked copy could keep the other from
+    // launching its replay.
+    float* host;  // the factor, then the first and last results
+    CUDA_OK(cudaMallocHost(&host, 3 * sizeof(float)));
     for (int i = 1; i <= 10; ++i) {
-      const float factor = float(i);
-      CUDA_OK(cudaMemcpyAsync(scalar, &factor, sizeof(factor),
+      host[0] = float(i);
+      CUDA_OK(cudaMemcpyAsync(scalar, host, sizeof(float),
                               cudaMemcpyHostToDevice, stream));
       CUDA_OK(cudaGraphLaunch(exec, stream));
-      float first = 0, last = 0;
-      CUDA_OK(cudaMemcpyAsync(&first, recv, sizeof(float),
+      CUDA_OK(cudaMemcpyAsync(host + 1, recv, sizeof(float),
                               cudaMemcpyDeviceToHost, stream));
-      CUDA_OK(cudaMemcpyAsync(&last, recv + count - 1, sizeof(float),
+      CUDA_OK(cudaMemcpyAsync(host + 2, recv + count - 1, sizeof(float),
                               cudaMemcpyDeviceToHost, stream));
       CUDA_OK(cudaStreamSynchronize(stream));
-      wrong += first != 3.0f * factor || last != 3.0f * factor;
+      wrong += host[1] != 3.0f * i || host[2] != 3.0f * i;
     }
+    CUDA_OK(cudaFreeHost(host));
     cudaGraphExecDestroy(exec);
   }
   if (graph != nullptr) cudaGraphDestroy(graph);
@@ -363,8 +374,10 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s <libhetccl-cuda.so>\n", argv[0]);
+  const bool threads = argc == 3 && std::strcmp(argv[2], "--threads") == 0;
+  if (argc != 2 && !threads) {
+    std::fprintf(stderr, "usage: %s <libhetccl-cuda.so> [--threads]\n",
+                 argv[0]);
     return 2;
   }
   // Line by line: a run cut short by a timeout still shows how far it got.
@@ -373,21 +386,31 @@ int main(int argc, char** argv) {
   if (getenv("HETCCL_COMM_ID") == nullptr)
     setenv("HETCCL_COMM_ID", "127.0.0.1:29731", 1);
   std::fflush(stdout);
-  pid_t children[2];
-  for (int rank = 0; rank < 2; ++rank) {
-    children[rank] = fork();
-    if (children[rank] == 0) {
-      runRank(rank, loadModule(argv[1]));
-      std::fflush(stdout);
-      _exit(failures == 0 ? 0 : 1);
+  int failed = 0;
+  if (threads) {
+    const hetcclDeviceModuleTable* module = loadModule(argv[1]);
+    std::vector<std::thread> ranks;
+    for (int rank = 0; rank < 2; ++rank)
+      ranks.emplace_back(runRank, rank, module);
+    for (std::thread& rank : ranks) rank.join();
+    failed = failures.load();
+  } else {
+    pid_t children[2];
+    for (int rank = 0; rank < 2; ++rank) {
+      children[rank] = fork();
+      if (children[rank] == 0) {
+        runRank(rank, loadModule(argv[1]));
+        std::fflush(stdout);
+        _exit(failures == 0 ? 0 : 1);
+      }
+    }
+    for (pid_t child : children) {
+      int status = 0;
+      waitpid(child, &status, 0);
+      failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
   }
-  int failed = 0;
-  for (pid_t child : children) {
-    int status = 0;
-    waitpid(child, &status, 0);
-    failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
-  std::printf("%s hetero_stream_check\n", failed ? "FAIL" : "PASS");
+  std::printf("%s hetero_stream_check%s\n", failed ? "FAIL" : "PASS",
+              threads ? " (threads)" : "");
   return failed ? 1 : 0;
 }

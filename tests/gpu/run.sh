@@ -15,7 +15,8 @@
 #               when those targets exist
 #   info        hetccl-info
 #   module      device_module_check on libhetccl-cuda.so, if it was built
-#   streams     hetero_stream_check on libhetccl-cuda.so, if it was built:
+#   streams     hetero_stream_check on libhetccl-cuda.so, if it was built
+#               (2 processes, then 2 threads of one process):
 #               over shm (with CUDA graph capture and 100 replays, timed
 #               against eager launches) and over tcp (every launch staged,
 #               captured and replayed the same way)
@@ -328,19 +329,28 @@ module_step() {
 }
 step_module() { module_step device_module_check; }
 # hetero_stream_check over shm (the stream-driven path) and over tcp
-# (everything staged), graph captures and replays in both.
+# (everything staged), graph captures and replays in both; then both again
+# with the ranks as two threads of one process (one CUDA context: on one
+# GPU their work runs side by side, not in turns).
 step_streams() {
   module_step hetero_stream_check
   [[ $result == PASS ]] || return
-  result=FAIL
-  local check
+  local check run transport code failed=0 port=29733 mode
   check=$(built_check hetero_stream_check)
-  HETCCL_TRANSPORT=tcp HETCCL_COMM_ID=127.0.0.1:29733 timeout "$limit" \
-    "$check" "$build/src/libhetccl-cuda.so" >"$out/hetero_stream_check-tcp.log" 2>&1
-  local code=$?
-  tail -8 "$out/hetero_stream_check-tcp.log"
-  ((code == 0)) && result=PASS
-  note+="; tcp: exit $code; $(grep -h 'graph replay' "$out/hetero_stream_check.log" "$out/hetero_stream_check-tcp.log" | cut -c1-120 | tr '\n' ' ')"
+  for run in tcp threads-shm threads-tcp; do
+    transport=shm mode=()
+    [[ $run == *tcp ]] && transport=tcp
+    [[ $run == threads-* ]] && mode=(--threads)
+    HETCCL_TRANSPORT=$transport HETCCL_COMM_ID=127.0.0.1:$((port++)) \
+      timeout $((limit / 4)) "$check" "$build/src/libhetccl-cuda.so" "${mode[@]}" \
+      >"$out/hetero_stream_check-$run.log" 2>&1
+    code=$?
+    ((code == 0)) || failed=1
+    tail -4 "$out/hetero_stream_check-$run.log"
+    note+="; $run: exit $code"
+  done
+  ((failed == 0)) || result=FAIL
+  note+="; $(grep -h 'rank 0: 8 KB all-reduce' "$out"/hetero_stream_check*.log | cut -c9-120 | tr '\n' ' ')"
 }
 
 # One process driving several GPUs (tests/gpu/single_process_check.cc), from
@@ -1373,7 +1383,7 @@ EOF
 run_step build 360
 run_step info 30
 run_step module 150
-run_step streams 150
+run_step streams 240
 run_step one-process 150
 run_step graphs 150
 run_step faults "${FAULTS_LIMIT:-200}"
