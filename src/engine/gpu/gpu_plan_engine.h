@@ -19,8 +19,8 @@
 // and for every collective but a reduction by a scalar in device memory.
 //
 // Launches can be captured in a CUDA graph, unless the rank's domain has
-// several GPUs (its steps run in the vendor library) or the timeline is
-// on. A captured launch joins the engine's streams to the capture with
+// several GPUs (its steps run in the vendor library), the timeline is on,
+// or, through the proxy, the runtime is HIP (not run with graphs yet). A captured launch joins the engine's streams to the capture with
 // events instead of `inputsReady` and `done`, and leaves its pieces in a
 // script (staged_launch_script.h) that the proxy starts at every replay.
 // From the first capture on, the pieces of the other launches wait until

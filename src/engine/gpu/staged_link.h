@@ -22,9 +22,11 @@
 // counters of the rings it used back to 0 at its end: a replay finds
 // them as the capture did. A launch with a script (staged_launch_script.h)
 // leaves its pieces there, for the proxy to take when the stream gets
-// there. Whether
-// a transfer needs staging is the link's property: a link that reads and writes
-// GPU memory itself (RDMA) skips this class, not the engine.
+// there.
+//
+// Whether a transfer needs staging is the link's property: a link that
+// reads and writes GPU memory itself (RDMA) skips this class, not the
+// engine.
 #pragma once
 
 #include <cstdint>
