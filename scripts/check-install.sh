@@ -55,8 +55,12 @@ cmake --build "$work/consumer-build" >>"$work/consumer.log" ||
   { cat "$work/consumer.log"; exit 1; }
 "$work/consumer-build/consumer"
 "$work/consumer-build/consumer_dropin"
-ldd "$work/consumer-build/consumer_dropin" | grep -q "$prefix/.*/hetccl/libnccl.so.2" ||
-  { echo "consumer_dropin does not load the installed libnccl.so.2" >&2; exit 1; }
+# Read whole before grep: `ldd | grep -q` fails under pipefail whenever grep
+# stops reading before ldd has written everything (SIGPIPE).
+loaded=$(ldd "$work/consumer-build/consumer_dropin")
+grep -q "$prefix/.*/hetccl/libnccl.so.2" <<<"$loaded" ||
+  { echo "consumer_dropin does not load the installed libnccl.so.2:" >&2
+    echo "$loaded" >&2; exit 1; }
 
 echo "check-install: pkg-config consumer"
 pc_file=$(find "$prefix" -name hetccl.pc)

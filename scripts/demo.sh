@@ -24,7 +24,10 @@ bash scripts/install-deps.sh
 section "build ($build, Release)"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 tools=(hetccl-perf)
-if ninja -C "$build" -t targets all 2>/dev/null | grep -q '^hetccl-info:'; then
+# The list read whole: under pipefail, `ninja ... | grep -q` fails whenever
+# grep stops reading before ninja has written everything (SIGPIPE).
+targets=$(ninja -C "$build" -t targets all 2>/dev/null)
+if grep -q '^hetccl-info:' <<<"$targets"; then
   tools+=(hetccl-info)
 fi
 cmake --build "$build" -j "$jobs" --target "${tools[@]}"
