@@ -226,6 +226,8 @@ if(HETCCL_CUDA_MODULE_BUILT OR HETCCL_HIP_MODULE_BUILT)
     ${PROJECT_SOURCE_DIR}/tests/gpu/device_module_check.cc)
   target_link_libraries(device_module_check PRIVATE hetccl_internal
                                                     ${CMAKE_DL_LIBS})
+  target_include_directories(device_module_check
+                             PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
   foreach(name cuda hip)
     if(TARGET hetccl_${name})
       add_dependencies(device_module_check hetccl_${name})

@@ -223,8 +223,9 @@ std::unique_ptr<DeviceShmCollectives> Communicator::streamDrivenCollectives(
     eligible = eligible && peer.runtime == static_cast<int>(gpu_->runtime) &&
                peer.hostId == peers_[rank_].hostId;
   if (!eligible) return nullptr;
-  return std::make_unique<DeviceShmCollectives>(oob, deviceModuleOf(*gpu_),
-                                                settings_.gpuChunkBytes);
+  return std::make_unique<DeviceShmCollectives>(
+      oob, deviceModuleOf(*gpu_), settings_.gpuChunkBytes,
+      settings_.gpuLowLatencyMaxBytes);
 }
 
 // The back-end registered for `runtime` runs the domain of `members`

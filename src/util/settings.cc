@@ -37,6 +37,7 @@ Settings Settings::fromEnvironment() {
   s.engineTimeline = readFlag(Param::EngineTimeline);
   s.scriptedLaunches = readFlag(Param::ScriptedLaunches);
   s.gpuChunkBytes = readBytes(Param::GpuChunk);
+  s.gpuLowLatencyMaxBytes = readBytes(Param::GpuLowLatencyMax);
   return s;
 }
 

@@ -30,6 +30,7 @@ struct Settings {
   int ucxLanes;                       // HETCCL_UCX_LANES
   bool gpuDirect;                     // HETCCL_GPU_DIRECT
   size_t gpuChunkBytes;               // HETCCL_GPU_CHUNK
+  size_t gpuLowLatencyMaxBytes;       // HETCCL_GPU_LL_MAX
   bool engineTimeline;                // HETCCL_ENGINE_TIMELINE
   bool scriptedLaunches;              // HETCCL_SCRIPTED_LAUNCHES
 

@@ -6,7 +6,8 @@
 // memory and copies, stream ordering of stream memory operations on
 // host-mapped words and of events, and the reduction kernels against the
 // host engine (hostReduce), bit for bit, for every dtype, operator, flag
-// combination, source count and a range of counts and buffer alignments.
+// combination, source count and a range of counts and buffer alignments;
+// the same for the low-latency collectives among 2, 3 and 8 streams.
 // Prints one PASS or FAIL line per check and exits non-zero on any
 // failure. Every wait has a deadline: a stream that never finishes is a
 // FAIL, not a hang.
@@ -28,6 +29,7 @@
 #include "nccl.h"
 #include "runtime/device/device_module.h"
 #include "runtime/host/host_reduce.h"
+#include "support/low_latency_expected.h"
 #include "util/dtype.h"
 #include "util/error.h"  // format
 
@@ -817,6 +819,192 @@ void checkReductions(const Module& module, Report& report) {
   }
 }
 
+// ---- The low-latency collectives ----
+
+// `nranks` ranks as streams of this process on one GPU, each with its line
+// area (pinned, mapped) and its counts, running collectives of every kind
+// in a row: every rank's output bitwise equal (NaNs aside) to what the
+// host computes (tests/unit/support/low_latency_expected.h).
+class LowLatencyBench {
+ public:
+  static constexpr size_t kMaxBytes = 64 << 10;  // the larger buffer
+
+  LowLatencyBench(const Module& module, Report& report, int nranks)
+      : module_(module),
+        report_(report),
+        nranks_(nranks),
+        halfLines_(2 * ((kMaxBytes + 7) / 8)),
+        release_(module, sizeof(uint64_t)),
+        staging_(module, kMaxBytes + 16) {
+    HostBuffer zeros(module, HETCCL_DEVICE_LL_BLOCKS * sizeof(uint64_t));
+    for (int r = 0; r < nranks; ++r) {
+      areas_.emplace_back(new HostBuffer(module, 2 * halfLines_ * 8));
+      counts_.emplace_back(new DeviceBuffer(module, 64));
+      inputs_.emplace_back(new DeviceBuffer(module, kMaxBytes + 16));
+      outputs_.emplace_back(new DeviceBuffer(module, kMaxBytes + 16));
+      streams_.emplace_back(new Stream(module));
+      module.check(module->copyAsync(counts_.back()->data(), zeros.data(),
+                                     HETCCL_DEVICE_LL_BLOCKS * 8,
+                                     streams_.back()->get()),
+                   "copyAsync");
+      requireIdle(report, *streams_.back(), "zeroing the counts");
+    }
+  }
+
+  // The largest count of `kind` whose larger buffer fits kMaxBytes.
+  size_t mostElements(int kind, ncclDataType_t dtype) const {
+    const bool parts = kind == hetcclLowLatencyReduceScatter ||
+                       kind == hetcclLowLatencyAllGather;
+    return kMaxBytes / dtypeSize(dtype) / (parts ? nranks_ : 1);
+  }
+
+  // One collective on every rank; false (after FAIL lines) on a mismatch.
+  // Out of place, buffers are aligned to their element only.
+  bool run(int kind, ncclDataType_t dtype, ncclRedOp_t op, Mode mode,
+           size_t count, bool inPlace, Random& random) {
+    const size_t size = dtypeSize(dtype);
+    const size_t part = count * size;
+    const bool scatter = kind == hetcclLowLatencyReduceScatter;
+    const bool gather = kind == hetcclLowLatencyAllGather;
+    const size_t inputBytes = scatter ? nranks_ * part : part;
+    const size_t shift = inPlace ? 0 : size;
+    hetcclDeviceLowLatencyCollective c{};
+    c.kind = kind;
+    c.root = int(random.below(nranks_));
+    c.reduction.nsrcs = 1;
+    c.reduction.count = count;
+    c.reduction.dtype = dtype;
+    c.reduction.op = op;
+    c.reduction.applyPreScale = mode == Mode::kPreScale || mode == Mode::kBoth;
+    c.reduction.preScale = randomElement(dtype, random);
+    c.reduction.applyDivisor = mode == Mode::kDivisor || mode == Mode::kBoth;
+    c.reduction.divisor = 3;
+    c.nranks = nranks_;
+    c.halfLines = halfLines_;
+    c.release = release_.word();
+    for (int r = 0; r < nranks_; ++r) c.areas[r] = areas_[r]->word();
+    std::vector<std::vector<char>> hostInputs(nranks_);
+    std::vector<const char*> inputs;
+    // NCCL's in-place buffers: the input is the output, or the rank's part
+    // of it (all-gather).
+    auto input = [&](int r) {
+      if (!inPlace) return inputs_[r]->data() + shift;
+      return outputs_[r]->data() + (gather ? r * part : 0);
+    };
+    for (int r = 0; r < nranks_; ++r) {
+      hostInputs[r].resize(inputBytes);
+      for (size_t i = 0; i < inputBytes / size; ++i) {
+        const uint64_t bits = randomElement(dtype, random);
+        std::memcpy(&hostInputs[r][i * size], &bits, size);
+      }
+      inputs.push_back(hostInputs[r].data());
+      std::memcpy(staging_.data(), hostInputs[r].data(), inputBytes);
+      copy(r, input(r), staging_.data(), inputBytes);
+      requireIdle(report_, *streams_[r], "input upload");
+    }
+    const std::string name =
+        format("low-latency %s %s %s %s, %d ranks, root %d, count=%zu%s",
+               kindName(kind), dtypeName(dtype), redOpName(op), modeName(mode),
+               nranks_, c.root, count, inPlace ? " in place" : "");
+    // Every rank's kernel is queued before any is waited for: each waits
+    // for the others' lines.
+    std::vector<char*> outputs;
+    for (int r = 0; r < nranks_; ++r) {
+      outputs.push_back(outputs_[r]->data() +
+                        (inPlace ? (scatter ? r * part : 0) : shift));
+      c.rank = r;
+      c.reduction.srcs[0] = input(r);
+      c.reduction.dst = outputs[r];
+      c.counts = reinterpret_cast<uint64_t*>(counts_[r]->data());
+      module_.check(module_->lowLatencyCollective(&c, streams_[r]->get()),
+                    name.c_str());
+    }
+    for (int r = 0; r < nranks_; ++r)
+      requireIdle(report_, *streams_[r], name.c_str());
+    bool ok = true;
+    for (int r = 0; r < nranks_ && ok; ++r) {
+      const std::vector<char> want = lowLatencyExpected(c, inputs, r);
+      copy(r, staging_.data(), outputs[r], want.size());
+      requireIdle(report_, *streams_[r], "output download");
+      for (size_t i = 0; i < count * (gather ? nranks_ : 1) && ok; ++i) {
+        const uint64_t expected = elementBits(want.data(), size, i);
+        const uint64_t got = elementBits(staging_.data(), size, i);
+        ok = report_.expect(
+            expected == got || (isNaN(dtype, expected) && isNaN(dtype, got)),
+            format("%s: rank %d: element %zu is %llx, expected %llx",
+                   name.c_str(), r, i, (unsigned long long)got,
+                   (unsigned long long)expected));
+      }
+    }
+    return ok;
+  }
+
+ private:
+  static const char* kindName(int kind) {
+    switch (kind) {
+      case hetcclLowLatencyAllReduce:
+        return "all-reduce";
+      case hetcclLowLatencyReduceScatter:
+        return "reduce-scatter";
+      case hetcclLowLatencyAllGather:
+        return "all-gather";
+      default:
+        return "broadcast";
+    }
+  }
+
+  void copy(int rank, void* dst, const void* src, size_t bytes) {
+    module_.check(module_->copyAsync(dst, src, bytes, streams_[rank]->get()),
+                  "copyAsync");
+  }
+
+  const Module& module_;
+  Report& report_;
+  const int nranks_;
+  const size_t halfLines_;
+  HostBuffer release_;
+  HostBuffer staging_;
+  std::vector<std::unique_ptr<HostBuffer>> areas_;
+  std::vector<std::unique_ptr<DeviceBuffer>> counts_;
+  std::vector<std::unique_ptr<DeviceBuffer>> inputs_;
+  std::vector<std::unique_ptr<DeviceBuffer>> outputs_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+};
+
+void checkLowLatencyCollectives(const Module& module, Report& report) {
+  for (int nranks : {2, 3, 8}) {
+    const auto start = Clock::now();
+    LowLatencyBench bench(module, report, nranks);
+    Random random(0x11a11u + nranks);
+    size_t cases = 0, failed = 0;
+    for (int kind : {hetcclLowLatencyAllReduce, hetcclLowLatencyReduceScatter,
+                     hetcclLowLatencyAllGather, hetcclLowLatencyBroadcast}) {
+      const bool reduces = kind == hetcclLowLatencyAllReduce ||
+                           kind == hetcclLowLatencyReduceScatter;
+      for (ncclDataType_t dtype : kDtypes) {
+        const size_t most = bench.mostElements(kind, dtype);
+        for (size_t count : {size_t(1), size_t(7), size_t(1001), most}) {
+          for (ncclRedOp_t op : kOps) {
+            for (Mode mode : {Mode::kPlain, Mode::kPreScale, Mode::kDivisor}) {
+              if (!reduces && (op != ncclSum || mode != Mode::kPlain)) continue;
+              ++cases;
+              if (!bench.run(kind, dtype, op, mode, std::min(count, most),
+                             cases % 2 == 0, random))
+                ++failed;
+            }
+          }
+        }
+      }
+    }
+    const double seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    report.verdict(failed == 0,
+                   format("low-latency collectives, %d ranks: %zu of %zu "
+                          "cases (every kind and dtype) wrong (%.1f s)",
+                          nranks, failed, cases, seconds));
+  }
+}
+
 // Arguments the kernels cannot take are refused, not run.
 void checkRejections(const Module& module, Report& report) {
   Stream stream(module);
@@ -847,8 +1035,9 @@ int run(const char* path, int device) {
     const auto start = Clock::now();
     using Check = void (*)(const Module&, Report&);
     checkDevice(module, report, device);
-    for (Check check : {checkMemoryAndCopies, checkStreamOrdering,
-                        checkRejections, checkReductions}) {
+    for (Check check :
+         {checkMemoryAndCopies, checkStreamOrdering, checkRejections,
+          checkLowLatencyCollectives, checkReductions}) {
       try {
         check(module, report);
       } catch (const CallFailed& error) {

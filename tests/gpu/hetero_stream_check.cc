@@ -7,10 +7,11 @@
 // CUDA graphs: collectives and a send/receive exchange captured in one
 // graph must replay right 100 times with new inputs each time, between
 // eager launches of the same communicator; a replayed 8 KB all-reduce is
-// timed against eager launches. Over shm the launches are stream-driven;
-// over tcp (HETCCL_TRANSPORT=tcp) every launch goes through the staging
-// proxy, as does, over shm too, a reduction by a scalar in device memory,
-// which is captured and replayed with a changing scalar.
+// timed against eager launches (with HETERO_STREAM_SWEEP=1 also all-reduce,
+// all-gather and reduce-scatter from 8 B to 1 MiB in steps of 8x). Over shm the
+// launches are stream-driven; over tcp (HETCCL_TRANSPORT=tcp) every launch goes
+// through the staging proxy, as does, over shm too, a reduction by a scalar in
+// device memory, which is captured and replayed with a changing scalar.
 //
 // Usage: hetero_stream_check <libhetccl-cuda.so> [--threads]
 //        (rank r on GPU r % count; one GPU is enough). The ranks are two
@@ -24,9 +25,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,6 +43,35 @@
 namespace {
 
 std::atomic<int> failures{0};
+
+// With the ranks as threads of one process on one GPU, a call that waits
+// for the whole device (cudaFree; cudaMalloc at times) must not run while
+// the other rank's work waits for this rank's: the ranks meet around such
+// calls. Processes do not wait for each other's work that way.
+class Rendezvous {
+ public:
+  void enable() { enabled_ = true; }
+  void meet() {
+    if (!enabled_) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    const int generation = generation_;
+    if (++arrived_ == 2) {
+      arrived_ = 0;
+      ++generation_;
+      met_.notify_all();
+      return;
+    }
+    met_.wait(lock, [&] { return generation_ != generation; });
+  }
+
+ private:
+  bool enabled_ = false;
+  std::mutex mutex_;
+  std::condition_variable met_;
+  int arrived_ = 0;
+  int generation_ = 0;
+};
+Rendezvous ranks;
 
 void check(bool ok, int rank, const char* what) {
   std::printf("%s rank %d: %s\n", ok ? "PASS" : "FAIL", rank, what);
@@ -162,15 +195,14 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// Per-op microseconds of `ops` all-reduces of 8 KB: eager launches, and
-// replays of a graph that holds `perGraph` of them.
-void timeGraphReplays(int rank, ncclComm_t comm, cudaStream_t stream,
-                      const GraphBuffers& b) {
-  const size_t n = GraphBuffers::kCount;
-  const int ops = 2000, perGraph = 20;
+// Per-op microseconds of `enqueue` (one collective on `stream`, `bytes`
+// its larger buffer): eager launches, and replays of a graph that holds
+// `perGraph` of them. Printed as "rank R: <what> of B bytes: ...".
+void timeGraphReplays(int rank, cudaStream_t stream, const char* what,
+                      size_t bytes, const std::function<void()>& enqueue) {
+  const int ops = 1000, perGraph = 20;
   auto eager = [&] {
-    for (int i = 0; i < ops; ++i)
-      ncclAllReduce(b.input, b.reduced, n, ncclFloat32, ncclSum, comm, stream);
+    for (int i = 0; i < ops; ++i) enqueue();
   };
   eager();  // warm-up
   CUDA_OK(cudaStreamSynchronize(stream));
@@ -180,8 +212,7 @@ void timeGraphReplays(int rank, ncclComm_t comm, cudaStream_t stream,
   const double eagerUs = secondsSince(start) * 1e6 / ops;
   cudaGraph_t graph;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
-  for (int i = 0; i < perGraph; ++i)
-    ncclAllReduce(b.input, b.reduced, n, ncclFloat32, ncclSum, comm, stream);
+  for (int i = 0; i < perGraph; ++i) enqueue();
   CUDA_OK(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec;
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
@@ -193,17 +224,47 @@ void timeGraphReplays(int rank, ncclComm_t comm, cudaStream_t stream,
   CUDA_OK(cudaStreamSynchronize(stream));
   const double graphUs = secondsSince(start) * 1e6 / ops;
   std::printf(
-      "rank %d: 8 KB all-reduce: eager %.2f us per op, graph replay %.2f us "
+      "rank %d: %s of %zu bytes: eager %.2f us per op, graph replay %.2f us "
       "per op (%d per graph): %.2fx\n",
-      rank, eagerUs, graphUs, perGraph, eagerUs / graphUs);
+      rank, what, bytes, eagerUs, graphUs, perGraph, eagerUs / graphUs);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+}
+
+// With HETERO_STREAM_SWEEP=1: all-reduce, all-gather and reduce-scatter of
+// floats from 8 bytes to 1 MiB (the larger buffer) in steps of 8x.
+void sweepCollectives(int rank, ncclComm_t comm, cudaStream_t stream) {
+  const char* sweep = std::getenv("HETERO_STREAM_SWEEP");
+  if (sweep == nullptr || std::strcmp(sweep, "1") != 0) return;
+  const size_t most = 1 << 20;
+  float *input, *output;
+  CUDA_OK(cudaMalloc(&input, most));
+  CUDA_OK(cudaMalloc(&output, most));
+  CUDA_OK(cudaMemset(input, 0, most));
+  ranks.meet();
+  for (size_t bytes = 8; bytes <= most; bytes *= 8) {
+    const size_t n = bytes / sizeof(float);
+    timeGraphReplays(rank, stream, "all-reduce", bytes, [&] {
+      ncclAllReduce(input, output, n, ncclFloat32, ncclSum, comm, stream);
+    });
+    timeGraphReplays(rank, stream, "all-gather", bytes, [&] {
+      ncclAllGather(input, output, n / 2, ncclFloat32, comm, stream);
+    });
+    timeGraphReplays(rank, stream, "reduce-scatter", bytes, [&] {
+      ncclReduceScatter(input, output, n / 2, ncclFloat32, ncclSum, comm,
+                        stream);
+    });
+  }
+  ranks.meet();
+  cudaFree(input);
+  cudaFree(output);
 }
 
 // Captures one step, then replays it with new inputs, an eager step after
 // every tenth replay.
 void checkGraphs(int rank, ncclComm_t comm, cudaStream_t stream) {
   GraphBuffers b;
+  ranks.meet();
   setInput(b, rank, 1.0f, stream);
   cudaGraph_t graph = nullptr;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
@@ -236,7 +297,12 @@ void checkGraphs(int rank, ncclComm_t comm, cudaStream_t stream) {
   check(eagerWrong == 0, rank, "eager launches between the replays right");
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
-  timeGraphReplays(rank, comm, stream, b);
+  timeGraphReplays(rank, stream, "all-reduce",
+                   GraphBuffers::kCount * sizeof(float), [&] {
+                     ncclAllReduce(b.input, b.reduced, GraphBuffers::kCount,
+                                   ncclFloat32, ncclSum, comm, stream);
+                   });
+  ranks.meet();  // before b frees its buffers
 }
 
 // An all-reduce scaled by a scalar in device memory, which always takes
@@ -246,6 +312,7 @@ void checkStagedCapture(int rank, ncclComm_t comm, cudaStream_t stream,
                         float* send, float* recv, size_t count) {
   float* scalar;
   CUDA_OK(cudaMalloc(&scalar, sizeof(float)));
+  ranks.meet();
   ncclRedOp_t times;
   ncclRedOpCreatePreMulSum(&times, scalar, ncclFloat32, ncclScalarDevice, comm);
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
@@ -268,6 +335,7 @@ void checkStagedCapture(int rank, ncclComm_t comm, cudaStream_t stream,
     // launching its replay.
     float* host;  // the factor, then the first and last results
     CUDA_OK(cudaMallocHost(&host, 3 * sizeof(float)));
+    ranks.meet();
     for (int i = 1; i <= 10; ++i) {
       host[0] = float(i);
       CUDA_OK(cudaMemcpyAsync(scalar, host, sizeof(float),
@@ -280,6 +348,7 @@ void checkStagedCapture(int rank, ncclComm_t comm, cudaStream_t stream,
       CUDA_OK(cudaStreamSynchronize(stream));
       wrong += host[1] != 3.0f * i || host[2] != 3.0f * i;
     }
+    ranks.meet();
     CUDA_OK(cudaFreeHost(host));
     cudaGraphExecDestroy(exec);
   }
@@ -296,6 +365,7 @@ void checkStagedCapture(int rank, ncclComm_t comm, cudaStream_t stream,
   check(after == ncclSuccess && first == 2.0f, rank,
         "an eager all-reduce after the replays right");
   ncclRedOpDestroy(times, comm);
+  ranks.meet();
   cudaFree(scalar);
 }
 
@@ -364,7 +434,9 @@ void runRank(int rank, const hetcclDeviceModuleTable* module) {
 
   checkGraphs(rank, comm, stream);
   checkStagedCapture(rank, comm, stream, send, recv, count);
+  sweepCollectives(rank, comm, stream);
 
+  ranks.meet();
   ncclCommDestroy(comm);
   cudaFree(send);
   cudaFree(recv);
@@ -388,6 +460,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   int failed = 0;
   if (threads) {
+    ranks.enable();
     const hetcclDeviceModuleTable* module = loadModule(argv[1]);
     std::vector<std::thread> ranks;
     for (int rank = 0; rank < 2; ++rank)

@@ -331,17 +331,27 @@ step_module() { module_step device_module_check; }
 # hetero_stream_check over shm (the stream-driven path) and over tcp
 # (everything staged), graph captures and replays in both; then both again
 # with the ranks as two threads of one process (one CUDA context: on one
-# GPU their work runs side by side, not in turns).
+# GPU their work runs side by side, not in turns). Over shm with threads
+# the all-reduce is timed from 8 B to 1 MiB with the low-latency kernel
+# (HETCCL_GPU_LL_MAX=1M) and without it (0). Two ranks in one process on
+# one GPU need more hardware queues than CUDA's default 8: with more
+# streams than queues, streams share one, and a rank's stream waiting for
+# the other rank can hold up that rank's work queued behind it.
+# (Two processes never share queues; they take turns on the GPU.)
 step_streams() {
   module_step hetero_stream_check
   [[ $result == PASS ]] || return
-  local check run transport code failed=0 port=29733 mode
+  local check run transport code failed=0 port=29733 mode ll
   check=$(built_check hetero_stream_check)
-  for run in tcp threads-shm threads-tcp; do
-    transport=shm mode=()
+  for run in tcp threads-shm-ll threads-shm-pipelined threads-tcp; do
+    transport=shm mode=() ll=64K
     [[ $run == *tcp ]] && transport=tcp
     [[ $run == threads-* ]] && mode=(--threads)
-    HETCCL_TRANSPORT=$transport HETCCL_COMM_ID=127.0.0.1:$((port++)) \
+    [[ $run == *-ll ]] && ll=1M
+    [[ $run == *-pipelined ]] && ll=0
+    CUDA_DEVICE_MAX_CONNECTIONS=32 \
+      HETCCL_TRANSPORT=$transport HETCCL_COMM_ID=127.0.0.1:$((port++)) \
+      HETCCL_GPU_LL_MAX=$ll HETERO_STREAM_SWEEP=$([[ $run == threads-shm-* ]] && echo 1) \
       timeout $((limit / 4)) "$check" "$build/src/libhetccl-cuda.so" "${mode[@]}" \
       >"$out/hetero_stream_check-$run.log" 2>&1
     code=$?
@@ -350,7 +360,7 @@ step_streams() {
     note+="; $run: exit $code"
   done
   ((failed == 0)) || result=FAIL
-  note+="; $(grep -h 'rank 0: 8 KB all-reduce' "$out"/hetero_stream_check*.log | cut -c9-120 | tr '\n' ' ')"
+  note+="; $(grep -h 'rank 0: all-reduce of 8192 bytes' "$out"/hetero_stream_check*.log | cut -c9-140 | tr '\n' ' ')"
 }
 
 # One process driving several GPUs (tests/gpu/single_process_check.cc), from
@@ -374,8 +384,9 @@ step_one_process() {
       "split2-threads|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--threads --devices 0,1"
       "split2-grouped-init|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--grouped-init --devices 0,1")
   else
-    configs+=("split2-1gpu|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--grouped-init --devices 0,0"
-      "split2-1gpu-threads|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2|--threads --devices 0,0")
+    # Both ranks on GPU 0 in one process: see step_streams for the queues.
+    configs+=("split2-1gpu|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2 CUDA_DEVICE_MAX_CONNECTIONS=32|--grouped-init --devices 0,0"
+      "split2-1gpu-threads|HETCCL_NCCL_LIBRARY=$real_nccl HETCCL_DOMAINS=split:2 CUDA_DEVICE_MAX_CONNECTIONS=32|--threads --devices 0,0")
   fi
   for config in "${configs[@]}"; do
     IFS='|' read -r label env_words args <<<"$config"
@@ -1383,7 +1394,7 @@ EOF
 run_step build 360
 run_step info 30
 run_step module 150
-run_step streams 240
+run_step streams 300
 run_step one-process 150
 run_step graphs 150
 run_step faults "${FAULTS_LIMIT:-200}"

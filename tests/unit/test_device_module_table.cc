@@ -16,23 +16,29 @@
 #include <cstring>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nccl.h"
 #include "runtime/device/device_module.h"
 #include "runtime/host/host_reduce.h"
+#include "support/low_latency_expected.h"
 #include "util/dtype.h"
 
 // The CUDA/HIP builtins that device_kernels.h uses, for one emulated
-// thread at a time (the grid runs serially, so plain globals will do).
+// thread at a time. A grid runs serially, so a block's barrier has nothing
+// to wait for; the low-latency test runs a grid per rank, each in a thread
+// of its own, hence thread-local indices.
 struct EmulatedDim3 {
   unsigned x = 1, y = 1, z = 1;
 };
-static EmulatedDim3 threadIdx, blockIdx, blockDim, gridDim;
+static thread_local EmulatedDim3 threadIdx, blockIdx, blockDim, gridDim;
 #define HETCCL_DEVICE_KERNELS_ON_HOST 1
 #define __device__
 #define __global__
+#define __syncthreads()
 #include "runtime/device/device_kernels.h"
+#undef __syncthreads
 #undef __global__
 #undef __device__
 
@@ -130,6 +136,7 @@ TEST_P(DeviceModuleTable, EveryFunctionIsThere) {
       reinterpret_cast<const void*>(t.waitValue64),
       reinterpret_cast<const void*>(t.waitBits64),
       reinterpret_cast<const void*>(t.reduceAsync),
+      reinterpret_cast<const void*>(t.lowLatencyCollective),
       reinterpret_cast<const void*>(t.loadKernels),
       reinterpret_cast<const void*>(t.timingEventCreate),
       reinterpret_cast<const void*>(t.eventElapsedMs),
@@ -485,6 +492,110 @@ TEST_P(DeviceKernelsOnHost, EqualHostReduceBitForBit) {
             if (HasFailure()) return;
           }
         }
+      }
+    }
+  }
+}
+
+// The low-latency collectives' kernels, one grid per rank in a thread of
+// its own (the ranks wait for each other's lines), against
+// lowLatencyExpected, NaNs aside bit for bit, and the same bits on every
+// rank where all ranks hold the same result. Each rank runs several
+// operations in a row over the same areas and counts, every kind in turn,
+// so that the halves alternate and the flags advance; some in place, some
+// with buffers aligned to their element only.
+TEST_P(DeviceKernelsOnHost, LowLatencyCollectivesEqualHostResults) {
+  const size_t sz = size();
+  // A reduce-scatter of 8 ranks reads 8 counts of a source.
+  const size_t counts[] = {1, 7, 120, 2, 33, 1, 100, 3};
+  const int kinds[] = {hetcclLowLatencyAllReduce, hetcclLowLatencyReduceScatter,
+                       hetcclLowLatencyAllGather, hetcclLowLatencyBroadcast};
+  for (int nranks : {2, 3, 8}) {
+    const size_t halfLines = lowlatency::linesFor(nranks * 120 * sz);
+    for (int mode = 0; mode < 6; ++mode) {
+      const ncclRedOp_t op = mode < 4 ? ncclRedOp_t(mode) : ncclSum;
+      std::vector<std::vector<uint64_t>> areas(nranks), counters(nranks);
+      std::vector<std::vector<char>> outputs(nranks);
+      for (int r = 0; r < nranks; ++r) {
+        areas[r].assign(2 * halfLines, 0);
+        counters[r].assign(HETCCL_DEVICE_LL_BLOCKS, 0);
+      }
+      const uint64_t release = 0;
+      for (size_t step = 0; step < sizeof(counts) / sizeof(counts[0]); ++step) {
+        hetcclDeviceLowLatencyCollective c{};
+        c.kind = kinds[(step + mode) % 4];
+        c.root = int(step % nranks);
+        c.reduction.nsrcs = 1;
+        c.reduction.count = counts[step];
+        c.reduction.dtype = GetParam();
+        c.reduction.op = op;
+        c.reduction.applyPreScale = mode == 4;
+        c.reduction.preScale = random_.next();
+        c.reduction.applyDivisor = mode == 5;
+        c.reduction.divisor = uint64_t(nranks);
+        c.nranks = nranks;
+        c.halfLines = halfLines;
+        c.release = &release;
+        for (int r = 0; r < nranks; ++r) c.areas[r] = areas[r].data();
+        const size_t part = c.reduction.count * sz;
+        const bool inPlace = step % 3 == 1;
+        const size_t shift = inPlace ? 0 : (step % 2) * sz;
+        std::vector<const char*> inputs(nranks);
+        for (int r = 0; r < nranks; ++r)
+          inputs[r] = sourceBytes(r % HETCCL_DEVICE_MAX_SOURCES) + shift;
+        std::vector<std::thread> ranks;
+        for (int r = 0; r < nranks; ++r) {
+          outputs[r].assign(nranks * part + 16, char(0x5a));
+          ranks.emplace_back([&, r, c]() mutable {
+            char* out = outputs[r].data() + shift;
+            const void* in = inputs[r];
+            if (inPlace) {  // NCCL's in-place buffers of each kind
+              const bool gather = c.kind == hetcclLowLatencyAllGather;
+              const bool scatter = c.kind == hetcclLowLatencyReduceScatter;
+              char* own = gather ? out + r * part : out;
+              std::memcpy(own, inputs[r], scatter ? nranks * part : part);
+              in = own;
+              if (scatter) out += r * part;
+            }
+            c.reduction.srcs[0] = in;
+            c.reduction.dst = out;
+            c.rank = r;
+            c.counts = counters[r].data();
+            EmulatedLauncher launcher;
+            EXPECT_EQ(device::enqueueLowLatencyCollective(c, launcher), 0);
+            EXPECT_EQ(launcher.launches, 1);
+          });
+        }
+        for (std::thread& t : ranks) t.join();
+        const std::string what =
+            "kind " + std::to_string(c.kind) + ", " + redOpName(op) + " mode " +
+            std::to_string(mode) + ", " + std::to_string(nranks) +
+            " ranks, step " + std::to_string(step);
+        for (int r = 0; r < nranks; ++r) {
+          for (int b = 0; b < int(EmulatedLauncher::kEmulatedBlocks); ++b)
+            EXPECT_EQ(counters[r][b], step + 1) << what;
+          const std::vector<char> want = lowLatencyExpected(c, inputs, r);
+          const bool scatter = c.kind == hetcclLowLatencyReduceScatter;
+          const char* got =
+              outputs[r].data() + shift + (inPlace && scatter ? r * part : 0);
+          if (!scatter && r > 0) {
+            EXPECT_EQ(std::memcmp(got, outputs[0].data() + shift, want.size()),
+                      0)
+                << what << ": rank " << r << " differs from rank 0";
+          }
+          for (size_t i = 0; i < want.size() / sz; ++i) {
+            uint64_t w = 0, g = 0;
+            std::memcpy(&w, want.data() + i * sz, sz);
+            std::memcpy(&g, got + i * sz, sz);
+            if (w == g ||
+                (isNaNBits(GetParam(), w) && isNaNBits(GetParam(), g)))
+              continue;
+            ADD_FAILURE() << what << ", rank " << r << ": element " << i
+                          << " is " << std::hex << g << ", expected " << w;
+            break;
+          }
+        }
+        if (HasFailure()) return;
       }
     }
   }

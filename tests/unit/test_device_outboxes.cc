@@ -38,12 +38,15 @@ bool raisedWithin(const uint64_t* flag, std::chrono::milliseconds limit) {
 
 // Two ranks' outboxes; `body` runs on rank 0 after both exist, while rank
 // 1 keeps its outboxes until rank 0 is done.
+constexpr size_t kLowLatencyBytes = 1001;
+
 template <typename Body>
 void withTwoRanks(Body body) {
   InProcessWorld world(2);
   runRanks(2, [&](int rank) {
     InProcessOob oob(world, rank);
-    DeviceOutboxes outboxes(oob, emulatedDeviceModule(), 4096, 4096);
+    DeviceOutboxes outboxes(oob, emulatedDeviceModule(), 4096, 4096,
+                            kLowLatencyBytes);
     if (rank == 0) body(outboxes);
     oob.barrier();
   });
@@ -57,6 +60,25 @@ TEST(DeviceOutboxes, FlagsStartFree) {
     }
     EXPECT_FALSE(boxes.failed());
     EXPECT_FALSE(boxes.left(0));
+    EXPECT_EQ(load(boxes.releaseWord()), 0u);
+  });
+}
+
+// Two halves of 2 lines per 8 bytes, zero, between the flags and the
+// slots: the last line of each area is the owner's alone.
+TEST(DeviceOutboxes, LineAreasStartZeroAndOverlapNothing) {
+  withTwoRanks([](DeviceOutboxes& boxes) {
+    const size_t lines = 2 * boxes.lowLatencyHalfLines();
+    EXPECT_EQ(boxes.lowLatencyHalfLines(), 2 * ((kLowLatencyBytes + 7) / 8));
+    for (int owner = 0; owner < 2; ++owner) {
+      uint64_t* area = boxes.lowLatencyArea(owner);
+      for (size_t i = 0; i < lines; ++i) ASSERT_EQ(area[i], 0u) << i;
+      EXPECT_LE(reinterpret_cast<char*>(area + lines), boxes.slot(owner, 0));
+      store(&area[lines - 1], ~uint64_t(0));
+    }
+    EXPECT_EQ(load(boxes.slotFlag(0, 0, 1)), DeviceOutboxes::kFree);
+    EXPECT_EQ(load(boxes.slotFlag(1, 0, 0)), DeviceOutboxes::kFree);
+    EXPECT_NE(boxes.lowLatencyArea(0), boxes.lowLatencyArea(1));
   });
 }
 
@@ -64,6 +86,7 @@ TEST(DeviceOutboxes, AFailureKeepsEveryFlagRaised) {
   withTwoRanks([](DeviceOutboxes& boxes) {
     boxes.releaseWaits(/*failure=*/true);
     EXPECT_TRUE(boxes.failed());
+    EXPECT_EQ(load(boxes.releaseWord()), 1u);
     EXPECT_FALSE(boxes.left(0));
     EXPECT_EQ(load(boxes.slotFlag(1, 2, 0)), kAllBits);
     // A replay writes its fixed values again: they do not stay.
@@ -82,6 +105,7 @@ TEST(DeviceOutboxes, ARankThatLeavesReleasesOnce) {
   withTwoRanks([](DeviceOutboxes& boxes) {
     boxes.releaseWaits(/*failure=*/false);
     EXPECT_TRUE(boxes.left(0));
+    EXPECT_EQ(load(boxes.releaseWord()), 1u);
     EXPECT_FALSE(boxes.failed());
     EXPECT_EQ(load(boxes.pairFlag(0, 1, 0)), kAllBits);
     store(boxes.pairFlag(0, 1, 0), DeviceOutboxes::kFilled);

@@ -190,26 +190,35 @@ Op makeOp(const Case& c, const void* send, void* recv, const uint64_t& scalar) {
   return op;
 }
 
-// Runs every case on `nranks` thread ranks, one launch after another on
-// one stream per rank, and checks each rank's outputs.
+struct Options {
+  size_t chunkBytes = kChunkBytes;
+  size_t lowLatencyMaxBytes = 0;  // HETCCL_GPU_LL_MAX
+  int streams = 1;                // launches take them in turn
+};
+
+// Runs every case on `nranks` thread ranks, one launch after another, and
+// checks each rank's outputs.
 void runCases(int nranks, const std::vector<Case>& cases,
-              size_t chunkBytes = kChunkBytes) {
+              Options options = {}) {
   const DeviceModule& module = emulatedDeviceModule();
   InProcessWorld world(nranks);
   runRanks(nranks, [&](int rank) {
     InProcessOob oob(world, rank);
-    DeviceShmCollectives collectives(oob, module, chunkBytes);
-    void* stream = nullptr;
-    ASSERT_EQ(module.api().streamCreate(&stream), 0);
+    DeviceShmCollectives collectives(oob, module, options.chunkBytes,
+                                     options.lowLatencyMaxBytes);
+    std::vector<void*> streams(options.streams);
+    for (void*& stream : streams)
+      ASSERT_EQ(module.api().streamCreate(&stream), 0);
     std::vector<RankBuffers> buffers;
     for (const Case& c : cases) buffers.emplace_back(c, rank, nranks);
     for (size_t i = 0; i < cases.size(); ++i) {
       Op op = makeOp(cases[i], buffers[i].sendPointer, buffers[i].recvPointer,
                      scalarOf(cases[i]));
       ASSERT_TRUE(collectives.handles({op})) << opKindName(op.kind);
-      collectives.launch(op, stream);
+      collectives.launch(op, streams[i % streams.size()], false);
     }
-    ASSERT_EQ(module.api().streamSynchronize(stream), 0);
+    for (void* stream : streams)
+      ASSERT_EQ(module.api().streamSynchronize(stream), 0);
     for (size_t i = 0; i < cases.size(); ++i) {
       const Case& c = cases[i];
       std::vector<char> want = expected(c, rank, nranks);
@@ -218,7 +227,7 @@ void runCases(int nranks, const std::vector<Case>& cases,
           << ", " << dtypeName(c.dtype) << ", " << c.count << " elements"
           << (c.inPlace ? ", in place" : "") << ")";
     }
-    module.api().streamDestroy(stream);
+    for (void* stream : streams) module.api().streamDestroy(stream);
   });
 }
 
@@ -297,15 +306,62 @@ TEST(DeviceShmCollectives, SmallOpsAreCutIntoPipelineSteps) {
       {OpKind::Scatter, ncclFloat32, ncclSum, 600003, false},
       {OpKind::AllReduce, ncclInt64, ncclSum, 5, false},  // one step
   };
-  runCases(2, cases, 4 << 20);
-  runCases(3, cases, 4 << 20);
+  runCases(2, cases, {4 << 20});
+  runCases(3, cases, {4 << 20});
+}
+
+// Collectives of at most 8 KiB take the low-latency kernel: the all-reduce
+// cases fall on both sides of it (8191 bytes and 8196 to 8200), from one
+// stream and from two in turn (a kernel on the other stream waits for the
+// last one); so do some of the other kinds.
+TEST(DeviceShmCollectives, AllReduceLowLatencyKernelAndPipelineMixed) {
+  for (int streams : {1, 2}) {
+    runCases(2, kAllReduceCases, {kChunkBytes, 8192, streams});
+    runCases(3, kAllReduceCases, {kChunkBytes, 8192, streams});
+  }
+  runCases(3, kOtherCases, {kChunkBytes, 8192, 2});
+}
+
+// Every kind the low-latency kernel runs, dtype and operator (with
+// average and a host scalar), at the threshold (of the larger buffer) and
+// one element to either side of it, for `nranks` ranks.
+std::vector<Case> aroundTheLowLatencyThreshold(int nranks, size_t threshold) {
+  std::vector<Case> cases;
+  for (ncclDataType_t dtype :
+       {ncclInt8, ncclUint8, ncclInt32, ncclUint32, ncclInt64, ncclUint64,
+        ncclFloat16, ncclFloat32, ncclFloat64, ncclBfloat16, ncclFloat8e4m3,
+        ncclFloat8e5m2}) {
+    for (OpKind kind : {OpKind::AllReduce, OpKind::ReduceScatter,
+                        OpKind::AllGather, OpKind::Broadcast}) {
+      const bool parts =
+          kind == OpKind::ReduceScatter || kind == OpKind::AllGather;
+      const size_t atThreshold =
+          threshold / dtypeSize(dtype) / (parts ? nranks : 1);
+      const bool reduces =
+          kind == OpKind::AllReduce || kind == OpKind::ReduceScatter;
+      for (int mode = 0; mode < (reduces ? 6 : 1); ++mode)
+        for (size_t count : {atThreshold - 1, atThreshold, atThreshold + 1}) {
+          const ncclRedOp_t op = mode < 4 ? ncclRedOp_t(mode) : ncclSum;
+          cases.push_back({kind, dtype, op, count, count % 2 == 0, mode == 4,
+                           mode == 5, int(count % nranks)});
+        }
+    }
+  }
+  return cases;
+}
+
+TEST(DeviceShmCollectives, AroundTheLowLatencyThreshold) {
+  constexpr size_t kThreshold = 4096;
+  for (int nranks : {2, 5})
+    runCases(nranks, aroundTheLowLatencyThreshold(nranks, kThreshold),
+             {kChunkBytes, kThreshold});
 }
 
 TEST(DeviceShmCollectives, LeavesGroupsTransfersAndDeviceScalars) {
   const DeviceModule& module = emulatedDeviceModule();
   InProcessWorld world(1);
   InProcessOob oob(world, 0);
-  DeviceShmCollectives collectives(oob, module, kChunkBytes);
+  DeviceShmCollectives collectives(oob, module, kChunkBytes, 0);
   uint64_t scalar = 0;
   Op op = makeOp(kAllReduceCases[0], nullptr, nullptr, scalar);
   EXPECT_FALSE(collectives.handles({op, op}));

@@ -80,7 +80,8 @@ void runGroups(int nranks, const std::vector<std::vector<Transfer>>& groups) {
   InProcessWorld world(nranks);
   runRanks(nranks, [&](int rank) {
     InProcessOob oob(world, rank);
-    DeviceShmCollectives paths(oob, module, kChunkBytes);
+    // The default: the all-reduces between the groups take the kernel.
+    DeviceShmCollectives paths(oob, module, kChunkBytes, 64 << 10);
     void* stream = nullptr;
     ASSERT_EQ(module.api().streamCreate(&stream), 0);
     std::vector<RankGroup> sides;
@@ -92,7 +93,7 @@ void runGroups(int nranks, const std::vector<std::vector<Transfer>>& groups) {
       Op allReduce;
       allReduce.sendbuff = allReduce.recvbuff = &sums[3 * g];
       allReduce.count = 3;
-      paths.launch(allReduce, stream);
+      paths.launch(allReduce, stream, false);
     }
     ASSERT_EQ(module.api().streamSynchronize(stream), 0);
     for (size_t g = 0; g < groups.size(); ++g) {
@@ -137,7 +138,7 @@ TEST(DeviceShmPointToPoint, SelfTransfersThatDoNotPairUpAreRefused) {
   const DeviceModule& module = emulatedDeviceModule();
   InProcessWorld world(1);
   InProcessOob oob(world, 0);
-  DeviceShmCollectives paths(oob, module, kChunkBytes);
+  DeviceShmCollectives paths(oob, module, kChunkBytes, 0);
   char buffer[8] = {};
   Op send;
   send.kind = OpKind::Send;

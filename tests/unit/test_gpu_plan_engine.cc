@@ -120,6 +120,7 @@ struct Layout {
   const DeviceModule* module = nullptr;  // the emulated module if null
   bool timeline = false;                 // HETCCL_ENGINE_TIMELINE
   int device = 0;  // of the emulated module, current while it is built
+  size_t lowLatencyMaxBytes = 0;  // HETCCL_GPU_LL_MAX (streamDriven)
 };
 
 void runEngineRanks(const Layout& layout,
@@ -154,7 +155,8 @@ void runEngineRanks(const Layout& layout,
                                                     settings, abort, liveness);
     std::unique_ptr<DeviceShmCollectives> direct;
     if (layout.streamDriven)
-      direct = std::make_unique<DeviceShmCollectives>(oob, module, 4096);
+      direct = std::make_unique<DeviceShmCollectives>(
+          oob, module, 4096, layout.lowLatencyMaxBytes);
     auto hostPlans =
         HeteroExecutor::create(rank, domains, links, settings, hostComm, abort);
     ASSERT_EQ(module.api().setDevice(layout.device), 0);
@@ -521,6 +523,7 @@ const DeviceModule& notingModule() {
     HETCCL_NOTED(writeValue64);
     HETCCL_NOTED(waitValue64);
     HETCCL_NOTED(reduceAsync);
+    HETCCL_NOTED(lowLatencyCollective);
     HETCCL_NOTED(loadKernels);
     return table;
   }();

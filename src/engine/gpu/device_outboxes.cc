@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/device/device_module.h"
+#include "runtime/device/low_latency_lines.h"
 #include "transport/shm/segment_exchange.h"
 #include "util/error.h"
 
@@ -21,8 +22,9 @@ struct OutboxFlags {
   };
   Flag slot[kSlots][HETCCL_DEVICE_MAX_SOURCES];  // by slot, then reader
   Flag pair[HETCCL_DEVICE_MAX_SOURCES][kSlots];  // by destination, then slot
-  Flag failed;  // 1 once the owner released the waits on a failure
-  Flag left;    // 1 once the owner released them as it went away
+  Flag failed;    // 1 once the owner released the waits on a failure
+  Flag left;      // 1 once the owner released them as it went away
+  Flag released;  // 1 once the owner released them for either reason
 
   // Every flag of the slots and channels.
   template <typename Visit>
@@ -41,19 +43,24 @@ OutboxFlags& flagsOf(const ShmSegment& outbox) {
   return *static_cast<OutboxFlags*>(outbox.data());
 }
 
+size_t pageAligned(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+
 }  // namespace
 
 DeviceOutboxes::DeviceOutboxes(Oob& oob, const DeviceModule& module,
-                               size_t slotBytes, size_t pairSlotBytes)
+                               size_t slotBytes, size_t pairSlotBytes,
+                               size_t lowLatencyBytes)
     : rank_(oob.rank()),
       nranks_(oob.nranks()),
       slotBytes_(slotBytes),
-      pairSlotBytes_(pairSlotBytes) {
+      pairSlotBytes_(pairSlotBytes),
+      lowLatencyHalfLines_(
+          lowLatencyBytes ? lowlatency::linesFor(lowLatencyBytes) : 0) {
   if (nranks_ > HETCCL_DEVICE_MAX_SOURCES)
     fail(ncclInternalError, "GPU outboxes take at most %d ranks",
          HETCCL_DEVICE_MAX_SOURCES);
   const size_t bytes =
-      kFlagBytes + kSlots * (slotBytes_ + (nranks_ - 1) * pairSlotBytes_);
+      slotsOffset() + kSlots * (slotBytes_ + (nranks_ - 1) * pairSlotBytes_);
   SegmentExchange exchange;
   exchange.what = "GPU outboxes";
   exchange.namePrefix = "hetccl-gpu";
@@ -72,8 +79,22 @@ DeviceOutboxes::DeviceOutboxes(Oob& oob, const DeviceModule& module,
   exchangeSegments(oob, exchange, segments_);
 }
 
+// Flags, line area, slots, channels.
+size_t DeviceOutboxes::slotsOffset() const {
+  return kFlagBytes + pageAligned(2 * lowLatencyHalfLines_ * sizeof(uint64_t));
+}
+
+uint64_t* DeviceOutboxes::lowLatencyArea(int owner) const {
+  return reinterpret_cast<uint64_t*>(
+      static_cast<char*>(segments_[owner].data()) + kFlagBytes);
+}
+
+const uint64_t* DeviceOutboxes::releaseWord() const {
+  return &flagsOf(segments_[rank_]).released.value;
+}
+
 char* DeviceOutboxes::slot(int owner, uint64_t chunk) const {
-  return static_cast<char*>(segments_[owner].data()) + kFlagBytes +
+  return static_cast<char*>(segments_[owner].data()) + slotsOffset() +
          (chunk % kSlots) * slotBytes_;
 }
 
@@ -85,7 +106,7 @@ uint64_t* DeviceOutboxes::slotFlag(int owner, uint64_t chunk,
 // A channel per other rank, in rank order, after the collectives' slots.
 size_t DeviceOutboxes::channelOffset(int owner, int destination) const {
   const int index = destination < owner ? destination : destination - 1;
-  return kFlagBytes + kSlots * slotBytes_ + index * kSlots * pairSlotBytes_;
+  return slotsOffset() + kSlots * slotBytes_ + index * kSlots * pairSlotBytes_;
 }
 
 char* DeviceOutboxes::pairSlot(int owner, int destination,
@@ -113,6 +134,7 @@ void DeviceOutboxes::releaseWaits(bool failure) {
   OutboxFlags& own = flagsOf(segments_[rank_]);
   __atomic_store_n(failure ? &own.failed.value : &own.left.value, 1,
                    __ATOMIC_RELEASE);
+  __atomic_store_n(&own.released.value, 1, __ATOMIC_RELEASE);
   raiseEveryFlag();
   if (failure) keepRaisingAfterFailure();
 }

@@ -8,6 +8,10 @@
 // own: kSlots smaller slots, used in turn by the chunks sent from the
 // outbox's owner to that rank.
 //
+// Between the flags and the slots, each outbox has the owner's line area
+// for low-latency all-reduces (device_module.h), if the communicator
+// takes them.
+//
 // Each slot has a flag per reader, which only the owner and that reader
 // write, with fixed values: the owner waits until the flag says the slot
 // is free, fills the slot and marks it filled; the reader waits until it
@@ -35,9 +39,10 @@ class DeviceOutboxes {
  public:
   static constexpr uint64_t kSlots = 4;
 
-  // Collective over `oob`: every rank maps every rank's outbox.
+  // Collective over `oob`: every rank maps every rank's outbox. The line
+  // areas carry low-latency all-reduces of up to `lowLatencyBytes`.
   DeviceOutboxes(Oob& oob, const DeviceModule& module, size_t slotBytes,
-                 size_t pairSlotBytes);
+                 size_t pairSlotBytes, size_t lowLatencyBytes);
   ~DeviceOutboxes();
   DeviceOutboxes(const DeviceOutboxes&) = delete;
   DeviceOutboxes& operator=(const DeviceOutboxes&) = delete;
@@ -63,6 +68,13 @@ class DeviceOutboxes {
   char* pairSlot(int owner, int destination, uint64_t chunk) const;
   uint64_t* pairFlag(int owner, int destination, uint64_t chunk) const;
 
+  // `owner`'s line area: two halves of lowLatencyHalfLines() lines.
+  uint64_t* lowLatencyArea(int owner) const;
+  size_t lowLatencyHalfLines() const { return lowLatencyHalfLines_; }
+  // Nonzero once this rank released the waits, for whatever reason: ends
+  // the waits of its low-latency kernels, which poll lines, not flags.
+  const uint64_t* releaseWord() const;
+
   // Sets every bit of every flag, so that every stream waiting on one goes
   // on: the communicator has failed (`failure`; results are undefined) or
   // this rank is going away (its last operations are done, and it leaves
@@ -78,6 +90,7 @@ class DeviceOutboxes {
 
  private:
   size_t channelOffset(int owner, int destination) const;
+  size_t slotsOffset() const;
   void raiseEveryFlag();
   void keepRaisingAfterFailure();
 
@@ -85,6 +98,7 @@ class DeviceOutboxes {
   const int nranks_;
   const size_t slotBytes_;
   const size_t pairSlotBytes_;
+  const size_t lowLatencyHalfLines_;
   std::vector<ShmSegment> segments_;  // every rank's outbox, by rank
   std::vector<std::unique_ptr<HostRegistration>> registrations_;
   std::mutex keeperMutex_;  // guards keeper_ and stopping_

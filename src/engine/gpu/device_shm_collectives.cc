@@ -1,6 +1,9 @@
 #include "engine/gpu/device_shm_collectives.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include "engine/gpu/pipeline_steps.h"
 #include "runtime/reduction.h"
@@ -59,15 +62,52 @@ size_t pairSlotBytes(size_t chunkBytes, int nranks) {
   return alignUp(chunkBytes / std::max(nranks - 1, 1), kPage);
 }
 
+// What the ranks tell each other about their GPU.
+struct GpuIdentity {
+  int32_t pid;
+  char busId[32];
+};
+
+// `maxBytes`, or 0 when two ranks of different processes share a GPU: the
+// kernels of two processes take turns on a GPU (time slices of a
+// millisecond or more), and a low-latency kernel waits for the others'.
+// Collective over `oob`.
+size_t lowLatencyBytesFor(Oob& oob, const DeviceModule& module,
+                          size_t maxBytes) {
+  std::vector<GpuIdentity> gpus(oob.nranks());
+  GpuIdentity& own = gpus[oob.rank()];
+  own.pid = getpid();
+  int device = 0;
+  module.check(module.api().getDevice(&device), "asking for the device");
+  module.check(module.api().deviceBusId(device, own.busId, sizeof(own.busId)),
+               "asking for the GPU's bus id");
+  oob.allGather(gpus.data(), sizeof(GpuIdentity));
+  for (size_t a = 0; a < gpus.size(); ++a)
+    for (size_t b = a + 1; b < gpus.size(); ++b)
+      if (gpus[a].pid != gpus[b].pid &&
+          std::strncmp(gpus[a].busId, gpus[b].busId, sizeof(own.busId)) == 0) {
+        if (maxBytes > 0 && oob.rank() == 0)
+          LOG_INFO(kLogShm,
+                   "ranks %zu and %zu (processes %d and %d) share GPU %.32s: "
+                   "no low-latency all-reduce kernel (their kernels would "
+                   "take turns on it)",
+                   a, b, gpus[a].pid, gpus[b].pid, gpus[a].busId);
+        return 0;
+      }
+  return maxBytes;
+}
+
 }  // namespace
 
 // A slot holds a chunk's contributions and, behind them, the chunk's
 // reduced shard (all-reduce).
 DeviceShmCollectives::DeviceShmCollectives(Oob& oob, const DeviceModule& module,
-                                           size_t chunkBytes)
+                                           size_t chunkBytes,
+                                           size_t lowLatencyMaxBytes)
     : module_(module),
       outboxes_(oob, module, 2 * alignUp(chunkBytes, kPage),
-                pairSlotBytes(alignUp(chunkBytes, kPage), oob.nranks())),
+                pairSlotBytes(alignUp(chunkBytes, kPage), oob.nranks()),
+                lowLatencyBytesFor(oob, module, lowLatencyMaxBytes)),
       rank_(oob.rank()),
       nranks_(oob.nranks()),
       chunkBytes_(alignUp(chunkBytes, kPage)),
@@ -78,14 +118,27 @@ DeviceShmCollectives::DeviceShmCollectives(Oob& oob, const DeviceModule& module,
       upDone_(module),
       downDone_(module),
       ownPartsStaged_(module),
+      lowLatencyMaxBytes_(
+          outboxes_.lowLatencyHalfLines() > 0 ? lowLatencyMaxBytes : 0),
+      lowLatencyDone_(module),
       pointToPoint_(outboxes_, module) {
   scratch_ = std::make_unique<DeviceMemory>(module, scratchStride_ * nranks_);
   for (uint64_t i = 0; i < kSlots; ++i)
     reduced_.push_back(std::make_unique<DeviceEvent>(module));
+  if (lowLatencyMaxBytes_ > 0) {
+    const size_t bytes = HETCCL_DEVICE_LL_BLOCKS * sizeof(uint64_t);
+    lowLatencyCounts_ = std::make_unique<DeviceMemory>(module, bytes);
+    const uint64_t zeros[HETCCL_DEVICE_LL_BLOCKS] = {};
+    module_.check(module_.api().copyAsync(lowLatencyCounts_->data(), zeros,
+                                          bytes, up_.handle()),
+                  "zeroing the low-latency counts");
+    module_.check(module_.api().streamSynchronize(up_.handle()),
+                  "zeroing the low-latency counts");
+  }
   LOG_INFO(kLogShm,
            "rank %d: GPU collectives through host memory among %d ranks, "
-           "%zu KiB chunks",
-           rank_, nranks_, chunkBytes_ >> 10);
+           "%zu KiB chunks, one kernel for all-reduces up to %zu bytes",
+           rank_, nranks_, chunkBytes_ >> 10, lowLatencyMaxBytes_);
 }
 
 // The GPU must be done with the outboxes before they are unregistered.
@@ -119,8 +172,9 @@ bool DeviceShmCollectives::handles(const std::vector<Op>& ops) const {
   failUnknownOpKind(ops[0].kind);
 }
 
-void DeviceShmCollectives::launch(const Op& op, void* stream) {
+void DeviceShmCollectives::launch(const Op& op, void* stream, bool capturing) {
   if (op.count == 0) return;
+  if (takesLowLatencyKernel(op)) return launchLowLatency(op, stream, capturing);
   const auto& api = module_.api();
   start_.record(stream);
   module_.check(api.streamWaitEvent(up_.handle(), start_.handle()),
@@ -256,6 +310,69 @@ void DeviceShmCollectives::releaseSlots(const Op& op, const Chunk& chunk) {
     if (reads(op, rank_, p))
       setFlag(down_.handle(), outboxes_.slotFlag(p, chunk.index, rank_),
               DeviceOutboxes::kFree, "releasing another rank's outbox slot");
+}
+
+// ---------------------------------------------------------------------------
+// Low-latency collectives: one kernel on the caller's stream, no event,
+// copy or stream memory operation around it.
+
+namespace {
+
+// The kernel's kind for `kind`, or -1 for a collective it does not run.
+int lowLatencyKind(OpKind kind) {
+  switch (kind) {
+    case OpKind::AllReduce:
+      return hetcclLowLatencyAllReduce;
+    case OpKind::ReduceScatter:
+      return hetcclLowLatencyReduceScatter;
+    case OpKind::AllGather:
+      return hetcclLowLatencyAllGather;
+    case OpKind::Broadcast:
+      return hetcclLowLatencyBroadcast;
+    default:
+      return -1;
+  }
+}
+
+}  // namespace
+
+// By the larger buffer, which bounds what a rank posts.
+bool DeviceShmCollectives::takesLowLatencyKernel(const Op& op) const {
+  const int kind = lowLatencyKind(op.kind);
+  if (kind < 0) return false;
+  const bool parts = kind == hetcclLowLatencyReduceScatter ||
+                     kind == hetcclLowLatencyAllGather;
+  return (parts ? nranks_ : 1) * partBytes(op) <= lowLatencyMaxBytes_;
+}
+
+// The kernels of a rank must run one after another (their line areas and
+// counts serve one operation at a time): a launch on another stream than
+// the last one's waits for it. Within a capture the caller orders the
+// graph against eager work, as for any graph launch.
+void DeviceShmCollectives::launchLowLatency(const Op& op, void* stream,
+                                            bool capturing) {
+  const auto& api = module_.api();
+  if (stream != lowLatencyStream_ && lowLatencyDoneEager_ && !capturing)
+    module_.check(api.streamWaitEvent(stream, lowLatencyDone_.handle()),
+                  "ordering a low-latency collective after the last one");
+  hetcclDeviceLowLatencyCollective collective{};
+  collective.kind = lowLatencyKind(op.kind);
+  collective.root = op.kind == OpKind::Broadcast ? op.root : 0;
+  collective.reduction =
+      deviceReduction(op.reduce.over(op.dtype, nranks_), op.recvbuff,
+                      &op.sendbuff, 1, op.count);
+  collective.rank = rank_;
+  collective.nranks = nranks_;
+  for (int r = 0; r < nranks_; ++r)
+    collective.areas[r] = outboxes_.lowLatencyArea(r);
+  collective.halfLines = outboxes_.lowLatencyHalfLines();
+  collective.counts = reinterpret_cast<uint64_t*>(lowLatencyCounts_->data());
+  collective.release = outboxes_.releaseWord();
+  module_.check(api.lowLatencyCollective(&collective, stream),
+                "launching a low-latency collective");
+  lowLatencyDone_.record(stream);
+  lowLatencyStream_ = stream;
+  lowLatencyDoneEager_ = !capturing;
 }
 
 // ---------------------------------------------------------------------------

@@ -19,6 +19,10 @@
 //                   there to the root's output
 //   scatter         the root's part for each peer goes to its outbox
 //   send/receive    through the outboxes' channels (DeviceShmPointToPoint)
+// An all-reduce, reduce-scatter, all-gather or broadcast whose larger
+// buffer holds at most HETCCL_GPU_LL_MAX bytes is one kernel on the
+// caller's stream instead (the device module's low-latency collectives:
+// data and flags in the same stores to the outboxes' line areas).
 //
 // Two streams of HetCCL's own carry the work, so that copies to the host
 // (`up`) and from it (`down`, with the reductions) run at the same time.
@@ -43,16 +47,19 @@ class DeviceShmCollectives {
   // Collective over `oob`: every rank of the communicator, all GPU ranks
   // of this host, constructs it at the same time. Up to `chunkBytes` of
   // input move per pipeline step (less for small ops: see stepElements).
-  DeviceShmCollectives(Oob& oob, const DeviceModule& module, size_t chunkBytes);
+  // Collectives of at most `lowLatencyMaxBytes` take the low-latency
+  // kernel (0: none).
+  DeviceShmCollectives(Oob& oob, const DeviceModule& module, size_t chunkBytes,
+                       size_t lowLatencyMaxBytes);
   ~DeviceShmCollectives();
 
   // Whether this path runs the collective of `ops` (the same answer on
   // every rank): a single collective other than a reduction by a scalar
   // in device memory. Sends and receives always take this path.
   bool handles(const std::vector<Op>& ops) const;
-  // Enqueues the collective after the work on `stream`; work enqueued on
-  // it later runs after the collective.
-  void launch(const Op& op, void* stream);
+  // Enqueues the collective after the work on `stream` (`capturing`: into
+  // a CUDA graph); work enqueued on it later runs after the collective.
+  void launch(const Op& op, void* stream, bool capturing);
   // The same for a group of sends and receives.
   void launchPointToPoint(const std::vector<Op>& ops, void* stream) {
     pointToPoint_.launch(ops, stream);
@@ -84,6 +91,8 @@ class DeviceShmCollectives {
   size_t shardBegin(const Chunk& chunk, int rank) const;
   size_t shardLength(const Chunk& chunk, int rank) const;
 
+  bool takesLowLatencyKernel(const Op& op) const;
+  void launchLowLatency(const Op& op, void* stream, bool capturing);
   void allReduce(const Op& op);
   void sendContributions(const Op& op, const Chunk& chunk);
   void reduceOwnShard(const Op& op, const Chunk& chunk);
@@ -137,6 +146,13 @@ class DeviceShmCollectives {
   std::vector<std::unique_ptr<DeviceEvent>> reduced_;  // by slot
   // The same count on every rank; picks the slots a launch's chunks use.
   uint64_t chunksLaunched_ = 0;
+  const size_t lowLatencyMaxBytes_;
+  // The low-latency kernel's count of operations per block (device memory).
+  std::unique_ptr<DeviceMemory> lowLatencyCounts_;
+  // Behind the last low-latency kernel, for a launch on another stream.
+  DeviceEvent lowLatencyDone_;
+  void* lowLatencyStream_ = nullptr;
+  bool lowLatencyDoneEager_ = false;  // recorded outside a capture
   DeviceShmPointToPoint pointToPoint_;
 };
 

@@ -261,7 +261,7 @@ void GpuPlanEngine::enqueueAmongHostGpus(const std::vector<Op>& ops,
     directCollectives_->launchPointToPoint(transfers, stream);
   if (collectives.empty()) return;
   if (streamDriven(collectives))
-    directCollectives_->launch(collectives[0], stream);
+    directCollectives_->launch(collectives[0], stream, capturing);
   else
     enqueueLaunch(collectives, stream, capturing);
 }

@@ -71,6 +71,12 @@ int reduce(const hetcclDeviceReduction* reduction, void* stream) {
   return reduceAsync(*reduction, asStream(stream));
 }
 
+int lowLatency(const hetcclDeviceLowLatencyCollective* collective,
+               void* stream) {
+  if (collective == nullptr) return cudaErrorInvalidValue;
+  return lowLatencyCollective(*collective, asStream(stream));
+}
+
 hetcclDeviceModuleTable makeTable() {
   hetcclDeviceModuleTable table{};
   fillCommonEntries(table);
@@ -82,6 +88,7 @@ hetcclDeviceModuleTable makeTable() {
   table.waitValue64 = streamWaitValue64;
   table.waitBits64 = streamWaitBits64;
   table.reduceAsync = reduce;
+  table.lowLatencyCollective = lowLatency;
   table.loadKernels = loadKernels;
   return table;
 }

@@ -20,5 +20,11 @@ int reduceAsync(const hetcclDeviceReduction& reduction, cudaStream_t stream) {
   return device::enqueueReduction(reduction, launcher);
 }
 
+int lowLatencyCollective(const hetcclDeviceLowLatencyCollective& collective,
+                         cudaStream_t stream) {
+  Launcher launcher(stream);
+  return device::enqueueLowLatencyCollective(collective, launcher);
+}
+
 }  // namespace cuda
 }  // namespace hetccl

@@ -36,6 +36,7 @@
 
 #include "nccl.h"
 #include "runtime/device/device_module.h"
+#include "runtime/device/low_latency_lines.h"
 #include "runtime/reduce_ops.h"
 
 // Loops over sources and pack elements have fixed trip counts: unrolled,
@@ -44,6 +45,16 @@
 #define HETCCL_UNROLL _Pragma("unroll")
 #else
 #define HETCCL_UNROLL
+#endif
+
+// Between two polls of a wait: nothing on a GPU; on the CPU (the unit test
+// runs each rank's grid in a thread), a yield, so that the rank waited for
+// gets the core.
+#if defined(HETCCL_DEVICE_KERNELS_ON_HOST)
+#include <sched.h>
+#define HETCCL_POLL_PAUSE() sched_yield()
+#else
+#define HETCCL_POLL_PAUSE()
 #endif
 
 namespace hetccl {
@@ -153,6 +164,251 @@ __global__ void reduceKernel(const ReduceArgs<F> args) {
   for (size_t i = args.head + args.packs * kElems + first; i < args.count;
        i += stride)
     reduceElement<F, Op, kScaled, kDivided>(args, i);
+}
+
+// ---- The low-latency collectives (device_module.h) ----
+
+template <typename F>
+struct LowLatencyArgs {
+  // dst: the output; srcs[0]: this rank's input; count: the collective's
+  // count. The copying kinds see bytes (F = NativeFormat<uint8_t>).
+  ReduceArgs<F> reduce;
+  int kind;
+  int root;
+  uint64_t* areas[HETCCL_DEVICE_MAX_SOURCES];
+  size_t halfLines;
+  uint64_t* counts;
+  const uint64_t* release;
+  int rank;
+  int nranks;
+
+  __device__ size_t partBytes() const {
+    return reduce.count * sizeof(typename F::Storage);
+  }
+  // A rank posts its whole input, but for a broadcast's other ranks, whose
+  // input is no part of it: they post a token as unit 0 (postUnit).
+  __device__ size_t postedBytes() const {
+    return kind == hetcclLowLatencyReduceScatter ? nranks * partBytes()
+                                                 : partBytes();
+  }
+  __device__ bool postsInput() const {
+    return kind != hetcclLowLatencyBroadcast || rank == root;
+  }
+  __device__ volatile uint64_t* lines(int owner, uint64_t done) const {
+    return areas[owner] + lowlatency::halfOf(done) * halfLines;
+  }
+};
+
+// The 8 bytes of unit u of a buffer of `bytes` (zeros past its end). The
+// buffer is aligned to its element size only.
+__device__ inline uint64_t loadUnit(const void* buffer, size_t bytes,
+                                    size_t u) {
+  const unsigned char* from =
+      static_cast<const unsigned char*>(buffer) + u * lowlatency::kUnitBytes;
+  const size_t left = bytes - u * lowlatency::kUnitBytes;
+  if (left >= 8 && uintptr_t(from) % 8 == 0)
+    return *reinterpret_cast<const uint64_t*>(from);
+  uint64_t value = 0;
+  for (size_t i = 0; i < left && i < 8; ++i)
+    value |= uint64_t(from[i]) << (8 * i);
+  return value;
+}
+
+// Writes unit u of a buffer of `bytes` (nothing past its end).
+__device__ inline void storeUnit(void* buffer, size_t bytes, size_t u,
+                                 uint64_t value) {
+  unsigned char* to =
+      static_cast<unsigned char*>(buffer) + u * lowlatency::kUnitBytes;
+  const size_t left = bytes - u * lowlatency::kUnitBytes;
+  if (left >= 8 && uintptr_t(to) % 8 == 0) {
+    *reinterpret_cast<uint64_t*>(to) = value;
+    return;
+  }
+  for (size_t i = 0; i < left && i < 8; ++i)
+    to[i] = (unsigned char)(value >> (8 * i));
+}
+
+// The two lines of a unit (16-byte aligned) in one access where the
+// compiler offers one: a reader then needs a single round trip across the
+// bus per poll. Each line carries its own flag, so a torn access is seen.
+#if defined(__CUDA_ARCH__)
+__device__ inline void loadLines(const volatile uint64_t* at, uint64_t* low,
+                                 uint64_t* high) {
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
+               : "=l"(*low), "=l"(*high)
+               : "l"(at)
+               : "memory");
+}
+__device__ inline void storeLines(volatile uint64_t* at, uint64_t low,
+                                  uint64_t high) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(at), "l"(low),
+               "l"(high)
+               : "memory");
+}
+#else
+__device__ inline void loadLines(const volatile uint64_t* at, uint64_t* low,
+                                 uint64_t* high) {
+  *low = at[0];
+  *high = at[1];
+}
+__device__ inline void storeLines(volatile uint64_t* at, uint64_t low,
+                                  uint64_t high) {
+  at[0] = low;
+  at[1] = high;
+}
+#endif
+
+// This rank's unit u goes to its area: data and flag in each store.
+template <typename F>
+__device__ inline void postUnit(const LowLatencyArgs<F>& args, uint64_t done,
+                                size_t u) {
+  const uint64_t value =
+      args.postsInput() ? loadUnit(args.reduce.srcs[0], args.postedBytes(), u)
+                        : 0;
+  const uint32_t flag = lowlatency::flagOf(done);
+  storeLines(args.lines(args.rank, done) + 2 * u,
+             lowlatency::makeLine(uint32_t(value), flag),
+             lowlatency::makeLine(uint32_t(value >> 32), flag));
+}
+
+// Unit u of `owner`'s input: this rank's own from its buffer, another's
+// once both its lines carry this operation's flag. False if the waits
+// were released first.
+template <typename F>
+__device__ inline bool unitOf(const LowLatencyArgs<F>& args, int owner,
+                              uint64_t done, size_t u, uint64_t* value) {
+  if (owner == args.rank) {
+    *value = loadUnit(args.reduce.srcs[0], args.postedBytes(), u);
+    return true;
+  }
+  const volatile uint64_t* lines = args.lines(owner, done) + 2 * u;
+  const uint32_t flag = lowlatency::flagOf(done);
+  for (unsigned spins = 1;; ++spins) {
+    uint64_t low, high;
+    loadLines(lines, &low, &high);
+    if (lowlatency::flagOfLine(low) == flag &&
+        lowlatency::flagOfLine(high) == flag) {
+      *value = uint64_t(lowlatency::dataOfLine(high)) << 32 |
+               lowlatency::dataOfLine(low);
+      return true;
+    }
+    // The release word is one more read across the bus: seldom.
+    if (spins % 1024 == 0 &&
+        *static_cast<const volatile uint64_t*>(args.release) != 0)
+      return false;
+    HETCCL_POLL_PAUSE();
+  }
+}
+
+// All-reduce and reduce-scatter: the elements of posted unit u that this
+// rank's output holds (all of them, or those of its part), every rank's
+// reduced in rank order. False if the waits were released.
+template <typename F, typename Op>
+__device__ inline bool reduceUnit(const LowLatencyArgs<F>& args, uint64_t done,
+                                  size_t u) {
+  using S = Steps<F, Op, true, true>;
+  using Storage = typename F::Storage;
+  constexpr size_t kSize = sizeof(Storage);
+  constexpr size_t kPerUnit = lowlatency::kUnitBytes / kSize;
+  // Element indices of the posted buffer: the output's and the unit's.
+  const size_t first = args.kind == hetcclLowLatencyReduceScatter
+                           ? size_t(args.rank) * args.reduce.count
+                           : 0;
+  const size_t unitFirst = u * kPerUnit;
+  const size_t begin = unitFirst > first ? unitFirst : first;
+  const size_t outputEnd = first + args.reduce.count;
+  const size_t end =
+      unitFirst + kPerUnit < outputEnd ? unitFirst + kPerUnit : outputEnd;
+  if (begin >= end) return true;
+  uint64_t units[HETCCL_DEVICE_MAX_SOURCES] = {};
+  for (int r = 0; r < args.nranks; ++r)
+    if (!unitOf(args, r, done, u, &units[r])) return false;
+  for (size_t e = begin; e < end; ++e) {
+    const size_t offset = (e - unitFirst) * kSize;
+    Storage value;
+    __builtin_memcpy(&value, reinterpret_cast<const char*>(&units[0]) + offset,
+                     kSize);
+    typename F::Acc acc = S::input(value, args.reduce);
+    for (int r = 1; r < args.nranks; ++r) {
+      __builtin_memcpy(
+          &value, reinterpret_cast<const char*>(&units[r]) + offset, kSize);
+      acc = Op::apply(acc, S::input(value, args.reduce));
+    }
+    args.reduce.dst[e - first] = S::output(acc, args.reduce);
+  }
+  return true;
+}
+
+// All-gather and broadcast, on bytes: unit u of every rank's input to its
+// part of the output, or of the root's input to the output.
+__device__ inline bool copyUnit(
+    const LowLatencyArgs<reduce::NativeFormat<uint8_t>>& args, uint64_t done,
+    size_t u) {
+  const size_t bytes = args.partBytes();
+  uint64_t value = 0;
+  if (args.kind == hetcclLowLatencyBroadcast) {
+    if (args.rank == args.root && args.reduce.dst == args.reduce.srcs[0])
+      return true;
+    if (!unitOf(args, args.root, done, u, &value)) return false;
+    storeUnit(args.reduce.dst, bytes, u, value);
+    return true;
+  }
+  for (int r = 0; r < args.nranks; ++r) {
+    if (!unitOf(args, r, done, u, &value)) return false;
+    storeUnit(args.reduce.dst + r * bytes, bytes, u, value);
+  }
+  return true;
+}
+
+// Each thread posts its units, then finishes the same units, so that an
+// output in place overwrites only input this thread has read.
+//
+// A rank writes a half of its area again two operations later. By then
+// every other rank must be done reading it: so in every operation every
+// rank posts unit 0 at least, and reads a unit of every other rank. A
+// kernel that ends has then seen every other rank start the same
+// operation, which it does only once its previous one (which read the
+// half) is over. All-reduce, all-gather and reduce-scatter read a unit of
+// every rank anyway; in a broadcast the ranks other than the root post a
+// token, and the thread that has unit 0 waits for every rank's.
+template <typename F, typename Finish>
+__device__ inline void runLowLatency(const LowLatencyArgs<F>& args,
+                                     Finish finish) {
+  const uint64_t done = args.counts[blockIdx.x];
+  size_t first = 0, end = 0;
+  lowlatency::unitsOfBlock(lowlatency::unitsOf(args.postedBytes()), blockIdx.x,
+                           gridDim.x, &first, &end);
+  const size_t posted = args.postsInput() ? end : (first == 0 ? 1 : 0);
+  for (size_t u = first + threadIdx.x; u < posted; u += blockDim.x)
+    postUnit(args, done, u);
+  bool released = false;
+  if (args.kind == hetcclLowLatencyBroadcast && first == 0 &&
+      threadIdx.x == 0) {
+    uint64_t token;
+    for (int r = 0; r < args.nranks && !released; ++r)
+      released = !unitOf(args, r, done, 0, &token);
+  }
+  for (size_t u = first + threadIdx.x; u < end && !released; u += blockDim.x)
+    released = !finish(done, u);
+  __syncthreads();
+  // The block's last thread: emulated threads run one after another.
+  if (threadIdx.x == blockDim.x - 1) args.counts[blockIdx.x] = done + 1;
+}
+
+// Scale and divisor are always applied: a missing one is 1, exact in every
+// type, and one kernel per format and operator is enough for small
+// operations.
+template <typename F, typename Op>
+__global__ void lowLatencyReduceKernel(const LowLatencyArgs<F> args) {
+  runLowLatency(args, [&](uint64_t done, size_t u) {
+    return reduceUnit<F, Op>(args, done, u);
+  });
+}
+
+__global__ void lowLatencyCopyKernel(
+    const LowLatencyArgs<reduce::NativeFormat<uint8_t>> args) {
+  runLowLatency(
+      args, [&](uint64_t done, size_t u) { return copyUnit(args, done, u); });
 }
 
 // ---- Host-side dispatch ----
@@ -267,8 +523,60 @@ int launchWithOp(const hetcclDeviceReduction& r, ReduceArgs<F> args,
   return launchVariant<F, Op, true, true>(args, launcher);
 }
 
-template <typename F, typename Launcher>
-int launchWithFormat(const hetcclDeviceReduction& r, Launcher& launcher) {
+template <typename T>
+struct Tag {
+  using type = T;
+};
+
+// visit(Tag<F>{}) for the element format F of `dtype` (a valid one).
+template <typename Visit>
+int withFormat(int dtype, Visit&& visit) {
+  switch (dtype) {
+    case ncclInt8:
+      return visit(Tag<reduce::NativeFormat<int8_t>>{});
+    case ncclUint8:
+      return visit(Tag<reduce::NativeFormat<uint8_t>>{});
+    case ncclInt32:
+      return visit(Tag<reduce::NativeFormat<int32_t>>{});
+    case ncclUint32:
+      return visit(Tag<reduce::NativeFormat<uint32_t>>{});
+    case ncclInt64:
+      return visit(Tag<reduce::NativeFormat<int64_t>>{});
+    case ncclUint64:
+      return visit(Tag<reduce::NativeFormat<uint64_t>>{});
+    case ncclFloat16:
+      return visit(Tag<reduce::HalfFormat>{});
+    case ncclFloat32:
+      return visit(Tag<reduce::NativeFormat<float>>{});
+    case ncclFloat64:
+      return visit(Tag<reduce::NativeFormat<double>>{});
+    case ncclBfloat16:
+      return visit(Tag<reduce::Bf16Format>{});
+    case ncclFloat8e4m3:
+      return visit(Tag<reduce::E4m3Format>{});
+    default:
+      return visit(Tag<reduce::E5m2Format>{});
+  }
+}
+
+// visit(Tag<Op>{}) for the operator of `op` (a valid one).
+template <typename Visit>
+int withOperator(int op, Visit&& visit) {
+  switch (op) {
+    case ncclSum:
+      return visit(Tag<reduce::SumOp>{});
+    case ncclProd:
+      return visit(Tag<reduce::ProdOp>{});
+    case ncclMax:
+      return visit(Tag<reduce::MaxOp>{});
+    default:
+      return visit(Tag<reduce::MinOp>{});
+  }
+}
+
+// The kernels' view of `r`, but for the split into packs.
+template <typename F>
+ReduceArgs<F> reduceArgsOf(const hetcclDeviceReduction& r) {
   using Storage = typename F::Storage;
   ReduceArgs<F> args{};
   args.dst = static_cast<Storage*>(r.dst);
@@ -281,21 +589,12 @@ int launchWithFormat(const hetcclDeviceReduction& r, Launcher& launcher) {
   args.scale = F::load(scaleBits);
   args.divider =
       reduce::Divider<typename F::Acc>(r.applyDivisor ? r.divisor : 1);
-  splitIntoPacks(args, r.count);
-  switch (r.op) {
-    case ncclSum:
-      return launchWithOp<F, reduce::SumOp>(r, args, launcher);
-    case ncclProd:
-      return launchWithOp<F, reduce::ProdOp>(r, args, launcher);
-    case ncclMax:
-      return launchWithOp<F, reduce::MaxOp>(r, args, launcher);
-    default:
-      return launchWithOp<F, reduce::MinOp>(r, args, launcher);
-  }
+  args.count = r.count;
+  return args;
 }
 
 // Enqueues `r` through `launcher`, which provides:
-//   int launch(void (*kernel)(ReduceArgs<F>), const ReduceArgs<F>& args,
+//   int launch(void (*kernel)(Args), const Args& args,
 //              LaunchShape shape);          // the runtime's launch
 //   int copy(void* dst, const void* src, size_t bytes);  // async, any kind
 //   int invalidValue() const;               // the runtime's error code
@@ -310,36 +609,97 @@ int enqueueReduction(const hetcclDeviceReduction& r, Launcher& launcher) {
     if (r.dst == r.srcs[0]) return 0;
     return launcher.copy(r.dst, r.srcs[0], r.count * elementSize(r.dtype));
   }
-  switch (r.dtype) {
-    case ncclInt8:
-      return launchWithFormat<reduce::NativeFormat<int8_t>>(r, launcher);
-    case ncclUint8:
-      return launchWithFormat<reduce::NativeFormat<uint8_t>>(r, launcher);
-    case ncclInt32:
-      return launchWithFormat<reduce::NativeFormat<int32_t>>(r, launcher);
-    case ncclUint32:
-      return launchWithFormat<reduce::NativeFormat<uint32_t>>(r, launcher);
-    case ncclInt64:
-      return launchWithFormat<reduce::NativeFormat<int64_t>>(r, launcher);
-    case ncclUint64:
-      return launchWithFormat<reduce::NativeFormat<uint64_t>>(r, launcher);
-    case ncclFloat16:
-      return launchWithFormat<reduce::HalfFormat>(r, launcher);
-    case ncclFloat32:
-      return launchWithFormat<reduce::NativeFormat<float>>(r, launcher);
-    case ncclFloat64:
-      return launchWithFormat<reduce::NativeFormat<double>>(r, launcher);
-    case ncclBfloat16:
-      return launchWithFormat<reduce::Bf16Format>(r, launcher);
-    case ncclFloat8e4m3:
-      return launchWithFormat<reduce::E4m3Format>(r, launcher);
+  return withFormat(r.dtype, [&](auto format) {
+    using F = typename decltype(format)::type;
+    ReduceArgs<F> args = reduceArgsOf<F>(r);
+    splitIntoPacks(args, r.count);
+    return withOperator(r.op, [&](auto op) {
+      return launchWithOp<F, typename decltype(op)::type>(r, args, launcher);
+    });
+  });
+}
+
+inline bool lowLatencyValid(const hetcclDeviceLowLatencyCollective& c) {
+  if (c.nranks < 2 || c.nranks > HETCCL_DEVICE_MAX_SOURCES) return false;
+  if (c.rank < 0 || c.rank >= c.nranks || c.root < 0 || c.root >= c.nranks)
+    return false;
+  const hetcclDeviceReduction& r = c.reduction;
+  const size_t size = elementSize(r.dtype);
+  if (size == 0 || r.nsrcs != 1) return false;
+  switch (c.kind) {
+    case hetcclLowLatencyAllReduce:
+    case hetcclLowLatencyReduceScatter:
+      if (!reductionValid(r)) return false;
+      break;
+    case hetcclLowLatencyAllGather:
+    case hetcclLowLatencyBroadcast:
+      if (r.count > 0 && (r.dst == nullptr || r.srcs[0] == nullptr))
+        return false;
+      break;
     default:
-      return launchWithFormat<reduce::E5m2Format>(r, launcher);
+      return false;
   }
+  for (int rank = 0; rank < c.nranks; ++rank)
+    if (c.areas[rank] == nullptr || uintptr_t(c.areas[rank]) % 16 != 0)
+      return false;
+  const size_t parts = c.kind == hetcclLowLatencyReduceScatter ? c.nranks : 1;
+  return c.counts != nullptr && c.release != nullptr &&
+         c.halfLines >= lowlatency::linesFor(parts * r.count * size);
+}
+
+// The kernels' view of `c`, with `reduce` as the view of its reduction.
+template <typename F>
+LowLatencyArgs<F> lowLatencyArgsOf(const hetcclDeviceLowLatencyCollective& c,
+                                   const ReduceArgs<F>& reduce) {
+  LowLatencyArgs<F> args{};
+  args.reduce = reduce;
+  args.kind = c.kind;
+  args.root = c.root;
+  for (int r = 0; r < c.nranks; ++r) args.areas[r] = c.areas[r];
+  args.halfLines = c.halfLines;
+  args.counts = c.counts;
+  args.release = c.release;
+  args.rank = c.rank;
+  args.nranks = c.nranks;
+  return args;
+}
+
+// Enqueues the low-latency collective `c` through `launcher` (as for
+// enqueueReduction). Every launch has the same grid, whose blocks each
+// keep their count of operations.
+template <typename Launcher>
+int enqueueLowLatencyCollective(const hetcclDeviceLowLatencyCollective& c,
+                                Launcher& launcher) {
+  if (!lowLatencyValid(c)) return launcher.invalidValue();
+  if (c.reduction.count == 0) return 0;
+  const LaunchShape shape{HETCCL_DEVICE_LL_BLOCKS, kThreadsPerBlock};
+  if (c.kind == hetcclLowLatencyAllGather ||
+      c.kind == hetcclLowLatencyBroadcast) {
+    using Bytes = reduce::NativeFormat<uint8_t>;
+    ReduceArgs<Bytes> bytes{};
+    bytes.dst = static_cast<uint8_t*>(c.reduction.dst);
+    bytes.srcs[0] = static_cast<const uint8_t*>(c.reduction.srcs[0]);
+    bytes.nsrcs = 1;
+    bytes.count = c.reduction.count * elementSize(c.reduction.dtype);
+    return launcher.launch(&lowLatencyCopyKernel,
+                           lowLatencyArgsOf<Bytes>(c, bytes), shape);
+  }
+  return withFormat(c.reduction.dtype, [&](auto format) {
+    using F = typename decltype(format)::type;
+    ReduceArgs<F> reduce = reduceArgsOf<F>(c.reduction);
+    if (!c.reduction.applyPreScale) reduce.scale = typename F::Acc(1);
+    const LowLatencyArgs<F> args = lowLatencyArgsOf<F>(c, reduce);
+    return withOperator(c.reduction.op, [&](auto op) {
+      return launcher.launch(
+          &lowLatencyReduceKernel<F, typename decltype(op)::type>, args, shape);
+    });
+  });
 }
 
 // Runs enqueueReduction for one reduction of every dtype, operator and
-// flag combination, which between them pick every kernel: with a launcher
+// flag combination, and enqueueLowLatencyCollective for every dtype and
+// operator and once for the copying kinds, which between them pick every
+// kernel: with a launcher
 // that loads kernels instead of launching them, this loads them all. The
 // addresses are never dereferenced.
 template <typename Launcher>
@@ -363,6 +723,19 @@ int visitEveryKernel(Launcher& launcher) {
         r.applyDivisor = (flags >> 1) & 1;
         r.divisor = 2;
         if (int error = enqueueReduction(r, launcher)) return error;
+        if (flags != 0) continue;
+        hetcclDeviceLowLatencyCollective c{};
+        c.reduction = r;
+        c.reduction.nsrcs = 1;
+        c.nranks = 2;
+        c.areas[0] = c.areas[1] = c.counts = static_cast<uint64_t*>(r.dst);
+        c.release = c.counts;
+        c.halfLines = lowlatency::linesFor(2 * elementSize(dtype));
+        if (int error = enqueueLowLatencyCollective(c, launcher)) return error;
+        // The copying kinds share one kernel: the first dtype loads it.
+        c.kind = hetcclLowLatencyAllGather;
+        if (dtype != dtypes[0] || op != ops[0]) continue;
+        if (int error = enqueueLowLatencyCollective(c, launcher)) return error;
       }
   return 0;
 }

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HETCCL_DEVICE_MODULE_ABI 3
+#define HETCCL_DEVICE_MODULE_ABI 4
 /* The module's one exported function returns its table. */
 #define HETCCL_DEVICE_MODULE_ENTRY "hetcclDeviceModule"
 
@@ -50,6 +50,54 @@ typedef struct {
   int applyDivisor;  /* divide the result by divisor (ncclAvg) */
   uint64_t divisor;
 } hetcclDeviceReduction;
+
+/* The low-latency collectives: a small all-reduce, reduce-scatter,
+ * all-gather or broadcast among the GPU ranks of one host as one kernel
+ * per rank. Each rank writes its input into its own line area in
+ * host-mapped memory, as 8-byte lines that hold 4 bytes of data in their
+ * low half and a flag in their high half, so that one store carries both
+ * and a reader needs one poll per line (runtime/device/low_latency_lines.h).
+ * Every rank then reads the lines it needs of the other ranks, waiting for
+ * each until its flag is this operation's: reductions combine all inputs
+ * in rank order as reduceAsync does, so every rank gets the same bits.
+ *
+ * Operations alternate between the two halves of every area, and the
+ * operation's count (its flag and half) is kept in device memory that the
+ * kernel itself advances, so the same launch replays correctly from a CUDA
+ * graph. A rank reuses a half only two operations later, by when every
+ * other rank has finished reading it, provided every rank launches its
+ * operations one after another (one stream, or streams ordered by events)
+ * and in the same order. Reaching `release` != 0 ends every wait (the
+ * results are then undefined). */
+#define HETCCL_DEVICE_LL_BLOCKS 4 /* every launch; each keeps its count */
+
+typedef enum {
+  hetcclLowLatencyAllReduce = 0,
+  hetcclLowLatencyReduceScatter = 1, /* input: nranks parts of count */
+  hetcclLowLatencyAllGather = 2,     /* output: nranks parts of count */
+  hetcclLowLatencyBroadcast = 3
+} hetcclLowLatencyKind;
+
+typedef struct {
+  int kind; /* hetcclLowLatencyKind */
+  int root; /* broadcast */
+  /* dst: the output; srcs[0]: this rank's input (nsrcs 1); count: NCCL's
+   * count of the collective (of one rank's part for reduce-scatter and
+   * all-gather); dtype; and for reductions op, preScale and divisor as
+   * for reduceAsync. */
+  hetcclDeviceReduction reduction;
+  int rank;
+  int nranks; /* 2 .. HETCCL_DEVICE_MAX_SOURCES */
+  /* Every rank's line area, host-mapped and 16-byte aligned: two halves of
+   * `halfLines` lines, zero before the first operation. */
+  uint64_t* areas[HETCCL_DEVICE_MAX_SOURCES];
+  /* At least 2 lines per 8 bytes of a rank's input (or part of 8 bytes). */
+  size_t halfLines;
+  /* Device memory, HETCCL_DEVICE_LL_BLOCKS words, zero before the first
+   * operation: the operations done so far. */
+  uint64_t* counts;
+  const uint64_t* release; /* host-mapped */
+} hetcclDeviceLowLatencyCollective;
 
 typedef enum {
   hetcclMemoryUnknown = 0, /* not known to the runtime: plain host memory */
@@ -116,6 +164,8 @@ typedef struct {
   int (*waitBits64)(void* stream, const uint64_t* address, uint64_t bits);
 
   int (*reduceAsync)(const hetcclDeviceReduction* reduction, void* stream);
+  int (*lowLatencyCollective)(
+      const hetcclDeviceLowLatencyCollective* collective, void* stream);
   /* Loads every reduction kernel on the current device now. With lazy
    * loading (CUDA's default) a kernel's first launch can wait for work
    * already queued on the device; if that work waits on the host (a

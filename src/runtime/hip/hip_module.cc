@@ -80,6 +80,13 @@ int reduceAsync(const hetcclDeviceReduction* reduction, void* stream) {
   return device::enqueueReduction(*reduction, launcher);
 }
 
+int lowLatencyCollective(const hetcclDeviceLowLatencyCollective* collective,
+                         void* stream) {
+  if (collective == nullptr) return hipErrorInvalidValue;
+  Launcher launcher(asStream(stream));
+  return device::enqueueLowLatencyCollective(*collective, launcher);
+}
+
 hetcclDeviceModuleTable makeTable() {
   hetcclDeviceModuleTable table{};
   fillCommonEntries(table);
@@ -91,6 +98,7 @@ hetcclDeviceModuleTable makeTable() {
   table.waitValue64 = waitValue64;
   table.waitBits64 = waitBits64;
   table.reduceAsync = reduceAsync;
+  table.lowLatencyCollective = lowLatencyCollective;
   table.loadKernels = loadKernels;
   return table;
 }

@@ -1,16 +1,23 @@
 #include "runtime/host/emulated_device_module.h"
 
 #include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
+#include "runtime/device/low_latency_lines.h"
 #include "runtime/host/host_reduce.h"
 #include "runtime/host/host_runtime.h"
+#include "util/dtype.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -59,14 +66,30 @@ StreamDevices& streamDevices() {
   return devices;
 }
 
-// An event: how many records were made, how many the stream reached, and
-// when it reached the last one (steady clock, nanoseconds).
-struct Event {
-  const int device = currentDevice;
-  std::atomic<uint64_t> recorded{0};
-  std::atomic<uint64_t> reached{0};
+// One record of an event, reached once its stream got to it: when (steady
+// clock, nanoseconds), 0 before.
+struct EventRecord {
   std::atomic<int64_t> reachedAt{0};
 };
+
+// An event. As in CUDA, a wait, a query or a synchronisation is about its
+// latest record when it is called (an event recorded on two streams in
+// turn may see them reached in either order).
+struct Event {
+  const int device = currentDevice;
+  std::mutex mutex;
+  std::shared_ptr<EventRecord> latest;  // null before the first record
+
+  std::shared_ptr<EventRecord> current() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return latest;
+  }
+};
+
+// An event never recorded counts as reached, as in CUDA.
+bool reached(const std::shared_ptr<EventRecord>& record) {
+  return !record || record->reachedAt.load(std::memory_order_acquire) != 0;
+}
 
 int64_t nowNanoseconds() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -90,6 +113,125 @@ void pollUntil(Ready ready, const char* what) {
     sched_yield();
   }
 }
+
+Reduction reductionOf(const hetcclDeviceReduction& r) {
+  Reduction reduction{static_cast<ncclDataType_t>(r.dtype),
+                      static_cast<ncclRedOp_t>(r.op)};
+  if (r.applyPreScale) reduction.preScale = &r.preScale;
+  if (r.applyDivisor) reduction.divisor = r.divisor;
+  return reduction;
+}
+
+// A low-latency collective as its kernel runs it, in the same lines
+// (runtime/device/low_latency_lines.h), by one thread: post every unit of
+// the input, wait for every unit of the inputs it reads, then reduce in
+// rank order or copy, and count the operation.
+class EmulatedLowLatencyCollective {
+ public:
+  explicit EmulatedLowLatencyCollective(
+      const hetcclDeviceLowLatencyCollective& c)
+      : c_(c),
+        partBytes_(c.reduction.count *
+                   dtypeSize(static_cast<ncclDataType_t>(c.reduction.dtype))),
+        postedBytes_(c.kind == hetcclLowLatencyReduceScatter
+                         ? c.nranks * partBytes_
+                         : partBytes_),
+        units_(lowlatency::unitsOf(postedBytes_)),
+        done_(c.counts[0]) {}
+
+  void run() {
+    std::vector<std::vector<uint64_t>> inputs(c_.nranks);
+    for (int r = 0; r < c_.nranks; ++r) inputs[r].resize(units_);
+    // A broadcast's other ranks post a token as unit 0, and every rank
+    // waits for every other rank's unit 0 at least (see runLowLatency in
+    // device_kernels.h).
+    const bool token =
+        c_.kind == hetcclLowLatencyBroadcast && c_.rank != c_.root;
+    if (!token)
+      std::memcpy(inputs[c_.rank].data(), c_.reduction.srcs[0], postedBytes_);
+    post(inputs[c_.rank], token ? 1 : units_);
+    for (int r = 0; r < c_.nranks; ++r) {
+      const bool whole = c_.kind != hetcclLowLatencyBroadcast || r == c_.root;
+      if (r != c_.rank && !await(r, inputs[r], whole ? units_ : 1)) return;
+    }
+    finish(inputs);
+    for (int b = 0; b < HETCCL_DEVICE_LL_BLOCKS; ++b) c_.counts[b] = done_ + 1;
+  }
+
+ private:
+  void finish(const std::vector<std::vector<uint64_t>>& inputs) {
+    char* dst = static_cast<char*>(c_.reduction.dst);
+    switch (c_.kind) {
+      case hetcclLowLatencyAllReduce:
+      case hetcclLowLatencyReduceScatter: {
+        const size_t offset =
+            c_.kind == hetcclLowLatencyReduceScatter ? c_.rank * partBytes_ : 0;
+        const void* sources[HETCCL_DEVICE_MAX_SOURCES];
+        for (int r = 0; r < c_.nranks; ++r)
+          sources[r] = reinterpret_cast<const char*>(inputs[r].data()) + offset;
+        hostReduce(dst, sources, c_.nranks, c_.reduction.count,
+                   reductionOf(c_.reduction));
+        break;
+      }
+      case hetcclLowLatencyAllGather:
+        for (int r = 0; r < c_.nranks; ++r)
+          std::memmove(dst + r * partBytes_, inputs[r].data(), partBytes_);
+        break;
+      default:
+        std::memmove(dst, inputs[c_.root].data(), partBytes_);
+        break;
+    }
+  }
+
+  uint64_t* lines(int owner) const {
+    return c_.areas[owner] + lowlatency::halfOf(done_) * c_.halfLines;
+  }
+
+  // Units [0, units) of `input`.
+  void post(const std::vector<uint64_t>& input, size_t units) {
+    const uint32_t flag = lowlatency::flagOf(done_);
+    uint64_t* own = lines(c_.rank);
+    for (size_t u = 0; u < units; ++u) {
+      __atomic_store_n(&own[2 * u],
+                       lowlatency::makeLine(uint32_t(input[u]), flag),
+                       __ATOMIC_RELEASE);
+      __atomic_store_n(&own[2 * u + 1],
+                       lowlatency::makeLine(uint32_t(input[u] >> 32), flag),
+                       __ATOMIC_RELEASE);
+    }
+  }
+
+  // Units [0, units) of `owner`'s input; false once the waits are
+  // released.
+  bool await(int owner, std::vector<uint64_t>& input, size_t units) {
+    const uint32_t flag = lowlatency::flagOf(done_);
+    const uint64_t* from = lines(owner);
+    for (size_t u = 0; u < units; ++u) {
+      uint32_t halves[2];
+      for (int h = 0; h < 2; ++h) {
+        uint64_t line = 0;
+        bool released = false;
+        pollUntil(
+            [&] {
+              line = __atomic_load_n(&from[2 * u + h], __ATOMIC_ACQUIRE);
+              released = __atomic_load_n(c_.release, __ATOMIC_ACQUIRE) != 0;
+              return lowlatency::flagOfLine(line) == flag || released;
+            },
+            "another rank's low-latency lines");
+        if (lowlatency::flagOfLine(line) != flag) return false;
+        halves[h] = lowlatency::dataOfLine(line);
+      }
+      input[u] = uint64_t(halves[1]) << 32 | halves[0];
+    }
+    return true;
+  }
+
+  const hetcclDeviceLowLatencyCollective c_;
+  const size_t partBytes_;
+  const size_t postedBytes_;
+  const size_t units_;
+  const uint64_t done_;
+};
 
 int allocate(void** pointer, size_t bytes) {
   *pointer = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
@@ -124,8 +266,9 @@ hetcclDeviceModuleTable makeTable() {
     currentDevice = device;
     return 0;
   };
-  t.deviceBusId = [](int, char* busId, int length) {
-    std::strncpy(busId, "emulated", length);
+  // Each process's emulated devices are its own (host memory).
+  t.deviceBusId = [](int device, char* busId, int length) {
+    std::snprintf(busId, length, "emulated:%d:%d", int(getpid()), device);
     return 0;
   };
   t.memoryKind = [](const void*, int* kind) {
@@ -170,38 +313,37 @@ hetcclDeviceModuleTable makeTable() {
     const int streamDevice = streamDevices().deviceOf(stream);
     if (streamDevice >= 0 && streamDevice != event.device)
       return kInvalidResourceHandle;
-    uint64_t generation = ++event.recorded;
-    enqueue(stream, [&event, generation] {
-      event.reachedAt.store(nowNanoseconds(), std::memory_order_relaxed);
-      event.reached.store(generation, std::memory_order_release);
+    auto record = std::make_shared<EventRecord>();
+    {
+      std::lock_guard<std::mutex> lock(event.mutex);
+      event.latest = record;
+    }
+    enqueue(stream, [record] {
+      record->reachedAt.store(std::max<int64_t>(nowNanoseconds(), 1),
+                              std::memory_order_release);
     });
     return 0;
   };
   t.timingEventCreate = t.eventCreate;
   t.eventElapsedMs = [](void* start, void* end, float* milliseconds) {
-    Event& from = eventOf(start);
-    Event& to = eventOf(end);
-    if (from.reached.load() < from.recorded.load() ||
-        to.reached.load() < to.recorded.load())
-      return kFailed;
-    *milliseconds = (to.reachedAt.load() - from.reachedAt.load()) / 1e6f;
+    const auto from = eventOf(start).current();
+    const auto to = eventOf(end).current();
+    if (!from || !to || !reached(from) || !reached(to)) return kFailed;
+    *milliseconds = (to->reachedAt.load() - from->reachedAt.load()) / 1e6f;
     return 0;
   };
   t.eventQuery = [](void* handle, int* done) {
-    Event& event = eventOf(handle);
-    return *done = event.reached.load() >= event.recorded.load(), 0;
+    return *done = reached(eventOf(handle).current()), 0;
   };
   t.eventSynchronize = [](void* handle) {
-    Event& event = eventOf(handle);
-    uint64_t generation = event.recorded.load();
-    pollUntil([&] { return event.reached.load() >= generation; }, "an event");
+    const auto record = eventOf(handle).current();
+    pollUntil([&] { return reached(record); }, "an event");
     return 0;
   };
   t.streamWaitEvent = [](void* stream, void* handle) {
-    Event& event = eventOf(handle);
-    uint64_t generation = event.recorded.load();
-    enqueue(stream, [&event, generation] {
-      pollUntil([&] { return event.reached.load() >= generation; }, "an event");
+    const auto record = eventOf(handle).current();
+    enqueue(stream, [record] {
+      pollUntil([&] { return reached(record); }, "an event");
     });
     return 0;
   };
@@ -243,12 +385,28 @@ hetcclDeviceModuleTable makeTable() {
       return kInvalidResourceHandle;
     hetcclDeviceReduction copy = *r;
     enqueue(stream, [copy] {
-      Reduction reduction{static_cast<ncclDataType_t>(copy.dtype),
-                          static_cast<ncclRedOp_t>(copy.op)};
-      if (copy.applyPreScale) reduction.preScale = &copy.preScale;
-      if (copy.applyDivisor) reduction.divisor = copy.divisor;
-      hostReduce(copy.dst, copy.srcs, copy.nsrcs, copy.count, reduction);
+      hostReduce(copy.dst, copy.srcs, copy.nsrcs, copy.count,
+                 reductionOf(copy));
     });
+    return 0;
+  };
+  t.lowLatencyCollective = [](const hetcclDeviceLowLatencyCollective* c,
+                              void* stream) {
+    const int streamDevice = streamDevices().deviceOf(stream);
+    if (streamDevice >= 0 && streamDevice != currentDevice)
+      return kInvalidResourceHandle;
+    if (c == nullptr || c->nranks < 2 ||
+        c->nranks > HETCCL_DEVICE_MAX_SOURCES || c->reduction.nsrcs != 1)
+      return kFailed;
+    const size_t parts =
+        c->kind == hetcclLowLatencyReduceScatter ? size_t(c->nranks) : 1;
+    const size_t bytes =
+        parts * c->reduction.count *
+        dtypeSize(static_cast<ncclDataType_t>(c->reduction.dtype));
+    if (c->halfLines < lowlatency::linesFor(bytes)) return kFailed;
+    if (c->reduction.count == 0) return 0;
+    hetcclDeviceLowLatencyCollective copy = *c;
+    enqueue(stream, [copy] { EmulatedLowLatencyCollective(copy).run(); });
     return 0;
   };
   t.loadKernels = [] { return 0; };
