@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "engine/gpu/device_shm_collectives.h"
@@ -16,6 +17,7 @@
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"
 #include "util/dtype.h"
+#include "util/error.h"
 #include "vendor/op_traits.h"
 
 namespace hetccl {
@@ -355,6 +357,26 @@ TEST(DeviceShmCollectives, AroundTheLowLatencyThreshold) {
   for (int nranks : {2, 5})
     runCases(nranks, aroundTheLowLatencyThreshold(nranks, kThreshold),
              {kChunkBytes, kThreshold});
+}
+
+// Ranks that disagree on the threshold would wait for each other's lines:
+// every rank refuses at construction, saying which setting and where.
+TEST(DeviceShmCollectives, RanksThatDisagreeOnTheLowLatencyThresholdFail) {
+  const DeviceModule& module = emulatedDeviceModule();
+  InProcessWorld world(3);
+  runRanks(3, [&](int rank) {
+    InProcessOob oob(world, rank);
+    try {
+      DeviceShmCollectives collectives(oob, module, kChunkBytes,
+                                       rank == 2 ? 4096 : 8192);
+      ADD_FAILURE() << "rank " << rank << " accepted the thresholds";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ncclInvalidUsage);
+      EXPECT_NE(std::string(e.what()).find("HETCCL_GPU_LL_MAX"),
+                std::string::npos)
+          << e.what();
+    }
+  });
 }
 
 TEST(DeviceShmCollectives, LeavesGroupsTransfersAndDeviceScalars) {
