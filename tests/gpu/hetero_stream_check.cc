@@ -8,7 +8,7 @@
 // graph must replay right 100 times with new inputs each time, between
 // eager launches of the same communicator; a replayed 8 KB all-reduce is
 // timed against eager launches (with HETERO_STREAM_SWEEP=1 also all-reduce,
-// all-gather and reduce-scatter from 8 B to 1 MiB in steps of 8x). Over shm the
+// all-gather and reduce-scatter from 8 B to 1 MiB). Over shm the
 // launches are stream-driven; over tcp (HETCCL_TRANSPORT=tcp) every launch goes
 // through the staging proxy, as does, over shm too, a reduction by a scalar in
 // device memory, which is captured and replayed with a changing scalar.
@@ -232,7 +232,8 @@ void timeGraphReplays(int rank, cudaStream_t stream, const char* what,
 }
 
 // With HETERO_STREAM_SWEEP=1: all-reduce, all-gather and reduce-scatter of
-// floats from 8 bytes to 1 MiB (the larger buffer) in steps of 8x.
+// floats from 8 bytes to 1 MiB (the larger buffer), in steps of 8x up to
+// 32 KiB and of 2x from there (around the low-latency threshold).
 void sweepCollectives(int rank, ncclComm_t comm, cudaStream_t stream) {
   const char* sweep = std::getenv("HETERO_STREAM_SWEEP");
   if (sweep == nullptr || std::strcmp(sweep, "1") != 0) return;
@@ -242,7 +243,7 @@ void sweepCollectives(int rank, ncclComm_t comm, cudaStream_t stream) {
   CUDA_OK(cudaMalloc(&output, most));
   CUDA_OK(cudaMemset(input, 0, most));
   ranks.meet();
-  for (size_t bytes = 8; bytes <= most; bytes *= 8) {
+  for (size_t bytes = 8; bytes <= most; bytes *= bytes < 32768 ? 8 : 2) {
     const size_t n = bytes / sizeof(float);
     timeGraphReplays(rank, stream, "all-reduce", bytes, [&] {
       ncclAllReduce(input, output, n, ncclFloat32, ncclSum, comm, stream);
