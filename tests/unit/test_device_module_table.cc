@@ -557,7 +557,10 @@ TEST_P(DeviceKernelsOnHost, LowLatencyCollectivesEqualHostResults) {
               in = own;
               if (scatter) out += r * part;
             }
-            c.reduction.srcs[0] = in;
+            // A broadcast's other ranks may pass no input, as in NCCL.
+            const bool unread =
+                c.kind == hetcclLowLatencyBroadcast && r != c.root && !inPlace;
+            c.reduction.srcs[0] = unread ? nullptr : in;
             c.reduction.dst = out;
             c.rank = r;
             c.counts = counters[r].data();

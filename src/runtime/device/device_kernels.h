@@ -386,7 +386,7 @@ __device__ inline void runLowLatency(const LowLatencyArgs<F>& args,
       threadIdx.x == 0) {
     uint64_t token;
     for (int r = 0; r < args.nranks && !released; ++r)
-      released = !unitOf(args, r, done, 0, &token);
+      if (r != args.rank) released = !unitOf(args, r, done, 0, &token);
   }
   for (size_t u = first + threadIdx.x; u < end && !released; u += blockDim.x)
     released = !finish(done, u);
@@ -632,10 +632,14 @@ inline bool lowLatencyValid(const hetcclDeviceLowLatencyCollective& c) {
       if (!reductionValid(r)) return false;
       break;
     case hetcclLowLatencyAllGather:
-    case hetcclLowLatencyBroadcast:
-      if (r.count > 0 && (r.dst == nullptr || r.srcs[0] == nullptr))
+    case hetcclLowLatencyBroadcast: {
+      // A broadcast reads no input but the root's (NCCL's rule).
+      const bool reads =
+          c.kind == hetcclLowLatencyAllGather || c.rank == c.root;
+      if (r.count > 0 && (r.dst == nullptr || (reads && r.srcs[0] == nullptr)))
         return false;
       break;
+    }
     default:
       return false;
   }
