@@ -16,12 +16,15 @@ void PeerLiveness::markLost(int rank, const std::string& reason) {
   state_->lost[shared].store(true, std::memory_order_release);
 }
 
+bool PeerLiveness::lost(int rank) const {
+  return rank >= 0 &&
+         state_->lost[toShared(rank)].load(std::memory_order_acquire);
+}
+
 void PeerLiveness::throwIfLost(int rank) const {
-  if (rank < 0) return;
-  int shared = toShared(rank);
-  if (!state_->lost[shared].load(std::memory_order_acquire)) return;
+  if (!lost(rank)) return;
   std::lock_guard<std::mutex> lock(state_->mutex);
-  throw Error(ncclRemoteError, state_->reasons[shared]);
+  throw Error(ncclRemoteError, state_->reasons[toShared(rank)]);
 }
 
 std::shared_ptr<const PeerLiveness> PeerLiveness::subset(

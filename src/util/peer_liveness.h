@@ -16,6 +16,7 @@ class PeerLiveness {
   explicit PeerLiveness(int nranks);
 
   void markLost(int rank, const std::string& reason);
+  bool lost(int rank) const;
   // Throws ncclRemoteError with the reason if `rank` was lost.
   void throwIfLost(int rank) const;
 

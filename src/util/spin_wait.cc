@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <algorithm>
+
 #include "util/error.h"
 
 namespace hetccl {
@@ -33,8 +35,13 @@ SpinWait::SpinWait(const AbortSignal& abort, const PeerLiveness* liveness,
       start_(timeoutSeconds > 0 ? std::chrono::steady_clock::now()
                                 : std::chrono::steady_clock::time_point()) {}
 
-void SpinWait::checkPeer(int peer) const {
-  if (liveness_ != nullptr) liveness_->throwIfLost(peer);
+void SpinWait::checkPeer(int peer) {
+  if (liveness_ == nullptr || !liveness_->lost(peer)) return;
+  if (std::find(lostOnce_.begin(), lostOnce_.end(), peer) == lostOnce_.end()) {
+    lostOnce_.push_back(peer);
+    return;
+  }
+  liveness_->throwIfLost(peer);
 }
 
 void SpinWait::pause() {

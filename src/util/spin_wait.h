@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <vector>
 
 #include "util/abort_signal.h"
 #include "util/peer_liveness.h"
@@ -25,7 +26,7 @@ class SpinWait {
   // out of step).
   void pause();
   // Also fail if `peer` is lost (for waits on several peers at once).
-  void checkPeer(int peer) const;
+  void checkPeer(int peer);
 
  private:
   [[noreturn]] void timedOut();
@@ -35,6 +36,11 @@ class SpinWait {
   double timeoutSeconds_;
   const char* what_;
   int peer_;
+  // Peers found lost once. A peer may write what is awaited and exit
+  // between a poll and the question whether it lives, so a loss fails the
+  // wait only when seen again, after one more poll: by then everything the
+  // peer wrote before exiting is visible.
+  std::vector<int> lostOnce_;
   unsigned polls_ = 0;
   std::chrono::steady_clock::time_point start_;
 };

@@ -51,11 +51,14 @@ std::shared_ptr<ShmTransfer> ShmLinkEngine::postRecv(size_t link, void* data,
 
 bool ShmLinkEngine::done(const ShmTransfer& transfer) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // The loss is read before progressing: a peer that wrote its last chunk
+  // and exited just now has its data moved below, not reported lost.
+  bool peerLost = liveness_ && liveness_->lost(transfer.peer());
   progressAllLocked();
   if (transfer.done()) return true;
   transfer.throwIfFailed();
   throwIfStopped(*abort_, transfer, "aborted");
-  if (liveness_) liveness_->throwIfLost(transfer.peer());
+  if (peerLost) liveness_->throwIfLost(transfer.peer());
   return false;
 }
 
