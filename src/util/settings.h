@@ -27,7 +27,7 @@ struct Settings {
   int tcpPollMicroseconds;            // HETCCL_TCP_POLL_US
   size_t tcpStripeBytes;              // HETCCL_TCP_CHUNK
   int tcpSocketBufferBytes;           // HETCCL_TCP_BUFFER; 0: autotuning
-  int ucxLanes;                       // HETCCL_UCX_LANES
+  int ucxLanes;                       // HETCCL_UCX_LANES; 0: by cores
   bool gpuDirect;                     // HETCCL_GPU_DIRECT
   size_t gpuChunkBytes;               // HETCCL_GPU_CHUNK
   size_t gpuLowLatencyMaxBytes;       // HETCCL_GPU_LL_MAX

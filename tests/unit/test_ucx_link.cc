@@ -6,6 +6,8 @@
 // worker. Skipped where the build has no UCX module.
 #include "transport/ucx/ucx_link_set.h"
 
+#include <sched.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -19,6 +21,7 @@
 #include "support/expect_error.h"
 #include "support/link_ranks.h"
 #include "transport/ucx/ucx_link.h"
+#include "transport/ucx/ucx_tag.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -56,6 +59,24 @@ TEST_F(UcxLinkTest, TwoRanksEverySizeBothDirections) {
 TEST_F(UcxLinkTest, OneLaneEverySize) {
   Ranks ranks = makeRanks(2, nullptr, 1);
   exchangeAll(ranks.sets(), {0, 1, 4097, (1u << 20) + 3, 16u << 20, 7});
+}
+
+// Lanes 0 means one per 4 cores: a process held to one core gets one lane.
+TEST_F(UcxLinkTest, LanesFollowTheCoresWhenNotSet) {
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  Ranks ranks = makeRanks(2, nullptr, 0);  // rank threads inherit one core
+  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+  for (auto* set : ranks.sets())
+    EXPECT_EQ(static_cast<UcxLinkSet*>(set)->lanes(), 1u);
+  exchangeAll(ranks.sets(), {0, 4097, (1u << 20) + 3});
 }
 
 TEST_F(UcxLinkTest, ThreeRanksFullyConnectedManyTransfersInFlight) {
@@ -118,15 +139,30 @@ TEST_F(UcxLinkTest, BackToBackSmallTransfersStayQuick) {
   EXPECT_LT(secondsSince(start), 5.0) << kRoundTrips << " round trips";
 }
 
-TEST_F(UcxLinkTest, TagsNameLinkSetSenderAndNumber) {
-  EXPECT_EQ(ucxTag(0, 0, 0), 0u);
-  EXPECT_EQ(ucxTag(0xab, 5, 7),
-            (uint64_t{0xab} << 56) | (uint64_t{5} << 36) | 7);
-  // Numbers wrap within their 36 bits; ranks and sets never mix.
-  EXPECT_EQ(ucxTag(1, kMaxUcxRank, uint64_t{1} << 36),
-            ucxTag(1, kMaxUcxRank, 0));
-  EXPECT_NE(ucxTag(1, 2, 3), ucxTag(2, 2, 3));
-  EXPECT_NE(ucxTag(1, 2, 3), ucxTag(1, 3, 3));
+TEST_F(UcxLinkTest, TagsNameLinkSetSenderTransferAndPart) {
+  UcxTag tag;
+  EXPECT_EQ(tag.value(), 0u);
+  tag = {0xab, 5, 7, 2, 3};
+  EXPECT_EQ(tag.value(), (uint64_t{0xab} << 56) | (uint64_t{5} << 36) |
+                             (uint64_t{7} << 16) | (2 << 8) | 2);
+  const UcxTag back = UcxTag::of(tag.value());
+  EXPECT_EQ(back.linkSet, 0xab);
+  EXPECT_EQ(back.sender, 5);
+  EXPECT_EQ(back.transfer, 7u);
+  EXPECT_EQ(back.part, 2u);
+  EXPECT_EQ(back.parts, 3u);
+  // Transfer numbers wrap within their 20 bits; the rest never mix.
+  UcxTag wrapped = {1, kMaxUcxRank, uint64_t{1} << 20, 0, kMaxUcxParts};
+  UcxTag first = {1, kMaxUcxRank, 0, 0, kMaxUcxParts};
+  EXPECT_EQ(wrapped.value(), first.value());
+  EXPECT_EQ(UcxTag::of(first.value()).parts, kMaxUcxParts);
+  EXPECT_NE((UcxTag{1, 2, 3, 0, 1}.value()), (UcxTag{2, 2, 3, 0, 1}.value()));
+  EXPECT_NE((UcxTag{1, 2, 3, 0, 1}.value()), (UcxTag{1, 3, 3, 0, 1}.value()));
+  EXPECT_NE((UcxTag{1, 2, 3, 0, 2}.value()), (UcxTag{1, 2, 3, 1, 2}.value()));
+  // Receives match on all but the parts count.
+  const UcxTag twoParts{1, 2, 3, 0, 2}, fiveParts{1, 2, 3, 0, 5};
+  EXPECT_EQ(twoParts.value() & kUcxMatchMask,
+            fiveParts.value() & kUcxMatchMask);
 }
 
 TEST_F(UcxLinkTest, RdmaTransportsAreToldApart) {
@@ -206,6 +242,21 @@ TEST_F(UcxLinkTest, MismatchedSizesAreReported) {
   EXPECT_EQ(e.code(), ncclInvalidUsage);
   EXPECT_NE(std::string(e.what()).find("sent 100 bytes where rank 1 expected "
                                        "200"),
+            std::string::npos)
+      << e.what();
+}
+
+// Sizes that are cut into different numbers of parts (here 3 MiB and
+// 2 MiB, in 1 MiB parts) must not pass for each other part by part.
+TEST_F(UcxLinkTest, MismatchedSizesCutDifferentlyAreReported) {
+  std::vector<uint8_t> out(3 << 20, 1), in(2 << 20);
+  Ranks ranks = makeRanks(2, nullptr, 1);
+  auto send = ranks.transports[0]->link(1)->send(out.data(), out.size());
+  auto recv = ranks.transports[1]->link(0)->recv(in.data(), in.size());
+  Error e = expectError([&] { recv->wait(AbortSignal(), kLinkWaitSeconds); });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  EXPECT_NE(std::string(e.what()).find("rank 0 sent its transfer in 3 "
+                                       "part(s) where rank 1 expects 2"),
             std::string::npos)
       << e.what();
 }

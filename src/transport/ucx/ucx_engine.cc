@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "transport/ucx/ucx_tag.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -188,32 +189,52 @@ void UcxEngine::submit(Posted posted) {
                                     p.tag, HETCCL_UCX_MEMORY_HOST, onCompletion,
                                     operation, &handle)
                    : table_.tagRecv(worker_, p.data, p.bytes, p.tag,
-                                    HETCCL_UCX_MEMORY_HOST, onCompletion,
-                                    operation, &handle);
+                                    kUcxMatchMask, HETCCL_UCX_MEMORY_HOST,
+                                    onCompletion, operation, &handle);
   operation->posting = false;
-  if (status != 0 && !operation->completed) complete(operation, status, 0);
+  if (status != 0 && !operation->completed)
+    complete(operation, status, 0, p.tag);
   if (operation->completed)
     pending_.erase(operation);
   else
     operation->handle = handle;
 }
 
-void UcxEngine::onCompletion(void* user, int status, size_t bytes) {
+void UcxEngine::onCompletion(void* user, int status, size_t bytes,
+                             uint64_t tag) {
   auto* operation = static_cast<Operation*>(user);
-  operation->engine->complete(operation, status, bytes);
+  operation->engine->complete(operation, status, bytes, tag);
 }
 
-void UcxEngine::complete(Operation* operation, int status, size_t bytes) {
+std::optional<Error> UcxEngine::sizeMismatch(const Posted& receive,
+                                             size_t bytes, uint64_t tag) const {
+  const unsigned sentParts = UcxTag::of(tag).parts;
+  const unsigned expectedParts = UcxTag::of(receive.tag).parts;
+  if (sentParts != expectedParts)
+    return Error(
+        ncclInvalidUsage,
+        format("rank %d sent its transfer in %u part(s) where rank %d "
+               "expects %u: the sizes of a send and its receive must agree",
+               receive.peer, sentParts, rank_, expectedParts));
+  if (bytes != receive.bytes)
+    return Error(ncclInvalidUsage,
+                 format("rank %d sent %zu bytes where rank %d expected %zu",
+                        receive.peer, bytes, rank_, receive.bytes));
+  return std::nullopt;
+}
+
+void UcxEngine::complete(Operation* operation, int status, size_t bytes,
+                         uint64_t tag) {
   auto owned = pending_.find(operation);
   if (owned == pending_.end() || operation->completed) return;
   operation->completed = true;
   const Posted& p = operation->posted;
   const Peer& peer = *peers_.at(p.peer);  // submit() found it
-  if (status == 0 && p.direction == Direction::kRecv && bytes != p.bytes) {
-    p.request->failWith(
-        Error(ncclInvalidUsage,
-              format("rank %d sent %zu bytes where rank %d expected %zu",
-                     p.peer, bytes, rank_, p.bytes)));
+  std::optional<Error> mismatch;
+  if (status == 0 && p.direction == Direction::kRecv)
+    mismatch = sizeMismatch(p, bytes, tag);
+  if (mismatch) {
+    p.request->failWith(*mismatch);
   } else if (status == 0) {
     p.request->complete();
   } else if (peer.lostStatus != 0) {

@@ -38,8 +38,10 @@ class UcxEngine {
   // Creates an endpoint to each peer's worker address and starts the
   // progress thread. Called once, before any post().
   void start(const std::map<int, std::vector<uint8_t>>& peerAddresses);
-  // Hands a transfer with `tag` to the progress thread; after stop(), or
-  // once `peer` was lost, it fails at once.
+  // Hands a transfer with `tag` (transport/ucx/ucx_tag.h) to the progress
+  // thread; after stop(), or once `peer` was lost, it fails at once. A
+  // receive takes the message whose tag matches in kUcxMatchMask and fails
+  // if its parts count differs.
   void post(int peer, Direction direction, uint64_t tag, void* data,
             size_t bytes, std::shared_ptr<PostedRequest> request);
   // Stops and joins the progress thread: what is still pending fails,
@@ -72,7 +74,7 @@ class UcxEngine {
     bool lostHandled = false;
   };
 
-  static void onCompletion(void* user, int status, size_t bytes);
+  static void onCompletion(void* user, int status, size_t bytes, uint64_t tag);
   static void onPeerFailure(void* user, int status);
 
   void run();
@@ -81,7 +83,11 @@ class UcxEngine {
   void sleep();
   bool adoptPosted();
   void submit(Posted posted);
-  void complete(Operation* operation, int status, size_t bytes);
+  void complete(Operation* operation, int status, size_t bytes, uint64_t tag);
+  // Why a receive that completed cannot stand (its sizes differ from the
+  // sender's), or nothing.
+  std::optional<Error> sizeMismatch(const Posted& receive, size_t bytes,
+                                    uint64_t tag) const;
   // Cancels what is pending with peers lost since the last call.
   void handleLostPeers();
   void failAndCancel(const std::vector<Operation*>& operations,

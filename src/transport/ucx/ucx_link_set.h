@@ -25,13 +25,16 @@ class UcxLinkSet : public LinkSet {
   // Only ranks with peers load UCX; when no rank has any, nothing is
   // loaded. Throws ncclSystemError on every rank if a rank with peers
   // cannot use UCX (naming it and, on that rank, why).
-  // `lanes` (1..kMaxUcxLanes): rank 0's applies to every rank.
+  // `lanes` (1..kMaxUcxLanes, 0: by cores): rank 0's applies to every
+  // rank.
   UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
              std::shared_ptr<AbortSignal> abort);
   // Stops the progress threads; pending transfers fail.
   ~UcxLinkSet() override;
 
   std::shared_ptr<Link> link(int peer) const override;
+  // UCX workers, each with its progress thread (0 without peers).
+  size_t lanes() const { return lanes_.size(); }
 
  private:
   const int rank_;

@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define HETCCL_UCX_MODULE_ABI 1
+#define HETCCL_UCX_MODULE_ABI 2
 /* The module's one exported function returns its table. */
 #define HETCCL_UCX_MODULE_ENTRY "hetcclUcxModule"
 
@@ -40,9 +40,11 @@ typedef struct hetcclUcxOperation hetcclUcxOperation;
 
 /* Called once per posted operation, from workerProgress (or from the post
  * itself when it completes at once): `status` 0 or an error; `bytes` the
- * length that arrived (receives; 0 for sends). The operation handle is
- * invalid once this returns. */
-typedef void (*hetcclUcxCompletion)(void* user, int status, size_t bytes);
+ * length that arrived (receives; 0 for sends); `tag` the sender's tag
+ * (receives; the posted tag for sends). The operation handle is invalid
+ * once this returns. */
+typedef void (*hetcclUcxCompletion)(void* user, int status, size_t bytes,
+                                    uint64_t tag);
 /* Called from workerProgress when UCX gives up on an endpoint's peer. */
 typedef void (*hetcclUcxPeerFailure)(void* user, int status);
 
@@ -89,13 +91,15 @@ typedef struct {
   /* Posts a tagged send or receive of `bytes` at `buffer` of memory type
    * `memory` (a HETCCL_UCX_MEMORY_* bit). Returns an error, or 0 with
    * `*operation` set while it is in flight, or to NULL when `done` already
-   * ran. A receive matches the tag exactly. */
+   * ran. A receive matches the tags that equal `tag` in the bits set in
+   * `tagMask`. */
   int (*tagSend)(hetcclUcxEndpoint* endpoint, const void* buffer, size_t bytes,
                  uint64_t tag, unsigned memory, hetcclUcxCompletion done,
                  void* user, hetcclUcxOperation** operation);
   int (*tagRecv)(hetcclUcxWorker* worker, void* buffer, size_t bytes,
-                 uint64_t tag, unsigned memory, hetcclUcxCompletion done,
-                 void* user, hetcclUcxOperation** operation);
+                 uint64_t tag, uint64_t tagMask, unsigned memory,
+                 hetcclUcxCompletion done, void* user,
+                 hetcclUcxOperation** operation);
   /* Asks UCX to end an operation in flight; its completion then runs from
    * workerProgress with a cancelled status. */
   void (*cancel)(hetcclUcxWorker* worker, hetcclUcxOperation* operation);

@@ -32,6 +32,7 @@ namespace {
 struct Completion {
   hetcclUcxCompletion done;
   void* user;
+  uint64_t tag;  // the posted one
 };
 
 double secondsNow() {
@@ -68,7 +69,7 @@ int finishRequest(ucp_worker_h worker, void* request, double seconds) {
 
 void sendDone(void* request, ucs_status_t status, void* data) {
   auto* completion = static_cast<Completion*>(data);
-  completion->done(completion->user, status, 0);
+  completion->done(completion->user, status, 0, completion->tag);
   delete completion;
   ucp_request_free(request);
 }
@@ -77,7 +78,8 @@ void recvDone(void* request, ucs_status_t status,
               const ucp_tag_recv_info_t* info, void* data) {
   auto* completion = static_cast<Completion*>(data);
   completion->done(completion->user, status,
-                   status == UCS_OK ? info->length : 0);
+                   status == UCS_OK ? info->length : 0,
+                   status == UCS_OK ? info->sender_tag : completion->tag);
   delete completion;
   ucp_request_free(request);
 }
@@ -97,7 +99,7 @@ int posted(ucs_status_ptr_t request, Completion* completion, size_t bytes,
   }
   *operation = reinterpret_cast<hetcclUcxOperation*>(request);
   if (request == nullptr) {
-    completion->done(completion->user, UCS_OK, bytes);
+    completion->done(completion->user, UCS_OK, bytes, completion->tag);
     delete completion;
   }
   return UCS_OK;
@@ -296,7 +298,7 @@ void endpointClose(hetcclUcxWorker* worker, hetcclUcxEndpoint* endpoint) {
 int tagSend(hetcclUcxEndpoint* endpoint, const void* buffer, size_t bytes,
             uint64_t tag, unsigned memory, hetcclUcxCompletion done, void* user,
             hetcclUcxOperation** operation) {
-  auto* completion = new Completion{done, user};
+  auto* completion = new Completion{done, user, tag};
   ucp_request_param_t params = operationParams(memory, completion);
   params.cb.send = sendDone;
   return posted(
@@ -305,16 +307,16 @@ int tagSend(hetcclUcxEndpoint* endpoint, const void* buffer, size_t bytes,
 }
 
 int tagRecv(hetcclUcxWorker* worker, void* buffer, size_t bytes, uint64_t tag,
-            unsigned memory, hetcclUcxCompletion done, void* user,
-            hetcclUcxOperation** operation) {
-  auto* completion = new Completion{done, user};
+            uint64_t tagMask, unsigned memory, hetcclUcxCompletion done,
+            void* user, hetcclUcxOperation** operation) {
+  auto* completion = new Completion{done, user, tag};
   ucp_request_param_t params = operationParams(memory, completion);
   params.cb.recv = recvDone;
   // UCX 1.13 leaves recv_info unset when a receive completes at once, so
   // every receive completes through the callback, which has the length.
   params.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  ucs_status_ptr_t request = ucp_tag_recv_nbx(worker->worker, buffer, bytes,
-                                              tag, ~uint64_t{0}, &params);
+  ucs_status_ptr_t request =
+      ucp_tag_recv_nbx(worker->worker, buffer, bytes, tag, tagMask, &params);
   return posted(request, completion, 0, operation);
 }
 
