@@ -1,17 +1,21 @@
 // link-bandwidth: one cross-domain link of a registered transport between
 // two processes, in one direction, the way ucx_perftest's tag_bw measures
 // UCX itself: rank 0 sends, rank 1 receives, `--window` transfers in
-// flight, about `--bytes` per size. The two processes are forked before
+// flight, about `--bytes` per size. With `--pingpong N` it measures latency
+// instead: N round trips per size, each rank sending once it has received,
+// as ucx_perftest's tag_lat does. The two processes are forked before
 // either touches a transport (UCX must not be initialised before a fork)
 // and meet through a socketpair.
 //
 //   build/bench/link-bandwidth --transport tcp|ucx|shm [--sizes 4M,64M]
-//       [--bytes 2G] [--window 4] [--json FILE]
+//       [--bytes 2G] [--window 4] [--pingpong N] [--json FILE]
 //
 // Prints a line per size; --json writes one object per size:
 //   {"transport":T,"bytes":SIZE,"transfers":N,"seconds":S,"GBps":X}
-// (GB = 10^9 bytes). The transport's own variables apply (HETCCL_TCP_*,
-// UCX_TLS, UCX_NET_DEVICES, ...).
+// (GB = 10^9 bytes), or with --pingpong
+//   {"transport":T,"bytes":SIZE,"roundTrips":N,"seconds":S,"oneWayUs":X}.
+// The transport's own variables apply (HETCCL_TCP_*, UCX_TLS,
+// UCX_NET_DEVICES, ...).
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,6 +47,7 @@ struct Options {
                                size_t{64} << 20, size_t{256} << 20};
   size_t bytesPerSize = size_t{2} << 30;
   size_t window = 4;
+  size_t roundTrips = 0;  // 0: bandwidth, else latency
   std::string jsonPath;
 };
 
@@ -70,12 +75,14 @@ Options parseOptions(int argc, char** argv) {
       options.bytesPerSize = sizeValue(value);
     } else if (flag == "--window") {
       options.window = sizeValue(value);
+    } else if (flag == "--pingpong") {
+      options.roundTrips = sizeValue(value);
     } else if (flag == "--json") {
       options.jsonPath = value;
     } else {
       fail(ncclInvalidArgument,
            "usage: link-bandwidth --transport NAME [--sizes LIST] [--bytes "
-           "SIZE] [--window N] [--json FILE] (unknown %s)",
+           "SIZE] [--window N] [--pingpong N] [--json FILE] (unknown %s)",
            flag.c_str());
     }
   }
@@ -149,6 +156,47 @@ double moveTransfers(Link& link, bool sending, size_t size, size_t count,
       .count();
 }
 
+// `roundTrips` times: rank 0 sends and then receives, rank 1 receives and
+// then sends; returns the seconds of them all.
+double pingPong(Link& link, int rank, size_t size, size_t roundTrips,
+                std::vector<uint8_t>& buffer) {
+  AbortSignal never;
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < roundTrips; ++i) {
+    for (int turn = 0; turn < 2; ++turn) {
+      const bool sending = (turn == 0) == (rank == 0);
+      (sending ? link.send(buffer.data(), size)
+               : link.recv(buffer.data(), size))
+          ->wait(never, kWaitSeconds);
+    }
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void reportBandwidth(const Options& options, size_t size, size_t count,
+                     double seconds, std::ofstream& json) {
+  const double gbps = static_cast<double>(size) * count / seconds / 1e9;
+  std::printf("%-4s %10zu B x %5zu: %8.3f s  %7.3f GB/s\n",
+              options.transport.c_str(), size, count, seconds, gbps);
+  if (json.is_open())
+    json << "{\"transport\":\"" << options.transport << "\",\"bytes\":" << size
+         << ",\"transfers\":" << count << ",\"seconds\":" << seconds
+         << ",\"GBps\":" << gbps << "}\n";
+}
+
+void reportLatency(const Options& options, size_t size, double seconds,
+                   std::ofstream& json) {
+  const double oneWayUs =
+      seconds / (2.0 * static_cast<double>(options.roundTrips)) * 1e6;
+  std::printf("%-4s %10zu B x %5zu round trips: %8.3f us one way\n",
+              options.transport.c_str(), size, options.roundTrips, oneWayUs);
+  if (json.is_open())
+    json << "{\"transport\":\"" << options.transport << "\",\"bytes\":" << size
+         << ",\"roundTrips\":" << options.roundTrips
+         << ",\"seconds\":" << seconds << ",\"oneWayUs\":" << oneWayUs << "}\n";
+}
+
 void runRank(int rank, OwnedFd fd, const Options& options) {
   PairOob oob(rank, std::move(fd));
   const Settings settings = Settings::fromEnvironment();
@@ -169,18 +217,18 @@ void runRank(int rank, OwnedFd fd, const Options& options) {
     // A warm-up transfer (connection set-up, first-touch of the buffer).
     moveTransfers(*link, rank == 0, size, 1, 1, buffer);
     oob.barrier();
-    double seconds =
-        moveTransfers(*link, rank == 0, size, count, options.window, buffer);
+    const double seconds =
+        options.roundTrips > 0
+            ? pingPong(*link, rank, size, options.roundTrips, buffer)
+            : moveTransfers(*link, rank == 0, size, count, options.window,
+                            buffer);
     oob.barrier();
     if (rank != 1) continue;
-    const double gbps = static_cast<double>(size) * count / seconds / 1e9;
-    std::printf("%-4s %10zu B x %5zu: %8.3f s  %7.3f GB/s\n",
-                options.transport.c_str(), size, count, seconds, gbps);
+    if (options.roundTrips > 0)
+      reportLatency(options, size, seconds, json);
+    else
+      reportBandwidth(options, size, count, seconds, json);
     std::fflush(stdout);
-    if (json.is_open())
-      json << "{\"transport\":\"" << options.transport
-           << "\",\"bytes\":" << size << ",\"transfers\":" << count
-           << ",\"seconds\":" << seconds << ",\"GBps\":" << gbps << "}\n";
   }
 }
 

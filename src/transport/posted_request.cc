@@ -33,7 +33,7 @@ void PostedRequest::wait(const AbortSignal& abort, double timeoutSeconds) {
     if (abort.raised()) {
       ncclResult_t code = abort.code();
       fail(code == ncclSuccess ? ncclSystemError : code,
-           "aborted while waiting for %s: %s", description_.c_str(),
+           "aborted while waiting for %s: %s", description().c_str(),
            abort.reason().c_str());
     }
     // A peer that stays silent this long is as good as lost (NCCL's
@@ -42,7 +42,7 @@ void PostedRequest::wait(const AbortSignal& abort, double timeoutSeconds) {
       fail(ncclRemoteError,
            "timed out after %g s waiting for %s; set HETCCL_TIMEOUT to wait "
            "longer",
-           deadline.seconds(), description_.c_str());
+           deadline.seconds(), description().c_str());
     changed_.wait_for(lock, kAbortCheckInterval);
   }
   if (state_ == State::kFailed) throwFailure();
@@ -71,7 +71,7 @@ void PostedRequest::failWith(const Error& error) {
 
 void PostedRequest::throwFailure() const {
   throw Error(error_->code(),
-              format("%s failed: %s", description_.c_str(), error_->what()));
+              format("%s failed: %s", description().c_str(), error_->what()));
 }
 
 }  // namespace hetccl

@@ -12,18 +12,16 @@
 #include <string>
 
 #include "transport/link.h"
+#include "transport/transfer_name.h"
 #include "util/error.h"
 
 namespace hetccl {
 
 class PostedRequest : public TransferRequest {
  public:
-  // `description` names the transfer in messages ("a 4096-byte send to
-  // rank 3").
-  explicit PostedRequest(
-      std::string description,
-      std::chrono::microseconds poll = std::chrono::microseconds(0))
-      : description_(std::move(description)), poll_(poll) {}
+  explicit PostedRequest(TransferName name, std::chrono::microseconds poll =
+                                                std::chrono::microseconds(0))
+      : name_(name), poll_(poll) {}
 
   bool done() override;
   void wait(const AbortSignal& abort, double timeoutSeconds) override;
@@ -32,7 +30,7 @@ class PostedRequest : public TransferRequest {
   void complete();
   void failWith(const Error& error);
 
-  const std::string& description() const { return description_; }
+  std::string description() const { return name_.text(); }
 
  private:
   enum class State { kPending, kDone, kFailed };
@@ -40,7 +38,7 @@ class PostedRequest : public TransferRequest {
   // Throws the stored error; call with the lock held and state kFailed.
   [[noreturn]] void throwFailure() const;
 
-  const std::string description_;
+  const TransferName name_;
   const std::chrono::microseconds poll_;
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -6,7 +6,7 @@ namespace hetccl {
 namespace {
 
 constexpr uint64_t kMagic = 0x4b4e494c4d485348ull;  // "HSHMLINK"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: the filled flag in slot headers
 constexpr size_t kPage = 4096;
 // Bounds of a ring that a peer's segment header may claim; the same as
 // HETCCL_SHM_LINK_SLOTS's and HETCCL_SHM_LINK_CHUNK's (util/params.def).

@@ -7,8 +7,9 @@
 // direction use the geometry stored in the sender's segment.
 //
 //   header | peer table | region(peer a) | region(peer b) | ...
-//   region: control (counters, mismatch report) | slot 0 | slot 1 | ...
-//   slot:   slot header (message sequence, message bytes) | chunk bytes
+//   region: control (counter, mismatch report) | slot 0 | slot 1 | ...
+//   slot:   slot header (filled flag, message sequence and bytes, a small
+//           chunk inline) | chunk bytes
 #pragma once
 
 #include "transport/shm/shm_counter.h"
@@ -38,8 +39,6 @@ struct ShmLinkSettings {
 
 // The counters a rank writes about its link to one peer.
 struct ShmLinkControl {
-  // Chunks the owner has put into this region's ring.
-  ShmCounter sent;
   // Chunks the owner has consumed from the peer's ring to it.
   ShmCounter consumed;
   // 0, or 1 + the sequence number of a message from the peer whose size
@@ -51,12 +50,23 @@ struct ShmLinkControl {
   } mismatchSizes;
 };
 
-// Precedes every chunk: which message the chunk belongs to, and how long
-// that whole message is, so that a receiver can check the sizes agree.
+// A chunk of at most this many bytes travels inside its slot's header.
+constexpr size_t kShmInlineBytes = 40;
+
+// Precedes every chunk, in the one cache line the receiver polls: the
+// flag that the slot holds the chunk, which message the chunk belongs to
+// and how long that whole message is (so that a receiver can check the
+// sizes agree), and a small chunk itself. The sender stores the flag last
+// (release), so a receiver that sees it sees the rest: a small message
+// reaches its receiver in one cache line and one poll, and no separate
+// counter is read first (the shm link's low-latency protocol).
 struct alignas(64) ShmSlotHeader {
+  std::atomic<uint64_t> filled;  // 1 + the number of the chunk it holds
   uint64_t sequence;
   uint64_t messageBytes;
+  char inlineChunk[kShmInlineBytes];
 };
+static_assert(sizeof(ShmSlotHeader) == 64, "a slot header is one line");
 
 // One ring as seen by either end: the sender's region for its peer.
 class ShmRingView {
@@ -73,8 +83,10 @@ class ShmRingView {
   ShmSlotHeader& header(uint64_t chunk) const {
     return *reinterpret_cast<ShmSlotHeader*>(slot(chunk));
   }
-  char* data(uint64_t chunk) const {
-    return slot(chunk) + sizeof(ShmSlotHeader);
+  // Where chunk number `chunk` of `bytes` lies: in its header, if small.
+  char* data(uint64_t chunk, size_t bytes) const {
+    return bytes <= kShmInlineBytes ? header(chunk).inlineChunk
+                                    : slot(chunk) + sizeof(ShmSlotHeader);
   }
 
   // Bytes of a region with this geometry.

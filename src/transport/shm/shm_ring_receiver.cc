@@ -10,9 +10,8 @@ ShmRingReceiver::ShmRingReceiver(int rank, int peer, ShmRingView ring,
     : end_(rank, peer, ring), ownControl_(ownControl) {}
 
 std::shared_ptr<ShmTransfer> ShmRingReceiver::post(void* data, size_t bytes) {
-  return end_.queue.post(
-      end_.peer, static_cast<char*>(data), bytes,
-      format("a %zu-byte receive from rank %d", bytes, end_.peer));
+  return end_.queue.post(end_.peer, static_cast<char*>(data), bytes,
+                         /*sending=*/false);
 }
 
 bool ShmRingReceiver::progress() {
@@ -22,13 +21,10 @@ bool ShmRingReceiver::progress() {
 }
 
 bool ShmRingReceiver::pullChunks(ShmTransfer& transfer, bool& progressed) {
-  uint64_t filledUntil = end_.ring.control().sent.load();
   while (transfer.remaining() > 0) {
-    if (end_.chunks >= filledUntil) {
-      filledUntil = end_.ring.control().sent.load();
-      if (end_.chunks >= filledUntil) return false;
-    }
     const ShmSlotHeader& header = end_.ring.header(end_.chunks);
+    if (header.filled.load(std::memory_order_acquire) != end_.chunks + 1)
+      return false;
     if (header.sequence != transfer.sequence() ||
         header.messageBytes != transfer.bytes()) {
       reportMismatch(transfer, header);
@@ -36,7 +32,7 @@ bool ShmRingReceiver::pullChunks(ShmTransfer& transfer, bool& progressed) {
     }
     size_t n = std::min(end_.ring.chunkBytes(), transfer.remaining());
     std::memcpy(transfer.buffer() + transfer.moved(),
-                end_.ring.data(end_.chunks), n);
+                end_.ring.data(end_.chunks, n), n);
     transfer.advance(n);
     // Release: the slot is read before the sender may overwrite it.
     ownControl_.consumed.post(++end_.chunks);

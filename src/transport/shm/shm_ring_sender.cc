@@ -11,9 +11,9 @@ ShmRingSender::ShmRingSender(int rank, int peer, ShmRingView ring,
 
 std::shared_ptr<ShmTransfer> ShmRingSender::post(const void* data,
                                                  size_t bytes) {
-  return end_.queue.post(
-      end_.peer, const_cast<char*>(static_cast<const char*>(data)), bytes,
-      format("a %zu-byte send to rank %d", bytes, end_.peer));
+  return end_.queue.post(end_.peer,
+                         const_cast<char*>(static_cast<const char*>(data)),
+                         bytes, /*sending=*/true);
 }
 
 bool ShmRingSender::progress() {
@@ -35,11 +35,11 @@ bool ShmRingSender::pushChunks(ShmTransfer& transfer, bool& progressed) {
     ShmSlotHeader& header = end_.ring.header(end_.chunks);
     header.sequence = transfer.sequence();
     header.messageBytes = transfer.bytes();
-    std::memcpy(end_.ring.data(end_.chunks),
+    std::memcpy(end_.ring.data(end_.chunks, n),
                 transfer.buffer() + transfer.moved(), n);
     transfer.advance(n);
-    // Release: the peer that sees the count sees the slot's contents.
-    end_.ring.control().sent.post(++end_.chunks);
+    // Release: the peer that sees the flag sees the slot's contents.
+    header.filled.store(++end_.chunks, std::memory_order_release);
     end_.bytes.fetch_add(n, std::memory_order_relaxed);
     progressed = true;
   }

@@ -5,7 +5,7 @@ namespace hetccl {
 void ShmTransfer::throwIfFailed() const {
   if (!error_) return;
   throw Error(error_->code(),
-              format("%s failed: %s", description_.c_str(), error_->what()));
+              format("%s failed: %s", description().c_str(), error_->what()));
 }
 
 }  // namespace hetccl

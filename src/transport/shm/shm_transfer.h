@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "transport/transfer_name.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -17,12 +18,12 @@ class ShmTransfer {
   // `sequence` numbers the transfers of one direction of one link from 0;
   // a send and a receive with the same number are matched.
   ShmTransfer(int peer, char* buffer, size_t bytes, uint64_t sequence,
-              std::string description)
+              bool sending)
       : peer_(peer),
         buffer_(buffer),
         bytes_(bytes),
         sequence_(sequence),
-        description_(std::move(description)) {}
+        sending_(sending) {}
 
   int peer() const { return peer_; }
 
@@ -30,7 +31,9 @@ class ShmTransfer {
   size_t bytes() const { return bytes_; }
   uint64_t sequence() const { return sequence_; }
   // Names the transfer in messages ("a 4096-byte send to rank 3").
-  const std::string& description() const { return description_; }
+  std::string description() const {
+    return TransferName{bytes_, sending_, peer_}.text();
+  }
 
   size_t moved() const { return moved_; }
   size_t remaining() const { return bytes_ - moved_; }
@@ -51,7 +54,7 @@ class ShmTransfer {
   char* const buffer_;
   const size_t bytes_;
   const uint64_t sequence_;
-  const std::string description_;
+  const bool sending_;
   size_t moved_ = 0;
   bool done_ = false;
   std::optional<Error> error_;

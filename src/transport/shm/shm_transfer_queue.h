@@ -19,9 +19,9 @@ namespace hetccl {
 class ShmTransferQueue {
  public:
   std::shared_ptr<ShmTransfer> post(int peer, char* buffer, size_t bytes,
-                                    std::string description) {
-    auto transfer = std::make_shared<ShmTransfer>(
-        peer, buffer, bytes, nextSequence_++, std::move(description));
+                                    bool sending) {
+    auto transfer = std::make_shared<ShmTransfer>(peer, buffer, bytes,
+                                                  nextSequence_++, sending);
     queue_.push_back(transfer);
     return transfer;
   }

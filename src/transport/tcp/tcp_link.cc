@@ -35,8 +35,7 @@ std::shared_ptr<TransferRequest> TcpLink::post(TcpEngine::Direction direction,
     // Even shares, the first ones a byte longer where it does not divide.
     const size_t length = bytes / parts + (part < bytes % parts ? 1 : 0);
     auto request = std::make_shared<PostedRequest>(
-        format("a %zu-byte %s rank %d", length,
-               sending ? "send to" : "receive from", peer_),
+        TransferName{length, sending, peer_},
         length <= kPolledBytes ? poll_ : std::chrono::microseconds(0));
     const size_t lane = parts == 1 ? number % lanes : part;
     lanes_[lane]->post(channel_, direction, request, data + offset, length);

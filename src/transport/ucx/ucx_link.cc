@@ -56,9 +56,8 @@ std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
         bytes / tag.parts + (tag.part < bytes % tag.parts ? 1 : 0);
     const size_t lane =
         tag.parts == 1 ? tag.transfer % lanes : tag.part % lanes;
-    auto request = std::make_shared<PostedRequest>(
-        format("a %zu-byte %s rank %d", length,
-               sending ? "send to" : "receive from", peer_));
+    auto request =
+        std::make_shared<PostedRequest>(TransferName{length, sending, peer_});
     lanes_[lane]->post(peer_, direction.kind, tag.value(), data + offset,
                        length, request);
     requests.push_back(std::move(request));
