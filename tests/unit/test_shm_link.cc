@@ -31,6 +31,7 @@
 #include "support/link_ranks.h"
 #include "support/scoped_env.h"
 #include "support/thread_ranks.h"
+#include "transport/shm/shm_link_layout.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -104,6 +105,15 @@ TEST(ShmLink, TwoRanksEverySizeBothDirections) {
   EXPECT_EQ(ranks.transports[0]->settings().slots, 4u);
   EXPECT_EQ(ranks.transports[0]->settings().chunkBytes, kMiB);
   exchangeAll(ranks, {0, 1, 4097, kMiB + 3, 32 * kMiB, 0, 7});
+}
+
+// Chunks of at most kShmInlineBytes travel in their slot's header line:
+// whole small messages, and the short last chunk of a longer one.
+TEST(ShmLink, ChunksAroundTheInlineSizeArriveWhole) {
+  Ranks ranks = makeRanks(2);
+  exchangeAll(ranks, {kShmInlineBytes - 1, kShmInlineBytes, kShmInlineBytes + 1,
+                      kMiB + kShmInlineBytes, kMiB + kShmInlineBytes + 1,
+                      2 * kMiB + 1, 1});
 }
 
 TEST(ShmLink, ThreeRanksManyTransfersInOrder) {
