@@ -33,6 +33,7 @@ Settings Settings::fromEnvironment() {
   s.tcpStripeBytes = readBytes(Param::TcpChunk);
   s.tcpSocketBufferBytes = static_cast<int>(readInteger(Param::TcpBuffer));
   s.ucxLanes = static_cast<int>(readInteger(Param::UcxLanes));
+  s.ucxPartBytes = readBytes(Param::UcxPart);
   s.gpuDirect = readFlag(Param::GpuDirect);
   s.engineTimeline = readFlag(Param::EngineTimeline);
   s.scriptedLaunches = readFlag(Param::ScriptedLaunches);

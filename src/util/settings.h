@@ -28,6 +28,7 @@ struct Settings {
   size_t tcpStripeBytes;              // HETCCL_TCP_CHUNK
   int tcpSocketBufferBytes;           // HETCCL_TCP_BUFFER; 0: autotuning
   int ucxLanes;                       // HETCCL_UCX_LANES; 0: by cores
+  size_t ucxPartBytes;                // HETCCL_UCX_PART
   bool gpuDirect;                     // HETCCL_GPU_DIRECT
   size_t gpuChunkBytes;               // HETCCL_GPU_CHUNK
   size_t gpuLowLatencyMaxBytes;       // HETCCL_GPU_LL_MAX

@@ -19,6 +19,7 @@
 #include "support/built_ucx_module.h"
 #include "support/elapsed.h"
 #include "support/expect_error.h"
+#include "support/in_process_oob.h"
 #include "support/link_ranks.h"
 #include "transport/ucx/ucx_link.h"
 #include "transport/ucx/ucx_tag.h"
@@ -40,12 +41,13 @@ class UcxLinkTest : public ::testing::Test {
   // uneven parts.
   static Ranks makeRanks(int nranks,
                          std::function<std::vector<int>(int)> peersOf = nullptr,
-                         int lanes = 3) {
+                         int lanes = 3, size_t partBytes = kUcxPartBytes) {
     return makeLinkRanks<UcxLinkSet>(
         nranks,
-        [lanes](Oob& oob, const std::vector<int>& peers,
-                std::shared_ptr<AbortSignal> abort) {
-          return std::make_unique<UcxLinkSet>(oob, peers, lanes, abort);
+        [lanes, partBytes](Oob& oob, const std::vector<int>& peers,
+                           std::shared_ptr<AbortSignal> abort) {
+          return std::make_unique<UcxLinkSet>(oob, peers, lanes, abort,
+                                              partBytes);
         },
         std::move(peersOf));
   }
@@ -59,6 +61,24 @@ TEST_F(UcxLinkTest, TwoRanksEverySizeBothDirections) {
 TEST_F(UcxLinkTest, OneLaneEverySize) {
   Ranks ranks = makeRanks(2, nullptr, 1);
   exchangeAll(ranks.sets(), {0, 1, 4097, (1u << 20) + 3, 16u << 20, 7});
+}
+
+// Parts of 64 KiB: a 1 MiB + 3 transfer goes in 17 uneven parts over 2
+// lanes; 9 MiB in 144.
+TEST_F(UcxLinkTest, SmallPartsEverySize) {
+  Ranks ranks = makeRanks(2, nullptr, 2, kMinUcxPartBytes);
+  exchangeAll(ranks.sets(), {0, 1, 4097, (1u << 20) + 3, 9u << 20, 7});
+}
+
+TEST_F(UcxLinkTest, PartSizesOutOfBoundsAreRefused) {
+  for (size_t partBytes : {kMinUcxPartBytes - 1, kMaxUcxPartBytes + 1}) {
+    InProcessWorld world(1);
+    InProcessOob oob(world, 0);
+    Error e = expectError([&] {
+      UcxLinkSet(oob, {}, 1, std::make_shared<AbortSignal>(), partBytes);
+    });
+    EXPECT_EQ(e.code(), ncclInvalidArgument);
+  }
 }
 
 // Lanes 0 means one per 4 cores: a process held to one core gets one lane.

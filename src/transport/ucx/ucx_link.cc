@@ -8,10 +8,12 @@
 namespace hetccl {
 
 UcxLink::UcxLink(int rank, int peer, uint8_t linkSet,
-                 std::vector<std::shared_ptr<UcxEngine>> lanes)
+                 std::vector<std::shared_ptr<UcxEngine>> lanes,
+                 size_t partBytes)
     : rank_(rank),
       peer_(peer),
       linkSet_(linkSet),
+      partBytes_(partBytes),
       lanes_(std::move(lanes)),
       sends_(UcxEngine::Direction::kSend),
       receives_(UcxEngine::Direction::kRecv) {}
@@ -35,7 +37,7 @@ std::shared_ptr<TransferRequest> UcxLink::recv(void* data, size_t bytes) {
 size_t UcxLink::partsOf(size_t bytes) const {
   const size_t lanes = lanes_.size();
   if (bytes < lanes * kUcxSplitBytes) return 1;
-  const size_t parts = (bytes + kUcxPartBytes - 1) / kUcxPartBytes;
+  const size_t parts = (bytes + partBytes_ - 1) / partBytes_;
   return std::clamp(parts, lanes, size_t{kMaxUcxParts});
 }
 

@@ -1,6 +1,6 @@
 // The Link that users of the ucx transport hold. Each transfer is one or
 // more UCX tagged messages (tags: ucx_tag.h): one of at least
-// kUcxSplitBytes per lane is cut into even parts of at most kUcxPartBytes
+// kUcxSplitBytes per lane is cut into even parts of at most `partBytes`
 // (more only beyond kMaxUcxParts of them), at least one per lane, dealt to
 // the lanes in turn (the parts move over separate connections); a smaller
 // one goes whole to the next lane in turn. Both ends count their transfers
@@ -20,16 +20,19 @@ namespace hetccl {
 
 // Below this many bytes per lane a transfer is not worth cutting.
 constexpr size_t kUcxSplitBytes = 256 * 1024;
-// The largest part of a cut transfer. Over UCX's tcp one lane moved 64 and
-// 256 MiB transfers about 1.3x faster as 1 MiB messages than whole, as
-// fast as ucx_perftest's 4 MiB messages; bulk transfers of NCCL's own
-// network transports go in pieces of this order too.
-constexpr size_t kUcxPartBytes = 1024 * 1024;
+// The largest part of a cut transfer by default (HETCCL_UCX_PART), and its
+// bounds. Over UCX's tcp one lane moved 64 and 256 MiB transfers about
+// 1.3x faster as 1 MiB messages than whole, as fast as ucx_perftest's
+// 4 MiB messages; bulk transfers of NCCL's own network transports go in
+// pieces of this order too.
+constexpr size_t kUcxPartBytes = size_t{1} << 20;
+constexpr size_t kMinUcxPartBytes = size_t{64} << 10;
+constexpr size_t kMaxUcxPartBytes = size_t{1} << 30;
 
 class UcxLink : public Link {
  public:
   UcxLink(int rank, int peer, uint8_t linkSet,
-          std::vector<std::shared_ptr<UcxEngine>> lanes);
+          std::vector<std::shared_ptr<UcxEngine>> lanes, size_t partBytes);
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data,
@@ -42,6 +45,7 @@ class UcxLink : public Link {
   const int rank_;
   const int peer_;
   const uint8_t linkSet_;
+  const size_t partBytes_;
   // One direction's transfers: their number is in their tags and picks
   // the lane of a whole transfer.
   struct Direction {

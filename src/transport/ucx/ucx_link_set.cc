@@ -21,6 +21,7 @@ struct SetupNotice {
   uint32_t addressBytes;  // the longest of its workers' addresses
   uint32_t linkSet;       // rank 0's choice is every rank's
   uint32_t lanes;         // likewise
+  uint32_t partKiB;       // likewise
 };
 
 // Each lane's progress thread spins while transfers move, so lanes beyond
@@ -44,7 +45,7 @@ uint8_t randomLinkSetId() {
 }  // namespace
 
 UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
-                       std::shared_ptr<AbortSignal> abort)
+                       std::shared_ptr<AbortSignal> abort, size_t partBytes)
     : rank_(oob.rank()) {
   HETCCL_CHECK_ARG(abort != nullptr, "ucx transport needs an abort signal");
   HETCCL_CHECK_ARG(oob.nranks() - 1 <= kMaxUcxRank,
@@ -54,11 +55,18 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
                    "ucx transport: %d lanes, expected 0 (by cores) to %d",
                    lanes, kMaxUcxLanes);
   if (lanes == 0) lanes = lanesForCores();
+  HETCCL_CHECK_ARG(
+      partBytes >= kMinUcxPartBytes && partBytes <= kMaxUcxPartBytes,
+      "ucx transport: parts of %zu bytes, expected 64 KiB to 1 GiB", partBytes);
   const std::vector<int> sortedPeers =
       checkedLinkPeers("ucx", peers, rank_, oob.nranks());
   std::vector<SetupNotice> notices(oob.nranks());
-  notices[rank_] = {!sortedPeers.empty(), 0, 0, randomLinkSetId(),
-                    static_cast<uint32_t>(lanes)};
+  notices[rank_] = {!sortedPeers.empty(),
+                    0,
+                    0,
+                    randomLinkSetId(),
+                    static_cast<uint32_t>(lanes),
+                    static_cast<uint32_t>(partBytes >> 10)};
   // Rank 0's lane count first: every rank makes that many workers.
   oob.allGather(notices.data(), sizeof(SetupNotice));
   bool anyPeers = false;
@@ -131,7 +139,8 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
   }
   const auto linkSet = static_cast<uint8_t>(notices[0].linkSet);
   for (int peer : sortedPeers)
-    links_[peer] = std::make_shared<UcxLink>(rank_, peer, linkSet, lanes_);
+    links_[peer] = std::make_shared<UcxLink>(rank_, peer, linkSet, lanes_,
+                                             size_t{notices[0].partKiB} << 10);
   const UcxLibrary& ucx = ucxLibrary();
   LOG_INFO(kLogNet,
            "ucx transport (rank %d): %zu link(s) over UCX %s, %d lane(s) "

@@ -12,6 +12,7 @@
 #include "transport/link.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_engine.h"
+#include "transport/ucx/ucx_link.h"
 #include "util/abort_signal.h"
 #include "util/oob.h"
 
@@ -25,10 +26,11 @@ class UcxLinkSet : public LinkSet {
   // Only ranks with peers load UCX; when no rank has any, nothing is
   // loaded. Throws ncclSystemError on every rank if a rank with peers
   // cannot use UCX (naming it and, on that rank, why).
-  // `lanes` (1..kMaxUcxLanes, 0: by cores): rank 0's applies to every
-  // rank.
+  // `lanes` (1..kMaxUcxLanes, 0: by cores) and `partBytes` (the largest
+  // part of a cut transfer, 64 KiB..1 GiB): rank 0's apply to every rank.
   UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
-             std::shared_ptr<AbortSignal> abort);
+             std::shared_ptr<AbortSignal> abort,
+             size_t partBytes = kUcxPartBytes);
   // Stops the progress threads; pending transfers fail.
   ~UcxLinkSet() override;
 

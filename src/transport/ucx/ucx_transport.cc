@@ -39,7 +39,8 @@ class UcxTransport : public Transport {
   }
   std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
     return std::make_unique<UcxLinkSet>(setup.oob, setup.peers,
-                                        setup.settings.ucxLanes, setup.abort);
+                                        setup.settings.ucxLanes, setup.abort,
+                                        setup.settings.ucxPartBytes);
   }
 };
 
