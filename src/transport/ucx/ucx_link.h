@@ -21,10 +21,9 @@ namespace hetccl {
 // Below this many bytes per lane a transfer is not worth cutting.
 constexpr size_t kUcxSplitBytes = 256 * 1024;
 // The largest part of a cut transfer by default (HETCCL_UCX_PART), and its
-// bounds. Over UCX's tcp one lane moved 64 and 256 MiB transfers about
-// 1.3x faster as 1 MiB messages than whole, as fast as ucx_perftest's
-// 4 MiB messages; bulk transfers of NCCL's own network transports go in
-// pieces of this order too.
+// bounds. Over UCX's tcp on 2 cores one lane moved 64 and 256 MiB
+// transfers 1.5x to 1.9x faster as 1 MiB messages than whole, level with
+// ucx_perftest (bench/results/ucx-lanes-parts-2026-12-01.md).
 constexpr size_t kUcxPartBytes = size_t{1} << 20;
 constexpr size_t kMinUcxPartBytes = size_t{64} << 10;
 constexpr size_t kMaxUcxPartBytes = size_t{1} << 30;

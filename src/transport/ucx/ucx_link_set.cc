@@ -25,9 +25,10 @@ struct SetupNotice {
 };
 
 // Each lane's progress thread spins while transfers move, so lanes beyond
-// the cores slow every lane down: measured over UCX's tcp, four lanes moved
-// 1.8 to 2.0 GB/s on 2 cores where one moved 3.0 to 3.5, and 5.3 to 5.7
-// on 16 cores where one moved 1.6 to 1.7.
+// the cores slow every lane down: measured over UCX's tcp at 4 MiB, four
+// lanes moved 1.8 to 2.0 GB/s on 2 cores where one moved 3.0, and 5.3 to
+// 5.7 on 16 cores where one moved 1.6 to 1.7
+// (bench/results/ucx-lanes-parts-2026-12-01.md).
 int lanesForCores() {
   constexpr int kCoresPerLane = 4;
   constexpr int kMaxAutoLanes = 4;
