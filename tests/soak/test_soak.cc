@@ -7,12 +7,12 @@
 // /dev/shm segments the same after the last round as after the first
 // ones, heap in use and RSS within a small margin.
 //
-// SOAK_SECONDS (default 30) is each layout's budget; SOAK_SEED (default 1)
-// picks the work, which depends only on the seed and the round number, so
-// a failure names the round that reproduces it; SOAK_MAX_MB (default 64)
-// caps an operation's size. CI runs the short form (16 MB: on 2 cores the
-// warm-up and warm rounds at 64 MB alone take over a minute);
-// bench/soak.sh the long one.
+// SOAK_SECONDS is each layout's budget; SOAK_SEED (default 1) picks the
+// work, which depends only on the seed and the round number, so a failure
+// names the round that reproduces it; SOAK_MAX_MB caps an operation's
+// size. Their defaults are CI's short form, set by the build (30 s, 15 s
+// with the sanitizers, and 16 MB: on 2 cores the warm-up and warm rounds at
+// 64 MB alone take over a minute); bench/soak.sh runs the long one.
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <unistd.h>
@@ -60,7 +60,7 @@ double envNumber(const char* name, double fallback) {
 
 // The largest operation, at least 8 MiB + 1.
 size_t maxBytes() {
-  const double megabytes = envNumber("SOAK_MAX_MB", 64);
+  const double megabytes = envNumber("SOAK_MAX_MB", HETCCL_SOAK_MAX_MB);
   return std::max<size_t>(static_cast<size_t>(megabytes) << 20, (8u << 20) + 1);
 }
 
@@ -295,7 +295,7 @@ void checkNoGrowth(const Resources& warm, const Resources& end,
 }
 
 void soak(RankContext& ctx, const DomainLayout& layout) {
-  const double budget = envNumber("SOAK_SECONDS", 30);
+  const double budget = envNumber("SOAK_SECONDS", HETCCL_SOAK_SECONDS);
   const auto seed = static_cast<uint64_t>(envNumber("SOAK_SEED", 1));
   Comm comm(ctx.initComm());
   checkDomainCount(comm.get(), layout.count());
@@ -342,8 +342,8 @@ class Soak : public ::testing::TestWithParam<DomainLayout> {};
 TEST_P(Soak, RandomWorkStaysCorrectAndDoesNotGrow) {
   const DomainLayout layout = GetParam();
   RunOptions options;
-  options.timeoutSeconds =
-      static_cast<int>(envNumber("SOAK_SECONDS", 30) * 2 + 240);
+  options.timeoutSeconds = static_cast<int>(
+      envNumber("SOAK_SECONDS", HETCCL_SOAK_SECONDS) * 2 + 240);
   layout.applyTo(&options);
   runRanks(
       kRanks, [&](RankContext& ctx) { soak(ctx, layout); }, options);
