@@ -8,7 +8,12 @@
 // and meet through a socketpair.
 //
 //   build/bench/link-bandwidth --transport tcp|ucx|shm [--sizes 4M,64M]
-//       [--bytes 2G] [--window 4] [--pingpong N] [--json FILE]
+//       [--bytes 2G] [--window 4] [--pingpong N] [--memory host|cuda]
+//       [--json FILE]
+//
+// With --memory cuda both ranks' buffers are on GPU 0, handed to the link
+// as they are (Link::sendGpu; a ucx link of a UCX built with CUDA), through
+// HetCCL's CUDA module.
 //
 // Prints a line per size; --json writes one object per size:
 //   {"transport":T,"bytes":SIZE,"transfers":N,"seconds":S,"GBps":X}
@@ -29,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/device/device_module_loader.h"
+#include "runtime/device/device_resources.h"
 #include "transport/transport_registry.h"
 #include "util/comma_list.h"
 #include "util/error.h"
@@ -47,7 +54,8 @@ struct Options {
                                size_t{64} << 20, size_t{256} << 20};
   size_t bytesPerSize = size_t{2} << 30;
   size_t window = 4;
-  size_t roundTrips = 0;  // 0: bandwidth, else latency
+  size_t roundTrips = 0;   // 0: bandwidth, else latency
+  bool gpuMemory = false;  // --memory cuda
   std::string jsonPath;
 };
 
@@ -79,10 +87,13 @@ Options parseOptions(int argc, char** argv) {
       options.roundTrips = sizeValue(value);
     } else if (flag == "--json") {
       options.jsonPath = value;
+    } else if (flag == "--memory" && (value == "host" || value == "cuda")) {
+      options.gpuMemory = value == "cuda";
     } else {
       fail(ncclInvalidArgument,
            "usage: link-bandwidth --transport NAME [--sizes LIST] [--bytes "
-           "SIZE] [--window N] [--pingpong N] [--json FILE] (unknown %s)",
+           "SIZE] [--window N] [--pingpong N] [--memory host|cuda] [--json "
+           "FILE] (unknown %s)",
            flag.c_str());
     }
   }
@@ -132,10 +143,37 @@ const Transport& transportNamed(const std::string& name) {
        name.c_str(), registeredTransportNames().c_str());
 }
 
+// The buffer every transfer of a rank uses (only bandwidth counts): host
+// memory, or GPU memory handed to the link as it is.
+class TransferBuffer {
+ public:
+  TransferBuffer(size_t bytes, bool gpu) {
+    if (!gpu) {
+      host_.assign(bytes, 0x5A);
+      return;
+    }
+    const DeviceModule& module = deviceModule(RuntimeKind::Cuda);
+    module.check(module.api().setDevice(0), "selecting GPU 0");
+    device_ = std::make_unique<DeviceMemory>(module, bytes);
+  }
+
+  std::shared_ptr<TransferRequest> post(Link& link, bool sending, size_t size) {
+    if (!device_)
+      return sending ? link.send(host_.data(), size)
+                     : link.recv(host_.data(), size);
+    return sending ? link.sendGpu(kCudaMemory, device_->data(), size)
+                   : link.recvGpu(kCudaMemory, device_->data(), size);
+  }
+
+ private:
+  std::vector<uint8_t> host_;
+  std::unique_ptr<DeviceMemory> device_;
+};
+
 // Moves `count` transfers of `size` bytes, `window` in flight; returns the
 // seconds from the first post to the last completion.
 double moveTransfers(Link& link, bool sending, size_t size, size_t count,
-                     size_t window, std::vector<uint8_t>& buffer) {
+                     size_t window, TransferBuffer& buffer) {
   AbortSignal never;
   std::deque<std::shared_ptr<TransferRequest>> inFlight;
   const auto start = std::chrono::steady_clock::now();
@@ -144,9 +182,7 @@ double moveTransfers(Link& link, bool sending, size_t size, size_t count,
       inFlight.front()->wait(never, kWaitSeconds);
       inFlight.pop_front();
     }
-    // Every transfer in flight shares the buffer: only bandwidth counts.
-    inFlight.push_back(sending ? link.send(buffer.data(), size)
-                               : link.recv(buffer.data(), size));
+    inFlight.push_back(buffer.post(link, sending, size));
   }
   while (!inFlight.empty()) {
     inFlight.front()->wait(never, kWaitSeconds);
@@ -159,28 +195,32 @@ double moveTransfers(Link& link, bool sending, size_t size, size_t count,
 // `roundTrips` times: rank 0 sends and then receives, rank 1 receives and
 // then sends; returns the seconds of them all.
 double pingPong(Link& link, int rank, size_t size, size_t roundTrips,
-                std::vector<uint8_t>& buffer) {
+                TransferBuffer& buffer) {
   AbortSignal never;
   const auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < roundTrips; ++i) {
     for (int turn = 0; turn < 2; ++turn) {
       const bool sending = (turn == 0) == (rank == 0);
-      (sending ? link.send(buffer.data(), size)
-               : link.recv(buffer.data(), size))
-          ->wait(never, kWaitSeconds);
+      buffer.post(link, sending, size)->wait(never, kWaitSeconds);
     }
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
+const char* memoryName(const Options& options) {
+  return options.gpuMemory ? "cuda" : "host";
+}
+
 void reportBandwidth(const Options& options, size_t size, size_t count,
                      double seconds, std::ofstream& json) {
   const double gbps = static_cast<double>(size) * count / seconds / 1e9;
-  std::printf("%-4s %10zu B x %5zu: %8.3f s  %7.3f GB/s\n",
-              options.transport.c_str(), size, count, seconds, gbps);
+  std::printf("%-4s %-4s %10zu B x %5zu: %8.3f s  %7.3f GB/s\n",
+              options.transport.c_str(), memoryName(options), size, count,
+              seconds, gbps);
   if (json.is_open())
-    json << "{\"transport\":\"" << options.transport << "\",\"bytes\":" << size
+    json << "{\"transport\":\"" << options.transport << "\",\"memory\":\""
+         << memoryName(options) << "\",\"bytes\":" << size
          << ",\"transfers\":" << count << ",\"seconds\":" << seconds
          << ",\"GBps\":" << gbps << "}\n";
 }
@@ -189,10 +229,12 @@ void reportLatency(const Options& options, size_t size, double seconds,
                    std::ofstream& json) {
   const double oneWayUs =
       seconds / (2.0 * static_cast<double>(options.roundTrips)) * 1e6;
-  std::printf("%-4s %10zu B x %5zu round trips: %8.3f us one way\n",
-              options.transport.c_str(), size, options.roundTrips, oneWayUs);
+  std::printf("%-4s %-4s %10zu B x %5zu round trips: %8.3f us one way\n",
+              options.transport.c_str(), memoryName(options), size,
+              options.roundTrips, oneWayUs);
   if (json.is_open())
-    json << "{\"transport\":\"" << options.transport << "\",\"bytes\":" << size
+    json << "{\"transport\":\"" << options.transport << "\",\"memory\":\""
+         << memoryName(options) << "\",\"bytes\":" << size
          << ",\"roundTrips\":" << options.roundTrips
          << ",\"seconds\":" << seconds << ",\"oneWayUs\":" << oneWayUs << "}\n";
 }
@@ -209,7 +251,7 @@ void runRank(int rank, OwnedFd fd, const Options& options) {
   auto link = set->link(1 - rank);
   size_t largest = 0;
   for (size_t size : options.sizes) largest = std::max(largest, size);
-  std::vector<uint8_t> buffer(largest, 0x5A);
+  TransferBuffer buffer(largest, options.gpuMemory);
   std::ofstream json;
   if (rank == 1 && !options.jsonPath.empty()) json.open(options.jsonPath);
   for (size_t size : options.sizes) {

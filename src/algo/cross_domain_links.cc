@@ -38,7 +38,7 @@ CrossDomainLinks::CrossDomainLinks(Oob& oob,
 
 CrossDomainLinks::~CrossDomainLinks() = default;
 
-std::shared_ptr<Link> CrossDomainLinks::shared(int peer) const {
+std::shared_ptr<PiecedLink> CrossDomainLinks::shared(int peer) const {
   auto it = links_.find(peer);
   if (it == links_.end())
     fail(ncclInternalError, "rank %d has no link to rank %d", rank_, peer);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algo/domains.h"
+#include "algo/pieced_link.h"
 #include "algo/transport_choice.h"
 #include "transport/transport.h"
 #include "util/peer_liveness.h"
@@ -25,7 +26,7 @@ class CrossDomainLinks {
   ~CrossDomainLinks();
 
   Link& to(int peer) const;
-  std::shared_ptr<Link> shared(int peer) const;
+  std::shared_ptr<PiecedLink> shared(int peer) const;
   // "1 shm, 2 tcp", for the log.
   const std::string& summary() const { return summary_; }
   // The transport of every pair of ranks of different domains.
@@ -38,7 +39,7 @@ class CrossDomainLinks {
   int rank_;
   std::shared_ptr<const TransportChoice> choice_;
   std::vector<std::unique_ptr<LinkSet>> linkSets_;
-  std::map<int, std::shared_ptr<Link>> links_;
+  std::map<int, std::shared_ptr<PiecedLink>> links_;
   std::string summary_;
 };
 

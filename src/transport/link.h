@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "transport/memory_kind.h"
 #include "util/abort_signal.h"
 
 namespace hetccl {
@@ -31,6 +32,19 @@ class Link {
   virtual std::shared_ptr<TransferRequest> send(const void* data,
                                                 size_t bytes) = 0;
   virtual std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) = 0;
+  // Whether the link moves buffers in GPU memory of `kind` itself (UCX
+  // with GPUDirect), so that the GPU engine hands them over as they are
+  // instead of staging them through host memory. Throws ncclInvalidUsage
+  // when the user demanded that and the link cannot.
+  virtual bool movesGpuMemory(MemoryKind kind) const;
+  // Transfers of buffers in GPU memory of `kind`, on a link that
+  // movesGpuMemory(kind). They match the peer's transfers like send() and
+  // recv(), whatever memory the peer's side is in.
+  virtual std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind,
+                                                   const void* data,
+                                                   size_t bytes);
+  virtual std::shared_ptr<TransferRequest> recvGpu(MemoryKind kind, void* data,
+                                                   size_t bytes);
   // Bytes this side has sent and received over the link so far.
   virtual size_t bytesSent() const = 0;
   virtual size_t bytesReceived() const = 0;
@@ -44,6 +58,8 @@ class LinkOver : public Link {
   explicit LinkOver(std::shared_ptr<Link> inner) : inner_(std::move(inner)) {}
 
   int peer() const override { return inner_->peer(); }
+  // The link underneath.
+  const std::shared_ptr<Link>& innerLink() const { return inner_; }
   size_t bytesSent() const override { return inner_->bytesSent(); }
   size_t bytesReceived() const override { return inner_->bytesReceived(); }
 

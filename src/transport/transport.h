@@ -18,13 +18,6 @@
 
 namespace hetccl {
 
-// Memory a link can read and write without staging, as a bit set.
-enum MemoryKind : unsigned {
-  kHostMemory = 1u << 0,
-  kCudaMemory = 1u << 1,
-  kHipMemory = 1u << 2,
-};
-
 // The links one transport built for one communicator; it owns what they
 // share (segments, sockets, progress threads). Thread safety: link() may be
 // called from any thread once construction returned.

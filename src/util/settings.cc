@@ -11,6 +11,13 @@ size_t readBytes(Param param) {
   return static_cast<size_t>(readInteger(param));
 }
 
+UcxGpuBuffers readUcxGpuBuffers() {
+  const std::string choice = readChoice(Param::UcxGpu);
+  if (choice == "0") return UcxGpuBuffers::kStaged;
+  if (choice == "1") return UcxGpuBuffers::kRequired;
+  return UcxGpuBuffers::kAuto;
+}
+
 }  // namespace
 
 Settings Settings::fromEnvironment() {
@@ -34,6 +41,7 @@ Settings Settings::fromEnvironment() {
   s.tcpSocketBufferBytes = static_cast<int>(readInteger(Param::TcpBuffer));
   s.ucxLanes = static_cast<int>(readInteger(Param::UcxLanes));
   s.ucxPartBytes = readBytes(Param::UcxPart);
+  s.ucxGpu = readUcxGpuBuffers();
   s.gpuDirect = readFlag(Param::GpuDirect);
   s.engineTimeline = readFlag(Param::EngineTimeline);
   s.scriptedLaunches = readFlag(Param::ScriptedLaunches);

@@ -9,6 +9,9 @@
 
 namespace hetccl {
 
+// What the ucx transport does with GPU buffers (HETCCL_UCX_GPU).
+enum class UcxGpuBuffers { kStaged, kAuto, kRequired };
+
 struct Settings {
   double bootstrapTimeoutSeconds;     // HETCCL_BOOTSTRAP_TIMEOUT; 0: forever
   double timeoutSeconds;              // HETCCL_TIMEOUT; 0: forever
@@ -29,6 +32,7 @@ struct Settings {
   int tcpSocketBufferBytes;           // HETCCL_TCP_BUFFER; 0: autotuning
   int ucxLanes;                       // HETCCL_UCX_LANES; 0: by cores
   size_t ucxPartBytes;                // HETCCL_UCX_PART
+  UcxGpuBuffers ucxGpu;               // HETCCL_UCX_GPU
   bool gpuDirect;                     // HETCCL_GPU_DIRECT
   size_t gpuChunkBytes;               // HETCCL_GPU_CHUNK
   size_t gpuLowLatencyMaxBytes;       // HETCCL_GPU_LL_MAX

@@ -70,8 +70,20 @@
 #               and op checked, then all-reduce and send/recv busbw at 64 and
 #               256 MB over ucx and over tcp in the same step. Needs the
 #               UCX module: a UCX that pkg-config finds at build time, or
-#               UCX_DEBS (a folder of Debian's libucx0, libucx-dev and their
+#               DEBIAN_UCX (a folder of Debian's libucx0, libucx-dev and their
 #               dependencies' .deb files, unpacked here with dpkg -x)
+#   ucx-gpu     the ucx step's ranks with a UCX built with CUDA (CUDA_UCX:
+#               a folder with its lib/ and bin/, put ahead of any other UCX
+#               at run time; scripts/build-ucx-cuda.sh makes one), over
+#               UCX_TLS=tcp,cuda_copy: hetccl-info and ucx_info list CUDA
+#               memory; with HETCCL_UCX_GPU=1 (GPU buffers handed to UCX as
+#               they are) every collective, type and op checked and float32
+#               sums up to 64 MB; ucx_perftest's tag bandwidth from GPU and
+#               host memory; all-reduce and send/recv busbw at 64 and 256
+#               MB with GPU buffers direct, staged (HETCCL_UCX_GPU=0) and
+#               over tcp, in alternating rounds; the same three with the 2
+#               ranks as threads of one process (single_process_check
+#               --busbw: one CUDA context, no turns on the GPU), checked
 #   hosts4      [2 GPUs] 4 ranks on 2 GPUs (rank r on GPU r % 2, -D 0,0,1,1) as
 #               pretend hosts A,A,B,B, then A,B,C,D: every collective, type
 #               and op checked up to 1 MB, float32 sums up to 64 MB; the
@@ -128,7 +140,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams one-process graphs faults soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx hosts4 hetero-all overhead sweep hetero compare net-bench train} "
+steps=" ${STEPS:-build info module streams one-process graphs faults soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu hosts4 hetero-all overhead sweep hetero compare net-bench train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -248,21 +260,21 @@ start_base_build() {
   base_pid=$!
 }
 
-# UCX_DEBS: Debian's UCX packages, unpacked into $out/ucx-root, found by
+# DEBIAN_UCX: Debian's UCX packages, unpacked into $out/ucx-root, found by
 # pkg-config at configure time and by the loader at run time.
 use_ucx_debs() {
-  [[ -n ${UCX_DEBS:-} ]] || return 0
+  [[ -n ${DEBIAN_UCX:-} ]] || return 0
   local root=$out/ucx-root deb
   mkdir -p "$root"
-  for deb in "$UCX_DEBS"/*.deb; do dpkg -x "$deb" "$root" || return 1; done
+  for deb in "$DEBIAN_UCX"/*.deb; do dpkg -x "$deb" "$root" || return 1; done
   local libdir=$root/usr/lib/x86_64-linux-gnu
   export PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
   export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  echo "UCX from $UCX_DEBS unpacked in $root"
+  echo "UCX from $DEBIAN_UCX unpacked in $root"
 }
 
 step_build() {
-  use_ucx_debs || echo "UCX_DEBS: cannot unpack $UCX_DEBS"
+  use_ucx_debs || echo "DEBIAN_UCX: cannot unpack $DEBIAN_UCX"
   start_base_build
   local extra=()
   read -ra extra <<<"${CMAKE_ARGS:-}"
@@ -867,7 +879,7 @@ ucx_busbw() {
 
 step_ucx() {
   if [[ ! -e $build/src/libhetccl-ucx.so ]]; then
-    result=SKIP note="no libhetccl-ucx.so: the build found no UCX (UCX_DEBS)"
+    result=SKIP note="no libhetccl-ucx.so: the build found no UCX (DEBIAN_UCX)"
     return
   fi
   local start=$SECONDS ok=1 notes=()
@@ -900,6 +912,135 @@ PY
   fi
   ((ok)) && result=PASS
   note=$(IFS=";"; echo "${notes[*]}")
+}
+
+# ucx_gpu_env: runs its arguments with CUDA_UCX's UCX ahead of any other.
+ucx_gpu_env() {
+  LD_LIBRARY_PATH="$CUDA_UCX/lib:$LD_LIBRARY_PATH" \
+    UCX_MODULE_DIR="$CUDA_UCX/lib/ucx" UCX_TLS=tcp,cuda_copy "$@"
+}
+
+# UCX's bounce buffers for GPU memory over tcp: 4 MB instead of its 512 KB.
+big_fragments=UCX_RNDV_FRAG_SIZE=host:4M,cuda:4M
+
+# ucx_perftest_bw LABEL MEMORY [VAR=VALUE...]: ucx_perftest's tag bandwidth
+# (MB/s) at 64 MB between two processes, buffers in MEMORY (cuda or host).
+ucx_perftest_bw() {
+  local label=$1 memory=$2 port=$((20000 + RANDOM % 20000))
+  shift 2
+  local run=(ucx_gpu_env env "$@" timeout 60 "$CUDA_UCX/bin/ucx_perftest")
+  local args=(-t tag_bw -m "$memory,$memory" -s 67108864 -n 40 -p "$port")
+  "${run[@]}" "${args[@]}" >"$out/ucx-perftest-$label-server.log" 2>&1 &
+  sleep 2
+  "${run[@]}" 127.0.0.1 "${args[@]}" >"$out/ucx-perftest-$label.log" 2>&1
+  wait
+  awk '/Final:/ {print $7}' "$out/ucx-perftest-$label.log"
+}
+
+# ucx_gpu_link MEMORY: one ucx link's bandwidth between two processes
+# (bench/link_bandwidth.cc, built with CMAKE_ARGS=-DHETCCL_BUILD_BENCH=ON),
+# buffers in MEMORY handed to it as they are.
+ucx_gpu_link() {
+  local tool=$build/bench/link-bandwidth
+  [[ -x $tool ]] || { echo "(no link-bandwidth)"; return; }
+  ucx_gpu_env env HETCCL_UCX_GPU=1 timeout 60 "$tool" --transport ucx \
+    --sizes 1M,64M --bytes 256M --memory "$1" >"$out/ucx-gpu-link-$1.log" 2>&1
+  grep -o '[0-9.]* GB/s' "$out/ucx-gpu-link-$1.log" | cut -d' ' -f1 | paste -sd'|'
+}
+
+# ucx_gpu_busbw LABEL ROUND TRANSPORT SECONDS [VAR=VALUE...]: as ucx_busbw,
+# with CUDA_UCX's UCX and the variables given.
+ucx_gpu_busbw() {
+  local label=$1 round=$2 transport=$3 seconds=$4
+  shift 4
+  ucx_gpu_env env HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_HOSTID=A,B \
+    HETCCL_TRANSPORT=$transport "$@" timeout $((seconds + 15)) "$perf" -np 2 \
+    -D split:2 --check 0 -w 2 -n 5 -x allreduce,sendrecv -b 64M -e 256M -f 4 \
+    --timeout "$seconds" --json "$out/ucx-gpu-busbw-$label-$round.jsonl" \
+    >"$out/ucx-gpu-busbw-$label-$round.log" 2>&1
+}
+
+step_ucx_gpu() {
+  if [[ -z ${CUDA_UCX:-} || ! -x $CUDA_UCX/bin/ucx_info ]]; then
+    result=SKIP note="no CUDA_UCX (a UCX built with CUDA; scripts/build-ucx-cuda.sh)"
+    return
+  fi
+  if [[ ! -e $build/src/libhetccl-ucx.so ]]; then
+    result=SKIP note="no libhetccl-ucx.so: the build found no UCX (DEBIAN_UCX)"
+    return
+  fi
+  local start=$SECONDS ok=1 notes=() code
+  ucx_gpu_env "$CUDA_UCX/bin/ucx_info" -d >"$out/ucx-gpu-info.log" 2>&1
+  ucx_gpu_env env HETCCL_NCCL_LIBRARY="$real_nccl" "$build/tools/hetccl-info" \
+    >"$out/ucx-gpu-hetccl-info.log" 2>&1
+  notes+=("ucx_info: $(grep -c 'Transport: cuda_copy' "$out/ucx-gpu-info.log") cuda_copy; hetccl-info: $(grep -o 'memory host[^;]*' "$out/ucx-gpu-hetccl-info.log" | head -1)")
+  grep -q 'memory host, cuda' "$out/ucx-gpu-hetccl-info.log" || ok=0
+  HETCCL_HOSTID=A,B HETCCL_UCX_GPU=1 HETCCL_DEBUG=INFO HETCCL_DEBUG_SUBSYS=INIT,NET \
+    ucx_gpu_env matrix_pass ucx gpu-direct $((limit / 3)) -x all -d all \
+    -o "$plain_ops" -b 7 -e 2M -f 8
+  code=$?
+  ((code != 0)) && ok=0
+  notes+=("$pass_note; $(grep -c 'GPU buffers go to 1 of them' \
+    "$out/matrix-ucx-gpu-direct.log") ranks hand GPU buffers to UCX")
+  HETCCL_HOSTID=A,B HETCCL_UCX_GPU=1 ucx_gpu_env matrix_pass ucx gpu-direct-large \
+    $((limit / 4)) -x all -d float32 -o sum -b 14680071 -e 64M -f 4 || ok=0
+  notes+=("$pass_note")
+  notes+=("link alone (link-bandwidth, 1 and 64 MB) GB/s: $(ucx_gpu_link cuda) from GPU memory, $(ucx_gpu_link host) from host memory")
+  notes+=("ucx_perftest tag_bw 64 MB MB/s: cuda $(ucx_perftest_bw cuda cuda), cuda with 4 MB fragments $(ucx_perftest_bw cuda-frag4M cuda "$big_fragments"), host $(ucx_perftest_bw host host)")
+  local left=$(((limit - (SECONDS - start) - 120) / 8)) round
+  if ((left < 15)); then
+    notes+=("busbw: skipped (no time left)")
+  else
+    for round in 1 2; do
+      ucx_gpu_busbw direct "$round" ucx "$left" HETCCL_UCX_GPU=1 || ok=0
+      ucx_gpu_busbw direct-frag4M "$round" ucx "$left" HETCCL_UCX_GPU=1 "$big_fragments" || ok=0
+      ucx_gpu_busbw staged "$round" ucx "$left" HETCCL_DEBUG=INFO \
+        HETCCL_DEBUG_SUBSYS=INIT || ok=0
+      ucx_gpu_busbw tcp "$round" tcp "$left" || ok=0
+    done
+    notes+=("HETCCL_UCX_GPU=auto without RDMA: $(grep -c 'GPU buffers go to' \
+      "$out/ucx-gpu-busbw-staged-1.log") ranks hand GPU buffers to UCX (staged)")
+    notes+=("busbw GB/s direct/direct-frag4M/staged/tcp, medians of 2 rounds: $("$py" - "$out" <<'PY'
+import glob, json, statistics, sys
+labels = ("direct", "direct-frag4M", "staged", "tcp")
+rows = {}
+for label in labels:
+    for path in glob.glob(f"{sys.argv[1]}/ucx-gpu-busbw-{label}-*.jsonl"):
+        for line in open(path):
+            r = json.loads(line)
+            if not r["inplace"]:
+                rows.setdefault((r["coll"], r["bytes"]), {}).setdefault(label, []).append(r["busbw_GBps"])
+def cell(v, label):
+    return f"{statistics.median(v[label]):.2f}" if label in v else "-"
+print(", ".join(f"{c} {b >> 20}M " + "/".join(cell(v, l) for l in labels)
+                for (c, b), v in sorted(rows.items())))
+PY
+)")
+  fi
+  notes+=("threads of one process, 64 MB busbw GB/s all-reduce|send/recv: $(ucx_gpu_threads)") || ok=0
+  ((ok)) && result=PASS
+  note=$(IFS=";"; echo "${notes[*]}")
+}
+
+# ucx_gpu_threads: single_process_check --threads with its ranks on GPU 0 as
+# pretend hosts, GPU buffers direct, staged and over tcp; prints each
+# one's bus bandwidths, fails if a check failed.
+ucx_gpu_threads() {
+  local check label transport gpu failed=0 summary=()
+  check=$(built_check single_process_check)
+  [[ -n $check ]] || { echo "single_process_check not built"; return 1; }
+  for label in direct:ucx:1 staged:ucx:0 tcp:tcp:auto; do
+    IFS=: read -r label transport gpu <<<"$label"
+    ucx_gpu_env env HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_DOMAINS=split:2 \
+      HETCCL_HOSTID=A,B HETCCL_TRANSPORT="$transport" HETCCL_UCX_GPU="$gpu" \
+      CUDA_DEVICE_MAX_CONNECTIONS=32 timeout 90 "$check" --threads \
+      --devices 0,0 --busbw 67108864 >"$out/ucx-gpu-threads-$label.log" 2>&1 ||
+      failed=1
+    summary+=("$label $(grep -o 'busbw [0-9.]*' "$out/ucx-gpu-threads-$label.log" |
+      cut -d' ' -f2 | paste -sd'|') ($(grep -c '^PASS' "$out/ucx-gpu-threads-$label.log") PASS)")
+  done
+  echo "${summary[*]}"
+  return "$failed"
 }
 
 # share WEIGHT TOTAL: the seconds of the step's time left (less 15 for the
@@ -1406,6 +1547,7 @@ run_step matrix-shm 120
 run_step matrix-tcp 120
 run_step hosts2 150
 run_step ucx 150
+run_step ucx-gpu 360
 run_step hosts4 200
 run_step hetero-all 150
 run_step overhead 120

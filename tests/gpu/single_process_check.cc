@@ -9,19 +9,25 @@
 // (NCCL leaves the caller's device current; programs depend on it).
 //
 // Usage: single_process_check [--threads | --grouped-init]
-//                             [--devices 0,1,...]
+//                             [--devices 0,1,...] [--busbw BYTES]
 //   The devices default to every visible one. Linked against libnccl.so.2
 //   by its soname: HetCCL's from the build, NVIDIA's with LD_PRELOAD (the
 //   same program against both). HETCCL_DOMAINS=split:N makes HetCCL's
 //   ranks N domains, which also lets two ranks share one GPU
 //   (--devices 0,0) with --threads or --grouped-init: ncclCommInitAll
 //   refuses a device listed twice, in NCCL and in HetCCL alike.
+// With --threads, --busbw BYTES then times all-reduces and send/receive
+// rings of BYTES per rank (2 untimed, 5 timed, launched back to back) and
+// prints rank 0's bus bandwidth: ranks sharing one GPU as threads share
+// one CUDA context, where processes would take turns on the GPU.
 // Prints one PASS or FAIL line per check; exits 1 on any failure.
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -61,8 +67,53 @@ struct Rank {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
   float* send = nullptr;
-  float* recv = nullptr;  // room for nranks * kCount
+  float* recv = nullptr;      // room for nranks * kCount
+  char* timedSend = nullptr;  // --busbw's buffers
+  char* timedRecv = nullptr;
 };
+
+size_t busbwBytes = 0;  // --busbw
+
+// Each rank sends `count` floats to the next and receives from the one
+// before, in one group.
+ncclResult_t sendReceiveRing(Rank& r, int n, const void* send, void* recv,
+                             size_t count) {
+  ncclGroupStart();
+  ncclSend(send, count, ncclFloat32, (r.index + 1) % n, r.comm, r.stream);
+  ncclRecv(recv, count, ncclFloat32, (r.index + n - 1) % n, r.comm, r.stream);
+  return ncclGroupEnd();
+}
+
+// Rank 0's bus bandwidth (GB/s) of `launch` over busbwBytes, in which a
+// launch moves `factor` times the bytes across the busiest link.
+void timeLaunches(Rank& rank, const char* name, double factor,
+                  const std::function<ncclResult_t()>& launch) {
+  constexpr int kWarmUp = 2, kTimed = 5;
+  for (int i = 0; i < kWarmUp; ++i) NCCL_OK(launch(), rank.comm);
+  CUDA_OK(cudaStreamSynchronize(rank.stream));
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kTimed; ++i) NCCL_OK(launch(), rank.comm);
+  CUDA_OK(cudaStreamSynchronize(rank.stream));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count() /
+      kTimed;
+  if (rank.index != 0) return;
+  std::lock_guard<std::mutex> lock(printing);
+  std::printf("BUSBW %s %zu bytes: %.1f us, busbw %.2f GB/s\n", name,
+              busbwBytes, seconds * 1e6, factor * busbwBytes / seconds / 1e9);
+}
+
+void timeCollectives(Rank& r, int n) {
+  const size_t count = busbwBytes / sizeof(float);
+  timeLaunches(r, "all-reduce", 2.0 * (n - 1) / n, [&] {
+    return ncclAllReduce(r.timedSend, r.timedRecv, count, ncclFloat32, ncclSum,
+                         r.comm, r.stream);
+  });
+  timeLaunches(r, "send/receive ring", 1.0, [&] {
+    return sendReceiveRing(r, n, r.timedSend, r.timedRecv, count);
+  });
+}
 
 void allocate(Rank& rank, int nranks) {
   CUDA_OK(cudaSetDevice(rank.device));
@@ -72,6 +123,10 @@ void allocate(Rank& rank, int nranks) {
   std::vector<float> input(nranks * kCount, float(rank.index + 1));
   CUDA_OK(cudaMemcpy(rank.send, input.data(), input.size() * sizeof(float),
                      cudaMemcpyHostToDevice));
+  if (busbwBytes == 0) return;
+  CUDA_OK(cudaMalloc(&rank.timedSend, busbwBytes));
+  CUDA_OK(cudaMalloc(&rank.timedRecv, busbwBytes));
+  CUDA_OK(cudaMemset(rank.timedSend, 0, busbwBytes));
 }
 
 // The collectives of the check, by name: each enqueues one rank's call.
@@ -115,12 +170,7 @@ const Collective kCollectives[] = {
      [](size_t, int, int) { return 2.0f; }, [](int) { return kCount; }},
     {"send/receive ring",
      [](Rank& r, int n) {
-       ncclGroupStart();
-       ncclSend(r.send, kCount, ncclFloat32, (r.index + 1) % n, r.comm,
-                r.stream);
-       ncclRecv(r.recv, kCount, ncclFloat32, (r.index + n - 1) % n, r.comm,
-                r.stream);
-       return ncclGroupEnd();
+       return sendReceiveRing(r, n, r.send, r.recv, kCount);
      },
      [](size_t, int rank, int n) { return float((rank + n - 1) % n + 1); },
      [](int) { return kCount; }},
@@ -196,6 +246,7 @@ void runThread(Rank& rank, int n, const ncclUniqueId& id) {
     check(outputRight(rank, c, n) && device,
           "thread of rank " + std::to_string(rank.index) + ": " + c.name);
   }
+  if (busbwBytes > 0) timeCollectives(rank, n);
 }
 
 // One thread initializes every rank in one group: the device current at
@@ -246,10 +297,12 @@ int main(int argc, char** argv) {
       groupedInit = true;
     } else if (std::strcmp(argv[i], "--devices") == 0 && i + 1 < argc) {
       devices = parseDevices(argv[++i]);
+    } else if (std::strcmp(argv[i], "--busbw") == 0 && i + 1 < argc) {
+      busbwBytes = std::strtoull(argv[++i], nullptr, 10) / 4 * 4;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--threads | --grouped-init] "
-                   "[--devices 0,1,...]\n",
+                   "[--devices 0,1,...] [--busbw BYTES]\n",
                    argv[0]);
       return 2;
     }
@@ -298,6 +351,8 @@ int main(int argc, char** argv) {
     ncclCommDestroy(r.comm);
     cudaFree(r.send);
     cudaFree(r.recv);
+    cudaFree(r.timedSend);
+    cudaFree(r.timedRecv);
     cudaStreamDestroy(r.stream);
   }
   std::printf("%s single_process_check (%d failure(s))\n",

@@ -333,7 +333,10 @@ std::vector<Layout> allLayouts() {
        true,
        {},
        {{"HETCCL_SCRIPTED_LAUNCHES", "1"}}},
-      // GPU ranks on three pretend hosts linked by UCX over tcp only.
+      // GPU ranks on three pretend hosts linked by UCX over tcp only. An
+      // emulated GPU's memory is host memory, which UCX moves: its
+      // buffers go to UCX as they are (HETCCL_UCX_GPU=auto), every other
+      // launch as a captured one would; or they are staged.
       {"4ranks_0122_ucx_hosts_gpu",
        4,
        "0,1,2,2",
@@ -343,7 +346,21 @@ std::vector<Layout> allLayouts() {
        Density::kMedium,
        true,
        {},
-       {{"HETCCL_HOSTID", "A,B,C,C"}, {"UCX_TLS", "tcp"}}},
+       {{"HETCCL_HOSTID", "A,B,C,C"},
+        {"UCX_TLS", "tcp"},
+        {"HETCCL_SCRIPTED_LAUNCHES", "1"}}},
+      {"4ranks_0122_ucx_hosts_gpu_staged",
+       4,
+       "0,1,2,2",
+       {0, 1, 2, 2},
+       "ucx",
+       true,
+       Density::kMedium,
+       true,
+       {},
+       {{"HETCCL_HOSTID", "A,B,C,C"},
+        {"UCX_TLS", "tcp"},
+        {"HETCCL_UCX_GPU", "0"}}},
       // CPU ranks and GPU ranks in one communicator, two domains by
       // runtime: the GPU engine's staged links meet the host plans' links.
       {"4ranks_cpu_and_gpu",
@@ -364,6 +381,19 @@ std::vector<Layout> allLayouts() {
        Density::kMedium,
        false,
        {0}},
+      // Pieces of 384 KiB (a chunk of 1.5 MiB), above the smallest piece:
+      // the largest transfers are cut alike by the GPU rank, whose buffers
+      // go to UCX as they are, and by the CPU ranks.
+      {"3ranks_cpu_and_gpu_ucx_wide_pieces",
+       3,
+       "",
+       {0, 1, 1},
+       "ucx",
+       false,
+       Density::kMedium,
+       false,
+       {0},
+       {{"HETCCL_CHUNK", "1536K"}}},
       // Three contiguous domains of 3, 3 and 2 ranks.
       {"8ranks_split3",
        8,

@@ -21,6 +21,7 @@
 #include "support/expect_error.h"
 #include "support/in_process_oob.h"
 #include "support/link_ranks.h"
+#include "transport/ucx/ucx_library.h"
 #include "transport/ucx/ucx_link.h"
 #include "transport/ucx/ucx_tag.h"
 #include "util/error.h"
@@ -41,13 +42,14 @@ class UcxLinkTest : public ::testing::Test {
   // uneven parts.
   static Ranks makeRanks(int nranks,
                          std::function<std::vector<int>(int)> peersOf = nullptr,
-                         int lanes = 3, size_t partBytes = kUcxPartBytes) {
+                         int lanes = 3, size_t partBytes = kUcxPartBytes,
+                         UcxGpuBuffers gpu = UcxGpuBuffers::kAuto) {
     return makeLinkRanks<UcxLinkSet>(
         nranks,
-        [lanes, partBytes](Oob& oob, const std::vector<int>& peers,
-                           std::shared_ptr<AbortSignal> abort) {
-          return std::make_unique<UcxLinkSet>(oob, peers, lanes, abort,
-                                              partBytes);
+        [lanes, partBytes, gpu](Oob& oob, const std::vector<int>& peers,
+                                std::shared_ptr<AbortSignal> abort) {
+          return std::make_unique<UcxLinkSet>(
+              oob, peers, abort, UcxLinkOptions{lanes, partBytes, gpu});
         },
         std::move(peersOf));
   }
@@ -75,7 +77,8 @@ TEST_F(UcxLinkTest, PartSizesOutOfBoundsAreRefused) {
     InProcessWorld world(1);
     InProcessOob oob(world, 0);
     Error e = expectError([&] {
-      UcxLinkSet(oob, {}, 1, std::make_shared<AbortSignal>(), partBytes);
+      UcxLinkSet(oob, {}, std::make_shared<AbortSignal>(),
+                 UcxLinkOptions{1, partBytes});
     });
     EXPECT_EQ(e.code(), ncclInvalidArgument);
   }
@@ -279,6 +282,63 @@ TEST_F(UcxLinkTest, MismatchedSizesCutDifferentlyAreReported) {
                                        "part(s) where rank 1 expects 2"),
             std::string::npos)
       << e.what();
+}
+
+// HETCCL_UCX_GPU: a GPU's buffers go to UCX as they are by default where
+// UCX moves their memory over RDMA (always for host memory, a GPU emulated
+// on the host), never with 0, wherever UCX knows the memory type with 1,
+// and with 1 a type UCX lacks fails with what to do.
+TEST_F(UcxLinkTest, GpuBuffersGoToUcxWhereItMovesTheirMemory) {
+  const bool ucxHasCuda = ucxLibrary().memoryKinds() & kCudaMemory;
+  {
+    Ranks ranks = makeRanks(2, nullptr, 1, kUcxPartBytes, UcxGpuBuffers::kAuto);
+    const auto link = ranks.transports[0]->link(1);
+    EXPECT_TRUE(link->movesGpuMemory(kHostMemory));
+    EXPECT_EQ(link->movesGpuMemory(kCudaMemory),
+              ucxHasCuda && ucxLibrary().hasRdma());
+  }
+  {
+    Ranks ranks =
+        makeRanks(2, nullptr, 1, kUcxPartBytes, UcxGpuBuffers::kStaged);
+    const auto link = ranks.transports[0]->link(1);
+    EXPECT_FALSE(link->movesGpuMemory(kHostMemory));
+    EXPECT_FALSE(link->movesGpuMemory(kCudaMemory));
+    EXPECT_EQ(expectError([&] { link->sendGpu(kHostMemory, "x", 1); }).code(),
+              ncclInvalidArgument);
+  }
+  Ranks ranks =
+      makeRanks(2, nullptr, 1, kUcxPartBytes, UcxGpuBuffers::kRequired);
+  const auto link = ranks.transports[0]->link(1);
+  EXPECT_TRUE(link->movesGpuMemory(kHostMemory));
+  if (ucxHasCuda) return;
+  Error e = expectError([&] { link->movesGpuMemory(kCudaMemory); });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  EXPECT_NE(std::string(e.what()).find("HETCCL_UCX_GPU=1, but UCX here "
+                                       "cannot move cuda memory"),
+            std::string::npos)
+      << e.what();
+}
+
+// A side that hands over its GPU buffers sends the same messages as one
+// that stages them: each matches the other's plain transfers.
+TEST_F(UcxLinkTest, GpuTransfersMatchHostTransfers) {
+  Ranks ranks = makeRanks(2);
+  for (size_t bytes : {size_t{1}, size_t{4097}, (size_t{3} << 20) + 5}) {
+    const std::vector<uint8_t> out = makePayload(0, 1, 0, bytes);
+    std::vector<uint8_t> in(bytes), back(bytes);
+    Link& zero = *ranks.transports[0]->link(1);
+    Link& one = *ranks.transports[1]->link(0);
+    auto send = zero.sendGpu(kHostMemory, out.data(), bytes);
+    one.recv(in.data(), bytes)->wait(AbortSignal(), kLinkWaitSeconds);
+    send->wait(AbortSignal(), kLinkWaitSeconds);
+    EXPECT_EQ(firstMismatch(in, 0, 1, 0), -1) << bytes << " bytes";
+    send = one.send(in.data(), bytes);
+    zero.recvGpu(kHostMemory, back.data(), bytes)
+        ->wait(AbortSignal(), kLinkWaitSeconds);
+    send->wait(AbortSignal(), kLinkWaitSeconds);
+    EXPECT_EQ(back, out) << bytes << " bytes";
+    EXPECT_EQ(zero.bytesSent(), one.bytesReceived());
+  }
 }
 
 TEST_F(UcxLinkTest, ASilentPeerTimesOutAsARemoteError) {

@@ -66,6 +66,15 @@ std::shared_ptr<Executor> domainStepsOf(GpuPlanEngineSetup& setup) {
                                             std::move(setup.domainComm));
 }
 
+// The memory a link must move to take the GPU's buffers as they are; an
+// emulated GPU's is host memory.
+MemoryKind deviceMemoryOf(const DeviceModule& module) {
+  const std::string runtime = module.runtimeName();
+  if (runtime == "cuda") return kCudaMemory;
+  if (runtime == "hip") return kHipMemory;
+  return kHostMemory;
+}
+
 }  // namespace
 
 GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
@@ -104,11 +113,9 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
                          crossDomainPieceBytes(setup.settings.chunkBytes),
                          kRingSlots,
                          timeline_.get(),
-                         &launchGate_};
-  for (int peer = 0; peer < domains_.nranks(); ++peer)
-    if (domains_.domainOf(peer) != domains_.domainOf(rank_))
-      stagedLinks_[peer] =
-          std::make_unique<StagedLink>(links_->shared(peer), path, rings_);
+                         &launchGate_,
+                         deviceMemoryOf(module_)};
+  const int directLinks = openStagedLinks(path);
   context_.rank = rank_;
   context_.nranks = domains_.nranks();
   context_.domains = &domains_;
@@ -143,7 +150,7 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
   LOG_INFO(
       kLogInit,
       "rank %d: GPU engine: domain %d of %d (local rank %d of %zu), "
-      "domain steps %s, links: %s%s",
+      "domain steps %s, links: %s%s%s",
       rank_, domains_.domainOf(rank_), domains_.count(),
       domains_.localRank(rank_),
       domains_.members(domains_.domainOf(rank_)).size(),
@@ -151,7 +158,26 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
           ? "on the vendor library"
           : "local (the rank is its domain)",
       links_->summary().c_str(),
+      directLinks > 0
+          ? format("; GPU buffers go to %d of them as they are", directLinks)
+                .c_str()
+          : "",
       directCollectives_ ? "; stream-driven shared-memory collectives" : "");
+}
+
+// A staged link to every rank of another domain; those over a transport
+// that moves the GPU's memory itself take its buffers as they are. Returns
+// how many do.
+int GpuPlanEngine::openStagedLinks(const StagingPath& path) {
+  int direct = 0;
+  for (int peer = 0; peer < domains_.nranks(); ++peer) {
+    if (domains_.domainOf(peer) == domains_.domainOf(rank_)) continue;
+    auto link =
+        std::make_unique<StagedLink>(links_->shared(peer), path, rings_);
+    direct += link->direct() ? 1 : 0;
+    stagedLinks_[peer] = std::move(link);
+  }
+  return direct;
 }
 
 // The vendor library connects its ranks on their first collective and on

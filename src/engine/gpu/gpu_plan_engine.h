@@ -20,12 +20,13 @@
 //
 // Launches can be captured in a CUDA graph, unless the rank's domain has
 // several GPUs (its steps run in the vendor library), the timeline is on,
-// or, through the proxy, the runtime is HIP (not run with graphs yet). A captured launch joins the engine's streams to the capture with
-// events instead of `inputsReady` and `done`, and leaves its pieces in a
-// script (staged_launch_script.h) that the proxy starts at every replay.
-// From the first capture on, the pieces of the other launches wait until
-// the engine's stream reaches their launch (StagingProxy's gate), so that
-// a replay it reaches first is served first.
+// or, through the proxy, the runtime is HIP (not run with graphs yet). A
+// captured launch joins the engine's streams to the capture with events instead
+// of `inputsReady` and `done`, and leaves its pieces in a script
+// (staged_launch_script.h) that the proxy starts at every replay. From the
+// first capture on, the pieces of the other launches wait until the engine's
+// stream reaches their launch (StagingProxy's gate), so that a replay it
+// reaches first is served first.
 #pragma once
 
 #include <map>
@@ -94,6 +95,7 @@ class GpuPlanEngine : public Executor {
     uint64_t directPassed;
   };
 
+  int openStagedLinks(const StagingPath& path);
   void warmUpDomain();
   void logTimeline();
   // Throws ncclInvalidUsage for a capture the launch does not allow.

@@ -79,23 +79,66 @@ void StagingRings::zeroCounters(const DeviceModule& module, void* stream) {
                    "setting a staging ring's counters to 0");
 }
 
+StagedLink::StagedLink(const std::shared_ptr<PiecedLink>& pieced,
+                       const StagingPath& path, StagingRings& rings)
+    : LinkOver(pieced->innerLink()),
+      pieced_(pieced),
+      path_(path),
+      rings_(rings),
+      direct_(inner().movesGpuMemory(path.deviceMemory)) {}
+
 // The rings are pinned on a link's first transfer each way: most links of
 // a large communicator never carry any (plans talk to the matching ranks
-// of the other domains).
+// of the other domains). A direct lane's ring has its counters only.
 StagedLink::Lane& StagedLink::opened(Lane& lane,
                                      StagingProxy::Direction direction) {
   if (lane.ring == nullptr) {
-    lane.ring = &rings_.make(path_.module, path_.slotBytes, path_.slots);
-    lane.queue = &path_.proxy.addQueue(inner(), *lane.ring, direction);
+    lane.ring = direct_
+                    ? &rings_.make(path_.module, 0, 0)
+                    : &rings_.make(path_.module, path_.slotBytes, path_.slots);
+    lane.queue =
+        &path_.proxy.addQueue(inner(), *lane.ring, direction,
+                              direct_ ? path_.deviceMemory : MemoryKind{});
   }
   return lane;
 }
 
-void StagedLink::post(const Lane& lane, uint64_t piece, size_t bytes) {
+template <typename Post>
+void StagedLink::forEachPiece(size_t bytes, Post post) const {
+  const size_t piece = pieced_->pieceBytesFor(bytes);
+  for (size_t offset = 0; offset < bytes; offset += piece)
+    post(offset, std::min(piece, bytes - offset));
+}
+
+void StagedLink::post(const Lane& lane, uint64_t piece, size_t bytes,
+                      char* gpuBuffer) {
   if (script_ != nullptr)
-    script_->add({lane.queue, piece, bytes});
+    script_->add({lane.queue, piece, bytes, 0, gpuBuffer});
   else
-    path_.proxy.post({lane.queue, piece, bytes, *path_.launchGate});
+    path_.proxy.post({lane.queue, piece, bytes, *path_.launchGate, gpuBuffer});
+}
+
+// A staged transfer is done for the engine's stream once its pieces are
+// copied (out of its buffer, into the GPU): the staging stream's counter.
+// A direct one once the link has moved them: the proxy's.
+const uint64_t* StagedLink::doneCounter(const Lane& lane) const {
+  return direct_ ? lane.ring->proxyCounter() : lane.ring->streamCounter();
+}
+
+// The proxy posts the pieces once the engine's stream reaches the counter
+// write: a send's bytes are then written, a receive's buffer no longer in
+// use.
+std::shared_ptr<TransferRequest> StagedLink::postDirect(
+    Lane& lane, StagingProxy::Direction direction, char* data, size_t bytes) {
+  opened(lane, direction);
+  forEachPiece(bytes, [&](size_t offset, size_t length) {
+    post(lane, lane.pieces++, length, data + offset);
+  });
+  check(path_.module.api().writeValue64(
+            path_.stream, lane.ring->streamCounter(), lane.pieces),
+        "handing GPU buffers to the link");
+  return std::make_shared<StagedTransfer>(path_, doneCounter(lane),
+                                          lane.pieces);
 }
 
 void StagedLink::beginLaunch(bool perLaunch, StagedLaunchScript* script) {
@@ -112,14 +155,15 @@ void StagedLink::check(int status, const char* what) const {
 std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
                                                   size_t bytes) {
   if (bytes == 0) return emptyTransfer();
+  auto* source = static_cast<char*>(const_cast<void*>(data));
+  if (direct_)
+    return postDirect(sends_, StagingProxy::Direction::kSend, source, bytes);
   Lane& d = opened(sends_, StagingProxy::Direction::kSend);
   const StagingRing& ring = *d.ring;
   const auto& api = path_.module.api();
   void* up = path_.copies.up();
   path_.copies.followEngine(up);
-  const auto* source = static_cast<const char*>(data);
-  for (size_t offset = 0; offset < bytes; offset += ring.slotBytes()) {
-    const size_t piece = std::min(ring.slotBytes(), bytes - offset);
+  forEachPiece(bytes, [&](size_t offset, size_t piece) {
     const uint64_t n = d.pieces++;
     if (n >= ring.slots())
       check(api.waitValue64(up, ring.proxyCounter(), n - ring.slots() + 1),
@@ -129,21 +173,22 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
     check(api.writeValue64(up, ring.streamCounter(), n + 1),
           "signalling a staged piece");
     post(d, n, piece);
-  }
-  return std::make_shared<StagedTransfer>(path_, ring.streamCounter(),
-                                          d.pieces);
+  });
+  return std::make_shared<StagedTransfer>(path_, doneCounter(d), d.pieces);
 }
 
 std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes) {
   if (bytes == 0) return emptyTransfer();
+  auto* target = static_cast<char*>(data);
+  if (direct_)
+    return postDirect(receives_, StagingProxy::Direction::kReceive, target,
+                      bytes);
   Lane& d = opened(receives_, StagingProxy::Direction::kReceive);
   const StagingRing& ring = *d.ring;
   const auto& api = path_.module.api();
   void* down = path_.copies.down();
   path_.copies.followEngine(down);
-  auto* target = static_cast<char*>(data);
-  for (size_t offset = 0; offset < bytes; offset += ring.slotBytes()) {
-    const size_t piece = std::min(ring.slotBytes(), bytes - offset);
+  forEachPiece(bytes, [&](size_t offset, size_t piece) {
     const uint64_t n = d.pieces++;
     post(d, n, piece);
     check(api.waitValue64(down, ring.proxyCounter(), n + 1),
@@ -152,18 +197,15 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes) {
           "copying received bytes to the GPU");
     check(api.writeValue64(down, ring.streamCounter(), n + 1),
           "freeing a staging slot");
-  }
-  return std::make_shared<StagedTransfer>(path_, ring.streamCounter(),
-                                          d.pieces);
+  });
+  return std::make_shared<StagedTransfer>(path_, doneCounter(d), d.pieces);
 }
 
 void StagedLink::finishLaunch() {
   if (receives_.awaited < receives_.pieces)
-    awaitThrough(receives_, receives_.ring->streamCounter(),
-                 "waiting for staged receives");
+    awaitThrough(receives_, doneCounter(receives_), "waiting for receives");
   if (sends_.awaited < sends_.pieces)
-    awaitThrough(sends_, sends_.ring->proxyCounter(),
-                 "waiting for staged sends");
+    awaitThrough(sends_, sends_.ring->proxyCounter(), "waiting for sends");
   script_ = nullptr;
   if (!perLaunch_) return;
   // Every piece is through: neither the proxy nor a staging stream touches

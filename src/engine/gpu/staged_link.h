@@ -24,9 +24,17 @@
 // leaves its pieces there, for the proxy to take when the stream gets
 // there.
 //
-// Whether a transfer needs staging is the link's property: a link that
-// reads and writes GPU memory itself (RDMA) skips this class, not the
-// engine.
+// Pieces are cut as PiecedLink cuts them (algo/pieced_link.h) and each is
+// one transfer of the link underneath, so a peer whose side is a CPU rank
+// or stages differently sees the same messages.
+//
+// A link that moves GPU memory itself (UCX with CUDA or ROCm:
+// Link::movesGpuMemory) skips the copies but keeps the handover: its
+// lanes' rings have counters and no slots, the engine's stream raises the
+// stream counter when it reaches a transfer (a send's bytes are there, a
+// receive's buffer is free), the proxy then posts the pieces on the GPU
+// buffer itself and raises the proxy counter as they complete, and
+// waiting for the request makes the engine's stream wait for that.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +42,7 @@
 #include <mutex>
 #include <vector>
 
+#include "algo/pieced_link.h"
 #include "engine/gpu/staged_launch_script.h"
 #include "engine/gpu/staging_proxy.h"
 #include "engine/gpu/staging_ring.h"
@@ -54,6 +63,7 @@ struct StagingPath {
   StreamTimeline* timeline;  // null unless HETCCL_ENGINE_TIMELINE
   // The gate of the pieces posted now (StagingProxy::Job::gate).
   const uint64_t* launchGate;
+  MemoryKind deviceMemory;  // the GPU's (host for an emulated one)
 };
 
 // The rings of every staged link of an engine, made on first use and kept
@@ -75,10 +85,13 @@ class StagingRings {
 
 class StagedLink : public LinkOver {
  public:
-  StagedLink(std::shared_ptr<Link> link, const StagingPath& path,
-             StagingRings& rings)
-      : LinkOver(std::move(link)), path_(path), rings_(rings) {}
+  // Over the link beneath `pieced`, cutting as it does. Throws what the
+  // link's movesGpuMemory() throws.
+  StagedLink(const std::shared_ptr<PiecedLink>& pieced, const StagingPath& path,
+             StagingRings& rings);
 
+  // Whether the GPU buffers go to the link as they are (no copies).
+  bool direct() const { return direct_; }
   std::shared_ptr<TransferRequest> send(const void* data,
                                         size_t bytes) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
@@ -104,13 +117,25 @@ class StagedLink : public LinkOver {
   };
 
   Lane& opened(Lane& lane, StagingProxy::Direction direction);
-  void post(const Lane& lane, uint64_t piece, size_t bytes);
+  // Calls post(offset, length) for each piece of a transfer of `bytes`.
+  template <typename Post>
+  void forEachPiece(size_t bytes, Post post) const;
+  std::shared_ptr<TransferRequest> postDirect(Lane& lane,
+                                              StagingProxy::Direction direction,
+                                              char* data, size_t bytes);
+  void post(const Lane& lane, uint64_t piece, size_t bytes,
+            char* gpuBuffer = nullptr);
+  // The counter that passes a piece once its transfer is done for the
+  // engine's stream.
+  const uint64_t* doneCounter(const Lane& lane) const;
   void awaitThrough(Lane& lane, const uint64_t* counter, const char* what);
   void zeroCounters(const Lane& lane);
   void check(int status, const char* what) const;
 
+  const std::shared_ptr<PiecedLink> pieced_;  // its cutting rule
   StagingPath path_;
   StagingRings& rings_;
+  const bool direct_;
   Lane sends_;
   Lane receives_;
   bool perLaunch_ = false;

@@ -15,8 +15,9 @@ namespace hetccl {
 // number, so each list is served from its front and stays in link order.
 class StagingProxy::Queue {
  public:
-  Queue(Link& link, const StagingRing& ring, Direction direction)
-      : link(link), ring(ring), direction(direction) {}
+  Queue(Link& link, const StagingRing& ring, Direction direction,
+        MemoryKind gpuMemory)
+      : link(link), ring(ring), direction(direction), gpuMemory(gpuMemory) {}
 
   struct Posted {
     uint64_t piece;
@@ -27,12 +28,24 @@ class StagingProxy::Queue {
   Link& link;
   const StagingRing& ring;
   const Direction direction;
+  const MemoryKind gpuMemory;  // 0: staged in the ring's slots
   std::deque<Job> waiting;
   std::deque<Posted> posted;
 
+  // A direct queue's ring has no slots: a receive waits, like a send,
+  // for the stream to reach its piece.
   bool ready(uint64_t piece) const {
     if (direction == Direction::kSend) return ring.streamDone() > piece;
     return piece < ring.slots() || ring.streamDone() > piece - ring.slots();
+  }
+
+  std::shared_ptr<TransferRequest> post(const Job& job) const {
+    const bool sending = direction == Direction::kSend;
+    if (gpuMemory != MemoryKind{})
+      return sending ? link.sendGpu(gpuMemory, job.gpuBuffer, job.bytes)
+                     : link.recvGpu(gpuMemory, job.gpuBuffer, job.bytes);
+    char* slot = ring.slot(job.piece);
+    return sending ? link.send(slot, job.bytes) : link.recv(slot, job.bytes);
   }
 };
 
@@ -61,9 +74,10 @@ StagingProxy::~StagingProxy() {
 }
 
 StagingProxy::Queue& StagingProxy::addQueue(Link& link, const StagingRing& ring,
-                                            Direction direction) {
+                                            Direction direction,
+                                            MemoryKind gpuMemory) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return queues_.emplace_back(link, ring, direction);
+  return queues_.emplace_back(link, ring, direction, gpuMemory);
 }
 
 void StagingProxy::post(const Job& job) {
@@ -216,12 +230,8 @@ bool StagingProxy::progress(Queue& queue) {
   while (!queue.waiting.empty() && gateOpen(queue.waiting.front()) &&
          queue.ready(queue.waiting.front().piece)) {
     const Job& job = queue.waiting.front();
-    char* slot = queue.ring.slot(job.piece);
-    auto onLink = queue.direction == Direction::kSend
-                      ? queue.link.send(slot, job.bytes)
-                      : queue.link.recv(slot, job.bytes);
     queue.posted.push_back(
-        {job.piece, std::move(onLink), std::chrono::steady_clock::now()});
+        {job.piece, queue.post(job), std::chrono::steady_clock::now()});
     queue.waiting.pop_front();
     moved = true;
   }
@@ -233,7 +243,7 @@ bool StagingProxy::progress(Queue& queue) {
                           .count();
       if (timeoutSeconds_ > 0 && waited > timeoutSeconds_)
         fail(ncclRemoteError,
-             "a staged %s rank %d did not complete within %g s: rank %d is "
+             "a %s rank %d did not complete within %g s: rank %d is "
              "gone or stuck (set HETCCL_TIMEOUT to wait longer)",
              queue.direction == Direction::kSend ? "send to" : "receive from",
              queue.link.peer(), timeoutSeconds_, queue.link.peer());

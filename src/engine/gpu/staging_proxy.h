@@ -56,15 +56,20 @@ class StagingProxy {
   enum class Direction { kSend, kReceive };
   class Queue;
   // Piece `piece` (of `bytes`) of the queue's ring; not moved before the
-  // gate word reaches `gate` (0: no gate).
+  // gate word reaches `gate` (0: no gate). A direct queue's pieces are in
+  // GPU memory at `gpuBuffer`, not in the ring's slots.
   struct Job {
     Queue* queue;
     uint64_t piece;
     size_t bytes;
     uint64_t gate = 0;
+    char* gpuBuffer = nullptr;
   };
   // The queue of one ring of `link`; it lives as long as the proxy.
-  Queue& addQueue(Link& link, const StagingRing& ring, Direction direction);
+  // `gpuMemory`: the kind of GPU memory its pieces are in, for a link
+  // that moves it itself; none (0): they are in the ring's slots.
+  Queue& addQueue(Link& link, const StagingRing& ring, Direction direction,
+                  MemoryKind gpuMemory = MemoryKind{});
   // After the queue's earlier jobs, in piece order.
   void post(const Job& job);
 

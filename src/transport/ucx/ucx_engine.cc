@@ -91,11 +91,13 @@ void UcxEngine::start(const std::map<int, std::vector<uint8_t>>& addresses) {
 }
 
 void UcxEngine::post(int peer, Direction direction, uint64_t tag, void* data,
-                     size_t bytes, std::shared_ptr<PostedRequest> request) {
+                     size_t bytes, unsigned memory,
+                     std::shared_ptr<PostedRequest> request) {
   {
     std::lock_guard<std::mutex> lock(inboxMutex_);
     if (stopReason_) return request->failWith(*stopReason_);
-    inbox_.push_back({peer, direction, tag, data, bytes, std::move(request)});
+    inbox_.push_back(
+        {peer, direction, tag, data, bytes, memory, std::move(request)});
   }
   // Pairs with sleep(): it sets sleeping_ before it looks at the inbox.
   if (sleeping_.load()) wake();
@@ -184,13 +186,12 @@ void UcxEngine::submit(Posted posted) {
   // UCX may complete the operation, callback included, before the post
   // returns (also when it returns a handle): it is erased after the post.
   operation->posting = true;
-  int status = p.direction == Direction::kSend
-                   ? table_.tagSend(peer->second->endpoint, p.data, p.bytes,
-                                    p.tag, HETCCL_UCX_MEMORY_HOST, onCompletion,
-                                    operation, &handle)
-                   : table_.tagRecv(worker_, p.data, p.bytes, p.tag,
-                                    kUcxMatchMask, HETCCL_UCX_MEMORY_HOST,
-                                    onCompletion, operation, &handle);
+  int status =
+      p.direction == Direction::kSend
+          ? table_.tagSend(peer->second->endpoint, p.data, p.bytes, p.tag,
+                           p.memory, onCompletion, operation, &handle)
+          : table_.tagRecv(worker_, p.data, p.bytes, p.tag, kUcxMatchMask,
+                           p.memory, onCompletion, operation, &handle);
   operation->posting = false;
   if (status != 0 && !operation->completed)
     complete(operation, status, 0, p.tag);

@@ -38,12 +38,14 @@ class UcxEngine {
   // Creates an endpoint to each peer's worker address and starts the
   // progress thread. Called once, before any post().
   void start(const std::map<int, std::vector<uint8_t>>& peerAddresses);
-  // Hands a transfer with `tag` (transport/ucx/ucx_tag.h) to the progress
-  // thread; after stop(), or once `peer` was lost, it fails at once. A
-  // receive takes the message whose tag matches in kUcxMatchMask and fails
-  // if its parts count differs.
+  // Hands a transfer with `tag` (transport/ucx/ucx_tag.h) of a buffer in
+  // `memory` (a HETCCL_UCX_MEMORY_* bit) to the progress thread; after
+  // stop(), or once `peer` was lost, it fails at once. A receive takes the
+  // message whose tag matches in kUcxMatchMask and fails if its parts
+  // count differs.
   void post(int peer, Direction direction, uint64_t tag, void* data,
-            size_t bytes, std::shared_ptr<PostedRequest> request);
+            size_t bytes, unsigned memory,
+            std::shared_ptr<PostedRequest> request);
   // Stops and joins the progress thread: what is still pending fails,
   // what was sent is flushed to the peers (a few seconds at most), then
   // the endpoints and the worker go. Idempotent.
@@ -56,6 +58,7 @@ class UcxEngine {
     uint64_t tag;
     void* data;
     size_t bytes;
+    unsigned memory;
     std::shared_ptr<PostedRequest> request;
   };
   // A transfer in UCX's hands; its address is the completion's user data.

@@ -3,17 +3,24 @@
 #include <algorithm>
 
 #include "transport/request_group.h"
+#include "transport/ucx/ucx_library.h"
 #include "util/error.h"
 
 namespace hetccl {
 
+// The module takes memory types as the same bits.
+static_assert(HETCCL_UCX_MEMORY_HOST == kHostMemory &&
+              HETCCL_UCX_MEMORY_CUDA == kCudaMemory &&
+              HETCCL_UCX_MEMORY_ROCM == kHipMemory);
+
 UcxLink::UcxLink(int rank, int peer, uint8_t linkSet,
                  std::vector<std::shared_ptr<UcxEngine>> lanes,
-                 size_t partBytes)
+                 size_t partBytes, UcxGpuPolicy gpu)
     : rank_(rank),
       peer_(peer),
       linkSet_(linkSet),
       partBytes_(partBytes),
+      gpu_(gpu),
       lanes_(std::move(lanes)),
       sends_(UcxEngine::Direction::kSend),
       receives_(UcxEngine::Direction::kRecv) {}
@@ -23,7 +30,8 @@ std::shared_ptr<TransferRequest> UcxLink::send(const void* data, size_t bytes) {
                    "ucx link send of %zu bytes to rank %d: null buffer", bytes,
                    peer_);
   bytesSent_ += bytes;
-  return post(sends_, static_cast<char*>(const_cast<void*>(data)), bytes);
+  return post(sends_, static_cast<char*>(const_cast<void*>(data)), bytes,
+              kHostMemory);
 }
 
 std::shared_ptr<TransferRequest> UcxLink::recv(void* data, size_t bytes) {
@@ -31,7 +39,47 @@ std::shared_ptr<TransferRequest> UcxLink::recv(void* data, size_t bytes) {
                    "ucx link receive of %zu bytes from rank %d: null buffer",
                    bytes, peer_);
   bytesReceived_ += bytes;
-  return post(receives_, static_cast<char*>(data), bytes);
+  return post(receives_, static_cast<char*>(data), bytes, kHostMemory);
+}
+
+// Without RDMA, UCX moves GPU memory through host memory itself, and
+// slowly: over its tcp on the H200 machine one link moved 0.5 GB/s from GPU
+// memory (12 from host memory), where the engine's staging carried 5
+// (bench/results/ucx-gpu-direct-2026-12-01.md). So by default only RDMA
+// gets the buffers as they are.
+bool UcxLink::movesGpuMemory(MemoryKind kind) const {
+  if (gpu_.mode == UcxGpuBuffers::kStaged) return false;
+  if (kind == kHostMemory) return true;
+  const bool typeKnown = gpu_.ucxMemory & kind;
+  if (gpu_.mode == UcxGpuBuffers::kAuto) return typeKnown && gpu_.rdma;
+  if (!typeKnown)
+    fail(ncclInvalidUsage,
+         "HETCCL_UCX_GPU=1, but UCX here cannot move %s memory (its memory "
+         "types: %s); use a UCX built with CUDA or ROCm (ucx_info -v), or "
+         "unset HETCCL_UCX_GPU to stage GPU buffers through host memory",
+         describeMemoryKinds(kind).c_str(),
+         describeMemoryKinds(gpu_.ucxMemory).c_str());
+  return true;
+}
+
+std::shared_ptr<TransferRequest> UcxLink::sendGpu(MemoryKind kind,
+                                                  const void* data,
+                                                  size_t bytes) {
+  HETCCL_CHECK_ARG(movesGpuMemory(kind),
+                   "ucx link to rank %d: a send of %s memory it cannot move",
+                   peer_, describeMemoryKinds(kind).c_str());
+  bytesSent_ += bytes;
+  return post(sends_, static_cast<char*>(const_cast<void*>(data)), bytes, kind);
+}
+
+std::shared_ptr<TransferRequest> UcxLink::recvGpu(MemoryKind kind, void* data,
+                                                  size_t bytes) {
+  HETCCL_CHECK_ARG(movesGpuMemory(kind),
+                   "ucx link from rank %d: a receive of %s memory it cannot "
+                   "move",
+                   peer_, describeMemoryKinds(kind).c_str());
+  bytesReceived_ += bytes;
+  return post(receives_, static_cast<char*>(data), bytes, kind);
 }
 
 size_t UcxLink::partsOf(size_t bytes) const {
@@ -42,7 +90,7 @@ size_t UcxLink::partsOf(size_t bytes) const {
 }
 
 std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
-                                               size_t bytes) {
+                                               size_t bytes, unsigned memory) {
   const bool sending = direction.kind == UcxEngine::Direction::kSend;
   UcxTag tag;
   tag.linkSet = linkSet_;
@@ -61,7 +109,7 @@ std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
     auto request =
         std::make_shared<PostedRequest>(TransferName{length, sending, peer_});
     lanes_[lane]->post(peer_, direction.kind, tag.value(), data + offset,
-                       length, request);
+                       length, memory, request);
     requests.push_back(std::move(request));
     offset += length;
   }

@@ -15,6 +15,7 @@
 #include "transport/link.h"
 #include "transport/ucx/ucx_engine.h"
 #include "transport/ucx/ucx_tag.h"
+#include "util/settings.h"
 
 namespace hetccl {
 
@@ -28,15 +29,34 @@ constexpr size_t kUcxPartBytes = size_t{1} << 20;
 constexpr size_t kMinUcxPartBytes = size_t{64} << 10;
 constexpr size_t kMaxUcxPartBytes = size_t{1} << 30;
 
+// Which GPU buffers a ucx link takes as they are: HETCCL_UCX_GPU, the
+// memory types (MemoryKind bits) UCX reports here, and whether it has an
+// RDMA transport.
+struct UcxGpuPolicy {
+  UcxGpuBuffers mode = UcxGpuBuffers::kAuto;
+  unsigned ucxMemory = kHostMemory;
+  bool rdma = false;
+};
+
 class UcxLink : public Link {
  public:
   UcxLink(int rank, int peer, uint8_t linkSet,
-          std::vector<std::shared_ptr<UcxEngine>> lanes, size_t partBytes);
+          std::vector<std::shared_ptr<UcxEngine>> lanes, size_t partBytes,
+          UcxGpuPolicy gpu = {});
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data,
                                         size_t bytes) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
+  // HETCCL_UCX_GPU=auto: where UCX reports the memory type and has an
+  // RDMA transport to reach it without copies (GPUDirect); 1: wherever it
+  // reports the type; 0: never. (A GPU emulated on the host has host
+  // memory, which UCX always moves, unless HETCCL_UCX_GPU=0.)
+  bool movesGpuMemory(MemoryKind kind) const override;
+  std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind, const void* data,
+                                           size_t bytes) override;
+  std::shared_ptr<TransferRequest> recvGpu(MemoryKind kind, void* data,
+                                           size_t bytes) override;
   size_t bytesSent() const override { return bytesSent_.load(); }
   size_t bytesReceived() const override { return bytesReceived_.load(); }
 
@@ -45,6 +65,7 @@ class UcxLink : public Link {
   const int peer_;
   const uint8_t linkSet_;
   const size_t partBytes_;
+  const UcxGpuPolicy gpu_;
   // One direction's transfers: their number is in their tags and picks
   // the lane of a whole transfer.
   struct Direction {
@@ -55,8 +76,9 @@ class UcxLink : public Link {
 
   // How many messages a transfer of `bytes` goes in.
   size_t partsOf(size_t bytes) const;
+  // `memory`: a MemoryKind bit.
   std::shared_ptr<TransferRequest> post(Direction& direction, char* data,
-                                        size_t bytes);
+                                        size_t bytes, unsigned memory);
 
   // Kept alive, so that a link that outlives its transport fails new
   // transfers instead of crashing.

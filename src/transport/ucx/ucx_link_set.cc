@@ -45,9 +45,12 @@ uint8_t randomLinkSetId() {
 
 }  // namespace
 
-UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
-                       std::shared_ptr<AbortSignal> abort, size_t partBytes)
+UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
+                       std::shared_ptr<AbortSignal> abort,
+                       UcxLinkOptions options)
     : rank_(oob.rank()) {
+  int lanes = options.lanes;
+  const size_t partBytes = options.partBytes;
   HETCCL_CHECK_ARG(abort != nullptr, "ucx transport needs an abort signal");
   HETCCL_CHECK_ARG(oob.nranks() - 1 <= kMaxUcxRank,
                    "ucx transport: %d ranks, at most %d supported",
@@ -139,10 +142,11 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
     lanes_[lane]->start(peerAddresses);
   }
   const auto linkSet = static_cast<uint8_t>(notices[0].linkSet);
-  for (int peer : sortedPeers)
-    links_[peer] = std::make_shared<UcxLink>(rank_, peer, linkSet, lanes_,
-                                             size_t{notices[0].partKiB} << 10);
   const UcxLibrary& ucx = ucxLibrary();
+  for (int peer : sortedPeers)
+    links_[peer] = std::make_shared<UcxLink>(
+        rank_, peer, linkSet, lanes_, size_t{notices[0].partKiB} << 10,
+        UcxGpuPolicy{options.gpu, ucx.memoryKinds(), ucx.hasRdma()});
   LOG_INFO(kLogNet,
            "ucx transport (rank %d): %zu link(s) over UCX %s, %d lane(s) "
            "(%s; memory %s)",

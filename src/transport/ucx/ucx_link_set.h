@@ -20,17 +20,23 @@ namespace hetccl {
 
 constexpr int kMaxUcxLanes = 16;
 
+struct UcxLinkOptions {
+  int lanes = 0;                     // 1..kMaxUcxLanes; 0: by cores
+  size_t partBytes = kUcxPartBytes;  // the largest part of a cut transfer
+  UcxGpuBuffers gpu = UcxGpuBuffers::kAuto;  // HETCCL_UCX_GPU
+};
+
 class UcxLinkSet : public LinkSet {
  public:
   // Collective over `oob` (every rank calls it, even one without peers).
   // Only ranks with peers load UCX; when no rank has any, nothing is
   // loaded. Throws ncclSystemError on every rank if a rank with peers
   // cannot use UCX (naming it and, on that rank, why).
-  // `lanes` (1..kMaxUcxLanes, 0: by cores) and `partBytes` (the largest
-  // part of a cut transfer, 64 KiB..1 GiB): rank 0's apply to every rank.
-  UcxLinkSet(Oob& oob, const std::vector<int>& peers, int lanes,
-             std::shared_ptr<AbortSignal> abort,
-             size_t partBytes = kUcxPartBytes);
+  // Rank 0's lanes and part size (64 KiB..1 GiB) apply to every rank; the
+  // GPU policy is each rank's own: its side of a link moves the same
+  // messages whether it stages its GPU buffers or not.
+  UcxLinkSet(Oob& oob, const std::vector<int>& peers,
+             std::shared_ptr<AbortSignal> abort, UcxLinkOptions options = {});
   // Stops the progress threads; pending transfers fail.
   ~UcxLinkSet() override;
 

@@ -17,8 +17,8 @@ class UcxTransport : public Transport {
   }
   bool reachesOtherHosts() const override { return true; }
   bool sharesHostMemory() const override { return false; }
-  // The GPU engine stages GPU buffers through host memory for every link;
-  // handing them to a UCX built with CUDA or ROCm is not done yet.
+  // Host memory everywhere; its links take GPU buffers too where UCX
+  // reports their memory type (UcxLink::movesGpuMemory).
   unsigned memoryKinds() const override { return kHostMemory; }
   // Never on one host (shm is there); between hosts above tcp only where
   // UCX moves data by RDMA, else below it. Asking loads UCX.
@@ -38,9 +38,10 @@ class UcxTransport : public Transport {
     }
   }
   std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
-    return std::make_unique<UcxLinkSet>(setup.oob, setup.peers,
-                                        setup.settings.ucxLanes, setup.abort,
-                                        setup.settings.ucxPartBytes);
+    return std::make_unique<UcxLinkSet>(
+        setup.oob, setup.peers, setup.abort,
+        UcxLinkOptions{setup.settings.ucxLanes, setup.settings.ucxPartBytes,
+                       setup.settings.ucxGpu});
   }
 };
 
