@@ -14,7 +14,9 @@
 #include "nccl.h"
 #include "transport/transport_registry.h"
 #include "transport/ucx/ucx_library.h"
+#include "transport/ucx/ucx_link.h"
 #include "util/params.h"
+#include "util/settings.h"
 #include "util/socket.h"
 #include "vendor/domain_backend.h"
 #include "vendor/nccl/nccl_library.h"
@@ -149,6 +151,32 @@ void printAmd() {
   printCollectiveLibrary<hetccl::RcclLibrary>("RCCL");
 }
 
+// What a GPU rank's ucx links do with its buffers under HETCCL_UCX_GPU.
+void printUcxGpuBuffers(const hetccl::UcxLibrary& ucx) {
+  hetccl::UcxGpuPolicy policy{hetccl::UcxGpuBuffers::kAuto, ucx.memoryKinds(),
+                              ucx.hasRdma()};
+  try {
+    policy.mode = hetccl::Settings::fromEnvironment().ucxGpu;
+  } catch (const std::exception& e) {
+    std::printf("         GPU buffers: %s\n", e.what());
+    return;
+  }
+  std::string line;
+  for (auto kind : {hetccl::kCudaMemory, hetccl::kHipMemory}) {
+    std::string what;
+    try {
+      what = hetccl::takesGpuMemory(policy, kind)
+                 ? "handed to UCX as they are"
+                 : "staged through host memory";
+    } catch (const std::exception&) {
+      what = "fail the init (UCX lists no such memory)";
+    }
+    line += (line.empty() ? "" : "; ") + hetccl::describeMemoryKinds(kind) +
+            " buffers " + what;
+  }
+  std::printf("         GPU buffers (HETCCL_UCX_GPU): %s\n", line.c_str());
+}
+
 // UCX as the ucx transport sees it: version, transports, memory types.
 void printUcx() {
   try {
@@ -158,6 +186,7 @@ void printUcx() {
     std::printf("         memory %s; RDMA %s\n",
                 hetccl::describeMemoryKinds(ucx.memoryKinds()).c_str(),
                 ucx.hasRdma() ? "yes" : "no (tcp is preferred between hosts)");
+    printUcxGpuBuffers(ucx);
   } catch (const std::exception& e) {
     std::printf("  ucx    not available: %s\n", e.what());
   }

@@ -47,19 +47,23 @@ std::shared_ptr<TransferRequest> UcxLink::recv(void* data, size_t bytes) {
 // memory (12 from host memory), where the engine's staging carried 5
 // (bench/results/ucx-gpu-direct-2026-12-01.md). So by default only RDMA
 // gets the buffers as they are.
-bool UcxLink::movesGpuMemory(MemoryKind kind) const {
-  if (gpu_.mode == UcxGpuBuffers::kStaged) return false;
+bool takesGpuMemory(const UcxGpuPolicy& policy, MemoryKind kind) {
+  if (policy.mode == UcxGpuBuffers::kStaged) return false;
   if (kind == kHostMemory) return true;
-  const bool typeKnown = gpu_.ucxMemory & kind;
-  if (gpu_.mode == UcxGpuBuffers::kAuto) return typeKnown && gpu_.rdma;
+  const bool typeKnown = policy.ucxMemory & kind;
+  if (policy.mode == UcxGpuBuffers::kAuto) return typeKnown && policy.rdma;
   if (!typeKnown)
     fail(ncclInvalidUsage,
          "HETCCL_UCX_GPU=1, but UCX here cannot move %s memory (its memory "
          "types: %s); use a UCX built with CUDA or ROCm (ucx_info -v), or "
          "unset HETCCL_UCX_GPU to stage GPU buffers through host memory",
          describeMemoryKinds(kind).c_str(),
-         describeMemoryKinds(gpu_.ucxMemory).c_str());
+         describeMemoryKinds(policy.ucxMemory).c_str());
   return true;
+}
+
+bool UcxLink::movesGpuMemory(MemoryKind kind) const {
+  return takesGpuMemory(gpu_, kind);
 }
 
 std::shared_ptr<TransferRequest> UcxLink::sendGpu(MemoryKind kind,

@@ -38,6 +38,11 @@ struct UcxGpuPolicy {
   bool rdma = false;
 };
 
+// Whether a ucx link under `policy` takes buffers in GPU memory of `kind`
+// as they are (UcxLink::movesGpuMemory). Throws ncclInvalidUsage where
+// HETCCL_UCX_GPU=1 asks for a memory type UCX does not list.
+bool takesGpuMemory(const UcxGpuPolicy& policy, MemoryKind kind);
+
 class UcxLink : public Link {
  public:
   UcxLink(int rank, int peer, uint8_t linkSet,
