@@ -246,7 +246,9 @@ INSTANTIATE_TEST_SUITE_P(
         KilledPeerParam{3, true, scriptedGpuLaunches({0, 1, 2})},
         // Pretend hosts linked by UCX: its peer error
         // handling, with the watchdog's pidfds as well.
-        KilledPeerParam{4, true, ucxBetweenPretendHosts({0, 0, 1, 1})}),
+        KilledPeerParam{4, true, ucxBetweenPretendHosts({0, 0, 1, 1})},
+        // The same with the GPU engine handing its buffers to UCX.
+        KilledPeerParam{3, true, ucxGpuBuffersBetweenPretendHosts({0, 1, 2})}),
     [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
       return info.param.name();
     });

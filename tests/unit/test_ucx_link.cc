@@ -319,6 +319,30 @@ TEST_F(UcxLinkTest, GpuBuffersGoToUcxWhereItMovesTheirMemory) {
       << e.what();
 }
 
+// The policy alone, for what this machine's UCX cannot show (CUDA memory,
+// RDMA).
+TEST(UcxGpuPolicy, EveryModeWithAndWithoutRdmaAndTheMemoryType) {
+  const unsigned withCuda = kHostMemory | kCudaMemory;
+  using Mode = UcxGpuBuffers;
+  EXPECT_TRUE(takesGpuMemory({Mode::kAuto, withCuda, true}, kCudaMemory));
+  EXPECT_FALSE(takesGpuMemory({Mode::kAuto, withCuda, false}, kCudaMemory));
+  EXPECT_FALSE(takesGpuMemory({Mode::kAuto, kHostMemory, true}, kCudaMemory));
+  EXPECT_FALSE(takesGpuMemory({Mode::kAuto, withCuda, true}, kHipMemory));
+  EXPECT_TRUE(takesGpuMemory({Mode::kRequired, withCuda, false}, kCudaMemory));
+  EXPECT_FALSE(takesGpuMemory({Mode::kStaged, withCuda, true}, kCudaMemory));
+  EXPECT_FALSE(takesGpuMemory({Mode::kStaged, withCuda, true}, kHostMemory));
+  for (Mode mode : {Mode::kAuto, Mode::kRequired})
+    EXPECT_TRUE(takesGpuMemory({mode, kHostMemory, false}, kHostMemory));
+  Error e = expectError([&] {
+    takesGpuMemory({Mode::kRequired, withCuda, true}, kHipMemory);
+  });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  EXPECT_NE(std::string(e.what()).find("cannot move rocm memory (its memory "
+                                       "types: host, cuda)"),
+            std::string::npos)
+      << e.what();
+}
+
 // A side that hands over its GPU buffers sends the same messages as one
 // that stages them: each matches the other's plain transfers.
 TEST_F(UcxLinkTest, GpuTransfersMatchHostTransfers) {

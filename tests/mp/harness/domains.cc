@@ -72,6 +72,12 @@ DomainLayout ucxBetweenPretendHosts(std::vector<int> labels) {
   return layout;
 }
 
+DomainLayout ucxGpuBuffersBetweenPretendHosts(std::vector<int> labels) {
+  DomainLayout layout = ucxBetweenPretendHosts(std::move(labels));
+  layout.emulatedGpus = true;
+  return layout;
+}
+
 DomainLayout scriptedGpuLaunches(std::vector<int> labels) {
   DomainLayout layout = emulatedGpuDomains(std::move(labels));
   layout.env = {{"HETCCL_TRANSPORT", "tcp"}, {"HETCCL_SCRIPTED_LAUNCHES", "1"}};

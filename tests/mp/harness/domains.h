@@ -39,6 +39,9 @@ DomainLayout emulatedGpuDomains(std::vector<int> labels);
 // Each domain a pretend host (HETCCL_HOSTID), linked by UCX over its tcp
 // transport only, as between real hosts.
 DomainLayout ucxBetweenPretendHosts(std::vector<int> labels);
+// The same, the ranks emulating GPUs: their GPU buffers go to UCX as they
+// are (an emulated GPU's memory is host memory, which UCX moves).
+DomainLayout ucxGpuBuffersBetweenPretendHosts(std::vector<int> labels);
 
 // Emulated GPU ranks joined over tcp, every other launch of their GPU
 // engine made as a captured one is (HETCCL_SCRIPTED_LAUNCHES).
