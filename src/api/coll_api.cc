@@ -87,6 +87,7 @@ ncclResult_t submit(const char* function, ncclComm_t handle,
                        comm->nranks());
     checkBuffers(op, *comm);
     comm->checkStream(stream);
+    comm->numberCall(op);
     logCall(function, *comm, comm->nextOpCount(), op,
             request.redOp ? hetccl::enumValue(*request.redOp) : -1, stream);
     if (hetccl::Group::current().active())

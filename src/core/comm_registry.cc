@@ -1,8 +1,31 @@
 #include "core/comm_registry.h"
 
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "core/communicator.h"
 #include "util/error.h"
+#include "util/log.h"
 
 namespace hetccl {
+namespace {
+
+// A process that exits without destroying its communicators: their GPU
+// streams must not hold the exit, and their peers must learn whether this
+// rank left after its last operation or in the middle of one.
+void leaveEveryCommunicatorAtExit() {
+  for (const auto& comm : CommRegistry::instance().live()) {
+    try {
+      comm->leaveAtExit();
+    } catch (...) {
+      LOG_WARN(kLogInit, "rank %d: leaving at exit: %s", comm->rank(),
+               currentExceptionAsError().what());
+    }
+  }
+}
+
+}  // namespace
 
 CommRegistry& CommRegistry::instance() {
   // Never destroyed: handles may be used from threads still running at exit.
@@ -11,6 +34,8 @@ CommRegistry& CommRegistry::instance() {
 }
 
 ncclComm* CommRegistry::add(std::shared_ptr<Communicator> comm) {
+  static std::once_flag atExit;
+  std::call_once(atExit, [] { std::atexit(leaveEveryCommunicatorAtExit); });
   auto* handle = reinterpret_cast<ncclComm*>(comm.get());
   std::lock_guard<std::mutex> lock(mutex_);
   comms_.emplace(handle, std::move(comm));
@@ -27,6 +52,13 @@ std::shared_ptr<Communicator> CommRegistry::find(const ncclComm* handle) const {
          "already destroyed",
          static_cast<const void*>(handle));
   return it->second;
+}
+
+std::vector<std::shared_ptr<Communicator>> CommRegistry::live() const {
+  std::vector<std::shared_ptr<Communicator>> comms;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& entry : comms_) comms.push_back(entry.second);
+  return comms;
 }
 
 std::shared_ptr<Communicator> CommRegistry::remove(const ncclComm* handle) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "core/communicator.h"
 
@@ -20,6 +21,8 @@ class CommRegistry {
   ncclComm* add(std::shared_ptr<Communicator> comm);
   // Throws ncclInvalidArgument for NULL, destroyed or unknown handles.
   std::shared_ptr<Communicator> find(const ncclComm* handle) const;
+  // Every communicator not destroyed yet.
+  std::vector<std::shared_ptr<Communicator>> live() const;
   // Removes the handle; the communicator lives on while work holds it.
   std::shared_ptr<Communicator> remove(const ncclComm* handle);
 

@@ -203,7 +203,15 @@ void Communicator::setUpHeterogeneous(
   executor_ = std::make_shared<GpuPlanEngine>(
       GpuPlanEngineSetup{deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains,
                          std::move(links), std::move(domainComm), settings_,
-                         opsAbort_, std::move(direct), liveness_});
+                         opsAbort_, std::move(direct), liveness_, rankNames()});
+}
+
+std::vector<std::string> Communicator::rankNames() const {
+  std::vector<std::string> names;
+  for (int r = 0; r < nranks_; ++r)
+    names.push_back(format("rank %d (host %s, pid %d)", r, peers_[r].hostname,
+                           peers_[r].pid));
+  return names;
 }
 
 // GPU ranks of one runtime on one host, each its own domain and few enough
@@ -318,6 +326,31 @@ void Communicator::checkStream(StreamHandle stream) const {
   if (runtimeKind() == RuntimeKind::Host) runtime().checkStream(stream);
 }
 
+void Communicator::numberCall(Op& op) {
+  if (sendsTo_.empty()) {
+    sendsTo_.assign(nranks_, 0);
+    receivesFrom_.assign(nranks_, 0);
+  }
+  switch (op.kind) {
+    case OpKind::Send:
+      op.sequence = ++sendsTo_[op.root];
+      return;
+    case OpKind::Recv:
+      op.sequence = ++receivesFrom_[op.root];
+      return;
+    case OpKind::AllReduce:
+    case OpKind::Broadcast:
+    case OpKind::Reduce:
+    case OpKind::AllGather:
+    case OpKind::ReduceScatter:
+    case OpKind::AlltoAll:
+    case OpKind::Gather:
+    case OpKind::Scatter:
+      op.sequence = ++collectiveCalls_;
+      return;
+  }
+}
+
 void Communicator::launch(const std::vector<Op>& ops, StreamHandle stream) {
   checkUsable();
   executor_->launch(ops, stream);
@@ -371,6 +404,7 @@ std::unique_ptr<Communicator> Communicator::shrink(
   if (abortOps) {
     opsAbort_->raise(ncclSystemError,
                      "operation aborted by ncclCommShrink(NCCL_SHRINK_ABORT)");
+    if (executor_) executor_->releaseStreams();
     if (executor_) executor_->drain(kAbortDrainSeconds);
   }
   std::vector<int> survivors;
@@ -419,7 +453,13 @@ LibraryFeatures* Communicator::libraryFeatures() const {
 void Communicator::revoke() {
   opsAbort_->raise(ncclInvalidUsage,
                    "communicator was revoked (ncclCommRevoke)");
+  if (executor_) executor_->releaseStreams();
   if (executor_) executor_->drain(kAbortDrainSeconds);
+}
+
+void Communicator::leaveAtExit() {
+  if (initThread_.joinable()) return;  // still initialising: nothing ran
+  if (executor_) executor_->leaveAtExit();
 }
 
 void Communicator::abort() {

@@ -91,6 +91,9 @@ class Communicator {
   void checkStream(StreamHandle stream) const;
   // Numbers the calls made on this communicator, for the log.
   uint64_t nextOpCount() { return opCount_.fetch_add(1); }
+  // Gives `op` its number (Op::sequence), in call order: the same on every
+  // rank that takes part, if the ranks make the same calls.
+  void numberCall(Op& op);
   // Enqueues one op or a group's ops for this communicator on `stream`.
   void launch(const std::vector<Op>& ops, StreamHandle stream);
 
@@ -117,6 +120,8 @@ class Communicator {
   void abort();
   // Stops the work in flight but keeps the communicator for shrink.
   void revoke();
+  // The process exits with this communicator alive (CommRegistry).
+  void leaveAtExit();
 
  private:
   void connect(const ncclUniqueId& id);
@@ -127,6 +132,8 @@ class Communicator {
       Oob& oob, const DomainMap& domains) const;
   void gatherDomainBackends(Oob& oob);
   void logTopology() const;
+  // "rank 1 (host b, pid 42)", by rank, for errors that name a peer.
+  std::vector<std::string> rankNames() const;
   Placement placement() const;
   std::shared_ptr<Executor> createDomainComm(Oob& oob, RuntimeKind runtime,
                                              const std::vector<int>& members);
@@ -146,6 +153,8 @@ class Communicator {
   std::shared_ptr<PeerLiveness> liveness_;
   std::atomic<bool> bootstrapAbort_{false};
   std::atomic<uint64_t> opCount_{0};
+  uint64_t collectiveCalls_ = 0;
+  std::vector<uint64_t> sendsTo_, receivesFrom_;  // by peer
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<PeerInfo> peers_;
   int domainCount_ = 1;

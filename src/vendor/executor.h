@@ -27,6 +27,14 @@ class Executor {
   // Stops work the vendor library itself runs (GPU kernels); HetCCL's own
   // work stops through the communicator's abort signal.
   virtual void abort() {}
+  // Lets every stream that waits for this rank's enqueued work go on, with
+  // undefined results (ncclCommRevoke). A failure alone never does that:
+  // a GPU stream must not run past an operation that lost a peer.
+  virtual void releaseStreams() {}
+  // The process is exiting with the communicator alive: its streams must
+  // not keep the exit waiting, and its peers must learn whether it left
+  // after its last operation or in the middle of one.
+  virtual void leaveAtExit() {}
   // Lets the vendor library finish and flush its own queued work
   // (ncclCommFinalize), after drain().
   virtual void finalize() {}

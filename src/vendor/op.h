@@ -58,6 +58,10 @@ struct Op {
   ncclDataType_t dtype = ncclFloat32;
   ReduceSpec reduce;
   int root = 0;  // root of rooted collectives; the peer of Send and Recv
+  // The call's number, the same on every rank that takes part: the
+  // collective's on its communicator, or the transfer's between its two
+  // ranks in its direction (CallSignature).
+  uint64_t sequence = 0;
 };
 
 }  // namespace hetccl

@@ -76,4 +76,58 @@ BufferSpan recvSpan(const Op& op, int rank, int nranks) {
   return span(op.recvbuff, opTraits(op.kind).recv, op, rank, nranks);
 }
 
+namespace {
+
+CallName callNameOf(OpKind kind) {
+  switch (kind) {
+    case OpKind::AllReduce:
+      return CallName::AllReduce;
+    case OpKind::Broadcast:
+      return CallName::Broadcast;
+    case OpKind::Reduce:
+      return CallName::Reduce;
+    case OpKind::AllGather:
+      return CallName::AllGather;
+    case OpKind::ReduceScatter:
+      return CallName::ReduceScatter;
+    case OpKind::AlltoAll:
+      return CallName::AlltoAll;
+    case OpKind::Gather:
+      return CallName::Gather;
+    case OpKind::Scatter:
+      return CallName::Scatter;
+    case OpKind::Send:
+      return CallName::Send;
+    case OpKind::Recv:
+      return CallName::Recv;
+  }
+  failUnknownOpKind(kind);
+}
+
+uint8_t reduceFlagsOf(const ReduceSpec& reduce) {
+  uint8_t flags = 0;
+  if (reduce.average) flags |= CallSignature::kAverage;
+  if (reduce.preMultiply) flags |= CallSignature::kPremultiplied;
+  if (reduce.preMultiply && reduce.scalarPointer != nullptr)
+    flags |= CallSignature::kDeviceScalar;
+  return flags;
+}
+
+}  // namespace
+
+CallSignature signatureOf(const Op& op) {
+  const OpTraits& traits = opTraits(op.kind);
+  CallSignature signature;
+  signature.sequence = op.sequence;
+  signature.count = op.count;
+  signature.root = traits.hasRoot || traits.hasPeer ? op.root : -1;
+  signature.call = callNameOf(op.kind);
+  signature.dtype = static_cast<uint8_t>(op.dtype);
+  if (traits.reduces) {
+    signature.redOp = static_cast<uint8_t>(op.reduce.base);
+    signature.reduceFlags = reduceFlagsOf(op.reduce);
+  }
+  return signature;
+}
+
 }  // namespace hetccl

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 
+#include "util/call_signature.h"
 #include "vendor/op.h"
 
 namespace hetccl {
@@ -40,6 +41,9 @@ const OpTraits& opTraits(OpKind kind);
 [[noreturn]] void failUnknownOpKind(OpKind kind);
 inline const char* opKindName(OpKind kind) { return opTraits(kind).name; }
 inline bool isPointToPoint(OpKind kind) { return opTraits(kind).hasPeer; }
+
+// What ranks compare to catch calls that disagree.
+CallSignature signatureOf(const Op& op);
 
 // One of an op's buffers as one rank sees it.
 struct BufferSpan {

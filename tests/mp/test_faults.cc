@@ -167,11 +167,28 @@ ncclResult_t secondAllReduceError(ncclComm_t comm, bool onStream) {
 
 // The second all-reduce with rank 1 gone or silent (`how`) fails with
 // ncclRemoteError within `limitSeconds` and a message, and the abort after
-// it returns promptly.
+// it returns promptly. On a stream, the error comes from the stream or
+// from the communicator's async error while the stream waits (a GPU
+// rank's stream stays blocked until the abort releases it).
 void expectErrorThenAbort(ncclComm_t comm, bool onStream, double limitSeconds,
                           const char* how) {
+  HostStream stream;
+  std::vector<double> data(4096, 1.0);
   double start = nowSeconds();
-  ncclResult_t result = secondAllReduceError(comm, onStream);
+  ncclResult_t result =
+      ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat64, ncclSum,
+                    comm, onStream ? stream.get() : nullptr);
+  while (result == ncclSuccess && nowSeconds() - start < limitSeconds) {
+    ncclResult_t query = onStream ? hetcclStreamQuery(stream.get()) : result;
+    if (query != ncclInProgress) {
+      result = onStream ? hetcclStreamSynchronize(stream.get()) : query;
+      if (result == ncclSuccess) break;
+    }
+    if (result == ncclSuccess)
+      MP_CHECK_NCCL(ncclCommGetAsyncError(comm, &result));
+    if (result == ncclSuccess)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   double seconds = nowSeconds() - start;
   MP_CHECK(result == ncclRemoteError)
       << "the all-reduce with a " << how << " peer: " << describeResult(result);
@@ -182,6 +199,8 @@ void expectErrorThenAbort(ncclComm_t comm, bool onStream, double limitSeconds,
       << "no message for " << describeResult(result);
   start = nowSeconds();
   MP_CHECK_NCCL(ncclCommAbort(comm));
+  MP_CHECK(!onStream || hetcclStreamSynchronize(stream.get()) != ncclSuccess)
+      << "the failed all-reduce's stream synchronized as a success";
   MP_CHECK(nowSeconds() - start < kAbortLimitSeconds)
       << "ncclCommAbort took " << nowSeconds() - start << " s";
 }

@@ -17,8 +17,9 @@
 namespace hetccl {
 namespace {
 
-constexpr uint64_t kAllBits =
-    DeviceOutboxes::kFree | DeviceOutboxes::kFilled | DeviceOutboxes::kResult;
+constexpr uint64_t kAllBits = DeviceOutboxes::kFree | DeviceOutboxes::kFilled |
+                              DeviceOutboxes::kResult |
+                              DeviceOutboxes::kReleasedBit;
 
 uint64_t load(const uint64_t* flag) {
   return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
@@ -58,7 +59,7 @@ TEST(DeviceOutboxes, FlagsStartFree) {
       EXPECT_EQ(load(boxes.slotFlag(1, chunk, 0)), DeviceOutboxes::kFree);
       EXPECT_EQ(load(boxes.pairFlag(1, 0, chunk)), DeviceOutboxes::kFree);
     }
-    EXPECT_FALSE(boxes.failed());
+    EXPECT_EQ(boxes.failedRank(), -1);
     EXPECT_FALSE(boxes.left(0));
     EXPECT_EQ(load(boxes.releaseWord()), 0u);
   });
@@ -82,10 +83,10 @@ TEST(DeviceOutboxes, LineAreasStartZeroAndOverlapNothing) {
   });
 }
 
-TEST(DeviceOutboxes, AFailureKeepsEveryFlagRaised) {
+TEST(DeviceOutboxes, AReleaseKeepsEveryFlagRaised) {
   withTwoRanks([](DeviceOutboxes& boxes) {
-    boxes.releaseWaits(/*failure=*/true);
-    EXPECT_TRUE(boxes.failed());
+    boxes.releaseWaits();
+    EXPECT_EQ(boxes.failedRank(), 0);
     EXPECT_EQ(load(boxes.releaseWord()), 1u);
     EXPECT_FALSE(boxes.left(0));
     EXPECT_EQ(load(boxes.slotFlag(1, 2, 0)), kAllBits);
@@ -101,16 +102,31 @@ TEST(DeviceOutboxes, AFailureKeepsEveryFlagRaised) {
   });
 }
 
-TEST(DeviceOutboxes, ARankThatLeavesReleasesOnce) {
+// A failure is reported to the others, but releases nothing: the streams
+// waiting for the failed rank stay blocked until their own rank releases
+// them.
+TEST(DeviceOutboxes, AFailureReleasesNothing) {
   withTwoRanks([](DeviceOutboxes& boxes) {
-    boxes.releaseWaits(/*failure=*/false);
+    boxes.markFailed();
+    EXPECT_EQ(boxes.failedRank(), 0);
+    EXPECT_EQ(load(boxes.releaseWord()), 0u);
+    EXPECT_EQ(load(boxes.slotFlag(1, 2, 0)), DeviceOutboxes::kFree);
+    EXPECT_EQ(load(boxes.pairFlag(0, 1, 0)), DeviceOutboxes::kFree);
+  });
+}
+
+// A rank that leaves publishes how far it went and releases nothing: a
+// peer's operation beyond that must not run on without it.
+TEST(DeviceOutboxes, ARankThatLeavesReleasesNothing) {
+  withTwoRanks([](DeviceOutboxes& boxes) {
+    boxes.markLeft(17);
     EXPECT_TRUE(boxes.left(0));
-    EXPECT_EQ(load(boxes.releaseWord()), 1u);
-    EXPECT_FALSE(boxes.failed());
-    EXPECT_EQ(load(boxes.pairFlag(0, 1, 0)), kAllBits);
-    store(boxes.pairFlag(0, 1, 0), DeviceOutboxes::kFilled);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_EQ(load(boxes.pairFlag(0, 1, 0)), DeviceOutboxes::kFilled);
+    EXPECT_FALSE(boxes.left(1));
+    EXPECT_EQ(boxes.collectivesCompletedBy(0), 17u);
+    EXPECT_EQ(load(boxes.releaseWord()), 0u);
+    EXPECT_EQ(boxes.failedRank(), -1);
+    EXPECT_EQ(load(boxes.pairFlag(0, 1, 0)), DeviceOutboxes::kFree);
+    EXPECT_EQ(load(boxes.slotFlag(0, 1, 1)), DeviceOutboxes::kFree);
   });
 }
 

@@ -25,14 +25,16 @@ struct Watched {
   std::atomic<bool> lost{false};
   std::atomic<bool> leftCleanly{false};
   std::atomic<int> reports{0};
+  std::atomic<uint64_t> askedAbout{~uint64_t(0)};
   std::string message;
   std::unique_ptr<LaunchWatch> watch;
 
   Watched() {
     watch = std::make_unique<LaunchWatch>(
         &reached, &passed, /*timeoutSeconds=*/0,
-        [this](bool betweenLaunches) {
-          if (lost && !(betweenLaunches && leftCleanly))
+        [this](uint64_t launch) {
+          askedAbout = launch;
+          if (lost && !(launch == 0 && leftCleanly))
             fail(ncclRemoteError, "rank 1 is gone");
         },
         [this](const Error& error) {
@@ -60,6 +62,7 @@ TEST(LaunchWatch, AStalledLaunchWithALostPeerIsReported) {
   w.lost = true;
   ASSERT_TRUE(w.reportedWithin(milliseconds(3000)));
   EXPECT_NE(w.message.find("rank 1 is gone"), std::string::npos) << w.message;
+  EXPECT_EQ(w.askedAbout.load(), 1u) << "the stalled launch is named";
 }
 
 TEST(LaunchWatch, BetweenLaunchesALostPeerIsIgnoredUntilToldOtherwise) {

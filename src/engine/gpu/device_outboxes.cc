@@ -22,9 +22,10 @@ struct OutboxFlags {
   };
   Flag slot[kSlots][HETCCL_DEVICE_MAX_SOURCES];  // by slot, then reader
   Flag pair[HETCCL_DEVICE_MAX_SOURCES][kSlots];  // by destination, then slot
-  Flag failed;    // 1 once the owner released the waits on a failure
-  Flag left;      // 1 once the owner released them as it went away
-  Flag released;  // 1 once the owner released them for either reason
+  Flag failed;     // 1 once the owner failed (or released its waits)
+  Flag left;       // 1 once the owner left after its work
+  Flag completed;  // collective launches the owner completed, when it left
+  Flag released;   // 1 once the owner released its waits
 
   // Every flag of the slots and channels.
   template <typename Visit>
@@ -130,25 +131,37 @@ DeviceOutboxes::~DeviceOutboxes() {
   if (keeper_.joinable()) keeper_.join();
 }
 
-void DeviceOutboxes::releaseWaits(bool failure) {
-  OutboxFlags& own = flagsOf(segments_[rank_]);
-  __atomic_store_n(failure ? &own.failed.value : &own.left.value, 1,
+void DeviceOutboxes::markFailed() {
+  __atomic_store_n(&flagsOf(segments_[rank_]).failed.value, 1,
                    __ATOMIC_RELEASE);
-  __atomic_store_n(&own.released.value, 1, __ATOMIC_RELEASE);
+}
+
+// The count first: a rank that sees `left` sees the count with it.
+void DeviceOutboxes::markLeft(uint64_t collectiveLaunches) {
+  OutboxFlags& own = flagsOf(segments_[rank_]);
+  __atomic_store_n(&own.completed.value, collectiveLaunches, __ATOMIC_RELAXED);
+  __atomic_store_n(&own.left.value, 1, __ATOMIC_RELEASE);
+}
+
+void DeviceOutboxes::releaseWaits() {
+  markFailed();
+  __atomic_store_n(&flagsOf(segments_[rank_]).released.value, 1,
+                   __ATOMIC_RELEASE);
   raiseEveryFlag();
-  if (failure) keepRaisingAfterFailure();
+  keepRaising();
 }
 
 void DeviceOutboxes::raiseEveryFlag() {
   for (int r = 0; r < nranks_; ++r)
     flagsOf(segments_[r]).forEachFlag([](uint64_t& flag) {
-      __atomic_store_n(&flag, kFree | kFilled | kResult, __ATOMIC_RELEASE);
+      __atomic_store_n(&flag, kFree | kFilled | kResult | kReleasedBit,
+                       __ATOMIC_RELEASE);
     });
 }
 
 // Every millisecond, so that a replay blocked on a flag it wrote itself
-// goes on within one (its results are undefined: the communicator failed).
-void DeviceOutboxes::keepRaisingAfterFailure() {
+// goes on within one (its results are undefined).
+void DeviceOutboxes::keepRaising() {
   std::lock_guard<std::mutex> lock(keeperMutex_);
   if (keeper_.joinable() || stopping_) return;
   keeper_ = std::thread([this] {
@@ -164,12 +177,17 @@ bool DeviceOutboxes::left(int rank) const {
                          __ATOMIC_ACQUIRE) != 0;
 }
 
-bool DeviceOutboxes::failed() const {
+uint64_t DeviceOutboxes::collectivesCompletedBy(int rank) const {
+  return __atomic_load_n(&flagsOf(segments_[rank]).completed.value,
+                         __ATOMIC_RELAXED);
+}
+
+int DeviceOutboxes::failedRank() const {
   for (int r = 0; r < nranks_; ++r)
     if (__atomic_load_n(&flagsOf(segments_[r]).failed.value,
                         __ATOMIC_ACQUIRE) != 0)
-      return true;
-  return false;
+      return r;
+  return -1;
 }
 
 }  // namespace hetccl

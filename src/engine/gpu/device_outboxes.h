@@ -57,6 +57,10 @@ class DeviceOutboxes {
   static constexpr uint64_t kFree = 1;
   static constexpr uint64_t kFilled = 2;
   static constexpr uint64_t kResult = 4;
+  // Set with the others when the waits are released: no stream writes
+  // it, so a wait that sees it knows it was released, not satisfied (the
+  // emulated device module fails such a wait).
+  static constexpr uint64_t kReleasedBit = HETCCL_DEVICE_WAIT_RELEASED;
 
   // The slot of `owner`'s outbox that chunk `chunk` uses (chunk % kSlots),
   // and its flag for `reader`.
@@ -75,24 +79,35 @@ class DeviceOutboxes {
   // the waits of its low-latency kernels, which poll lines, not flags.
   const uint64_t* releaseWord() const;
 
-  // Sets every bit of every flag, so that every stream waiting on one goes
-  // on: the communicator has failed (`failure`; results are undefined) or
-  // this rank is going away (its last operations are done, and it leaves
-  // nothing for anyone to wait for). After a failure a thread keeps them
-  // set until the outboxes go: a CUDA graph's replay writes its flags'
-  // fixed values again, and must not block on them.
-  void releaseWaits(bool failure);
-  // Whether some rank released the waits on a failure: then the streams of
-  // every rank ran on without their peers, and every rank must fail.
-  bool failed() const;
-  // Whether `rank` released the waits because it was going away.
+  // What a rank publishes about itself in its outbox, read by the others'
+  // watches (LaunchWatch): a failure is an error every rank must report;
+  // a departure is clean only for the launches the rank completed.
+  void markFailed();
+  // This rank leaves after completing `collectiveLaunches` launches that
+  // held a collective (point-to-point launches are not counted: they
+  // concern two ranks only).
+  void markLeft(uint64_t collectiveLaunches);
+  // The lowest rank that marked itself failed, or -1.
+  int failedRank() const;
+  // Whether `rank` left, and how many collective launches it completed.
   bool left(int rank) const;
+  uint64_t collectivesCompletedBy(int rank) const;
+
+  // Sets every bit of every flag, with kReleasedBit, so that every stream
+  // waiting on one goes on, with undefined results. Only this rank's
+  // abort, destroy, revoke or the process's exit does that, never a
+  // failure alone: a stream must not run past an operation that lost a
+  // peer. A thread keeps them set until the outboxes go: a CUDA graph's
+  // replay writes its flags' fixed values again, and must not block on
+  // them. Marks this rank failed first, so that every other rank fails
+  // rather than trust what a released stream wrote.
+  void releaseWaits();
 
  private:
   size_t channelOffset(int owner, int destination) const;
   size_t slotsOffset() const;
   void raiseEveryFlag();
-  void keepRaisingAfterFailure();
+  void keepRaising();
 
   const int rank_;
   const int nranks_;
@@ -104,7 +119,7 @@ class DeviceOutboxes {
   std::mutex keeperMutex_;  // guards keeper_ and stopping_
   std::condition_variable stopKeeper_;
   bool stopping_ = false;
-  std::thread keeper_;  // raises the flags again and again after a failure
+  std::thread keeper_;  // raises the flags again and again once released
 };
 
 }  // namespace hetccl

@@ -64,13 +64,9 @@ class DeviceShmCollectives {
   void launchPointToPoint(const std::vector<Op>& ops, void* stream) {
     pointToPoint_.launch(ops, stream);
   }
-  // Lets every stream waiting on a counter go on: the communicator has
-  // failed (`failure`; results are undefined), or this rank is going away.
-  void releaseWaits(bool failure) { outboxes_.releaseWaits(failure); }
-  // Whether some rank (this one or another) released them on a failure.
-  bool failed() const { return outboxes_.failed(); }
-  // Whether `rank` released them because it went away after its work.
-  bool left(int rank) const { return outboxes_.left(rank); }
+  // The outboxes' marks and release (DeviceOutboxes).
+  DeviceOutboxes& outboxes() { return outboxes_; }
+  const DeviceOutboxes& outboxes() const { return outboxes_; }
 
  private:
   // One pipeline step: elements [first, first + length) of each rank's

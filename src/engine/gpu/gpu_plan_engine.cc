@@ -101,7 +101,9 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
              [this](const Error& error) { failed(error); }),
       callerReached_(module_),
       enginePassed_(module_),
-      scriptedLaunches_(setup.settings.scriptedLaunches) {
+      scriptedLaunches_(setup.settings.scriptedLaunches),
+      liveness_(std::move(setup.liveness)),
+      rankNames_(std::move(setup.rankNames)) {
   for (uint64_t* word :
        {&flags_->inputsReady, &flags_->done, &flags_->engineReached,
         &flags_->directReached, &flags_->directPassed})
@@ -141,11 +143,7 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
   if (directCollectives_)
     directWatch_ = std::make_unique<LaunchWatch>(
         &flags_->directReached, &flags_->directPassed, timeoutSeconds_,
-        [this, liveness = setup.liveness](bool betweenLaunches) {
-          for (int r = 0; r < domains_.nranks() && liveness; ++r)
-            if (!betweenLaunches || !directCollectives_->left(r))
-              liveness->throwIfLost(r);
-        },
+        [this](uint64_t launch) { throwIfPeerLost(launch); },
         [this](const Error& error) { failed(error); });
   LOG_INFO(
       kLogInit,
@@ -212,16 +210,23 @@ void GpuPlanEngine::warmUpDomain() {
                 "connecting the domain's vendor library");
 }
 
+// A clean destroy found every launch complete (finalize drained them), so
+// nothing waits and the peers learn how far this rank went; a failed
+// communicator's streams are released instead.
 GpuPlanEngine::~GpuPlanEngine() {
   CurrentDevice ours(module_, device_);
-  if (abort_->raised()) releaseWaits();
+  if (!abort_->raised() && launchesIdle()) {
+    if (directCollectives_)
+      directCollectives_->outboxes().markLeft(collectiveLaunches_);
+  } else {
+    releaseWaits();
+  }
   const int streamError = module_.api().streamSynchronize(stream_.handle());
   copies_.synchronize();  // before the rings go
   if (streamError != 0)
     LOG_WARN(kLogColl, "rank %d: the GPU engine's stream failed", rank_);
   else if (timeline_)
     logTimeline();
-  releaseWaits();  // a caller's stream may still wait for a launch
 }
 
 void GpuPlanEngine::logTimeline() {
@@ -247,8 +252,7 @@ void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
       enqueueLaunch(ops, stream, capturing);
   } catch (const Error& e) {
     // Half-enqueued work leaves the ranks out of step.
-    abort_->raise(e.code(), e.what());
-    abort();
+    failed(e);
     throw;
   }
 }
@@ -268,6 +272,7 @@ void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
   }
   const auto& api = module_.api();
   const uint64_t sequence = ++directLaunched_;
+  recordDirectLaunch(sequence, ops);
   module_.check(api.writeValue64(stream, &flags_->directReached, sequence),
                 "marking the start of a launch");
   enqueueAmongHostGpus(ops, stream, capturing);
@@ -432,27 +437,117 @@ ncclResult_t GpuPlanEngine::asyncError() const {
   return domainComm_->asyncError();
 }
 
-// A rank whose communicator failed released every wait of the shared
-// outboxes, so the other ranks' streams ran on without it: their results
-// are undefined too, and their next operation must fail, not run on
-// counters that no longer order anything.
+// Another GPU rank of this host failed: the ranks are out of step, and
+// this rank's next operation must fail rather than wait for it.
 bool GpuPlanEngine::noticePeersFailure() const {
-  if (!directCollectives_ || !directCollectives_->failed()) return false;
+  if (!directCollectives_) return false;
+  const int failedRank = directCollectives_->outboxes().failedRank();
+  if (failedRank < 0) return false;
   if (!abort_->raised())
     abort_->raise(ncclRemoteError,
-                  "a GPU rank of this host failed (its log says why) and "
-                  "released the waits of every rank's stream-driven "
-                  "operations: their results are undefined");
+                  format("%s failed (its log says why): the operations it "
+                         "took part in cannot complete",
+                         rankNames_.at(failedRank).c_str()));
   return true;
 }
 
-// On the proxy's thread: a link failed or timed out. The ranks are out of
-// step; every stream wait is released (the communicator's error says what
-// went wrong).
 void GpuPlanEngine::failed(const Error& error) {
   LOG_WARN(kLogColl, "rank %d: GPU engine: %s", rank_, error.what());
   abort_->raise(error.code(), error.what());
-  abort();
+  if (directCollectives_) directCollectives_->outboxes().markFailed();
+}
+
+// A peer that failed, a peer process that is gone, or a peer that left
+// before an operation this launch needs. Between launches (graph replays
+// carry no marks) only a peer that did not leave cleanly counts.
+void GpuPlanEngine::throwIfPeerLost(uint64_t launch) const {
+  const DeviceOutboxes& outboxes = directCollectives_->outboxes();
+  const std::string during =
+      launch ? format(" during %s", describeLaunch(launch).c_str()) : "";
+  const int failedRank = outboxes.failedRank();
+  if (failedRank >= 0 && failedRank != rank_)
+    fail(ncclRemoteError, "%s failed%s: the operation cannot complete",
+         rankNames_.at(failedRank).c_str(), during.c_str());
+  for (int r = 0; r < domains_.nranks(); ++r) {
+    if (r == rank_) continue;
+    if (outboxes.left(r)) {
+      const uint64_t completed = outboxes.collectivesCompletedBy(r);
+      if (launch && needsDeparted(launch, r, completed))
+        fail(ncclRemoteError,
+             "%s left the communicator (ncclCommDestroy or exit) after "
+             "completing %llu collective launches; this rank's %s needs it",
+             rankNames_.at(r).c_str(),
+             static_cast<unsigned long long>(completed),
+             describeLaunch(launch).c_str());
+      continue;
+    }
+    if (liveness_ && liveness_->lost(r)) {
+      try {
+        liveness_->throwIfLost(r);
+      } catch (const Error& lost) {
+        fail(ncclRemoteError, "%s%s", lost.what(), during.c_str());
+      }
+    }
+  }
+}
+
+void GpuPlanEngine::recordDirectLaunch(uint64_t sequence,
+                                       const std::vector<Op>& ops) {
+  DirectLaunch record;
+  record.sequence = sequence;
+  for (const Op& op : ops) {
+    if (isPointToPoint(op.kind) && op.root < 64)
+      record.peers |= uint64_t(1) << op.root;
+    else if (!isPointToPoint(op.kind) && record.collectiveIndex == 0)
+      record.collectiveIndex = ++collectiveLaunches_;
+  }
+  record.first = ops.front();
+  record.ops = ops.size();
+  std::lock_guard<std::mutex> lock(directLaunchesMutex_);
+  directLaunches_[sequence % kDirectLaunchRecords] = record;
+}
+
+bool GpuPlanEngine::needsDeparted(uint64_t launch, int peer,
+                                  uint64_t collectivesCompleted) const {
+  std::lock_guard<std::mutex> lock(directLaunchesMutex_);
+  const DirectLaunch& record = directLaunches_[launch % kDirectLaunchRecords];
+  if (record.sequence != launch) return true;  // too old to know: assume so
+  if (record.collectiveIndex > collectivesCompleted) return true;
+  return (record.peers >> peer) & 1;
+}
+
+std::string GpuPlanEngine::describeLaunch(uint64_t launch) const {
+  std::lock_guard<std::mutex> lock(directLaunchesMutex_);
+  const DirectLaunch& record = directLaunches_[launch % kDirectLaunchRecords];
+  if (record.sequence != launch)
+    return format("launch #%llu", static_cast<unsigned long long>(launch));
+  std::string text =
+      format("launch #%llu: %s", static_cast<unsigned long long>(launch),
+             describeCall(signatureOf(record.first)).c_str());
+  if (record.ops > 1)
+    text += format(" and %zu more in its group", record.ops - 1);
+  return text;
+}
+
+// The process exits with the communicator alive (no destroy): as a
+// destroy would, it leaves cleanly if nothing is in flight, and otherwise
+// lets its streams go so that the exit does not wait for them.
+void GpuPlanEngine::leaveAtExit() {
+  if (!abort_->raised() && launchesIdle()) {
+    if (directCollectives_)
+      directCollectives_->outboxes().markLeft(collectiveLaunches_);
+    return;
+  }
+  abort_->raise(ncclSystemError, "the process is exiting");
+  releaseWaits();
+}
+
+// Every launch's work has passed the caller's stream.
+bool GpuPlanEngine::launchesIdle() const {
+  std::lock_guard<std::mutex> lock(launchMutex_);
+  return __atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) >= launched_ &&
+         __atomic_load_n(&flags_->directPassed, __ATOMIC_ACQUIRE) >=
+             directLaunched_;
 }
 
 // The stream writes `done` for the last launch (after its last piece was
@@ -460,12 +555,15 @@ void GpuPlanEngine::failed(const Error& error) {
 bool GpuPlanEngine::drain(double timeoutSeconds) {
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration<double>(timeoutSeconds);
-  uint64_t last;
+  uint64_t last, lastDirect;
   {
     std::lock_guard<std::mutex> lock(launchMutex_);
     last = launched_;
+    lastDirect = directLaunched_;
   }
-  while (__atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) < last) {
+  while (__atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) < last ||
+         __atomic_load_n(&flags_->directPassed, __ATOMIC_ACQUIRE) <
+             lastDirect) {
     if (abort_->raised()) return true;
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -500,8 +598,9 @@ void GpuPlanEngine::releaseWaits() {
 void GpuPlanEngine::raiseEngineWaits() {
   raiseToAtLeast(&flags_->inputsReady, kReleaseAll);
   raiseToAtLeast(&flags_->engineReached, kReleaseAll);
+  proxy_.release();
   rings_.releaseWaits();
-  if (directCollectives_) directCollectives_->releaseWaits(abort_->raised());
+  if (directCollectives_) directCollectives_->outboxes().releaseWaits();
 }
 
 void GpuPlanEngine::warnUnlessStreamsIdle() const {

@@ -61,13 +61,15 @@ struct GpuPlanEngineSetup {
   std::unique_ptr<DeviceShmCollectives> directCollectives;  // may be null
   // Which peer processes have exited (null: none is watched).
   std::shared_ptr<const PeerLiveness> liveness = nullptr;
+  // How errors name each rank: "rank 1 (host b, pid 42)"; by rank.
+  std::vector<std::string> rankNames = {};
 };
 
 class GpuPlanEngine : public Executor {
  public:
   explicit GpuPlanEngine(GpuPlanEngineSetup setup);
-  // Waits for the queued work (as NCCL's destroy does), unless the engine
-  // was aborted, and releases every stream wait.
+  // Waits for the queued work (as NCCL's destroy does) and publishes this
+  // rank's departure; after a failure, releases every stream wait instead.
   ~GpuPlanEngine() override;
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
@@ -75,6 +77,8 @@ class GpuPlanEngine : public Executor {
   // Stops the domain's vendor library and lets every stream waiting on
   // the engine go on (with undefined results: the communicator failed).
   void abort() override;
+  void releaseStreams() override { releaseWaits(); }
+  void leaveAtExit() override;
   void finalize() override { domainComm_->finalize(); }
   // Also ncclRemoteError once another GPU rank of this host failed and
   // released the stream-driven path's waits.
@@ -113,10 +117,23 @@ class GpuPlanEngine : public Executor {
   void releaseCaller(StreamHandle stream, bool capturing, uint64_t sequence);
   void numberPiecesPerLaunch();
   std::unique_ptr<StagedLaunchScript> startScript(bool capturing);
+  // A launch, a link or a peer failed: the communicator reports the error
+  // (and the other GPU ranks of this host learn of it), but every stream
+  // stays where it is until abort, destroy or revoke releases it.
   void failed(const Error& error);
-  // Raises the abort signal if another rank released the stream-driven
-  // path's waits; true if it did.
+  // Raises the abort signal if another GPU rank of this host failed; true
+  // if one did.
   bool noticePeersFailure() const;
+  // What the stream-driven path's launch watch asks of the peers (see
+  // LaunchWatch); `launch` 0 is between launches.
+  void throwIfPeerLost(uint64_t launch) const;
+  void recordDirectLaunch(uint64_t sequence, const std::vector<Op>& ops);
+  // Whether launch `launch` needs `peer`, which left after completing
+  // `collectivesCompleted` collective launches.
+  bool needsDeparted(uint64_t launch, int peer,
+                     uint64_t collectivesCompleted) const;
+  std::string describeLaunch(uint64_t launch) const;
+  bool launchesIdle() const;
   void releaseWaits();
   // Raises every host word the engine's streams may wait on.
   void raiseEngineWaits();
@@ -149,7 +166,7 @@ class GpuPlanEngine : public Executor {
   DeviceEvent callerReached_;
   DeviceEvent enginePassed_;
   PlanContext context_;
-  std::mutex launchMutex_;
+  mutable std::mutex launchMutex_;
   const bool scriptedLaunches_;  // HETCCL_SCRIPTED_LAUNCHES
   // Whether each launch numbers its pieces from 0 (staged_link.h); then
   // pieces posted at enqueue carry their launch's gate.
@@ -157,6 +174,21 @@ class GpuPlanEngine : public Executor {
   uint64_t launchGate_ = 0;  // the gate of the pieces posted now (0: none)
   uint64_t launched_ = 0;
   uint64_t directLaunched_ = 0;
+  // What the watch needs to know of a stream-driven launch in flight.
+  struct DirectLaunch {
+    uint64_t sequence = 0;
+    uint64_t collectiveIndex = 0;  // 0: only sends and receives
+    uint64_t peers = 0;            // bit r: sends to or receives from r
+    Op first;
+    size_t ops = 0;
+  };
+  static constexpr size_t kDirectLaunchRecords = 64;
+  mutable std::mutex directLaunchesMutex_;
+  std::vector<DirectLaunch> directLaunches_ =
+      std::vector<DirectLaunch>(kDirectLaunchRecords);
+  uint64_t collectiveLaunches_ = 0;
+  const std::shared_ptr<const PeerLiveness> liveness_;
+  const std::vector<std::string> rankNames_;
   // With the stream-driven path; first to go.
   std::unique_ptr<LaunchWatch> directWatch_;
 };

@@ -9,7 +9,8 @@ namespace {
 // setting, and no load worth measuring.
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 // A launch stalled this long is checked against the peers' liveness: a
-// peer that left after its last operation harms only launches that wait.
+// peer that left after its last operation harms only launches that need
+// it, and those stall.
 constexpr double kStallSeconds = 0.5;
 
 uint64_t load(const uint64_t* word) {
@@ -20,7 +21,7 @@ uint64_t load(const uint64_t* word) {
 
 LaunchWatch::LaunchWatch(const uint64_t* reached, const uint64_t* passed,
                          double timeoutSeconds,
-                         std::function<void(bool)> throwIfPeerLost,
+                         std::function<void(uint64_t)> throwIfPeerLost,
                          std::function<void(const Error&)> onStall)
     : reached_(reached),
       passed_(passed),
@@ -62,7 +63,7 @@ void LaunchWatch::run() {
     }
     const double stalled =
         std::chrono::duration<double>(Clock::now() - since).count();
-    if (std::optional<Error> error = verdict(stalled)) {
+    if (std::optional<Error> error = verdict(reached, stalled)) {
       onStall_(*error);
       return;
     }
@@ -72,26 +73,29 @@ void LaunchWatch::run() {
 std::optional<Error> LaunchWatch::lostPeer() const {
   if (!betweenLaunches_.load(std::memory_order_relaxed)) return std::nullopt;
   try {
-    throwIfPeerLost_(true);
+    throwIfPeerLost_(0);
   } catch (const Error& lost) {
     return lost;
   }
   return std::nullopt;
 }
 
-std::optional<Error> LaunchWatch::verdict(double seconds) const {
+std::optional<Error> LaunchWatch::verdict(uint64_t launch,
+                                          double seconds) const {
   if (seconds < kStallSeconds) return std::nullopt;
   try {
-    throwIfPeerLost_(false);
+    throwIfPeerLost_(launch);
   } catch (const Error& lost) {
     return lost;
   }
   if (timeoutSeconds_ <= 0 || seconds <= timeoutSeconds_) return std::nullopt;
-  return Error(ncclRemoteError,
-               format("a collective or send/receive among this host's GPU "
-                      "ranks did not complete within %g s: a peer rank is "
-                      "gone or stuck (set HETCCL_TIMEOUT to wait longer)",
-                      timeoutSeconds_));
+  return Error(
+      ncclRemoteError,
+      format("launch #%llu (a collective or send/receive among this "
+             "host's GPU ranks) did not complete within %g s: a "
+             "peer rank is gone or stuck (set HETCCL_TIMEOUT to "
+             "wait longer)",
+             static_cast<unsigned long long>(launch), timeoutSeconds_));
 }
 
 }  // namespace hetccl

@@ -26,12 +26,12 @@ class LaunchWatch {
  public:
   // `reached` and `passed` hold launch sequence numbers, written by the
   // streams; `timeoutSeconds` 0 waits forever for live peers;
-  // `throwIfPeerLost(betweenLaunches)` throws ncclRemoteError naming a lost
-  // peer (between launches, only one that did not leave cleanly);
-  // `onStall` runs on the watch's thread, once.
+  // `throwIfPeerLost(launch)` throws ncclRemoteError naming a peer that
+  // launch `launch` lost (0: between launches, a peer lost in any way but
+  // a clean departure); `onStall` runs on the watch's thread, once.
   LaunchWatch(const uint64_t* reached, const uint64_t* passed,
               double timeoutSeconds,
-              std::function<void(bool betweenLaunches)> throwIfPeerLost,
+              std::function<void(uint64_t launch)> throwIfPeerLost,
               std::function<void(const Error&)> onStall);
   ~LaunchWatch();
   LaunchWatch(const LaunchWatch&) = delete;
@@ -49,13 +49,13 @@ class LaunchWatch {
   void run();
   // With watchBetweenLaunches: the error naming a lost peer, if any.
   std::optional<Error> lostPeer() const;
-  // The error to report for a launch stalled for `seconds`, if any.
-  std::optional<Error> verdict(double seconds) const;
+  // The error to report for launch `launch`, stalled for `seconds`.
+  std::optional<Error> verdict(uint64_t launch, double seconds) const;
 
   const uint64_t* reached_;
   const uint64_t* passed_;
   const double timeoutSeconds_;
-  std::function<void(bool)> throwIfPeerLost_;
+  std::function<void(uint64_t)> throwIfPeerLost_;
   std::function<void(const Error&)> onStall_;
   std::mutex mutex_;
   std::condition_variable wake_;

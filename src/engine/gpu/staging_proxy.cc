@@ -135,15 +135,18 @@ void StagingProxy::run() {
   std::vector<Queue*> active;
   int idlePolls = 0;
   for (;;) {
-    bool failed;
+    bool failed, released;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       adopt(active);
       if (stopping_) return;
+      if (released_ && !failed_) dropQueued();
       failed = failed_;
+      released = released_;
       if ((active.empty() || failed) && scripts_.empty()) {
         wake_.wait(lock, [&] {
-          return stopping_ || !inbox_.empty() || !newScripts_.empty();
+          return stopping_ || !inbox_.empty() || !newScripts_.empty() ||
+                 released_ != released;
         });
         continue;
       }
@@ -154,7 +157,7 @@ void StagingProxy::run() {
         throw Error(
             abort_->code() == ncclSuccess ? ncclSystemError : abort_->code(),
             abort_->reason());
-      moved = serveScripts(active, failed);
+      moved = serveScripts(active, failed, released);
       if (!failed)
         for (Queue* queue : active) moved = progress(*queue) || moved;
     } catch (...) {
@@ -180,9 +183,10 @@ void StagingProxy::pause(int& idlePolls) const {
     std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
-bool StagingProxy::serveScripts(std::vector<Queue*>& active, bool failed) {
+bool StagingProxy::serveScripts(std::vector<Queue*>& active, bool failed,
+                                bool released) {
   using Script = StagedLaunchScript;
-  if (failed) {
+  if (released) {
     std::lock_guard<std::mutex> lock(mutex_);  // addQueue may add one
     for (const Queue& queue : queues_)
       queue.ring.raiseProxyCounter(HETCCL_DEVICE_WAIT_RELEASED);
@@ -257,20 +261,33 @@ bool StagingProxy::progress(Queue& queue) {
 }
 
 // Nothing more is posted: a link that failed may still hold slots, and the
-// ranks are out of step. The engine releases the streams.
+// ranks are out of step. The streams stay blocked until the engine
+// releases them.
 void StagingProxy::failAll(const Error& error) {
   if (!abort_->raised())
     LOG_WARN(kLogNet, "GPU engine proxy: %s", error.what());
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    failed_ = true;
-    inbox_.clear();
-    for (Queue& queue : queues_) {
-      queue.waiting.clear();
-      queue.posted.clear();
-    }
+    dropQueued();
   }
   onFailure_(error);
+}
+
+void StagingProxy::dropQueued() {
+  failed_ = true;
+  inbox_.clear();
+  for (Queue& queue : queues_) {
+    queue.waiting.clear();
+    queue.posted.clear();
+  }
+}
+
+void StagingProxy::release() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released_ = true;
+  }
+  wake_.notify_one();
 }
 
 }  // namespace hetccl

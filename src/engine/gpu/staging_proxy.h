@@ -15,9 +15,11 @@
 // `gateWord` when it reaches the launch. A captured launch leaves its
 // pieces in a script (staged_launch_script.h) whose control word the proxy
 // watches: when a replay starts, the script's pieces go ahead of every
-// gated one. After a failure the proxy keeps the rings' waits released
-// for as long as it holds replayable scripts (a replay puts the counters
-// back to 0), so that replays of the failed communicator run through.
+// gated one. After a failure the proxy moves nothing more and the streams
+// stay blocked; once the engine releases them (abort, destroy, revoke),
+// the proxy keeps the rings' waits released for as long as it holds
+// replayable scripts (a replay puts the counters back to 0), so that
+// replays of the released communicator run through.
 #pragma once
 
 #include <chrono>
@@ -41,7 +43,8 @@ class StagedLaunchScript;
 class StagingProxy {
  public:
   // `onFailure` runs on the proxy's thread when a link fails or a receive
-  // outlasts `timeoutSeconds` (> 0); it must release the streams' waits.
+  // outlasts `timeoutSeconds` (> 0); it reports the error, and the
+  // streams stay blocked until release().
   // `gateWord`: host memory the engine's stream raises as it reaches
   // launches. `controlWords`: pinned memory, a word per script alive at
   // once.
@@ -79,6 +82,9 @@ class StagingProxy {
   // The script of an enqueued launch, watched from now on: for as long as
   // the proxy lives if it is replayable, else until it ran once.
   void addScript(std::unique_ptr<StagedLaunchScript> script);
+  // From now on the rings' waits are kept released (the engine released
+  // its streams): nothing more moves.
+  void release();
 
  private:
   void run();
@@ -87,7 +93,9 @@ class StagingProxy {
   void adopt(std::vector<Queue*>& active);
   // Queues the pieces of the scripts whose stream reached them; true if
   // any did.
-  bool serveScripts(std::vector<Queue*>& active, bool failed);
+  bool serveScripts(std::vector<Queue*>& active, bool failed, bool released);
+  // Under the mutex, on the proxy's thread: nothing more moves.
+  void dropQueued();
   void startScript(const StagedLaunchScript& script,
                    std::vector<Queue*>& active);
   bool gateOpen(const Job& job) const;
@@ -108,6 +116,7 @@ class StagingProxy {
   std::vector<uint64_t*> freeControlWords_;
   bool stopping_ = false;
   bool failed_ = false;
+  bool released_ = false;
   // The proxy thread's own.
   std::vector<std::unique_ptr<StagedLaunchScript>> scripts_;
   std::thread thread_;

@@ -114,6 +114,22 @@ void pollUntil(Ready ready, const char* what) {
   }
 }
 
+// A wait that ended because its rank released it (abort, destroy, revoke)
+// rather than because its peer got there: what follows runs on undefined
+// data. A CUDA stream cannot say so; the emulated one fails, so that the
+// tests see an operation that did not complete as failed.
+[[noreturn]] void failReleased(const char* what) {
+  fail(ncclRemoteError,
+       "a wait for %s was released by an abort, destroy or revoke of its "
+       "communicator before the peer got there: the operation's results "
+       "are undefined",
+       what);
+}
+
+bool released(uint64_t word) {
+  return (word & HETCCL_DEVICE_WAIT_RELEASED) != 0;
+}
+
 Reduction reductionOf(const hetcclDeviceReduction& r) {
   Reduction reduction{static_cast<ncclDataType_t>(r.dtype),
                       static_cast<ncclRedOp_t>(r.op)};
@@ -152,7 +168,7 @@ class EmulatedLowLatencyCollective {
     post(inputs[c_.rank], token ? 1 : units_);
     for (int r = 0; r < c_.nranks; ++r) {
       const bool whole = c_.kind != hetcclLowLatencyBroadcast || r == c_.root;
-      if (r != c_.rank && !await(r, inputs[r], whole ? units_ : 1)) return;
+      if (r != c_.rank) await(r, inputs[r], whole ? units_ : 1);
     }
     finish(inputs);
     for (int b = 0; b < HETCCL_DEVICE_LL_BLOCKS; ++b) c_.counts[b] = done_ + 1;
@@ -201,9 +217,9 @@ class EmulatedLowLatencyCollective {
     }
   }
 
-  // Units [0, units) of `owner`'s input; false once the waits are
+  // Units [0, units) of `owner`'s input; fails once the waits are
   // released.
-  bool await(int owner, std::vector<uint64_t>& input, size_t units) {
+  void await(int owner, std::vector<uint64_t>& input, size_t units) {
     const uint32_t flag = lowlatency::flagOf(done_);
     const uint64_t* from = lines(owner);
     for (size_t u = 0; u < units; ++u) {
@@ -218,12 +234,12 @@ class EmulatedLowLatencyCollective {
               return lowlatency::flagOfLine(line) == flag || released;
             },
             "another rank's low-latency lines");
-        if (lowlatency::flagOfLine(line) != flag) return false;
+        if (lowlatency::flagOfLine(line) != flag)
+          failReleased("another rank's low-latency lines");
         halves[h] = lowlatency::dataOfLine(line);
       }
       input[u] = uint64_t(halves[1]) << 32 | halves[0];
     }
-    return true;
   }
 
   const hetcclDeviceLowLatencyCollective c_;
@@ -358,24 +374,29 @@ hetcclDeviceModuleTable makeTable() {
   };
   t.waitValue64 = [](void* stream, const uint64_t* address, uint64_t value) {
     enqueue(stream, [=] {
+      uint64_t word = 0;
       pollUntil(
           // CUDA's comparison, cyclic: a word raised to UINT64_MAX
           // releases nothing there, so it must release nothing here.
           [&] {
-            return static_cast<int64_t>(
-                       __atomic_load_n(address, __ATOMIC_ACQUIRE) - value) >= 0;
+            word = __atomic_load_n(address, __ATOMIC_ACQUIRE);
+            return static_cast<int64_t>(word - value) >= 0;
           },
           "a counter");
+      if (released(word) && !released(value)) failReleased("a counter");
     });
     return 0;
   };
   t.waitBits64 = [](void* stream, const uint64_t* address, uint64_t bits) {
     enqueue(stream, [=] {
+      uint64_t word = 0;
       pollUntil(
           [&] {
-            return (__atomic_load_n(address, __ATOMIC_ACQUIRE) & bits) != 0;
+            word = __atomic_load_n(address, __ATOMIC_ACQUIRE);
+            return (word & bits) != 0;
           },
           "a flag");
+      if (released(word)) failReleased("a flag");
     });
     return 0;
   };
