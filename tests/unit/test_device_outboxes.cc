@@ -29,10 +29,11 @@ void store(uint64_t* flag, uint64_t value) {
   __atomic_store_n(flag, value, __ATOMIC_RELEASE);
 }
 
-// Whether `flag` holds every bit within `limit`.
-bool raisedWithin(const uint64_t* flag, std::chrono::milliseconds limit) {
+// Whether `flag` holds `bits` within `limit`.
+bool raisedWithin(const uint64_t* flag, uint64_t bits,
+                  std::chrono::milliseconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
-  while (load(flag) != kAllBits)
+  while ((load(flag) & bits) != bits)
     if (std::chrono::steady_clock::now() > deadline) return false;
   return true;
 }
@@ -83,20 +84,33 @@ TEST(DeviceOutboxes, LineAreasStartZeroAndOverlapNothing) {
   });
 }
 
-TEST(DeviceOutboxes, AReleaseKeepsEveryFlagRaised) {
-  withTwoRanks([](DeviceOutboxes& boxes) {
+// A release lets this rank's waits go and no other rank's: as an owner
+// it waits for kFree on its own flags, as a reader for kFilled or kResult
+// on its column of the others'. The others wait for the opposite bits.
+TEST(DeviceOutboxes, AReleaseRaisesOnlyThisRanksWaits) {
+  constexpr uint64_t kOwnerRelease =
+      DeviceOutboxes::kFree | DeviceOutboxes::kReleasedBit;
+  constexpr uint64_t kReaderRelease = kAllBits;
+  withTwoRanks([&](DeviceOutboxes& boxes) {
     boxes.releaseWaits();
     EXPECT_EQ(boxes.failedRank(), 0);
     EXPECT_EQ(load(boxes.releaseWord()), 1u);
     EXPECT_FALSE(boxes.left(0));
-    EXPECT_EQ(load(boxes.slotFlag(1, 2, 0)), kAllBits);
+    // Rank 1 reads rank 0's slots and channel waiting for kFilled: not
+    // released.
+    EXPECT_EQ(load(boxes.slotFlag(0, 2, 1)), kOwnerRelease);
+    EXPECT_EQ(load(boxes.pairFlag(0, 1, 0)), kOwnerRelease);
+    // Rank 0 reads rank 1's: released.
+    EXPECT_EQ(load(boxes.slotFlag(1, 2, 0)), kReaderRelease);
+    EXPECT_EQ(load(boxes.pairFlag(1, 0, 3)),
+              kAllBits & ~DeviceOutboxes::kResult);
     // A replay writes its fixed values again: they do not stay.
     for (int i = 0; i < 3; ++i) {
       store(boxes.slotFlag(0, 1, 1), DeviceOutboxes::kFilled);
-      store(boxes.pairFlag(1, 0, 3), DeviceOutboxes::kFree);
-      EXPECT_TRUE(raisedWithin(boxes.slotFlag(0, 1, 1),
+      store(boxes.slotFlag(1, 1, 0), DeviceOutboxes::kFree);
+      EXPECT_TRUE(raisedWithin(boxes.slotFlag(0, 1, 1), kOwnerRelease,
                                std::chrono::milliseconds(200)));
-      EXPECT_TRUE(raisedWithin(boxes.pairFlag(1, 0, 3),
+      EXPECT_TRUE(raisedWithin(boxes.slotFlag(1, 1, 0), kReaderRelease,
                                std::chrono::milliseconds(200)));
     }
   });

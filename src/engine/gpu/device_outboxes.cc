@@ -147,16 +147,29 @@ void DeviceOutboxes::releaseWaits() {
   markFailed();
   __atomic_store_n(&flagsOf(segments_[rank_]).released.value, 1,
                    __ATOMIC_RELEASE);
-  raiseEveryFlag();
+  raiseOwnWaits();
   keepRaising();
 }
 
-void DeviceOutboxes::raiseEveryFlag() {
-  for (int r = 0; r < nranks_; ++r)
-    flagsOf(segments_[r]).forEachFlag([](uint64_t& flag) {
-      __atomic_store_n(&flag, kFree | kFilled | kResult | kReleasedBit,
-                       __ATOMIC_RELEASE);
-    });
+// Only this rank's waits: the bit its own waits take on each flag, never
+// one that another rank waits for. It waits as an owner for kFree on its
+// own outbox's flags, and as a reader for kFilled or kResult on its column
+// of the others' (its channels' flags alike); the others wait for the
+// opposite bits on those flags, so they stay where they are.
+void DeviceOutboxes::raiseOwnWaits() {
+  auto raise = [](uint64_t& flag, uint64_t bits) {
+    __atomic_fetch_or(&flag, bits | kReleasedBit, __ATOMIC_ACQ_REL);
+  };
+  flagsOf(segments_[rank_]).forEachFlag([&](uint64_t& flag) {
+    raise(flag, kFree);
+  });
+  for (int owner = 0; owner < nranks_; ++owner) {
+    if (owner == rank_) continue;
+    OutboxFlags& theirs = flagsOf(segments_[owner]);
+    for (auto& bySlot : theirs.slot)
+      raise(bySlot[rank_].value, kFilled | kResult);
+    for (auto& flag : theirs.pair[rank_]) raise(flag.value, kFilled);
+  }
 }
 
 // Every millisecond, so that a replay blocked on a flag it wrote itself
@@ -168,7 +181,7 @@ void DeviceOutboxes::keepRaising() {
     std::unique_lock<std::mutex> lock(keeperMutex_);
     while (!stopKeeper_.wait_for(lock, std::chrono::milliseconds(1),
                                  [this] { return stopping_; }))
-      raiseEveryFlag();
+      raiseOwnWaits();
   });
 }
 

@@ -93,20 +93,21 @@ class DeviceOutboxes {
   bool left(int rank) const;
   uint64_t collectivesCompletedBy(int rank) const;
 
-  // Sets every bit of every flag, with kReleasedBit, so that every stream
-  // waiting on one goes on, with undefined results. Only this rank's
-  // abort, destroy, revoke or the process's exit does that, never a
-  // failure alone: a stream must not run past an operation that lost a
-  // peer. A thread keeps them set until the outboxes go: a CUDA graph's
-  // replay writes its flags' fixed values again, and must not block on
-  // them. Marks this rank failed first, so that every other rank fails
-  // rather than trust what a released stream wrote.
+  // Sets, with kReleasedBit, the bits this rank's own waits take, so that
+  // its streams go on, with undefined results; the other ranks' waits
+  // stay. Only this rank's abort, destroy, revoke or the process's exit
+  // does that, never a failure alone: a stream must not run past an
+  // operation that lost a peer. A thread keeps them set until the
+  // outboxes go: a CUDA graph's replay writes its flags' fixed values
+  // again, and must not block on them. Marks this rank failed first, so
+  // that every other rank fails rather than trust what a released stream
+  // wrote.
   void releaseWaits();
 
  private:
   size_t channelOffset(int owner, int destination) const;
   size_t slotsOffset() const;
-  void raiseEveryFlag();
+  void raiseOwnWaits();
   void keepRaising();
 
   const int rank_;
