@@ -19,7 +19,9 @@ Drivers:
   torchrun  the same script under torchrun --standalone --nproc_per_node 2:
             torchrun's agent also watches the ranks and stops the others
             when one fails, so this is what a training job sees
-Faults: kill (SIGKILL rank 1; HETCCL_TIMEOUT left at its default, 0: no
+Faults: exit (rank 1 calls os._exit(0) by itself, without destroying its
+communicator: a departure the survivor's next all-reduce must fail on, not
+sum without it), kill (SIGKILL rank 1; HETCCL_TIMEOUT left at its default, 0: no
 timeout, so only HetCCL's noticing the dead peer ends the wait), stop
 (SIGSTOP rank 1 with HETCCL_TIMEOUT=5: the survivor must give up after the
 timeout; rank 1 is killed afterwards), abort (torch: rank 1 stops calling
@@ -33,6 +35,8 @@ reads ncclCommGetAsyncError.
 Every scenario has a hard limit: whatever still runs then is killed
 (SIGKILL, process group) and the scenario FAILs. Prints one line per
 scenario ("FAULT name: PASS ...") and writes the markdown record --out.
+A survivor's result that is wrong (WRONG: every torch scenario checks
+every all-reduce) fails the scenario, whatever else happened.
 Exit status 0 when every scenario that ran passed.
 """
 import argparse
@@ -288,8 +292,8 @@ class Scenario:
         self.transport = transport
         self.fault = fault
         self.graph = graph  # the loop replays a captured CUDA graph
-        self.bound = {"kill": KILL_BOUND, "stop": STOP_BOUND,
-                      "abort": ABORT_BOUND}[fault]
+        self.bound = {"kill": KILL_BOUND, "exit": KILL_BOUND,
+                      "stop": STOP_BOUND, "abort": ABORT_BOUND}[fault]
         self.hetccl_timeout = STOP_TIMEOUT if fault == "stop" else None
         # The time left that a scenario needs to be started: what it
         # takes when all goes well (start, 3 s of loop, exit) plus its
@@ -309,6 +313,12 @@ SCENARIOS = [
     Scenario("torch-tcp-kill", "torch", "tcp", "kill"),
     Scenario("torch-shm-abort", "torch", "shm", "abort"),
     Scenario("torch-shm-graph-kill", "torch", "shm", "kill", graph=True),
+    # Rank 1 leaves by os._exit(0): no signal, no destroy. The survivor
+    # checks every result; it must fail, never sum without rank 1.
+    Scenario("torch-shm-exit", "torch", "shm", "exit"),
+    Scenario("torch-tcp-exit", "torch", "tcp", "exit"),
+    Scenario("torch-shm-graph-exit", "torch", "shm", "exit", graph=True),
+    Scenario("torch-tcp-graph-kill", "torch", "tcp", "kill", graph=True),
 ]
 
 
@@ -358,8 +368,10 @@ def perf_argv(args, seconds):
 def torch_args(scenario):
     mode = "abort" if scenario.fault == "abort" else "kill"
     return [str(Path(__file__).with_name("torch_fault_allreduce.py")),
-            "--mode", mode, "--seconds", "90", "--pg-timeout", str(PG_TIMEOUT)
-            ] + (["--graph"] if scenario.graph else [])
+            "--mode", mode, "--seconds", "90", "--pg-timeout", str(PG_TIMEOUT),
+            "--check-every", "1"
+            ] + (["--graph"] if scenario.graph else []) + (
+                ["--leave-after", "3"] if scenario.fault == "exit" else [])
 
 
 def run_scenario(args, scenario, log_dir):
@@ -434,7 +446,15 @@ def run_scenario(args, scenario, log_dir):
             watch = PidWatch(survivor_pid)
 
         # The fault, about 3 s into the loop.
-        if scenario.fault != "abort":
+        if scenario.fault == "exit":
+            leaver = procs[1] if scenario.driver == "torch" else runner
+            hit = leaver.wait_for(r"LEAVING rank=1", time.monotonic() + 60)
+            if not hit:
+                record["notes"].append("rank 1 never left: " +
+                                       " | ".join(leaver.tail(4)))
+                return record
+            fault_time = hit[0]
+        elif scenario.fault != "abort":
             time.sleep(3.0)
             if any(p.exit_time is not None for p in procs) or (
                     watch and watch.exit_time is not None):
@@ -531,10 +551,10 @@ def run_scenario(args, scenario, log_dir):
                 f"{PG_TIMEOUT} s process-group timeout")
         wrong = runner.find(r"WRONG rank=|Out of bounds values : [1-9]")
         if wrong:
-            record["notes"].append("wrong results before the fault: " +
+            record["notes"].append("a wrong result reported as a success: " +
                                    wrong[1].string[:120])
         ok = record["exit_after"] is not None and \
-            record["exit_after"] <= scenario.bound
+            record["exit_after"] <= scenario.bound and not wrong
         if scenario.driver == "perf":
             # An error exit (2), not success nor the tool's own timeout.
             ok = ok and procs[0].returncode == 2

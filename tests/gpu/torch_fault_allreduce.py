@@ -20,6 +20,10 @@ Prints, line by line (PYTHONUNBUFFERED or flush):
 all-reduce, and at every check also all-reduces a one-element "loss"
 eagerly, as a training loop that logs its loss does: a replay calls no
 NCCL function, so that call is where a lost peer reaches the program.
+--leave-after S (kill mode): rank 1 leaves by os._exit(0) S seconds after
+READY, printing LEAVING rank=1 first: a departure without destroy, which
+the survivor must not take for a finished operation.
+--check-every N: check every N-th result (1: every one).
 --mode abort: both ranks loop --iters all-reduces; then rank 1 stops calling
 collectives (it sleeps, keeping its communicator), rank 0 launches one more
 all-reduce, which cannot finish, and a thread aborts the process group
@@ -78,6 +82,9 @@ def main():
     parser.add_argument("--abort-after", type=float, default=2)
     parser.add_argument("--graph", action="store_true",
                         help="kill mode: replay a captured all-reduce")
+    parser.add_argument("--leave-after", type=float, default=None,
+                        help="kill mode: rank 1 calls os._exit(0) then")
+    parser.add_argument("--check-every", type=int, default=10)
     args = parser.parse_args()
 
     rank = int(os.environ["RANK"])
@@ -88,30 +95,38 @@ def main():
     dist.init_process_group(
         "nccl", timeout=datetime.timedelta(seconds=args.pg_timeout),
         device_id=device)
-    expected = float(world * (world + 1) // 2)
     x = torch.empty(args.elements, device=device)
     iteration = 0
     ready_at = None
     wrong = 0
 
+    # Every iteration's values are fresh, so that a stale result (the
+    # previous iteration's sum) is caught: rank r adds r + 1 + iteration.
+    fill_value = torch.zeros(1, device=device)
+
     def all_reduce():
-        x.fill_(float(rank + 1))
+        x.copy_(fill_value.expand_as(x))
         dist.all_reduce(x)
+
+    def expected(at_iteration):
+        return float(world * (world + 1) // 2 + world * at_iteration)
 
     launch = all_reduce
 
     def step(check):
         nonlocal iteration, wrong
+        fill_value.fill_(float(rank + 1 + iteration))
         launch()
         iteration += 1
         if check:
             if args.graph:
                 dist.all_reduce(torch.ones(1, device=device))
             value = x[args.elements // 2].item()  # waits for the result
-            if value != expected:
+            if value != expected(iteration - 1):
                 wrong += 1
                 if wrong <= 3:
-                    say(f"WRONG rank={rank} iter={iteration} value={value}")
+                    say(f"WRONG rank={rank} iter={iteration} value={value} "
+                        f"expected={expected(iteration - 1)}")
 
     try:
         for _ in range(20):
@@ -122,13 +137,18 @@ def main():
         say(f"READY rank={rank} pid={os.getpid()}")
         if args.mode == "kill":
             while time.monotonic() - ready_at < args.seconds:
-                step(check=iteration % 10 == 0)
+                if (rank == 1 and args.leave_after is not None and
+                        time.monotonic() - ready_at > args.leave_after):
+                    torch.cuda.synchronize()
+                    say(f"LEAVING rank={rank} iter={iteration}")
+                    os._exit(0)
+                step(check=iteration % args.check_every == 0)
             torch.cuda.synchronize()
             say(f"NO_FAULT rank={rank} iters={iteration} wrong={wrong}")
             dist.destroy_process_group()
             return 0
         for _ in range(args.iters):
-            step(check=iteration % 10 == 0)
+            step(check=iteration % args.check_every == 0)
         torch.cuda.synchronize()
     except Exception as error:  # noqa: BLE001 - reported, then raised again
         after = time.monotonic() - ready_at if ready_at else -1

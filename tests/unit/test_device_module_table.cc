@@ -37,7 +37,9 @@ static thread_local EmulatedDim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __device__
 #define __global__
 #define __syncthreads()
+#define __shared__ static thread_local
 #include "runtime/device/device_kernels.h"
+#undef __shared__
 #undef __syncthreads
 #undef __global__
 #undef __device__
@@ -521,6 +523,7 @@ TEST_P(DeviceKernelsOnHost, LowLatencyCollectivesEqualHostResults) {
         counters[r].assign(HETCCL_DEVICE_LL_BLOCKS, 0);
       }
       const uint64_t release = 0;
+      const uint64_t agreed = ~uint64_t(0) >> 2;
       for (size_t step = 0; step < sizeof(counts) / sizeof(counts[0]); ++step) {
         hetcclDeviceLowLatencyCollective c{};
         c.kind = kinds[(step + mode) % 4];
@@ -536,6 +539,8 @@ TEST_P(DeviceKernelsOnHost, LowLatencyCollectivesEqualHostResults) {
         c.nranks = nranks;
         c.halfLines = halfLines;
         c.release = &release;
+        c.agreed = &agreed;
+        c.agreedAtLeast = step;  // as the host's check raises it
         for (int r = 0; r < nranks; ++r) c.areas[r] = areas[r].data();
         const size_t part = c.reduction.count * sz;
         const bool inPlace = step % 3 == 1;

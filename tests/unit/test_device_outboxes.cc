@@ -121,8 +121,12 @@ TEST(DeviceOutboxes, AReleaseRaisesOnlyThisRanksWaits) {
 // them.
 TEST(DeviceOutboxes, AFailureReleasesNothing) {
   withTwoRanks([](DeviceOutboxes& boxes) {
-    boxes.markFailed();
+    boxes.markFailed(ncclRemoteError, "rank 2 (host b, pid 7) exited");
+    boxes.markFailed(ncclSystemError, "a later failure is not kept");
     EXPECT_EQ(boxes.failedRank(), 0);
+    EXPECT_EQ(boxes.failureOf(0).code(), ncclRemoteError);
+    EXPECT_STREQ(boxes.failureOf(0).what(), "rank 2 (host b, pid 7) exited");
+    EXPECT_EQ(boxes.failureOf(1).code(), ncclSuccess);
     EXPECT_EQ(load(boxes.releaseWord()), 0u);
     EXPECT_EQ(load(boxes.slotFlag(1, 2, 0)), DeviceOutboxes::kFree);
     EXPECT_EQ(load(boxes.pairFlag(0, 1, 0)), DeviceOutboxes::kFree);

@@ -1,12 +1,14 @@
 #include "engine/gpu/device_outboxes.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "runtime/device/device_module.h"
 #include "runtime/device/low_latency_lines.h"
 #include "transport/shm/segment_exchange.h"
 #include "util/error.h"
+#include "util/monotonic_word.h"
 
 namespace hetccl {
 
@@ -22,10 +24,17 @@ struct OutboxFlags {
   };
   Flag slot[kSlots][HETCCL_DEVICE_MAX_SOURCES];  // by slot, then reader
   Flag pair[HETCCL_DEVICE_MAX_SOURCES][kSlots];  // by destination, then slot
-  Flag failed;     // 1 once the owner failed (or released its waits)
+  Flag failed;     // the owner's error code once it failed (or released)
   Flag left;       // 1 once the owner left after its work
   Flag completed;  // collective launches the owner completed, when it left
   Flag released;   // 1 once the owner released its waits
+  // Collectives up to this number: every rank called the same (written by
+  // the rank whose call completed the set, CallAgreement).
+  Flag agreed;
+  // Rank 0's only: per call of the ring, (number << 8) | ranks that posted.
+  Flag arrivals[DeviceOutboxes::kCallRing];
+  DeviceOutboxes::PostedCall calls[DeviceOutboxes::kCallRing];
+  char failure[DeviceOutboxes::kFailureBytes];  // why it failed, when it did
 
   // Every flag of the slots and channels.
   template <typename Visit>
@@ -131,9 +140,37 @@ DeviceOutboxes::~DeviceOutboxes() {
   if (keeper_.joinable()) keeper_.join();
 }
 
-void DeviceOutboxes::markFailed() {
-  __atomic_store_n(&flagsOf(segments_[rank_]).failed.value, 1,
+// The message first: a rank that sees the code sees the message with it.
+// Only the first failure is kept.
+void DeviceOutboxes::markFailed(ncclResult_t code, const std::string& why) {
+  OutboxFlags& own = flagsOf(segments_[rank_]);
+  std::lock_guard<std::mutex> lock(keeperMutex_);
+  if (__atomic_load_n(&own.failed.value, __ATOMIC_ACQUIRE) != 0) return;
+  std::snprintf(own.failure, sizeof(own.failure), "%s", why.c_str());
+  __atomic_store_n(&own.failed.value,
+                   code == ncclSuccess ? ncclSystemError : code,
                    __ATOMIC_RELEASE);
+}
+
+Error DeviceOutboxes::failureOf(int rank) const {
+  const OutboxFlags& theirs = flagsOf(segments_[rank]);
+  const uint64_t code = __atomic_load_n(&theirs.failed.value, __ATOMIC_ACQUIRE);
+  return Error(static_cast<ncclResult_t>(code),
+               std::string(theirs.failure,
+                           strnlen(theirs.failure, sizeof(theirs.failure))));
+}
+
+DeviceOutboxes::PostedCall& DeviceOutboxes::postedCall(int owner,
+                                                       uint64_t number) const {
+  return flagsOf(segments_[owner]).calls[number % kCallRing];
+}
+
+uint64_t* DeviceOutboxes::arrivals(uint64_t number) const {
+  return &flagsOf(segments_[0]).arrivals[number % kCallRing].value;
+}
+
+uint64_t* DeviceOutboxes::agreedWord(int owner) const {
+  return &flagsOf(segments_[owner]).agreed.value;
 }
 
 // The count first: a rank that sees `left` sees the count with it.
@@ -144,7 +181,8 @@ void DeviceOutboxes::markLeft(uint64_t collectiveLaunches) {
 }
 
 void DeviceOutboxes::releaseWaits() {
-  markFailed();
+  markFailed(ncclSystemError,
+             "it released its waits (abort, destroy, revoke or exit)");
   __atomic_store_n(&flagsOf(segments_[rank_]).released.value, 1,
                    __ATOMIC_RELEASE);
   raiseOwnWaits();
@@ -160,9 +198,9 @@ void DeviceOutboxes::raiseOwnWaits() {
   auto raise = [](uint64_t& flag, uint64_t bits) {
     __atomic_fetch_or(&flag, bits | kReleasedBit, __ATOMIC_ACQ_REL);
   };
-  flagsOf(segments_[rank_]).forEachFlag([&](uint64_t& flag) {
-    raise(flag, kFree);
-  });
+  OutboxFlags& own = flagsOf(segments_[rank_]);
+  own.forEachFlag([&](uint64_t& flag) { raise(flag, kFree); });
+  raiseToAtLeast(&own.agreed.value, kReleasedBit);
   for (int owner = 0; owner < nranks_; ++owner) {
     if (owner == rank_) continue;
     OutboxFlags& theirs = flagsOf(segments_[owner]);

@@ -26,11 +26,14 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "runtime/device/device_resources.h"
 #include "transport/shm/shm_segment.h"
+#include "util/call_signature.h"
+#include "util/error.h"
 #include "util/oob.h"
 
 namespace hetccl {
@@ -38,6 +41,7 @@ namespace hetccl {
 class DeviceOutboxes {
  public:
   static constexpr uint64_t kSlots = 4;
+  static constexpr size_t kFailureBytes = 512;
 
   // Collective over `oob`: every rank maps every rank's outbox. The line
   // areas carry low-latency all-reduces of up to `lowLatencyBytes`.
@@ -80,15 +84,31 @@ class DeviceOutboxes {
   const uint64_t* releaseWord() const;
 
   // What a rank publishes about itself in its outbox, read by the others'
-  // watches (LaunchWatch): a failure is an error every rank must report;
-  // a departure is clean only for the launches the rank completed.
-  void markFailed();
+  // watches (LaunchWatch): a failure is an error every rank must report
+  // (with its code and message); a departure is clean only for the
+  // launches the rank completed.
+  void markFailed(ncclResult_t code, const std::string& why);
+  // `rank`'s failure (its code is ncclSuccess if it has none).
+  Error failureOf(int rank) const;
   // This rank leaves after completing `collectiveLaunches` launches that
   // held a collective (point-to-point launches are not counted: they
   // concern two ranks only).
   void markLeft(uint64_t collectiveLaunches);
   // The lowest rank that marked itself failed, or -1.
   int failedRank() const;
+
+  // The calls each rank posted (CallAgreement): a ring of the last
+  // kCallRing collectives' signatures per rank, the count of ranks that
+  // posted each (in rank 0's outbox), and per rank the word its streams
+  // wait on: the collectives every rank agreed on so far.
+  static constexpr uint64_t kCallRing = 256;
+  struct PostedCall {
+    CallSignature call;
+    uint64_t number;  // written last: call.sequence once `call` is there
+  };
+  PostedCall& postedCall(int owner, uint64_t number) const;
+  uint64_t* arrivals(uint64_t number) const;
+  uint64_t* agreedWord(int owner) const;
   // Whether `rank` left, and how many collective launches it completed.
   bool left(int rank) const;
   uint64_t collectivesCompletedBy(int rank) const;

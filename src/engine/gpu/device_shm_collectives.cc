@@ -186,6 +186,11 @@ void DeviceShmCollectives::launch(const Op& op, void* stream, bool capturing) {
   if (op.count == 0) return;
   if (takesLowLatencyKernel(op)) return launchLowLatency(op, stream, capturing);
   const auto& api = module_.api();
+  // Nothing of another rank's is read before every rank made this call
+  // (CallAgreement); op number 0 is not checked.
+  module_.check(
+      api.waitValue64(stream, outboxes_.agreedWord(rank_), op.sequence),
+      "waiting until every rank made the same call");
   start_.record(stream);
   module_.check(api.streamWaitEvent(up_.handle(), start_.handle()),
                 "ordering the collective after the caller's work");
@@ -378,6 +383,8 @@ void DeviceShmCollectives::launchLowLatency(const Op& op, void* stream,
   collective.halfLines = outboxes_.lowLatencyHalfLines();
   collective.counts = reinterpret_cast<uint64_t*>(lowLatencyCounts_->data());
   collective.release = outboxes_.releaseWord();
+  collective.agreed = outboxes_.agreedWord(rank_);
+  collective.agreedAtLeast = op.sequence;
   module_.check(api.lowLatencyCollective(&collective, stream),
                 "launching a low-latency collective");
   lowLatencyDone_.record(stream);

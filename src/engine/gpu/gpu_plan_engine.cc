@@ -140,11 +140,14 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
   context_.oneShotMaxBytes = setup.settings.oneShotMaxBytes;
   context_.data = &data_;
   warmUpDomain();
-  if (directCollectives_)
+  if (directCollectives_) {
+    agreement_ = std::make_unique<CallAgreement>(directCollectives_->outboxes(),
+                                                 *abort_, timeoutSeconds_);
     directWatch_ = std::make_unique<LaunchWatch>(
         &flags_->directReached, &flags_->directPassed, timeoutSeconds_,
         [this](uint64_t launch) { throwIfPeerLost(launch); },
         [this](const Error& error) { failed(error); });
+  }
   LOG_INFO(
       kLogInit,
       "rank %d: GPU engine: domain %d of %d (local rank %d of %zu), "
@@ -291,9 +294,11 @@ void GpuPlanEngine::enqueueAmongHostGpus(const std::vector<Op>& ops,
   if (!transfers.empty())
     directCollectives_->launchPointToPoint(transfers, stream);
   if (collectives.empty()) return;
-  if (streamDriven(collectives))
+  if (streamDriven(collectives)) {
+    if (collectives[0].sequence != 0)
+      agreement_->post(signatureOf(collectives[0]));
     directCollectives_->launch(collectives[0], stream, capturing);
-  else
+  } else
     enqueueLaunch(collectives, stream, capturing);
 }
 
@@ -440,21 +445,30 @@ ncclResult_t GpuPlanEngine::asyncError() const {
 // Another GPU rank of this host failed: the ranks are out of step, and
 // this rank's next operation must fail rather than wait for it.
 bool GpuPlanEngine::noticePeersFailure() const {
-  if (!directCollectives_) return false;
-  const int failedRank = directCollectives_->outboxes().failedRank();
-  if (failedRank < 0) return false;
-  if (!abort_->raised())
-    abort_->raise(ncclRemoteError,
-                  format("%s failed (its log says why): the operations it "
-                         "took part in cannot complete",
-                         rankNames_.at(failedRank).c_str()));
+  std::optional<Error> failure = peersFailure("");
+  if (!failure) return false;
+  if (!abort_->raised()) abort_->raise(failure->code(), failure->what());
   return true;
+}
+
+std::optional<Error> GpuPlanEngine::peersFailure(
+    const std::string& during) const {
+  if (!directCollectives_) return std::nullopt;
+  const DeviceOutboxes& outboxes = directCollectives_->outboxes();
+  const int failedRank = outboxes.failedRank();
+  if (failedRank < 0 || failedRank == rank_) return std::nullopt;
+  const Error failure = outboxes.failureOf(failedRank);
+  if (failure.code() == ncclInvalidUsage) return failure;
+  return Error(ncclRemoteError,
+               format("%s failed%s: %s", rankNames_.at(failedRank).c_str(),
+                      during.c_str(), failure.what()));
 }
 
 void GpuPlanEngine::failed(const Error& error) {
   LOG_WARN(kLogColl, "rank %d: GPU engine: %s", rank_, error.what());
   abort_->raise(error.code(), error.what());
-  if (directCollectives_) directCollectives_->outboxes().markFailed();
+  if (directCollectives_)
+    directCollectives_->outboxes().markFailed(error.code(), error.what());
 }
 
 // A peer that failed, a peer process that is gone, or a peer that left
@@ -464,10 +478,7 @@ void GpuPlanEngine::throwIfPeerLost(uint64_t launch) const {
   const DeviceOutboxes& outboxes = directCollectives_->outboxes();
   const std::string during =
       launch ? format(" during %s", describeLaunch(launch).c_str()) : "";
-  const int failedRank = outboxes.failedRank();
-  if (failedRank >= 0 && failedRank != rank_)
-    fail(ncclRemoteError, "%s failed%s: the operation cannot complete",
-         rankNames_.at(failedRank).c_str(), during.c_str());
+  if (std::optional<Error> failure = peersFailure(during)) throw *failure;
   for (int r = 0; r < domains_.nranks(); ++r) {
     if (r == rank_) continue;
     if (outboxes.left(r)) {
@@ -546,8 +557,14 @@ void GpuPlanEngine::leaveAtExit() {
 bool GpuPlanEngine::launchesIdle() const {
   std::lock_guard<std::mutex> lock(launchMutex_);
   return __atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) >= launched_ &&
-         __atomic_load_n(&flags_->directPassed, __ATOMIC_ACQUIRE) >=
-             directLaunched_;
+         directLaunchesPassed();
+}
+
+// The callers' streams run the stream-driven path's work themselves: they
+// must be past it before the outboxes go.
+bool GpuPlanEngine::directLaunchesPassed() const {
+  return __atomic_load_n(&flags_->directPassed, __ATOMIC_ACQUIRE) >=
+         directLaunched_.load(std::memory_order_acquire);
 }
 
 // The stream writes `done` for the last launch (after its last piece was
@@ -559,7 +576,7 @@ bool GpuPlanEngine::drain(double timeoutSeconds) {
   {
     std::lock_guard<std::mutex> lock(launchMutex_);
     last = launched_;
-    lastDirect = directLaunched_;
+    lastDirect = directLaunched_.load();
   }
   while (__atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) < last ||
          __atomic_load_n(&flags_->directPassed, __ATOMIC_ACQUIRE) <
@@ -617,7 +634,7 @@ bool GpuPlanEngine::awaitStreamsIdle(double seconds) const {
   for (;;) {
     int idle = 0;
     if (module_.api().streamQuery(stream_.handle(), &idle) != 0 ||
-        (idle && copies_.idle()))
+        (idle && copies_.idle() && directLaunchesPassed()))
       return true;
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -29,13 +29,16 @@
 // reaches first is served first.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "algo/cross_domain_links.h"
 #include "algo/plan_context.h"
+#include "engine/gpu/call_agreement.h"
 #include "engine/gpu/device_plan_data.h"
 #include "engine/gpu/device_shm_collectives.h"
 #include "engine/gpu/launch_watch.h"
@@ -124,6 +127,9 @@ class GpuPlanEngine : public Executor {
   // Raises the abort signal if another GPU rank of this host failed; true
   // if one did.
   bool noticePeersFailure() const;
+  // Another GPU rank's failure as this rank reports it: a disagreement as
+  // it is, anything else as a remote error naming the rank.
+  std::optional<Error> peersFailure(const std::string& during) const;
   // What the stream-driven path's launch watch asks of the peers (see
   // LaunchWatch); `launch` 0 is between launches.
   void throwIfPeerLost(uint64_t launch) const;
@@ -134,6 +140,7 @@ class GpuPlanEngine : public Executor {
                      uint64_t collectivesCompleted) const;
   std::string describeLaunch(uint64_t launch) const;
   bool launchesIdle() const;
+  bool directLaunchesPassed() const;
   void releaseWaits();
   // Raises every host word the engine's streams may wait on.
   void raiseEngineWaits();
@@ -173,7 +180,7 @@ class GpuPlanEngine : public Executor {
   bool perLaunch_ = false;
   uint64_t launchGate_ = 0;  // the gate of the pieces posted now (0: none)
   uint64_t launched_ = 0;
-  uint64_t directLaunched_ = 0;
+  std::atomic<uint64_t> directLaunched_{0};
   // What the watch needs to know of a stream-driven launch in flight.
   struct DirectLaunch {
     uint64_t sequence = 0;
@@ -189,6 +196,8 @@ class GpuPlanEngine : public Executor {
   uint64_t collectiveLaunches_ = 0;
   const std::shared_ptr<const PeerLiveness> liveness_;
   const std::vector<std::string> rankNames_;
+  // With the stream-driven path: its calls are compared before they run.
+  std::unique_ptr<CallAgreement> agreement_;
   // With the stream-driven path; first to go.
   std::unique_ptr<LaunchWatch> directWatch_;
 };

@@ -179,6 +179,8 @@ struct LowLatencyArgs {
   size_t halfLines;
   uint64_t* counts;
   const uint64_t* release;
+  const uint64_t* agreed;
+  uint64_t agreedAtLeast;
   int rank;
   int nranks;
 
@@ -360,6 +362,22 @@ __device__ inline bool copyUnit(
   return true;
 }
 
+// Until every rank called the same collective (the host's check); false if
+// the waits were released first. Reading another rank's input before that
+// could combine buffers of different meaning.
+template <typename F>
+__device__ inline bool awaitAgreement(const LowLatencyArgs<F>& args) {
+  const volatile uint64_t* agreed = args.agreed;
+  for (unsigned spins = 1;
+       static_cast<int64_t>(*agreed - args.agreedAtLeast) < 0; ++spins) {
+    if (spins % 1024 == 0 &&
+        *static_cast<const volatile uint64_t*>(args.release) != 0)
+      return false;
+    HETCCL_POLL_PAUSE();
+  }
+  return true;
+}
+
 // Each thread posts its units, then finishes the same units, so that an
 // output in place overwrites only input this thread has read.
 //
@@ -381,7 +399,10 @@ __device__ inline void runLowLatency(const LowLatencyArgs<F>& args,
   const size_t posted = args.postsInput() ? end : (first == 0 ? 1 : 0);
   for (size_t u = first + threadIdx.x; u < posted; u += blockDim.x)
     postUnit(args, done, u);
-  bool released = false;
+  __shared__ bool agreementReleased;
+  if (threadIdx.x == 0) agreementReleased = !awaitAgreement(args);
+  __syncthreads();
+  bool released = agreementReleased;
   if (args.kind == hetcclLowLatencyBroadcast && first == 0 &&
       threadIdx.x == 0) {
     uint64_t token;
@@ -647,7 +668,7 @@ inline bool lowLatencyValid(const hetcclDeviceLowLatencyCollective& c) {
     if (c.areas[rank] == nullptr || uintptr_t(c.areas[rank]) % 16 != 0)
       return false;
   const size_t parts = c.kind == hetcclLowLatencyReduceScatter ? c.nranks : 1;
-  return c.counts != nullptr && c.release != nullptr &&
+  return c.counts != nullptr && c.release != nullptr && c.agreed != nullptr &&
          c.halfLines >= lowlatency::linesFor(parts * r.count * size);
 }
 
@@ -663,6 +684,8 @@ LowLatencyArgs<F> lowLatencyArgsOf(const hetcclDeviceLowLatencyCollective& c,
   args.halfLines = c.halfLines;
   args.counts = c.counts;
   args.release = c.release;
+  args.agreed = c.agreed;
+  args.agreedAtLeast = c.agreedAtLeast;
   args.rank = c.rank;
   args.nranks = c.nranks;
   return args;

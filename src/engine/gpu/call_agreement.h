@@ -1,0 +1,45 @@
+// Catches GPU ranks of one host that call different collectives before
+// their streams combine buffers of different meaning. Each rank posts its
+// call's signature in its outbox when it enqueues the call; the rank whose
+// post completes the set compares them all and, if they agree, raises
+// every rank's `agreed` word, which the streams (and the low-latency
+// kernel) wait for before they read another rank's data. If they differ,
+// that rank's call fails with ncclInvalidUsage naming both calls and it
+// marks itself failed, so the other ranks, whose streams stay blocked,
+// report the same error (LaunchWatch) until abort releases them.
+//
+// The check runs on the enqueuing threads, where the calls are known: it
+// costs a few stores and one atomic add per collective, and the streams
+// one wait that is satisfied by the time they reach it unless a rank is
+// late to make its call.
+#pragma once
+
+#include "engine/gpu/device_outboxes.h"
+#include "util/abort_signal.h"
+#include "util/call_signature.h"
+
+namespace hetccl {
+
+class CallAgreement {
+ public:
+  CallAgreement(DeviceOutboxes& outboxes, const AbortSignal& abort,
+                double timeoutSeconds)
+      : outboxes_(outboxes), abort_(abort), timeoutSeconds_(timeoutSeconds) {}
+
+  // Posts this rank's call (its sequence the collective's number). Waits
+  // while this rank's slot of the ring still holds a call kCallRing
+  // collectives older that not every rank has made yet.
+  void post(const CallSignature& call);
+
+ private:
+  void awaitFreeSlot(uint64_t number);
+  // Counts this rank's post; true if it was the last of the ranks.
+  bool arriveLast(uint64_t number);
+  void compareAndAgree(const CallSignature& mine);
+
+  DeviceOutboxes& outboxes_;
+  const AbortSignal& abort_;
+  const double timeoutSeconds_;
+};
+
+}  // namespace hetccl
