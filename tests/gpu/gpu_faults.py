@@ -352,7 +352,7 @@ def base_env(args, scenario):
 
 def shown_env(env, scenario):
     keys = ["HETCCL_DOMAINS", "HETCCL_TRANSPORT", "HETCCL_HOSTID",
-            "HETCCL_TIMEOUT"]
+            "HETCCL_TIMEOUT", "TORCH_NCCL_DUMP_ON_TIMEOUT"]
     if scenario.driver != "perf":
         keys = ["LD_PRELOAD"] + keys
     return " ".join(f"{k}={env[k]}" for k in keys if k in env)

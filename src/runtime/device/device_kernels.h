@@ -756,7 +756,7 @@ int visitEveryKernel(Launcher& launcher) {
         c.reduction.nsrcs = 1;
         c.nranks = 2;
         c.areas[0] = c.areas[1] = c.counts = static_cast<uint64_t*>(r.dst);
-        c.release = c.counts;
+        c.release = c.agreed = c.counts;
         c.halfLines = lowlatency::linesFor(2 * elementSize(dtype));
         if (int error = enqueueLowLatencyCollective(c, launcher)) return error;
         // The copying kinds share one kernel: the first dtype loads it.
