@@ -300,9 +300,14 @@ void RootService::watchArrival(int rank) {
   --arrived_;
 }
 
+// A flood of strangers must not flood the log: the throttle says which
+// drops are warnings.
 void RootService::drop(Pending& pending, const std::string& reason) {
-  LOG_WARN(kLogBootstrap, "%s: dropped connection from %s: %s", name_.c_str(),
-           pending.socket.peerName().c_str(), reason.c_str());
+  const LogLevel level = drops_.next();
+  HETCCL_LOG(level, kLogBootstrap,
+             "%s: dropped connection from %s: %s (%zu dropped so far%s)",
+             name_.c_str(), pending.socket.peerName().c_str(), reason.c_str(),
+             drops_.count(), drops_.note().c_str());
   pending.socket.close();
   pending.done = true;
 }

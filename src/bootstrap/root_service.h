@@ -5,7 +5,7 @@
 //
 // It serves exactly one communicator and then exits. Connections are
 // handled concurrently, so a stranger that sends garbage or nothing cannot
-// hold real ranks up; such connections are logged and dropped.
+// hold real ranks up; such connections are logged (throttled) and dropped.
 #pragma once
 
 #include <functional>
@@ -17,6 +17,7 @@
 #include "bootstrap/protocol.h"
 #include "bootstrap/unique_id.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/socket.h"
 
 namespace hetccl {
@@ -90,6 +91,7 @@ class RootService {
   // waited for them are told at the timeout. The first few distinct ones.
   std::vector<std::string> refusals_;
   std::optional<Error> fatal_;  // set by failCommunicator
+  LogThrottle drops_;           // connections dropped
   std::vector<std::optional<Arrival>> ranks_;
   int nranks_ = 0;  // 0 until the first join fixes it
   int firstRank_ = -1;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -304,6 +305,47 @@ TEST_F(BootstrapTest, ASilentFloodAtTheRootIsCapped) {
   }
   EXPECT_LT(secondsSince(start), 3.0) << "the oldest waited for its deadline";
   initAllOrFail(id, 2);
+}
+
+// Strangers dropped at the root are warnings for the first few, then one
+// in every 1000 (the others INFO), as at a rank's listener: 2,000 of them
+// make a dozen warnings, not 2,000, and the ranks still get in.
+TEST_F(BootstrapTest, TheRootThrottlesItsWarningsAboutStrangers) {
+  constexpr int kStrangers = 2000, kBatch = 100;
+  ncclUniqueId id = createUniqueId();
+  const SocketAddress root = decodeUniqueId(id).root;
+  const char http[] = "GET / HTTP/1.1\r\n\r\n";
+  ::testing::internal::CaptureStderr();
+  for (int sent = 0; sent < kStrangers; sent += kBatch) {
+    std::vector<Socket> batch;
+    for (int i = 0; i < kBatch; ++i) {
+      batch.push_back(connectTo(root, Deadline::after(5), nullptr, "root"));
+      batch.back().sendAll(http, sizeof(http) - 1, Deadline::after(5), nullptr);
+    }
+    // Each is dropped before the next batch comes.
+    for (Socket& stranger : batch) {
+      char byte;
+      try {
+        stranger.recvAll(&byte, 1, Deadline::after(5), nullptr);
+        ADD_FAILURE() << "the root answered a stranger";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ncclRemoteError) << e.what();
+      }
+    }
+  }
+  initAllOrFail(id, 2);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  int warnings = 0;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);)
+    warnings += contains(line, "HETCCL WARN") &&
+                contains(line, "bootstrap root at " + root.toString() +
+                                   ": dropped connection");
+  EXPECT_EQ(warnings, 12) << log;  // the first 10, the 1000th, the 2000th
+  EXPECT_TRUE(contains(log,
+                       "(2000 dropped so far; from the 10th on, one in "
+                       "1000 is logged at WARN"))
+      << log;
 }
 
 TEST_F(BootstrapTest, StrangersAtARankAreDropped) {
