@@ -77,8 +77,8 @@ std::unique_ptr<Bootstrap> Bootstrap::init(const ncclUniqueId& id, int rank,
                                            size_t peerInfoBytes,
                                            const std::atomic<bool>* abortFlag,
                                            double timeoutSeconds) {
-  HETCCL_CHECK_ARG(nranks >= 1, "bootstrap: nranks %d must be at least 1",
-                   nranks);
+  HETCCL_CHECK_ARG(nranks >= 1 && nranks <= kMaxRanks,
+                   "bootstrap: nranks %d is not in 1..%d", nranks, kMaxRanks);
   HETCCL_CHECK_ARG(rank >= 0 && rank < nranks,
                    "bootstrap: rank %d is not a rank of 0..%d", rank,
                    nranks - 1);

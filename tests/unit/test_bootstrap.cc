@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -119,6 +120,35 @@ void onEveryRank(std::vector<Outcome>& ranks,
 uint16_t freeLoopbackPort() {
   Listener probe(SocketAddress::loopback(AF_INET));
   return probe.address().port();
+}
+
+// A join for `rank` of `nranks` with the id's secret and a peer info, as a
+// stranger who knows the secret (HETCCL_COMM_ID without a
+// HETCCL_COMM_SECRET) could send it.
+std::vector<uint8_t> joinHello(const ncclUniqueId& id, int rank, int nranks) {
+  RootHello hello;
+  hello.secret = decodeUniqueId(id).secret;
+  hello.rank = rank;
+  hello.nranks = nranks;
+  hello.listenAddress = SocketAddress::loopback(AF_INET, 1);
+  hello.peerInfoBytes = sizeof(PeerInfo);
+  std::vector<uint8_t> bytes = encodeRootHello(hello);
+  PeerInfo info = infoFor(rank);
+  const auto* p = reinterpret_cast<const uint8_t*>(&info);
+  bytes.insert(bytes.end(), p, p + sizeof(info));
+  return bytes;
+}
+
+// The root's refusal on `socket`: its code and message.
+Error refusalOn(Socket& socket) {
+  uint8_t header[kRootReplyHeaderBytes];
+  socket.recvAll(header, sizeof(header), Deadline::after(5), nullptr);
+  ncclResult_t code = decodeRootReplyHeader(header);
+  uint8_t lengthBytes[4];
+  socket.recvAll(lengthBytes, sizeof(lengthBytes), Deadline::after(5), nullptr);
+  std::string message(WireReader(lengthBytes, 4).u32(), '\0');
+  socket.recvAll(&message[0], message.size(), Deadline::after(5), nullptr);
+  return Error(code, message);
 }
 
 class BootstrapTest : public ::testing::Test {
@@ -493,6 +523,42 @@ TEST_F(BootstrapTest, AFrameHeaderThatLiesCostsOnlyWhatArrives) {
   ranks[0].bootstrap->recv(1, 8, &got, sizeof(got));
   EXPECT_EQ(got, 1);
   EXPECT_LT(residentBytes(), before + (64u << 20));
+}
+
+// A hello with the secret that claims a huge communicator costs the root
+// nothing: beyond kMaxRanks it is refused before it fixes the rank count,
+// and below it the root holds what arrived, not a seat per claimed rank.
+// The root keeps serving, and the real ranks complete at once.
+TEST_F(BootstrapTest, AHugeRankCountClaimCostsTheRootNothing) {
+  ncclUniqueId id = createUniqueId();
+  const SocketAddress root = decodeUniqueId(id).root;
+  const size_t before = residentBytes();
+  for (int nranks : {10 * 1000 * 1000, std::numeric_limits<int>::max()}) {
+    Socket claim = connectTo(root, Deadline::after(5), nullptr, "root");
+    std::vector<uint8_t> bytes = joinHello(id, nranks - 1, nranks);
+    claim.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+    Error refusal = refusalOn(claim);
+    EXPECT_EQ(refusal.code(), ncclInvalidArgument) << refusal.what();
+    EXPECT_TRUE(contains(refusal.what(), "more than the maximum of " +
+                                             std::to_string(kMaxRanks)))
+        << refusal.what();
+  }
+  {
+    // The largest count allowed, held while the memory is measured.
+    Socket claim = connectTo(root, Deadline::after(5), nullptr, "root");
+    std::vector<uint8_t> bytes = joinHello(id, kMaxRanks - 1, kMaxRanks);
+    claim.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_LT(residentBytes(), before + (32u << 20));
+  }
+  // Gone again: the rank count it claimed no longer binds anyone.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto start = Clock::now();
+  initAllOrFail(id, 3);
+  EXPECT_LT(secondsSince(start), 3.0);
+  EXPECT_LT(residentBytes(), before + (32u << 20));
+  Outcome tooMany = initRank(id, 0, kMaxRanks + 1);
+  EXPECT_EQ(tooMany.code, ncclInvalidArgument) << tooMany.error;
 }
 
 // The root keeps each joining rank's peer info until all have joined: a
