@@ -255,10 +255,11 @@ void RootService::onJoin(Pending& pending) {
   }
   auto seat = arrivals_.find(hello.rank);
   if (seat != arrivals_.end())
-    return refuse(
-        pending, ncclInvalidUsage,
-        format("rank %d joined twice: first from %s, again from %s", hello.rank,
-               seat->second.socket.peerName().c_str(), from.c_str()));
+    return refuse(pending, ncclInvalidUsage,
+                  format("rank %d joined twice: first from %s, again from %s "
+                         "(is one ncclUniqueId used by two communicators?)",
+                         hello.rank, seat->second.socket.peerName().c_str(),
+                         from.c_str()));
   Arrival arrival;
   arrival.listenAddress = hello.listenAddress;
   arrival.peerInfo.assign(pending.buffer.begin() + kRootHelloBytes,

@@ -355,6 +355,36 @@ TEST(Errors, BadRankAndRankCount) {
       quick());
 }
 
+// A unique id serves one communicator: used again, init fails on every
+// rank within a second or two with ncclInvalidUsage and says why, rather
+// than waiting out HETCCL_BOOTSTRAP_TIMEOUT with "connection refused".
+TEST(Errors, UniqueIdUsedTwice) {
+  RunOptions options = quick();
+  options.env["HETCCL_BOOTSTRAP_TIMEOUT"] = "20";
+  runRanks(
+      2,
+      [](RankContext& ctx) {
+        Comm first(ctx.initComm());
+        first.destroy();
+        ctx.barrier();  // the first communicator formed on both ranks
+        ncclComm_t again = nullptr;
+        const double start = nowSeconds();
+        checkRejected(
+            ncclCommInitRank(&again, ctx.nranks(), ctx.id(), ctx.rank()),
+            {ncclInvalidUsage}, nullptr,
+            {"ncclUniqueId was most likely used already"},
+            "init with an id used before");
+        MP_CHECK(nowSeconds() - start < 3)
+            << "the second use of the id failed after " << nowSeconds() - start
+            << " s";
+        const ncclUniqueId fresh = ctx.shareNewUniqueId();
+        MP_CHECK_NCCL(
+            ncclCommInitRank(&again, ctx.nranks(), fresh, ctx.rank()));
+        Comm(again).destroy();
+      },
+      options);
+}
+
 // Two ranks with `variable`=`value` both fail init at once with
 // ncclInvalidArgument and a message holding `message`; nothing is clamped
 // or ignored. With the variable then set to `fixed` (null: unset) the same

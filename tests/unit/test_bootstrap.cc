@@ -610,6 +610,8 @@ TEST_F(BootstrapTest, DuplicateRankIsRefused) {
   EXPECT_EQ(duplicate.code, ncclInvalidUsage);
   EXPECT_TRUE(contains(duplicate.error, "rank 0 joined twice"))
       << duplicate.error;
+  EXPECT_TRUE(contains(duplicate.error, "used by two communicators"))
+      << duplicate.error;
   Outcome second = initRank(id, 1, 2);
   firstThread.join();
   EXPECT_EQ(first.error, "");
@@ -679,6 +681,61 @@ TEST_F(BootstrapTest, TheTimeoutNamesWhatTheRootRefused) {
   for (const char* part : {"rank(s) 1 never arrived", "refused meanwhile",
                            "says the communicator has 3 ranks"})
     EXPECT_TRUE(contains(first.error, part)) << first.error;
+}
+
+// A root serves one communicator and then stops listening: an id used
+// again fails every rank at once, saying why, not after the timeout with
+// "connection refused".
+TEST_F(BootstrapTest, AnIdUsedAgainFailsAtOnceSayingWhy) {
+  ncclUniqueId id = createUniqueId();
+  initAllOrFail(id, 2);
+  std::vector<Outcome> again = initRanks(id, 2);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(again[r].code, ncclInvalidUsage) << again[r].error;
+    EXPECT_TRUE(contains(again[r].error, "no longer listens"))
+        << again[r].error;
+    EXPECT_TRUE(contains(again[r].error,
+                         "ncclUniqueId was most likely used "
+                         "already, or by two communicators"))
+        << again[r].error;
+    EXPECT_LT(again[r].seconds, 2.0);
+  }
+}
+
+// Two communicators given one id at once: a rank of the second that
+// finds its seat taken is refused, saying so, the first forms, and a rank
+// of the second that comes later fails at once too.
+TEST_F(BootstrapTest, AnIdUsedByTwoCommunicatorsFailsTheSecondAtOnce) {
+  ncclUniqueId id = createUniqueId();
+  Outcome first0;
+  std::thread firstThread([&] { first0 = initRank(id, 0, 2); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Outcome second0 = initRank(id, 0, 2);
+  Outcome first1 = initRank(id, 1, 2);
+  firstThread.join();
+  Outcome second1 = initRank(id, 1, 2);
+  EXPECT_EQ(first0.error, "");
+  EXPECT_EQ(first1.error, "");
+  for (const Outcome* second : {&second0, &second1}) {
+    EXPECT_EQ(second->code, ncclInvalidUsage) << second->error;
+    EXPECT_TRUE(contains(second->error, "by two communicators"))
+        << second->error;
+    EXPECT_LT(second->seconds, 2.0) << second->error;
+  }
+}
+
+// The other ranks of a fixed id wait for rank 0 to start the root; if it
+// never does, the timeout says who starts it.
+TEST_F(BootstrapTest, AFixedIdWithoutRankZeroSaysWhoStartsTheRoot) {
+  std::string address = "127.0.0.1:" + std::to_string(freeLoopbackPort());
+  ScopedEnv commId("HETCCL_COMM_ID", address.c_str());
+  Outcome alone = initRank(createUniqueId(), 1, 2, /*timeout=*/1.0);
+  EXPECT_EQ(alone.code, ncclSystemError) << alone.error;
+  EXPECT_TRUE(contains(alone.error, "timed out")) << alone.error;
+  EXPECT_TRUE(contains(alone.error, "rank 0 starts the bootstrap root"))
+      << alone.error;
+  EXPECT_GE(alone.seconds, 0.9);
+  EXPECT_LT(alone.seconds, 2.5);
 }
 
 TEST_F(BootstrapTest, CorruptedIdIsAnInvalidArgument) {
