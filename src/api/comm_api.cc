@@ -30,9 +30,8 @@ ncclResult_t startInit(ncclComm_t* out, std::shared_ptr<Communicator> comm,
                        const ncclUniqueId& id) {
   ncclComm* handle = CommRegistry::instance().add(comm);
   *out = handle;
-  Communicator* raw = comm.get();
   if (Group::current().active()) {
-    Group::current().addInit([raw, id] { raw->initialize(id); });
+    Group::current().addInit(comm, id);
     return ncclSuccess;
   }
   if (!comm->config().blocking) {
@@ -57,6 +56,9 @@ void checkRankCount(const char* name, int nranks) {
                    "communicator",
                    name, nranks, hetccl::kMaxRanks);
 }
+
+// A root that is there answers a cancel at once.
+constexpr double kCancelRootSeconds = 1.0;
 
 void checkRankArgs(ncclComm_t* comm, int nranks, int rank) {
   HETCCL_CHECK_ARG(comm != nullptr, "comm (the output pointer) is NULL");
@@ -157,7 +159,12 @@ HETCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev,
       inits.push_back(
           [comm = created.back().get(), id] { comm->initialize(id); });
     }
-    hetccl::runConcurrently(inits);
+    // The ranks wait for each other: if one cannot start, the others stop
+    // at once, and so does the root that waits for them all.
+    hetccl::runConcurrently(inits, [&](const hetccl::Error& why) {
+      for (const auto& comm : created) comm->stopInit(why.what());
+      hetccl::cancelRoot(id, kCancelRootSeconds);
+    });
     for (int r = 0; r < ndev; ++r)
       comms[r] = CommRegistry::instance().add(created[r]);
     return ncclSuccess;
