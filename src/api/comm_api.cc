@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/api_call.h"
+#include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
 #include "bootstrap/unique_id.h"
 #include "core/comm_registry.h"
@@ -29,9 +30,8 @@ ncclResult_t startInit(ncclComm_t* out, std::shared_ptr<Communicator> comm,
                        const ncclUniqueId& id) {
   ncclComm* handle = CommRegistry::instance().add(comm);
   *out = handle;
-  Communicator* raw = comm.get();
   if (Group::current().active()) {
-    Group::current().addInit([raw, id] { raw->initialize(id); });
+    Group::current().addInit(comm, id);
     return ncclSuccess;
   }
   if (!comm->config().blocking) {
@@ -48,9 +48,21 @@ ncclResult_t startInit(ncclComm_t* out, std::shared_ptr<Communicator> comm,
   return ncclSuccess;
 }
 
+// Before anything is allocated: a communicator's memory grows with nranks.
+void checkRankCount(const char* name, int nranks) {
+  HETCCL_CHECK_ARG(nranks >= 1, "%s must be at least 1, not %d", name, nranks);
+  HETCCL_CHECK_ARG(nranks <= hetccl::kMaxRanks,
+                   "%s %d is more than the maximum of %d ranks in a "
+                   "communicator",
+                   name, nranks, hetccl::kMaxRanks);
+}
+
+// A root that is there answers a cancel at once.
+constexpr double kCancelRootSeconds = 1.0;
+
 void checkRankArgs(ncclComm_t* comm, int nranks, int rank) {
   HETCCL_CHECK_ARG(comm != nullptr, "comm (the output pointer) is NULL");
-  HETCCL_CHECK_ARG(nranks >= 1, "nranks must be at least 1, not %d", nranks);
+  checkRankCount("nranks", nranks);
   HETCCL_CHECK_ARG(rank >= 0 && rank < nranks,
                    "rank %d is out of range [0, %d)", rank, nranks);
 }
@@ -120,11 +132,14 @@ HETCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev,
            const int* devlist) {
   return apiCall(__func__, [&] {
     HETCCL_CHECK_ARG(comms != nullptr, "comms is NULL");
-    HETCCL_CHECK_ARG(ndev >= 1, "ndev must be at least 1, not %d", ndev);
-    if (devlist != nullptr)
-      for (int i = 0; i < ndev; ++i)
-        HETCCL_CHECK_ARG(std::count(devlist, devlist + ndev, devlist[i]) == 1,
-                         "device %d appears twice in devlist", devlist[i]);
+    checkRankCount("ndev", ndev);
+    if (devlist != nullptr) {
+      std::vector<int> sorted(devlist, devlist + ndev);
+      std::sort(sorted.begin(), sorted.end());
+      auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+      HETCCL_CHECK_ARG(twice == sorted.end(),
+                       "device %d appears twice in devlist", *twice);
+    }
     const std::optional<hetccl::GpuDevice> gpu = hetccl::currentGpuDevice();
     auto deviceOf = [&](int r) { return devlist ? devlist[r] : r; };
     if (gpu) {
@@ -144,7 +159,12 @@ HETCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev,
       inits.push_back(
           [comm = created.back().get(), id] { comm->initialize(id); });
     }
-    hetccl::runConcurrently(inits);
+    // The ranks wait for each other: if one cannot start, the others stop
+    // at once, and so does the root that waits for them all.
+    hetccl::runConcurrently(inits, [&](const hetccl::Error& why) {
+      for (const auto& comm : created) comm->stopInit(why.what());
+      hetccl::cancelRoot(id, kCancelRootSeconds);
+    });
     for (int r = 0; r < ndev; ++r)
       comms[r] = CommRegistry::instance().add(created[r]);
     return ncclSuccess;

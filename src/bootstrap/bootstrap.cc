@@ -37,6 +37,52 @@ struct RootTable {
   fail(status, "%s refused it: %s", root.peerName().c_str(), message.c_str());
 }
 
+// Whether a refused connection means that the root of `id` is gone rather
+// than not up yet. An id from ncclGetUniqueId names a root that listened
+// before the id existed; a fixed id's root (HETCCL_COMM_ID) is started by
+// rank 0 at its init, so the other ranks wait for it, but rank 0 itself
+// has just started it or found it running in this process.
+bool rootListenedBefore(const UniqueIdContents& id, int rank) {
+  return !id.fixedRoot || rank == 0;
+}
+
+// The root listens until its one communicator has formed (or it timed out
+// or was cancelled), so a refusal from a root that listened before means
+// that the id was used already, or by two communicators at once: said at
+// once, not after the timeout.
+Socket connectToRoot(const UniqueIdContents& id, int rank,
+                     const Deadline& deadline, const AbortFlags& abort) {
+  const bool listenedBefore = rootListenedBefore(id, rank);
+  try {
+    return connectTo(id.root, deadline, abort, "the bootstrap root",
+                     listenedBefore ? ConnectMode::kListenerIsUp
+                                    : ConnectMode::kWaitForListener);
+  } catch (const Error& e) {
+    // In kListenerIsUp mode only a refusal is an ncclRemoteError.
+    if (listenedBefore && e.code() == ncclRemoteError)
+      fail(ncclInvalidUsage,
+           "the bootstrap root at %s no longer listens (connection refused): "
+           "%s",
+           id.root.toString().c_str(),
+           id.fixedRoot
+               ? "this process started it for HETCCL_COMM_ID/NCCL_COMM_ID, "
+                 "and it served another communicator meanwhile: the address "
+                 "serves one communicator at a time"
+               : "a root serves exactly one communicator and stops once it "
+                 "formed, so this ncclUniqueId was most likely used already, "
+                 "or by two communicators at once; call ncclGetUniqueId for "
+                 "each communicator (a root also stops at "
+                 "HETCCL_BOOTSTRAP_TIMEOUT, when cancelled, or with the "
+                 "process that made the id)");
+    if (!id.fixedRoot || !deadline.expired()) throw;
+    fail(e.code(),
+         "%s (rank 0 starts the bootstrap root of HETCCL_COMM_ID/"
+         "NCCL_COMM_ID when it calls init: did it, and is that address "
+         "used by one communicator at a time?)",
+         e.what());
+  }
+}
+
 RootTable receiveTable(Socket& root, int nranks, size_t peerInfoBytes,
                        const Deadline& deadline, const AbortFlags& abort) {
   std::string what = format("the table of all %d rank(s)", nranks);
@@ -77,8 +123,8 @@ std::unique_ptr<Bootstrap> Bootstrap::init(const ncclUniqueId& id, int rank,
                                            size_t peerInfoBytes,
                                            const std::atomic<bool>* abortFlag,
                                            double timeoutSeconds) {
-  HETCCL_CHECK_ARG(nranks >= 1, "bootstrap: nranks %d must be at least 1",
-                   nranks);
+  HETCCL_CHECK_ARG(nranks >= 1 && nranks <= kMaxRanks,
+                   "bootstrap: nranks %d is not in 1..%d", nranks, kMaxRanks);
   HETCCL_CHECK_ARG(rank >= 0 && rank < nranks,
                    "bootstrap: rank %d is not a rank of 0..%d", rank,
                    nranks - 1);
@@ -100,8 +146,7 @@ std::unique_ptr<Bootstrap> Bootstrap::init(const ncclUniqueId& id, int rank,
              "listening for peers at %s",
              rank, nranks, contents.root.toString().c_str(),
              listener.address().toString().c_str());
-    Socket root =
-        connectTo(contents.root, deadline, abortFlag, "the bootstrap root");
+    Socket root = connectToRoot(contents, rank, deadline, abortFlag);
     root.setPeerName("the bootstrap root at " + contents.root.toString());
 
     RootHello hello;

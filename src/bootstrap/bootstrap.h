@@ -27,9 +27,12 @@ class Bootstrap {
   // Throws hetccl::Error: ncclInvalidArgument for bad arguments or a
   // corrupted id; ncclSystemError on timeout ("... rank(s) X,Y never
   // arrived" when the root knows) or abort; ncclRemoteError when the root
-  // goes away; whatever the root refused the rank with (wrong secret,
-  // duplicate rank, inconsistent nranks). `timeoutSeconds` (0: never)
-  // also bounds every later call.
+  // goes away; ncclInvalidUsage at once when a root that listened before
+  // (ncclGetUniqueId's; the one rank 0 of a fixed id started) refuses the
+  // connection: the id was used already; whatever the root refused the
+  // rank with (wrong secret, duplicate rank, inconsistent nranks, more
+  // than kMaxRanks). `timeoutSeconds` (0: never) also bounds every later
+  // call.
   static std::unique_ptr<Bootstrap> init(const ncclUniqueId& id, int rank,
                                          int nranks, const void* peerInfo,
                                          size_t peerInfoBytes,

@@ -471,22 +471,14 @@ bool PeerMesh::readPayloadStep(Incoming& in) {
   return n > 0;
 }
 
-// The first few drops are warnings, then one in every 1000: a flood of
-// strangers must not flood the log.
+// A flood of strangers must not flood the log: the throttle says which
+// drops are warnings.
 void PeerMesh::rejectLocked(Incoming& in, const std::string& reason) {
-  constexpr size_t kWarned = 10, kThenEvery = 1000;
-  ++rejections_;
-  if (rejections_ <= kWarned || rejections_ % kThenEvery == 0)
-    LOG_WARN(kLogBootstrap,
-             "rank %d: dropped connection from %s: %s (%zu dropped so "
-             "far%s)",
-             rank_, in.socket.peerName().c_str(), reason.c_str(), rejections_,
-             rejections_ >= kWarned ? "; from the 10th on, one in 1000 is "
-                                      "logged at WARN, the others at INFO"
-                                    : "");
-  else
-    LOG_INFO(kLogBootstrap, "rank %d: dropped connection from %s: %s", rank_,
-             in.socket.peerName().c_str(), reason.c_str());
+  const LogLevel level = rejections_.next();
+  HETCCL_LOG(level, kLogBootstrap,
+             "rank %d: dropped connection from %s: %s (%zu dropped so far%s)",
+             rank_, in.socket.peerName().c_str(), reason.c_str(),
+             rejections_.count(), rejections_.note().c_str());
   in.socket.close();
   in.rejected = true;
 }

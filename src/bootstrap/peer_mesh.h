@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "bootstrap/unique_id.h"
+#include "util/log.h"
 #include "util/socket.h"
 
 namespace hetccl {
@@ -122,7 +123,7 @@ class PeerMesh {
   // Pointers to these are taken for a poll outside the lock: rejected
   // strangers are forgotten only by a call that is the mesh's only one.
   std::vector<std::unique_ptr<Incoming>> incoming_;
-  size_t rejections_ = 0;
+  LogThrottle rejections_;
   std::vector<Incoming*> incomingFrom_;  // by peer rank
   std::map<std::pair<int, uint32_t>, std::deque<std::vector<uint8_t>>> stash_;
   // Exchanges a peer gave up: tag -> "rank X gave up ...: why".

@@ -21,6 +21,12 @@ constexpr uint16_t kBootstrapProtocolVersion = 1;
 // joins, so bigger claims come from garbage or an attacker, not a rank.
 constexpr uint32_t kMaxPeerInfoBytes = 4096;
 
+// The most ranks a communicator may have (ncclCommInitRank refuses more
+// with ncclInvalidArgument, and the root refuses a hello that claims
+// more): beyond any machine built, and as many as the ucx transport's tags
+// can name (ucx_tag.h). Absurd counts come from a bug or a stranger.
+constexpr int32_t kMaxRanks = 1 << 20;
+
 // How long a fresh connection may take to send its hello before it is
 // dropped as a stranger.
 constexpr double kHelloTimeoutSeconds = 5.0;

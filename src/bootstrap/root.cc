@@ -119,8 +119,12 @@ bool cancelRoot(const ncclUniqueId& id, double timeoutSeconds) {
   UniqueIdContents contents = decodeUniqueId(id);
   Deadline deadline = Deadline::after(timeoutSeconds);
   try {
+    // The root of an id from ncclGetUniqueId listened before the id
+    // existed: if it refuses now, it is gone, and there is none to cancel.
     Socket socket =
-        connectTo(contents.root, deadline, nullptr, "the bootstrap root");
+        connectTo(contents.root, deadline, nullptr, "the bootstrap root",
+                  contents.fixedRoot ? ConnectMode::kWaitForListener
+                                     : ConnectMode::kListenerIsUp);
     RootHello hello;
     hello.request = RootRequest::kCancel;
     hello.secret = contents.secret;

@@ -42,7 +42,7 @@ void RootService::run() {
   LOG_INFO(kLogBootstrap, "%s: waiting for the ranks of one communicator",
            name_.c_str());
   while (true) {
-    if (nranks_ > 0 && arrived_ == nranks_) {
+    if (nranks_ > 0 && arrivals_.size() == static_cast<size_t>(nranks_)) {
       sendTables();
       return;
     }
@@ -57,9 +57,9 @@ void RootService::run() {
       std::string message =
           nranks_ == 0 ? format("no rank arrived within %g s", timeoutSeconds_)
                        : format(
-                             "timed out after %g s: %d of %d rank(s) arrived; "
+                             "timed out after %g s: %zu of %d rank(s) arrived; "
                              "rank(s) %s never arrived%s",
-                             timeoutSeconds_, arrived_, nranks_,
+                             timeoutSeconds_, arrivals_.size(), nranks_,
                              missingRanks().c_str(), refusalsText().c_str());
       LOG_WARN(kLogBootstrap, "%s: %s", name_.c_str(), message.c_str());
       failArrived(ncclSystemError, message);
@@ -75,9 +75,8 @@ void RootService::pollOnce(const Deadline& deadline) {
   for (const auto& pending : pending_)
     fds.push_back({pending->socket.fd(), POLLIN, 0});
   std::vector<int> watched;
-  for (int rank = 0; rank < nranks_; ++rank) {
-    if (!ranks_[rank]) continue;
-    fds.push_back({ranks_[rank]->socket.fd(), POLLIN, 0});
+  for (const auto& [rank, arrival] : arrivals_) {
+    fds.push_back({arrival.socket.fd(), POLLIN, 0});
     watched.push_back(rank);
   }
   pollSlice(fds, deadline);
@@ -146,8 +145,10 @@ void RootService::readHello(Pending& pending) {
       else if (pending.hello && pending.filled == pending.buffer.size())
         onJoin(pending);
     }
-  } catch (const Error& e) {
-    drop(pending, e.what());
+  } catch (...) {
+    // Whatever one connection did (out of memory included) ends only it:
+    // the root keeps serving the others.
+    drop(pending, currentExceptionAsError().what());
   }
 }
 
@@ -180,18 +181,16 @@ void RootService::failCommunicator(ncclResult_t code,
            message.c_str());
   fatal_ = Error(code, message);
   std::vector<uint8_t> reply = encodeRootError(code, message);
-  for (auto& rank : ranks_) {
-    if (!rank) continue;
+  for (auto& [rank, arrival] : arrivals_) {
     try {
-      rank->socket.sendAll(reply.data(), reply.size(),
-                           Deadline::after(kReplySeconds), nullptr,
-                           "an error reply");
+      arrival.socket.sendAll(reply.data(), reply.size(),
+                             Deadline::after(kReplySeconds), nullptr,
+                             "an error reply");
     } catch (const Error& e) {
       LOG_INFO(kLogBootstrap, "%s: %s", name_.c_str(), e.what());
     }
-    rank.reset();
   }
-  arrived_ = 0;
+  arrivals_.clear();
 }
 
 void RootService::onHelloHeader(Pending& pending) {
@@ -212,26 +211,33 @@ void RootService::onHelloHeader(Pending& pending) {
                   hello.peerInfoBytes, kMaxPeerInfoBytes));
     return;
   }
+  // Refused before the rest is read, and before the claim fixes the rank
+  // count that the real ranks must match.
+  std::string bad = badJoin(hello);
+  if (!bad.empty()) return refuse(pending, ncclInvalidArgument, bad);
   pending.hello = hello;
   pending.buffer.resize(kRootHelloBytes + hello.peerInfoBytes);
   if (pending.filled == pending.buffer.size()) onJoin(pending);
 }
 
+std::string RootService::badJoin(const RootHello& hello) {
+  if (hello.nranks > kMaxRanks)
+    return format("a communicator of %d ranks: more than the maximum of %d",
+                  hello.nranks, kMaxRanks);
+  if (hello.nranks <= 0 || hello.rank < 0 || hello.rank >= hello.nranks)
+    return format("rank %d of %d is out of range", hello.rank, hello.nranks);
+  if (hello.listenAddress.empty())
+    return format("rank %d sent no listen address", hello.rank);
+  return "";
+}
+
 void RootService::onJoin(Pending& pending) {
   const RootHello& hello = *pending.hello;
   std::string from = pending.socket.peerName();
-  if (hello.nranks <= 0 || hello.rank < 0 || hello.rank >= hello.nranks)
-    return refuse(
-        pending, ncclInvalidArgument,
-        format("rank %d of %d is out of range", hello.rank, hello.nranks));
-  if (hello.listenAddress.empty())
-    return refuse(pending, ncclInvalidArgument,
-                  format("rank %d sent no listen address", hello.rank));
   if (nranks_ == 0) {
     nranks_ = hello.nranks;
     firstRank_ = hello.rank;
     peerInfoBytes_ = hello.peerInfoBytes;
-    ranks_.resize(static_cast<size_t>(nranks_));
   } else if (hello.nranks != nranks_) {
     return refuse(pending, ncclInvalidUsage,
                   format("rank %d says the communicator has %d ranks, but "
@@ -247,23 +253,23 @@ void RootService::onJoin(Pending& pending) {
     refuse(pending, ncclInvalidUsage, message);
     return failCommunicator(ncclInvalidUsage, message);
   }
-  auto& slot = ranks_[static_cast<size_t>(hello.rank)];
-  if (slot)
-    return refuse(
-        pending, ncclInvalidUsage,
-        format("rank %d joined twice: first from %s, again from %s", hello.rank,
-               slot->socket.peerName().c_str(), from.c_str()));
+  auto seat = arrivals_.find(hello.rank);
+  if (seat != arrivals_.end())
+    return refuse(pending, ncclInvalidUsage,
+                  format("rank %d joined twice: first from %s, again from %s "
+                         "(is one ncclUniqueId used by two communicators?)",
+                         hello.rank, seat->second.socket.peerName().c_str(),
+                         from.c_str()));
   Arrival arrival;
   arrival.listenAddress = hello.listenAddress;
   arrival.peerInfo.assign(pending.buffer.begin() + kRootHelloBytes,
                           pending.buffer.end());
   arrival.socket = std::move(pending.socket);
   arrival.socket.setPeerName(format("rank %d at %s", hello.rank, from.c_str()));
-  slot = std::move(arrival);
+  arrivals_.emplace(hello.rank, std::move(arrival));
   pending.done = true;
-  ++arrived_;
-  LOG_INFO(kLogBootstrap, "%s: rank %d arrived from %s (%d of %d)",
-           name_.c_str(), hello.rank, from.c_str(), arrived_, nranks_);
+  LOG_INFO(kLogBootstrap, "%s: rank %d arrived from %s (%zu of %d)",
+           name_.c_str(), hello.rank, from.c_str(), arrivals_.size(), nranks_);
 }
 
 void RootService::onCancel(Pending& pending) {
@@ -283,7 +289,9 @@ void RootService::onCancel(Pending& pending) {
 }
 
 void RootService::watchArrival(int rank) {
-  Arrival& arrival = *ranks_[static_cast<size_t>(rank)];
+  auto seat = arrivals_.find(rank);
+  if (seat == arrivals_.end()) return;  // told and let go meanwhile
+  Arrival& arrival = seat->second;
   std::string reason;
   try {
     uint8_t byte;
@@ -296,13 +304,20 @@ void RootService::watchArrival(int rank) {
   LOG_WARN(kLogBootstrap,
            "%s: %s left before all ranks arrived (%s); its seat is open again",
            name_.c_str(), arrival.socket.peerName().c_str(), reason.c_str());
-  ranks_[static_cast<size_t>(rank)].reset();
-  --arrived_;
+  arrivals_.erase(seat);
+  // The rank count is what the ranks present claim: a hello that claimed
+  // another and left holds nothing up.
+  if (arrivals_.empty()) nranks_ = 0;
 }
 
+// A flood of strangers must not flood the log: the throttle says which
+// drops are warnings.
 void RootService::drop(Pending& pending, const std::string& reason) {
-  LOG_WARN(kLogBootstrap, "%s: dropped connection from %s: %s", name_.c_str(),
-           pending.socket.peerName().c_str(), reason.c_str());
+  const LogLevel level = drops_.next();
+  HETCCL_LOG(level, kLogBootstrap,
+             "%s: dropped connection from %s: %s (%zu dropped so far%s)",
+             name_.c_str(), pending.socket.peerName().c_str(), reason.c_str(),
+             drops_.count(), drops_.note().c_str());
   pending.socket.close();
   pending.done = true;
 }
@@ -330,10 +345,10 @@ void RootService::sendTables() {
   std::vector<SocketAddress> addresses;
   std::vector<uint8_t> peerInfo;
   peerInfo.reserve(static_cast<size_t>(nranks_) * peerInfoBytes_);
-  for (const auto& rank : ranks_) {
-    addresses.push_back(rank->listenAddress);
-    peerInfo.insert(peerInfo.end(), rank->peerInfo.begin(),
-                    rank->peerInfo.end());
+  for (const auto& [rank, arrival] : arrivals_) {  // every rank, in order
+    addresses.push_back(arrival.listenAddress);
+    peerInfo.insert(peerInfo.end(), arrival.peerInfo.begin(),
+                    arrival.peerInfo.end());
   }
   std::vector<uint8_t> table =
       encodeRootTable(addresses, peerInfo, peerInfoBytes_);
@@ -342,14 +357,14 @@ void RootService::sendTables() {
            "peer table",
            name_.c_str(), nranks_, table.size());
   Deadline deadline = Deadline::after(timeoutSeconds_);
-  for (auto& rank : ranks_) {
+  for (auto& [rank, arrival] : arrivals_) {
     try {
-      rank->socket.sendAll(table.data(), table.size(), deadline, nullptr,
-                           "the peer table");
+      arrival.socket.sendAll(table.data(), table.size(), deadline, nullptr,
+                             "the peer table");
     } catch (const Error& e) {
       LOG_WARN(kLogBootstrap, "%s: %s", name_.c_str(), e.what());
     }
-    rank->socket.close();
+    arrival.socket.close();
   }
 }
 
@@ -357,16 +372,15 @@ void RootService::failArrived(ncclResult_t code, const std::string& message) {
   stopListening();
   pending_.clear();
   std::vector<uint8_t> reply = encodeRootError(code, message);
-  for (auto& rank : ranks_) {
-    if (!rank) continue;
+  for (auto& [rank, arrival] : arrivals_) {
     try {
-      rank->socket.sendAll(reply.data(), reply.size(),
-                           Deadline::after(kReplySeconds), nullptr,
-                           "an error reply");
+      arrival.socket.sendAll(reply.data(), reply.size(),
+                             Deadline::after(kReplySeconds), nullptr,
+                             "an error reply");
     } catch (const Error& e) {
       LOG_INFO(kLogBootstrap, "%s: %s", name_.c_str(), e.what());
     }
-    rank->socket.close();
+    arrival.socket.close();
   }
 }
 
@@ -380,7 +394,7 @@ std::string RootService::refusalsText() const {
 std::string RootService::missingRanks() const {
   std::vector<int> missing;
   for (int rank = 0; rank < nranks_; ++rank)
-    if (!ranks_[static_cast<size_t>(rank)]) missing.push_back(rank);
+    if (arrivals_.count(rank) == 0) missing.push_back(rank);
   return formatRankList(missing);
 }
 

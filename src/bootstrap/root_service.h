@@ -5,10 +5,13 @@
 //
 // It serves exactly one communicator and then exits. Connections are
 // handled concurrently, so a stranger that sends garbage or nothing cannot
-// hold real ranks up; such connections are logged and dropped.
+// hold real ranks up; such connections are logged (throttled) and dropped.
+// What the root holds grows with the ranks that arrived, never with the
+// rank count a hello claims.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +20,7 @@
 #include "bootstrap/protocol.h"
 #include "bootstrap/unique_id.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/socket.h"
 
 namespace hetccl {
@@ -67,6 +71,8 @@ class RootService {
   void drop(Pending& pending, const std::string& reason);
   void refuse(Pending& pending, ncclResult_t code, const std::string& reason);
   void checkPrefix(Pending& pending);
+  // Why a join's rank, rank count or address cannot be right, or "".
+  static std::string badJoin(const RootHello& hello);
   // The communicator cannot form (a rank of another HetCCL build holds its
   // secret): the ranks that arrived are told now, later ones as they come.
   void failCommunicator(ncclResult_t code, const std::string& message);
@@ -89,12 +95,12 @@ class RootService {
   // of another HetCCL build, of another communicator): the ranks that
   // waited for them are told at the timeout. The first few distinct ones.
   std::vector<std::string> refusals_;
-  std::optional<Error> fatal_;  // set by failCommunicator
-  std::vector<std::optional<Arrival>> ranks_;
-  int nranks_ = 0;  // 0 until the first join fixes it
+  std::optional<Error> fatal_;       // set by failCommunicator
+  LogThrottle drops_;                // connections dropped
+  std::map<int, Arrival> arrivals_;  // by rank: only those that arrived
+  int nranks_ = 0;                   // 0 until the first join fixes it
   int firstRank_ = -1;
   uint32_t peerInfoBytes_ = 0;
-  int arrived_ = 0;
   bool cancelled_ = false;
 };
 

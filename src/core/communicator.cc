@@ -77,16 +77,38 @@ void Communicator::initialize(const ncclUniqueId& id) {
   try {
     connect(id);
     setUpDomains();
-    setState(ncclSuccess, "");
+    markReady();
     LOG_INFO(kLogInit, "rank %d of %d ready (%s%s)", rank_, nranks_,
              runtimeKindName(runtimeKind()),
              config_.name.empty() ? "" : (", " + config_.name).c_str());
     logTopology();
   } catch (...) {
-    Error error = currentExceptionAsError();
+    Error error = initError();
     setState(error.code(), error.what());
     throw error;
   }
+}
+
+void Communicator::stopInit(const std::string& why) {
+  std::lock_guard<std::mutex> lock(stateMutex_);
+  if (state_ != ncclInProgress) return;
+  initStopped_ = why;
+  bootstrapAbort_ = true;
+}
+
+void Communicator::markReady() {
+  std::lock_guard<std::mutex> lock(stateMutex_);
+  if (!initStopped_.empty()) throw Error(ncclSystemError, initStopped_);
+  state_ = ncclSuccess;
+  stateMessage_.clear();
+}
+
+Error Communicator::initError() const {
+  Error error = currentExceptionAsError();
+  std::lock_guard<std::mutex> lock(stateMutex_);
+  if (initStopped_.empty()) return error;
+  return Error(ncclSystemError, format("rank %d: init stopped: %s", rank_,
+                                       initStopped_.c_str()));
 }
 
 void Communicator::initializeInBackground(const ncclUniqueId& id) {

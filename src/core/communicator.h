@@ -20,6 +20,7 @@
 #include "runtime/gpu_device.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
+#include "util/error.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
 #include "util/settings.h"
@@ -50,6 +51,10 @@ class Communicator {
   // nonblocking; the outcome is then read with state().
   void initialize(const ncclUniqueId& id);
   void initializeInBackground(const ncclUniqueId& id);
+  // From another thread: an init still under way stops waiting for its
+  // peers and fails with `why` (ncclSystemError); one that is done is left
+  // alone. For inits that wait for each other when one cannot start.
+  void stopInit(const std::string& why);
   // Before init, for ncclCommInitAll: a GPU rank runs on device `ordinal`
   // of its runtime rather than on the one current when it was created.
   void bindToDevice(int ordinal) {
@@ -138,6 +143,10 @@ class Communicator {
   std::shared_ptr<Executor> createDomainComm(Oob& oob, RuntimeKind runtime,
                                              const std::vector<int>& members);
   void setState(ncclResult_t state, const std::string& message);
+  // Success, unless stopInit came first (it may come after the last wait).
+  void markReady();
+  // Inside a catch block of init: its error, or why it was stopped.
+  Error initError() const;
 
   uint32_t nextTag() { return nextTag_++; }
 
@@ -176,6 +185,7 @@ class Communicator {
   ncclResult_t state_ = ncclInProgress;
   bool executorFinalized_ = false;
   std::string stateMessage_;
+  std::string initStopped_;  // why stopInit stopped the init, if it did
   std::thread initThread_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "util/dtype.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "vendor/library_features.h"
 
 namespace hetccl {
@@ -15,7 +16,8 @@ Group& Group::current() {
   return group;
 }
 
-void runConcurrently(const std::vector<std::function<void()>>& jobs) {
+void runConcurrently(const std::vector<std::function<void()>>& jobs,
+                     const std::function<void(const Error&)>& stopStarted) {
   if (jobs.size() == 1) return jobs[0]();
   std::vector<std::exception_ptr> errors(jobs.size());
   std::vector<std::thread> threads;
@@ -40,6 +42,14 @@ void runConcurrently(const std::vector<std::function<void()>>& jobs) {
                        i + 1, jobs.size(), currentExceptionAsError().what()));
     }
   }
+  if (startFailure && stopStarted) {
+    try {
+      stopStarted(*startFailure);
+    } catch (...) {  // the started threads must be joined all the same
+      LOG_WARN(kLogInit, "stopping the jobs started failed: %s",
+               currentExceptionAsError().what());
+    }
+  }
   for (auto& thread : threads) thread.join();
   if (startFailure) throw *startFailure;
   for (auto& error : errors)
@@ -51,8 +61,20 @@ void Group::addOp(std::shared_ptr<Communicator> comm, const Op& op,
   ops_.push_back({std::move(comm), op, stream});
 }
 
-void Group::addInit(std::function<void()> init) {
-  inits_.push_back(std::move(init));
+void Group::addInit(std::shared_ptr<Communicator> comm,
+                    const ncclUniqueId& id) {
+  inits_.push_back({std::move(comm), id});
+}
+
+// Grouped inits may be ranks of one communicator, which wait for each
+// other: if one cannot start, the started ones stop at once.
+void Group::runInits(const std::vector<PendingInit>& inits) {
+  std::vector<std::function<void()>> jobs;
+  for (const PendingInit& init : inits)
+    jobs.push_back([&init] { init.comm->initialize(init.id); });
+  runConcurrently(jobs, [&](const Error& why) {
+    for (const PendingInit& init : inits) init.comm->stopInit(why.what());
+  });
 }
 
 void Group::end() {
@@ -63,7 +85,7 @@ void Group::end() {
   auto ops = std::move(ops_);
   inits_.clear();
   ops_.clear();
-  if (!inits.empty()) runConcurrently(inits);
+  if (!inits.empty()) runInits(inits);
   if (!ops.empty()) issueOps(std::move(ops));
 }
 

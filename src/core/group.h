@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/communicator.h"
+#include "util/error.h"
 
 namespace hetccl {
 
@@ -28,7 +29,7 @@ class Group {
 
   void addOp(std::shared_ptr<Communicator> comm, const Op& op,
              StreamHandle stream);
-  void addInit(std::function<void()> init);
+  void addInit(std::shared_ptr<Communicator> comm, const ncclUniqueId& id);
 
  private:
   struct PendingOp {
@@ -36,15 +37,24 @@ class Group {
     Op op;
     StreamHandle stream;
   };
+  struct PendingInit {
+    std::shared_ptr<Communicator> comm;
+    ncclUniqueId id;
+  };
+  static void runInits(const std::vector<PendingInit>& inits);
   void issueOps(std::vector<PendingOp> ops);
 
   int depth_ = 0;
   std::vector<PendingOp> ops_;
-  std::vector<std::function<void()>> inits_;
+  std::vector<PendingInit> inits_;
 };
 
 // Runs the jobs on threads of their own and waits for all of them; rethrows
-// the first error.
-void runConcurrently(const std::vector<std::function<void()>>& jobs);
+// the first error. If a thread cannot be started, the run fails with that
+// cause, and `stopStarted` (if given) runs before the started jobs are
+// joined: jobs that wait for each other (the ranks of one communicator)
+// would otherwise wait for the one that never started until they time out.
+void runConcurrently(const std::vector<std::function<void()>>& jobs,
+                     const std::function<void(const Error&)>& stopStarted = {});
 
 }  // namespace hetccl

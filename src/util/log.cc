@@ -181,4 +181,18 @@ void logMessage(LogLevel level, uint32_t /*subsys*/, const char* file, int line,
   (void)written;  // a log that cannot be written has nowhere to say so
 }
 
+LogLevel LogThrottle::next() {
+  ++count_;
+  return count_ <= kWarned || count_ % kThenEvery == 0 ? LogLevel::Warn
+                                                       : LogLevel::Info;
+}
+
+std::string LogThrottle::note() const {
+  if (count_ < kWarned) return "";
+  return format(
+      "; from the %zuth on, one in %zu is logged at WARN, the "
+      "others at INFO",
+      kWarned, kThenEvery);
+}
+
 }  // namespace hetccl

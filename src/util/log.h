@@ -4,7 +4,9 @@
 // in the file name expand to the host name and the pid.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace hetccl {
 
@@ -26,6 +28,26 @@ enum LogSubsys : uint32_t {
 bool logEnabled(LogLevel level, uint32_t subsys);
 void logMessage(LogLevel level, uint32_t subsys, const char* file, int line,
                 const char* fmt, ...) __attribute__((format(printf, 5, 6)));
+
+// The level for each of a stream of like events that strangers can cause
+// (connections dropped at a listener): the first few are warnings, then
+// one in every 1000, the others INFO, so that a flood of strangers does
+// not flood the log. Not thread-safe: one owner counts.
+class LogThrottle {
+ public:
+  // Counts one more event and returns the level to log it at. Call it
+  // once per event, before HETCCL_LOG (which reads its level twice).
+  LogLevel next();
+  size_t count() const { return count_; }
+  // What a message adds so that its reader knows later ones may be INFO:
+  // "; from the 10th on, ..." once that applies, else "".
+  std::string note() const;
+
+ private:
+  static constexpr size_t kWarned = 10;
+  static constexpr size_t kThenEvery = 1000;
+  size_t count_ = 0;
+};
 
 }  // namespace hetccl
 

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <initializer_list>
 #include <set>
 #include <string>
@@ -57,6 +59,12 @@ void checkInvalidArgument(ncclResult_t got, ncclComm_t comm,
                           std::initializer_list<const char*> keywords,
                           const std::string& what) {
   checkRejected(got, {ncclInvalidArgument}, comm, keywords, what);
+}
+
+size_t residentBytes() {
+  size_t pages = 0, resident = 0;
+  std::ifstream("/proc/self/statm") >> pages >> resident;
+  return resident * 4096;
 }
 
 RunOptions quick() {
@@ -314,6 +322,24 @@ TEST(Errors, BadRankAndRankCount) {
                              {"nranks", "rank"}, "nranks 0");
         checkInvalidArgument(ncclCommInitRank(&comm, -4, ctx.id(), 0), nullptr,
                              {"nranks", "rank"}, "nranks -4");
+        // Rank counts above the documented maximum (2^20 = 1048576) are
+        // refused before anything is allocated for them (a rank grew to
+        // 2 GB before failing).
+        const size_t before = residentBytes();
+        const double start = nowSeconds();
+        for (int nranks : {INT_MAX, INT_MAX - 1, (1 << 20) + 1})
+          checkInvalidArgument(ncclCommInitRank(&comm, nranks, ctx.id(), 0),
+                               nullptr,
+                               {"more than the maximum of 1048576 ranks"},
+                               "nranks " + std::to_string(nranks));
+        std::vector<ncclComm_t> comms(1);
+        checkInvalidArgument(ncclCommInitAll(comms.data(), INT_MAX, nullptr),
+                             nullptr, {"ndev", "maximum"}, "ndev INT_MAX");
+        MP_CHECK(nowSeconds() - start < 1) << "refusing huge rank counts took "
+                                           << nowSeconds() - start << " s";
+        MP_CHECK(residentBytes() < before + (16u << 20))
+            << "refusing huge rank counts took "
+            << (residentBytes() - before) / (1 << 20) << " MiB";
         checkInvalidArgument(ncclCommInitRank(nullptr, 1, ctx.id(), 0), nullptr,
                              {"comm", "null"}, "a NULL comm pointer");
         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -327,6 +353,36 @@ TEST(Errors, BadRankAndRankCount) {
         good.destroy();
       },
       quick());
+}
+
+// A unique id serves one communicator: used again, init fails on every
+// rank within a second or two with ncclInvalidUsage and says why, rather
+// than waiting out HETCCL_BOOTSTRAP_TIMEOUT with "connection refused".
+TEST(Errors, UniqueIdUsedTwice) {
+  RunOptions options = quick();
+  options.env["HETCCL_BOOTSTRAP_TIMEOUT"] = "20";
+  runRanks(
+      2,
+      [](RankContext& ctx) {
+        Comm first(ctx.initComm());
+        first.destroy();
+        ctx.barrier();  // the first communicator formed on both ranks
+        ncclComm_t again = nullptr;
+        const double start = nowSeconds();
+        checkRejected(
+            ncclCommInitRank(&again, ctx.nranks(), ctx.id(), ctx.rank()),
+            {ncclInvalidUsage}, nullptr,
+            {"ncclUniqueId was most likely used already"},
+            "init with an id used before");
+        MP_CHECK(nowSeconds() - start < 3)
+            << "the second use of the id failed after " << nowSeconds() - start
+            << " s";
+        const ncclUniqueId fresh = ctx.shareNewUniqueId();
+        MP_CHECK_NCCL(
+            ncclCommInitRank(&again, ctx.nranks(), fresh, ctx.rank()));
+        Comm(again).destroy();
+      },
+      options);
 }
 
 // Two ranks with `variable`=`value` both fail init at once with

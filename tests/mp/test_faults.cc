@@ -1,17 +1,20 @@
 // Failures end in errors within bounded time, never in hangs: aborting a
 // communicator with work in flight, a peer killed mid-collective, a rank
-// that never arrives at init, and strangers talking to the bootstrap port.
+// that never arrives at init, a rank of ncclCommInitAll whose thread cannot
+// start, and strangers talking to the bootstrap port.
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -32,8 +35,26 @@ namespace {
 // shared-memory segment (the shm_open below), in the middle of init.
 bool killAfterCreatingASegment = false;
 
+// Set on a thread: how many more threads it may create before its
+// pthread_create fails as at a thread limit (EAGAIN); -1: no limit.
+thread_local int threadsBeforeFailure = -1;
+
 }  // namespace
 }  // namespace hetccl::mp
+
+// Every std::thread starts here (as shm_open below): the real one, unless
+// the calling thread has used up the threads it was allowed.
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                              void* (*start)(void*), void* arg) {
+  using Create =
+      int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static const auto real =
+      reinterpret_cast<Create>(dlsym(RTLD_NEXT, "pthread_create"));
+  int& allowed = hetccl::mp::threadsBeforeFailure;
+  if (allowed == 0) return EAGAIN;
+  if (allowed > 0) --allowed;
+  return real(thread, attr, start, arg);
+}
 
 // HetCCL's calls to shm_open come here (this executable's definition comes
 // first in the dynamic linker's lookup): the real one, and then the kill,
@@ -350,6 +371,38 @@ TEST(Faults, RankThatNeverArrivesAtInit) {
         const char* message = ncclGetLastError(nullptr);
         MP_CHECK(message != nullptr && message[0] != '\0')
             << "no message for " << describeResult(result);
+      },
+      options);
+}
+
+// ncclCommInitAll starts a thread per rank, and the ranks wait for each
+// other. When one cannot start (a thread limit), the started ones stop at
+// once and the call fails naming the cause, instead of waiting out
+// HETCCL_BOOTSTRAP_TIMEOUT for the rank that never started.
+TEST(Faults, InitAllWhoseThreadCannotStartFailsAtOnce) {
+  RunOptions options = withEnv({{"HETCCL_BOOTSTRAP_TIMEOUT", "30"}}, 60);
+  options.createUniqueId = false;
+  runRanks(
+      1,
+      [](RankContext&) {
+        constexpr int kRanks = 4;
+        std::vector<ncclComm_t> comms(kRanks, nullptr);
+        threadsBeforeFailure = 2;  // the root's and rank 0's; not rank 1's
+        const double start = nowSeconds();
+        const ncclResult_t result =
+            ncclCommInitAll(comms.data(), kRanks, nullptr);
+        const double seconds = nowSeconds() - start;
+        threadsBeforeFailure = -1;
+        const std::string message = ncclGetLastError(nullptr);
+        MP_CHECK(result == ncclSystemError) << describeResult(result);
+        MP_CHECK(message.find("cannot start a thread for job 2 of 4") !=
+                 std::string::npos)
+            << message;
+        MP_CHECK(seconds < 3)
+            << "ncclCommInitAll failed after " << seconds << " s: " << message;
+        // With threads to be had again, the same call works.
+        MP_CHECK_NCCL(ncclCommInitAll(comms.data(), kRanks, nullptr));
+        for (ncclComm_t comm : comms) Comm(comm).destroy();
       },
       options);
 }

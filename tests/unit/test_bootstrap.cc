@@ -13,6 +13,8 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -118,6 +120,35 @@ void onEveryRank(std::vector<Outcome>& ranks,
 uint16_t freeLoopbackPort() {
   Listener probe(SocketAddress::loopback(AF_INET));
   return probe.address().port();
+}
+
+// A join for `rank` of `nranks` with the id's secret and a peer info, as a
+// stranger who knows the secret (HETCCL_COMM_ID without a
+// HETCCL_COMM_SECRET) could send it.
+std::vector<uint8_t> joinHello(const ncclUniqueId& id, int rank, int nranks) {
+  RootHello hello;
+  hello.secret = decodeUniqueId(id).secret;
+  hello.rank = rank;
+  hello.nranks = nranks;
+  hello.listenAddress = SocketAddress::loopback(AF_INET, 1);
+  hello.peerInfoBytes = sizeof(PeerInfo);
+  std::vector<uint8_t> bytes = encodeRootHello(hello);
+  PeerInfo info = infoFor(rank);
+  const auto* p = reinterpret_cast<const uint8_t*>(&info);
+  bytes.insert(bytes.end(), p, p + sizeof(info));
+  return bytes;
+}
+
+// The root's refusal on `socket`: its code and message.
+Error refusalOn(Socket& socket) {
+  uint8_t header[kRootReplyHeaderBytes];
+  socket.recvAll(header, sizeof(header), Deadline::after(5), nullptr);
+  ncclResult_t code = decodeRootReplyHeader(header);
+  uint8_t lengthBytes[4];
+  socket.recvAll(lengthBytes, sizeof(lengthBytes), Deadline::after(5), nullptr);
+  std::string message(WireReader(lengthBytes, 4).u32(), '\0');
+  socket.recvAll(&message[0], message.size(), Deadline::after(5), nullptr);
+  return Error(code, message);
 }
 
 class BootstrapTest : public ::testing::Test {
@@ -306,6 +337,47 @@ TEST_F(BootstrapTest, ASilentFloodAtTheRootIsCapped) {
   initAllOrFail(id, 2);
 }
 
+// Strangers dropped at the root are warnings for the first few, then one
+// in every 1000 (the others INFO), as at a rank's listener: 2,000 of them
+// make a dozen warnings, not 2,000, and the ranks still get in.
+TEST_F(BootstrapTest, TheRootThrottlesItsWarningsAboutStrangers) {
+  constexpr int kStrangers = 2000, kBatch = 100;
+  ncclUniqueId id = createUniqueId();
+  const SocketAddress root = decodeUniqueId(id).root;
+  const char http[] = "GET / HTTP/1.1\r\n\r\n";
+  ::testing::internal::CaptureStderr();
+  for (int sent = 0; sent < kStrangers; sent += kBatch) {
+    std::vector<Socket> batch;
+    for (int i = 0; i < kBatch; ++i) {
+      batch.push_back(connectTo(root, Deadline::after(5), nullptr, "root"));
+      batch.back().sendAll(http, sizeof(http) - 1, Deadline::after(5), nullptr);
+    }
+    // Each is dropped before the next batch comes.
+    for (Socket& stranger : batch) {
+      char byte;
+      try {
+        stranger.recvAll(&byte, 1, Deadline::after(5), nullptr);
+        ADD_FAILURE() << "the root answered a stranger";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ncclRemoteError) << e.what();
+      }
+    }
+  }
+  initAllOrFail(id, 2);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  int warnings = 0;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);)
+    warnings += contains(line, "HETCCL WARN") &&
+                contains(line, "bootstrap root at " + root.toString() +
+                                   ": dropped connection");
+  EXPECT_EQ(warnings, 12) << log;  // the first 10, the 1000th, the 2000th
+  EXPECT_TRUE(contains(log,
+                       "(2000 dropped so far; from the 10th on, one in "
+                       "1000 is logged at WARN"))
+      << log;
+}
+
 TEST_F(BootstrapTest, StrangersAtARankAreDropped) {
   ncclUniqueId id = createUniqueId();
   std::vector<Outcome> ranks = initAllOrFail(id, 2);
@@ -453,6 +525,42 @@ TEST_F(BootstrapTest, AFrameHeaderThatLiesCostsOnlyWhatArrives) {
   EXPECT_LT(residentBytes(), before + (64u << 20));
 }
 
+// A hello with the secret that claims a huge communicator costs the root
+// nothing: beyond kMaxRanks it is refused before it fixes the rank count,
+// and below it the root holds what arrived, not a seat per claimed rank.
+// The root keeps serving, and the real ranks complete at once.
+TEST_F(BootstrapTest, AHugeRankCountClaimCostsTheRootNothing) {
+  ncclUniqueId id = createUniqueId();
+  const SocketAddress root = decodeUniqueId(id).root;
+  const size_t before = residentBytes();
+  for (int nranks : {10 * 1000 * 1000, std::numeric_limits<int>::max()}) {
+    Socket claim = connectTo(root, Deadline::after(5), nullptr, "root");
+    std::vector<uint8_t> bytes = joinHello(id, nranks - 1, nranks);
+    claim.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+    Error refusal = refusalOn(claim);
+    EXPECT_EQ(refusal.code(), ncclInvalidArgument) << refusal.what();
+    EXPECT_TRUE(contains(refusal.what(), "more than the maximum of " +
+                                             std::to_string(kMaxRanks)))
+        << refusal.what();
+  }
+  {
+    // The largest count allowed, held while the memory is measured.
+    Socket claim = connectTo(root, Deadline::after(5), nullptr, "root");
+    std::vector<uint8_t> bytes = joinHello(id, kMaxRanks - 1, kMaxRanks);
+    claim.sendAll(bytes.data(), bytes.size(), Deadline::after(5), nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_LT(residentBytes(), before + (32u << 20));
+  }
+  // Gone again: the rank count it claimed no longer binds anyone.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto start = Clock::now();
+  initAllOrFail(id, 3);
+  EXPECT_LT(secondsSince(start), 3.0);
+  EXPECT_LT(residentBytes(), before + (32u << 20));
+  Outcome tooMany = initRank(id, 0, kMaxRanks + 1);
+  EXPECT_EQ(tooMany.code, ncclInvalidArgument) << tooMany.error;
+}
+
 // The root keeps each joining rank's peer info until all have joined: a
 // join claiming more than a few KiB is refused before anything is
 // allocated for it, and a rank is not let to try.
@@ -501,6 +609,8 @@ TEST_F(BootstrapTest, DuplicateRankIsRefused) {
   Outcome duplicate = initRank(id, 0, 2);
   EXPECT_EQ(duplicate.code, ncclInvalidUsage);
   EXPECT_TRUE(contains(duplicate.error, "rank 0 joined twice"))
+      << duplicate.error;
+  EXPECT_TRUE(contains(duplicate.error, "used by two communicators"))
       << duplicate.error;
   Outcome second = initRank(id, 1, 2);
   firstThread.join();
@@ -571,6 +681,61 @@ TEST_F(BootstrapTest, TheTimeoutNamesWhatTheRootRefused) {
   for (const char* part : {"rank(s) 1 never arrived", "refused meanwhile",
                            "says the communicator has 3 ranks"})
     EXPECT_TRUE(contains(first.error, part)) << first.error;
+}
+
+// A root serves one communicator and then stops listening: an id used
+// again fails every rank at once, saying why, not after the timeout with
+// "connection refused".
+TEST_F(BootstrapTest, AnIdUsedAgainFailsAtOnceSayingWhy) {
+  ncclUniqueId id = createUniqueId();
+  initAllOrFail(id, 2);
+  std::vector<Outcome> again = initRanks(id, 2);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(again[r].code, ncclInvalidUsage) << again[r].error;
+    EXPECT_TRUE(contains(again[r].error, "no longer listens"))
+        << again[r].error;
+    EXPECT_TRUE(contains(again[r].error,
+                         "ncclUniqueId was most likely used "
+                         "already, or by two communicators"))
+        << again[r].error;
+    EXPECT_LT(again[r].seconds, 2.0);
+  }
+}
+
+// Two communicators given one id at once: a rank of the second that
+// finds its seat taken is refused, saying so, the first forms, and a rank
+// of the second that comes later fails at once too.
+TEST_F(BootstrapTest, AnIdUsedByTwoCommunicatorsFailsTheSecondAtOnce) {
+  ncclUniqueId id = createUniqueId();
+  Outcome first0;
+  std::thread firstThread([&] { first0 = initRank(id, 0, 2); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Outcome second0 = initRank(id, 0, 2);
+  Outcome first1 = initRank(id, 1, 2);
+  firstThread.join();
+  Outcome second1 = initRank(id, 1, 2);
+  EXPECT_EQ(first0.error, "");
+  EXPECT_EQ(first1.error, "");
+  for (const Outcome* second : {&second0, &second1}) {
+    EXPECT_EQ(second->code, ncclInvalidUsage) << second->error;
+    EXPECT_TRUE(contains(second->error, "by two communicators"))
+        << second->error;
+    EXPECT_LT(second->seconds, 2.0) << second->error;
+  }
+}
+
+// The other ranks of a fixed id wait for rank 0 to start the root; if it
+// never does, the timeout says who starts it.
+TEST_F(BootstrapTest, AFixedIdWithoutRankZeroSaysWhoStartsTheRoot) {
+  std::string address = "127.0.0.1:" + std::to_string(freeLoopbackPort());
+  ScopedEnv commId("HETCCL_COMM_ID", address.c_str());
+  Outcome alone = initRank(createUniqueId(), 1, 2, /*timeout=*/1.0);
+  EXPECT_EQ(alone.code, ncclSystemError) << alone.error;
+  EXPECT_TRUE(contains(alone.error, "timed out")) << alone.error;
+  EXPECT_TRUE(contains(alone.error, "rank 0 starts the bootstrap root"))
+      << alone.error;
+  EXPECT_GE(alone.seconds, 0.9);
+  EXPECT_LT(alone.seconds, 2.5);
 }
 
 TEST_F(BootstrapTest, CorruptedIdIsAnInvalidArgument) {
