@@ -16,10 +16,10 @@ namespace {
 // file's static initialisation.
 const std::vector<ParamSpec>& declaredParams() {
   static const std::vector<ParamSpec> params = {
-#define HETCCL_PARAM(id, name, alias, type, defaultText, min, max, accepted, \
-                     doc)                                                    \
-  {Param::id, name,     alias, ParamType::type, defaultText, min,            \
-   max,       accepted, doc},
+#define HETCCL_PARAM(id, name, alias, type, scope, defaultText, min, max, \
+                     accepted, doc)                                       \
+  {Param::id,   name, alias, ParamType::type, ParamScope::scope,          \
+   defaultText, min,  max,   accepted,        doc},
 #include "util/params.def"
 #undef HETCCL_PARAM
   };
@@ -193,6 +193,24 @@ std::optional<std::string> readString(Param param) {
   auto setting = paramSetting(paramSpec(param));
   if (!setting) return std::nullopt;
   return setting->text;
+}
+
+std::string readCanonical(Param param) {
+  const ParamSpec& spec = paramSpec(param);
+  switch (spec.type) {
+    case ParamType::Flag:
+      return readFlag(param) ? "1" : "0";
+    case ParamType::Integer:
+    case ParamType::Size:
+      return std::to_string(readInteger(param));
+    case ParamType::Seconds:
+      return format("%.17g", readSeconds(param));
+    case ParamType::Choice:
+      return readChoice(param);
+    case ParamType::String:
+      return readString(param).value_or(spec.defaultText);
+  }
+  return "";
 }
 
 void checkParamText(const ParamSpec& spec, const std::string& text,

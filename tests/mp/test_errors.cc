@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -371,6 +372,48 @@ TEST(Errors, UnknownTransportNamesTheRegisteredOnes) {
                          "HETCCL_TRANSPORT=\"rdma\": expected auto or one of "
                          "the transports of this build (shm, tcp, ucx)",
                          "");
+}
+
+// Settings that shape what the ranks share (segment layouts, how messages
+// are cut, thresholds) fail init on every rank when one rank differs,
+// naming the variable, both values and the ranks (#29: such ranks returned
+// wrong data, or send/recv hung). HETCCL_GPU_LL_MAX goes through the same
+// check as the others, also on CPU ranks.
+TEST(Errors, SettingsThatMustAgreeFailInitOnEveryRankWhenTheyDiffer) {
+  const struct {
+    const char* variable;
+    const char* value;  // on rank 1; the others keep the default
+    const char* message;
+  } kCases[] = {
+      {"HETCCL_SHM_CHUNK", "1M",
+       "HETCCL_SHM_CHUNK differs: rank 0 has 524288, rank 1 has 1048576"},
+      {"HETCCL_SHM_P2P_CHUNK", "1M",
+       "HETCCL_SHM_P2P_CHUNK differs: rank 0 has 262144, rank 1 has 1048576"},
+      {"HETCCL_SHM_DIRECT_REDUCE_MAX", "64K",
+       "HETCCL_SHM_DIRECT_REDUCE_MAX differs: rank 0 has 16384, rank 1 has "
+       "65536"},
+      {"HETCCL_GPU_LL_MAX", "0",
+       "HETCCL_GPU_LL_MAX differs: rank 0 has 65536, rank 1 has 0"},
+  };
+  for (const auto& c : kCases) {
+    RunOptions options = quick();
+    options.env[c.variable] = "";  // unset: the default
+    options.rankEnv = [&](int rank) {
+      std::map<std::string, std::string> env;
+      if (rank == 1) env[c.variable] = c.value;
+      return env;
+    };
+    runRanks(
+        3,
+        [&](RankContext& ctx) {
+          ncclComm_t comm = nullptr;
+          checkRejected(
+              ncclCommInitRank(&comm, ctx.nranks(), ctx.id(), ctx.rank()),
+              {ncclInvalidUsage}, nullptr, {c.message},
+              std::string("init with ") + c.variable + " differing");
+        },
+        options);
+  }
 }
 
 // A CPU rank takes host streams (or NULL) only.
