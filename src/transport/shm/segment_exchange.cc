@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "transport/shm/shm_names.h"
 #include "util/collective_setup.h"
 #include "util/error.h"
 
@@ -28,7 +29,7 @@ std::vector<SegmentRecord> gatherRecords(Oob& oob,
   std::memset(records.data(), 0, records.size() * sizeof(SegmentRecord));
   SegmentRecord& mine = records[oob.rank()];
   if (ownBytes > 0) {
-    const std::string name = ShmSegment::uniqueName(exchange.namePrefix);
+    const std::string name = uniqueSegmentName(exchange.namePrefix);
     std::strncpy(mine.name, name.c_str(), kNameBytes - 1);
     mine.bytes = ownBytes;
   }
@@ -81,7 +82,11 @@ void exchangeSegments(Oob& oob, const SegmentExchange& exchange,
   segments.resize(oob.nranks());
   size_t ownBytes = 0;
   // A failure here holds back the creation below and fails its agreement.
-  captureFailure(failure, [&] { ownBytes = exchange.ownBytes(); });
+  // Names that dead processes left hold room this exchange may need.
+  captureFailure(failure, [&] {
+    removeNamesOfGoneCreators();
+    ownBytes = exchange.ownBytes();
+  });
   const std::vector<SegmentRecord> records =
       gatherRecords(oob, exchange, ownBytes);
   try {

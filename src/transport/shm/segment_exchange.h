@@ -1,5 +1,6 @@
 // The collective set-up that every shared-memory user of a host repeats:
-// the ranks all-gather the names they will use, each creates its segment
+// each rank removes the names that dead processes left in /dev/shm, the
+// ranks all-gather the names they will use, each creates its segment
 // and maps the segments it needs, and once every rank has mapped, the
 // names are removed. A failure on any rank (a full /dev/shm, a peer that
 // created no segment) fails the exchange on every rank, so that none waits
