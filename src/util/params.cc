@@ -26,20 +26,6 @@ const std::vector<ParamSpec>& declaredParams() {
   return params;
 }
 
-// "4K", "1G", "300": the largest suffix that divides the value exactly.
-std::string sizeText(int64_t value) {
-  static const struct {
-    int64_t scale;
-    char suffix;
-  } kUnits[] = {{int64_t{1} << 30, 'G'},
-                {int64_t{1} << 20, 'M'},
-                {int64_t{1} << 10, 'K'}};
-  for (const auto& unit : kUnits)
-    if (value != 0 && value % unit.scale == 0)
-      return std::to_string(value / unit.scale) + unit.suffix;
-  return std::to_string(value);
-}
-
 std::vector<std::string> choicesOf(const ParamSpec& spec) {
   return splitCommaList(spec.accepted);
 }
@@ -124,6 +110,19 @@ bool isDecimal(const std::string& text, bool allowMinus) {
 }  // namespace
 
 const std::vector<ParamSpec>& allParams() { return declaredParams(); }
+
+std::string sizeText(int64_t value) {
+  static const struct {
+    int64_t scale;
+    char suffix;
+  } kUnits[] = {{int64_t{1} << 30, 'G'},
+                {int64_t{1} << 20, 'M'},
+                {int64_t{1} << 10, 'K'}};
+  for (const auto& unit : kUnits)
+    if (value != 0 && value % unit.scale == 0)
+      return std::to_string(value / unit.scale) + unit.suffix;
+  return std::to_string(value);
+}
 
 const ParamSpec& paramSpec(Param param) {
   return declaredParams()[static_cast<size_t>(param)];

@@ -58,6 +58,10 @@ std::optional<ParamSetting> paramSetting(const ParamSpec& spec);
 // the same rule: empty means unset.
 std::optional<std::string> environmentValue(const char* name);
 
+// A size as one would set it: "4K", "1G", "300" (the largest suffix that
+// divides it exactly).
+std::string sizeText(int64_t value);
+
 // "4K to 1G", "0 or 1", "NONE, VERSION, WARN, INFO or TRACE".
 std::string describeAccepted(const ParamSpec& spec);
 

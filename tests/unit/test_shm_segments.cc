@@ -1,21 +1,28 @@
 // What every shared-memory user gets from the segment exchange besides the
-// segments: names that say who made them, and the removal of names whose
-// maker is gone.
+// segments: names that say who made them, the removal of names whose maker
+// is gone, and a refusal, before anything is created, of segments the host
+// has no room for.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <map>
+#include <mutex>
 #include <string>
 
+#include "support/expect_error.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"
 #include "transport/shm/shm_names.h"
+#include "transport/shm/shm_room.h"
 #include "vendor/host/shm_world.h"
 
 namespace hetccl {
 namespace {
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 // A pid that just existed and is gone: a child that exited and was reaped.
 pid_t goneProcess() {
@@ -91,6 +98,65 @@ TEST(ShmSegments, AnExchangeRemovesNamesThatDeadRanksLeft) {
                  std::make_shared<AbortSignal>(), nullptr);
   });
   EXPECT_FALSE(exists(stale));
+}
+
+TEST(ShmSegments, RoomIsCountedOverTheRanksOfOneDevShm) {
+  const ShmRoom room{7, 20 * kGiB, 30 * kGiB};
+  const ShmRoom elsewhere{8, 20 * kGiB, 30 * kGiB};
+  // 3 x 8 GiB here (24 > 20 free); the rank elsewhere is not counted.
+  std::vector<ShmDemand> demands = {
+      {8 * kGiB, room}, {8 * kGiB, room}, {0, room}, {8 * kGiB, elsewhere}};
+  demands.push_back({8 * kGiB, room});
+  Error e = expectError([&] {
+    checkShmRoom(demands, 1, "host domain", "HETCCL_SHM_P2P_CHUNK=1G");
+  });
+  EXPECT_EQ(e.code(), ncclSystemError);
+  EXPECT_STREQ(e.what(),
+               "host domain: the 3 rank(s) sharing this host's /dev/shm would "
+               "need 24 GiB of shared memory together (rank 1: 8 GiB for "
+               "HETCCL_SHM_P2P_CHUNK=1G), but /dev/shm has 20 GiB free and "
+               "the host 30 GiB of memory available (MemAvailable); lower "
+               "those settings");
+  // A rank that creates nothing, and a host with room, pass.
+  checkShmRoom(demands, 2, "host domain", "");
+  checkShmRoom(demands, 3, "host domain", "");
+  // Memory can be the limit too.
+  demands = {{8 * kGiB, {7, 100 * kGiB, 12 * kGiB}}, {8 * kGiB, room}};
+  EXPECT_EQ(expectError([&] { checkShmRoom(demands, 0, "x", ""); }).code(),
+            ncclSystemError);
+}
+
+// HETCCL_SHM_P2P_CHUNK=1G (inside its range) for 64 ranks asks for 64 x
+// 132 GiB: more than any host has. Every rank refuses before any segment
+// exists, naming the settings.
+TEST(ShmSegments, SegmentsTooLargeForTheHostFailOnEveryRankBeforeCreation) {
+  constexpr int kRanks = 64;
+  ShmSettings settings = ShmSettings::from(Settings::fromEnvironment());
+  settings.chunkBytes = kGiB;
+  settings.p2pChunkBytes = kGiB;
+  InProcessWorld world(kRanks);
+  std::mutex mutex;
+  std::map<int, Error> errors;
+  runRanks(kRanks, [&](int rank) {
+    InProcessOob oob(world, rank);
+    Error e = expectError([&] {
+      ShmWorld shm(oob, settings, std::make_shared<AbortSignal>(), nullptr);
+    });
+    std::lock_guard<std::mutex> lock(mutex);
+    errors.emplace(rank, e);
+  });
+  ASSERT_EQ(errors.size(), size_t{kRanks});
+  for (const auto& [rank, e] : errors) {
+    EXPECT_EQ(e.code(), ncclSystemError) << "rank " << rank;
+    const std::string message = e.what();
+    for (const char* part :
+         {"the 64 rank(s) sharing this host's /dev/shm would need 8.3 TiB of "
+          "shared memory together",
+          "132 GiB for HETCCL_SHM_CHUNK=1G and HETCCL_SHM_P2P_CHUNK=1G with "
+          "64 ranks"})
+      EXPECT_NE(message.find(part), std::string::npos)
+          << "rank " << rank << ": " << message;
+  }
 }
 
 }  // namespace
