@@ -19,6 +19,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/oob.h"
+#include "util/settings_agreement.h"
 #include "vendor/domain_backend.h"
 
 namespace hetccl {
@@ -142,6 +143,10 @@ void Communicator::connect(const ncclUniqueId& id) {
   for (int r = 0; r < nranks_; ++r)
     std::memcpy(&peers_[r], bootstrap_->peerInfo(r), sizeof(PeerInfo));
   checkSameBuild(peers_);
+  std::vector<uint64_t> digests;
+  for (const PeerInfo& peer : peers_) digests.push_back(peer.settingsDigest);
+  BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
+  checkSettingsAgree(oob, settings_, digests);
 }
 
 // One domain: its vendor communicator runs every operation. Several: each

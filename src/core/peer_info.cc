@@ -13,6 +13,7 @@
 #include "util/comma_list.h"
 #include "util/error.h"
 #include "util/settings.h"
+#include "util/settings_agreement.h"
 
 namespace hetccl {
 namespace {
@@ -70,6 +71,7 @@ PeerInfo PeerInfo::local(int rank, int nranks, std::optional<GpuDevice> gpu,
   gethostname(info.hostname, sizeof(info.hostname) - 1);
   std::strncpy(info.release, HETCCL_RELEASE, sizeof(info.release) - 1);
   info.protocolVersion = kCommProtocolVersion;
+  info.settingsDigest = mustAgreeDigest(settings);
   return info;
 }
 

@@ -13,7 +13,7 @@ namespace hetccl {
 // What ranks exchange after init (plans, link and engine wire formats) is
 // versioned by this number: bump it with any change that ranks of an older
 // build would misread.
-constexpr uint32_t kCommProtocolVersion = 3;
+constexpr uint32_t kCommProtocolVersion = 4;
 
 // Where a rank sits: what a communicator split from a parent inherits.
 struct Placement {
@@ -30,11 +30,13 @@ struct PeerInfo {
   char hostname[64];
   char release[16];          // HetCCL's release ("0.1.0")
   uint32_t protocolVersion;  // kCommProtocolVersion
+  uint64_t settingsDigest;   // mustAgreeDigest (util/settings_agreement.h)
 
   // This process as `rank` of `nranks`, its host id and domain label taken
   // from `settings` (HETCCL_HOSTID, HETCCL_DOMAINS; throws
   // ncclInvalidArgument if either is malformed) unless `inherited` gives
-  // them (communicators split from a parent keep the parent's placement).
+  // them (communicators split from a parent keep the parent's placement),
+  // and the digest of its settings that must agree.
   // `gpu`: the rank's GPU, if it is a GPU rank.
   static PeerInfo local(int rank, int nranks, std::optional<GpuDevice> gpu,
                         const Settings& settings,

@@ -16,28 +16,14 @@ namespace {
 // file's static initialisation.
 const std::vector<ParamSpec>& declaredParams() {
   static const std::vector<ParamSpec> params = {
-#define HETCCL_PARAM(id, name, alias, type, defaultText, min, max, accepted, \
-                     doc)                                                    \
-  {Param::id, name,     alias, ParamType::type, defaultText, min,            \
-   max,       accepted, doc},
+#define HETCCL_PARAM(id, name, alias, type, scope, defaultText, min, max, \
+                     accepted, doc)                                       \
+  {Param::id,   name, alias, ParamType::type, ParamScope::scope,          \
+   defaultText, min,  max,   accepted,        doc},
 #include "util/params.def"
 #undef HETCCL_PARAM
   };
   return params;
-}
-
-// "4K", "1G", "300": the largest suffix that divides the value exactly.
-std::string sizeText(int64_t value) {
-  static const struct {
-    int64_t scale;
-    char suffix;
-  } kUnits[] = {{int64_t{1} << 30, 'G'},
-                {int64_t{1} << 20, 'M'},
-                {int64_t{1} << 10, 'K'}};
-  for (const auto& unit : kUnits)
-    if (value != 0 && value % unit.scale == 0)
-      return std::to_string(value / unit.scale) + unit.suffix;
-  return std::to_string(value);
 }
 
 std::vector<std::string> choicesOf(const ParamSpec& spec) {
@@ -125,6 +111,19 @@ bool isDecimal(const std::string& text, bool allowMinus) {
 
 const std::vector<ParamSpec>& allParams() { return declaredParams(); }
 
+std::string sizeText(int64_t value) {
+  static const struct {
+    int64_t scale;
+    char suffix;
+  } kUnits[] = {{int64_t{1} << 30, 'G'},
+                {int64_t{1} << 20, 'M'},
+                {int64_t{1} << 10, 'K'}};
+  for (const auto& unit : kUnits)
+    if (value != 0 && value % unit.scale == 0)
+      return std::to_string(value / unit.scale) + unit.suffix;
+  return std::to_string(value);
+}
+
 const ParamSpec& paramSpec(Param param) {
   return declaredParams()[static_cast<size_t>(param)];
 }
@@ -193,6 +192,24 @@ std::optional<std::string> readString(Param param) {
   auto setting = paramSetting(paramSpec(param));
   if (!setting) return std::nullopt;
   return setting->text;
+}
+
+std::string readCanonical(Param param) {
+  const ParamSpec& spec = paramSpec(param);
+  switch (spec.type) {
+    case ParamType::Flag:
+      return readFlag(param) ? "1" : "0";
+    case ParamType::Integer:
+    case ParamType::Size:
+      return std::to_string(readInteger(param));
+    case ParamType::Seconds:
+      return format("%.17g", readSeconds(param));
+    case ParamType::Choice:
+      return readChoice(param);
+    case ParamType::String:
+      return readString(param).value_or(spec.defaultText);
+  }
+  return "";
 }
 
 void checkParamText(const ParamSpec& spec, const std::string& text,

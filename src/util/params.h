@@ -23,11 +23,17 @@ enum class Param {
 
 enum class ParamType { Flag, Integer, Size, Seconds, Choice, String };
 
+// What the ranks of a communicator need of each other's values (params.def):
+// nothing (Local), the same value (Same: compared at init), or rank 0's
+// (Rank0: adopted by the transport at set-up).
+enum class ParamScope { Local, Same, Rank0 };
+
 struct ParamSpec {
   Param id;
   const char* name;
   const char* ncclAlias;  // nullptr: none
   ParamType type;
+  ParamScope scope;
   // Parsed like a set value; for a String, what leaving it unset means.
   const char* defaultText;
   int64_t min;  // Integer, Size, Seconds
@@ -52,6 +58,10 @@ std::optional<ParamSetting> paramSetting(const ParamSpec& spec);
 // the same rule: empty means unset.
 std::optional<std::string> environmentValue(const char* name);
 
+// A size as one would set it: "4K", "1G", "300" (the largest suffix that
+// divides it exactly).
+std::string sizeText(int64_t value);
+
 // "4K to 1G", "0 or 1", "NONE, VERSION, WARN, INFO or TRACE".
 std::string describeAccepted(const ParamSpec& spec);
 
@@ -62,6 +72,10 @@ int64_t readInteger(Param param);  // Integer and Size
 double readSeconds(Param param);
 std::string readChoice(Param param);  // as declared in `accepted`
 std::optional<std::string> readString(Param param);
+// The value in force as text that two ranks can compare: a number in
+// decimal (a size in bytes), a flag 0 or 1, a choice as declared, a string
+// as set or, unset, its default. Throws like the readers.
+std::string readCanonical(Param param);
 
 // Checks `text` as a value of `spec` without reading the environment; the
 // message names `variable` (what hetccl-info shows for each setting).

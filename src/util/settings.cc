@@ -18,6 +18,16 @@ UcxGpuBuffers readUcxGpuBuffers() {
   return UcxGpuBuffers::kAuto;
 }
 
+// From the table, not field by field: a parameter declared Same is
+// compared across ranks without code of its own.
+std::vector<SettingValue> readMustAgree() {
+  std::vector<SettingValue> values;
+  for (const ParamSpec& spec : allParams())
+    if (spec.scope == ParamScope::Same)
+      values.push_back({spec.id, readCanonical(spec.id)});
+  return values;
+}
+
 }  // namespace
 
 Settings Settings::fromEnvironment() {
@@ -47,6 +57,7 @@ Settings Settings::fromEnvironment() {
   s.scriptedLaunches = readFlag(Param::ScriptedLaunches);
   s.gpuChunkBytes = readBytes(Param::GpuChunk);
   s.gpuLowLatencyMaxBytes = readBytes(Param::GpuLowLatencyMax);
+  s.mustAgree = readMustAgree();
   return s;
 }
 

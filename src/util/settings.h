@@ -6,11 +6,20 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "util/params.h"
 
 namespace hetccl {
 
 // What the ucx transport does with GPU buffers (HETCCL_UCX_GPU).
 enum class UcxGpuBuffers { kStaged, kAuto, kRequired };
+
+// A parameter's value as readCanonical gives it.
+struct SettingValue {
+  Param param;
+  std::string value;
+};
 
 struct Settings {
   double bootstrapTimeoutSeconds;     // HETCCL_BOOTSTRAP_TIMEOUT; 0: forever
@@ -38,6 +47,9 @@ struct Settings {
   size_t gpuLowLatencyMaxBytes;       // HETCCL_GPU_LL_MAX
   bool engineTimeline;                // HETCCL_ENGINE_TIMELINE
   bool scriptedLaunches;              // HETCCL_SCRIPTED_LAUNCHES
+  // Every parameter that must be the same on every rank (ParamScope::Same),
+  // in declaration order: init compares them (util/settings_agreement.h).
+  std::vector<SettingValue> mustAgree;
 
   // Throws an Error (ncclInvalidArgument) for the first bad value.
   static Settings fromEnvironment();

@@ -4,6 +4,7 @@
 // that overflow, null/destroyed communicators, corrupted ids, bad ranks,
 // foreign streams, and features that cannot apply to CPU ranks.
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -427,6 +429,99 @@ TEST(Errors, UnknownTransportNamesTheRegisteredOnes) {
                          "HETCCL_TRANSPORT=\"rdma\": expected auto or one of "
                          "the transports of this build (shm, tcp, ucx)",
                          "");
+}
+
+// Settings that shape what the ranks share (segment layouts, how messages
+// are cut, thresholds) fail init on every rank when one rank differs,
+// naming the variable, both values and the ranks (#29: such ranks returned
+// wrong data, or send/recv hung). HETCCL_GPU_LL_MAX goes through the same
+// check as the others, also on CPU ranks.
+TEST(Errors, SettingsThatMustAgreeFailInitOnEveryRankWhenTheyDiffer) {
+  const struct {
+    const char* variable;
+    const char* value;  // on rank 1; the others keep the default
+    const char* message;
+  } kCases[] = {
+      {"HETCCL_SHM_CHUNK", "1M",
+       "HETCCL_SHM_CHUNK differs: rank 0 has 524288, rank 1 has 1048576"},
+      {"HETCCL_SHM_P2P_CHUNK", "1M",
+       "HETCCL_SHM_P2P_CHUNK differs: rank 0 has 262144, rank 1 has 1048576"},
+      {"HETCCL_SHM_DIRECT_REDUCE_MAX", "64K",
+       "HETCCL_SHM_DIRECT_REDUCE_MAX differs: rank 0 has 16384, rank 1 has "
+       "65536"},
+      {"HETCCL_GPU_LL_MAX", "0",
+       "HETCCL_GPU_LL_MAX differs: rank 0 has 65536, rank 1 has 0"},
+  };
+  for (const auto& c : kCases) {
+    RunOptions options = quick();
+    options.env[c.variable] = "";  // unset: the default
+    options.rankEnv = [&](int rank) {
+      std::map<std::string, std::string> env;
+      if (rank == 1) env[c.variable] = c.value;
+      return env;
+    };
+    runRanks(
+        3,
+        [&](RankContext& ctx) {
+          ncclComm_t comm = nullptr;
+          checkRejected(
+              ncclCommInitRank(&comm, ctx.nranks(), ctx.id(), ctx.rank()),
+              {ncclInvalidUsage}, nullptr, {c.message},
+              std::string("init with ") + c.variable + " differing");
+        },
+        options);
+  }
+}
+
+// Bytes that /dev/shm and the host's memory can still give, whichever is
+// less.
+uint64_t sharedMemoryRoom() {
+  struct statvfs shm {};
+  uint64_t room = statvfs("/dev/shm", &shm) == 0
+                      ? uint64_t{shm.f_bavail} * shm.f_frsize
+                      : UINT64_MAX;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string field, unit;
+  uint64_t kib = 0;
+  while (meminfo >> field >> kib >> unit)
+    if (field == "MemAvailable:") room = std::min(room, kib * 1024);
+  return room;
+}
+
+// HETCCL_SHM_P2P_CHUNK=1G is inside its range, but with HETCCL_SHM_CHUNK=1G
+// the 4 ranks of a host ask for 4 x 12 GiB of /dev/shm (#29: the OOM killer
+// took 24 processes). Every rank's init fails at once, before any segment
+// is created (the reservation would have failed with another message or
+// not at all), naming the sizes and the variables.
+TEST(Errors, SharedMemoryBeyondTheHostFailsInitBeforeAnyIsTaken) {
+  constexpr uint64_t kNeeded = uint64_t{48} << 30;
+  if (sharedMemoryRoom() >= kNeeded)
+    GTEST_SKIP() << "this host has room for 48 GiB of shared memory (the "
+                    "unit test ShmSegments.SegmentsTooLargeForTheHost... "
+                    "asks for more than any host has)";
+  RunOptions options = quick();
+  options.env["HETCCL_SHM_CHUNK"] = "1G";
+  options.env["HETCCL_SHM_P2P_CHUNK"] = "1G";
+  runRanks(
+      4,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = nullptr;
+        const double start = nowSeconds();
+        ncclResult_t result =
+            ncclCommInitRank(&comm, ctx.nranks(), ctx.id(), ctx.rank());
+        checkRejected(result, {ncclSystemError}, nullptr,
+                      {"the 4 rank(s) sharing this host's /dev/shm would need "
+                       "48 GiB of shared memory together"},
+                      "init with 1G chunks");
+        const std::string message = ncclGetLastError(nullptr);
+        MP_CHECK(message.find("12 GiB for HETCCL_SHM_CHUNK=1G and "
+                              "HETCCL_SHM_P2P_CHUNK=1G with 4 ranks") !=
+                 std::string::npos)
+            << message;
+        MP_CHECK(nowSeconds() - start < 5)
+            << "refusing took " << nowSeconds() - start << " s";
+      },
+      options);
 }
 
 // A CPU rank takes host streams (or NULL) only.

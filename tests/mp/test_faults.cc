@@ -34,6 +34,10 @@ namespace {
 // Set in a rank's process: it kills itself the moment it has created a
 // shared-memory segment (the shm_open below), in the middle of init.
 bool killAfterCreatingASegment = false;
+// Likewise, but only once every rank has created its segment (they meet in
+// a barrier of the run's side channel), so that none dies while another
+// still waits for it.
+RankContext* killOnceAllCreatedASegment = nullptr;
 
 // Set on a thread: how many more threads it may create before its
 // pthread_create fails as at a thread limit (EAGAIN); -1: no limit.
@@ -65,6 +69,10 @@ extern "C" int shm_open(const char* name, int flags, mode_t mode) {
   static const auto real =
       reinterpret_cast<ShmOpen>(dlsym(RTLD_NEXT, "shm_open"));
   const int fd = real(name, flags, mode);
+  if (fd >= 0 && (flags & O_CREAT) && hetccl::mp::killOnceAllCreatedASegment) {
+    hetccl::mp::killOnceAllCreatedASegment->barrier();
+    ::raise(SIGKILL);
+  }
   if (fd >= 0 && (flags & O_CREAT) && hetccl::mp::killAfterCreatingASegment)
     ::raise(SIGKILL);
   return fd;
@@ -560,6 +568,40 @@ TEST(Faults, RankKilledInTheMiddleOfInitLeavesNothing) {
     const std::vector<std::string> left = shmNamesOf(pid);
     EXPECT_EQ(left, std::vector<std::string>())
         << "left in /dev/shm by process " << pid;
+    for (const std::string& name : left) ::unlink(("/dev/shm/" + name).c_str());
+  }
+}
+
+// Every rank is killed right after it created its segment (#29): nobody is
+// left to remove the names, so they stay in /dev/shm. The next init on the
+// host removes them, since their makers are gone.
+TEST(Faults, NamesLeftByAnInitWhoseRanksAllDiedGoAtTheNextInit) {
+  RunOptions killed = withEnv({}, 60);
+  killed.expectedSignals = {{0, SIGKILL}, {1, SIGKILL}};
+  std::vector<pid_t> dead;
+  killed.whileRunning = [&](const std::vector<pid_t>& children) {
+    dead = children;
+  };
+  runRanks(
+      2,
+      [](RankContext& ctx) {
+        killOnceAllCreatedASegment = &ctx;
+        ncclComm_t comm = nullptr;
+        ncclCommInitRank(&comm, ctx.nranks(), ctx.id(), ctx.rank());
+        MP_FAIL() << "init went on after the segment was created";
+      },
+      killed);
+  ASSERT_EQ(dead.size(), 2u);
+  for (pid_t pid : dead)
+    ASSERT_FALSE(shmNamesOf(pid).empty()) << "process " << pid << " left none";
+  runRanks(2, [](RankContext& ctx) {
+    Comm comm(ctx.initComm());
+    comm.destroy();
+  });
+  for (pid_t pid : dead) {
+    const std::vector<std::string> left = shmNamesOf(pid);
+    EXPECT_EQ(left, std::vector<std::string>())
+        << "still in /dev/shm from process " << pid;
     for (const std::string& name : left) ::unlink(("/dev/shm/" + name).c_str());
   }
 }

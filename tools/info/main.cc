@@ -279,11 +279,24 @@ std::string markdownCell(const std::string& text) {
   return cell;
 }
 
+// What the ranks of a communicator need of each other's values.
+const char* scopeCell(hetccl::ParamScope scope) {
+  switch (scope) {
+    case hetccl::ParamScope::Local:
+      return "own";
+    case hetccl::ParamScope::Same:
+      return "**must agree**";
+    case hetccl::ParamScope::Rank0:
+      return "rank 0's";
+  }
+  return "";
+}
+
 // The README's table of parameters (scripts/update-readme-params.sh puts it
 // there; a test checks that it is current).
 void printMarkdown() {
-  std::printf("| variable | default | accepted | meaning |\n");
-  std::printf("| --- | --- | --- | --- |\n");
+  std::printf("| variable | default | accepted | ranks | meaning |\n");
+  std::printf("| --- | --- | --- | --- | --- |\n");
   for (const hetccl::ParamSpec& spec : hetccl::allParams()) {
     std::string names = std::string("`") + spec.name + "`";
     if (spec.ncclAlias != nullptr)
@@ -292,9 +305,10 @@ void printMarkdown() {
     std::string defaultCell = spec.type == hetccl::ParamType::String
                                   ? markdownCell(spec.defaultText)
                                   : std::string("`") + spec.defaultText + "`";
-    std::printf("| %s | %s | %s | %s |\n", names.c_str(), defaultCell.c_str(),
+    std::printf("| %s | %s | %s | %s | %s |\n", names.c_str(),
+                defaultCell.c_str(),
                 markdownCell(hetccl::describeAccepted(spec)).c_str(),
-                markdownCell(spec.doc).c_str());
+                scopeCell(spec.scope), markdownCell(spec.doc).c_str());
   }
 }
 

@@ -7,6 +7,7 @@
 #include "runtime/device/device_module.h"
 #include "runtime/device/low_latency_lines.h"
 #include "transport/shm/segment_exchange.h"
+#include "transport/shm/shm_room.h"
 #include "util/error.h"
 #include "util/monotonic_word.h"
 
@@ -75,6 +76,9 @@ DeviceOutboxes::DeviceOutboxes(Oob& oob, const DeviceModule& module,
   exchange.what = "GPU outboxes";
   exchange.namePrefix = "hetccl-gpu";
   exchange.ownBytes = [&] { return bytes; };
+  exchange.sizedBy = format(
+      "HETCCL_GPU_CHUNK (slots of %s) and HETCCL_GPU_LL_MAX with %d ranks",
+      describeBytes(slotBytes_).c_str(), nranks_);
   // First touch here: the pages go to this process's memory node, near the
   // GPU that writes them, before any other rank maps them.
   exchange.format = [&](ShmSegment& own) {

@@ -62,9 +62,8 @@ size_t pairSlotBytes(size_t chunkBytes, int nranks) {
   return alignUp(chunkBytes / std::max(nranks - 1, 1), kPage);
 }
 
-// What the ranks tell each other about their GPU and their threshold.
+// What the ranks tell each other about their GPU.
 struct GpuIdentity {
-  uint64_t lowLatencyMaxBytes;
   int32_t pid;
   char busId[32];
 };
@@ -72,26 +71,18 @@ struct GpuIdentity {
 // `maxBytes`, or 0 when two ranks of different processes share a GPU: the
 // kernels of two processes take turns on a GPU (time slices of a
 // millisecond or more), and a low-latency kernel waits for the others'.
-// Fails on every rank if the ranks' thresholds differ (their kernels
-// would wait for lines that never come). Collective over `oob`.
+// Every rank has the same `maxBytes` (HETCCL_GPU_LL_MAX must agree, which
+// init checks), so every rank gives the same answer. Collective over `oob`.
 size_t lowLatencyBytesFor(Oob& oob, const DeviceModule& module,
                           size_t maxBytes) {
   std::vector<GpuIdentity> gpus(oob.nranks());
   GpuIdentity& own = gpus[oob.rank()];
-  own.lowLatencyMaxBytes = maxBytes;
   own.pid = getpid();
   int device = 0;
   module.check(module.api().getDevice(&device), "asking for the device");
   module.check(module.api().deviceBusId(device, own.busId, sizeof(own.busId)),
                "asking for the GPU's bus id");
   oob.allGather(gpus.data(), sizeof(GpuIdentity));
-  for (size_t r = 0; r < gpus.size(); ++r)
-    if (gpus[r].lowLatencyMaxBytes != maxBytes)
-      fail(ncclInvalidUsage,
-           "rank %d: HETCCL_GPU_LL_MAX is %zu bytes here but %llu on rank "
-           "%zu; it must be the same on every rank",
-           oob.rank(), maxBytes,
-           static_cast<unsigned long long>(gpus[r].lowLatencyMaxBytes), r);
   for (size_t a = 0; a < gpus.size(); ++a)
     for (size_t b = a + 1; b < gpus.size(); ++b)
       if (gpus[a].pid != gpus[b].pid &&

@@ -48,7 +48,8 @@ class DeviceShmCollectives {
   // of this host, constructs it at the same time. Up to `chunkBytes` of
   // input move per pipeline step (less for small ops: see stepElements).
   // Collectives of at most `lowLatencyMaxBytes` take the low-latency
-  // kernel (0: none).
+  // kernel (0: none). Both must be the same on every rank (the
+  // communicator's init checks HETCCL_GPU_CHUNK and HETCCL_GPU_LL_MAX).
   DeviceShmCollectives(Oob& oob, const DeviceModule& module, size_t chunkBytes,
                        size_t lowLatencyMaxBytes);
   ~DeviceShmCollectives();

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <optional>
 
+#include "transport/shm/shm_names.h"
+#include "transport/shm/shm_room.h"
 #include "util/collective_setup.h"
 #include "util/error.h"
 
@@ -15,12 +17,13 @@ constexpr size_t kNameBytes = 64;
 // What each rank tells the others about its segment.
 struct SegmentRecord {
   char name[kNameBytes];  // empty: no segment
-  uint64_t bytes;
+  ShmDemand demand;       // its size, and the room this rank measured
 };
 
 // Every rank's name and size are known before any segment exists, so
 // that if a rank dies after creating its segment, the others can remove
-// its name (it cannot any more).
+// its name (it cannot any more). The room is measured before the
+// all-gather, so before any rank of this exchange created its segment.
 std::vector<SegmentRecord> gatherRecords(Oob& oob,
                                          const SegmentExchange& exchange,
                                          size_t ownBytes) {
@@ -28,19 +31,28 @@ std::vector<SegmentRecord> gatherRecords(Oob& oob,
   std::memset(records.data(), 0, records.size() * sizeof(SegmentRecord));
   SegmentRecord& mine = records[oob.rank()];
   if (ownBytes > 0) {
-    const std::string name = ShmSegment::uniqueName(exchange.namePrefix);
+    const std::string name = uniqueSegmentName(exchange.namePrefix);
     std::strncpy(mine.name, name.c_str(), kNameBytes - 1);
-    mine.bytes = ownBytes;
+    mine.demand = {ownBytes, ShmRoom::measure()};
   }
   oob.allGather(records.data(), sizeof(SegmentRecord));
   for (SegmentRecord& record : records) record.name[kNameBytes - 1] = '\0';
   return records;
 }
 
+// Before anything is created: every rank of a host sees the same demands,
+// so all of them refuse together, and none has taken the memory yet.
+void checkRoom(int rank, const SegmentExchange& exchange,
+               const std::vector<SegmentRecord>& records) {
+  std::vector<ShmDemand> demands;
+  for (const SegmentRecord& record : records) demands.push_back(record.demand);
+  checkShmRoom(demands, rank, exchange.what, exchange.sizedBy);
+}
+
 ShmSegment createOwn(const SegmentExchange& exchange,
                      const SegmentRecord& mine) {
-  if (mine.bytes == 0) return {};
-  ShmSegment own = ShmSegment::create(mine.name, mine.bytes);
+  if (mine.demand.bytes == 0) return {};
+  ShmSegment own = ShmSegment::create(mine.name, mine.demand.bytes);
   if (exchange.format) exchange.format(own);
   return own;
 }
@@ -49,7 +61,7 @@ ShmSegment createOwn(const SegmentExchange& exchange,
 // dead peer's would stay in /dev/shm. Names already gone are no matter.
 void removePeersNames(int rank, const std::vector<SegmentRecord>& records) {
   for (size_t r = 0; r < records.size(); ++r)
-    if (static_cast<int>(r) != rank && records[r].bytes > 0)
+    if (static_cast<int>(r) != rank && records[r].demand.bytes > 0)
       ShmSegment::removeName(records[r].name);
 }
 
@@ -61,13 +73,13 @@ void mapChosen(Oob& oob, const SegmentExchange& exchange,
   const int rank = oob.rank();
   for (int r = 0; r < oob.nranks(); ++r) {
     if (!exchange.maps(r)) continue;
-    if (records[r].bytes == 0)
+    if (records[r].demand.bytes == 0)
       fail(ncclInvalidUsage,
            "%s: rank %d maps rank %d's segment, but rank %d created none "
            "(peer lists must be symmetric)",
            exchange.what, rank, r, r);
     if (r != rank)
-      segments[r] = ShmSegment::open(records[r].name, records[r].bytes);
+      segments[r] = ShmSegment::open(records[r].name, records[r].demand.bytes);
     if (exchange.mapped) exchange.mapped(r, segments[r]);
   }
 }
@@ -81,10 +93,15 @@ void exchangeSegments(Oob& oob, const SegmentExchange& exchange,
   segments.resize(oob.nranks());
   size_t ownBytes = 0;
   // A failure here holds back the creation below and fails its agreement.
-  captureFailure(failure, [&] { ownBytes = exchange.ownBytes(); });
+  // Names that dead processes left hold room this exchange may need.
+  captureFailure(failure, [&] {
+    removeNamesOfGoneCreators();
+    ownBytes = exchange.ownBytes();
+  });
   const std::vector<SegmentRecord> records =
       gatherRecords(oob, exchange, ownBytes);
   try {
+    captureFailure(failure, [&] { checkRoom(oob.rank(), exchange, records); });
     ShmSegment& own = segments[oob.rank()];
     captureFailure(failure,
                    [&] { own = createOwn(exchange, records[oob.rank()]); });

@@ -7,6 +7,7 @@
 #include "transport/shm/shm_link.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/params.h"
 
 namespace hetccl {
 
@@ -28,6 +29,12 @@ ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
     if (sortedPeers.empty()) return size_t{0};
     return shm_layout::segmentBytes(settings_, sortedPeers.size());
   };
+  exchange.sizedBy = format(
+      "HETCCL_SHM_LINK_SLOTS=%zu and HETCCL_SHM_LINK_CHUNK=%s for each of "
+      "%zu peer(s)",
+      settings_.slots,
+      sizeText(static_cast<int64_t>(settings_.chunkBytes)).c_str(),
+      peers.size());
   exchange.format = [&](ShmSegment& own) {
     shm_layout::format(own.data(), own.size(), settings_, sortedPeers);
     ownBase = own.data();

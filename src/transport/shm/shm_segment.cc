@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,14 +54,6 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
   void* data = mapShared(fd.fd, bytes, name);
   LOG_TRACE(kLogShm, "created %s (%zu bytes)", name.c_str(), bytes);
   return ShmSegment(name, data, bytes, true);
-}
-
-std::string ShmSegment::uniqueName(const char* prefix) {
-  uint64_t nonce = 0;
-  if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
-    failErrno("getrandom");
-  return format("/%s-%d-%016llx", prefix, static_cast<int>(getpid()),
-                static_cast<unsigned long long>(nonce));
 }
 
 void ShmSegment::removeName(const std::string& name) {

@@ -8,12 +8,11 @@ namespace hetccl {
 
 class ShmSegment {
  public:
-  // Creates (exclusively) and maps a zero-filled segment of `bytes`.
+  // Creates (exclusively) and maps a zero-filled segment of `bytes`; the
+  // name comes from uniqueSegmentName (shm_names.h).
   static ShmSegment create(const std::string& name, size_t bytes);
   // Maps an existing segment; its size must be at least `bytes`.
   static ShmSegment open(const std::string& name, size_t bytes);
-  // A fresh name, "/<prefix>-<pid>-<random>", for create().
-  static std::string uniqueName(const char* prefix);
   // Removes a segment's name, if it is still there (another process's
   // segment, when that process cannot any more).
   static void removeName(const std::string& name);

@@ -5,6 +5,7 @@
 #include "transport/shm/segment_exchange.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/params.h"
 
 namespace hetccl {
 namespace {
@@ -53,6 +54,10 @@ ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings,
   exchange.what = "host domain";
   exchange.namePrefix = "hetccl";
   exchange.ownBytes = [&] { return layout_.total; };
+  exchange.sizedBy = format(
+      "HETCCL_SHM_CHUNK=%s and HETCCL_SHM_P2P_CHUNK=%s with %d ranks",
+      sizeText(static_cast<int64_t>(settings_.chunkBytes)).c_str(),
+      sizeText(static_cast<int64_t>(settings_.p2pChunkBytes)).c_str(), nranks_);
   exchange.maps = [](int) { return true; };
   exchangeSegments(oob, exchange, segments_);
   for (int r = 0; r < nranks_; ++r) bases_[r] = segments_[r].data();
