@@ -217,7 +217,8 @@ void runCases(int nranks, const std::vector<Case>& cases,
       Op op = makeOp(cases[i], buffers[i].sendPointer, buffers[i].recvPointer,
                      scalarOf(cases[i]));
       ASSERT_TRUE(collectives.handles({op})) << opKindName(op.kind);
-      collectives.launch(op, streams[i % streams.size()], false);
+      collectives.launch(op, streams[i % streams.size()], /*capturing=*/false,
+                         /*agreed=*/true);
     }
     for (void* stream : streams)
       ASSERT_EQ(module.api().streamSynchronize(stream), 0);

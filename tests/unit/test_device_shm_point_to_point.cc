@@ -93,7 +93,7 @@ void runGroups(int nranks, const std::vector<std::vector<Transfer>>& groups) {
       Op allReduce;
       allReduce.sendbuff = allReduce.recvbuff = &sums[3 * g];
       allReduce.count = 3;
-      paths.launch(allReduce, stream, false);
+      paths.launch(allReduce, stream, /*capturing=*/false, /*agreed=*/true);
     }
     ASSERT_EQ(module.api().streamSynchronize(stream), 0);
     for (size_t g = 0; g < groups.size(); ++g) {

@@ -16,13 +16,15 @@ uint64_t load(const uint64_t* word) {
 
 }  // namespace
 
-void CallAgreement::post(const CallSignature& call) {
+bool CallAgreement::post(const CallSignature& call) {
   awaitFreeSlot(call.sequence);
   DeviceOutboxes::PostedCall& slot =
       outboxes_.postedCall(outboxes_.rank(), call.sequence);
   slot.call = call;
   __atomic_store_n(&slot.number, call.sequence, __ATOMIC_RELEASE);
-  if (arriveLast(call.sequence)) compareAndAgree(call);
+  if (!arriveLast(call.sequence)) return false;
+  compareAndAgree(call);
+  return true;
 }
 
 // The slot's earlier call must have been compared: every rank made it.

@@ -28,8 +28,10 @@ class CallAgreement {
 
   // Posts this rank's call (its sequence the collective's number). Waits
   // while this rank's slot of the ring still holds a call kCallRing
-  // collectives older that not every rank has made yet.
-  void post(const CallSignature& call);
+  // collectives older that not every rank has made yet. True if every
+  // rank's call is known to agree already (this rank's post completed the
+  // set): then the streams need not wait for it.
+  bool post(const CallSignature& call);
 
  private:
   void awaitFreeSlot(uint64_t number);

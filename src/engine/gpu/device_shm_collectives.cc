@@ -173,15 +173,16 @@ bool DeviceShmCollectives::handles(const std::vector<Op>& ops) const {
   failUnknownOpKind(ops[0].kind);
 }
 
-void DeviceShmCollectives::launch(const Op& op, void* stream, bool capturing) {
+void DeviceShmCollectives::launch(const Op& op, void* stream, bool capturing,
+                                  bool agreed) {
   if (op.count == 0) return;
-  if (takesLowLatencyKernel(op)) return launchLowLatency(op, stream, capturing);
+  if (takesLowLatencyKernel(op))
+    return launchLowLatency(op, stream, capturing, agreed);
   const auto& api = module_.api();
-  // Nothing of another rank's is read before every rank made this call
-  // (CallAgreement); op number 0 is not checked.
-  module_.check(
-      api.waitValue64(stream, outboxes_.agreedWord(rank_), op.sequence),
-      "waiting until every rank made the same call");
+  if (!agreed)
+    module_.check(
+        api.waitValue64(stream, outboxes_.agreedWord(rank_), op.sequence),
+        "waiting until every rank made the same call");
   start_.record(stream);
   module_.check(api.streamWaitEvent(up_.handle(), start_.handle()),
                 "ordering the collective after the caller's work");
@@ -356,7 +357,7 @@ bool DeviceShmCollectives::takesLowLatencyKernel(const Op& op) const {
 // the last one's waits for it. Within a capture the caller orders the
 // graph against eager work, as for any graph launch.
 void DeviceShmCollectives::launchLowLatency(const Op& op, void* stream,
-                                            bool capturing) {
+                                            bool capturing, bool agreed) {
   const auto& api = module_.api();
   if (stream != lowLatencyStream_ && lowLatencyDoneEager_ && !capturing)
     module_.check(api.streamWaitEvent(stream, lowLatencyDone_.handle()),
@@ -374,7 +375,8 @@ void DeviceShmCollectives::launchLowLatency(const Op& op, void* stream,
   collective.halfLines = outboxes_.lowLatencyHalfLines();
   collective.counts = reinterpret_cast<uint64_t*>(lowLatencyCounts_->data());
   collective.release = outboxes_.releaseWord();
-  collective.agreed = outboxes_.agreedWord(rank_);
+  // A kernel that need not wait reads no host word for it.
+  collective.agreed = agreed ? nullptr : outboxes_.agreedWord(rank_);
   collective.agreedAtLeast = op.sequence;
   module_.check(api.lowLatencyCollective(&collective, stream),
                 "launching a low-latency collective");

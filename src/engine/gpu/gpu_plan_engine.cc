@@ -295,9 +295,10 @@ void GpuPlanEngine::enqueueAmongHostGpus(const std::vector<Op>& ops,
     directCollectives_->launchPointToPoint(transfers, stream);
   if (collectives.empty()) return;
   if (streamDriven(collectives)) {
-    if (collectives[0].sequence != 0)
-      agreement_->post(signatureOf(collectives[0]));
-    directCollectives_->launch(collectives[0], stream, capturing);
+    // Op number 0 (the engine's own tests) is not checked.
+    const Op& op = collectives[0];
+    const bool agreed = op.sequence == 0 || agreement_->post(signatureOf(op));
+    directCollectives_->launch(op, stream, capturing, agreed);
   } else
     enqueueLaunch(collectives, stream, capturing);
 }

@@ -367,6 +367,7 @@ __device__ inline bool copyUnit(
 // could combine buffers of different meaning.
 template <typename F>
 __device__ inline bool awaitAgreement(const LowLatencyArgs<F>& args) {
+  if (args.agreed == nullptr) return true;
   const volatile uint64_t* agreed = args.agreed;
   for (unsigned spins = 1;
        static_cast<int64_t>(*agreed - args.agreedAtLeast) < 0; ++spins) {
@@ -668,7 +669,7 @@ inline bool lowLatencyValid(const hetcclDeviceLowLatencyCollective& c) {
     if (c.areas[rank] == nullptr || uintptr_t(c.areas[rank]) % 16 != 0)
       return false;
   const size_t parts = c.kind == hetcclLowLatencyReduceScatter ? c.nranks : 1;
-  return c.counts != nullptr && c.release != nullptr && c.agreed != nullptr &&
+  return c.counts != nullptr && c.release != nullptr &&
          c.halfLines >= lowlatency::linesFor(parts * r.count * size);
 }
 
@@ -756,7 +757,7 @@ int visitEveryKernel(Launcher& launcher) {
         c.reduction.nsrcs = 1;
         c.nranks = 2;
         c.areas[0] = c.areas[1] = c.counts = static_cast<uint64_t*>(r.dst);
-        c.release = c.agreed = c.counts;
+        c.release = c.counts;
         c.halfLines = lowlatency::linesFor(2 * elementSize(dtype));
         if (int error = enqueueLowLatencyCollective(c, launcher)) return error;
         // The copying kinds share one kernel: the first dtype loads it.

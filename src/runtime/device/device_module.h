@@ -97,9 +97,9 @@ typedef struct {
    * operation: the operations done so far. */
   uint64_t* counts;
   const uint64_t* release; /* host-mapped */
-  /* Host-mapped: the kernel reads the other ranks' inputs only once this
-   * word reaches `agreedAtLeast` (compared as the stream waits compare):
-   * every rank called the same collective. */
+  /* Host-mapped, or NULL: the kernel reads the other ranks' inputs only
+   * once this word reaches `agreedAtLeast` (compared as the stream waits
+   * compare): every rank called the same collective. */
   const uint64_t* agreed;
   uint64_t agreedAtLeast;
 } hetcclDeviceLowLatencyCollective;

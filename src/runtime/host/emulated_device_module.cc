@@ -221,6 +221,7 @@ class EmulatedLowLatencyCollective {
   // Every rank called the same collective (the host's check), as the
   // kernel waits for it.
   void awaitAgreement() const {
+    if (c_.agreed == nullptr) return;
     bool agreed = false;
     pollUntil(
         [&] {
