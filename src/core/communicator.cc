@@ -174,11 +174,12 @@ void Communicator::setUpDomains() {
   for (int r = 0; r < nranks_; ++r)
     if (peers_[r].pid != self.pid) watched.push_back({r, peers_[r].pid});
   watchdog_ = std::make_unique<Watchdog>(
-      std::move(watched), [liveness = liveness_](const Watchdog::Peer& peer) {
+      std::move(watched),
+      [liveness = liveness_, names = rankNames()](const Watchdog::Peer& peer) {
         liveness->markLost(peer.rank,
-                           format("rank %d (pid %d) exited before the "
-                                  "operation could complete",
-                                  peer.rank, peer.pid));
+                           format("%s exited before the operation could "
+                                  "complete",
+                                  names.at(peer.rank).c_str()));
       });
 }
 

@@ -268,9 +268,11 @@ void GpuPlanEngine::launch(const std::vector<Op>& ops, StreamHandle stream) {
 // replay may be waiting for it.
 void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
                                         StreamHandle stream, bool capturing) {
+  // Before anything is enqueued: calls that disagree enqueue nothing.
+  const bool agreed = agreeOnCollective(ops);
   if (capturing) {
     directWatch_->watchBetweenLaunches();
-    enqueueAmongHostGpus(ops, stream, capturing);
+    enqueueAmongHostGpus(ops, stream, capturing, agreed);
     return;
   }
   const auto& api = module_.api();
@@ -278,28 +280,46 @@ void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
   recordDirectLaunch(sequence, ops);
   module_.check(api.writeValue64(stream, &flags_->directReached, sequence),
                 "marking the start of a launch");
-  enqueueAmongHostGpus(ops, stream, capturing);
+  try {
+    enqueueAmongHostGpus(ops, stream, capturing, agreed);
+  } catch (...) {
+    // What was enqueued still ends with the mark, which a release waits
+    // for.
+    api.writeValue64(stream, &flags_->directPassed, sequence);
+    throw;
+  }
   module_.check(api.writeValue64(stream, &flags_->directPassed, sequence),
                 "marking the end of a launch");
+}
+
+// The stream-driven collective of `ops`, if any, posted for comparison
+// (CallAgreement); true if its agreement is known already. Op number 0
+// (the engine's own tests) is not checked.
+bool GpuPlanEngine::agreeOnCollective(const std::vector<Op>& ops) {
+  std::vector<Op> collectives;
+  for (const Op& op : ops)
+    if (!isPointToPoint(op.kind)) collectives.push_back(op);
+  if (collectives.empty() || !streamDriven(collectives) ||
+      collectives[0].sequence == 0)
+    return true;
+  return agreement_->post(signatureOf(collectives[0]));
 }
 
 // Every send and receive takes the stream-driven path, whatever else its
 // group holds, so that both ends of a transfer take the same one; the
 // group's collectives follow on the caller's stream.
 void GpuPlanEngine::enqueueAmongHostGpus(const std::vector<Op>& ops,
-                                         StreamHandle stream, bool capturing) {
+                                         StreamHandle stream, bool capturing,
+                                         bool agreed) {
   std::vector<Op> transfers, collectives;
   for (const Op& op : ops)
     (isPointToPoint(op.kind) ? transfers : collectives).push_back(op);
   if (!transfers.empty())
     directCollectives_->launchPointToPoint(transfers, stream);
   if (collectives.empty()) return;
-  if (streamDriven(collectives)) {
-    // Op number 0 (the engine's own tests) is not checked.
-    const Op& op = collectives[0];
-    const bool agreed = op.sequence == 0 || agreement_->post(signatureOf(op));
-    directCollectives_->launch(op, stream, capturing, agreed);
-  } else
+  if (streamDriven(collectives))
+    directCollectives_->launch(collectives[0], stream, capturing, agreed);
+  else
     enqueueLaunch(collectives, stream, capturing);
 }
 

@@ -110,8 +110,9 @@ class GpuPlanEngine : public Executor {
   bool streamDriven(const std::vector<Op>& ops) const;
   void launchAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream,
                            bool capturing);
+  bool agreeOnCollective(const std::vector<Op>& ops);
   void enqueueAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream,
-                            bool capturing);
+                            bool capturing, bool agreed);
   void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream,
                      bool capturing);
   // The engine's stream starts after the caller's reaches the launch, and

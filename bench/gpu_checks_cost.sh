@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# What the checks against silent wrong results (issue #29: call agreement,
+# departures, fail-stop) cost on one GPU: this tree against BASE_SRC (the
+# source of an earlier commit), built side by side and measured in
+# alternating rounds in one call. Two ranks on GPU 0 as two domains:
+#   - stream-driven, the ranks as threads of one process, every size on
+#     the low-latency kernel (hetero_stream_check --threads): the 8 KB
+#     all-reduce's time per operation, eager and replayed from a graph;
+#   - two pretend hosts over tcp (the staged GPU engine): all-reduce busbw
+#     from 1 MB to 64 MB (bench/compare_builds.py, each build's own
+#     hetccl-perf).
+# Usage: BASE_SRC=DIR [ROUNDS=3] bash bench/gpu_checks_cost.sh OUTDIR
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: BASE_SRC=DIR bash bench/gpu_checks_cost.sh OUTDIR}
+rounds=${ROUNDS:-3}
+mkdir -p "$out"
+py=python3
+[[ -x /opt/torch/.venv/bin/python3 ]] && py=/opt/torch/.venv/bin/python3
+export NCCL_NVLS_ENABLE=0 CUDA_DEVICE_MAX_CONNECTIONS=32
+
+build() {  # SOURCE BUILD_DIR
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DHETCCL_BUILD_TESTS=OFF -DHETCCL_BUILD_BENCH=OFF \
+    -DHETCCL_CUDA_MODULE=ON -DHETCCL_UCX_MODULE=OFF &&
+    cmake --build "$2" -j 8 &&
+    cmake --build "$2" -j 8 --target hetero_stream_check
+}
+build "$BASE_SRC" "$out/base" >"$out/build-base.log" 2>&1 &
+build "$repo" "$out/after" >"$out/build-after.log" 2>&1
+wait
+
+check() {  # BUILD_DIR: the 8 KB all-reduce line of the low-latency kernel
+  local exe
+  exe=$(find "$1" -name hetero_stream_check -type f -perm -u+x | head -1)
+  HETCCL_TRANSPORT=shm HETCCL_GPU_LL_MAX=1M \
+    HETCCL_COMM_ID=127.0.0.1:$((29800 + RANDOM % 100)) \
+    timeout 120 "$exe" "$1/src/libhetccl-cuda.so" --threads 2>&1 |
+    grep 'rank 0: all-reduce of 8192 bytes' | head -1
+}
+for ((i = 1; i <= rounds; i++)); do
+  echo "round $i base:  $(check "$out/base")"
+  echo "round $i after: $(check "$out/after")"
+done | tee "$out/low-latency.txt"
+
+real_nccl=$(cd "$repo/bench" && "$py" -c \
+  'import gpu_sweep as g; print(g.find_nvidia_nccl(None))' 2>/dev/null)
+"$py" "$repo/bench/compare_builds.py" --before "$out/base" --after "$out/after" \
+  --own-tools --rounds "$rounds" --out "$out/gpu-tcp-compare.md" \
+  --label "2 GPU ranks on one H200, 2 pretend hosts over tcp" \
+  --env HETCCL_HOSTID=A,B --env HETCCL_TRANSPORT=auto \
+  --env "HETCCL_NCCL_LIBRARY=$real_nccl" \
+  -- -np 2 -D split:2 -x allreduce -d float32 -b 1M -e 64M -f 4 -w 3 -n 10 \
+  >"$out/compare.log" 2>&1
+tail -25 "$out/gpu-tcp-compare.md"
