@@ -37,6 +37,7 @@
 #include "runtime/device/device_module_loader.h"
 #include "runtime/device/device_resources.h"
 #include "transport/transport_registry.h"
+#include "util/call_signature.h"
 #include "util/comma_list.h"
 #include "util/error.h"
 #include "util/owned_fd.h"
@@ -45,6 +46,9 @@
 
 namespace hetccl {
 namespace {
+
+// Both ends' transfers belong to the same call.
+constexpr CallSignature kBenchCall{};
 
 constexpr double kWaitSeconds = 120;
 
@@ -159,10 +163,11 @@ class TransferBuffer {
 
   std::shared_ptr<TransferRequest> post(Link& link, bool sending, size_t size) {
     if (!device_)
-      return sending ? link.send(host_.data(), size)
-                     : link.recv(host_.data(), size);
-    return sending ? link.sendGpu(kCudaMemory, device_->data(), size)
-                   : link.recvGpu(kCudaMemory, device_->data(), size);
+      return sending ? link.send(host_.data(), size, kBenchCall)
+                     : link.recv(host_.data(), size, kBenchCall);
+    return sending
+               ? link.sendGpu(kCudaMemory, device_->data(), size, kBenchCall)
+               : link.recvGpu(kCudaMemory, device_->data(), size, kBenchCall);
   }
 
  private:

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "transport/tcp/tcp_link_set.h"
+#include "util/call_signature.h"
 #include "util/error.h"
 #include "util/owned_fd.h"
 #include "util/params.h"
@@ -42,6 +43,9 @@
 
 namespace hetccl {
 namespace {
+
+// Both ends' transfers belong to the same call.
+constexpr CallSignature kBenchCall{};
 
 using Clock = std::chrono::steady_clock;
 
@@ -200,7 +204,7 @@ void sendAll(Link& link, const std::vector<uint8_t>& buffer, size_t total) {
   std::vector<std::shared_ptr<TransferRequest>> sends;
   for (size_t done = 0; done < total; done += buffer.size()) {
     size_t bytes = std::min(buffer.size(), total - done);
-    sends.push_back(link.send(buffer.data(), bytes));
+    sends.push_back(link.send(buffer.data(), bytes, kBenchCall));
   }
   for (auto& s : sends) s->wait(AbortSignal(), kWaitSeconds);
 }
@@ -215,7 +219,7 @@ void receiveAll(Link& link, std::vector<uint8_t> (&buffers)[2], size_t total) {
     slot.reset();
     if (posted < total) {
       size_t bytes = std::min(buffers[turn % 2].size(), total - posted);
-      slot = link.recv(buffers[turn % 2].data(), bytes);
+      slot = link.recv(buffers[turn % 2].data(), bytes, kBenchCall);
       posted += bytes;
     }
   }

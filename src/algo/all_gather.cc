@@ -30,10 +30,9 @@ Transfers sendPieces(const PlanContext& ctx, const Op& op, size_t offset,
         ElementRange range = ownedRange(n, pieces, j);
         char* data = recv + (q * op.count + offset + range.begin) * elt;
         if (q == ctx.rank)
-          across.push_back(
-              ctx.linkTo(receivers[j]).send(data, range.size() * elt));
+          across.push_back(ctx.sendTo(receivers[j], data, range.size() * elt));
         else if (receivers[j] == ctx.rank)
-          across.push_back(ctx.linkTo(q).recv(data, range.size() * elt));
+          across.push_back(ctx.recvFrom(q, data, range.size() * elt));
       }
     }
   }

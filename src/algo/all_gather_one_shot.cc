@@ -20,8 +20,8 @@ void allGatherOneShotPlan(const PlanContext& ctx, const Op& op) {
   std::vector<std::shared_ptr<TransferRequest>> across;
   for (int q = 0; q < ctx.nranks; ++q) {
     if (ctx.domains->domainOf(q) == ctx.domain()) continue;
-    across.push_back(ctx.linkTo(q).recv(recv + q * block, block));
-    across.push_back(ctx.linkTo(q).send(own, block));
+    across.push_back(ctx.recvFrom(q, recv + q * block, block));
+    across.push_back(ctx.sendTo(q, own, block));
   }
   std::vector<Op> broadcasts;
   for (int member : ctx.domains->members(ctx.domain())) {

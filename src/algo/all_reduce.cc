@@ -47,12 +47,13 @@ void startExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
     if (piece.reducerDomain == ctx.domain()) {
       for (int d = 0; d < domains; ++d) {
         if (d == ctx.domain()) continue;
-        x.partials.push_back(ctx.linkTo(piece.owners[d]).recv(scratch, bytes));
+        x.partials.push_back(ctx.recvFrom(piece.owners[d], scratch, bytes));
         scratch += bytes;
       }
     } else {
-      Link& reducer = ctx.linkTo(piece.owners[piece.reducerDomain]);
-      x.others.push_back(reducer.send(recv + piece.range.begin * elt, bytes));
+      const int reducer = piece.owners[piece.reducerDomain];
+      x.others.push_back(
+          ctx.sendTo(reducer, recv + piece.range.begin * elt, bytes));
     }
   }
 }
@@ -67,9 +68,9 @@ void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
     if (piece.owners[ctx.domain()] != ctx.rank ||
         piece.reducerDomain == ctx.domain())
       continue;
-    Link& reducer = ctx.linkTo(piece.owners[piece.reducerDomain]);
-    x.others.push_back(
-        reducer.recv(recv + piece.range.begin * elt, piece.range.size() * elt));
+    x.others.push_back(ctx.recvFrom(piece.owners[piece.reducerDomain],
+                                    recv + piece.range.begin * elt,
+                                    piece.range.size() * elt));
   }
   // Each domain's partial is scaled already: the domains premultiplied.
   Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
@@ -95,7 +96,7 @@ void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
     ctx.combine(mine, sources.data(), domains, piece.range.size(), reduction);
     for (int d = 0; d < domains; ++d)
       if (d != ctx.domain())
-        x.others.push_back(ctx.linkTo(piece.owners[d]).send(mine, bytes));
+        x.others.push_back(ctx.sendTo(piece.owners[d], mine, bytes));
   }
   for (auto& request : x.others) ctx.wait(*request);
 }

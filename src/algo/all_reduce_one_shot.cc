@@ -33,7 +33,7 @@ void allReduceOneShotPlan(const PlanContext& ctx, const Op& op) {
     if (d == mine) continue;
     const std::vector<int>& members = ctx.domains->members(d);
     const int from = members[localRank % members.size()];
-    requests.push_back(ctx.linkTo(from).recv(scratch, bytes));
+    requests.push_back(ctx.recvFrom(from, scratch, bytes));
     sources[d] = scratch;
     scratch += bytes;
   }
@@ -43,7 +43,7 @@ void allReduceOneShotPlan(const PlanContext& ctx, const Op& op) {
     if (d == mine) continue;
     for (int peer : ctx.domains->members(d))
       if (ctx.domains->localRank(peer) % mySize == localRank)
-        requests.push_back(ctx.linkTo(peer).send(recv, bytes));
+        requests.push_back(ctx.sendTo(peer, recv, bytes));
   }
   // The sends read `recv`, which the combination overwrites.
   for (auto& request : requests) ctx.wait(*request);

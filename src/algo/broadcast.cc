@@ -56,9 +56,9 @@ Transfers startChunk(const PlanContext& ctx, const Op& op, size_t offset,
       int receiver = receivers[j % receivers.size()];
       char* data = recv + (offset + range.begin) * elt;
       if (sender == ctx.rank)
-        across.push_back(ctx.linkTo(receiver).send(data, range.size() * elt));
+        across.push_back(ctx.sendTo(receiver, data, range.size() * elt));
       if (receiver == ctx.rank)
-        across.push_back(ctx.linkTo(sender).recv(data, range.size() * elt));
+        across.push_back(ctx.recvFrom(sender, data, range.size() * elt));
     }
   }
   return across;

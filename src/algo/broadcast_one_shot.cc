@@ -20,9 +20,9 @@ void broadcastOneShotPlan(const PlanContext& ctx, const Op& op) {
   if (ctx.rank == op.root) {
     for (int q = 0; q < ctx.nranks; ++q)
       if (ctx.domains->domainOf(q) != rootDomain)
-        across.push_back(ctx.linkTo(q).send(op.sendbuff, bytes));
+        across.push_back(ctx.sendTo(q, op.sendbuff, bytes));
   } else if (ctx.domain() != rootDomain) {
-    across.push_back(ctx.linkTo(op.root).recv(op.recvbuff, bytes));
+    across.push_back(ctx.recvFrom(op.root, op.recvbuff, bytes));
   }
   if (ctx.domain() == rootDomain) {
     Op local = op;

@@ -15,7 +15,8 @@ CrossDomainLinks::CrossDomainLinks(Oob& oob,
                                    const DomainMap& domains,
                                    const Settings& settings,
                                    std::shared_ptr<AbortSignal> abort,
-                                   std::shared_ptr<const PeerLiveness> liveness)
+                                   std::shared_ptr<const PeerLiveness> liveness,
+                                   std::shared_ptr<const CallLog> calls)
     : rank_(oob.rank()),
       choice_(std::make_shared<TransportChoice>(oob, placements, domains,
                                                 settings.transport)) {
@@ -26,7 +27,7 @@ CrossDomainLinks::CrossDomainLinks(Oob& oob,
   for (const Transport* transport : registeredTransports()) {
     const std::vector<int>& peers = peersOf[transport];
     linkSets_.push_back(
-        transport->connect({oob, settings, peers, abort, liveness}));
+        transport->connect({oob, settings, peers, abort, liveness, calls}));
     for (int peer : peers)
       links_[peer] = std::make_shared<PiecedLink>(
           linkSets_.back()->link(peer),
@@ -46,6 +47,10 @@ std::shared_ptr<PiecedLink> CrossDomainLinks::shared(int peer) const {
 }
 
 Link& CrossDomainLinks::to(int peer) const { return *shared(peer); }
+
+void CrossDomainLinks::poll() const {
+  for (const auto& set : linkSets_) set->poll();
+}
 
 size_t CrossDomainLinks::bytesSent() const {
   size_t total = 0;

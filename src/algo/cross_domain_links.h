@@ -18,11 +18,14 @@ namespace hetccl {
 
 class CrossDomainLinks {
  public:
-  // Collective over `oob` (the whole communicator).
+  // Collective over `oob` (the whole communicator). `calls` (may be null)
+  // are this rank's collective calls, for the transports' checks of calls
+  // that disagree.
   CrossDomainLinks(Oob& oob, const std::vector<RankPlacement>& placements,
                    const DomainMap& domains, const Settings& settings,
                    std::shared_ptr<AbortSignal> abort,
-                   std::shared_ptr<const PeerLiveness> liveness);
+                   std::shared_ptr<const PeerLiveness> liveness,
+                   std::shared_ptr<const CallLog> calls = nullptr);
   ~CrossDomainLinks();
 
   Link& to(int peer) const;
@@ -31,6 +34,9 @@ class CrossDomainLinks {
   const std::string& summary() const { return summary_; }
   // The transport of every pair of ranks of different domains.
   std::shared_ptr<const TransportChoice> choice() const { return choice_; }
+  // Looks for what no transfer waits for (LinkSet::poll): from the
+  // communicator's async-error query.
+  void poll() const;
   // Payload bytes this rank moved across domains so far.
   size_t bytesSent() const;
   size_t bytesReceived() const;

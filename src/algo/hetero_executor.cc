@@ -53,6 +53,13 @@ bool HeteroExecutor::drain(double timeoutSeconds) {
   return inflight_.drain(timeoutSeconds);
 }
 
+ncclResult_t HeteroExecutor::asyncError() const {
+  links_->poll();
+  ncclResult_t domain = domainComm_->asyncError();
+  if (domain != ncclSuccess) return domain;
+  return abort_->raised() ? abort_->code() : ncclSuccess;
+}
+
 void HeteroExecutor::execute(const std::vector<Op>& ops) {
   abort_->throwIfRaised();
   std::lock_guard<std::mutex> lock(planMutex_);

@@ -32,6 +32,9 @@ class HeteroExecutor : public Executor,
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
   bool drain(double timeoutSeconds) override;
+  // What the links see while no transfer waits (a peer whose call
+  // disagreed), as the abort signal's code.
+  ncclResult_t asyncError() const override;
 
  private:
   HeteroExecutor(int rank, const DomainMap& domains,

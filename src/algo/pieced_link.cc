@@ -30,17 +30,19 @@ std::shared_ptr<TransferRequest> PiecedLink::inPieces(size_t bytes, Post post) {
 }
 
 std::shared_ptr<TransferRequest> PiecedLink::send(const void* data,
-                                                  size_t bytes) {
+                                                  size_t bytes,
+                                                  const CallSignature& call) {
   const auto* base = static_cast<const char*>(data);
   return inPieces(bytes, [&](size_t offset, size_t length) {
-    return inner().send(base + offset, length);
+    return inner().send(base + offset, length, call);
   });
 }
 
-std::shared_ptr<TransferRequest> PiecedLink::recv(void* data, size_t bytes) {
+std::shared_ptr<TransferRequest> PiecedLink::recv(void* data, size_t bytes,
+                                                  const CallSignature& call) {
   auto* base = static_cast<char*>(data);
   return inPieces(bytes, [&](size_t offset, size_t length) {
-    return inner().recv(base + offset, length);
+    return inner().recv(base + offset, length, call);
   });
 }
 

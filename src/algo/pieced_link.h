@@ -20,9 +20,10 @@ class PiecedLink : public LinkOver {
   PiecedLink(std::shared_ptr<Link> link, size_t pieceBytes)
       : LinkOver(std::move(link)), pieceBytes_(pieceBytes) {}
 
-  std::shared_ptr<TransferRequest> send(const void* data,
-                                        size_t bytes) override;
-  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
+  std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
+                                        const CallSignature& call) override;
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
+                                        const CallSignature& call) override;
 
   static constexpr size_t kMinPieceBytes = 256 << 10;
   // The pieces of a transfer of `bytes` are this long (the last shorter).

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "algo/domains.h"
@@ -13,6 +15,7 @@
 #include "transport/link.h"
 #include "util/abort_signal.h"
 #include "vendor/executor.h"
+#include "vendor/op_traits.h"
 
 namespace hetccl {
 
@@ -26,6 +29,11 @@ struct PlanContext {
   // engine's stream otherwise.
   StreamHandle domainStream = nullptr;
   std::function<Link&(int peer)> linkTo;
+  // The collective whose plan runs (runPlans sets it): every transfer of
+  // the plan carries its signature, so that a peer whose call differs
+  // fails instead of taking the bytes. None while a group's sends and
+  // receives run: each of those carries its own.
+  std::optional<CallSignature> call;
   const AbortSignal* abort = nullptr;
   double timeoutSeconds = 0;
   size_t chunkBytes = 0;  // elements per pipeline step = chunkBytes / elt
@@ -46,6 +54,20 @@ struct PlanContext {
   // Runs ops as one group on the domain communicator.
   void inDomain(const std::vector<Op>& ops) const {
     domainComm->launch(ops, domainStream);
+  }
+  // A transfer of the collective's plan to or from `peer`.
+  std::shared_ptr<TransferRequest> sendTo(int peer, const void* data,
+                                          size_t bytes) const {
+    return linkTo(peer).send(data, bytes, call.value());
+  }
+  std::shared_ptr<TransferRequest> recvFrom(int peer, void* data,
+                                            size_t bytes) const {
+    return linkTo(peer).recv(data, bytes, call.value());
+  }
+  // The call a transfer of `op` belongs to: the collective's, or `op`'s own
+  // in a group's sends and receives.
+  CallSignature callOf(const Op& op) const {
+    return call ? *call : signatureOf(op);
   }
   void wait(TransferRequest& request) const {
     request.wait(*abort, timeoutSeconds);

@@ -29,7 +29,7 @@ void reduceScatterOneShotPlan(const PlanContext& ctx, const Op& op) {
     if (d == mine) continue;
     const std::vector<int>& members = ctx.domains->members(d);
     const int from = members[localRank % members.size()];
-    requests.push_back(ctx.linkTo(from).recv(theirs, block));
+    requests.push_back(ctx.recvFrom(from, theirs, block));
     sources[d] = theirs;
     theirs += block;
   }
@@ -40,8 +40,7 @@ void reduceScatterOneShotPlan(const PlanContext& ctx, const Op& op) {
     if (d == mine) continue;
     for (int peer : ctx.domains->members(d))
       if (ctx.domains->localRank(peer) % mySize == localRank)
-        requests.push_back(
-            ctx.linkTo(peer).send(partial + peer * block, block));
+        requests.push_back(ctx.sendTo(peer, partial + peer * block, block));
   }
   for (auto& request : requests) ctx.wait(*request);
   // Each domain's partial is scaled already: the domains premultiplied.

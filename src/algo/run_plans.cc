@@ -36,12 +36,18 @@ void runCollectivePlan(const PlanContext& ctx, const Op& op) {
 void runPlans(const PlanContext& ctx, const std::vector<Op>& ops) {
   std::vector<Op> pointToPoint;
   for (const Op& op : ops) {
-    if (isPointToPoint(op.kind))
+    if (isPointToPoint(op.kind)) {
       pointToPoint.push_back(op);
-    else
-      runCollectivePlan(ctx, op);
+      continue;
+    }
+    PlanContext planned = ctx;
+    planned.call = signatureOf(op);
+    runCollectivePlan(planned, op);
   }
-  if (!pointToPoint.empty()) sendRecvPlan(ctx, pointToPoint);
+  if (pointToPoint.empty()) return;
+  PlanContext grouped = ctx;
+  grouped.call.reset();
+  sendRecvPlan(grouped, pointToPoint);
 }
 
 }  // namespace hetccl

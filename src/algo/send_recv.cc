@@ -62,12 +62,13 @@ void sendRecvPlan(const PlanContext& ctx, const std::vector<Op>& ops) {
       if (offset >= bytes && offset > 0) continue;  // one round for 0 bytes
       size_t piece = std::min(step, bytes - offset);
       Link& link = ctx.linkTo(op.root);
+      const CallSignature call = ctx.callOf(op);
       if (op.kind == OpKind::Send)
-        round.push_back(
-            link.send(static_cast<const char*>(op.sendbuff) + offset, piece));
+        round.push_back(link.send(
+            static_cast<const char*>(op.sendbuff) + offset, piece, call));
       else
         round.push_back(
-            link.recv(static_cast<char*>(op.recvbuff) + offset, piece));
+            link.recv(static_cast<char*>(op.recvbuff) + offset, piece, call));
     }
     return round;
   };
@@ -91,9 +92,11 @@ std::vector<std::shared_ptr<TransferRequest>> startSendRecv(
       local.root = ctx.domains->localRank(op.root);
       inDomain.push_back(local);
     } else if (op.kind == OpKind::Send) {
-      across.push_back(ctx.linkTo(op.root).send(op.sendbuff, bytes));
+      across.push_back(
+          ctx.linkTo(op.root).send(op.sendbuff, bytes, ctx.callOf(op)));
     } else {
-      across.push_back(ctx.linkTo(op.root).recv(op.recvbuff, bytes));
+      across.push_back(
+          ctx.linkTo(op.root).recv(op.recvbuff, bytes, ctx.callOf(op)));
     }
   }
   if (!inDomain.empty()) ctx.inDomain(inDomain);

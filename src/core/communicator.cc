@@ -21,6 +21,7 @@
 #include "util/oob.h"
 #include "util/settings_agreement.h"
 #include "vendor/domain_backend.h"
+#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {
@@ -65,6 +66,7 @@ Communicator::Communicator(int rank, int nranks, CommConfig config,
       inherited_(inherited),
       gpu_(currentGpuDevice()),
       opsAbort_(std::make_shared<AbortSignal>()),
+      calls_(std::make_shared<CallLog>()),
       liveness_(std::make_shared<PeerLiveness>(nranks)) {}
 
 Communicator::~Communicator() {
@@ -212,7 +214,7 @@ void Communicator::setUpHeterogeneous(
   agreeOnSuccess(oob, failure, "heterogeneous communicator",
                  "setting up its domain's communicator");
   auto links = std::make_shared<CrossDomainLinks>(
-      oob, placements, domains, settings_, opsAbort_, liveness_);
+      oob, placements, domains, settings_, opsAbort_, liveness_, calls_);
   crossDomainLinks_ = links;
   transportChoice_ = links->choice();
   gatherDomainBackends(oob);
@@ -328,7 +330,9 @@ ncclResult_t Communicator::state() const {
 ncclResult_t Communicator::asyncError() const {
   ncclResult_t current = state();
   if (current != ncclSuccess || !executor_) return current;
-  return executor_->asyncError();
+  ncclResult_t background = executor_->asyncError();
+  // The executor's look may have raised the abort signal.
+  return background != ncclSuccess ? background : state();
 }
 
 std::string Communicator::stateMessage() const {
@@ -381,6 +385,7 @@ void Communicator::numberCall(Op& op) {
 
 void Communicator::launch(const std::vector<Op>& ops, StreamHandle stream) {
   checkUsable();
+  for (const Op& op : ops) calls_->record(signatureOf(op));
   executor_->launch(ops, stream);
 }
 

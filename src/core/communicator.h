@@ -20,6 +20,7 @@
 #include "runtime/gpu_device.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
+#include "util/call_log.h"
 #include "util/error.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
@@ -157,6 +158,9 @@ class Communicator {
   const std::optional<Placement> inherited_;
   std::optional<GpuDevice> gpu_;
   std::shared_ptr<AbortSignal> opsAbort_;  // ends waits of operations
+  // This rank's collective calls, as launched, which the links compare a
+  // peer's transfer with when no receive of this rank claims it.
+  std::shared_ptr<CallLog> calls_;
   // Which peer processes exited. A loss only matters to work that waits
   // for that peer, so it ends those waits rather than every operation.
   std::shared_ptr<PeerLiveness> liveness_;

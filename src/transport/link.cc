@@ -7,15 +7,16 @@ namespace hetccl {
 bool Link::movesGpuMemory(MemoryKind) const { return false; }
 
 std::shared_ptr<TransferRequest> Link::sendGpu(MemoryKind, const void*,
-                                               size_t bytes) {
+                                               size_t bytes,
+                                               const CallSignature&) {
   fail(ncclInternalError,
        "a send of %zu bytes of GPU memory to rank %d on a link that moves "
        "host memory only",
        bytes, peer());
 }
 
-std::shared_ptr<TransferRequest> Link::recvGpu(MemoryKind, void*,
-                                               size_t bytes) {
+std::shared_ptr<TransferRequest> Link::recvGpu(MemoryKind, void*, size_t bytes,
+                                               const CallSignature&) {
   fail(ncclInternalError,
        "a receive of %zu bytes of GPU memory from rank %d on a link that "
        "moves host memory only",

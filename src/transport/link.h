@@ -2,6 +2,14 @@
 // heterogeneous plans. Transfers posted in one direction are matched with
 // the peer's transfers in the same order (sizes must agree); they may
 // complete in any order (a tcp link moves them on several lanes).
+//
+// Every transfer names the user call it belongs to. The sender's
+// signature travels with the transfer and the receiving end compares it
+// with its own (callsAgree): calls that disagree fail the transfer, and
+// the peer's, with ncclInvalidUsage naming both calls, and raise the
+// transport's abort signal, since the ranks are out of step (also when no
+// transfer of this rank waits any more). A disagreement is reported
+// instead of any size mismatch it causes.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +17,7 @@
 
 #include "transport/memory_kind.h"
 #include "util/abort_signal.h"
+#include "util/call_signature.h"
 
 namespace hetccl {
 
@@ -28,10 +37,11 @@ class Link {
   virtual ~Link() = default;
   virtual int peer() const = 0;
   // The caller keeps the buffer alive and untouched until the request is
-  // done.
-  virtual std::shared_ptr<TransferRequest> send(const void* data,
-                                                size_t bytes) = 0;
-  virtual std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) = 0;
+  // done. `call`: the user call the transfer belongs to.
+  virtual std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
+                                                const CallSignature& call) = 0;
+  virtual std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
+                                                const CallSignature& call) = 0;
   // Whether the link moves buffers in GPU memory of `kind` itself (UCX
   // with GPUDirect), so that the GPU engine hands them over as they are
   // instead of staging them through host memory. Throws ncclInvalidUsage
@@ -42,9 +52,11 @@ class Link {
   // recv(), whatever memory the peer's side is in.
   virtual std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind,
                                                    const void* data,
-                                                   size_t bytes);
+                                                   size_t bytes,
+                                                   const CallSignature& call);
   virtual std::shared_ptr<TransferRequest> recvGpu(MemoryKind kind, void* data,
-                                                   size_t bytes);
+                                                   size_t bytes,
+                                                   const CallSignature& call);
   // Bytes this side has sent and received over the link so far.
   virtual size_t bytesSent() const = 0;
   virtual size_t bytesReceived() const = 0;

@@ -12,6 +12,7 @@
 
 #include "transport/link.h"
 #include "util/abort_signal.h"
+#include "util/call_log.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
 #include "util/settings.h"
@@ -26,16 +27,25 @@ class LinkSet {
   virtual ~LinkSet() = default;
   // The link to `peer`; throws ncclInvalidArgument if it is not a peer.
   virtual std::shared_ptr<Link> link(int peer) const = 0;
+  // Looks for what no thread of the transport would see while no transfer
+  // waits: a peer's message whose call disagrees with this rank's call of
+  // that number, or a peer's report that this rank's did (raising the
+  // abort signal). The communicator's async-error query calls it, from any
+  // thread.
+  virtual void poll() {}
 };
 
 // What connect() gets. `peers` are the ranks this rank needs links to
 // through this transport (possibly none); the relation is symmetric.
+// `calls` (may be null) are this rank's collective calls, which a peer's
+// transfer that no receive waits for is compared with (call_log.h).
 struct TransportSetup {
   Oob& oob;
   const Settings& settings;
   std::vector<int> peers;
   std::shared_ptr<AbortSignal> abort;
   std::shared_ptr<const PeerLiveness> liveness;
+  std::shared_ptr<const CallLog> calls = nullptr;
 };
 
 class Transport {

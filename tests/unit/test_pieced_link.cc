@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algo/pieced_link.h"
+#include "support/test_call.h"
 
 namespace hetccl {
 namespace {
@@ -18,23 +19,26 @@ class DoneRequest : public TransferRequest {
 };
 
 // Records the transfers posted on it: (offset into the caller's buffer,
-// bytes).
+// bytes), and the calls they belong to.
 class RecordingLink : public Link {
  public:
   explicit RecordingLink(const char* base) : base_(base) {}
   int peer() const override { return 1; }
-  std::shared_ptr<TransferRequest> send(const void* data,
-                                        size_t bytes) override {
+  std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
+                                        const CallSignature& call) override {
     posted.emplace_back(static_cast<const char*>(data) - base_, bytes);
+    calls.push_back(call);
     return std::make_shared<DoneRequest>();
   }
-  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override {
-    return send(data, bytes);
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
+                                        const CallSignature& call) override {
+    return send(data, bytes, call);
   }
   size_t bytesSent() const override { return 0; }
   size_t bytesReceived() const override { return 0; }
 
   std::vector<std::pair<size_t, size_t>> posted;
+  std::vector<CallSignature> calls;
 
  private:
   const char* base_;
@@ -45,10 +49,10 @@ std::vector<std::pair<size_t, size_t>> piecesOf(size_t bytes,
   static char buffer[1];
   auto inner = std::make_shared<RecordingLink>(buffer);
   PiecedLink link(inner, pieceBytes);
-  link.send(buffer, bytes);
+  link.send(buffer, bytes, kTestCall);
   auto sent = inner->posted;
   inner->posted.clear();
-  link.recv(buffer, bytes);
+  link.recv(buffer, bytes, kTestCall);
   EXPECT_EQ(inner->posted, sent) << "receives are cut like sends";
   return sent;
 }
@@ -88,6 +92,23 @@ TEST(PiecedLink, NoPieceUnder256KiBUnlessTheSlotIsSmaller) {
 
 TEST(PiecedLink, EmptyTransfersAreNotSent) {
   EXPECT_TRUE(piecesOf(0, 1 << 20).empty());
+}
+
+// The receiving end compares each piece's call with its own.
+TEST(PiecedLink, EveryPieceCarriesItsCall) {
+  static char buffer[1];
+  auto inner = std::make_shared<RecordingLink>(buffer);
+  PiecedLink link(inner, 4096);
+  CallSignature call;
+  call.sequence = 17;
+  call.count = 2500;
+  call.dtype = ncclFloat32;
+  call.redOp = ncclMax;
+  link.send(buffer, 10000, call);
+  link.recv(buffer, 10000, call);
+  ASSERT_EQ(inner->calls.size(), 6u);
+  for (const CallSignature& carried : inner->calls)
+    EXPECT_TRUE(callsAgree(carried, call)) << describeCall(carried);
 }
 
 }  // namespace

@@ -46,6 +46,7 @@ struct Ranks {
   std::vector<std::unique_ptr<InProcessOob>> oobs;
   std::vector<std::shared_ptr<AbortSignal>> aborts;
   std::vector<std::shared_ptr<PeerLiveness>> liveness;
+  std::vector<std::shared_ptr<CallLog>> calls;
   std::vector<std::unique_ptr<ShmLinkSet>> transports;
 
   std::shared_ptr<Link> link(int from, int to) {
@@ -76,6 +77,7 @@ Ranks makeRanks(int nranks, const RankOptions& options = {}) {
     ranks.oobs.push_back(std::make_unique<InProcessOob>(*ranks.world, r));
     ranks.aborts.push_back(std::make_shared<AbortSignal>());
     ranks.liveness.push_back(std::make_shared<PeerLiveness>(nranks));
+    ranks.calls.push_back(std::make_shared<CallLog>());
   }
   runRanks(nranks, [&](int r) {
     std::vector<int> peers =
@@ -83,7 +85,8 @@ Ranks makeRanks(int nranks, const RankOptions& options = {}) {
     ShmLinkSettings settings =
         options.settingsOf ? options.settingsOf(r) : testGeometry();
     ranks.transports[r] = std::make_unique<ShmLinkSet>(
-        *ranks.oobs[r], peers, settings, ranks.aborts[r], ranks.liveness[r]);
+        *ranks.oobs[r], peers, settings, ranks.aborts[r], ranks.liveness[r],
+        ranks.calls[r]);
   });
   return ranks;
 }
@@ -164,8 +167,8 @@ TEST(ShmLink, BigSendsBothWaysWaitingOnTheSendFirst) {
       int to = (r + 1) % nranks, from = (r + nranks - 1) % nranks;
       std::vector<uint8_t> out = makePayload(r, to, 0, bytes);
       std::vector<uint8_t> in(bytes, 0);
-      auto send = ranks.link(r, to)->send(out.data(), bytes);
-      auto recv = ranks.link(r, from)->recv(in.data(), bytes);
+      auto send = ranks.link(r, to)->send(out.data(), bytes, kTestCall);
+      auto recv = ranks.link(r, from)->recv(in.data(), bytes, kTestCall);
       send->wait(AbortSignal(), kWaitSeconds);
       recv->wait(AbortSignal(), kWaitSeconds);
       EXPECT_EQ(firstMismatch(in, from, r, 0), -1) << "rank " << r;
@@ -188,7 +191,7 @@ TEST(ShmLink, SendsPostedLongBeforeTheReceives) {
   std::vector<std::shared_ptr<TransferRequest>> sends, recvs;
   for (int i = 0; i < kTransfers; ++i) {
     out.push_back(makePayload(0, 1, i, kBytes));
-    sends.push_back(sender->send(out.back().data(), kBytes));
+    sends.push_back(sender->send(out.back().data(), kBytes, kTestCall));
   }
   // Each message takes a slot of its own: four of them fill the ring, and
   // progress stops there.
@@ -199,7 +202,7 @@ TEST(ShmLink, SendsPostedLongBeforeTheReceives) {
   EXPECT_EQ(sender->bytesSent(), 4 * kBytes);
   for (int i = 0; i < kTransfers; ++i) {
     in.emplace_back(kBytes, 0);
-    recvs.push_back(receiver->recv(in.back().data(), kBytes));
+    recvs.push_back(receiver->recv(in.back().data(), kBytes, kTestCall));
   }
   // The receiver only drains the ring; the sender's own waits refill it.
   std::thread senderThread([&] {
@@ -221,17 +224,17 @@ TEST(ShmLink, EmptyTransfersCompleteAtOnceInOrder) {
   auto sender = ranks.link(0, 1);
   auto receiver = ranks.link(1, 0);
   // Nothing ahead of them: done without the peer doing anything.
-  EXPECT_TRUE(sender->send(nullptr, 0)->done());
-  EXPECT_TRUE(receiver->recv(nullptr, 0)->done());
+  EXPECT_TRUE(sender->send(nullptr, 0, kTestCall)->done());
+  EXPECT_TRUE(receiver->recv(nullptr, 0, kTestCall)->done());
   // Behind a transfer that cannot finish yet, they wait their turn.
   const size_t bytes = 6 * kMiB;
   std::vector<uint8_t> out = makePayload(0, 1, 1, bytes), in(bytes);
-  auto bigSend = sender->send(out.data(), bytes);
-  auto emptySend = sender->send(nullptr, 0);
+  auto bigSend = sender->send(out.data(), bytes, kTestCall);
+  auto emptySend = sender->send(nullptr, 0, kTestCall);
   EXPECT_FALSE(bigSend->done());
   EXPECT_FALSE(emptySend->done());
-  auto bigRecv = receiver->recv(in.data(), bytes);
-  auto emptyRecv = receiver->recv(nullptr, 0);
+  auto bigRecv = receiver->recv(in.data(), bytes, kTestCall);
+  auto emptyRecv = receiver->recv(nullptr, 0, kTestCall);
   std::thread senderThread(
       [&] { emptySend->wait(AbortSignal(), kWaitSeconds); });
   emptyRecv->wait(AbortSignal(), kWaitSeconds);
@@ -246,21 +249,25 @@ TEST(ShmLink, EmptyTransfersCompleteAtOnceInOrder) {
 TEST(ShmLink, SizeMismatchIsReportedOnBothEnds) {
   Ranks ranks = makeRanks(2);
   std::vector<uint8_t> out(1000, 1), in(1000, 0);
-  auto send = ranks.link(0, 1)->send(out.data(), 1000);
+  auto send = ranks.link(0, 1)->send(out.data(), 1000, kTestCall);
   send->wait(AbortSignal(), kWaitSeconds);  // it fits in the ring
-  auto recv = ranks.link(1, 0)->recv(in.data(), 999);
+  auto recv = ranks.link(1, 0)->recv(in.data(), 999, kTestCall);
   Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
   EXPECT_EQ(e.code(), ncclInvalidUsage);
   EXPECT_TRUE(contains(e, "posted 999 bytes but the peer sent 1000"))
       << e.what();
   // The direction stays broken on the receiving end...
   Error again = expectError([&] {
-    ranks.link(1, 0)->recv(in.data(), 10)->wait(AbortSignal(), kWaitSeconds);
+    ranks.link(1, 0)
+        ->recv(in.data(), 10, kTestCall)
+        ->wait(AbortSignal(), kWaitSeconds);
   });
   EXPECT_EQ(again.code(), ncclInvalidUsage);
   // ...and the sender learns of it on its next send.
   Error senderSide = expectError([&] {
-    ranks.link(0, 1)->send(out.data(), 10)->wait(AbortSignal(), kWaitSeconds);
+    ranks.link(0, 1)
+        ->send(out.data(), 10, kTestCall)
+        ->wait(AbortSignal(), kWaitSeconds);
   });
   EXPECT_EQ(senderSide.code(), ncclInvalidUsage);
   EXPECT_TRUE(contains(senderSide,
@@ -268,11 +275,63 @@ TEST(ShmLink, SizeMismatchIsReportedOnBothEnds) {
                        "(rank 0) sent 1000"))
       << senderSide.what();
   // The other direction is unaffected.
-  auto back = ranks.link(1, 0)->send(in.data(), 500);
-  auto backRecv = ranks.link(0, 1)->recv(out.data(), 500);
+  auto back = ranks.link(1, 0)->send(in.data(), 500, kTestCall);
+  auto backRecv = ranks.link(0, 1)->recv(out.data(), 500, kTestCall);
   backRecv->wait(AbortSignal(), kWaitSeconds);
   back->wait(AbortSignal(), kWaitSeconds);
   EXPECT_EQ(ranks.link(0, 1)->bytesReceived(), 500u);
+}
+
+TwoRanks twoOf(Ranks& ranks) {
+  return {{ranks.transports[0].get(), ranks.transports[1].get()},
+          {ranks.aborts[0].get(), ranks.aborts[1].get()},
+          {ranks.calls[0].get(), ranks.calls[1].get()}};
+}
+
+TEST(ShmLink, CallsThatDisagreeFailBothEnds) {
+  Ranks small = makeRanks(2);
+  expectCallsThatDisagreeFailBothEnds(twoOf(small));
+  // Chunks of their own, not inline in the header line.
+  RankOptions tiny;
+  tiny.settingsOf = [](int) {
+    ShmLinkSettings s;
+    s.slots = 2;
+    s.chunkBytes = 4096;
+    return s;
+  };
+  Ranks chunked = makeRanks(2, tiny);
+  expectCallsThatDisagreeFailBothEnds(twoOf(chunked));
+}
+
+TEST(ShmLink, CallsThatDisagreeAreReportedBeforeSizes) {
+  Ranks ranks = makeRanks(2);
+  expectDisagreementBeforeSizes(twoOf(ranks));
+}
+
+TEST(ShmLink, AnUnclaimedTransferOfACallThatDisagreesFailsBothEnds) {
+  Ranks ranks = makeRanks(2);
+  expectUnclaimedCallThatDisagreesFailsBothEnds(twoOf(ranks));
+}
+
+// A send meets its receive: their signatures differ in name and peer only.
+TEST(ShmLink, ASendAndItsReceiveAgree) {
+  Ranks ranks = makeRanks(2);
+  CallSignature send;
+  send.sequence = 3;
+  send.call = CallName::Send;
+  send.count = 100;
+  send.dtype = ncclInt32;
+  send.root = 1;
+  CallSignature receive = send;
+  receive.call = CallName::Recv;
+  receive.root = 0;
+  std::vector<uint8_t> out = makePayload(0, 1, 0, 400), in(400);
+  auto sent = ranks.link(0, 1)->send(out.data(), out.size(), send);
+  ranks.link(1, 0)
+      ->recv(in.data(), in.size(), receive)
+      ->wait(AbortSignal(), kWaitSeconds);
+  sent->wait(AbortSignal(), kWaitSeconds);
+  EXPECT_EQ(firstMismatch(in, 0, 1, 0), -1);
 }
 
 TEST(ShmLink, EmptyAgainstNonEmptyIsAMismatch) {
@@ -280,10 +339,16 @@ TEST(ShmLink, EmptyAgainstNonEmptyIsAMismatch) {
   {
     // The peer's message #0 is empty; this rank expects 5 bytes.
     Ranks ranks = makeRanks(2);
-    ranks.link(0, 1)->send(nullptr, 0)->wait(AbortSignal(), kWaitSeconds);
-    ranks.link(0, 1)->send(buffer.data(), 10)->wait(AbortSignal(), 1);
+    ranks.link(0, 1)
+        ->send(nullptr, 0, kTestCall)
+        ->wait(AbortSignal(), kWaitSeconds);
+    ranks.link(0, 1)
+        ->send(buffer.data(), 10, kTestCall)
+        ->wait(AbortSignal(), 1);
     Error e = expectError([&] {
-      ranks.link(1, 0)->recv(buffer.data(), 5)->wait(AbortSignal(), 5);
+      ranks.link(1, 0)
+          ->recv(buffer.data(), 5, kTestCall)
+          ->wait(AbortSignal(), 5);
     });
     EXPECT_EQ(e.code(), ncclInvalidUsage);
     EXPECT_TRUE(contains(e,
@@ -294,11 +359,17 @@ TEST(ShmLink, EmptyAgainstNonEmptyIsAMismatch) {
   {
     // This rank's receive #0 is empty; the peer sent 10 bytes.
     Ranks ranks = makeRanks(2);
-    ranks.link(0, 1)->send(buffer.data(), 10)->wait(AbortSignal(), 1);
-    ranks.link(0, 1)->send(buffer.data(), 20)->wait(AbortSignal(), 1);
-    EXPECT_TRUE(ranks.link(1, 0)->recv(nullptr, 0)->done());
+    ranks.link(0, 1)
+        ->send(buffer.data(), 10, kTestCall)
+        ->wait(AbortSignal(), 1);
+    ranks.link(0, 1)
+        ->send(buffer.data(), 20, kTestCall)
+        ->wait(AbortSignal(), 1);
+    EXPECT_TRUE(ranks.link(1, 0)->recv(nullptr, 0, kTestCall)->done());
     Error e = expectError([&] {
-      ranks.link(1, 0)->recv(buffer.data(), 20)->wait(AbortSignal(), 5);
+      ranks.link(1, 0)
+          ->recv(buffer.data(), 20, kTestCall)
+          ->wait(AbortSignal(), 5);
     });
     EXPECT_EQ(e.code(), ncclInvalidUsage);
     EXPECT_TRUE(contains(e,
@@ -335,7 +406,8 @@ class DelayedRaise {
 Error waitUntilRaised(Ranks& ranks, const AbortSignal& callerAbort,
                       std::function<void()> raise) {
   std::vector<uint8_t> buffer(1000);
-  auto request = ranks.link(1, 0)->recv(buffer.data(), buffer.size());
+  auto request =
+      ranks.link(1, 0)->recv(buffer.data(), buffer.size(), kTestCall);
   DelayedRaise raiser(std::move(raise), 100);
   Error e = expectError([&] { request->wait(callerAbort, kWaitSeconds); });
   double late =
@@ -354,7 +426,7 @@ TEST(ShmLink, TransportAbortEndsAWaitPromptly) {
   EXPECT_TRUE(contains(e, "a 1000-byte receive from rank 0")) << e.what();
   // done() reports it as well instead of returning false forever.
   std::vector<uint8_t> buffer(10);
-  auto later = ranks.link(1, 0)->recv(buffer.data(), 10);
+  auto later = ranks.link(1, 0)->recv(buffer.data(), 10, kTestCall);
   EXPECT_EQ(expectError([&] { later->done(); }).code(), ncclInvalidUsage);
 }
 
@@ -380,7 +452,7 @@ TEST(ShmLink, PeerLossEndsAWaitPromptly) {
 TEST(ShmLink, TimeoutEndsAWaitAndAbortsTheTransport) {
   Ranks ranks = makeRanks(2);
   std::vector<uint8_t> in(5000);
-  auto recv = ranks.link(1, 0)->recv(in.data(), in.size());
+  auto recv = ranks.link(1, 0)->recv(in.data(), in.size(), kTestCall);
   auto start = Clock::now();
   Error e = expectError([&] { recv->wait(AbortSignal(), 0.2); });
   double took = secondsSince(start);
@@ -407,8 +479,10 @@ TEST(ShmLink, LinksOnlyWhereAskedAndRanksWithoutPeersJoinSetup) {
   EXPECT_EQ(expectError([&] { ranks.link(0, 2); }).code(), ncclInvalidArgument);
   EXPECT_EQ(expectError([&] { ranks.link(2, 0); }).code(), ncclInvalidArgument);
   std::vector<uint8_t> out = makePayload(0, 1, 0, 3 * kMiB), in(3 * kMiB);
-  auto send = ranks.link(0, 1)->send(out.data(), out.size());
-  ranks.link(1, 0)->recv(in.data(), in.size())->wait(AbortSignal(), 20);
+  auto send = ranks.link(0, 1)->send(out.data(), out.size(), kTestCall);
+  ranks.link(1, 0)
+      ->recv(in.data(), in.size(), kTestCall)
+      ->wait(AbortSignal(), 20);
   send->wait(AbortSignal(), kWaitSeconds);
   EXPECT_EQ(firstMismatch(in, 0, 1, 0), -1);
 }
@@ -471,8 +545,8 @@ TEST(ShmLink, NamesAreUnlinkedAndLinksOutliveTheTransport) {
   auto a = ranks.link(0, 2), b = ranks.link(2, 0);
   ranks.transports.clear();
   std::vector<uint8_t> out = makePayload(2, 0, 0, kMiB + 1), in(kMiB + 1);
-  auto send = b->send(out.data(), out.size());
-  a->recv(in.data(), in.size())->wait(AbortSignal(), kWaitSeconds);
+  auto send = b->send(out.data(), out.size(), kTestCall);
+  a->recv(in.data(), in.size(), kTestCall)->wait(AbortSignal(), kWaitSeconds);
   send->wait(AbortSignal(), kWaitSeconds);
   EXPECT_EQ(firstMismatch(in, 2, 0, 0), -1);
 }
@@ -533,8 +607,8 @@ int exchangeAcrossProcesses(int rank, int readFd, int writeFd) {
   for (size_t i = 0; i < sizes.size(); ++i) {
     out.push_back(makePayload(rank, 1 - rank, static_cast<int>(i), sizes[i]));
     in.emplace_back(sizes[i], 0);
-    requests.push_back(link->send(out.back().data(), sizes[i]));
-    requests.push_back(link->recv(in.back().data(), sizes[i]));
+    requests.push_back(link->send(out.back().data(), sizes[i], kTestCall));
+    requests.push_back(link->recv(in.back().data(), sizes[i], kTestCall));
     total += sizes[i];
   }
   for (auto& r : requests) r->wait(AbortSignal(), kWaitSeconds);

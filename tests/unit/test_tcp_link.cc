@@ -45,9 +45,10 @@ Ranks makeRanks(int nranks,
   return makeLinkRanks<TcpLinkSet>(
       nranks,
       [](Oob& oob, const std::vector<int>& peers,
-         std::shared_ptr<AbortSignal> abort) {
-        return std::make_unique<TcpLinkSet>(oob, peers,
-                                            settingsFromEnvironment(), abort);
+         std::shared_ptr<AbortSignal> abort,
+         std::shared_ptr<const CallLog> calls) {
+        return std::make_unique<TcpLinkSet>(
+            oob, peers, settingsFromEnvironment(), abort, calls);
       },
       std::move(peersOf), std::move(prepare));
 }
@@ -93,13 +94,17 @@ void roundTrips(Ranks& ranks, int count,
       if (r == 0) {
         std::this_thread::sleep_for(gap(i));
         word = i;
-        link->send(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
-        link->recv(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+        link->send(&word, sizeof(word), kTestCall)
+            ->wait(AbortSignal(), kWaitSeconds);
+        link->recv(&word, sizeof(word), kTestCall)
+            ->wait(AbortSignal(), kWaitSeconds);
         ASSERT_EQ(word, static_cast<uint64_t>(i) + 1);
       } else {
-        link->recv(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+        link->recv(&word, sizeof(word), kTestCall)
+            ->wait(AbortSignal(), kWaitSeconds);
         ++word;
-        link->send(&word, sizeof(word))->wait(AbortSignal(), kWaitSeconds);
+        link->send(&word, sizeof(word), kTestCall)
+            ->wait(AbortSignal(), kWaitSeconds);
       }
     }
   });
@@ -143,7 +148,7 @@ TEST(TcpLink, SendsPostedLongBeforeTheReceives) {
   std::vector<std::shared_ptr<TransferRequest>> sends, recvs;
   for (int i = 0; i < kTransfers; ++i) {
     out.push_back(makePayload(0, 1, i, kBytes));
-    sends.push_back(sender->send(out.back().data(), kBytes));
+    sends.push_back(sender->send(out.back().data(), kBytes, kTestCall));
   }
   // 20 MB cannot sit in 4 x 2 x 128 KiB of socket buffers: the last send
   // waits for the receiver.
@@ -151,7 +156,7 @@ TEST(TcpLink, SendsPostedLongBeforeTheReceives) {
   EXPECT_FALSE(sends.back()->done());
   for (int i = 0; i < kTransfers; ++i) {
     in.emplace_back(kBytes, 0);
-    recvs.push_back(receiver->recv(in.back().data(), kBytes));
+    recvs.push_back(receiver->recv(in.back().data(), kBytes, kTestCall));
   }
   for (int i = 0; i < kTransfers; ++i) {
     recvs[i]->wait(AbortSignal(), kWaitSeconds);
@@ -251,7 +256,7 @@ TEST(TcpLink, PeerThatGoesAwayFailsPendingAndLaterTransfers) {
   std::vector<uint8_t> buffer(1 << 20);
   Ranks ranks = makeRanks(2);
   auto link = ranks.transports[1]->link(0);
-  auto request = link->recv(buffer.data(), buffer.size());
+  auto request = link->recv(buffer.data(), buffer.size(), kTestCall);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   auto start = Clock::now();
   ranks.transports[0].reset();
@@ -261,7 +266,7 @@ TEST(TcpLink, PeerThatGoesAwayFailsPendingAndLaterTransfers) {
   EXPECT_NE(std::string(e.what()).find("connection to rank 0 lost"),
             std::string::npos)
       << e.what();
-  auto later = link->recv(buffer.data(), 10);
+  auto later = link->recv(buffer.data(), 10, kTestCall);
   Error again = expectError([&] { later->wait(AbortSignal(), kWaitSeconds); });
   EXPECT_EQ(again.code(), ncclRemoteError);
 }
@@ -271,12 +276,12 @@ TEST(TcpLink, DestroyingTheTransportFailsItsPendingTransfers) {
   std::vector<uint8_t> buffer(4096);
   Ranks ranks = makeRanks(2);
   auto link = ranks.transports[1]->link(0);
-  auto request = link->recv(buffer.data(), buffer.size());
+  auto request = link->recv(buffer.data(), buffer.size(), kTestCall);
   ranks.transports[1].reset();
   EXPECT_NE(expectError([&] { request->wait(AbortSignal(), 1); }).code(),
             ncclSuccess);
   // The link outlives its transport without crashing.
-  auto later = link->send(buffer.data(), 16);
+  auto later = link->send(buffer.data(), 16, kTestCall);
   EXPECT_THROW(later->done(), Error);
 }
 
@@ -284,12 +289,35 @@ TEST(TcpLink, MismatchedSizesAreReported) {
   // Declared first: it must outlive the transfers still pending at the end.
   std::vector<uint8_t> out(5000, 1), in(3000);
   Ranks ranks = makeRanks(2);
-  auto send = ranks.transports[0]->link(1)->send(out.data(), out.size());
-  auto recv = ranks.transports[1]->link(0)->recv(in.data(), in.size());
+  auto send =
+      ranks.transports[0]->link(1)->send(out.data(), out.size(), kTestCall);
+  auto recv =
+      ranks.transports[1]->link(0)->recv(in.data(), in.size(), kTestCall);
   Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
   EXPECT_EQ(e.code(), ncclInvalidUsage);
   EXPECT_NE(std::string(e.what()).find("5000-byte"), std::string::npos)
       << e.what();
+}
+
+TwoRanks twoOf(Ranks& ranks) {
+  return {{ranks.transports[0].get(), ranks.transports[1].get()},
+          {ranks.aborts[0].get(), ranks.aborts[1].get()},
+          {ranks.calls[0].get(), ranks.calls[1].get()}};
+}
+
+TEST(TcpLink, CallsThatDisagreeFailBothEnds) {
+  Ranks ranks = makeRanks(2);
+  expectCallsThatDisagreeFailBothEnds(twoOf(ranks));
+}
+
+TEST(TcpLink, CallsThatDisagreeAreReportedBeforeSizes) {
+  Ranks ranks = makeRanks(2);
+  expectDisagreementBeforeSizes(twoOf(ranks));
+}
+
+TEST(TcpLink, AnUnclaimedTransferOfACallThatDisagreesFailsBothEnds) {
+  Ranks ranks = makeRanks(2);
+  expectUnclaimedCallThatDisagreesFailsBothEnds(twoOf(ranks));
 }
 
 TEST(TcpLink, WaitTimesOut) {
@@ -318,8 +346,10 @@ TEST(TcpLink, AskingForAMissingLinkIsAnError) {
   EXPECT_EQ(expectError([&] { ranks.transports[0]->link(1); }).code(),
             ncclInvalidArgument);
   std::vector<uint8_t> out = makePayload(2, 0, 0, 777), in(777);
-  auto recv = ranks.transports[0]->link(2)->recv(in.data(), in.size());
-  auto send = ranks.transports[2]->link(0)->send(out.data(), out.size());
+  auto recv =
+      ranks.transports[0]->link(2)->recv(in.data(), in.size(), kTestCall);
+  auto send =
+      ranks.transports[2]->link(0)->send(out.data(), out.size(), kTestCall);
   recv->wait(AbortSignal(), kWaitSeconds);
   send->wait(AbortSignal(), kWaitSeconds);
   EXPECT_EQ(in, out);

@@ -10,6 +10,7 @@
 #include "support/built_ucx_module.h"
 #include "support/expect_error.h"
 #include "support/in_process_oob.h"
+#include "support/test_call.h"
 #include "support/thread_ranks.h"
 #include "transport/transport_registry.h"
 #include "util/settings.h"
@@ -123,8 +124,8 @@ TEST(TransportRegistry, EveryTransportConnectsThroughTheInterface) {
       Link& link = *sets[rank]->link(1 - rank);
       int mine = 100 + rank;
       AbortSignal never;
-      auto send = link.send(&mine, sizeof(mine));
-      auto recv = link.recv(&received[rank], sizeof(int));
+      auto send = link.send(&mine, sizeof(mine), kTestCall);
+      auto recv = link.recv(&received[rank], sizeof(int), kTestCall);
       send->wait(never, 20);
       recv->wait(never, 20);
     });

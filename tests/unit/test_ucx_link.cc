@@ -47,9 +47,10 @@ class UcxLinkTest : public ::testing::Test {
     return makeLinkRanks<UcxLinkSet>(
         nranks,
         [lanes, partBytes, gpu](Oob& oob, const std::vector<int>& peers,
-                                std::shared_ptr<AbortSignal> abort) {
+                                std::shared_ptr<AbortSignal> abort,
+                                std::shared_ptr<const CallLog> calls) {
           return std::make_unique<UcxLinkSet>(
-              oob, peers, abort, UcxLinkOptions{lanes, partBytes, gpu});
+              oob, peers, abort, UcxLinkOptions{lanes, partBytes, gpu}, calls);
         },
         std::move(peersOf));
   }
@@ -124,13 +125,14 @@ TEST_F(UcxLinkTest, SendsPostedLongBeforeTheReceives) {
   std::vector<std::shared_ptr<TransferRequest>> sends;
   for (int i = 0; i < kTransfers; ++i) {
     out.push_back(makePayload(0, 1, i, kBytes));
-    sends.push_back(ranks.transports[0]->link(1)->send(out[i].data(), kBytes));
+    sends.push_back(
+        ranks.transports[0]->link(1)->send(out[i].data(), kBytes, kTestCall));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   for (int i = 0; i < kTransfers; ++i) {
     ranks.transports[1]
         ->link(0)
-        ->recv(in[i].data(), kBytes)
+        ->recv(in[i].data(), kBytes, kTestCall)
         ->wait(AbortSignal(), kLinkWaitSeconds);
     EXPECT_EQ(firstMismatch(in[i], 0, 1, i), -1) << "transfer " << i;
   }
@@ -149,13 +151,17 @@ TEST_F(UcxLinkTest, BackToBackSmallTransfersStayQuick) {
     for (int i = 0; i < kRoundTrips; ++i) {
       if (r == 0) {
         word = i;
-        link->send(&word, sizeof word)->wait(AbortSignal(), kLinkWaitSeconds);
-        link->recv(&word, sizeof word)->wait(AbortSignal(), kLinkWaitSeconds);
+        link->send(&word, sizeof word, kTestCall)
+            ->wait(AbortSignal(), kLinkWaitSeconds);
+        link->recv(&word, sizeof word, kTestCall)
+            ->wait(AbortSignal(), kLinkWaitSeconds);
         EXPECT_EQ(word, static_cast<uint64_t>(i) + 1);
       } else {
-        link->recv(&word, sizeof word)->wait(AbortSignal(), kLinkWaitSeconds);
+        link->recv(&word, sizeof word, kTestCall)
+            ->wait(AbortSignal(), kLinkWaitSeconds);
         ++word;
-        link->send(&word, sizeof word)->wait(AbortSignal(), kLinkWaitSeconds);
+        link->send(&word, sizeof word, kTestCall)
+            ->wait(AbortSignal(), kLinkWaitSeconds);
       }
     }
   });
@@ -218,9 +224,10 @@ TEST_F(UcxLinkTest, PeerThatGoesAwayFailsPendingAndLaterTransfers) {
   auto link = ranks.transports[1]->link(0);
   // Once connected (the first message), the peer's going is noticed.
   uint64_t word = 1;
-  ranks.transports[0]->link(1)->send(&word, sizeof word);
-  link->recv(&word, sizeof word)->wait(AbortSignal(), kLinkWaitSeconds);
-  auto request = link->recv(buffer.data(), buffer.size());
+  ranks.transports[0]->link(1)->send(&word, sizeof word, kTestCall);
+  link->recv(&word, sizeof word, kTestCall)
+      ->wait(AbortSignal(), kLinkWaitSeconds);
+  auto request = link->recv(buffer.data(), buffer.size(), kTestCall);
   auto start = Clock::now();
   ranks.transports[0].reset();
   Error e =
@@ -230,7 +237,7 @@ TEST_F(UcxLinkTest, PeerThatGoesAwayFailsPendingAndLaterTransfers) {
   EXPECT_NE(std::string(e.what()).find("connection to rank 0 lost"),
             std::string::npos)
       << e.what();
-  auto later = link->recv(buffer.data(), 10);
+  auto later = link->recv(buffer.data(), 10, kTestCall);
   EXPECT_EQ(
       expectError([&] { later->wait(AbortSignal(), kLinkWaitSeconds); }).code(),
       ncclRemoteError);
@@ -240,27 +247,52 @@ TEST_F(UcxLinkTest, DestroyingTheTransportFailsItsPendingTransfers) {
   std::vector<uint8_t> buffer(4096);
   Ranks ranks = makeRanks(2);
   auto link = ranks.transports[1]->link(0);
-  auto request = link->recv(buffer.data(), buffer.size());
+  auto request = link->recv(buffer.data(), buffer.size(), kTestCall);
   ranks.transports[1].reset();
   EXPECT_NE(expectError([&] { request->wait(AbortSignal(), 1); }).code(),
             ncclSuccess);
   // The link outlives its transport without crashing.
-  auto later = link->send(buffer.data(), 16);
+  auto later = link->send(buffer.data(), 16, kTestCall);
   EXPECT_THROW(later->done(), Error);
+}
+
+TwoRanks twoOf(Ranks& ranks) {
+  return {{ranks.transports[0].get(), ranks.transports[1].get()},
+          {ranks.aborts[0].get(), ranks.aborts[1].get()},
+          {ranks.calls[0].get(), ranks.calls[1].get()}};
+}
+
+TEST_F(UcxLinkTest, CallsThatDisagreeFailBothEnds) {
+  Ranks ranks = makeRanks(2);
+  expectCallsThatDisagreeFailBothEnds(twoOf(ranks));
+}
+
+// Also where the receive is cut into other parts than the send.
+TEST_F(UcxLinkTest, CallsThatDisagreeAreReportedBeforeSizes) {
+  Ranks small = makeRanks(2);
+  expectDisagreementBeforeSizes(twoOf(small));
+  Ranks cut = makeRanks(2, nullptr, 2, kMinUcxPartBytes);
+  expectDisagreementBeforeSizes(twoOf(cut), size_t{1} << 20);
+}
+
+TEST_F(UcxLinkTest, AnUnclaimedTransferOfACallThatDisagreesFailsBothEnds) {
+  Ranks ranks = makeRanks(2);
+  expectUnclaimedCallThatDisagreesFailsBothEnds(twoOf(ranks));
 }
 
 TEST_F(UcxLinkTest, MismatchedSizesAreReported) {
   std::vector<uint8_t> out(5000, 1), in(3000), small(100, 2), big(200);
   Ranks ranks = makeRanks(2);
   // Longer than the receive: UCX truncates and reports it.
-  ranks.transports[0]->link(1)->send(out.data(), out.size());
-  auto recv = ranks.transports[1]->link(0)->recv(in.data(), in.size());
+  ranks.transports[0]->link(1)->send(out.data(), out.size(), kTestCall);
+  auto recv =
+      ranks.transports[1]->link(0)->recv(in.data(), in.size(), kTestCall);
   EXPECT_NE(
       expectError([&] { recv->wait(AbortSignal(), kLinkWaitSeconds); }).code(),
       ncclSuccess);
   // Shorter than the receive: the sizes are named.
-  ranks.transports[0]->link(1)->send(small.data(), small.size());
-  recv = ranks.transports[1]->link(0)->recv(big.data(), big.size());
+  ranks.transports[0]->link(1)->send(small.data(), small.size(), kTestCall);
+  recv = ranks.transports[1]->link(0)->recv(big.data(), big.size(), kTestCall);
   Error e = expectError([&] { recv->wait(AbortSignal(), kLinkWaitSeconds); });
   EXPECT_EQ(e.code(), ncclInvalidUsage);
   EXPECT_NE(std::string(e.what()).find("sent 100 bytes where rank 1 expected "
@@ -274,8 +306,10 @@ TEST_F(UcxLinkTest, MismatchedSizesAreReported) {
 TEST_F(UcxLinkTest, MismatchedSizesCutDifferentlyAreReported) {
   std::vector<uint8_t> out(3 << 20, 1), in(2 << 20);
   Ranks ranks = makeRanks(2, nullptr, 1);
-  auto send = ranks.transports[0]->link(1)->send(out.data(), out.size());
-  auto recv = ranks.transports[1]->link(0)->recv(in.data(), in.size());
+  auto send =
+      ranks.transports[0]->link(1)->send(out.data(), out.size(), kTestCall);
+  auto recv =
+      ranks.transports[1]->link(0)->recv(in.data(), in.size(), kTestCall);
   Error e = expectError([&] { recv->wait(AbortSignal(), kLinkWaitSeconds); });
   EXPECT_EQ(e.code(), ncclInvalidUsage);
   EXPECT_NE(std::string(e.what()).find("rank 0 sent its transfer in 3 "
@@ -303,7 +337,9 @@ TEST_F(UcxLinkTest, GpuBuffersGoToUcxWhereItMovesTheirMemory) {
     const auto link = ranks.transports[0]->link(1);
     EXPECT_FALSE(link->movesGpuMemory(kHostMemory));
     EXPECT_FALSE(link->movesGpuMemory(kCudaMemory));
-    EXPECT_EQ(expectError([&] { link->sendGpu(kHostMemory, "x", 1); }).code(),
+    EXPECT_EQ(expectError([&] {
+                link->sendGpu(kHostMemory, "x", 1, kTestCall);
+              }).code(),
               ncclInvalidArgument);
   }
   Ranks ranks =
@@ -352,12 +388,13 @@ TEST_F(UcxLinkTest, GpuTransfersMatchHostTransfers) {
     std::vector<uint8_t> in(bytes), back(bytes);
     Link& zero = *ranks.transports[0]->link(1);
     Link& one = *ranks.transports[1]->link(0);
-    auto send = zero.sendGpu(kHostMemory, out.data(), bytes);
-    one.recv(in.data(), bytes)->wait(AbortSignal(), kLinkWaitSeconds);
+    auto send = zero.sendGpu(kHostMemory, out.data(), bytes, kTestCall);
+    one.recv(in.data(), bytes, kTestCall)
+        ->wait(AbortSignal(), kLinkWaitSeconds);
     send->wait(AbortSignal(), kLinkWaitSeconds);
     EXPECT_EQ(firstMismatch(in, 0, 1, 0), -1) << bytes << " bytes";
-    send = one.send(in.data(), bytes);
-    zero.recvGpu(kHostMemory, back.data(), bytes)
+    send = one.send(in.data(), bytes, kTestCall);
+    zero.recvGpu(kHostMemory, back.data(), bytes, kTestCall)
         ->wait(AbortSignal(), kLinkWaitSeconds);
     send->wait(AbortSignal(), kLinkWaitSeconds);
     EXPECT_EQ(back, out) << bytes << " bytes";

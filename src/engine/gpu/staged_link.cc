@@ -111,11 +111,12 @@ void StagedLink::forEachPiece(size_t bytes, Post post) const {
 }
 
 void StagedLink::post(const Lane& lane, uint64_t piece, size_t bytes,
-                      char* gpuBuffer) {
+                      const CallSignature& call, char* gpuBuffer) {
   if (script_ != nullptr)
-    script_->add({lane.queue, piece, bytes, 0, gpuBuffer});
+    script_->add({lane.queue, piece, bytes, 0, gpuBuffer, call});
   else
-    path_.proxy.post({lane.queue, piece, bytes, *path_.launchGate, gpuBuffer});
+    path_.proxy.post(
+        {lane.queue, piece, bytes, *path_.launchGate, gpuBuffer, call});
 }
 
 // A staged transfer is done for the engine's stream once its pieces are
@@ -129,10 +130,11 @@ const uint64_t* StagedLink::doneCounter(const Lane& lane) const {
 // write: a send's bytes are then written, a receive's buffer no longer in
 // use.
 std::shared_ptr<TransferRequest> StagedLink::postDirect(
-    Lane& lane, StagingProxy::Direction direction, char* data, size_t bytes) {
+    Lane& lane, StagingProxy::Direction direction, char* data, size_t bytes,
+    const CallSignature& call) {
   opened(lane, direction);
   forEachPiece(bytes, [&](size_t offset, size_t length) {
-    post(lane, lane.pieces++, length, data + offset);
+    post(lane, lane.pieces++, length, call, data + offset);
   });
   check(path_.module.api().writeValue64(
             path_.stream, lane.ring->streamCounter(), lane.pieces),
@@ -153,11 +155,13 @@ void StagedLink::check(int status, const char* what) const {
 }
 
 std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
-                                                  size_t bytes) {
+                                                  size_t bytes,
+                                                  const CallSignature& call) {
   if (bytes == 0) return emptyTransfer();
   auto* source = static_cast<char*>(const_cast<void*>(data));
   if (direct_)
-    return postDirect(sends_, StagingProxy::Direction::kSend, source, bytes);
+    return postDirect(sends_, StagingProxy::Direction::kSend, source, bytes,
+                      call);
   Lane& d = opened(sends_, StagingProxy::Direction::kSend);
   const StagingRing& ring = *d.ring;
   const auto& api = path_.module.api();
@@ -172,17 +176,18 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
           "copying bytes to send from the GPU");
     check(api.writeValue64(up, ring.streamCounter(), n + 1),
           "signalling a staged piece");
-    post(d, n, piece);
+    post(d, n, piece, call);
   });
   return std::make_shared<StagedTransfer>(path_, doneCounter(d), d.pieces);
 }
 
-std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes) {
+std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes,
+                                                  const CallSignature& call) {
   if (bytes == 0) return emptyTransfer();
   auto* target = static_cast<char*>(data);
   if (direct_)
     return postDirect(receives_, StagingProxy::Direction::kReceive, target,
-                      bytes);
+                      bytes, call);
   Lane& d = opened(receives_, StagingProxy::Direction::kReceive);
   const StagingRing& ring = *d.ring;
   const auto& api = path_.module.api();
@@ -190,7 +195,7 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes) {
   path_.copies.followEngine(down);
   forEachPiece(bytes, [&](size_t offset, size_t piece) {
     const uint64_t n = d.pieces++;
-    post(d, n, piece);
+    post(d, n, piece, call);
     check(api.waitValue64(down, ring.proxyCounter(), n + 1),
           "waiting for a staged piece");
     check(api.copyAsync(target + offset, ring.slot(n), piece, down),

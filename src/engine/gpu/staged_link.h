@@ -92,9 +92,11 @@ class StagedLink : public LinkOver {
 
   // Whether the GPU buffers go to the link as they are (no copies).
   bool direct() const { return direct_; }
-  std::shared_ptr<TransferRequest> send(const void* data,
-                                        size_t bytes) override;
-  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
+  // Each piece carries `call` to the link, which the proxy posts it on.
+  std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
+                                        const CallSignature& call) override;
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
+                                        const CallSignature& call) override;
 
   // The end of a launch: the engine's stream waits until every received
   // piece is copied to the GPU and the proxy has sent every staged one,
@@ -122,9 +124,10 @@ class StagedLink : public LinkOver {
   void forEachPiece(size_t bytes, Post post) const;
   std::shared_ptr<TransferRequest> postDirect(Lane& lane,
                                               StagingProxy::Direction direction,
-                                              char* data, size_t bytes);
+                                              char* data, size_t bytes,
+                                              const CallSignature& call);
   void post(const Lane& lane, uint64_t piece, size_t bytes,
-            char* gpuBuffer = nullptr);
+            const CallSignature& call, char* gpuBuffer = nullptr);
   // The counter that passes a piece once its transfer is done for the
   // engine's stream.
   const uint64_t* doneCounter(const Lane& lane) const;

@@ -67,6 +67,7 @@ class StagingProxy {
     size_t bytes;
     uint64_t gate = 0;
     char* gpuBuffer = nullptr;
+    CallSignature call{};  // of the user call the piece belongs to
   };
   // The queue of one ring of `link`; it lives as long as the proxy.
   // `gpuMemory`: the kind of GPU memory its pieces are in, for a link

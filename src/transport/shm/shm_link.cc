@@ -4,21 +4,23 @@
 
 namespace hetccl {
 
-std::shared_ptr<TransferRequest> ShmLink::send(const void* data, size_t bytes) {
+std::shared_ptr<TransferRequest> ShmLink::send(const void* data, size_t bytes,
+                                               const CallSignature& call) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "shm link: a %zu-byte send to rank %d from a null buffer",
                    bytes, peer_);
-  return std::make_shared<ShmRequest>(peer_, engine_,
-                                      engine_->postSend(index_, data, bytes));
+  return std::make_shared<ShmRequest>(
+      peer_, engine_, engine_->postSend(index_, data, bytes, call));
 }
 
-std::shared_ptr<TransferRequest> ShmLink::recv(void* data, size_t bytes) {
+std::shared_ptr<TransferRequest> ShmLink::recv(void* data, size_t bytes,
+                                               const CallSignature& call) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "shm link: a %zu-byte receive from rank %d into a null "
                    "buffer",
                    bytes, peer_);
-  return std::make_shared<ShmRequest>(peer_, engine_,
-                                      engine_->postRecv(index_, data, bytes));
+  return std::make_shared<ShmRequest>(
+      peer_, engine_, engine_->postRecv(index_, data, bytes, call));
 }
 
 }  // namespace hetccl

@@ -37,9 +37,10 @@ class ShmLink : public Link {
       : peer_(peer), index_(index), engine_(std::move(engine)) {}
 
   int peer() const override { return peer_; }
-  std::shared_ptr<TransferRequest> send(const void* data,
-                                        size_t bytes) override;
-  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
+  std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
+                                        const CallSignature& call) override;
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
+                                        const CallSignature& call) override;
   size_t bytesSent() const override { return engine_->bytesSent(index_); }
   size_t bytesReceived() const override {
     return engine_->bytesReceived(index_);

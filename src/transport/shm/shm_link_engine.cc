@@ -20,33 +20,39 @@ void throwIfStopped(const AbortSignal& signal, const ShmTransfer& transfer,
 ShmLinkEngine::ShmLinkEngine(int rank, std::vector<ShmSegment> segments,
                              const std::vector<ShmPeerRings>& rings,
                              std::shared_ptr<AbortSignal> abort,
-                             std::shared_ptr<const PeerLiveness> liveness)
+                             std::shared_ptr<const PeerLiveness> liveness,
+                             std::shared_ptr<const CallLog> calls)
     : segments_(std::move(segments)),
       abort_(std::move(abort)),
       liveness_(std::move(liveness)) {
   for (const ShmPeerRings& r : rings) {
-    senders_.push_back(std::make_unique<ShmRingSender>(rank, r.peer, r.outgoing,
-                                                       r.incoming.control()));
+    senders_.push_back(std::make_unique<ShmRingSender>(
+        rank, r.peer, r.outgoing, r.incoming.control(), *abort_));
     receivers_.push_back(std::make_unique<ShmRingReceiver>(
-        rank, r.peer, r.incoming, r.outgoing.control()));
+        rank, r.peer, r.incoming, r.outgoing.control(), *abort_, calls));
   }
 }
 
-std::shared_ptr<ShmTransfer> ShmLinkEngine::postSend(size_t link,
-                                                     const void* data,
-                                                     size_t bytes) {
+std::shared_ptr<ShmTransfer> ShmLinkEngine::postSend(
+    size_t link, const void* data, size_t bytes, const CallSignature& call) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto transfer = senders_[link]->post(data, bytes);
+  auto transfer = senders_[link]->post(data, bytes, call);
   progressAllLocked();
   return transfer;
 }
 
-std::shared_ptr<ShmTransfer> ShmLinkEngine::postRecv(size_t link, void* data,
-                                                     size_t bytes) {
+std::shared_ptr<ShmTransfer> ShmLinkEngine::postRecv(
+    size_t link, void* data, size_t bytes, const CallSignature& call) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto transfer = receivers_[link]->post(data, bytes);
+  auto transfer = receivers_[link]->post(data, bytes, call);
   progressAllLocked();
   return transfer;
+}
+
+void ShmLinkEngine::poll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  progressAllLocked();
+  for (auto& receiver : receivers_) receiver->checkUnclaimed();
 }
 
 bool ShmLinkEngine::done(const ShmTransfer& transfer) {

@@ -18,6 +18,7 @@
 #include "transport/shm/shm_segment.h"
 #include "transport/shm/shm_transfer.h"
 #include "util/abort_signal.h"
+#include "util/call_log.h"
 #include "util/peer_liveness.h"
 
 namespace hetccl {
@@ -32,19 +33,29 @@ struct ShmPeerRings {
 class ShmLinkEngine {
  public:
   // Keeps `segments` mapped for as long as the engine lives. `abort` ends
-  // every wait; `liveness` ends the waits of transfers whose peer exited.
+  // every wait, and is raised on calls that disagree; `liveness` ends the
+  // waits of transfers whose peer exited; `calls` (may be null) are this
+  // rank's, for poll().
   ShmLinkEngine(int rank, std::vector<ShmSegment> segments,
                 const std::vector<ShmPeerRings>& rings,
                 std::shared_ptr<AbortSignal> abort,
-                std::shared_ptr<const PeerLiveness> liveness);
+                std::shared_ptr<const PeerLiveness> liveness,
+                std::shared_ptr<const CallLog> calls);
   ShmLinkEngine(const ShmLinkEngine&) = delete;
   ShmLinkEngine& operator=(const ShmLinkEngine&) = delete;
 
   // Queue a transfer and progress everything. `link` indexes the rings
   // given to the constructor.
   std::shared_ptr<ShmTransfer> postSend(size_t link, const void* data,
-                                        size_t bytes);
-  std::shared_ptr<ShmTransfer> postRecv(size_t link, void* data, size_t bytes);
+                                        size_t bytes,
+                                        const CallSignature& call);
+  std::shared_ptr<ShmTransfer> postRecv(size_t link, void* data, size_t bytes,
+                                        const CallSignature& call);
+  // Progresses everything and compares the calls of the peers' messages
+  // that no receive waits for with this rank's: no thread of the transport
+  // does, and a rank whose transfers are all done may otherwise never see
+  // that a peer's call disagrees with its own.
+  void poll();
 
   // Progresses everything, then: true if `transfer` is complete; throws
   // if it failed, or if it is pending and the transport was aborted or a

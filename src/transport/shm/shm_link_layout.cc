@@ -1,12 +1,15 @@
 #include "transport/shm/shm_link_layout.h"
 
+#include <cstring>
+
 #include "util/error.h"
 
 namespace hetccl {
 namespace {
 
 constexpr uint64_t kMagic = 0x4b4e494c4d485348ull;  // "HSHMLINK"
-constexpr uint32_t kVersion = 2;  // 2: the filled flag in slot headers
+// 2: the filled flag in slot headers; 3: the call's signature in every slot
+constexpr uint32_t kVersion = 3;
 constexpr size_t kPage = 4096;
 // Bounds of a ring that a peer's segment header may claim; the same as
 // HETCCL_SHM_LINK_SLOTS's and HETCCL_SHM_LINK_CHUNK's (util/params.def).
@@ -57,17 +60,35 @@ ShmLinkSettings ShmLinkSettings::from(const Settings& settings) {
   return s;
 }
 
+// Of what callsAgree compares (a send and its receive get the same digest),
+// each word through a different odd multiplier, so that calls that differ
+// in one field (half the count, another type of the same size) never share
+// a digest, and calls that differ in several almost never do.
+uint64_t shmCallDigest(const CallSignature& call) {
+  CallSignature compared = call;
+  if (call.pointToPoint()) {
+    compared.call = CallName::Send;
+    compared.root = -1;
+  }
+  uint64_t words[3];
+  static_assert(sizeof(words) == sizeof(CallSignature));
+  std::memcpy(words, &compared, sizeof(words));
+  uint64_t h = words[0] * 0x9e3779b97f4a7c15ull;
+  h = (h ^ (h >> 29)) + words[1] * 0xc2b2ae3d27d4eb4full;
+  h = (h ^ (h >> 31)) + words[2] * 0x165667b19e3779f9ull;
+  return h ^ (h >> 32);
+}
+
 ShmRingView::ShmRingView(char* region, size_t slots, size_t chunkBytes)
     : region_(region), slots_(slots), chunkBytes_(chunkBytes) {}
 
 size_t ShmRingView::regionBytes(size_t slots, size_t chunkBytes) {
   return roundUp(
-      sizeof(ShmLinkControl) + slots * (sizeof(ShmSlotHeader) + chunkBytes),
-      kPage);
+      sizeof(ShmLinkControl) + slots * (kSlotPrefixBytes + chunkBytes), kPage);
 }
 
 char* ShmRingView::slot(uint64_t chunk) const {
-  size_t stride = sizeof(ShmSlotHeader) + chunkBytes_;
+  size_t stride = kSlotPrefixBytes + chunkBytes_;
   return region_ + sizeof(ShmLinkControl) + (chunk % slots_) * stride;
 }
 

@@ -14,7 +14,8 @@ namespace hetccl {
 ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
                        const ShmLinkSettings& settings,
                        std::shared_ptr<AbortSignal> abort,
-                       std::shared_ptr<const PeerLiveness> liveness)
+                       std::shared_ptr<const PeerLiveness> liveness,
+                       std::shared_ptr<const CallLog> calls)
     : rank_(oob.rank()), settings_(settings) {
   if (!abort) abort = std::make_shared<AbortSignal>();
 
@@ -55,7 +56,8 @@ ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
     if (segment.data() != nullptr) segments.push_back(std::move(segment));
 
   engine_ = std::make_shared<ShmLinkEngine>(
-      rank_, std::move(segments), rings, std::move(abort), std::move(liveness));
+      rank_, std::move(segments), rings, std::move(abort), std::move(liveness),
+      std::move(calls));
   for (size_t i = 0; i < rings.size(); ++i)
     links_[rings[i].peer] =
         std::make_shared<ShmLink>(rings[i].peer, i, engine_);

@@ -32,16 +32,18 @@ class ShmLinkSet : public LinkSet {
   // every wait; `liveness` ends the waits of transfers whose peer exited;
   // either may be null (a signal that is never raised). `settings` is this
   // rank's ring geometry; ranks may differ: each direction uses its
-  // sender's.
+  // sender's. `calls` (may be null) are this rank's, for poll().
   ShmLinkSet(Oob& oob, const std::vector<int>& peers,
              const ShmLinkSettings& settings,
              std::shared_ptr<AbortSignal> abort,
-             std::shared_ptr<const PeerLiveness> liveness);
+             std::shared_ptr<const PeerLiveness> liveness,
+             std::shared_ptr<const CallLog> calls = nullptr);
   ShmLinkSet(const ShmLinkSet&) = delete;
   ShmLinkSet& operator=(const ShmLinkSet&) = delete;
 
   // The link to `peer`; throws ncclInvalidArgument if it is not a peer.
   std::shared_ptr<Link> link(int peer) const override;
+  void poll() override { engine_->poll(); }
   // This rank's ring geometry (for its sends).
   const ShmLinkSettings& settings() const { return settings_; }
 

@@ -3,15 +3,22 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/call_disagreement.h"
+
 namespace hetccl {
 
 ShmRingReceiver::ShmRingReceiver(int rank, int peer, ShmRingView ring,
-                                 ShmLinkControl& ownControl)
-    : end_(rank, peer, ring), ownControl_(ownControl) {}
+                                 ShmLinkControl& ownControl, AbortSignal& abort,
+                                 std::shared_ptr<const CallLog> calls)
+    : end_(rank, peer, ring),
+      ownControl_(ownControl),
+      abort_(abort),
+      calls_(std::move(calls)) {}
 
-std::shared_ptr<ShmTransfer> ShmRingReceiver::post(void* data, size_t bytes) {
+std::shared_ptr<ShmTransfer> ShmRingReceiver::post(void* data, size_t bytes,
+                                                   const CallSignature& call) {
   return end_.queue.post(end_.peer, static_cast<char*>(data), bytes,
-                         /*sending=*/false);
+                         /*sending=*/false, call);
 }
 
 bool ShmRingReceiver::progress() {
@@ -25,6 +32,10 @@ bool ShmRingReceiver::pullChunks(ShmTransfer& transfer, bool& progressed) {
     const ShmSlotHeader& header = end_.ring.header(end_.chunks);
     if (header.filled.load(std::memory_order_acquire) != end_.chunks + 1)
       return false;
+    if (header.callDigest != transfer.callDigest()) {
+      reportDisagreement(end_.ring.call(end_.chunks), transfer.call());
+      return false;
+    }
     if (header.sequence != transfer.sequence() ||
         header.messageBytes != transfer.bytes()) {
       reportMismatch(transfer, header);
@@ -40,6 +51,16 @@ bool ShmRingReceiver::pullChunks(ShmTransfer& transfer, bool& progressed) {
     progressed = true;
   }
   return true;
+}
+
+void ShmRingReceiver::checkUnclaimed() {
+  if (!calls_ || !end_.queue.empty() || end_.queue.broken()) return;
+  const ShmSlotHeader& header = end_.ring.header(end_.chunks);
+  if (header.filled.load(std::memory_order_acquire) != end_.chunks + 1) return;
+  const CallSignature sent = end_.ring.call(end_.chunks);
+  if (sent.pointToPoint() || !calls_->made(sent.sequence)) return;
+  std::optional<CallSignature> own = calls_->find(sent.sequence);
+  if (own && !callsAgree(sent, *own)) reportDisagreement(sent, *own);
 }
 
 void ShmRingReceiver::reportMismatch(const ShmTransfer& transfer,
@@ -67,6 +88,16 @@ void ShmRingReceiver::reportMismatch(const ShmTransfer& transfer,
              end_.peer, end_.rank, static_cast<unsigned long long>(sequence),
              end_.rank, static_cast<unsigned long long>(posted),
              static_cast<unsigned long long>(sent))));
+}
+
+void ShmRingReceiver::reportDisagreement(const CallSignature& sent,
+                                         const CallSignature& posted) {
+  ownControl_.disagreementCalls.sent = sent;
+  ownControl_.disagreementCalls.posted = posted;
+  ownControl_.disagreement.post(1);
+  Error error = callDisagreement(end_.peer, sent, end_.rank, posted);
+  end_.queue.breakWith(error);
+  abort_.raise(error.code(), error.what());
 }
 
 }  // namespace hetccl

@@ -3,22 +3,26 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/call_disagreement.h"
+
 namespace hetccl {
 
 ShmRingSender::ShmRingSender(int rank, int peer, ShmRingView ring,
-                             ShmLinkControl& peerControl)
-    : end_(rank, peer, ring), peerControl_(peerControl) {}
+                             ShmLinkControl& peerControl, AbortSignal& abort)
+    : end_(rank, peer, ring), peerControl_(peerControl), abort_(abort) {}
 
-std::shared_ptr<ShmTransfer> ShmRingSender::post(const void* data,
-                                                 size_t bytes) {
+std::shared_ptr<ShmTransfer> ShmRingSender::post(const void* data, size_t bytes,
+                                                 const CallSignature& call) {
   return end_.queue.post(end_.peer,
                          const_cast<char*>(static_cast<const char*>(data)),
-                         bytes, /*sending=*/true);
+                         bytes, /*sending=*/true, call);
 }
 
+// The reports are read even with nothing queued: a peer that found calls
+// that disagree may be the only one to, after this rank's sends are done.
 bool ShmRingSender::progress() {
+  if (!end_.queue.broken()) checkPeerReports();
   if (end_.queue.empty()) return false;
-  if (!end_.queue.broken()) checkPeerReport();
   return end_.queue.progress([this](ShmTransfer& transfer, bool& progressed) {
     return pushChunks(transfer, progressed);
   });
@@ -35,6 +39,8 @@ bool ShmRingSender::pushChunks(ShmTransfer& transfer, bool& progressed) {
     ShmSlotHeader& header = end_.ring.header(end_.chunks);
     header.sequence = transfer.sequence();
     header.messageBytes = transfer.bytes();
+    header.callDigest = transfer.callDigest();
+    end_.ring.call(end_.chunks) = transfer.call();
     std::memcpy(end_.ring.data(end_.chunks, n),
                 transfer.buffer() + transfer.moved(), n);
     transfer.advance(n);
@@ -46,7 +52,15 @@ bool ShmRingSender::pushChunks(ShmTransfer& transfer, bool& progressed) {
   return true;
 }
 
-void ShmRingSender::checkPeerReport() {
+void ShmRingSender::checkPeerReports() {
+  if (peerControl_.disagreement.load() != 0) {
+    const auto& calls = peerControl_.disagreementCalls;
+    Error error =
+        callDisagreement(end_.rank, calls.sent, end_.peer, calls.posted);
+    end_.queue.breakWith(error);
+    abort_.raise(error.code(), error.what());
+    return;
+  }
   uint64_t report = peerControl_.mismatch.load();
   if (report == 0) return;
   end_.queue.breakWith(Error(

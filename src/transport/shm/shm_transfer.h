@@ -8,7 +8,9 @@
 #include <optional>
 #include <string>
 
+#include "transport/shm/shm_link_layout.h"
 #include "transport/transfer_name.h"
+#include "util/call_signature.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -16,20 +18,25 @@ namespace hetccl {
 class ShmTransfer {
  public:
   // `sequence` numbers the transfers of one direction of one link from 0;
-  // a send and a receive with the same number are matched.
+  // a send and a receive with the same number are matched. `call`: the
+  // user call the transfer belongs to.
   ShmTransfer(int peer, char* buffer, size_t bytes, uint64_t sequence,
-              bool sending)
+              bool sending, const CallSignature& call)
       : peer_(peer),
         buffer_(buffer),
         bytes_(bytes),
         sequence_(sequence),
-        sending_(sending) {}
+        sending_(sending),
+        call_(call),
+        callDigest_(shmCallDigest(call)) {}
 
   int peer() const { return peer_; }
 
   char* buffer() const { return buffer_; }
   size_t bytes() const { return bytes_; }
   uint64_t sequence() const { return sequence_; }
+  const CallSignature& call() const { return call_; }
+  uint64_t callDigest() const { return callDigest_; }
   // Names the transfer in messages ("a 4096-byte send to rank 3").
   std::string description() const {
     return TransferName{bytes_, sending_, peer_}.text();
@@ -55,6 +62,8 @@ class ShmTransfer {
   const size_t bytes_;
   const uint64_t sequence_;
   const bool sending_;
+  const CallSignature call_;
+  const uint64_t callDigest_;
   size_t moved_ = 0;
   bool done_ = false;
   std::optional<Error> error_;

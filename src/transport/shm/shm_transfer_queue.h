@@ -19,9 +19,9 @@ namespace hetccl {
 class ShmTransferQueue {
  public:
   std::shared_ptr<ShmTransfer> post(int peer, char* buffer, size_t bytes,
-                                    bool sending) {
-    auto transfer = std::make_shared<ShmTransfer>(peer, buffer, bytes,
-                                                  nextSequence_++, sending);
+                                    bool sending, const CallSignature& call) {
+    auto transfer = std::make_shared<ShmTransfer>(
+        peer, buffer, bytes, nextSequence_++, sending, call);
     queue_.push_back(transfer);
     return transfer;
   }

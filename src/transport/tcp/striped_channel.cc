@@ -3,11 +3,13 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "util/call_disagreement.h"
 #include "util/log.h"
 
 namespace hetccl {
@@ -19,12 +21,16 @@ constexpr size_t kHeaderBytes = StripeHeader::kEncodedBytes;
 
 StripedChannel::StripedChannel(int rank, int peer, std::vector<Socket> sockets,
                                size_t stripeBytes,
-                               std::shared_ptr<LinkCounters> counters)
+                               std::shared_ptr<LinkCounters> counters,
+                               std::shared_ptr<AbortSignal> abort,
+                               std::shared_ptr<const CallLog> calls)
     : rank_(rank),
       peer_(peer),
       stripeBytes_(stripeBytes),
       sockets_(std::move(sockets)),
       counters_(std::move(counters)),
+      abort_(std::move(abort)),
+      calls_(std::move(calls)),
       sends_(stripeBytes),
       receives_(stripeBytes),
       sendCursors_(sockets_.size()),
@@ -36,24 +42,30 @@ StripedChannel::StripedChannel(int rank, int peer, std::vector<Socket> sockets,
 }
 
 void StripedChannel::postSend(std::shared_ptr<PostedRequest> request,
-                              const void* data, size_t bytes) {
+                              const void* data, size_t bytes,
+                              const CallSignature& call) {
   if (error_) return request->failWith(*error_);
   // The queue serves sends and receives alike; a send's bytes are only
   // ever read.
-  sends_.push(std::move(request), const_cast<void*>(data), bytes);
+  sends_.push(std::move(request), const_cast<void*>(data), bytes, call);
 }
 
 void StripedChannel::postRecv(std::shared_ptr<PostedRequest> request,
-                              void* data, size_t bytes) {
+                              void* data, size_t bytes,
+                              const CallSignature& call) {
   if (error_) return request->failWith(*error_);
-  receives_.push(std::move(request), data, bytes);
+  receives_.push(std::move(request), data, bytes, call);
 }
 
+// A header is read whether or not a receive claims its stripe; the
+// payload only into a posted receive.
 uint32_t StripedChannel::wantedEvents(size_t socket) {
   if (error_) return 0;
   uint32_t events = 0;
+  const Cursor& in = receiveCursors_[socket];
   if (sends_.find(sendCursors_[socket].stripe)) events |= EPOLLOUT;
-  if (receives_.find(receiveCursors_[socket].stripe)) events |= EPOLLIN;
+  if (in.headerDone < kHeaderBytes || receives_.find(in.stripe))
+    events |= EPOLLIN;
   return events;
 }
 
@@ -69,8 +81,48 @@ void StripedChannel::receiveOn(size_t socket) {
   Cursor& cursor = receiveCursors_[socket];
   while (!error_) {
     Transfer* transfer = receives_.find(cursor.stripe);
-    if (transfer == nullptr || !receiveStep(socket, cursor, *transfer)) return;
+    if (transfer == nullptr) return readAhead(socket, cursor);
+    if (!receiveStep(socket, cursor, *transfer)) return;
   }
+}
+
+void StripedChannel::readAhead(size_t socket, Cursor& cursor) {
+  if (cursor.headerDone == kHeaderBytes) return;
+  ssize_t got = ::read(sockets_[socket].fd(), cursor.header + cursor.headerDone,
+                       kHeaderBytes - cursor.headerDone);
+  if (got == 0) {
+    errno = 0;
+    lost("receiving");
+  }
+  if (got < 0) {
+    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) return;
+    lost("receiving");
+  }
+  cursor.advance(static_cast<size_t>(got));
+  if (cursor.headerDone == kHeaderBytes) checkUnclaimed(cursor);
+}
+
+void StripedChannel::recheckUnclaimed() {
+  awaitingCall_ = false;
+  for (Cursor& cursor : receiveCursors_) {
+    if (!cursor.awaitingCall) continue;
+    cursor.awaitingCall = false;
+    if (!receives_.find(cursor.stripe)) checkUnclaimed(cursor);
+  }
+}
+
+// Compared with this rank's call of the same number: a collective's stripe
+// that no receive claims may belong to a call whose plan here never
+// receives from this peer. (A send always meets a receive.)
+void StripedChannel::checkUnclaimed(Cursor& cursor) {
+  const StripeHeader header = decodeHeader(cursor);
+  if (!calls_ || header.call.pointToPoint()) return;
+  if (!calls_->made(header.call.sequence)) {
+    cursor.awaitingCall = awaitingCall_ = true;
+    return;
+  }
+  std::optional<CallSignature> own = calls_->find(header.call.sequence);
+  if (own && !callsAgree(header.call, *own)) disagree(header.call, *own);
 }
 
 size_t StripedChannel::Cursor::advance(size_t moved) {
@@ -100,6 +152,7 @@ bool StripedChannel::sendStep(size_t socket, Cursor& cursor,
     header.stripe = cursor.stripe;
     header.transferBytes = transfer.bytes;
     header.length = static_cast<uint32_t>(length);
+    header.call = transfer.call;
     header.encode(cursor.header);
   }
   // Header and payload leave in one system call.
@@ -124,6 +177,7 @@ bool StripedChannel::sendStep(size_t socket, Cursor& cursor,
 bool StripedChannel::receiveStep(size_t socket, Cursor& cursor,
                                  Transfer& transfer) {
   size_t length = transfer.stripeLength(cursor.stripe, stripeBytes_);
+  checkHeaderOnce(cursor, transfer, length);  // read ahead
   iovec parts[2];
   const int count = pendingParts(cursor, transfer, length, parts);
   ssize_t got = ::readv(sockets_[socket].fd(), parts, count);
@@ -136,30 +190,69 @@ bool StripedChannel::receiveStep(size_t socket, Cursor& cursor,
     if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
     lost("receiving");
   }
-  const bool headerWasDone = cursor.headerDone == kHeaderBytes;
   const size_t payload = cursor.advance(static_cast<size_t>(got));
-  if (!headerWasDone && cursor.headerDone == kHeaderBytes)
-    checkHeader(cursor, transfer, length);
+  checkHeaderOnce(cursor, transfer, length);
   counters_->received.fetch_add(payload, std::memory_order_relaxed);
   if (cursor.headerDone == kHeaderBytes && cursor.payloadDone == length)
     finishStripe(socket, cursor, receives_, transfer);
   return true;
 }
 
-void StripedChannel::checkHeader(const Cursor& cursor, const Transfer& transfer,
-                                 size_t length) const {
+// Calls that disagree come before sizes that differ: they are the cause.
+void StripedChannel::checkHeaderOnce(Cursor& cursor, const Transfer& transfer,
+                                     size_t length) {
+  if (cursor.headerDone < kHeaderBytes || cursor.checked) return;
+  cursor.checked = true;
+  const StripeHeader header = decodeHeader(cursor);
+  if (!callsAgree(header.call, transfer.call))
+    disagree(header.call, transfer.call);
+  if (header.transferBytes != transfer.bytes || header.length != length)
+    fail(ncclInvalidUsage,
+         "rank %d sent a %llu-byte transfer where rank %d posted a %zu-byte "
+         "receive: sends and receives on a link must match in order and size",
+         peer_, static_cast<unsigned long long>(header.transferBytes), rank_,
+         transfer.bytes);
+}
+
+StripeHeader StripedChannel::decodeHeader(const Cursor& cursor) {
+  if (auto notice = DisagreementNotice::decode(cursor.header)) {
+    Error error = callDisagreement(rank_, notice->sent, peer_, notice->posted);
+    abort_->raise(error.code(), error.what());
+    throw error;
+  }
   std::optional<StripeHeader> header = StripeHeader::decode(cursor.header);
   if (!header || header->stripe != cursor.stripe)
     fail(ncclRemoteError,
          "connection to rank %d lost: the stream is out of step (expected "
          "stripe %llu)",
          peer_, static_cast<unsigned long long>(cursor.stripe));
-  if (header->transferBytes != transfer.bytes || header->length != length)
-    fail(ncclInvalidUsage,
-         "rank %d sent a %llu-byte transfer where rank %d posted a %zu-byte "
-         "receive: sends and receives on a link must match in order and size",
-         peer_, static_cast<unsigned long long>(header->transferBytes), rank_,
-         transfer.bytes);
+  return *header;
+}
+
+void StripedChannel::disagree(const CallSignature& sent,
+                              const CallSignature& posted) {
+  sendNotice({sent, posted});
+  Error error = callDisagreement(peer_, sent, rank_, posted);
+  abort_->raise(error.code(), error.what());
+  throw error;
+}
+
+// On a socket between two stripes (so the peer reads it as a header), at
+// once or not at all: the channel breaks right after.
+void StripedChannel::sendNotice(const DisagreementNotice& notice) {
+  uint8_t wire[DisagreementNotice::kEncodedBytes];
+  notice.encode(wire);
+  for (size_t s = 0; s < sockets_.size(); ++s) {
+    const Cursor& out = sendCursors_[s];
+    if (out.headerDone != 0 || out.payloadDone != 0) continue;
+    ssize_t sent = ::send(sockets_[s].fd(), wire, sizeof wire,
+                          MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent == static_cast<ssize_t>(sizeof wire)) return;
+  }
+  LOG_INFO(kLogNet,
+           "tcp transport (rank %d): could not tell rank %d that their calls "
+           "disagree; it will see the connection close",
+           rank_, peer_);
 }
 
 void StripedChannel::finishStripe(size_t socket, Cursor& cursor,
@@ -167,6 +260,8 @@ void StripedChannel::finishStripe(size_t socket, Cursor& cursor,
   cursor.stripe += sockets_.size();
   cursor.headerDone = 0;
   cursor.payloadDone = 0;
+  cursor.checked = false;
+  cursor.awaitingCall = false;
   queue.stripeDone(transfer);  // may complete and drop `transfer`
 }
 

@@ -3,7 +3,13 @@
 // StripeHeader in front, so the receiver reads every stripe straight into
 // the posted buffer whatever order the sockets deliver in; a socket whose
 // next stripe has no posted receive yet is simply not read, which leaves
-// the data in the kernel and pushes back on the sender.
+// the data in the kernel and pushes back on the sender. Its header is read
+// all the same: a stripe whose call disagrees with this rank's call of the
+// same number (call_log.h) breaks the channel even if no receive of this
+// rank will ever claim it, and so does a peer's notice that a stripe of
+// this rank's did. Before it breaks the channel over calls that disagree,
+// a rank sends that notice, so that its peer fails too, and raises the
+// abort signal, since the ranks are out of step.
 //
 // Only the progress thread touches a channel, except for the counters.
 #pragma once
@@ -19,6 +25,8 @@
 
 #include "transport/tcp/tcp_wire.h"
 #include "transport/tcp/transfer_queue.h"
+#include "util/abort_signal.h"
+#include "util/call_log.h"
 #include "util/error.h"
 #include "util/socket.h"
 
@@ -32,8 +40,12 @@ struct LinkCounters {
 
 class StripedChannel {
  public:
+  // `abort` is raised on calls that disagree; `calls` (may be null) are
+  // this rank's.
   StripedChannel(int rank, int peer, std::vector<Socket> sockets,
-                 size_t stripeBytes, std::shared_ptr<LinkCounters> counters);
+                 size_t stripeBytes, std::shared_ptr<LinkCounters> counters,
+                 std::shared_ptr<AbortSignal> abort,
+                 std::shared_ptr<const CallLog> calls);
 
   int peer() const { return peer_; }
   size_t socketCount() const { return sockets_.size(); }
@@ -42,9 +54,9 @@ class StripedChannel {
 
   // Queue a transfer; fail it at once if the channel is broken.
   void postSend(std::shared_ptr<PostedRequest> request, const void* data,
-                size_t bytes);
+                size_t bytes, const CallSignature& call);
   void postRecv(std::shared_ptr<PostedRequest> request, void* data,
-                size_t bytes);
+                size_t bytes, const CallSignature& call);
 
   // Move what socket `socket` takes / holds now, for as many stripes as
   // are posted. Throw the error that breaks the channel.
@@ -52,6 +64,11 @@ class StripedChannel {
   void receiveOn(size_t socket);
   // The epoll events (EPOLLIN / EPOLLOUT) socket `socket` waits for now.
   uint32_t wantedEvents(size_t socket);
+  // Whether a stripe that no receive claims yet belongs to a call this
+  // rank has not made yet: recheckUnclaimed() then compares it once this
+  // rank did.
+  bool awaitingCall() const { return awaitingCall_; }
+  void recheckUnclaimed();
 
   // The error for a socket that reported EPOLLERR / EPOLLHUP.
   Error socketFailure(size_t socket) const;
@@ -68,6 +85,8 @@ class StripedChannel {
     size_t headerDone = 0;
     size_t payloadDone = 0;
     uint8_t header[StripeHeader::kEncodedBytes] = {};
+    bool checked = false;       // the header, against its transfer
+    bool awaitingCall = false;  // unclaimed, of a call not made here yet
 
     // Counts `moved` bytes of one system call against the header first,
     // then the payload; returns the payload's share.
@@ -83,8 +102,18 @@ class StripedChannel {
   // would block.
   bool sendStep(size_t socket, Cursor& cursor, Transfer& transfer);
   bool receiveStep(size_t socket, Cursor& cursor, Transfer& transfer);
-  void checkHeader(const Cursor& cursor, const Transfer& transfer,
-                   size_t length) const;
+  // Reads the header of a stripe that no receive claims yet, and checks
+  // it as far as it can.
+  void readAhead(size_t socket, Cursor& cursor);
+  void checkHeaderOnce(Cursor& cursor, const Transfer& transfer, size_t length);
+  // The header as a stripe header, or the peer's notice thrown.
+  StripeHeader decodeHeader(const Cursor& cursor);
+  void checkUnclaimed(Cursor& cursor);
+  // Sends the notice, raises the abort signal and throws: the peer's
+  // transfer belongs to `sent`, this rank's call of it was `posted`.
+  [[noreturn]] void disagree(const CallSignature& sent,
+                             const CallSignature& posted);
+  void sendNotice(const DisagreementNotice& notice);
   void finishStripe(size_t socket, Cursor& cursor, TransferQueue& queue,
                     Transfer& transfer);
   [[noreturn]] void lost(const char* what) const;
@@ -94,10 +123,13 @@ class StripedChannel {
   const size_t stripeBytes_;
   std::vector<Socket> sockets_;
   std::shared_ptr<LinkCounters> counters_;
+  const std::shared_ptr<AbortSignal> abort_;
+  const std::shared_ptr<const CallLog> calls_;
   TransferQueue sends_;
   TransferQueue receives_;
   std::vector<Cursor> sendCursors_;
   std::vector<Cursor> receiveCursors_;
+  bool awaitingCall_ = false;  // some receive cursor's is
   std::optional<Error> error_;
 };
 

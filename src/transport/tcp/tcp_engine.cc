@@ -66,11 +66,12 @@ TcpEngine::~TcpEngine() { stop(); }
 
 void TcpEngine::post(size_t channel, Direction direction,
                      std::shared_ptr<PostedRequest> request, void* data,
-                     size_t bytes) {
+                     size_t bytes, const CallSignature& call) {
   {
     std::lock_guard<std::mutex> lock(inboxMutex_);
     if (stopReason_) return request->failWith(*stopReason_);
-    inbox_.push_back({channel, direction, std::move(request), data, bytes});
+    inbox_.push_back(
+        {channel, direction, std::move(request), data, bytes, call});
   }
   wake();
 }
@@ -127,6 +128,7 @@ void TcpEngine::loop() {
     }
     for (int i = 0; i < count; ++i)
       dispatch(events[i].data.u64, events[i].events);
+    recheckUnclaimed();
     if (count > 0)
       lastActivity = Clock::now();
     else if (timeout == 0)
@@ -160,9 +162,9 @@ bool TcpEngine::adoptPosted() {
   for (auto& p : posted) {
     StripedChannel& channel = *channels_[p.channel];
     if (p.direction == Direction::kSend) {
-      channel.postSend(std::move(p.request), p.data, p.bytes);
+      channel.postSend(std::move(p.request), p.data, p.bytes, p.call);
     } else {
-      channel.postRecv(std::move(p.request), p.data, p.bytes);
+      channel.postRecv(std::move(p.request), p.data, p.bytes, p.call);
     }
     touched[p.channel] = true;
   }
@@ -210,6 +212,19 @@ void TcpEngine::progress(size_t c, size_t s, uint32_t events) {
     if (failed) channel.breakWith(channel.socketFailure(s));
   } catch (const Error& e) {
     channel.breakWith(e);
+  }
+}
+
+// At most kAbortCheckMs after this rank made the call: the loop wakes
+// that often.
+void TcpEngine::recheckUnclaimed() {
+  for (auto& channel : channels_) {
+    if (!channel->awaitingCall() || channel->broken()) continue;
+    try {
+      channel->recheckUnclaimed();
+    } catch (const Error& e) {
+      channel->breakWith(e);
+    }
   }
 }
 

@@ -38,7 +38,8 @@ class TcpEngine {
 
   // Hands a transfer to the progress thread; after stop() it fails at once.
   void post(size_t channel, Direction direction,
-            std::shared_ptr<PostedRequest> request, void* data, size_t bytes);
+            std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
+            const CallSignature& call);
   // Stops and joins the progress thread, fails what is still pending and
   // closes every socket. Idempotent.
   void stop();
@@ -50,6 +51,7 @@ class TcpEngine {
     std::shared_ptr<PostedRequest> request;
     void* data;
     size_t bytes;
+    CallSignature call;
   };
 
   using Clock = std::chrono::steady_clock;
@@ -66,6 +68,9 @@ class TcpEngine {
   // Moves data on socket `s` of channel `c` for `events` (epoll's); a
   // failure breaks the channel.
   void progress(size_t c, size_t s, uint32_t events);
+  // Compares the unclaimed stripes of calls this rank had not made yet
+  // (StripedChannel::recheckUnclaimed); a failure breaks the channel.
+  void recheckUnclaimed();
   void updateInterest();
   void setInterest(size_t channel, size_t socket, uint32_t events);
   // Ends every transfer, now and later, with `reason`.

@@ -6,24 +6,27 @@
 
 namespace hetccl {
 
-std::shared_ptr<TransferRequest> TcpLink::send(const void* data, size_t bytes) {
+std::shared_ptr<TransferRequest> TcpLink::send(const void* data, size_t bytes,
+                                               const CallSignature& call) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "tcp link send of %zu bytes to rank %d: null buffer", bytes,
                    peer_);
   return post(TcpEngine::Direction::kSend,
-              static_cast<char*>(const_cast<void*>(data)), bytes, sends_);
+              static_cast<char*>(const_cast<void*>(data)), bytes, call, sends_);
 }
 
-std::shared_ptr<TransferRequest> TcpLink::recv(void* data, size_t bytes) {
+std::shared_ptr<TransferRequest> TcpLink::recv(void* data, size_t bytes,
+                                               const CallSignature& call) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "tcp link receive of %zu bytes from rank %d: null buffer",
                    bytes, peer_);
   return post(TcpEngine::Direction::kRecv, static_cast<char*>(data), bytes,
-              receives_);
+              call, receives_);
 }
 
 std::shared_ptr<TransferRequest> TcpLink::post(TcpEngine::Direction direction,
                                                char* data, size_t bytes,
+                                               const CallSignature& call,
                                                std::atomic<uint64_t>& count) {
   const uint64_t number = count.fetch_add(1, std::memory_order_relaxed);
   const size_t lanes = lanes_.size();
@@ -38,7 +41,8 @@ std::shared_ptr<TransferRequest> TcpLink::post(TcpEngine::Direction direction,
         TransferName{length, sending, peer_},
         length <= kPolledBytes ? poll_ : std::chrono::microseconds(0));
     const size_t lane = parts == 1 ? number % lanes : part;
-    lanes_[lane]->post(channel_, direction, request, data + offset, length);
+    lanes_[lane]->post(channel_, direction, request, data + offset, length,
+                       call);
     requests.push_back(std::move(request));
     offset += length;
   }

@@ -40,15 +40,17 @@ class TcpLink : public Link {
         poll_(poll) {}
 
   int peer() const override { return peer_; }
-  std::shared_ptr<TransferRequest> send(const void* data,
-                                        size_t bytes) override;
-  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
+  std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
+                                        const CallSignature& call) override;
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
+                                        const CallSignature& call) override;
   size_t bytesSent() const override;
   size_t bytesReceived() const override;
 
  private:
   std::shared_ptr<TransferRequest> post(TcpEngine::Direction direction,
                                         char* data, size_t bytes,
+                                        const CallSignature& call,
                                         std::atomic<uint64_t>& count);
 
   const int peer_;

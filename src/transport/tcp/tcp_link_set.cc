@@ -29,7 +29,8 @@ std::vector<TcpEndpoint> gatherEndpoints(Oob& oob, const TcpEndpoint& self) {
 
 TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
                        const TcpSettings& settings,
-                       std::shared_ptr<AbortSignal> abort)
+                       std::shared_ptr<AbortSignal> abort,
+                       std::shared_ptr<const CallLog> calls)
     : rank_(oob.rank()), settings_(settings) {
   HETCCL_CHECK_ARG(abort != nullptr, "tcp transport needs an abort signal");
   std::vector<int> sortedPeers =
@@ -85,8 +86,8 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
            s < sockets.size() * (lane + 1) / lanes; ++s)
         share.push_back(std::move(sockets[s]));
       channels[lane].push_back(std::make_unique<StripedChannel>(
-          rank_, peer, std::move(share), settings_.stripeBytes,
-          counters.back()));
+          rank_, peer, std::move(share), settings_.stripeBytes, counters.back(),
+          abort, calls));
     }
   }
   for (auto& laneChannels : channels)

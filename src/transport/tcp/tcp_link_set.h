@@ -24,9 +24,11 @@ class TcpLinkSet : public LinkSet {
   // all-gathers the listen addresses and rank 0's secret and stripe
   // geometry, then connects HETCCL_TCP_SOCKETS sockets per pair. Throws
   // ncclSystemError naming the missing peers if that takes longer than
-  // HETCCL_BOOTSTRAP_TIMEOUT, and when `abort` is raised.
+  // HETCCL_BOOTSTRAP_TIMEOUT, and when `abort` is raised. `calls` (may be
+  // null) are this rank's, which unclaimed stripes are compared with.
   TcpLinkSet(Oob& oob, const std::vector<int>& peers,
-             const TcpSettings& settings, std::shared_ptr<AbortSignal> abort);
+             const TcpSettings& settings, std::shared_ptr<AbortSignal> abort,
+             std::shared_ptr<const CallLog> calls = nullptr);
   // Stops the progress threads and closes every connection; transfers still
   // pending fail.
   ~TcpLinkSet() override;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "util/call_disagreement.h"
 #include "util/error.h"
 #include "util/wire.h"
 
@@ -11,6 +12,7 @@ namespace {
 constexpr uint32_t kEndpointMagic = 0x50435448;  // "HTCP"
 constexpr uint32_t kHelloMagic = 0x4c454854;     // "THEL"
 constexpr uint32_t kStripeMagic = 0x53495254;    // "TRIS"
+constexpr uint32_t kNoticeMagic = 0x45544f4e;    // "NOTE"
 
 }  // namespace
 
@@ -63,12 +65,15 @@ std::optional<TcpHello> TcpHello::decode(const uint8_t* in) {
   return h;
 }
 
-// Stripe header: magic(4) length(4) stripe(8) transfer bytes(8).
+// Stripe header: magic(4) length(4) stripe(8) transfer bytes(8) call(24)
+// reserved(8).
 void StripeHeader::encode(uint8_t* out) const {
+  std::memset(out, 0, kEncodedBytes);
   storeLe32(out, kStripeMagic);
   storeLe32(out + 4, length);
   storeLe64(out + 8, stripe);
   storeLe64(out + 16, transferBytes);
+  encodeCall(call, out + 24);
 }
 
 std::optional<StripeHeader> StripeHeader::decode(const uint8_t* in) {
@@ -77,7 +82,25 @@ std::optional<StripeHeader> StripeHeader::decode(const uint8_t* in) {
   h.length = loadLe32(in + 4);
   h.stripe = loadLe64(in + 8);
   h.transferBytes = loadLe64(in + 16);
+  h.call = decodeCall(in + 24);
   return h;
+}
+
+// Notice: magic(4) reserved(4) sent(24) posted(24).
+void DisagreementNotice::encode(uint8_t* out) const {
+  std::memset(out, 0, kEncodedBytes);
+  storeLe32(out, kNoticeMagic);
+  encodeCall(sent, out + 8);
+  encodeCall(posted, out + 8 + kEncodedCallBytes);
+}
+
+std::optional<DisagreementNotice> DisagreementNotice::decode(
+    const uint8_t* in) {
+  if (loadLe32(in) != kNoticeMagic) return std::nullopt;
+  DisagreementNotice n;
+  n.sent = decodeCall(in + 8);
+  n.posted = decodeCall(in + 8 + kEncodedCallBytes);
+  return n;
 }
 
 }  // namespace hetccl

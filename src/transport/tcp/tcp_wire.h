@@ -1,12 +1,15 @@
 // Fixed little-endian layouts of what the tcp transport puts on the wire:
 // the record each rank contributes to the setup all-gather, the hello that
-// opens every connection, and the header in front of every stripe.
+// opens every connection, the header in front of every stripe, and the
+// notice that a rank sends before it drops a link whose peer's call
+// disagreed with its own.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 
+#include "util/call_signature.h"
 #include "util/secret.h"
 #include "util/socket.h"
 
@@ -44,19 +47,38 @@ struct TcpHello {
   static std::optional<TcpHello> decode(const uint8_t* in);
 };
 
-// In front of every stripe's payload. The stripe number and the size of
-// the transfer it belongs to let the receiver check that the stripe is the
-// one it expects and that both sides posted transfers of the same size.
+// In front of every stripe's payload. The stripe number, the size of the
+// transfer it belongs to and the signature of the call that transfer
+// belongs to let the receiver check that the stripe is the one it expects,
+// that both ranks made the same call and that both sides posted transfers
+// of the same size.
 struct StripeHeader {
-  static constexpr size_t kEncodedBytes = 24;
+  static constexpr size_t kEncodedBytes = 56;
 
   uint64_t stripe = 0;
   uint64_t transferBytes = 0;
   uint32_t length = 0;
+  CallSignature call;
 
   void encode(uint8_t* out) const;
-  // Nothing if the magic is wrong: the stream is out of step.
+  // Nothing if the magic is wrong: the stream is out of step (or holds a
+  // notice).
   static std::optional<StripeHeader> decode(const uint8_t* in);
+};
+
+// Where a stripe header would come next: the call of a transfer the
+// sender of the notice received (`sent`) disagreed with its own
+// (`posted`). The last thing on the connection, read even when no receive
+// waits, so that the rank whose transfers all went through also fails.
+struct DisagreementNotice {
+  static constexpr size_t kEncodedBytes = StripeHeader::kEncodedBytes;
+
+  CallSignature sent;
+  CallSignature posted;
+
+  void encode(uint8_t* out) const;
+  // Nothing if the magic is not the notice's.
+  static std::optional<DisagreementNotice> decode(const uint8_t* in);
 };
 
 }  // namespace hetccl

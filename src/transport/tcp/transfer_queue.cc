@@ -5,11 +5,12 @@
 namespace hetccl {
 
 void TransferQueue::push(std::shared_ptr<PostedRequest> request, void* data,
-                         size_t bytes) {
+                         size_t bytes, const CallSignature& call) {
   Transfer t;
   t.request = std::move(request);
   t.data = static_cast<uint8_t*>(data);
   t.bytes = bytes;
+  t.call = call;
   t.firstStripe = nextStripe_;
   t.stripeCount = (bytes + stripeBytes_ - 1) / stripeBytes_;
   nextStripe_ += t.stripeCount;

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "transport/posted_request.h"
+#include "util/call_signature.h"
 
 namespace hetccl {
 
@@ -22,6 +23,7 @@ struct Transfer {
   uint64_t firstStripe = 0;
   uint64_t stripeCount = 0;
   uint64_t stripesDone = 0;
+  CallSignature call;  // of the user call the transfer belongs to
 
   // The payload of stripe `stripe` (which must be one of this transfer's).
   uint8_t* stripeData(uint64_t stripe, size_t stripeBytes) const {
@@ -42,7 +44,8 @@ class TransferQueue {
 
   // Appends a transfer; a zero-byte one completes as soon as everything
   // before it has.
-  void push(std::shared_ptr<PostedRequest> request, void* data, size_t bytes);
+  void push(std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
+            const CallSignature& call);
   // The transfer that stripe `stripe` belongs to; null if it was not
   // posted yet (or already completed).
   Transfer* find(uint64_t stripe);

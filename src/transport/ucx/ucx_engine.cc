@@ -26,6 +26,8 @@ constexpr auto kCancelGrace = std::chrono::seconds(2);
 
 constexpr uint64_t kWakeToken = 0;
 constexpr uint64_t kWorkerToken = 1;
+// How long a notice of calls that disagree may take to leave.
+constexpr auto kNoticeGrace = std::chrono::milliseconds(200);
 
 void watch(int epoll, int fd, uint64_t token) {
   epoll_event event{};
@@ -38,11 +40,13 @@ void watch(int epoll, int fd, uint64_t token) {
 }  // namespace
 
 UcxEngine::UcxEngine(const UcxLibrary& ucx, int rank,
-                     std::shared_ptr<AbortSignal> abort)
+                     std::shared_ptr<AbortSignal> abort,
+                     std::shared_ptr<const CallLog> calls)
     : ucx_(ucx),
       table_(ucx.table()),
       rank_(rank),
       abort_(std::move(abort)),
+      calls_(std::move(calls)),
       epoll_(::epoll_create1(EPOLL_CLOEXEC)),
       wakeFd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
   if (!epoll_.valid()) failErrno("ucx transport: epoll_create1 failed");
@@ -79,7 +83,9 @@ std::vector<uint8_t> UcxEngine::address() const {
   return address;
 }
 
-void UcxEngine::start(const std::map<int, std::vector<uint8_t>>& addresses) {
+void UcxEngine::start(const std::map<int, std::vector<uint8_t>>& addresses,
+                      uint8_t linkSet) {
+  linkSet_ = linkSet;
   for (const auto& [rank, address] : addresses) {
     auto peer = std::make_unique<Peer>(Peer{this, rank});
     ucx_.check(table_.endpointCreate(worker_, address.data(), onPeerFailure,
@@ -100,6 +106,21 @@ void UcxEngine::post(int peer, Direction direction, uint64_t tag, void* data,
         {peer, direction, tag, data, bytes, memory, std::move(request)});
   }
   // Pairs with sleep(): it sets sleeping_ before it looks at the inbox.
+  if (sleeping_.load()) wake();
+}
+
+void UcxEngine::postCall(int peer, Direction direction, uint64_t tag,
+                         const CallSignature& call,
+                         std::shared_ptr<PostedRequest> request) {
+  {
+    std::lock_guard<std::mutex> lock(inboxMutex_);
+    if (stopReason_) {
+      if (request) request->failWith(*stopReason_);
+      return;
+    }
+    inbox_.push_back({peer, direction, tag, nullptr, 0, HETCCL_UCX_MEMORY_HOST,
+                      std::move(request), call});
+  }
   if (sleeping_.load()) wake();
 }
 
@@ -129,9 +150,12 @@ void UcxEngine::loop() {
   auto lastEvent = std::chrono::steady_clock::now();
   while (!stopRequested_.load()) {
     abort_->throwIfRaised();
+    if (!controlReceivePosted_) postControlReceive();
     bool moved = adoptPosted();
     moved = table_.workerProgress(worker_) > 0 || moved;
     if (anyPeerLost_) handleLostPeers();
+    if (!awaitingCalls_.empty()) recheckUnclaimed();
+    if (disagreement_) sendNotices();
     const auto now = std::chrono::steady_clock::now();
     if (moved) {
       lastEvent = now;
@@ -171,13 +195,18 @@ bool UcxEngine::adoptPosted() {
 
 void UcxEngine::submit(Posted posted) {
   auto peer = peers_.find(posted.peer);
+  std::optional<Error> refusal;
   if (peer == peers_.end())
-    return posted.request->failWith(
-        Error(ncclInternalError,
-              format("ucx transport: rank %d has no link to rank %d", rank_,
-                     posted.peer)));
-  if (peer->second->lostStatus != 0)
-    return posted.request->failWith(lostPeerError(*peer->second));
+    refusal = Error(ncclInternalError,
+                    format("ucx transport: rank %d has no link to rank %d",
+                           rank_, posted.peer));
+  else if (peer->second->lostStatus != 0)
+    refusal = lostPeerError(*peer->second);
+  if (refusal) {
+    if (posted.request) posted.request->failWith(*refusal);
+    return;
+  }
+  if (posted.call) return submitCall(std::move(posted));
   auto owned = std::make_unique<Operation>(Operation{this, std::move(posted)});
   Operation* operation = owned.get();
   pending_[operation] = std::move(owned);
@@ -195,6 +224,81 @@ void UcxEngine::submit(Posted posted) {
   operation->posting = false;
   if (status != 0 && !operation->completed)
     complete(operation, status, 0, p.tag);
+  if (operation->completed)
+    pending_.erase(operation);
+  else
+    operation->handle = handle;
+}
+
+// A send's call leaves as a control message; a receive's check is settled
+// by the peer's, which may be in already.
+void UcxEngine::submitCall(Posted posted) {
+  if (posted.direction == Direction::kSend) {
+    uint8_t call[kEncodedCallBytes];
+    encodeCall(*posted.call, call);
+    postControl(posted.peer, posted.tag, call, sizeof call);
+    if (posted.request) posted.request->complete();
+    return;
+  }
+  const TransferKey key{posted.peer, UcxTag::of(posted.tag).transfer};
+  auto in = unclaimed_.find(key);
+  if (in == unclaimed_.end()) {
+    callChecks_.emplace(key, std::move(posted));
+    return;
+  }
+  const CallSignature peerCall = in->second;
+  unclaimed_.erase(in);
+  settle(posted, peerCall);
+}
+
+UcxEngine::Operation* UcxEngine::postControl(int peer, uint64_t tag,
+                                             const uint8_t* message,
+                                             size_t bytes) {
+  auto found = peers_.find(peer);
+  if (found == peers_.end() || found->second->lostStatus != 0) return nullptr;
+  auto owned = std::make_unique<Operation>(
+      Operation{this, Posted{peer, Direction::kSend, tag, nullptr, bytes,
+                             HETCCL_UCX_MEMORY_HOST, nullptr}});
+  Operation* operation = owned.get();
+  operation->role = Role::kControlSend;
+  std::copy(message, message + bytes, operation->message);
+  pending_[operation] = std::move(owned);
+  hetcclUcxOperation* handle = nullptr;
+  operation->posting = true;
+  int status =
+      table_.tagSend(found->second->endpoint, operation->message, bytes, tag,
+                     HETCCL_UCX_MEMORY_HOST, onCompletion, operation, &handle);
+  operation->posting = false;
+  if (status != 0 || operation->completed) {
+    pending_.erase(operation);
+    return nullptr;
+  }
+  operation->handle = handle;
+  return operation;
+}
+
+// One receive for every control message of the link set, from any peer;
+// posted again by the loop after each.
+void UcxEngine::postControlReceive() {
+  auto owned = std::make_unique<Operation>(
+      Operation{this, Posted{-1, Direction::kRecv, 0, nullptr, 0,
+                             HETCCL_UCX_MEMORY_HOST, nullptr}});
+  Operation* operation = owned.get();
+  operation->role = Role::kControlReceive;
+  pending_[operation] = std::move(owned);
+  hetcclUcxOperation* handle = nullptr;
+  const uint64_t tag = (uint64_t{linkSet_} << 56) | (kUcxNoticePart << 8);
+  operation->posting = true;
+  controlReceivePosted_ = true;
+  int status =
+      table_.tagRecv(worker_, operation->message, sizeof operation->message,
+                     tag, kUcxControlMask, HETCCL_UCX_MEMORY_HOST, onCompletion,
+                     operation, &handle);
+  operation->posting = false;
+  if (status != 0 && !operation->completed) {
+    pending_.erase(operation);
+    ucx_.check(status, "posting the receive of control messages");
+  }
   if (operation->completed)
     pending_.erase(operation);
   else
@@ -229,6 +333,14 @@ void UcxEngine::complete(Operation* operation, int status, size_t bytes,
   auto owned = pending_.find(operation);
   if (owned == pending_.end() || operation->completed) return;
   operation->completed = true;
+  if (operation->role != Role::kTransfer) {
+    if (operation->role == Role::kControlReceive) {
+      controlReceivePosted_ = false;
+      if (status == 0) onControlMessage(tag, operation->message);
+    }
+    if (!operation->posting) pending_.erase(owned);
+    return;
+  }
   const Posted& p = operation->posted;
   const Peer& peer = *peers_.at(p.peer);  // submit() found it
   std::optional<Error> mismatch;
@@ -248,6 +360,107 @@ void UcxEngine::complete(Operation* operation, int status, size_t bytes,
   if (!operation->posting) pending_.erase(owned);
 }
 
+void UcxEngine::onControlMessage(uint64_t tag, const uint8_t* message) {
+  const UcxTag from = UcxTag::of(tag);
+  if (from.part == kUcxNoticePart) {
+    // The peer found that this rank's call disagreed with its own.
+    Error error = callDisagreement(rank_, decodeCall(message), from.sender,
+                                   decodeCall(message + kEncodedCallBytes));
+    abort_->raise(error.code(), error.what());
+    return;
+  }
+  onPeerCall({from.sender, from.transfer}, decodeCall(message));
+}
+
+void UcxEngine::onPeerCall(const TransferKey& key, const CallSignature& call) {
+  auto waiting = callChecks_.find(key);
+  if (waiting == callChecks_.end()) {
+    unclaimed_[key] = call;
+    return checkUnclaimed(key.first, call);
+  }
+  const Posted check = std::move(waiting->second);
+  callChecks_.erase(waiting);
+  settle(check, call);
+}
+
+void UcxEngine::settle(const Posted& check, const CallSignature& peerCall) {
+  if (callsAgree(peerCall, *check.call))
+    check.request->complete();
+  else
+    check.request->failWith(disagree(check.peer, peerCall, *check.call));
+}
+
+// A collective's call that no check claims yet may belong to a call whose
+// plan here never receives from this peer. (A send always meets a
+// receive.)
+void UcxEngine::checkUnclaimed(int peer, const CallSignature& call) {
+  if (!calls_ || call.pointToPoint()) return;
+  if (!calls_->made(call.sequence)) {
+    awaitingCalls_.push_back({peer, call});
+    return;
+  }
+  std::optional<CallSignature> own = calls_->find(call.sequence);
+  if (own && !callsAgree(call, *own)) disagree(peer, call, *own);
+}
+
+// Those a check claimed since then need no look.
+void UcxEngine::recheckUnclaimed() {
+  std::vector<std::pair<int, CallSignature>> awaiting;
+  awaiting.swap(awaitingCalls_);
+  for (const auto& [peer, call] : awaiting) {
+    bool unclaimed = false;
+    for (const auto& [key, kept] : unclaimed_)
+      unclaimed =
+          unclaimed || (key.first == peer && kept.sequence == call.sequence);
+    if (unclaimed) checkUnclaimed(peer, call);
+  }
+}
+
+Error UcxEngine::disagree(int peer, const CallSignature& sent,
+                          const CallSignature& posted) {
+  Error error = callDisagreement(peer, sent, rank_, posted);
+  std::vector<uint8_t> notice(2 * kEncodedCallBytes);
+  encodeCall(sent, notice.data());
+  encodeCall(posted, notice.data() + kEncodedCallBytes);
+  notices_.push_back({peer, std::move(notice)});
+  if (!disagreement_) disagreement_ = error;
+  return error;
+}
+
+void UcxEngine::sendNotices() {
+  std::vector<Operation*> sending;
+  for (const auto& [peer, notice] : notices_) {
+    UcxTag tag;
+    tag.linkSet = linkSet_;
+    tag.sender = rank_;
+    tag.part = kUcxNoticePart;
+    if (Operation* op =
+            postControl(peer, tag.value(), notice.data(), notice.size()))
+      sending.push_back(op);
+  }
+  notices_.clear();
+  const auto deadline = std::chrono::steady_clock::now() + kNoticeGrace;
+  auto anySending = [&] {
+    for (Operation* op : sending)
+      if (pending_.count(op)) return true;
+    return false;
+  };
+  while (anySending() && std::chrono::steady_clock::now() < deadline)
+    table_.workerProgress(worker_);
+  abort_->raise(disagreement_->code(), disagreement_->what());
+}
+
+void UcxEngine::failCallChecks(int peer, const Error& error) {
+  for (auto it = callChecks_.begin(); it != callChecks_.end();) {
+    if (peer >= 0 && it->first.first != peer) {
+      ++it;
+      continue;
+    }
+    it->second.request->failWith(error);
+    it = callChecks_.erase(it);
+  }
+}
+
 void UcxEngine::onPeerFailure(void* user, int status) {
   auto* peer = static_cast<Peer*>(user);
   if (peer->lostStatus == 0) peer->lostStatus = status;
@@ -263,6 +476,7 @@ void UcxEngine::handleLostPeers() {
     for (auto& [operation, owned] : pending_)
       if (operation->posted.peer == rank) affected.push_back(operation);
     const Error error = lostPeerError(*peer);
+    failCallChecks(rank, error);
     if (affected.empty())
       LOG_INFO(kLogNet, "ucx transport (rank %d): %s", rank_, error.what());
     else
@@ -280,7 +494,7 @@ void UcxEngine::failAndCancel(const std::vector<Operation*>& operations,
   // complete() erases it, which is why the caller lists the operations
   // rather than passing a range of pending_.
   for (Operation* operation : operations) {
-    operation->posted.request->failWith(error);
+    if (operation->posted.request) operation->posted.request->failWith(error);
     if (operation->handle != nullptr) table_.cancel(worker_, operation->handle);
   }
 }
@@ -295,13 +509,17 @@ void UcxEngine::shutDown(const Error& reason) {
   {
     std::lock_guard<std::mutex> lock(inboxMutex_);
     stopReason_ = reason;
-    for (Posted& p : inbox_) p.request->failWith(reason);
+    for (Posted& p : inbox_)
+      if (p.request) p.request->failWith(reason);
     inbox_.clear();
   }
+  failCallChecks(-1, reason);
   // Cancel what is pending and give UCX a moment to hand it back; the
   // operations stay allocated until the worker is gone, in case UCX still
   // completes one while closing.
-  const bool clean = pending_.empty() && !abort_->raised();
+  bool clean = !abort_->raised();
+  for (auto& [operation, owned] : pending_)
+    clean = clean && operation->role == Role::kControlReceive;
   std::vector<Operation*> all;
   for (auto& [operation, owned] : pending_) all.push_back(operation);
   failAndCancel(all, reason);

@@ -25,21 +25,23 @@ UcxLink::UcxLink(int rank, int peer, uint8_t linkSet,
       sends_(UcxEngine::Direction::kSend),
       receives_(UcxEngine::Direction::kRecv) {}
 
-std::shared_ptr<TransferRequest> UcxLink::send(const void* data, size_t bytes) {
+std::shared_ptr<TransferRequest> UcxLink::send(const void* data, size_t bytes,
+                                               const CallSignature& call) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "ucx link send of %zu bytes to rank %d: null buffer", bytes,
                    peer_);
   bytesSent_ += bytes;
   return post(sends_, static_cast<char*>(const_cast<void*>(data)), bytes,
-              kHostMemory);
+              kHostMemory, call);
 }
 
-std::shared_ptr<TransferRequest> UcxLink::recv(void* data, size_t bytes) {
+std::shared_ptr<TransferRequest> UcxLink::recv(void* data, size_t bytes,
+                                               const CallSignature& call) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "ucx link receive of %zu bytes from rank %d: null buffer",
                    bytes, peer_);
   bytesReceived_ += bytes;
-  return post(receives_, static_cast<char*>(data), bytes, kHostMemory);
+  return post(receives_, static_cast<char*>(data), bytes, kHostMemory, call);
 }
 
 // Without RDMA, UCX moves GPU memory through host memory itself, and
@@ -68,22 +70,25 @@ bool UcxLink::movesGpuMemory(MemoryKind kind) const {
 
 std::shared_ptr<TransferRequest> UcxLink::sendGpu(MemoryKind kind,
                                                   const void* data,
-                                                  size_t bytes) {
+                                                  size_t bytes,
+                                                  const CallSignature& call) {
   HETCCL_CHECK_ARG(movesGpuMemory(kind),
                    "ucx link to rank %d: a send of %s memory it cannot move",
                    peer_, describeMemoryKinds(kind).c_str());
   bytesSent_ += bytes;
-  return post(sends_, static_cast<char*>(const_cast<void*>(data)), bytes, kind);
+  return post(sends_, static_cast<char*>(const_cast<void*>(data)), bytes, kind,
+              call);
 }
 
 std::shared_ptr<TransferRequest> UcxLink::recvGpu(MemoryKind kind, void* data,
-                                                  size_t bytes) {
+                                                  size_t bytes,
+                                                  const CallSignature& call) {
   HETCCL_CHECK_ARG(movesGpuMemory(kind),
                    "ucx link from rank %d: a receive of %s memory it cannot "
                    "move",
                    peer_, describeMemoryKinds(kind).c_str());
   bytesReceived_ += bytes;
-  return post(receives_, static_cast<char*>(data), bytes, kind);
+  return post(receives_, static_cast<char*>(data), bytes, kind, call);
 }
 
 size_t UcxLink::partsOf(size_t bytes) const {
@@ -94,7 +99,8 @@ size_t UcxLink::partsOf(size_t bytes) const {
 }
 
 std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
-                                               size_t bytes, unsigned memory) {
+                                               size_t bytes, unsigned memory,
+                                               const CallSignature& call) {
   const bool sending = direction.kind == UcxEngine::Direction::kSend;
   UcxTag tag;
   tag.linkSet = linkSet_;
@@ -103,6 +109,17 @@ std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
   tag.parts = static_cast<unsigned>(partsOf(bytes));
   const size_t lanes = lanes_.size();
   std::vector<std::shared_ptr<TransferRequest>> requests;
+  // The call goes on the lane the transfer's number picks, which both ends
+  // agree on however they cut it; a receive's check comes first in its
+  // request, so that calls that disagree are reported before any size.
+  UcxTag callTag = tag;
+  callTag.part = kUcxCallPart;
+  std::shared_ptr<PostedRequest> check;
+  if (!sending)
+    requests.push_back(check = std::make_shared<PostedRequest>(
+                           TransferName{bytes, sending, peer_}));
+  lanes_[tag.transfer % lanes]->postCall(peer_, direction.kind, callTag.value(),
+                                         call, check);
   size_t offset = 0;
   for (tag.part = 0; tag.part < tag.parts; ++tag.part) {
     // Even shares, the first ones a byte longer where it does not divide.

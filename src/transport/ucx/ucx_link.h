@@ -4,7 +4,10 @@
 // (more only beyond kMaxUcxParts of them), at least one per lane, dealt to
 // the lanes in turn (the parts move over separate connections); a smaller
 // one goes whole to the next lane in turn. Both ends count their transfers
-// each way alike, so they cut and place them alike.
+// each way alike, so they cut and place them alike. The signature of a
+// transfer's call travels in a control message on the lane its number
+// picks, and a receive completes only once that lane compared it with its
+// own (UcxEngine::postCall).
 #pragma once
 
 #include <atomic>
@@ -50,18 +53,21 @@ class UcxLink : public Link {
           UcxGpuPolicy gpu = {});
 
   int peer() const override { return peer_; }
-  std::shared_ptr<TransferRequest> send(const void* data,
-                                        size_t bytes) override;
-  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes) override;
+  std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
+                                        const CallSignature& call) override;
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
+                                        const CallSignature& call) override;
   // HETCCL_UCX_GPU=auto: where UCX reports the memory type and has an
   // RDMA transport to reach it without copies (GPUDirect); 1: wherever it
   // reports the type; 0: never. (A GPU emulated on the host has host
   // memory, which UCX always moves, unless HETCCL_UCX_GPU=0.)
   bool movesGpuMemory(MemoryKind kind) const override;
   std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind, const void* data,
-                                           size_t bytes) override;
+                                           size_t bytes,
+                                           const CallSignature& call) override;
   std::shared_ptr<TransferRequest> recvGpu(MemoryKind kind, void* data,
-                                           size_t bytes) override;
+                                           size_t bytes,
+                                           const CallSignature& call) override;
   size_t bytesSent() const override { return bytesSent_.load(); }
   size_t bytesReceived() const override { return bytesReceived_.load(); }
 
@@ -83,7 +89,8 @@ class UcxLink : public Link {
   size_t partsOf(size_t bytes) const;
   // `memory`: a MemoryKind bit.
   std::shared_ptr<TransferRequest> post(Direction& direction, char* data,
-                                        size_t bytes, unsigned memory);
+                                        size_t bytes, unsigned memory,
+                                        const CallSignature& call);
 
   // Kept alive, so that a link that outlives its transport fails new
   // transfers instead of crashing.

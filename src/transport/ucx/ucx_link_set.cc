@@ -47,7 +47,8 @@ uint8_t randomLinkSetId() {
 
 UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
                        std::shared_ptr<AbortSignal> abort,
-                       UcxLinkOptions options)
+                       UcxLinkOptions options,
+                       std::shared_ptr<const CallLog> calls)
     : rank_(oob.rank()) {
   int lanes = options.lanes;
   const size_t partBytes = options.partBytes;
@@ -87,7 +88,7 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
     try {
       for (int lane = 0; lane < agreedLanes; ++lane) {
         lanes_.push_back(
-            std::make_shared<UcxEngine>(ucxLibrary(), rank_, abort));
+            std::make_shared<UcxEngine>(ucxLibrary(), rank_, abort, calls));
         addresses.push_back(lanes_.back()->address());
       }
     } catch (const Error& e) {
@@ -127,6 +128,7 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
   }
   oob.allGather(table.data(), slot);
   if (lanes_.empty()) return;
+  const auto linkSet = static_cast<uint8_t>(notices[0].linkSet);
   for (int lane = 0; lane < agreedLanes; ++lane) {
     std::map<int, std::vector<uint8_t>> peerAddresses;
     for (int peer : sortedPeers) {
@@ -139,9 +141,8 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
       peerAddresses[peer].assign(at + sizeof length,
                                  at + sizeof length + length);
     }
-    lanes_[lane]->start(peerAddresses);
+    lanes_[lane]->start(peerAddresses, linkSet);
   }
-  const auto linkSet = static_cast<uint8_t>(notices[0].linkSet);
   const UcxLibrary& ucx = ucxLibrary();
   for (int peer : sortedPeers)
     links_[peer] = std::make_shared<UcxLink>(

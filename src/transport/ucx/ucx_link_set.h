@@ -35,8 +35,11 @@ class UcxLinkSet : public LinkSet {
   // Rank 0's lanes and part size (64 KiB..1 GiB) apply to every rank; the
   // GPU policy is each rank's own: its side of a link moves the same
   // messages whether it stages its GPU buffers or not.
+  // `calls` (may be null) are this rank's, which a peer's call that no
+  // receive claims yet is compared with.
   UcxLinkSet(Oob& oob, const std::vector<int>& peers,
-             std::shared_ptr<AbortSignal> abort, UcxLinkOptions options = {});
+             std::shared_ptr<AbortSignal> abort, UcxLinkOptions options = {},
+             std::shared_ptr<const CallLog> calls = nullptr);
   // Stops the progress threads; pending transfers fail.
   ~UcxLinkSet() override;
 

@@ -5,7 +5,10 @@
 // delivers them in. It also carries how many parts the sender cut the
 // transfer into: receives match on everything else and compare that count
 // themselves, so transfers of different sizes are reported as a mismatch
-// instead of matching the wrong parts.
+// instead of matching the wrong parts. Two part numbers no data part uses
+// mark the link's control messages: the signature of a transfer's call,
+// sent ahead of its first part on the same lane, and the notice that a
+// rank's call disagreed with the peer's.
 //
 //   [63..56] link set  [55..36] sender  [35..16] transfer
 //   [15..8] part       [7..0] parts - 1
@@ -18,9 +21,15 @@ namespace hetccl {
 // The largest rank a tag can name.
 constexpr int kMaxUcxRank = (1 << 20) - 1;
 // The most parts a transfer may be cut into.
-constexpr unsigned kMaxUcxParts = 256;
+constexpr unsigned kMaxUcxParts = 254;
+// The parts of control messages.
+constexpr unsigned kUcxCallPart = 0xff;
+constexpr unsigned kUcxNoticePart = 0xfe;
 // The bits a receive matches on: all but the parts count.
 constexpr uint64_t kUcxMatchMask = ~uint64_t{0xff};
+// The bits a receive of every control message matches on: the link set,
+// and a part of kUcxCallPart or kUcxNoticePart.
+constexpr uint64_t kUcxControlMask = (uint64_t{0xff} << 56) | 0xfe00;
 
 struct UcxTag {
   uint8_t linkSet = 0;

@@ -41,7 +41,8 @@ class UcxTransport : public Transport {
     return std::make_unique<UcxLinkSet>(
         setup.oob, setup.peers, setup.abort,
         UcxLinkOptions{setup.settings.ucxLanes, setup.settings.ucxPartBytes,
-                       setup.settings.ucxGpu});
+                       setup.settings.ucxGpu},
+        setup.calls);
   }
 };
 

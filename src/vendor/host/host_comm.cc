@@ -38,6 +38,12 @@ void HostComm::execute(const std::vector<Op>& ops) {
   }
 }
 
+ncclResult_t HostComm::asyncError() const {
+  world_.board().checkAll();
+  const AbortSignal& abort = world_.abortSignal();
+  return abort.raised() ? abort.code() : ncclSuccess;
+}
+
 bool HostComm::drain(double timeoutSeconds) {
   return inflight_.drain(timeoutSeconds);
 }

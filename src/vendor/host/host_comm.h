@@ -25,6 +25,9 @@ class HostComm : public Executor,
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
   bool drain(double timeoutSeconds) override;
+  // Compares the calls the peers published with this rank's (a rank whose
+  // operation waited for no peer learns only here that they disagree).
+  ncclResult_t asyncError() const override;
 
  private:
   HostComm(Oob& oob, const ShmSettings& settings,

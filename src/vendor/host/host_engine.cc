@@ -48,7 +48,9 @@ void HostEngine::run(const std::vector<Op>& ops) {
   sendRecv(pointToPoint);
 }
 
+// The call is on the board before any flag of it.
 void HostEngine::runCollective(const Op& op) {
+  world_.board().begin(++collectives_, signatureOf(op));
   switch (op.kind) {
     case OpKind::AllReduce:
       return allReduce(op);

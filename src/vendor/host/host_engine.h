@@ -69,7 +69,8 @@ class HostEngine {
   int rank_;
   int nranks_;
   uint64_t round_ = 0;
-  size_t directReduceMax_;  // below this, every rank reduces whole rounds
+  uint64_t collectives_ = 0;  // run so far: each one's number on the board
+  size_t directReduceMax_;    // below this, every rank reduces whole rounds
   std::vector<uint64_t> sentChunks_;      // per peer
   std::vector<uint64_t> receivedChunks_;  // per peer
   std::vector<const void*> sources_;      // scratch for reductions

@@ -2,7 +2,9 @@
 // two-slot mailbox in the sender's segment; a message is cut into chunks of
 // one slot. All of a group's transfers progress together, so a group
 // completes whatever order the peers posted their sends and receives in;
-// transfers to one peer stay in posting order, as NCCL matches them.
+// transfers to one peer stay in posting order, as NCCL matches them. Each
+// chunk's slot names the call of its message, which the receiver compares
+// with its own at the message's first chunk.
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -18,6 +20,7 @@ namespace {
 struct Transfer {
   char* buffer;
   size_t bytes;
+  CallSignature call;
   size_t moved = 0;
 };
 
@@ -48,9 +51,11 @@ void HostEngine::sendRecv(const std::vector<const Op*>& ops) {
     if (bytes == 0) continue;
     if (op->kind == OpKind::Send)
       sends[op->root].push_back(
-          {const_cast<char*>(static_cast<const char*>(op->sendbuff)), bytes});
+          {const_cast<char*>(static_cast<const char*>(op->sendbuff)), bytes,
+           signatureOf(*op)});
     else
-      recvs[op->root].push_back({static_cast<char*>(op->recvbuff), bytes});
+      recvs[op->root].push_back(
+          {static_cast<char*>(op->recvbuff), bytes, signatureOf(*op)});
   }
   copyToSelf(sends[rank_], recvs[rank_]);
   // Locks in one global order (sends by peer, then receives by peer), so
@@ -75,6 +80,13 @@ void HostEngine::sendRecv(const std::vector<const Op*>& ops) {
            (chunk < 2 ||
             ShmWorld::reached(world_.consumed(peer, rank_), chunk - 1));
   };
+  // At a message's first chunk: the sender's call against the receive's.
+  auto checkCall = [&](int peer, const Transfer& receive) {
+    const CallSignature sent =
+        world_.p2pCall(peer, rank_, receivedChunks_[peer]);
+    if (!callsAgree(sent, receive.call))
+      world_.board().disagree(peer, sent, rank_, receive.call);
+  };
   auto canReceive = [&](int peer) {
     return !recvs[peer].empty() && ShmWorld::reached(world_.sent(peer, rank_),
                                                      receivedChunks_[peer] + 1);
@@ -87,6 +99,7 @@ void HostEngine::sendRecv(const std::vector<const Op*>& ops) {
         size_t n = std::min(slot, t.bytes - t.moved);
         std::memcpy(world_.p2pSlot(rank_, peer, sentChunks_[peer]),
                     t.buffer + t.moved, n);
+        world_.p2pCall(rank_, peer, sentChunks_[peer]) = t.call;
         t.moved += n;
         ShmWorld::post(world_.sent(rank_, peer), ++sentChunks_[peer]);
         if (t.moved == t.bytes) sends[peer].pop_front();
@@ -94,6 +107,7 @@ void HostEngine::sendRecv(const std::vector<const Op*>& ops) {
       }
       if (canReceive(peer)) {
         Transfer& t = recvs[peer].front();
+        if (t.moved == 0) checkCall(peer, t);
         size_t n = std::min(slot, t.bytes - t.moved);
         std::memcpy(t.buffer + t.moved,
                     world_.p2pSlot(peer, rank_, receivedChunks_[peer]), n);
@@ -115,6 +129,7 @@ void HostEngine::sendRecv(const std::vector<const Op*>& ops) {
       for (int peer = 0; peer < nranks_; ++peer)
         if (!sends[peer].empty() || !recvs[peer].empty()) wait.checkPeer(peer);
       wait.pause();
+      world_.board().checkReports();
     }
   }
 }

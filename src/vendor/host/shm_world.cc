@@ -32,7 +32,11 @@ ShmWorld::Layout ShmWorld::layoutFor(int nranks, const ShmSettings& s) {
   size_t flags = static_cast<size_t>(nranks) * sizeof(ShmCounter);
   l.sentOffset = sizeof(Header);
   l.consumedOffset = l.sentOffset + flags;
-  l.inputOffset = roundUp(l.consumedOffset + flags, kPage);
+  l.boardOffset = roundUp(l.consumedOffset + flags, alignof(CallBoardArea));
+  l.p2pCallOffset = l.boardOffset + sizeof(CallBoardArea);
+  l.inputOffset = roundUp(
+      l.p2pCallOffset + static_cast<size_t>(nranks) * 2 * sizeof(CallSignature),
+      kPage);
   l.outputOffset = l.inputOffset + 2 * s.chunkBytes;
   l.p2pOffset = l.outputOffset + 2 * s.chunkBytes;
   l.total = roundUp(
@@ -60,7 +64,13 @@ ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings,
       sizeText(static_cast<int64_t>(settings_.p2pChunkBytes)).c_str(), nranks_);
   exchange.maps = [](int) { return true; };
   exchangeSegments(oob, exchange, segments_);
-  for (int r = 0; r < nranks_; ++r) bases_[r] = segments_[r].data();
+  std::vector<CallBoardArea*> areas;
+  for (int r = 0; r < nranks_; ++r) {
+    bases_[r] = segments_[r].data();
+    areas.push_back(
+        reinterpret_cast<CallBoardArea*>(base(r) + layout_.boardOffset));
+  }
+  board_ = std::make_unique<CallBoard>(rank_, std::move(areas), abort_);
   LOG_INFO(kLogShm,
            "host domain rank %d of %d: shared memory ready, %zu KiB per "
            "segment, chunk %zu KiB",
@@ -89,11 +99,22 @@ char* ShmWorld::p2pSlot(int owner, int peer, uint64_t chunk) {
   return base(owner) + layout_.p2pOffset + slot * settings_.p2pChunkBytes;
 }
 
+CallSignature& ShmWorld::p2pCall(int owner, int peer, uint64_t chunk) {
+  size_t slot = static_cast<size_t>(peer) * 2 + (chunk & 1);
+  return reinterpret_cast<CallSignature*>(base(owner) +
+                                          layout_.p2pCallOffset)[slot];
+}
+
 void ShmWorld::waitFor(ShmCounter& flag, uint64_t target, int peer,
                        const char* what) {
+  board_->checkPeer(peer);
   if (reached(flag, target)) return;
   SpinWait wait = makeWait(what, peer);
-  while (!reached(flag, target)) wait.pause();
+  while (!reached(flag, target)) {
+    wait.pause();
+    board_->checkPeer(peer);
+    board_->checkReports();
+  }
 }
 
 }  // namespace hetccl

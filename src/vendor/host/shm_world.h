@@ -2,6 +2,8 @@
 // rank, mapped by every rank. A rank writes only into its own segment and
 // its own flags; peers read them. All flags are monotonic counters, so no
 // flag is ever reset and a stale value can never be mistaken for a new one.
+// The segments also hold the ranks' calls (call_board.h), which every wait
+// for a peer compares.
 #pragma once
 
 #include <atomic>
@@ -16,6 +18,7 @@
 #include "util/peer_liveness.h"
 #include "util/settings.h"
 #include "util/spin_wait.h"
+#include "vendor/host/call_board.h"
 
 namespace hetccl {
 
@@ -41,6 +44,7 @@ class ShmWorld {
   int nranks() const { return nranks_; }
   const ShmSettings& settings() const { return settings_; }
   AbortSignal& abortSignal() { return *abort_; }
+  const AbortSignal& abortSignal() const { return *abort_; }
   // Starts a back-off wait bound to this world's signals and timeout.
   SpinWait makeWait(const char* what, int peer) {
     return SpinWait(*abort_, liveness_.get(), settings_.timeoutSeconds, what,
@@ -63,11 +67,18 @@ class ShmWorld {
   char* input(int r, uint64_t round);
   char* output(int r, uint64_t round);
   char* p2pSlot(int owner, int peer, uint64_t chunk);
+  // The call of the message whose chunk is in that slot.
+  CallSignature& p2pCall(int owner, int peer, uint64_t chunk);
+  CallBoard& board() { return *board_; }
+  const CallBoard& board() const { return *board_; }
 
   static void post(ShmCounter& flag, uint64_t value) { flag.post(value); }
   static bool reached(const ShmCounter& flag, uint64_t target) {
     return flag.load() >= target;
   }
+  // Compares the peer's current collective with this rank's (as soon as
+  // the peer published it) while it waits, and fails if a peer reported
+  // calls that disagree.
   void waitFor(ShmCounter& flag, uint64_t target, int peer, const char* what);
   // Waits until `flagOf(r)` reached `target` for every rank r.
   template <typename FlagOf>
@@ -80,8 +91,8 @@ class ShmWorld {
     ShmCounter ready, done, freed;
   };
   struct Layout {
-    size_t sentOffset, consumedOffset, inputOffset, outputOffset, p2pOffset,
-        total;
+    size_t sentOffset, consumedOffset, boardOffset, p2pCallOffset, inputOffset,
+        outputOffset, p2pOffset, total;
   };
   static Layout layoutFor(int nranks, const ShmSettings& settings);
   Header* header(int r) { return static_cast<Header*>(bases_[r]); }
@@ -95,6 +106,7 @@ class ShmWorld {
   Layout layout_;
   std::vector<ShmSegment> segments_;
   std::vector<void*> bases_;
+  std::unique_ptr<CallBoard> board_;
 };
 
 }  // namespace hetccl

@@ -63,10 +63,12 @@ void exchangeAll(const std::vector<LinkSet*>& sets,
         int index = static_cast<int>(i);
         outgoing.push_back(makePayload(r, p, index, sizes[i]));
         sends.push_back(
-            {p, index, link->send(outgoing.back().data(), sizes[i])});
+            {p, index,
+             link->send(outgoing.back().data(), sizes[i], kTestCall)});
         incoming.emplace_back(sizes[i], 0xEE);
         recvs.push_back(
-            {p, index, link->recv(incoming.back().data(), sizes[i])});
+            {p, index,
+             link->recv(incoming.back().data(), sizes[i], kTestCall)});
       }
     }
     // Last posted first: transfers on a link are matched in posting
@@ -127,7 +129,7 @@ void expectRaisingEndsWait(TransferRequest& request, const AbortSignal& waitOn,
 
 void expectCallerAbortEndsAWait(Link& link) {
   std::vector<uint8_t> buffer(1000);
-  auto request = link.recv(buffer.data(), buffer.size());
+  auto request = link.recv(buffer.data(), buffer.size(), kTestCall);
   AbortSignal callerAbort;
   expectRaisingEndsWait(*request, callerAbort, callerAbort, ncclRemoteError,
                         "test abort");
@@ -135,16 +137,98 @@ void expectCallerAbortEndsAWait(Link& link) {
 
 void expectTransportAbortFailsWaits(Link& link, AbortSignal& transportAbort) {
   std::vector<uint8_t> buffer(1000);
-  auto request = link.recv(buffer.data(), buffer.size());
+  auto request = link.recv(buffer.data(), buffer.size(), kTestCall);
   expectRaisingEndsWait(*request, AbortSignal(), transportAbort,
                         ncclSystemError, "communicator aborted");
-  auto later = link.send(buffer.data(), 10);
+  auto later = link.send(buffer.data(), 10, kTestCall);
   EXPECT_EQ(expectError([&] { later->done(); }).code(), ncclSystemError);
+}
+
+namespace {
+
+CallSignature allReduceCall(ncclDataType_t dtype, uint64_t count) {
+  CallSignature call;
+  call.sequence = 1;
+  call.call = CallName::AllReduce;
+  call.count = count;
+  call.dtype = static_cast<uint8_t>(dtype);
+  call.redOp = ncclSum;
+  return call;
+}
+
+CallSignature broadcastCall(int root) {
+  CallSignature call;
+  call.sequence = 1;
+  call.call = CallName::Broadcast;
+  call.count = 64;
+  call.dtype = ncclInt8;
+  call.root = root;
+  return call;
+}
+
+void expectNamesBoth(const std::string& text, const std::string& first,
+                     const std::string& second) {
+  EXPECT_NE(text.find(first), std::string::npos) << text;
+  EXPECT_NE(text.find(second), std::string::npos) << text;
+}
+
+// Until `signal` rises (polling `set`, as the async-error query does, for
+// a transport without a thread of its own) or a second passes.
+void expectRaisedSoon(const AbortSignal& signal, LinkSet& set,
+                      const std::string& first, const std::string& second) {
+  const auto start = Clock::now();
+  while (!signal.raised() && secondsSince(start) < 1.0) {
+    set.poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(signal.raised()) << "not raised within a second";
+  EXPECT_EQ(signal.code(), ncclInvalidUsage);
+  expectNamesBoth(signal.reason(), first, second);
+}
+
+void expectReceiveFailsOnCalls(const TwoRanks& ranks, size_t sendBytes,
+                               size_t receiveBytes) {
+  const CallSignature sent = allReduceCall(ncclFloat32, sendBytes / 4);
+  const CallSignature posted = allReduceCall(ncclInt32, receiveBytes / 4);
+  std::vector<uint8_t> out(sendBytes, 1), in(receiveBytes);
+  auto send = ranks.sets[0]->link(1)->send(out.data(), out.size(), sent);
+  auto recv = ranks.sets[1]->link(0)->recv(in.data(), in.size(), posted);
+  Error e = expectError([&] { recv->wait(AbortSignal(), kLinkWaitSeconds); });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  const std::string first = "rank 0 called " + describeCall(sent);
+  const std::string second = "rank 1 called " + describeCall(posted);
+  expectNamesBoth(e.what(), first, second);
+  EXPECT_EQ(std::string(e.what()).find("size"), std::string::npos) << e.what();
+  expectRaisedSoon(*ranks.aborts[1], *ranks.sets[1], first, second);
+  expectRaisedSoon(*ranks.aborts[0], *ranks.sets[0], first, second);
+}
+
+}  // namespace
+
+void expectCallsThatDisagreeFailBothEnds(const TwoRanks& ranks) {
+  expectReceiveFailsOnCalls(ranks, 4096, 4096);
+}
+
+void expectDisagreementBeforeSizes(const TwoRanks& ranks, size_t bytes) {
+  expectReceiveFailsOnCalls(ranks, bytes, bytes / 2);
+}
+
+void expectUnclaimedCallThatDisagreesFailsBothEnds(const TwoRanks& ranks) {
+  const CallSignature zeroCalled = broadcastCall(0);
+  const CallSignature oneCalled = broadcastCall(1);
+  ranks.calls[0]->record(zeroCalled);
+  ranks.calls[1]->record(oneCalled);
+  std::vector<uint8_t> out(64, 1);
+  auto send = ranks.sets[0]->link(1)->send(out.data(), out.size(), zeroCalled);
+  const std::string first = "rank 0 called " + describeCall(zeroCalled);
+  const std::string second = "rank 1 called " + describeCall(oneCalled);
+  expectRaisedSoon(*ranks.aborts[1], *ranks.sets[1], first, second);
+  expectRaisedSoon(*ranks.aborts[0], *ranks.sets[0], first, second);
 }
 
 void expectSilentPeerTimesOut(Link& link) {
   std::vector<uint8_t> buffer(8);
-  auto request = link.recv(buffer.data(), buffer.size());
+  auto request = link.recv(buffer.data(), buffer.size(), kTestCall);
   const auto start = Clock::now();
   Error e = expectError([&] { request->wait(AbortSignal(), 0.1); });
   EXPECT_EQ(e.code(), ncclRemoteError);

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "support/in_process_oob.h"
+#include "support/test_call.h"
 #include "support/thread_ranks.h"
 #include "transport/transport.h"
 #include "util/abort_signal.h"
+#include "util/call_log.h"
 
 namespace hetccl {
 
@@ -22,6 +24,7 @@ struct LinkRanks {
   std::unique_ptr<InProcessWorld> world;
   std::vector<std::unique_ptr<InProcessOob>> oobs;
   std::vector<std::shared_ptr<AbortSignal>> aborts;
+  std::vector<std::shared_ptr<CallLog>> calls;  // each rank's
   std::vector<std::unique_ptr<Set>> transports;
 
   std::vector<LinkSet*> sets() const {
@@ -32,13 +35,14 @@ struct LinkRanks {
 };
 
 // Builds every rank's set at once (construction is collective): `create`
-// gets the rank's Oob, its peers (everyone else unless `peersOf` says) and
-// its abort signal. `prepare` may hook the world first.
+// gets the rank's Oob, its peers (everyone else unless `peersOf` says), its
+// abort signal and its calls. `prepare` may hook the world first.
 template <typename Set>
 LinkRanks<Set> makeLinkRanks(
     int nranks,
     const std::function<std::unique_ptr<Set>(
-        Oob&, const std::vector<int>&, std::shared_ptr<AbortSignal>)>& create,
+        Oob&, const std::vector<int>&, std::shared_ptr<AbortSignal>,
+        std::shared_ptr<const CallLog>)>& create,
     std::function<std::vector<int>(int)> peersOf = nullptr,
     std::function<void(InProcessWorld&)> prepare = nullptr) {
   LinkRanks<Set> ranks;
@@ -48,10 +52,12 @@ LinkRanks<Set> makeLinkRanks(
   for (int r = 0; r < nranks; ++r) {
     ranks.oobs.push_back(std::make_unique<InProcessOob>(*ranks.world, r));
     ranks.aborts.push_back(std::make_shared<AbortSignal>());
+    ranks.calls.push_back(std::make_shared<CallLog>());
   }
   runRanks(nranks, [&](int r) {
     std::vector<int> peers = peersOf ? peersOf(r) : everyoneBut(r, nranks);
-    ranks.transports[r] = create(*ranks.oobs[r], peers, ranks.aborts[r]);
+    ranks.transports[r] =
+        create(*ranks.oobs[r], peers, ranks.aborts[r], ranks.calls[r]);
   });
   return ranks;
 }
@@ -84,5 +90,25 @@ void exchangeAll(const std::vector<LinkSet*>& sets,
 void expectCallerAbortEndsAWait(Link& link);
 void expectTransportAbortFailsWaits(Link& link, AbortSignal& transportAbort);
 void expectSilentPeerTimesOut(Link& link);
+
+// Two linked ranks, 0 and 1, as the checks of calls that disagree use
+// them (fresh links each: the checks break them).
+struct TwoRanks {
+  LinkSet* sets[2];
+  AbortSignal* aborts[2];
+  CallLog* calls[2];
+};
+// Rank 0 sends, rank 1 receives a transfer of the same size whose call
+// differs only in its type: the receive fails with ncclInvalidUsage
+// naming both calls, and both ranks' abort signals rise (rank 0's within
+// a second, though its send completed).
+void expectCallsThatDisagreeFailBothEnds(const TwoRanks& ranks);
+// The same with sizes that differ (`bytes` sent, half received): the calls
+// are reported, not the sizes.
+void expectDisagreementBeforeSizes(const TwoRanks& ranks, size_t bytes = 4096);
+// Rank 0 sends a transfer of its broadcast #1 (root 0), which rank 1 made
+// with root 1 and so never receives: both abort signals rise within a
+// second, naming both calls.
+void expectUnclaimedCallThatDisagreesFailsBothEnds(const TwoRanks& ranks);
 
 }  // namespace hetccl

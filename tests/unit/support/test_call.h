@@ -1,0 +1,11 @@
+// The call the links' own tests give their transfers: the same at both
+// ends, so that only what a test means to break differs.
+#pragma once
+
+#include "util/call_signature.h"
+
+namespace hetccl {
+
+inline constexpr CallSignature kTestCall{};
+
+}  // namespace hetccl
