@@ -10,6 +10,8 @@
 #     from 1 MB to 64 MB (bench/compare_builds.py, each build's own
 #     hetccl-perf).
 # Usage: BASE_SRC=DIR [ROUNDS=3] bash bench/gpu_checks_cost.sh OUTDIR
+#   BASE_BUILD / AFTER_BUILD: builds made already (with the CUDA module and
+#   hetero_stream_check), used instead of building BASE_SRC and this tree.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,8 +29,10 @@ build() {  # SOURCE BUILD_DIR
     cmake --build "$2" -j 8 &&
     cmake --build "$2" -j 8 --target hetero_stream_check
 }
-build "$BASE_SRC" "$out/base" >"$out/build-base.log" 2>&1 &
-build "$repo" "$out/after" >"$out/build-after.log" 2>&1
+base=${BASE_BUILD:-$out/base}
+after=${AFTER_BUILD:-$out/after}
+[[ -n ${BASE_BUILD:-} ]] || build "$BASE_SRC" "$base" >"$out/build-base.log" 2>&1 &
+[[ -n ${AFTER_BUILD:-} ]] || build "$repo" "$after" >"$out/build-after.log" 2>&1
 wait
 
 check() {  # BUILD_DIR: the 8 KB all-reduce line of the low-latency kernel
@@ -40,13 +44,13 @@ check() {  # BUILD_DIR: the 8 KB all-reduce line of the low-latency kernel
     grep 'rank 0: all-reduce of 8192 bytes' | head -1
 }
 for ((i = 1; i <= rounds; i++)); do
-  echo "round $i base:  $(check "$out/base")"
-  echo "round $i after: $(check "$out/after")"
+  echo "round $i base:  $(check "$base")"
+  echo "round $i after: $(check "$after")"
 done | tee "$out/low-latency.txt"
 
 real_nccl=$(cd "$repo/bench" && "$py" -c \
   'import gpu_sweep as g; print(g.find_nvidia_nccl(None))' 2>/dev/null)
-"$py" "$repo/bench/compare_builds.py" --before "$out/base" --after "$out/after" \
+"$py" "$repo/bench/compare_builds.py" --before "$base" --after "$after" \
   --own-tools --rounds "$rounds" --out "$out/gpu-tcp-compare.md" \
   --label "2 GPU ranks on one H200, 2 pretend hosts over tcp" \
   --env HETCCL_HOSTID=A,B --env HETCCL_TRANSPORT=auto \
