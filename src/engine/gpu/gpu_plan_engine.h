@@ -83,8 +83,8 @@ class GpuPlanEngine : public Executor {
   void releaseStreams() override { releaseWaits(); }
   void leaveAtExit() override;
   void finalize() override { domainComm_->finalize(); }
-  // Also ncclRemoteError once another GPU rank of this host failed and
-  // released the stream-driven path's waits.
+  // Also the error of another GPU rank of this host that failed (its
+  // disagreement as it is, anything else as ncclRemoteError).
   ncclResult_t asyncError() const override;
 
  private:
