@@ -62,6 +62,7 @@ STOP_TIMEOUT = 5    # HETCCL_TIMEOUT of the stop scenarios
 STOP_BOUND = STOP_TIMEOUT + 15.0  # the timeout, then teardown and exit
 ABORT_BOUND = 30.0  # rank 0 must exit this long after it called the abort
 PG_TIMEOUT = 20     # the torch process group's timeout (seconds)
+TORCH_DUMP_WAIT_MS = 1000  # TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC (base_env)
 READY_LIMIT = 60.0  # seconds for the ranks to start and report READY
 HARD_EXTRA = 10.0   # the hard limit: the bound plus this, then SIGKILL
 DIAG_SECONDS = 25.0  # cuda-gdb's look at a survivor that did not exit
@@ -347,12 +348,20 @@ def base_env(args, scenario):
         env["HETCCL_HOSTID"] = "A,B"
     if scenario.driver != "perf":
         env["LD_PRELOAD"] = args.hetccl_lib
+        # PyTorch's watchdog sleeps four times this long between seeing a
+        # communicator's error and ending the process, to let flight
+        # recorders dump (15 s by default: a minute, with NVIDIA's NCCL as
+        # with HetCCL). The bounds here measure HetCCL's part; a value set
+        # by the caller is kept.
+        env.setdefault("TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC",
+                       str(TORCH_DUMP_WAIT_MS))
     return env
 
 
 def shown_env(env, scenario):
     keys = ["HETCCL_DOMAINS", "HETCCL_TRANSPORT", "HETCCL_HOSTID",
-            "HETCCL_TIMEOUT", "TORCH_NCCL_DUMP_ON_TIMEOUT"]
+            "HETCCL_TIMEOUT", "TORCH_NCCL_DUMP_ON_TIMEOUT",
+            "TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC"]
     if scenario.driver != "perf":
         keys = ["LD_PRELOAD"] + keys
     return " ".join(f"{k}={env[k]}" for k in keys if k in env)

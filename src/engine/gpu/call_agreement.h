@@ -2,16 +2,19 @@
 // their streams combine buffers of different meaning. Each rank posts its
 // call's signature in its outbox when it enqueues the call; the rank whose
 // post completes the set compares them all and, if they agree, raises
-// every rank's `agreed` word, which the streams (and the low-latency
-// kernel) wait for before they read another rank's data. If they differ,
-// that rank's call fails with ncclInvalidUsage naming both calls and it
-// marks itself failed, so the other ranks, whose streams stay blocked,
-// report the same error (LaunchWatch) until abort releases them.
+// every rank's `agreed` word and enqueues its own work. The pipelined
+// streams wait for that word before they read another rank's data; the
+// low-latency kernel need not: it ends only once it has read every other
+// rank's kernel of the same operation, and the last rank's kernel exists
+// only if the calls agree. If they differ, that rank's call fails with
+// ncclInvalidUsage naming both calls, enqueues nothing and marks itself
+// failed, so the other ranks, whose streams stay blocked, report the same
+// error (LaunchWatch) until abort releases them.
 //
 // The check runs on the enqueuing threads, where the calls are known: it
-// costs a few stores and one atomic add per collective, and the streams
-// one wait that is satisfied by the time they reach it unless a rank is
-// late to make its call.
+// costs a few stores and one atomic add per collective, and the pipelined
+// streams one wait that is satisfied by the time they reach it unless a
+// rank is late to make its call.
 #pragma once
 
 #include "engine/gpu/device_outboxes.h"

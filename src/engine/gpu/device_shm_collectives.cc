@@ -176,8 +176,7 @@ bool DeviceShmCollectives::handles(const std::vector<Op>& ops) const {
 void DeviceShmCollectives::launch(const Op& op, void* stream, bool capturing,
                                   bool agreed) {
   if (op.count == 0) return;
-  if (takesLowLatencyKernel(op))
-    return launchLowLatency(op, stream, capturing, agreed);
+  if (takesLowLatencyKernel(op)) return launchLowLatency(op, stream, capturing);
   const auto& api = module_.api();
   if (!agreed)
     module_.check(
@@ -357,7 +356,7 @@ bool DeviceShmCollectives::takesLowLatencyKernel(const Op& op) const {
 // the last one's waits for it. Within a capture the caller orders the
 // graph against eager work, as for any graph launch.
 void DeviceShmCollectives::launchLowLatency(const Op& op, void* stream,
-                                            bool capturing, bool agreed) {
+                                            bool capturing) {
   const auto& api = module_.api();
   if (stream != lowLatencyStream_ && lowLatencyDoneEager_ && !capturing)
     module_.check(api.streamWaitEvent(stream, lowLatencyDone_.handle()),
@@ -375,9 +374,6 @@ void DeviceShmCollectives::launchLowLatency(const Op& op, void* stream,
   collective.halfLines = outboxes_.lowLatencyHalfLines();
   collective.counts = reinterpret_cast<uint64_t*>(lowLatencyCounts_->data());
   collective.release = outboxes_.releaseWord();
-  // A kernel that need not wait reads no host word for it.
-  collective.agreed = agreed ? nullptr : outboxes_.agreedWord(rank_);
-  collective.agreedAtLeast = op.sequence;
   module_.check(api.lowLatencyCollective(&collective, stream),
                 "launching a low-latency collective");
   lowLatencyDone_.record(stream);

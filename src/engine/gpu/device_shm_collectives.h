@@ -60,9 +60,10 @@ class DeviceShmCollectives {
   bool handles(const std::vector<Op>& ops) const;
   // Enqueues the collective after the work on `stream` (`capturing`: into
   // a CUDA graph); work enqueued on it later runs after the collective.
-  // Unless every rank's call is known to agree already (`agreed`), it
-  // reads nothing of another rank's before the outboxes' agreement word
-  // reaches the op's number (CallAgreement).
+  // Unless every rank's call is known to agree already (`agreed`), the
+  // pipelined path reads nothing of another rank's before the outboxes'
+  // agreement word reaches the op's number (CallAgreement); the
+  // low-latency kernel needs no such wait (runLowLatency says why).
   void launch(const Op& op, void* stream, bool capturing, bool agreed);
   // The same for a group of sends and receives.
   void launchPointToPoint(const std::vector<Op>& ops, void* stream) {
@@ -92,8 +93,7 @@ class DeviceShmCollectives {
   size_t shardLength(const Chunk& chunk, int rank) const;
 
   bool takesLowLatencyKernel(const Op& op) const;
-  void launchLowLatency(const Op& op, void* stream, bool capturing,
-                        bool agreed);
+  void launchLowLatency(const Op& op, void* stream, bool capturing);
   void allReduce(const Op& op);
   void sendContributions(const Op& op, const Chunk& chunk);
   void reduceOwnShard(const Op& op, const Chunk& chunk);

@@ -179,8 +179,6 @@ struct LowLatencyArgs {
   size_t halfLines;
   uint64_t* counts;
   const uint64_t* release;
-  const uint64_t* agreed;
-  uint64_t agreedAtLeast;
   int rank;
   int nranks;
 
@@ -362,23 +360,6 @@ __device__ inline bool copyUnit(
   return true;
 }
 
-// Until every rank called the same collective (the host's check); false if
-// the waits were released first. Reading another rank's input before that
-// could combine buffers of different meaning.
-template <typename F>
-__device__ inline bool awaitAgreement(const LowLatencyArgs<F>& args) {
-  if (args.agreed == nullptr) return true;
-  const volatile uint64_t* agreed = args.agreed;
-  for (unsigned spins = 1;
-       static_cast<int64_t>(*agreed - args.agreedAtLeast) < 0; ++spins) {
-    if (spins % 1024 == 0 &&
-        *static_cast<const volatile uint64_t*>(args.release) != 0)
-      return false;
-    HETCCL_POLL_PAUSE();
-  }
-  return true;
-}
-
 // Each thread posts its units, then finishes the same units, so that an
 // output in place overwrites only input this thread has read.
 //
@@ -390,6 +371,12 @@ __device__ inline bool awaitAgreement(const LowLatencyArgs<F>& args) {
 // half) is over. All-reduce, all-gather and reduce-scatter read a unit of
 // every rank anyway; in a broadcast the ranks other than the root post a
 // token, and the thread that has unit 0 waits for every rank's.
+//
+// The same reading makes the host's check of the calls (CallAgreement)
+// hold without a wait here: a rank launches only after it posted its
+// call, and the rank whose post completed the set launches only if the
+// calls agree. A kernel that ends has seen every other rank's kernel, so
+// the check passed; one whose calls disagree never ends (until abort).
 template <typename F, typename Finish>
 __device__ inline void runLowLatency(const LowLatencyArgs<F>& args,
                                      Finish finish) {
@@ -400,10 +387,7 @@ __device__ inline void runLowLatency(const LowLatencyArgs<F>& args,
   const size_t posted = args.postsInput() ? end : (first == 0 ? 1 : 0);
   for (size_t u = first + threadIdx.x; u < posted; u += blockDim.x)
     postUnit(args, done, u);
-  __shared__ bool agreementReleased;
-  if (threadIdx.x == 0) agreementReleased = !awaitAgreement(args);
-  __syncthreads();
-  bool released = agreementReleased;
+  bool released = false;
   if (args.kind == hetcclLowLatencyBroadcast && first == 0 &&
       threadIdx.x == 0) {
     uint64_t token;
@@ -685,8 +669,6 @@ LowLatencyArgs<F> lowLatencyArgsOf(const hetcclDeviceLowLatencyCollective& c,
   args.halfLines = c.halfLines;
   args.counts = c.counts;
   args.release = c.release;
-  args.agreed = c.agreed;
-  args.agreedAtLeast = c.agreedAtLeast;
   args.rank = c.rank;
   args.nranks = c.nranks;
   return args;

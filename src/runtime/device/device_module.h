@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HETCCL_DEVICE_MODULE_ABI 5
+#define HETCCL_DEVICE_MODULE_ABI 6
 /* The module's one exported function returns its table. */
 #define HETCCL_DEVICE_MODULE_ENTRY "hetcclDeviceModule"
 
@@ -97,11 +97,6 @@ typedef struct {
    * operation: the operations done so far. */
   uint64_t* counts;
   const uint64_t* release; /* host-mapped */
-  /* Host-mapped, or NULL: the kernel reads the other ranks' inputs only
-   * once this word reaches `agreedAtLeast` (compared as the stream waits
-   * compare): every rank called the same collective. */
-  const uint64_t* agreed;
-  uint64_t agreedAtLeast;
 } hetcclDeviceLowLatencyCollective;
 
 typedef enum {

@@ -166,7 +166,6 @@ class EmulatedLowLatencyCollective {
     if (!token)
       std::memcpy(inputs[c_.rank].data(), c_.reduction.srcs[0], postedBytes_);
     post(inputs[c_.rank], token ? 1 : units_);
-    awaitAgreement();
     for (int r = 0; r < c_.nranks; ++r) {
       const bool whole = c_.kind != hetcclLowLatencyBroadcast || r == c_.root;
       if (r != c_.rank) await(r, inputs[r], whole ? units_ : 1);
@@ -216,22 +215,6 @@ class EmulatedLowLatencyCollective {
                        lowlatency::makeLine(uint32_t(input[u] >> 32), flag),
                        __ATOMIC_RELEASE);
     }
-  }
-
-  // Every rank called the same collective (the host's check), as the
-  // kernel waits for it.
-  void awaitAgreement() const {
-    if (c_.agreed == nullptr) return;
-    bool agreed = false;
-    pollUntil(
-        [&] {
-          agreed = static_cast<int64_t>(
-                       __atomic_load_n(c_.agreed, __ATOMIC_ACQUIRE) -
-                       c_.agreedAtLeast) >= 0;
-          return agreed || __atomic_load_n(c_.release, __ATOMIC_ACQUIRE) != 0;
-        },
-        "the ranks' agreement on a low-latency collective");
-    if (!agreed) failReleased("the ranks' agreement on a collective");
   }
 
   // Units [0, units) of `owner`'s input; fails once the waits are
