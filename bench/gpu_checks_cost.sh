@@ -6,10 +6,12 @@
 #   - stream-driven, the ranks as threads of one process, every size on
 #     the low-latency kernel (hetero_stream_check --threads): the 8 KB
 #     all-reduce's time per operation, eager and replayed from a graph;
-#   - two pretend hosts over tcp (the staged GPU engine): all-reduce busbw
+#   - two processes over shm (the stream-driven pipelined path) and two
+#     pretend hosts over tcp (the staged GPU engine): all-reduce busbw
 #     from 1 MB to 64 MB (bench/compare_builds.py, each build's own
 #     hetccl-perf).
-# Usage: BASE_SRC=DIR [ROUNDS=3] bash bench/gpu_checks_cost.sh OUTDIR
+# Usage: BASE_SRC=DIR [ROUNDS=3] [PATHS="shm tcp"] bash bench/gpu_checks_cost.sh OUTDIR
+#   PATHS: which busbw comparisons to run (default both; empty: none).
 #   BASE_BUILD / AFTER_BUILD: builds made already (with the CUDA module and
 #   hetero_stream_check), used instead of building BASE_SRC and this tree.
 set -uo pipefail
@@ -50,11 +52,23 @@ done | tee "$out/low-latency.txt"
 
 real_nccl=$(cd "$repo/bench" && "$py" -c \
   'import gpu_sweep as g; print(g.find_nvidia_nccl(None))' 2>/dev/null)
-"$py" "$repo/bench/compare_builds.py" --before "$base" --after "$after" \
-  --own-tools --rounds "$rounds" --out "$out/gpu-tcp-compare.md" \
-  --label "2 GPU ranks on one H200, 2 pretend hosts over tcp" \
-  --env HETCCL_HOSTID=A,B --env HETCCL_TRANSPORT=auto \
-  --env "HETCCL_NCCL_LIBRARY=$real_nccl" \
-  -- -np 2 -D split:2 -x allreduce -d float32 -b 1M -e 64M -f 4 -w 3 -n 10 \
-  >"$out/compare.log" 2>&1
-tail -25 "$out/gpu-tcp-compare.md"
+compare() {  # NAME LABEL ENV...: one busbw comparison of the two builds
+  local name=$1 label=$2
+  shift 2
+  local envs=()
+  for e in "$@"; do envs+=(--env "$e"); done
+  "$py" "$repo/bench/compare_builds.py" --before "$base" --after "$after" \
+    --own-tools --rounds "$rounds" --out "$out/gpu-$name-compare.md" \
+    --label "$label" "${envs[@]}" --env "HETCCL_NCCL_LIBRARY=$real_nccl" \
+    -- -np 2 -D split:2 -x allreduce -d float32 -b 1M -e 64M -f 4 -w 3 -n 10 \
+    >"$out/compare-$name.log" 2>&1
+  tail -25 "$out/gpu-$name-compare.md"
+}
+for path in ${PATHS-shm tcp}; do
+  case $path in
+    shm) compare shm "2 GPU ranks on one H200 as 2 domains over shm (stream-driven)" \
+      HETCCL_TRANSPORT=shm ;;
+    tcp) compare tcp "2 GPU ranks on one H200, 2 pretend hosts over tcp" \
+      HETCCL_HOSTID=A,B HETCCL_TRANSPORT=auto ;;
+  esac
+done
