@@ -7,6 +7,7 @@
 #include "algo/hetero_executor.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
+#include "core/pass_through_call_check.h"
 #include "core/subset_oob.h"
 #include "core/topology_map.h"
 #include "core/watchdog.h"
@@ -169,6 +170,8 @@ void Communicator::setUpDomains() {
     for (int r = 0; r < nranks_; ++r) everyone[r] = r;
     executor_ = createDomainComm(oob, domainRuntime(), everyone);
     domainBackends_.assign(nranks_, domainRuntime());
+    if (settings_.checkCalls && nranks_ > 1 && executor_->libraryFeatures())
+      callCheck_ = std::make_unique<PassThroughCallCheck>(*bootstrap_);
   } else {
     setUpHeterogeneous(oob, domains, placements);
   }
@@ -384,6 +387,30 @@ void Communicator::numberCall(Op& op) {
 }
 
 void Communicator::launch(const std::vector<Op>& ops, StreamHandle stream) {
+  if (callCheck_) {
+    postCalls(ops);
+    verifyCalls(ops);
+  }
+  launchUnchecked(ops, stream);
+}
+
+void Communicator::postCalls(const std::vector<Op>& ops) {
+  checkUsable();
+  callCheck_->post(ops);
+}
+
+void Communicator::verifyCalls(const std::vector<Op>& ops) {
+  try {
+    callCheck_->verify(ops);
+  } catch (const Error& e) {
+    // The ranks are out of step: later calls must not reach the library.
+    setState(e.code(), e.what());
+    throw;
+  }
+}
+
+void Communicator::launchUnchecked(const std::vector<Op>& ops,
+                                   StreamHandle stream) {
   checkUsable();
   for (const Op& op : ops) calls_->record(signatureOf(op));
   executor_->launch(ops, stream);

@@ -31,6 +31,7 @@
 namespace hetccl {
 
 class Bootstrap;
+class PassThroughCallCheck;
 class CrossDomainLinks;
 class DeviceShmCollectives;
 class TransportChoice;
@@ -100,8 +101,19 @@ class Communicator {
   // Gives `op` its number (Op::sequence), in call order: the same on every
   // rank that takes part, if the ranks make the same calls.
   void numberCall(Op& op);
-  // Enqueues one op or a group's ops for this communicator on `stream`.
+  // Enqueues one op or a group's ops for this communicator on `stream`,
+  // after checking them against the other ranks' calls where
+  // HETCCL_CHECK_CALLS asks for it (checksCalls()).
   void launch(const std::vector<Op>& ops, StreamHandle stream);
+  // HETCCL_CHECK_CALLS's check of a pass-through communicator's launches
+  // (PassThroughCallCheck), in two halves for a thread that drives several
+  // communicators: it posts for all of them, verifies each (side by side),
+  // then launches each unchecked. A disagreement throws ncclInvalidUsage
+  // and leaves the communicator failed with it.
+  bool checksCalls() const { return callCheck_ != nullptr; }
+  void postCalls(const std::vector<Op>& ops);
+  void verifyCalls(const std::vector<Op>& ops);
+  void launchUnchecked(const std::vector<Op>& ops, StreamHandle stream);
 
   // The vendor library's own features when it runs all of this
   // communicator's work (one domain of GPUs), else null.
@@ -178,6 +190,7 @@ class Communicator {
   std::shared_ptr<const TransportChoice> transportChoice_;
   bool streamDriven_ = false;
   std::shared_ptr<Executor> executor_;
+  std::unique_ptr<PassThroughCallCheck> callCheck_;  // HETCCL_CHECK_CALLS
   // With several domains; the executor owns them (and stops them first).
   std::weak_ptr<CrossDomainLinks> crossDomainLinks_;
   std::unique_ptr<Watchdog> watchdog_;

@@ -154,6 +154,26 @@ std::vector<LibraryFeatures*> sharedLibraries(
   return shared;
 }
 
+// One communicator's part of a group.
+struct Batch {
+  std::shared_ptr<Communicator> comm;
+  StreamHandle stream;
+  std::vector<Op> ops;
+};
+
+// HETCCL_CHECK_CALLS: every communicator's calls are posted before any is
+// verified, and the verifications run side by side, since this thread may
+// drive several ranks of one communicator, which wait for each other.
+void checkCalls(const std::vector<Batch*>& batches) {
+  std::vector<std::function<void()>> verifications;
+  for (Batch* b : batches) {
+    if (!b->comm->checksCalls()) continue;
+    b->comm->postCalls(b->ops);
+    verifications.push_back([b] { b->comm->verifyCalls(b->ops); });
+  }
+  if (!verifications.empty()) runConcurrently(verifications);
+}
+
 }  // namespace
 
 // One launch per communicator, with its ops in call order. Communicators
@@ -163,11 +183,6 @@ std::vector<LibraryFeatures*> sharedLibraries(
 // whose work runs inline (NULL host streams) must run side by side, or one
 // would wait forever for the next.
 void Group::issueOps(std::vector<PendingOp> ops) {
-  struct Batch {
-    std::shared_ptr<Communicator> comm;
-    StreamHandle stream;
-    std::vector<Op> ops;
-  };
   std::vector<Batch> batches;
   for (PendingOp& pending : ops) {
     Batch* batch = nullptr;
@@ -198,11 +213,12 @@ void Group::issueOps(std::vector<PendingOp> ops) {
     anyInline |= b.stream == nullptr;
     launches.push_back([&b] { b.comm->launch(b.ops, b.stream); });
   }
+  checkCalls(vendorBatches);
   {
     LibraryGroups grouped;
     for (LibraryFeatures* library : sharedLibraries(vendorLibraries))
       grouped.start(library);
-    for (Batch* b : vendorBatches) b->comm->launch(b->ops, b->stream);
+    for (Batch* b : vendorBatches) b->comm->launchUnchecked(b->ops, b->stream);
     grouped.end();
   }
   if (anyInline) {

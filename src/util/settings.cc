@@ -53,6 +53,7 @@ Settings Settings::fromEnvironment() {
   s.ucxPartBytes = readBytes(Param::UcxPart);
   s.ucxGpu = readUcxGpuBuffers();
   s.gpuDirect = readFlag(Param::GpuDirect);
+  s.checkCalls = readFlag(Param::CheckCalls);
   s.engineTimeline = readFlag(Param::EngineTimeline);
   s.scriptedLaunches = readFlag(Param::ScriptedLaunches);
   s.gpuChunkBytes = readBytes(Param::GpuChunk);

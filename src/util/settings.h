@@ -45,6 +45,7 @@ struct Settings {
   bool gpuDirect;                     // HETCCL_GPU_DIRECT
   size_t gpuChunkBytes;               // HETCCL_GPU_CHUNK
   size_t gpuLowLatencyMaxBytes;       // HETCCL_GPU_LL_MAX
+  bool checkCalls;                    // HETCCL_CHECK_CALLS
   bool engineTimeline;                // HETCCL_ENGINE_TIMELINE
   bool scriptedLaunches;              // HETCCL_SCRIPTED_LAUNCHES
   // Every parameter that must be the same on every rank (ParamScope::Same),
