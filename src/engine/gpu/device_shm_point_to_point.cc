@@ -69,8 +69,7 @@ void DeviceShmPointToPoint::launch(const std::vector<Op>& ops, void* stream,
 // them one group at a time, synchronizing in between.
 void DeviceShmPointToPoint::awaitAgreement(const Op& op, const Lane& lane,
                                            const LaneWaits& waits) {
-  const auto direction = op.kind == OpKind::Send ? DeviceOutboxes::kSending
-                                                 : DeviceOutboxes::kReceiving;
+  const DeviceOutboxes::Direction direction = directionOf(op);
   if (op.sequence == 0 || op.sequence > waits.upTo(op.root, direction)) return;
   module_.check(
       module_.api().waitValue64(

@@ -9,17 +9,17 @@ namespace {
 
 using Direction = DeviceOutboxes::Direction;
 
-Direction directionOf(const Op& transfer) {
-  return transfer.kind == OpKind::Send ? DeviceOutboxes::kSending
-                                       : DeviceOutboxes::kReceiving;
-}
-
 Direction opposite(Direction direction) {
   return direction == DeviceOutboxes::kSending ? DeviceOutboxes::kReceiving
                                                : DeviceOutboxes::kSending;
 }
 
 }  // namespace
+
+Direction directionOf(const Op& transfer) {
+  return transfer.kind == OpKind::Send ? DeviceOutboxes::kSending
+                                       : DeviceOutboxes::kReceiving;
+}
 
 void LaneWaits::require(int peer, Direction direction, uint64_t number) {
   if (byPeer_.size() <= static_cast<size_t>(peer)) byPeer_.resize(peer + 1);

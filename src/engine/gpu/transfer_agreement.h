@@ -28,6 +28,9 @@
 
 namespace hetccl {
 
+// The lane of its rank's end that a send or receive takes.
+DeviceOutboxes::Direction directionOf(const Op& transfer);
+
 // How far each lane of a group (a peer and direction) waits for its
 // agreement word: up to the highest of its transfers whose agreement this
 // rank has not seen (0: none, no wait).
