@@ -202,12 +202,15 @@ void PrintTo(const TransferDisagreement& d, std::ostream* out) {
 
 constexpr double kLateSeconds = 0.3;
 
-// A send of 1000 x float32 from rank 0 met by another receive on rank 1,
-// the receiver or the sender posting last.
+// A send of 1000 x float32 from rank 0 met by another receive on rank 1
+// (fewer elements, another type of the same size, none), the receiver or
+// the sender posting last.
 std::vector<TransferDisagreement> pairDisagreements() {
   const Transfer send{true, 1, 1000, ncclFloat32};
   const Transfer half{false, 0, 500, ncclFloat32};
   const Transfer otherType{false, 0, 1000, ncclInt32};  // the same bytes
+  // Moves nothing: only the wait for the agreement holds its stream.
+  const Transfer empty{false, 0, 0, ncclFloat32};
   const std::string sent = "rank 0 called send(1000 x float32, to rank 1)";
   std::vector<TransferDisagreement> cases;
   for (int late : {0, 1}) {
@@ -224,6 +227,12 @@ std::vector<TransferDisagreement> pairDisagreements() {
                      1,
                      0,
                      {sent, "rank 1 called recv(1000 x int32, from rank 0)"}});
+    cases.push_back({"emptyReceive" + who,
+                     {{send}, {empty}},
+                     late,
+                     1,
+                     0,
+                     {sent, "rank 1 called recv(0 x float32, from rank 0)"}});
   }
   return cases;
 }
