@@ -9,10 +9,10 @@
 // that direction and enqueues its part; the end that posted first makes
 // its lane's stream wait for its word before the lane touches the channel
 // for that transfer (one wait per lane and group where a group has one
-// transfer per lane). If they differ, the second end's call
-// fails with ncclInvalidUsage naming both calls and enqueues nothing; the
-// engine marks the rank failed, so the first end, whose stream stays
-// blocked until its abort, reports the same (LaunchWatch).
+// transfer per lane). If they differ, the second end's call fails with
+// ncclInvalidUsage naming both calls and enqueues nothing; the engine
+// marks the rank failed, so the first end, whose stream stays blocked
+// until its abort, reports the same (LaunchWatch).
 //
 // Like CallAgreement it runs on the enqueuing threads and costs a few
 // stores and one atomic per transfer.
