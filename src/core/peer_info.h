@@ -13,7 +13,9 @@ namespace hetccl {
 // What ranks exchange after init (plans, link and engine wire formats) is
 // versioned by this number: bump it with any change that ranks of an older
 // build would misread.
-constexpr uint32_t kCommProtocolVersion = 5;  // 4: settings digest; 5: call signatures
+// 4: settings digest; 5: call signatures; 6: GPU outboxes' transfer
+// signatures.
+constexpr uint32_t kCommProtocolVersion = 6;
 
 // Where a rank sits: what a communicator split from a parent inherits.
 struct Placement {

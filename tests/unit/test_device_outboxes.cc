@@ -104,6 +104,13 @@ TEST(DeviceOutboxes, AReleaseRaisesOnlyThisRanksWaits) {
     EXPECT_EQ(load(boxes.slotFlag(1, 2, 0)), kReaderRelease);
     EXPECT_EQ(load(boxes.pairFlag(1, 0, 3)),
               kAllBits & ~DeviceOutboxes::kResult);
+    // Only rank 0's lanes wait on its transfers' agreement words.
+    for (auto direction :
+         {DeviceOutboxes::kSending, DeviceOutboxes::kReceiving}) {
+      EXPECT_EQ(load(boxes.transferAgreedWord(0, 1, direction)),
+                DeviceOutboxes::kReleasedBit);
+      EXPECT_EQ(load(boxes.transferAgreedWord(1, 0, direction)), 0u);
+    }
     // A replay writes its fixed values again: they do not stay.
     for (int i = 0; i < 3; ++i) {
       store(boxes.slotFlag(0, 1, 1), DeviceOutboxes::kFilled);

@@ -89,7 +89,7 @@ void runGroups(int nranks, const std::vector<std::vector<Transfer>>& groups) {
     std::vector<float> sums(groups.size() * 3, 1.0f);
     for (size_t g = 0; g < groups.size(); ++g) {
       sides.emplace_back(rank, nranks, groups[g]);
-      paths.launchPointToPoint(sides.back().ops, stream);
+      paths.launchPointToPoint(sides.back().ops, stream, {});
       Op allReduce;
       allReduce.sendbuff = allReduce.recvbuff = &sums[3 * g];
       allReduce.count = 3;
@@ -152,7 +152,7 @@ TEST(DeviceShmPointToPoint, SelfTransfersThatDoNotPairUpAreRefused) {
   for (const std::vector<Op>& ops :
        {std::vector<Op>{send}, std::vector<Op>{send, recv}}) {
     try {
-      paths.launchPointToPoint(ops, nullptr);
+      paths.launchPointToPoint(ops, nullptr, {});
       ADD_FAILURE() << "accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ncclInvalidUsage) << e.what();

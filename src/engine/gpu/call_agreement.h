@@ -18,6 +18,7 @@
 #pragma once
 
 #include "engine/gpu/device_outboxes.h"
+#include "engine/gpu/signature_posts.h"
 #include "util/abort_signal.h"
 #include "util/call_signature.h"
 
@@ -27,7 +28,7 @@ class CallAgreement {
  public:
   CallAgreement(DeviceOutboxes& outboxes, const AbortSignal& abort,
                 double timeoutSeconds)
-      : outboxes_(outboxes), abort_(abort), timeoutSeconds_(timeoutSeconds) {}
+      : outboxes_(outboxes), posts_(outboxes, abort, timeoutSeconds) {}
 
   // Posts this rank's call (its sequence the collective's number). Waits
   // while this rank's slot of the ring still holds a call kCallRing
@@ -37,14 +38,10 @@ class CallAgreement {
   bool post(const CallSignature& call);
 
  private:
-  void awaitFreeSlot(uint64_t number);
-  // Counts this rank's post; true if it was the last of the ranks.
-  bool arriveLast(uint64_t number);
   void compareAndAgree(const CallSignature& mine);
 
   DeviceOutboxes& outboxes_;
-  const AbortSignal& abort_;
-  const double timeoutSeconds_;
+  const SignaturePosts posts_;
 };
 
 }  // namespace hetccl

@@ -35,6 +35,15 @@ struct OutboxFlags {
   // Rank 0's only: per call of the ring, (number << 8) | ranks that posted.
   Flag arrivals[DeviceOutboxes::kCallRing];
   DeviceOutboxes::PostedCall calls[DeviceOutboxes::kCallRing];
+  // Per peer, its lanes' words: the transfers both ends agreed on.
+  Flag transferAgreed[HETCCL_DEVICE_MAX_SOURCES][2];
+  // Sends to each destination: per transfer of the ring, (number << 8) |
+  // ends that posted. Two ranks meet on each word, once per transfer:
+  // unpadded.
+  uint64_t transferArrivals[HETCCL_DEVICE_MAX_SOURCES]
+                           [DeviceOutboxes::kTransferRing];
+  DeviceOutboxes::PostedCall transfers[HETCCL_DEVICE_MAX_SOURCES][2]
+                                      [DeviceOutboxes::kTransferRing];
   char failure[DeviceOutboxes::kFailureBytes];  // why it failed, when it did
 
   // Every flag of the slots and channels.
@@ -177,6 +186,23 @@ uint64_t* DeviceOutboxes::agreedWord(int owner) const {
   return &flagsOf(segments_[owner]).agreed.value;
 }
 
+DeviceOutboxes::PostedCall& DeviceOutboxes::postedTransfer(
+    int owner, int peer, Direction direction, uint64_t number) const {
+  return flagsOf(segments_[owner])
+      .transfers[peer][direction][number % kTransferRing];
+}
+
+uint64_t* DeviceOutboxes::transferAgreedWord(int owner, int peer,
+                                             Direction direction) const {
+  return &flagsOf(segments_[owner]).transferAgreed[peer][direction].value;
+}
+
+uint64_t* DeviceOutboxes::transferArrivals(int sender, int receiver,
+                                           uint64_t number) const {
+  return &flagsOf(segments_[sender])
+              .transferArrivals[receiver][number % kTransferRing];
+}
+
 // The count first: a rank that sees `left` sees the count with it.
 void DeviceOutboxes::markLeft(uint64_t collectiveLaunches) {
   OutboxFlags& own = flagsOf(segments_[rank_]);
@@ -197,7 +223,8 @@ void DeviceOutboxes::releaseWaits() {
 // one that another rank waits for. It waits as an owner for kFree on its
 // own outbox's flags, and as a reader for kFilled or kResult on its column
 // of the others' (its channels' flags alike); the others wait for the
-// opposite bits on those flags, so they stay where they are.
+// opposite bits on those flags, so they stay where they are. Its agreement
+// words are its own: only its streams wait on them.
 void DeviceOutboxes::raiseOwnWaits() {
   auto raise = [](uint64_t& flag, uint64_t bits) {
     __atomic_fetch_or(&flag, bits | kReleasedBit, __ATOMIC_ACQ_REL);
@@ -205,6 +232,8 @@ void DeviceOutboxes::raiseOwnWaits() {
   OutboxFlags& own = flagsOf(segments_[rank_]);
   own.forEachFlag([&](uint64_t& flag) { raise(flag, kFree); });
   raiseToAtLeast(&own.agreed.value, kReleasedBit);
+  for (auto& lanes : own.transferAgreed)
+    for (auto& lane : lanes) raiseToAtLeast(&lane.value, kReleasedBit);
   for (int owner = 0; owner < nranks_; ++owner) {
     if (owner == rank_) continue;
     OutboxFlags& theirs = flagsOf(segments_[owner]);
@@ -238,11 +267,14 @@ uint64_t DeviceOutboxes::collectivesCompletedBy(int rank) const {
 }
 
 int DeviceOutboxes::failedRank() const {
-  for (int r = 0; r < nranks_; ++r)
-    if (__atomic_load_n(&flagsOf(segments_[r]).failed.value,
-                        __ATOMIC_ACQUIRE) != 0)
-      return r;
-  return -1;
+  int lowest = -1;
+  for (int r = 0; r < nranks_; ++r) {
+    const uint64_t code =
+        __atomic_load_n(&flagsOf(segments_[r]).failed.value, __ATOMIC_ACQUIRE);
+    if (code == ncclInvalidUsage) return r;
+    if (code != 0 && lowest < 0) lowest = r;
+  }
+  return lowest;
 }
 
 }  // namespace hetccl

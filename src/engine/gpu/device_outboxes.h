@@ -94,7 +94,10 @@ class DeviceOutboxes {
   // held a collective (point-to-point launches are not counted: they
   // concern two ranks only).
   void markLeft(uint64_t collectiveLaunches);
-  // The lowest rank that marked itself failed, or -1.
+  // The lowest rank that marked itself failed, or -1; the lowest that
+  // found calls that disagree (ncclInvalidUsage) before any other: the
+  // others' failures follow from it (they released their waits once they
+  // learnt of it), and every rank must report the disagreement alike.
   int failedRank() const;
 
   // The calls each rank posted (CallAgreement): a ring of the last
@@ -109,6 +112,18 @@ class DeviceOutboxes {
   PostedCall& postedCall(int owner, uint64_t number) const;
   uint64_t* arrivals(uint64_t number) const;
   uint64_t* agreedWord(int owner) const;
+
+  // The sends and receives each rank posted (TransferAgreement), per peer
+  // and direction (a lane): a ring of the lane's last kTransferRing
+  // transfers' signatures in the owner's outbox, the word the owner's lane
+  // waits on (the lane's transfers both ends agreed on so far), and, in the
+  // sender's outbox, the count of ends that posted each transfer.
+  static constexpr uint64_t kTransferRing = 256;
+  enum Direction { kSending = 0, kReceiving = 1 };
+  PostedCall& postedTransfer(int owner, int peer, Direction direction,
+                             uint64_t number) const;
+  uint64_t* transferAgreedWord(int owner, int peer, Direction direction) const;
+  uint64_t* transferArrivals(int sender, int receiver, uint64_t number) const;
   // Whether `rank` left, and how many collective launches it completed.
   bool left(int rank) const;
   uint64_t collectivesCompletedBy(int rank) const;

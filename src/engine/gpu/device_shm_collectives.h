@@ -65,9 +65,11 @@ class DeviceShmCollectives {
   // agreement word reaches the op's number (CallAgreement); the
   // low-latency kernel needs no such wait (runLowLatency says why).
   void launch(const Op& op, void* stream, bool capturing, bool agreed);
-  // The same for a group of sends and receives.
-  void launchPointToPoint(const std::vector<Op>& ops, void* stream) {
-    pointToPoint_.launch(ops, stream);
+  // The same for a group of sends and receives; each of its lanes waits
+  // for the agreement `waits` names (TransferAgreement).
+  void launchPointToPoint(const std::vector<Op>& ops, void* stream,
+                          const LaneWaits& waits) {
+    pointToPoint_.launch(ops, stream, waits);
   }
   // The outboxes' marks and release (DeviceOutboxes).
   DeviceOutboxes& outboxes() { return outboxes_; }

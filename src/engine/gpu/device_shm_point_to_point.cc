@@ -31,7 +31,8 @@ DeviceShmPointToPoint::~DeviceShmPointToPoint() {
 // Transfers to this rank itself are copies on the caller's stream; every
 // lane the group uses starts after the caller's work and the caller's
 // stream goes on after every such lane.
-void DeviceShmPointToPoint::launch(const std::vector<Op>& ops, void* stream) {
+void DeviceShmPointToPoint::launch(const std::vector<Op>& ops, void* stream,
+                                   const LaneWaits& waits) {
   const auto& api = module_.api();
   SelfTransfers self = splitSelfTransfers(rank_, ops);
   for (const SelfCopy& copy : self.copies)
@@ -48,6 +49,7 @@ void DeviceShmPointToPoint::launch(const std::vector<Op>& ops, void* stream) {
                     "ordering a transfer after the caller's work");
       used.push_back(&lane);
     }
+    awaitAgreement(op, lane, waits);
     if (op.kind == OpKind::Send)
       send(op, lane);
     else
@@ -58,6 +60,22 @@ void DeviceShmPointToPoint::launch(const std::vector<Op>& ops, void* stream) {
     module_.check(api.streamWaitEvent(stream, lane->done.handle()),
                   "ordering the caller's work after a transfer");
   }
+}
+
+// Before each transfer up to the lane's last one whose agreement this
+// rank has not seen (LaneWaits), the lane waits until the peer found it to
+// agree: one wait per lane and group where a group has one transfer per
+// lane. Not one wait for the last before the first: the peer may receive
+// them one group at a time, synchronizing in between.
+void DeviceShmPointToPoint::awaitAgreement(const Op& op, const Lane& lane,
+                                           const LaneWaits& waits) {
+  const DeviceOutboxes::Direction direction = directionOf(op);
+  if (op.sequence == 0 || op.sequence > waits.upTo(op.root, direction)) return;
+  module_.check(
+      module_.api().waitValue64(
+          lane.stream.handle(),
+          outboxes_.transferAgreedWord(rank_, op.root, direction), op.sequence),
+      "waiting until the peer posted the same sends and receives");
 }
 
 // Calls step(offset, bytes, chunk) for each pipeline step of `op`'s

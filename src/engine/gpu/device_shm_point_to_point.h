@@ -10,13 +10,16 @@
 // so a transfer waits for nothing but its own peer: a group completes
 // whatever order its ranks posted their sends and receives in. A rank's
 // sends to one peer match that peer's receives from it in posting order,
-// as in NCCL, and must be of the same size.
+// as in NCCL, and must be of the same size and type: a lane whose
+// transfers' agreement this rank has not seen (TransferAgreement) first
+// waits for it.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "engine/gpu/device_outboxes.h"
+#include "engine/gpu/transfer_agreement.h"
 #include "runtime/device/device_resources.h"
 #include "vendor/op.h"
 
@@ -30,8 +33,9 @@ class DeviceShmPointToPoint {
   ~DeviceShmPointToPoint();
 
   // Enqueues a group of sends and receives (nothing else) after the work
-  // on `stream`; work enqueued on it later runs after all of them.
-  void launch(const std::vector<Op>& ops, void* stream);
+  // on `stream`; work enqueued on it later runs after all of them. Each
+  // lane starts once its agreement word reaches what `waits` says.
+  void launch(const std::vector<Op>& ops, void* stream, const LaneWaits& waits);
 
  private:
   // One direction of the channel with one peer, on this rank's end.
@@ -48,6 +52,7 @@ class DeviceShmPointToPoint {
     Lane receiving;
   };
 
+  void awaitAgreement(const Op& op, const Lane& lane, const LaneWaits& waits);
   template <typename Step>
   void forEachStep(const Op& op, Lane& lane, Step step);
   void send(const Op& op, Lane& lane);

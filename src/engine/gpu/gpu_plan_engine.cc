@@ -143,6 +143,8 @@ GpuPlanEngine::GpuPlanEngine(GpuPlanEngineSetup setup)
   if (directCollectives_) {
     agreement_ = std::make_unique<CallAgreement>(directCollectives_->outboxes(),
                                                  *abort_, timeoutSeconds_);
+    transferAgreement_ = std::make_unique<TransferAgreement>(
+        directCollectives_->outboxes(), *abort_, timeoutSeconds_);
     directWatch_ = std::make_unique<LaunchWatch>(
         &flags_->directReached, &flags_->directPassed, timeoutSeconds_,
         [this](uint64_t launch) { throwIfPeerLost(launch); },
@@ -270,9 +272,10 @@ void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
                                         StreamHandle stream, bool capturing) {
   // Before anything is enqueued: calls that disagree enqueue nothing.
   const bool agreed = agreeOnCollective(ops);
+  const LaneWaits transferWaits = transferAgreement_->post(ops);
   if (capturing) {
     directWatch_->watchBetweenLaunches();
-    enqueueAmongHostGpus(ops, stream, capturing, agreed);
+    enqueueAmongHostGpus(ops, stream, capturing, agreed, transferWaits);
     return;
   }
   const auto& api = module_.api();
@@ -281,7 +284,7 @@ void GpuPlanEngine::launchAmongHostGpus(const std::vector<Op>& ops,
   module_.check(api.writeValue64(stream, &flags_->directReached, sequence),
                 "marking the start of a launch");
   try {
-    enqueueAmongHostGpus(ops, stream, capturing, agreed);
+    enqueueAmongHostGpus(ops, stream, capturing, agreed, transferWaits);
   } catch (...) {
     // What was enqueued still ends with the mark, which a release waits
     // for.
@@ -310,12 +313,13 @@ bool GpuPlanEngine::agreeOnCollective(const std::vector<Op>& ops) {
 // group's collectives follow on the caller's stream.
 void GpuPlanEngine::enqueueAmongHostGpus(const std::vector<Op>& ops,
                                          StreamHandle stream, bool capturing,
-                                         bool agreed) {
+                                         bool agreed,
+                                         const LaneWaits& transferWaits) {
   std::vector<Op> transfers, collectives;
   for (const Op& op : ops)
     (isPointToPoint(op.kind) ? transfers : collectives).push_back(op);
   if (!transfers.empty())
-    directCollectives_->launchPointToPoint(transfers, stream);
+    directCollectives_->launchPointToPoint(transfers, stream, transferWaits);
   if (collectives.empty()) return;
   if (streamDriven(collectives))
     directCollectives_->launch(collectives[0], stream, capturing, agreed);

@@ -46,6 +46,7 @@
 #include "engine/gpu/staged_link.h"
 #include "engine/gpu/staging_proxy.h"
 #include "engine/gpu/stream_timeline.h"
+#include "engine/gpu/transfer_agreement.h"
 #include "util/peer_liveness.h"
 #include "util/settings.h"
 #include "vendor/executor.h"
@@ -112,7 +113,8 @@ class GpuPlanEngine : public Executor {
                            bool capturing);
   bool agreeOnCollective(const std::vector<Op>& ops);
   void enqueueAmongHostGpus(const std::vector<Op>& ops, StreamHandle stream,
-                            bool capturing, bool agreed);
+                            bool capturing, bool agreed,
+                            const LaneWaits& transferWaits);
   void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream,
                      bool capturing);
   // The engine's stream starts after the caller's reaches the launch, and
@@ -199,6 +201,7 @@ class GpuPlanEngine : public Executor {
   const std::vector<std::string> rankNames_;
   // With the stream-driven path: its calls are compared before they run.
   std::unique_ptr<CallAgreement> agreement_;
+  std::unique_ptr<TransferAgreement> transferAgreement_;
   // With the stream-driven path; first to go.
   std::unique_ptr<LaunchWatch> directWatch_;
 };
