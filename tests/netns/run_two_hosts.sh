@@ -30,7 +30,9 @@
 #   HETCCL_DEBUG            passed through to the ranks
 set -u -o pipefail
 
-readonly kSkip=77
+# shellcheck source-path=SCRIPTDIR source=two_hosts_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/two_hosts_lib.sh"
+
 readonly kDefaultSweep="-x all -d float32,bfloat16 -o all -b 1K -e 1M -f 32 \
 -w 1 -n 2 --check 1"
 # A lower bound on the payload of the default sweep, per direction of the
@@ -43,7 +45,6 @@ readonly kDefaultSweep="-x all -d float32,bfloat16 -o all -b 1K -e 1M -f 32 \
 # through shared memory) cannot pass.
 readonly kDefaultSweepMinBytes=$((48 * 1024 * 1024))
 readonly kCustomSweepMinBytes=$((1024 * 1024))
-readonly kIpTimeout=10
 
 perf=${1:-}
 layouts=${HETCCL_NETNS_LAYOUTS:-"2+2 3+1"}
@@ -57,135 +58,13 @@ fi
 layout_timeout=${HETCCL_NETNS_TIMEOUT:-120}
 first_port=${HETCCL_NETNS_PORT:-29500}
 
-# Names carry our PID so that concurrent runs never collide; interface
-# names must fit in 15 characters.
-readonly ns_a="hetccl-a-$$"
-readonly ns_b="hetccl-b-$$"
-readonly veth_a="hva$$"
-readonly veth_b="hvb$$"
-readonly subnet="10.231.$((RANDOM % 256))"
-readonly addr_a="$subnet.1"
-readonly addr_b="$subnet.2"
-
-created_namespaces=()
-rank_pids=()
-log_dir=""
-
-skip() {
-  echo "SKIP: $*"
-  exit "$kSkip"
-}
-
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
-
-# Every ip command is bounded, so that a wedged netlink call cannot hang us.
-ipt() {
-  timeout "$kIpTimeout" ip "$@"
-}
-
-# Asks the ranks still running to stop, then kills those that do not within
-# a few seconds.
-kill_ranks() {
-  local pid tries
-  ((${#rank_pids[@]})) || return 0
-  kill -TERM "${rank_pids[@]}" 2>/dev/null
-  for ((tries = 0; tries < 50; ++tries)); do
-    [[ -n $(jobs -rp) ]] || break # the ranks are our only jobs
-    sleep 0.1
-  done
-  for pid in "${rank_pids[@]}"; do
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
-  rank_pids=()
-}
-
-# Anything still running inside our namespaces was started by us (they are
-# private to this run): stop it by PID before the namespace goes away.
-kill_namespace_processes() {
-  local ns=$1 pid
-  for pid in $(ipt netns pids "$ns" 2>/dev/null); do
-    kill -KILL "$pid" 2>/dev/null
-  done
-}
-
-cleanup() {
-  local ns
-  trap - EXIT INT TERM
-  kill_ranks
-  for ns in "${created_namespaces[@]}"; do
-    kill_namespace_processes "$ns"
-    ipt netns del "$ns" 2>/dev/null # also removes its end of the veth
-  done
-  [[ -n $log_dir ]] && rm -rf "$log_dir"
-}
-
-# A run killed with SIGKILL (e.g. by ctest's timeout) cannot clean up;
-# remove namespaces of earlier runs of this script whose process is gone.
-remove_stale_namespaces() {
-  local ns pid
-  for ns in $(ipt netns list 2>/dev/null | awk '{print $1}'); do
-    [[ $ns =~ ^hetccl-[ab]-([0-9]+)$ ]] || continue
-    pid=${BASH_REMATCH[1]}
-    # Ours do not exist yet, so one with our PID is from an earlier process.
-    [[ $pid != "$$" ]] && kill -0 "$pid" 2>/dev/null && continue
-    echo "removing stale namespace $ns"
-    kill_namespace_processes "$ns"
-    ipt netns del "$ns" 2>/dev/null
-  done
-}
-
 check_prerequisites() {
   [[ -n $perf ]] || fail "usage: $0 PATH/TO/hetccl-perf"
   [[ -x $perf ]] || fail "$perf is not an executable"
-  [[ $(id -u) -eq 0 ]] || skip "needs root to create network namespaces"
-  command -v ip >/dev/null || skip "the ip command (iproute2) is missing"
-  command -v timeout >/dev/null || skip "the timeout command is missing"
+  check_netns_prerequisites
   if ! [[ $layout_timeout =~ ^[0-9]+$ ]] || ((layout_timeout < 20)); then
     fail "HETCCL_NETNS_TIMEOUT=$layout_timeout: expected whole seconds >= 20"
   fi
-}
-
-create_namespace() {
-  local ns=$1
-  ipt netns add "$ns" 2>/dev/null || skip "cannot create network namespaces" \
-    "(ip netns add $ns failed)"
-  created_namespaces+=("$ns")
-}
-
-setup_network() {
-  create_namespace "$ns_a"
-  create_namespace "$ns_b"
-  # Created directly inside the namespaces: the host's own network never
-  # sees these interfaces or the test subnet.
-  ipt link add name "$veth_a" netns "$ns_a" type veth \
-    peer name "$veth_b" netns "$ns_b" ||
-    skip "cannot create a veth pair between network namespaces"
-  if ! { ipt -n "$ns_a" addr add "$addr_a/24" dev "$veth_a" &&
-    ipt -n "$ns_b" addr add "$addr_b/24" dev "$veth_b" &&
-    ipt -n "$ns_a" link set lo up && ipt -n "$ns_b" link set lo up &&
-    ipt -n "$ns_a" link set "$veth_a" up &&
-    ipt -n "$ns_b" link set "$veth_b" up; }; then
-    fail "cannot configure the veth pair"
-  fi
-  # The carrier comes up a moment after both ends: UCX, unlike the tcp
-  # transport, skips an interface that is not running yet.
-  local tries
-  for ((tries = 0; tries < 50; ++tries)); do
-    [[ $(veth_state "$ns_a" "$veth_a") == up &&
-      $(veth_state "$ns_b" "$veth_b") == up ]] && break
-    sleep 0.1
-  done
-  echo "host A: namespace $ns_a, $veth_a $addr_a/24"
-  echo "host B: namespace $ns_b, $veth_b $addr_b/24"
-}
-
-# veth_state NS VETH: the interface's operstate (up once it carries).
-veth_state() {
-  timeout "$kIpTimeout" ip netns exec "$1" cat "/sys/class/net/$2/operstate"
 }
 
 # veth_bytes tx|rx: bytes the veth of namespace A has sent or received.
@@ -196,25 +75,20 @@ veth_bytes() {
 
 # start_rank NS VETH RANK NRANKS LOCAL_RANK PORT: one hetccl-perf rank in the
 # background, with torchrun's variables (they take precedence over any other
-# launcher's in hetccl-perf). Settings that would change what is tested are
-# cleared.
+# launcher's in hetccl-perf), without the settings of kClearEnv.
 start_rank() {
   local ns=$1 veth=$2 rank=$3 nranks=$4 local_rank=$5 port=$6
   local -a sweep_args rank_env
   read -r -a sweep_args <<<"$sweep"
   read -r -a rank_env <<<"${HETCCL_NETNS_RANK_ENV:-}"
-  ip netns exec "$ns" env \
-    -u HETCCL_HOSTID -u HETCCL_DOMAINS -u HETCCL_TRANSPORT \
-    -u HETCCL_SOCKET_FAMILY -u NCCL_SOCKET_FAMILY -u NCCL_COMM_ID \
-    -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_PROCID \
-    -u MASTER_ADDR -u MASTER_PORT -u HETCCL_PERF_RANK \
+  ip netns exec "$ns" env "${kClearEnv[@]}" \
     RANK="$rank" WORLD_SIZE="$nranks" LOCAL_RANK="$local_rank" \
     HETCCL_COMM_ID="$addr_a:$port" HETCCL_SOCKET_IFNAME="=$veth" \
     "${rank_env[@]}" \
     timeout -k 5 "$layout_timeout" "$perf" "${sweep_args[@]}" \
     --timeout "$((layout_timeout - 10))" \
     >"$log_dir/rank$rank.log" 2>&1 &
-  rank_pids+=($!)
+  started_pids+=($!)
 }
 
 # check_domains LOG COUNT_A NRANKS: rank 0's device table must show two
@@ -298,7 +172,7 @@ run_layout() {
     fi
   done
   rank=0
-  for pid in "${rank_pids[@]}"; do
+  for pid in "${started_pids[@]}"; do
     wait "$pid"
     status=$?
     if ((status != 0)); then
@@ -307,7 +181,7 @@ run_layout() {
     fi
     rank=$((rank + 1))
   done
-  rank_pids=()
+  started_pids=()
 
   cat "$log_dir/rank0.log"
   if ((failed)); then
@@ -333,12 +207,7 @@ run_layout() {
 
 main() {
   check_prerequisites
-  trap cleanup EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
-  remove_stale_namespaces
-  log_dir=$(mktemp -d) || fail "cannot create a log directory"
-  setup_network
+  bring_up_two_hosts
 
   local layout port=$first_port
   for layout in $layouts; do

@@ -66,10 +66,43 @@ StreamDevices& streamDevices() {
   return devices;
 }
 
+int64_t nowNanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// reachedAt of a record that its stream skipped: the stream stopped at a
+// failed task before it (AfterFailure::Stop), so it is never reached.
+constexpr int64_t kNeverReached = -1;
+
 // One record of an event, reached once its stream got to it: when (steady
-// clock, nanoseconds), 0 before.
+// clock, nanoseconds), 0 before, or kNeverReached.
 struct EventRecord {
   std::atomic<int64_t> reachedAt{0};
+};
+
+// What the record's stream runs: it reaches the record. Destroyed unrun
+// (its stream stopped at a failure), it marks the record never reached, so
+// that a wait for it does not last until it is declared stuck.
+class RecordReach {
+ public:
+  explicit RecordReach(std::shared_ptr<EventRecord> record)
+      : record_(std::move(record)) {}
+  ~RecordReach() {
+    int64_t pending = 0;
+    record_->reachedAt.compare_exchange_strong(pending, kNeverReached);
+  }
+  RecordReach(const RecordReach&) = delete;
+  RecordReach& operator=(const RecordReach&) = delete;
+
+  void reach() {
+    record_->reachedAt.store(std::max<int64_t>(nowNanoseconds(), 1),
+                             std::memory_order_release);
+  }
+
+ private:
+  const std::shared_ptr<EventRecord> record_;
 };
 
 // An event. As in CUDA, a wait, a query or a synchronisation is about its
@@ -88,13 +121,12 @@ struct Event {
 
 // An event never recorded counts as reached, as in CUDA.
 bool reached(const std::shared_ptr<EventRecord>& record) {
-  return !record || record->reachedAt.load(std::memory_order_acquire) != 0;
+  return !record || record->reachedAt.load(std::memory_order_acquire) > 0;
 }
 
-int64_t nowNanoseconds() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+bool neverReached(const std::shared_ptr<EventRecord>& record) {
+  return record &&
+         record->reachedAt.load(std::memory_order_acquire) == kNeverReached;
 }
 
 void enqueue(void* stream, StreamTask task) {
@@ -119,11 +151,25 @@ void pollUntil(Ready ready, const char* what) {
 // data. A CUDA stream cannot say so; the emulated one fails, so that the
 // tests see an operation that did not complete as failed.
 [[noreturn]] void failReleased(const char* what) {
-  fail(ncclRemoteError,
-       "a wait for %s was released by an abort, destroy or revoke of its "
-       "communicator before the peer got there: the operation's results "
-       "are undefined",
-       what);
+  throw ReleasedWait(
+      ncclRemoteError,
+      format("a wait for %s was released by an abort, destroy or revoke of "
+             "its communicator before the peer got there: the operation's "
+             "results are undefined",
+             what));
+}
+
+// Waits for `record`; fails if its stream stopped at a failure before it.
+// A GPU stream would wait here until its rank's abort let that stream run
+// on; the emulated one never runs on, so the waiting stream fails at once
+// and stops too: nothing behind either failure completes.
+void awaitRecord(const std::shared_ptr<EventRecord>& record) {
+  pollUntil([&] { return reached(record) || neverReached(record); },
+            "an event");
+  if (neverReached(record))
+    fail(ncclRemoteError,
+         "a wait for an event whose stream failed before reaching it: the "
+         "operation did not complete");
 }
 
 bool released(uint64_t word) {
@@ -296,8 +342,11 @@ hetcclDeviceModuleTable makeTable() {
   t.hostFree = release;
   t.hostRegister = [](void*, size_t) { return 0; };
   t.hostUnregister = succeed;
+  // A GPU stream stays at a kernel that failed to complete until its
+  // rank's abort: nothing queued behind a failed task may run as if it had
+  // succeeded.
   t.streamCreate = [](void** stream) {
-    *stream = hostRuntimeImpl().createStream();
+    *stream = hostRuntimeImpl().createStream(AfterFailure::Stop);
     streamDevices().add(*stream);
     return 0;
   };
@@ -334,9 +383,8 @@ hetcclDeviceModuleTable makeTable() {
       std::lock_guard<std::mutex> lock(event.mutex);
       event.latest = record;
     }
-    enqueue(stream, [record] {
-      record->reachedAt.store(std::max<int64_t>(nowNanoseconds(), 1),
-                              std::memory_order_release);
+    enqueue(stream, [reach = std::make_shared<RecordReach>(record)] {
+      reach->reach();
     });
     return 0;
   };
@@ -349,18 +397,21 @@ hetcclDeviceModuleTable makeTable() {
     return 0;
   };
   t.eventQuery = [](void* handle, int* done) {
-    return *done = reached(eventOf(handle).current()), 0;
+    const auto record = eventOf(handle).current();
+    if (neverReached(record)) return kFailed;
+    return *done = reached(record), 0;
   };
   t.eventSynchronize = [](void* handle) {
-    const auto record = eventOf(handle).current();
-    pollUntil([&] { return reached(record); }, "an event");
-    return 0;
+    try {
+      awaitRecord(eventOf(handle).current());
+      return 0;
+    } catch (const Error&) {
+      return kFailed;
+    }
   };
   t.streamWaitEvent = [](void* stream, void* handle) {
     const auto record = eventOf(handle).current();
-    enqueue(stream, [record] {
-      pollUntil([&] { return reached(record); }, "an event");
-    });
+    enqueue(stream, [record] { awaitRecord(record); });
     return 0;
   };
   t.copyAsync = [](void* dst, const void* src, size_t bytes, void* stream) {

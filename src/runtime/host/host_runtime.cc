@@ -80,8 +80,8 @@ void HostRuntime::release(void* pointer) {
   munmap(pointer, length);
 }
 
-StreamHandle HostRuntime::createStream() {
-  auto stream = std::make_shared<HostStream>();
+StreamHandle HostRuntime::createStream(AfterFailure afterFailure) {
+  auto stream = std::make_shared<HostStream>(afterFailure);
   auto handle = reinterpret_cast<StreamHandle>(stream.get());
   std::lock_guard<std::mutex> lock(mutex_);
   streams_.emplace(handle, std::move(stream));

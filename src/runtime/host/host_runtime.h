@@ -22,7 +22,7 @@ class HostRuntime : public Runtime {
   void release(void* pointer);
   bool owns(void* pointer) const;
 
-  StreamHandle createStream();
+  StreamHandle createStream(AfterFailure afterFailure = AfterFailure::RunOn);
   void destroyStream(StreamHandle stream);
   void synchronize(StreamHandle stream);
   bool idle(StreamHandle stream);

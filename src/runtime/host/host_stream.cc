@@ -7,7 +7,8 @@
 
 namespace hetccl {
 
-HostStream::HostStream() : worker_([this] { serve(); }) {}
+HostStream::HostStream(AfterFailure afterFailure)
+    : afterFailure_(afterFailure), worker_([this] { serve(); }) {}
 
 HostStream::~HostStream() {
   {
@@ -45,13 +46,14 @@ void HostStream::throwIfFailed() {
 
 // Only the first failure is logged: once a communicator failed, every task
 // queued behind it fails the same way.
-void HostStream::recordFailure(ncclResult_t code, const std::string& message) {
+void HostStream::recordFailure(const Error& error, bool released) {
   std::lock_guard<std::mutex> lock(mutex_);
+  stopped_ = stopped_ || (afterFailure_ == AfterFailure::Stop && !released);
   if (failure_ != ncclSuccess) return;
-  failure_ = code;
-  failureMessage_ = message;
+  failure_ = error.code();
+  failureMessage_ = error.what();
   LOG_WARN(kLogColl, "host stream %p: %s", static_cast<void*>(this),
-           message.c_str());
+           error.what());
 }
 
 // Work often comes in quick succession (a training step's collectives), and
@@ -68,8 +70,20 @@ void HostStream::awaitWork(std::unique_lock<std::mutex>& lock) {
   wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
 }
 
+void HostStream::run(const StreamTask& task) {
+  try {
+    task();
+  } catch (const ReleasedWait& error) {
+    recordFailure(error, /*released=*/true);
+  } catch (...) {
+    recordFailure(currentExceptionAsError(), /*released=*/false);
+  }
+}
+
 // Queued work still runs after stopping_ is set: destroying a stream, like
-// destroying a CUDA stream, does not discard what was enqueued.
+// destroying a CUDA stream, does not discard what was enqueued. A task that
+// a stopped stream skips is still destroyed, in order, so that what it
+// captured can tell that it never ran.
 void HostStream::serve() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
@@ -79,13 +93,9 @@ void HostStream::serve() {
     queue_.pop_front();
     pending_.store(queue_.size(), std::memory_order_release);
     running_ = true;
+    const bool skip = stopped_;
     lock.unlock();
-    try {
-      task();
-    } catch (...) {
-      Error error = currentExceptionAsError();
-      recordFailure(error.code(), error.what());
-    }
+    if (!skip) run(task);
     task = nullptr;  // release what the task captured outside the lock
     lock.lock();
     running_ = false;

@@ -11,12 +11,34 @@
 #include <thread>
 
 #include "runtime/runtime.h"
+#include "util/error.h"
 
 namespace hetccl {
 
+// What a stream does with the tasks behind a failed one; synchronize
+// reports the first error either way.
+enum class AfterFailure {
+  // A CPU rank's stream: they run (an operation of a failed communicator
+  // fails at once).
+  RunOn,
+  // An emulated GPU's stream: they never run, as a GPU stream stays at a
+  // kernel that cannot complete, so nothing behind the failure (a word
+  // written, an event reached) tells another stream that it succeeded.
+  // Only a ReleasedWait lets them run, as a GPU stream runs on once its
+  // rank's abort released its waits.
+  Stop,
+};
+
+// Thrown by a task whose wait this rank's abort, destroy or revoke ended
+// before its peer got there: the task failed, but its stream runs on.
+class ReleasedWait : public Error {
+ public:
+  using Error::Error;
+};
+
 class HostStream {
  public:
-  HostStream();
+  explicit HostStream(AfterFailure afterFailure = AfterFailure::RunOn);
   ~HostStream();  // Finishes the queued work, then stops the thread.
   HostStream(const HostStream&) = delete;
   HostStream& operator=(const HostStream&) = delete;
@@ -31,7 +53,10 @@ class HostStream {
  private:
   void serve();
   void awaitWork(std::unique_lock<std::mutex>& lock);
-  void recordFailure(ncclResult_t code, const std::string& message);
+  void run(const StreamTask& task);
+  void recordFailure(const Error& error, bool released);
+
+  const AfterFailure afterFailure_;
 
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -42,6 +67,7 @@ class HostStream {
   bool stopping_ = false;
   ncclResult_t failure_ = ncclSuccess;
   std::string failureMessage_;
+  bool stopped_ = false;  // AfterFailure::Stop, past a failure
   std::thread worker_;
 };
 

@@ -10,11 +10,13 @@
 namespace hetccl::mp {
 
 int DomainLayout::count() const {
+  if (hosts > 0) return hosts;
   if (labels.empty()) return 1;
   return static_cast<int>(std::set<int>(labels.begin(), labels.end()).size());
 }
 
 std::string DomainLayout::spec() const {
+  if (hosts > 0) return "host";
   std::string text;
   for (size_t i = 0; i < labels.size(); ++i) {
     if (i > 0) text += ",";
@@ -24,8 +26,9 @@ std::string DomainLayout::spec() const {
 }
 
 std::string DomainLayout::name() const {
-  if (labels.empty()) return "OneDomain";
+  if (labels.empty() && hosts == 0) return "OneDomain";
   std::string text = emulatedGpus ? "EmulatedGpuDomains" : "Domains";
+  if (hosts > 0) return text + "PerHost" + std::to_string(hosts);
   auto transport = env.find("HETCCL_TRANSPORT");
   if (transport != env.end()) {
     text = transport->second + text;
@@ -37,7 +40,7 @@ std::string DomainLayout::name() const {
 }
 
 void DomainLayout::applyTo(RunOptions* options) const {
-  if (!labels.empty()) options->env["HETCCL_DOMAINS"] = spec();
+  if (!labels.empty() || hosts > 0) options->env["HETCCL_DOMAINS"] = spec();
   if (emulatedGpus) options->env["HETCCL_EMULATED_GPU"] = "1";
   for (const auto& [name, value] : env) options->env[name] = value;
 }
@@ -47,6 +50,13 @@ void PrintTo(const DomainLayout& layout, std::ostream* out) {
 }
 
 DomainLayout oneDomain() { return DomainLayout(); }
+
+DomainLayout domainPerHost(int hosts, bool emulatedGpus) {
+  DomainLayout layout;
+  layout.hosts = hosts;
+  layout.emulatedGpus = emulatedGpus;
+  return layout;
+}
 
 DomainLayout domainsByLabel(std::vector<int> labels) {
   DomainLayout layout;

@@ -14,6 +14,9 @@ namespace hetccl::mp {
 
 struct DomainLayout {
   std::vector<int> labels;  // empty: no forcing, one domain
+  // Instead of labels: the ranks are on this many hosts (network
+  // namespaces), a domain each (HETCCL_DOMAINS=host).
+  int hosts = 0;
   // The ranks are GPU ranks emulated on the host (HETCCL_EMULATED_GPU):
   // the GPU engine runs their plans.
   bool emulatedGpus = false;
@@ -21,8 +24,8 @@ struct DomainLayout {
   // non-empty "HETCCL_TRANSPORT" also names the layout.
   std::map<std::string, std::string> env;
 
-  int count() const;         // distinct labels (1 when empty)
-  std::string spec() const;  // the HETCCL_DOMAINS value, e.g. "0,1,1"
+  int count() const;         // hosts, else distinct labels (1 when empty)
+  std::string spec() const;  // the HETCCL_DOMAINS value, e.g. "0,1,1", "host"
   std::string name() const;  // for test names, e.g. "domains011"
   void applyTo(RunOptions* options) const;
 };
@@ -32,6 +35,8 @@ void PrintTo(const DomainLayout& layout, std::ostream* out);
 
 // One domain (no forcing).
 DomainLayout oneDomain();
+// A domain per host, for ranks on `hosts` real hosts.
+DomainLayout domainPerHost(int hosts, bool emulatedGpus);
 // Explicit labels, e.g. {0, 1, 0, 1} for two interleaved domains.
 DomainLayout domainsByLabel(std::vector<int> labels);
 // The same, the ranks emulating GPUs.

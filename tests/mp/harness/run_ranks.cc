@@ -127,6 +127,7 @@ int runChild(int rank, int nranks, IdPipes& pipes, const std::string& tempDir,
              const RunOptions& options) {
   pipes.keepOnlyFor(rank);
   setFailureReporting(rank, failureFile(tempDir, rank));
+  if (options.enterRank) options.enterRank(rank);
 
   ncclUniqueId id;
   std::memset(&id, 0, sizeof(id));

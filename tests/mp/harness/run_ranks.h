@@ -25,6 +25,9 @@ struct RunOptions {
   std::map<std::string, std::string> env;
   // Extra variables for one rank (applied after `env`).
   std::function<std::map<std::string, std::string>(int rank)> rankEnv;
+  // Runs first in each child, before rank 0 makes the unique id (e.g. to
+  // move the rank into a network namespace, where its sockets must live).
+  std::function<void(int rank)> enterRank;
   // Ranks that must end by a signal (e.g. a rank that kills itself).
   std::map<int, int> expectedSignals;
   // False: no id is made; ctx.id is zeroed (for tests that make their own).
