@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_vendor_ranks.h"
 #include "harness/check.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
@@ -23,7 +24,6 @@ extern "C" int cudaSetDevice(int device);
 namespace hetccl::mp {
 namespace {
 
-constexpr int kRanks = 2;
 constexpr size_t kCount = 1001;
 constexpr double kPrompt = 1.0;  // seconds a disagreement may take
 
@@ -35,23 +35,6 @@ RunOptions checkingCalls() {
   options.env["HETCCL_CHECK_CALLS"] = "1";
   return options;
 }
-
-struct Ranks {
-  std::vector<ncclComm_t> comms = std::vector<ncclComm_t>(kRanks, nullptr);
-  Ranks() { MP_CHECK_NCCL(ncclCommInitAll(comms.data(), kRanks, nullptr)); }
-  ~Ranks() {
-    for (ncclComm_t comm : comms) Comm(comm).destroy();
-  }
-};
-
-// HetCCL opens vendor libraries with RTLD_DEEPBIND, which
-// AddressSanitizer refuses.
-#if defined(__SANITIZE_ADDRESS__)
-#define SKIP_UNDER_ASAN() \
-  GTEST_SKIP() << "RTLD_DEEPBIND cannot be used under AddressSanitizer"
-#else
-#define SKIP_UNDER_ASAN() (void)0
-#endif
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

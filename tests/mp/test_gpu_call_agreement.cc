@@ -28,6 +28,15 @@ namespace {
 constexpr double kDetectionSeconds = 1.0 + 1.0;  // 1 s, plus CI's slack
 constexpr double kAbortSeconds = 5;
 
+// The abort releases this rank's blocked stream in time.
+void abortPromptly(ncclComm_t comm, cudaStream_t stream) {
+  const double abortStart = nowSeconds();
+  MP_CHECK_NCCL(ncclCommAbort(comm));
+  hetcclStreamSynchronize(stream);
+  MP_CHECK(nowSeconds() - abortStart < kAbortSeconds)
+      << "abort took " << nowSeconds() - abortStart << " s";
+}
+
 struct Call {
   enum Kind { AllReduce, Broadcast } kind = AllReduce;
   size_t count = 0;
@@ -110,11 +119,7 @@ TEST_P(GpuCallAgreementTest, EveryRankFailsNamingBothCalls) {
                  message.find("rank 1 called") != std::string::npos &&
                  message.find(d.rank1Says) != std::string::npos)
             << d.name << ": " << message;
-        const double abortStart = nowSeconds();
-        MP_CHECK_NCCL(ncclCommAbort(comm));
-        hetcclStreamSynchronize(stream.get());
-        MP_CHECK(nowSeconds() - abortStart < kAbortSeconds)
-            << "abort took " << nowSeconds() - abortStart << " s";
+        abortPromptly(comm, stream.get());
       },
       options);
 }
@@ -313,11 +318,7 @@ TEST_P(GpuTransferAgreementTest, EveryRankFailsNamingBothCalls) {
               << d.name << ": rank " << rank
               << " received into its buffer from a send that disagrees";
         }
-        const double abortStart = nowSeconds();
-        MP_CHECK_NCCL(ncclCommAbort(comm));
-        hetcclStreamSynchronize(stream.get());
-        MP_CHECK(nowSeconds() - abortStart < kAbortSeconds)
-            << "abort took " << nowSeconds() - abortStart << " s";
+        abortPromptly(comm, stream.get());
       },
       options);
 }
