@@ -3,7 +3,8 @@
 // type of the same size, another reduction, a broadcast in place of an
 // all-reduce, another root, a receive of another count than the send. In
 // every layout (one CPU domain; two CPU domains over shm, tcp and ucx; GPU
-// ranks emulated on the host over tcp) both ranks get ncclInvalidUsage
+// ranks emulated on the host over tcp, with scripted launches, and over
+// shm on the stream-driven path) both ranks get ncclInvalidUsage
 // within a second: from the call, from their stream, or from
 // ncclCommGetAsyncError while the stream waits (a GPU rank's stream stays
 // blocked until the abort), and ncclGetLastError names both calls.
@@ -213,6 +214,8 @@ std::vector<MismatchCase> allCases() {
       over(domainsByLabel({0, 1}), "tcp"),
       ucxBetweenPretendHosts({0, 1}),
       over(emulatedGpuDomains({0, 1}), "tcp"),
+      emulatedGpuDomains({0, 1}),  // the stream-driven path
+      scriptedGpuLaunches({0, 1}),
   };
   std::vector<MismatchCase> cases;
   for (Disagreement what :
