@@ -13,6 +13,7 @@
 #include "algo/transport_choice.h"
 #include "transport/transport.h"
 #include "util/peer_liveness.h"
+#include "util/waiting_call.h"
 
 namespace hetccl {
 
@@ -40,6 +41,9 @@ class CrossDomainLinks {
   // Payload bytes this rank moved across domains so far.
   size_t bytesSent() const;
   size_t bytesReceived() const;
+  // Where the engine that runs the plans marks its waits on these links,
+  // for the call probe (which may outlive the links).
+  const std::shared_ptr<WaitingCall>& waiting() const { return waiting_; }
 
  private:
   int rank_;
@@ -47,6 +51,7 @@ class CrossDomainLinks {
   std::vector<std::unique_ptr<LinkSet>> linkSets_;
   std::map<int, std::shared_ptr<PiecedLink>> links_;
   std::string summary_;
+  const std::shared_ptr<WaitingCall> waiting_ = std::make_shared<WaitingCall>();
 };
 
 }  // namespace hetccl

@@ -33,6 +33,7 @@ HeteroExecutor::HeteroExecutor(int rank, const DomainMap& domains,
     return links->to(peer);
   };
   context_.abort = abort_.get();
+  context_.waiting = links_->waiting().get();
   context_.timeoutSeconds = settings.timeoutSeconds;
   context_.chunkBytes = settings.chunkBytes;
   context_.oneShotMaxBytes = settings.oneShotMaxBytes;
@@ -68,6 +69,10 @@ void HeteroExecutor::execute(const std::vector<Op>& ops) {
   } catch (...) {
     Error error = currentExceptionAsError();
     abort_->raise(error.code(), error.what());
+    // Ranks out of step are the cause of whatever failed after: a peer
+    // that exited once it saw the disagreement, say.
+    if (abort_->code() == ncclInvalidUsage)
+      throw Error(ncclInvalidUsage, abort_->reason());
     throw error;
   }
 }

@@ -14,6 +14,7 @@
 #include "algo/plan_data.h"
 #include "transport/link.h"
 #include "util/abort_signal.h"
+#include "util/waiting_call.h"
 #include "vendor/executor.h"
 #include "vendor/op_traits.h"
 
@@ -36,6 +37,9 @@ struct PlanContext {
   std::optional<CallSignature> call;
   const AbortSignal* abort = nullptr;
   double timeoutSeconds = 0;
+  // Where the collective's waits for a peer are marked, for the call probe
+  // (may be null).
+  WaitingCall* waiting = nullptr;
   size_t chunkBytes = 0;  // elements per pipeline step = chunkBytes / elt
   // All-reduces of at most this many bytes, and all-gathers and
   // reduce-scatters of at most this many bytes of their larger buffer,
@@ -70,6 +74,8 @@ struct PlanContext {
     return call ? *call : signatureOf(op);
   }
   void wait(TransferRequest& request) const {
+    WaitScope marked(call ? waiting : nullptr, call ? call->sequence : 0,
+                     request.peer());
     request.wait(*abort, timeoutSeconds);
   }
   char* scratchBytes(size_t bytes) const { return data->scratch(bytes); }

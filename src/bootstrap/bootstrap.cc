@@ -200,6 +200,16 @@ void Bootstrap::recv(int peer, uint32_t tag, void* data, size_t bytes) {
   mesh_->recv(peer, tag, data, bytes);
 }
 
+void Bootstrap::sendWithin(int peer, uint32_t tag, const void* data,
+                           size_t bytes, double seconds) {
+  mesh_->sendWithin(peer, tag, data, bytes, seconds);
+}
+
+std::optional<std::pair<int, std::vector<uint8_t>>> Bootstrap::tryRecvAny(
+    uint32_t tag) {
+  return mesh_->tryRecvAny(tag);
+}
+
 void Bootstrap::allGather(void* data, size_t bytesPerRank, uint32_t tag) {
   HETCCL_CHECK_ARG(data != nullptr || bytesPerRank == 0,
                    "bootstrap allGather: null buffer");

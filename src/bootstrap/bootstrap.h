@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -57,8 +58,14 @@ class Bootstrap {
   // that arrive for another (peer, tag) wait until asked for. All block
   // until done, the timeout, or an abort.
   void send(int peer, uint32_t tag, const void* data, size_t bytes);
+  // The same, giving up (throwing) after `seconds`.
+  void sendWithin(int peer, uint32_t tag, const void* data, size_t bytes,
+                  double seconds);
   // Exactly `bytes` are expected; a size mismatch is ncclInternalError.
   void recv(int peer, uint32_t tag, void* data, size_t bytes);
+  // A message with `tag` from any peer, if one has arrived (PeerMesh);
+  // never waits.
+  std::optional<std::pair<int, std::vector<uint8_t>>> tryRecvAny(uint32_t tag);
   // `data` holds nranks slots of bytesPerRank; this rank's slot is filled
   // on entry, all are on return. Ring algorithm.
   // If one of these collective exchanges fails on a rank, that rank tells

@@ -93,6 +93,18 @@ void PeerMesh::checkPeer(int peer, const char* call) const {
 // Sending
 
 void PeerMesh::send(int peer, uint32_t tag, const void* data, size_t bytes) {
+  sendBefore(peer, tag, data, bytes, Deadline::after(timeoutSeconds_));
+}
+
+void PeerMesh::sendWithin(int peer, uint32_t tag, const void* data,
+                          size_t bytes, double seconds) {
+  sendBefore(
+      peer, tag, data, bytes,
+      Deadline::after(seconds).earliest(Deadline::after(timeoutSeconds_)));
+}
+
+void PeerMesh::sendBefore(int peer, uint32_t tag, const void* data,
+                          size_t bytes, const Deadline& deadline) {
   checkPeer(peer, "send");
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "bootstrap send: null data of %zu bytes", bytes);
@@ -105,7 +117,6 @@ void PeerMesh::send(int peer, uint32_t tag, const void* data, size_t bytes) {
     return;
   }
   ActiveCall active(&activeCalls_);
-  Deadline deadline = Deadline::after(timeoutSeconds_);
   Outgoing& out = *outgoing_[static_cast<size_t>(peer)];
   std::lock_guard<std::mutex> sendLock(out.mutex);
   writeFrame(out, peer, tag, p, bytes, deadline, abort_);
@@ -277,6 +288,32 @@ void PeerMesh::recv(int peer, uint32_t tag, void* data, size_t bytes) {
       checkWait(deadline, abort_, waitingFor);
     waitAndProgress(nullptr, deadline);
   }
+}
+
+std::optional<std::pair<int, std::vector<uint8_t>>> PeerMesh::tryRecvAny(
+    uint32_t tag) {
+  int idle = 0;
+  if (activeCalls_.compare_exchange_strong(idle, 1)) {
+    // A slice that ends at once: only what has arrived is read.
+    constexpr double kNoWaitSeconds = 1e-9;
+    try {
+      waitAndProgress(nullptr, Deadline::after(kNoWaitSeconds));
+    } catch (...) {
+      --activeCalls_;
+      throw;
+    }
+    --activeCalls_;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = stash_.begin(); it != stash_.end(); ++it) {
+    if (it->first.second != tag) continue;
+    std::pair<int, std::vector<uint8_t>> message{it->first.first,
+                                                 std::move(it->second.front())};
+    it->second.pop_front();
+    if (it->second.empty()) stash_.erase(it);
+    return message;
+  }
+  return std::nullopt;
 }
 
 bool PeerMesh::takeLocked(int peer, uint32_t tag, void* data, size_t bytes) {

@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,9 +53,19 @@ class PeerMesh {
   // Returns once the message is handed to the kernel (or, for
   // peer == rank, stashed for our own recv).
   void send(int peer, uint32_t tag, const void* data, size_t bytes);
+  // The same, giving up (throwing) after `seconds`: for a message that
+  // matters only soon.
+  void sendWithin(int peer, uint32_t tag, const void* data, size_t bytes,
+                  double seconds);
   // Waits for the next message of (peer, tag); it must be exactly `bytes`
   // long (ncclInternalError otherwise).
   void recv(int peer, uint32_t tag, void* data, size_t bytes);
+
+  // A message with `tag` from any peer, if one is there: (peer, payload).
+  // Never waits. It reads what the connections hold only while no other
+  // call is in the mesh (one that is reads for it), so that it never
+  // takes a frame from under a receive that sleeps in its poll.
+  std::optional<std::pair<int, std::vector<uint8_t>>> tryRecvAny(uint32_t tag);
 
   // Tells `peers` (every other rank if empty) that this rank gave up the
   // exchange `tag` because of `why`: their sends and receives with that tag
@@ -81,6 +92,8 @@ class PeerMesh {
   struct Outgoing;
 
   void checkPeer(int peer, const char* call) const;
+  void sendBefore(int peer, uint32_t tag, const void* data, size_t bytes,
+                  const Deadline& deadline);
   // Writes one frame; the caller holds out.mutex.
   void writeFrame(Outgoing& out, int peer, uint32_t tag, const void* data,
                   size_t bytes, const Deadline& deadline,

@@ -7,6 +7,7 @@
 #include "algo/hetero_executor.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
+#include "core/call_probe.h"
 #include "core/pass_through_call_check.h"
 #include "core/subset_oob.h"
 #include "core/topology_map.h"
@@ -219,6 +220,7 @@ void Communicator::setUpHeterogeneous(
   auto links = std::make_shared<CrossDomainLinks>(
       oob, placements, domains, settings_, opsAbort_, liveness_, calls_);
   crossDomainLinks_ = links;
+  startCallProbe(domains, links->waiting());
   transportChoice_ = links->choice();
   gatherDomainBackends(oob);
   if (!gpu_) {
@@ -237,6 +239,18 @@ void Communicator::setUpHeterogeneous(
       GpuPlanEngineSetup{deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains,
                          std::move(links), std::move(domainComm), settings_,
                          opsAbort_, std::move(direct), liveness_, rankNames()});
+}
+
+// Calls that disagree so that ranks wait for each other without a byte
+// moving are found by asking the peer, and every disagreement found is
+// told to every rank (core/call_probe.h).
+void Communicator::startCallProbe(const DomainMap& domains,
+                                  std::shared_ptr<const WaitingCall> waiting) {
+  std::vector<int> linkPeers;
+  for (int r = 0; r < nranks_; ++r)
+    if (domains.domainOf(r) != domainIndex_) linkPeers.push_back(r);
+  callProbe_ = std::make_unique<CallProbe>(
+      *bootstrap_, calls_, std::move(waiting), std::move(linkPeers), opsAbort_);
 }
 
 std::vector<std::string> Communicator::rankNames() const {
@@ -511,8 +525,8 @@ LibraryFeatures* Communicator::libraryFeatures() const {
 }
 
 void Communicator::revoke() {
-  opsAbort_->raise(ncclInvalidUsage,
-                   "communicator was revoked (ncclCommRevoke)");
+  opsAbort_->raiseUnannounced(ncclInvalidUsage,
+                              "communicator was revoked (ncclCommRevoke)");
   if (executor_) executor_->releaseStreams();
   if (executor_) executor_->drain(kAbortDrainSeconds);
 }

@@ -25,12 +25,14 @@
 #include "util/oob.h"
 #include "util/peer_liveness.h"
 #include "util/settings.h"
+#include "util/waiting_call.h"
 #include "vendor/executor.h"
 #include "vendor/op.h"
 
 namespace hetccl {
 
 class Bootstrap;
+class CallProbe;
 class PassThroughCallCheck;
 class CrossDomainLinks;
 class DeviceShmCollectives;
@@ -146,6 +148,8 @@ class Communicator {
   void setUpDomains();
   void setUpHeterogeneous(Oob& oob, const DomainMap& domains,
                           const std::vector<RankPlacement>& placements);
+  void startCallProbe(const DomainMap& domains,
+                      std::shared_ptr<const WaitingCall> waiting);
   std::unique_ptr<DeviceShmCollectives> streamDrivenCollectives(
       Oob& oob, const DomainMap& domains) const;
   void gatherDomainBackends(Oob& oob);
@@ -194,6 +198,8 @@ class Communicator {
   // With several domains; the executor owns them (and stops them first).
   std::weak_ptr<CrossDomainLinks> crossDomainLinks_;
   std::unique_ptr<Watchdog> watchdog_;
+  // With several domains; it uses the bootstrap, so it goes first.
+  std::unique_ptr<CallProbe> callProbe_;
   UserOps userOps_;
   Registrations registrations_;
   uint32_t nextTag_ = 1;

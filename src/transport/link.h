@@ -30,6 +30,9 @@ class TransferRequest {
   // Waits for done(); throws if `abort` is raised, the link fails, or
   // `timeoutSeconds` (> 0) pass (ncclRemoteError: the peer is silent).
   virtual void wait(const AbortSignal& abort, double timeoutSeconds) = 0;
+  // The rank at the other end, for the call probe (util/waiting_call.h);
+  // -1 where the request knows none.
+  virtual int peer() const { return -1; }
 };
 
 class Link {

@@ -30,6 +30,7 @@ class PostedRequest : public TransferRequest {
   void complete();
   void failWith(const Error& error);
 
+  int peer() const override { return name_.peer; }
   std::string description() const { return name_.text(); }
 
  private:

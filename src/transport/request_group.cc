@@ -1,5 +1,7 @@
 #include "transport/request_group.h"
 
+#include <algorithm>
+
 namespace hetccl {
 
 bool RequestGroup::done() {
@@ -10,6 +12,11 @@ bool RequestGroup::done() {
 void RequestGroup::wait(const AbortSignal& abort, double timeoutSeconds) {
   for (; next_ < parts_.size(); ++next_)
     parts_[next_]->wait(abort, timeoutSeconds);
+}
+
+int RequestGroup::peer() const {
+  if (parts_.empty()) return -1;
+  return parts_[std::min(next_, parts_.size() - 1)]->peer();
 }
 
 std::shared_ptr<TransferRequest> requestFor(

@@ -18,6 +18,9 @@ class RequestGroup : public TransferRequest {
 
   bool done() override;
   void wait(const AbortSignal& abort, double timeoutSeconds) override;
+  // The peer of the first part not done (the parts of a pieced transfer
+  // share one).
+  int peer() const override;
 
  private:
   std::vector<std::shared_ptr<TransferRequest>> parts_;

@@ -7,9 +7,36 @@ namespace hetccl {
 void AbortSignal::raise(ncclResult_t code, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (flag_.load(std::memory_order_relaxed)) return;
+  if (held_) return raiseLocked(heldCode_, heldReason_);
+  // Under the mutex: a second raise waits, and setAnnouncer(nullptr) too.
+  if (code == ncclInvalidUsage && announce_) announce_(reason);
+  raiseLocked(code, reason);
+}
+
+void AbortSignal::hold(ncclResult_t code, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (held_) return;
+  held_ = true;
+  heldCode_ = code;
+  heldReason_ = reason;
+}
+
+void AbortSignal::raiseUnannounced(ncclResult_t code,
+                                   const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  raiseLocked(code, reason);
+}
+
+void AbortSignal::raiseLocked(ncclResult_t code, const std::string& reason) {
+  if (flag_.load(std::memory_order_relaxed)) return;
   code_ = code;
   reason_ = reason;
   flag_.store(true, std::memory_order_release);
+}
+
+void AbortSignal::setAnnouncer(Announcer announce) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  announce_ = std::move(announce);
 }
 
 ncclResult_t AbortSignal::code() const {

@@ -1,9 +1,11 @@
 // A communicator's "stop everything" signal. Raised by ncclCommAbort, by the
-// watchdog when a peer process dies, or by a timed-out wait; every blocking
-// loop in the library polls it, so a raised signal ends all waits promptly.
+// watchdog when a peer process dies, by a timed-out wait, or by calls found
+// to disagree; every blocking loop in the library polls it, so a raised
+// signal ends all waits promptly.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -15,6 +17,22 @@ class AbortSignal {
  public:
   // The first reason wins; later raises keep the original cause.
   void raise(ncclResult_t code, const std::string& reason);
+  // A raise the announcer does not hear of: what this rank alone decided
+  // (ncclCommRevoke), or what another rank announced already.
+  void raiseUnannounced(ncclResult_t code, const std::string& reason);
+  // Runs on the raising thread before a raise with ncclInvalidUsage takes
+  // effect (the ranks are out of step: calls that disagree), with the
+  // reason; meanwhile no wait sees the signal. A communicator of several
+  // domains tells its other ranks first (core/call_probe.h), so that each
+  // of them reports the disagreement, not the exit of the rank that found
+  // it. Null: none. Setting it waits for one that runs.
+  using Announcer = std::function<void(const std::string& reason)>;
+  void setAnnouncer(Announcer announce);
+  // A cause that the next raise takes instead of its own, unannounced: a
+  // disagreement another rank announced, which this rank raises once
+  // every rank has it; meanwhile a rank that exited after raising it must
+  // not pass for the cause here. The first held cause stays.
+  void hold(ncclResult_t code, const std::string& reason);
   bool raised() const { return flag_.load(std::memory_order_acquire); }
   const std::atomic<bool>* flag() const { return &flag_; }
   ncclResult_t code() const;
@@ -23,8 +41,14 @@ class AbortSignal {
   void throwIfRaised() const;
 
  private:
+  void raiseLocked(ncclResult_t code, const std::string& reason);
+
   std::atomic<bool> flag_{false};
   mutable std::mutex mutex_;
+  Announcer announce_;
+  bool held_ = false;
+  ncclResult_t heldCode_ = ncclSuccess;
+  std::string heldReason_;
   ncclResult_t code_ = ncclSuccess;
   std::string reason_;
 };

@@ -1,14 +1,18 @@
 // Ranks whose calls disagree fail instead of exchanging buffers of another
-// meaning. Rank 1 makes another call than rank 0: half the count, another
-// type of the same size, another reduction, a broadcast in place of an
-// all-reduce, another root, a receive of another count than the send. In
-// every layout (one CPU domain; two CPU domains over shm, tcp and ucx; GPU
-// ranks emulated on the host over tcp, with scripted launches, and over
-// shm on the stream-driven path) both ranks get ncclInvalidUsage
-// within a second: from the call, from their stream, or from
-// ncclCommGetAsyncError while the stream waits (a GPU rank's stream stays
-// blocked until the abort), and ncclGetLastError names both calls.
-// HETCCL_TIMEOUT=30, so that a timeout cannot pass for detection.
+// meaning. The ranks of the second half make another call than those of
+// the first: half the count, another type of the same size, another
+// reduction, a broadcast in place of an all-reduce, another root (each
+// half names its own first rank, so both send), roots that face each
+// other (each half names the other's, so both wait to receive and no
+// byte moves), a receive of another count than the send. In every layout
+// (one CPU domain; two CPU domains over shm, tcp and ucx; GPU ranks
+// emulated on the host over tcp, with scripted launches, and over shm on
+// the stream-driven path; two domains of two ranks over shm and tcp, CPU
+// and emulated GPU ranks) every rank gets ncclInvalidUsage within a
+// second: from the call, from its stream, or from ncclCommGetAsyncError
+// while the stream waits (a GPU rank's stream stays blocked until the
+// abort), and ncclGetLastError names both calls. HETCCL_TIMEOUT=30, so
+// that a timeout cannot pass for detection.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -29,7 +33,15 @@ constexpr double kDetectSeconds = 1.0;
 constexpr double kAbortSeconds = 5.0;
 constexpr size_t kCount = 64;
 
-enum class Disagreement { Count, Type, Reduction, Kind, Root, SendRecvCount };
+enum class Disagreement {
+  Count,
+  Type,
+  Reduction,
+  Kind,
+  Root,
+  FacingRoots,
+  SendRecvCount
+};
 
 const char* nameOf(Disagreement what) {
   switch (what) {
@@ -43,6 +55,8 @@ const char* nameOf(Disagreement what) {
       return "Kind";
     case Disagreement::Root:
       return "Root";
+    case Disagreement::FacingRoots:
+      return "FacingRoots";
     case Disagreement::SendRecvCount:
       return "SendRecvCount";
   }
@@ -77,30 +91,39 @@ struct Call {
   }
 };
 
-// What rank `rank` calls in the case of `what` disagreement.
-Call callOf(Disagreement what, int rank) {
+// What rank `rank` of `nranks` calls in the case of `what` disagreement:
+// the two halves of the ranks differ. A send or receive goes to the rank
+// in the same place of the other half.
+Call callOf(Disagreement what, int rank, int nranks) {
+  const int half = nranks / 2;
+  const bool second = rank >= half;
+  const int firstOfOther = second ? 0 : half;
   Call call;
   switch (what) {
     case Disagreement::Count:
-      if (rank == 1) call.count = kCount / 2;
+      if (second) call.count = kCount / 2;
       break;
     case Disagreement::Type:
-      if (rank == 1) call.dtype = ncclInt32;
+      if (second) call.dtype = ncclInt32;
       break;
     case Disagreement::Reduction:
-      if (rank == 1) call.op = ncclMax;
+      if (second) call.op = ncclMax;
       break;
     case Disagreement::Kind:
-      if (rank == 1) call.kind = Kind::Broadcast;
+      if (second) call.kind = Kind::Broadcast;
       break;
     case Disagreement::Root:
       call.kind = Kind::Broadcast;
-      call.root = rank;
+      call.root = second ? half : 0;
+      break;
+    case Disagreement::FacingRoots:
+      call.kind = Kind::Broadcast;
+      call.root = firstOfOther;
       break;
     case Disagreement::SendRecvCount:
-      call.kind = rank == 0 ? Kind::Send : Kind::Recv;
-      call.root = 1 - rank;
-      if (rank == 1) call.count = kCount / 2;
+      call.kind = second ? Kind::Recv : Kind::Send;
+      call.root = (rank + half) % nranks;
+      if (second) call.count = kCount / 2;
       break;
   }
   return call;
@@ -130,6 +153,10 @@ struct MismatchCase {
   Disagreement what;
   DomainLayout layout;
 
+  // Two, or one for each label.
+  int nranks() const {
+    return layout.labels.empty() ? 2 : static_cast<int>(layout.labels.size());
+  }
   std::string name() const {
     return std::string(nameOf(what)) + "_" + layout.name();
   }
@@ -162,8 +189,10 @@ void runMismatch(const MismatchCase& c, RankContext& ctx) {
   checkDomainCount(comm, c.layout.count());
   HostStream stream;
   std::vector<float> send(kCount, 1.0f + ctx.rank()), recv(kCount, 0.0f);
-  const Call mine = callOf(c.what, ctx.rank());
-  const Call theirs = callOf(c.what, 1 - ctx.rank());
+  const int nranks = c.nranks();
+  const Call mine = callOf(c.what, ctx.rank(), nranks);
+  const Call theirs =
+      callOf(c.what, (ctx.rank() + nranks / 2) % nranks, nranks);
   const double start = nowSeconds();
   const ncclResult_t result = firstError(
       post(mine, send, recv, comm, stream.get()), comm, stream.get(), start);
@@ -199,7 +228,7 @@ TEST_P(CallMismatchTest, EveryRankFailsNamingBothCalls) {
   options.env["HETCCL_TIMEOUT"] = "30";
   c.layout.applyTo(&options);
   runRanks(
-      2, [&](RankContext& ctx) { runMismatch(c, ctx); }, options);
+      c.nranks(), [&](RankContext& ctx) { runMismatch(c, ctx); }, options);
 }
 
 DomainLayout over(DomainLayout layout, const std::string& transport) {
@@ -216,11 +245,15 @@ std::vector<MismatchCase> allCases() {
       over(emulatedGpuDomains({0, 1}), "tcp"),
       emulatedGpuDomains({0, 1}),  // the stream-driven path
       scriptedGpuLaunches({0, 1}),
+      over(domainsByLabel({0, 0, 1, 1}), "shm"),
+      over(domainsByLabel({0, 0, 1, 1}), "tcp"),
+      over(emulatedGpuDomains({0, 0, 1, 1}), "tcp"),
   };
   std::vector<MismatchCase> cases;
   for (Disagreement what :
        {Disagreement::Count, Disagreement::Type, Disagreement::Reduction,
-        Disagreement::Kind, Disagreement::Root, Disagreement::SendRecvCount})
+        Disagreement::Kind, Disagreement::Root, Disagreement::FacingRoots,
+        Disagreement::SendRecvCount})
     for (const DomainLayout& layout : layouts) cases.push_back({what, layout});
   return cases;
 }

@@ -23,6 +23,7 @@ class StagingProxy::Queue {
     uint64_t piece;
     std::shared_ptr<TransferRequest> onLink;
     std::chrono::steady_clock::time_point since;
+    uint64_t collective;  // its number; 0 for a send or receive
   };
 
   Link& link;
@@ -54,12 +55,14 @@ class StagingProxy::Queue {
 StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
                            double timeoutSeconds, const uint64_t* gateWord,
                            PinnedHostMemory controlWords,
-                           std::function<void(const Error&)> onFailure)
+                           std::function<void(const Error&)> onFailure,
+                           WaitingCall* waiting)
     : abort_(std::move(abort)),
       timeoutSeconds_(timeoutSeconds),
       gateWord_(gateWord),
       controlWords_(std::move(controlWords)),
-      onFailure_(std::move(onFailure)) {
+      onFailure_(std::move(onFailure)),
+      waiting_(waiting) {
   auto* words = reinterpret_cast<uint64_t*>(controlWords_.data());
   for (size_t i = controlWords_.size() / sizeof(uint64_t); i-- > 0;)
     freeControlWords_.push_back(words + i);
@@ -154,6 +157,7 @@ void StagingProxy::run() {
       }
     }
     bool moved = false;
+    OldestWait oldest;
     try {
       if (!failed && abort_->raised())
         throw Error(
@@ -161,10 +165,11 @@ void StagingProxy::run() {
             abort_->reason());
       moved = serveScripts(active, failed, released);
       if (!failed)
-        for (Queue* queue : active) moved = progress(*queue) || moved;
+        for (Queue* queue : active) moved = progress(*queue, oldest) || moved;
     } catch (...) {
       failAll(currentExceptionAsError());
     }
+    markWait(oldest);
     std::vector<Queue*> still;
     for (Queue* queue : active)
       if (!queue->waiting.empty() || !queue->posted.empty())
@@ -175,6 +180,14 @@ void StagingProxy::run() {
     else
       pause(idlePolls);
   }
+}
+
+void StagingProxy::markWait(const OldestWait& oldest) {
+  if (!waiting_) return;
+  if (oldest.since)
+    waiting_->enter(oldest.collective, oldest.peer, *oldest.since);
+  else
+    waiting_->leave();
 }
 
 void StagingProxy::pause(int& idlePolls) const {
@@ -231,19 +244,23 @@ void StagingProxy::startScript(const StagedLaunchScript& script,
 
 // Posts the pieces whose slot is ready, then retires finished ones in
 // order. Throws the link's error or a timeout.
-bool StagingProxy::progress(Queue& queue) {
+bool StagingProxy::progress(Queue& queue, OldestWait& oldest) {
   bool moved = false;
   while (!queue.waiting.empty() && gateOpen(queue.waiting.front()) &&
          queue.ready(queue.waiting.front().piece)) {
     const Job& job = queue.waiting.front();
-    queue.posted.push_back(
-        {job.piece, queue.post(job), std::chrono::steady_clock::now()});
+    queue.posted.push_back({job.piece, queue.post(job),
+                            std::chrono::steady_clock::now(),
+                            job.call.pointToPoint() ? 0 : job.call.sequence});
     queue.waiting.pop_front();
     moved = true;
   }
   while (!queue.posted.empty()) {
     Queue::Posted& front = queue.posted.front();
     if (!front.onLink->done()) {
+      if (front.collective != 0 &&
+          (!oldest.since || front.since < oldest.since))
+        oldest = {front.collective, queue.link.peer(), front.since};
       double waited = std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - front.since)
                           .count();

@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -35,6 +36,7 @@
 #include "runtime/device/device_resources.h"
 #include "transport/link.h"
 #include "util/error.h"
+#include "util/waiting_call.h"
 
 namespace hetccl {
 
@@ -47,10 +49,13 @@ class StagingProxy {
   // streams stay blocked until release().
   // `gateWord`: host memory the engine's stream raises as it reaches
   // launches. `controlWords`: pinned memory, a word per script alive at
-  // once.
+  // once. `waiting` (may be null): where the proxy marks the oldest
+  // transfer of a collective that the links have not completed, for the
+  // call probe.
   StagingProxy(std::shared_ptr<AbortSignal> abort, double timeoutSeconds,
                const uint64_t* gateWord, PinnedHostMemory controlWords,
-               std::function<void(const Error&)> onFailure);
+               std::function<void(const Error&)> onFailure,
+               WaitingCall* waiting);
   // Drops what is still queued (the engine is going away) and stops.
   ~StagingProxy();
   StagingProxy(const StagingProxy&) = delete;
@@ -100,7 +105,14 @@ class StagingProxy {
   void startScript(const StagedLaunchScript& script,
                    std::vector<Queue*>& active);
   bool gateOpen(const Job& job) const;
-  bool progress(Queue& queue);
+  // The oldest collective's transfer a pass found not done.
+  struct OldestWait {
+    uint64_t collective = 0;
+    int peer = -1;
+    std::optional<std::chrono::steady_clock::time_point> since;
+  };
+  bool progress(Queue& queue, OldestWait& oldest);
+  void markWait(const OldestWait& oldest);
   void failAll(const Error& error);
   void pause(int& idlePolls) const;
 
@@ -109,6 +121,7 @@ class StagingProxy {
   const uint64_t* gateWord_;
   PinnedHostMemory controlWords_;
   std::function<void(const Error&)> onFailure_;
+  WaitingCall* const waiting_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Queue> queues_;  // stable addresses

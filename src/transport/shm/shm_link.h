@@ -23,6 +23,7 @@ class ShmRequest : public TransferRequest {
   void wait(const AbortSignal& abort, double timeoutSeconds) override {
     engine_->wait(*transfer_, abort, timeoutSeconds, peer_);
   }
+  int peer() const override { return peer_; }
 
  private:
   const int peer_;

@@ -1,0 +1,124 @@
+// What the links cannot see of calls that disagree, in a communicator of
+// several domains.
+//
+// Waits that face each other. Two ranks that each wait to receive from
+// the other (a broadcast where each names the other as the root, a reduce
+// likewise) send nothing, so no transfer's header ever carries a signature
+// to compare (transport/link.h), and both would wait until HETCCL_TIMEOUT,
+// forever by default. A thread per communicator looks every few tens of
+// milliseconds at what the plans wait for (util/waiting_call.h). Once a
+// wait for a peer in collective #k has lasted kStallSeconds, it sends that
+// peer this rank's call #k over the bootstrap, once. The peer's thread
+// compares it with its own call #k (util/call_log.h) as soon as it has
+// made it: calls that agree mean the wait is mere slowness; calls that
+// differ are a disagreement, found there. A probe costs one small message
+// per collective that stalls that long, and nothing while none does.
+//
+// Ranks that see nothing. Wherever a disagreement is found (a link's
+// header, the host domain's call board, a probe), the finding rank's abort
+// signal is raised with ncclInvalidUsage. Before that takes effect, the
+// probe tells every other rank the reason (kFailed) and waits, at most
+// kAnnounceSeconds, until each has taken it (kTaken); then it tells them
+// all to raise it (kSettled). A rank that took the reason holds it
+// (AbortSignal::hold) until then. So the ranks of the domains behind the
+// two that met fail with the same message, and none reports instead that
+// a rank exited, which any may do as soon as its error shows: by then
+// every rank holds the real cause.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "util/abort_signal.h"
+#include "util/call_log.h"
+#include "util/error.h"
+#include "util/waiting_call.h"
+
+namespace hetccl {
+
+class Bootstrap;
+
+class CallProbe {
+ public:
+  // How long a wait lasts before this rank asks its peer.
+  static constexpr double kStallSeconds = 0.25;
+  // How long a rank that found a disagreement waits for the others to
+  // take it: past it, the missing ones are gone or stuck.
+  static constexpr double kAnnounceSeconds = 0.3;
+
+  // `linkPeers`: the ranks whose transfers `waiting` can be waits for
+  // (those of the other domains). Becomes `abort`'s announcer. `bootstrap`
+  // outlives the probe.
+  CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
+            std::shared_ptr<const WaitingCall> waiting,
+            std::vector<int> linkPeers, std::shared_ptr<AbortSignal> abort);
+  ~CallProbe();
+  CallProbe(const CallProbe&) = delete;
+  CallProbe& operator=(const CallProbe&) = delete;
+
+ private:
+  enum class Message : uint8_t {
+    kWaiting = 1,  // + a call: the sender waits for the receiver in it
+    kFailed = 2,   // + a reason: the sender's operation is out of step
+    kTaken = 3,    // the sender holds the receiver's kFailed
+    kSettled = 4,  // every rank holds it: raise it
+  };
+  struct Question {
+    int peer;
+    CallSignature call;
+  };
+  // What reading the messages leaves to do once the lock is let go.
+  struct Outcome {
+    std::optional<Error> found;       // a disagreement this rank found
+    std::optional<std::string> told;  // a reason another rank announced
+    std::vector<int> tellers;         // whom to answer kTaken, once held
+    bool settled = false;
+  };
+
+  void run();
+  void tick();
+  void askIfStalled();
+  // Reads and handles what the peers sent, under handlingMutex_.
+  Outcome readMessages();
+  void handle(int peer, const std::vector<uint8_t>& message, Outcome& outcome);
+  // Whether `question`'s call was made here; if so, compares.
+  bool answer(const Question& question, Outcome& outcome);
+  void announce(const std::string& reason);
+  // Whether every other rank took the announcement in time.
+  bool awaitTaken(int others);
+  void send(int peer, Message kind, const void* body, size_t bytes);
+  void sendCall(int peer, Message kind, const CallSignature& call);
+
+  Bootstrap& bootstrap_;
+  const std::shared_ptr<const CallLog> calls_;
+  const std::shared_ptr<const WaitingCall> waiting_;
+  const std::vector<int> linkPeers_;
+  const std::shared_ptr<AbortSignal> abort_;
+  std::optional<WaitingCall::Stall> asked_;  // the probe thread's own
+
+  // Messages are handled by the probe's thread, and by a thread that
+  // announces (which holds the abort signal's mutex meanwhile: this one is
+  // never held while raising).
+  std::mutex handlingMutex_;
+  std::vector<Question> unanswered_;  // about calls not made here yet
+  bool announcing_ = false;
+  std::set<int> taken_;  // the ranks that took this rank's kFailed
+  // The probe thread's own: a reason held, since when.
+  std::optional<std::string> held_;
+  std::chrono::steady_clock::time_point heldSince_;
+
+  std::mutex stopMutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace hetccl
