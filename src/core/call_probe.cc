@@ -32,12 +32,14 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 CallProbe::CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
                      std::shared_ptr<const WaitingCall> waiting,
                      std::vector<int> linkPeers,
-                     std::shared_ptr<AbortSignal> abort)
+                     std::shared_ptr<AbortSignal> abort,
+                     std::shared_ptr<const PeerLiveness> liveness)
     : bootstrap_(bootstrap),
       calls_(std::move(calls)),
       waiting_(std::move(waiting)),
       linkPeers_(std::move(linkPeers)),
-      abort_(std::move(abort)) {
+      abort_(std::move(abort)),
+      liveness_(std::move(liveness)) {
   abort_->setAnnouncer([this](const std::string& reason) { announce(reason); });
   thread_ = std::thread([this] { run(); });
 }
@@ -74,16 +76,16 @@ void CallProbe::tick() {
   askIfStalled();
   Outcome outcome = readMessages();
   if (outcome.told && !held_) {
-    abort_->hold(ncclInvalidUsage, *outcome.told);
+    abort_->hold(ncclInvalidUsage, *outcome.told, kSettleSeconds);
     held_ = outcome.told;
     heldSince_ = std::chrono::steady_clock::now();
   }
   for (int teller : outcome.tellers) send(teller, Message::kTaken, nullptr, 0);
   // Raised when every rank holds it, or when its teller went quiet.
-  if (held_ &&
-      (outcome.settled || secondsSince(heldSince_) > 2 * kAnnounceSeconds))
+  if (held_ && (outcome.settled || secondsSince(heldSince_) > kSettleSeconds))
     abort_->raiseUnannounced(ncclInvalidUsage, *held_);
-  if (outcome.found) {
+  // A rank that holds another's announcement raises when that settles.
+  if (outcome.found && !held_) {
     LOG_WARN(kLogColl, "rank %d: %s", bootstrap_.rank(), outcome.found->what());
     abort_->raise(outcome.found->code(), outcome.found->what());
   }
@@ -162,24 +164,24 @@ bool CallProbe::answer(const Question& question, Outcome& outcome) {
 
 // On the raising thread, with the abort signal's mutex held.
 void CallProbe::announce(const std::string& reason) {
-  const int others = bootstrap_.nranks() - 1;
   {
     std::lock_guard<std::mutex> lock(handlingMutex_);
     announcing_ = true;
   }
+  std::vector<int> told;
   for (int r = 0; r < bootstrap_.nranks(); ++r)
-    if (r != bootstrap_.rank())
-      send(r, Message::kFailed, reason.data(), reason.size());
-  if (!awaitTaken(others))
+    if (r != bootstrap_.rank() &&
+        send(r, Message::kFailed, reason.data(), reason.size()))
+      told.push_back(r);
+  if (!awaitTaken(told))
     LOG_INFO(kLogColl,
              "rank %d: not every other rank took the news within %g s; the "
              "others are gone or stuck",
              bootstrap_.rank(), kAnnounceSeconds);
-  for (int r = 0; r < bootstrap_.nranks(); ++r)
-    if (r != bootstrap_.rank()) send(r, Message::kSettled, nullptr, 0);
+  for (int r : told) send(r, Message::kSettled, nullptr, 0);
 }
 
-bool CallProbe::awaitTaken(int others) {
+bool CallProbe::awaitTaken(const std::vector<int>& told) {
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     Outcome outcome;  // this rank raises its own reason: others' only wait
@@ -192,7 +194,10 @@ bool CallProbe::awaitTaken(int others) {
         LOG_INFO(kLogColl, "rank %d: %s", bootstrap_.rank(), e.what());
         return false;
       }
-      if (static_cast<int>(taken_.size()) >= others) return true;
+      if (std::all_of(told.begin(), told.end(), [this](int r) {
+            return taken_.count(r) != 0 || (liveness_ && liveness_->lost(r));
+          }))
+        return true;
     }
     // Another rank announcing at the same time waits for this one.
     for (int teller : outcome.tellers)
@@ -208,16 +213,18 @@ void CallProbe::sendCall(int peer, Message kind, const CallSignature& call) {
   send(peer, kind, body, sizeof(body));
 }
 
-void CallProbe::send(int peer, Message kind, const void* body, size_t bytes) {
+bool CallProbe::send(int peer, Message kind, const void* body, size_t bytes) {
   std::vector<uint8_t> message(1 + bytes);
   message[0] = static_cast<uint8_t>(kind);
   if (bytes > 0) std::memcpy(message.data() + 1, body, bytes);
   try {
     bootstrap_.sendWithin(peer, kProbeTag, message.data(), message.size(),
                           kSendSeconds);
+    return true;
   } catch (const Error& e) {
     LOG_INFO(kLogColl, "rank %d: call probe message to rank %d not sent: %s",
              bootstrap_.rank(), peer, e.what());
+    return false;
   }
 }
 

@@ -40,6 +40,7 @@
 #include "util/abort_signal.h"
 #include "util/call_log.h"
 #include "util/error.h"
+#include "util/peer_liveness.h"
 #include "util/waiting_call.h"
 
 namespace hetccl {
@@ -51,15 +52,22 @@ class CallProbe {
   // How long a wait lasts before this rank asks its peer.
   static constexpr double kStallSeconds = 0.25;
   // How long a rank that found a disagreement waits for the others to
-  // take it: past it, the missing ones are gone or stuck.
-  static constexpr double kAnnounceSeconds = 0.3;
+  // take it: past it, the missing ones are gone or stuck. Ranks that
+  // cannot be reached or have exited are not waited for, and the others
+  // answer within a tick, so the bound matters only on a machine too
+  // loaded to run the probes' threads.
+  static constexpr double kAnnounceSeconds = 1.0;
+  // How long a rank holds an announced reason at most before it raises it
+  // without the announcer's word.
+  static constexpr double kSettleSeconds = 2 * kAnnounceSeconds;
 
   // `linkPeers`: the ranks whose transfers `waiting` can be waits for
-  // (those of the other domains). Becomes `abort`'s announcer. `bootstrap`
-  // outlives the probe.
+  // (those of the other domains). `liveness`: which peers exited. Becomes
+  // `abort`'s announcer. `bootstrap` outlives the probe.
   CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
             std::shared_ptr<const WaitingCall> waiting,
-            std::vector<int> linkPeers, std::shared_ptr<AbortSignal> abort);
+            std::vector<int> linkPeers, std::shared_ptr<AbortSignal> abort,
+            std::shared_ptr<const PeerLiveness> liveness);
   ~CallProbe();
   CallProbe(const CallProbe&) = delete;
   CallProbe& operator=(const CallProbe&) = delete;
@@ -92,9 +100,10 @@ class CallProbe {
   // Whether `question`'s call was made here; if so, compares.
   bool answer(const Question& question, Outcome& outcome);
   void announce(const std::string& reason);
-  // Whether every other rank took the announcement in time.
-  bool awaitTaken(int others);
-  void send(int peer, Message kind, const void* body, size_t bytes);
+  // Whether each of `told` took the announcement in time (or exited).
+  bool awaitTaken(const std::vector<int>& told);
+  // Whether the message left.
+  bool send(int peer, Message kind, const void* body, size_t bytes);
   void sendCall(int peer, Message kind, const CallSignature& call);
 
   Bootstrap& bootstrap_;
@@ -102,6 +111,7 @@ class CallProbe {
   const std::shared_ptr<const WaitingCall> waiting_;
   const std::vector<int> linkPeers_;
   const std::shared_ptr<AbortSignal> abort_;
+  const std::shared_ptr<const PeerLiveness> liveness_;
   std::optional<WaitingCall::Stall> asked_;  // the probe thread's own
 
   // Messages are handled by the probe's thread, and by a thread that

@@ -249,8 +249,9 @@ void Communicator::startCallProbe(const DomainMap& domains,
   std::vector<int> linkPeers;
   for (int r = 0; r < nranks_; ++r)
     if (domains.domainOf(r) != domainIndex_) linkPeers.push_back(r);
-  callProbe_ = std::make_unique<CallProbe>(
-      *bootstrap_, calls_, std::move(waiting), std::move(linkPeers), opsAbort_);
+  callProbe_ =
+      std::make_unique<CallProbe>(*bootstrap_, calls_, std::move(waiting),
+                                  std::move(linkPeers), opsAbort_, liveness_);
 }
 
 std::vector<std::string> Communicator::rankNames() const {

@@ -1,24 +1,32 @@
 #include "util/abort_signal.h"
 
+#include <chrono>
+
 #include "util/error.h"
 
 namespace hetccl {
 
 void AbortSignal::raise(ncclResult_t code, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   if (flag_.load(std::memory_order_relaxed)) return;
-  if (held_) return raiseLocked(heldCode_, heldReason_);
+  if (held_) {
+    raised_.wait_for(lock, std::chrono::duration<double>(settleSeconds_),
+                     [this] { return flag_.load(std::memory_order_relaxed); });
+    return raiseLocked(heldCode_, heldReason_);
+  }
   // Under the mutex: a second raise waits, and setAnnouncer(nullptr) too.
   if (code == ncclInvalidUsage && announce_) announce_(reason);
   raiseLocked(code, reason);
 }
 
-void AbortSignal::hold(ncclResult_t code, const std::string& reason) {
+void AbortSignal::hold(ncclResult_t code, const std::string& reason,
+                       double settleSeconds) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (held_) return;
   held_ = true;
   heldCode_ = code;
   heldReason_ = reason;
+  settleSeconds_ = settleSeconds;
 }
 
 void AbortSignal::raiseUnannounced(ncclResult_t code,
@@ -32,6 +40,7 @@ void AbortSignal::raiseLocked(ncclResult_t code, const std::string& reason) {
   code_ = code;
   reason_ = reason;
   flag_.store(true, std::memory_order_release);
+  raised_.notify_all();
 }
 
 void AbortSignal::setAnnouncer(Announcer announce) {

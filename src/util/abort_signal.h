@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -28,11 +29,13 @@ class AbortSignal {
   // it. Null: none. Setting it waits for one that runs.
   using Announcer = std::function<void(const std::string& reason)>;
   void setAnnouncer(Announcer announce);
-  // A cause that the next raise takes instead of its own, unannounced: a
-  // disagreement another rank announced, which this rank raises once
-  // every rank has it; meanwhile a rank that exited after raising it must
-  // not pass for the cause here. The first held cause stays.
-  void hold(ncclResult_t code, const std::string& reason);
+  // A cause that any raise takes instead of its own, unannounced: a
+  // disagreement another rank announced, which every rank raises once
+  // every rank holds it (the announcer's raiseUnannounced). Meanwhile a
+  // raise here waits for that, at most `settleSeconds`: a rank that raised
+  // early might exit, and a rank that holds nothing yet would report that
+  // exit as the cause. The first held cause stays.
+  void hold(ncclResult_t code, const std::string& reason, double settleSeconds);
   bool raised() const { return flag_.load(std::memory_order_acquire); }
   const std::atomic<bool>* flag() const { return &flag_; }
   ncclResult_t code() const;
@@ -46,7 +49,9 @@ class AbortSignal {
   std::atomic<bool> flag_{false};
   mutable std::mutex mutex_;
   Announcer announce_;
+  std::condition_variable raised_;  // for raises that wait on a held cause
   bool held_ = false;
+  double settleSeconds_ = 0;
   ncclResult_t heldCode_ = ncclSuccess;
   std::string heldReason_;
   ncclResult_t code_ = ncclSuccess;
