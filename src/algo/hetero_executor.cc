@@ -69,10 +69,11 @@ void HeteroExecutor::execute(const std::vector<Op>& ops) {
   } catch (...) {
     Error error = currentExceptionAsError();
     abort_->raise(error.code(), error.what());
-    // Ranks out of step are the cause of whatever failed after: a peer
-    // that exited once it saw the disagreement, say.
-    if (abort_->code() == ncclInvalidUsage)
-      throw Error(ncclInvalidUsage, abort_->reason());
+    // A cause the ranks share (announced, possibly by another rank) is
+    // the cause of whatever failed after: a peer that exited once it knew
+    // of the disagreement, a messenger's lost connection.
+    if (AbortSignal::announced(abort_->code()))
+      throw Error(abort_->code(), abort_->reason());
     throw error;
   }
 }

@@ -40,7 +40,9 @@ CallProbe::CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
       linkPeers_(std::move(linkPeers)),
       abort_(std::move(abort)),
       liveness_(std::move(liveness)) {
-  abort_->setAnnouncer([this](const std::string& reason) { announce(reason); });
+  abort_->setAnnouncer([this](ncclResult_t code, const std::string& reason) {
+    announce(code, reason);
+  });
   thread_ = std::thread([this] { run(); });
 }
 
@@ -76,14 +78,14 @@ void CallProbe::tick() {
   askIfStalled();
   Outcome outcome = readMessages();
   if (outcome.told && !held_) {
-    abort_->hold(ncclInvalidUsage, *outcome.told, kSettleSeconds);
+    abort_->hold(outcome.told->code(), outcome.told->what(), kSettleSeconds);
     held_ = outcome.told;
     heldSince_ = std::chrono::steady_clock::now();
   }
   for (int teller : outcome.tellers) send(teller, Message::kTaken, nullptr, 0);
   // Raised when every rank holds it, or when its teller went quiet.
   if (held_ && (outcome.settled || secondsSince(heldSince_) > kSettleSeconds))
-    abort_->raiseUnannounced(ncclInvalidUsage, *held_);
+    abort_->raiseUnannounced(held_->code(), held_->what());
   // A rank that holds another's announcement raises when that settles.
   if (outcome.found && !held_) {
     LOG_WARN(kLogColl, "rank %d: %s", bootstrap_.rank(), outcome.found->what());
@@ -139,11 +141,15 @@ void CallProbe::handle(int peer, const std::vector<uint8_t>& message,
       if (!answer(question, outcome)) unanswered_.push_back(question);
       return;
     }
-    case Message::kFailed:
-      if (!outcome.told)
-        outcome.told.emplace(message.begin() + 1, message.end());
+    case Message::kFailed: {
+      if (message.size() < 2) return;
+      const auto code = static_cast<ncclResult_t>(message[1]);
+      if (!outcome.told && AbortSignal::announced(code))
+        outcome.told.emplace(code,
+                             std::string(message.begin() + 2, message.end()));
       outcome.tellers.push_back(peer);
       return;
+    }
     case Message::kTaken:
       taken_.insert(peer);
       return;
@@ -163,15 +169,17 @@ bool CallProbe::answer(const Question& question, Outcome& outcome) {
 }
 
 // On the raising thread, with the abort signal's mutex held.
-void CallProbe::announce(const std::string& reason) {
+void CallProbe::announce(ncclResult_t code, const std::string& reason) {
   {
     std::lock_guard<std::mutex> lock(handlingMutex_);
     announcing_ = true;
   }
+  std::string body(1, static_cast<char>(code));
+  body += reason;
   std::vector<int> told;
   for (int r = 0; r < bootstrap_.nranks(); ++r)
     if (r != bootstrap_.rank() &&
-        send(r, Message::kFailed, reason.data(), reason.size()))
+        send(r, Message::kFailed, body.data(), body.size()))
       told.push_back(r);
   if (!awaitTaken(told))
     LOG_INFO(kLogColl,

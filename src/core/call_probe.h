@@ -1,5 +1,6 @@
-// What the links cannot see of calls that disagree, in a communicator of
-// several domains.
+// What the links cannot see, in a communicator of several domains: calls
+// that disagree without a byte moving, and a failure's cause at ranks that
+// learn of it only from a messenger.
 //
 // Waits that face each other. Two ranks that each wait to receive from
 // the other (a broadcast where each names the other as the root, a reduce
@@ -14,16 +15,19 @@
 // differ are a disagreement, found there. A probe costs one small message
 // per collective that stalls that long, and nothing while none does.
 //
-// Ranks that see nothing. Wherever a disagreement is found (a link's
-// header, the host domain's call board, a probe), the finding rank's abort
-// signal is raised with ncclInvalidUsage. Before that takes effect, the
-// probe tells every other rank the reason (kFailed) and waits, at most
+// Ranks that see nothing, or only a messenger. Wherever a disagreement is
+// found (a link's header, the host domain's call board, a probe) or a
+// rank is lost (it exited or left mid-operation, a connection broke, a
+// wait timed out), the finding rank's abort signal is raised with
+// ncclInvalidUsage or ncclRemoteError. Before that takes effect, the probe
+// tells every other rank the cause (kFailed) and waits, at most
 // kAnnounceSeconds, until each has taken it (kTaken); then it tells them
-// all to raise it (kSettled). A rank that took the reason holds it
-// (AbortSignal::hold) until then. So the ranks of the domains behind the
-// two that met fail with the same message, and none reports instead that
-// a rank exited, which any may do as soon as its error shows: by then
-// every rank holds the real cause.
+// all to raise it (kSettled). A rank that took the cause holds it
+// (AbortSignal::hold) until then, and raises nothing else meanwhile. So the
+// ranks of the domains behind the two that met fail with the same
+// message, and a rank that never talked to the one that left names that
+// rank, not the survivor whose exit it saw first: by the time any rank's
+// error shows (and it may exit), every rank holds the first cause.
 #pragma once
 
 #include <chrono>
@@ -75,7 +79,7 @@ class CallProbe {
  private:
   enum class Message : uint8_t {
     kWaiting = 1,  // + a call: the sender waits for the receiver in it
-    kFailed = 2,   // + a reason: the sender's operation is out of step
+    kFailed = 2,   // + a code and a reason: the sender's operation failed
     kTaken = 3,    // the sender holds the receiver's kFailed
     kSettled = 4,  // every rank holds it: raise it
   };
@@ -85,9 +89,9 @@ class CallProbe {
   };
   // What reading the messages leaves to do once the lock is let go.
   struct Outcome {
-    std::optional<Error> found;       // a disagreement this rank found
-    std::optional<std::string> told;  // a reason another rank announced
-    std::vector<int> tellers;         // whom to answer kTaken, once held
+    std::optional<Error> found;  // a disagreement this rank found
+    std::optional<Error> told;   // a cause another rank announced
+    std::vector<int> tellers;    // whom to answer kTaken, once held
     bool settled = false;
   };
 
@@ -99,7 +103,7 @@ class CallProbe {
   void handle(int peer, const std::vector<uint8_t>& message, Outcome& outcome);
   // Whether `question`'s call was made here; if so, compares.
   bool answer(const Question& question, Outcome& outcome);
-  void announce(const std::string& reason);
+  void announce(ncclResult_t code, const std::string& reason);
   // Whether each of `told` took the announcement in time (or exited).
   bool awaitTaken(const std::vector<int>& told);
   // Whether the message left.
@@ -121,8 +125,8 @@ class CallProbe {
   std::vector<Question> unanswered_;  // about calls not made here yet
   bool announcing_ = false;
   std::set<int> taken_;  // the ranks that took this rank's kFailed
-  // The probe thread's own: a reason held, since when.
-  std::optional<std::string> held_;
+  // The probe thread's own: a cause held, since when.
+  std::optional<Error> held_;
   std::chrono::steady_clock::time_point heldSince_;
 
   std::mutex stopMutex_;

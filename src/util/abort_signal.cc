@@ -15,7 +15,7 @@ void AbortSignal::raise(ncclResult_t code, const std::string& reason) {
     return raiseLocked(heldCode_, heldReason_);
   }
   // Under the mutex: a second raise waits, and setAnnouncer(nullptr) too.
-  if (code == ncclInvalidUsage && announce_) announce_(reason);
+  if (announced(code) && announce_) announce_(code, reason);
   raiseLocked(code, reason);
 }
 

@@ -21,17 +21,21 @@ class AbortSignal {
   // A raise the announcer does not hear of: what this rank alone decided
   // (ncclCommRevoke), or what another rank announced already.
   void raiseUnannounced(ncclResult_t code, const std::string& reason);
-  // Runs on the raising thread before a raise with ncclInvalidUsage takes
-  // effect (the ranks are out of step: calls that disagree), with the
-  // reason; meanwhile no wait sees the signal. A communicator of several
-  // domains tells its other ranks first (core/call_probe.h), so that each
-  // of them reports the disagreement, not the exit of the rank that found
-  // it. Null: none. Setting it waits for one that runs.
-  using Announcer = std::function<void(const std::string& reason)>;
+  // Runs on the raising thread before a raise takes effect whose cause
+  // the other ranks share (announced(): calls that disagree, a rank lost),
+  // with the cause; meanwhile no wait sees the signal. A communicator of
+  // several domains tells its other ranks first (core/call_probe.h), so
+  // that each reports that cause, not the exit of the rank that found it.
+  // Null: none. Setting it waits for one that runs.
+  using Announcer =
+      std::function<void(ncclResult_t code, const std::string& reason)>;
+  static bool announced(ncclResult_t code) {
+    return code == ncclInvalidUsage || code == ncclRemoteError;
+  }
   void setAnnouncer(Announcer announce);
-  // A cause that any raise takes instead of its own, unannounced: a
-  // disagreement another rank announced, which every rank raises once
-  // every rank holds it (the announcer's raiseUnannounced). Meanwhile a
+  // A cause that any raise takes instead of its own, unannounced: one
+  // another rank announced, which every rank raises once every rank holds
+  // it (the announcer's raiseUnannounced). Meanwhile a
   // raise here waits for that, at most `settleSeconds`: a rank that raised
   // early might exit, and a rank that holds nothing yet would report that
   // exit as the cause. The first held cause stays.

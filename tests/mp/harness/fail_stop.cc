@@ -235,6 +235,14 @@ void survive(const FailStopCase& param, int rank, ncclComm_t comm,
   const char* message = ncclGetLastError(comm);
   MP_CHECK(message != nullptr && message[0] != '\0')
       << "no message for the error";
+  // A survivor that heard of the departure from another survivor names
+  // the rank that left, not the messenger. (A stopped rank is only
+  // silent: who names it first is a matter of timing.)
+  const std::string leaver = "rank " + std::to_string(param.leaving);
+  if (param.departure != Departure::Stop)
+    MP_CHECK(std::string(message).find(leaver) != std::string::npos)
+        << param.name() << ": rank " << rank << "'s error does not name "
+        << leaver << ", which left: " << message;
   const double abortStart = nowSeconds();
   MP_CHECK_NCCL(ncclCommAbort(comm));
   const ncclResult_t synced = hetcclStreamSynchronize(stream.get());
