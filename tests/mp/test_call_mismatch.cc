@@ -1,234 +1,24 @@
-// Ranks whose calls disagree fail instead of exchanging buffers of another
-// meaning. The ranks of the second half make another call than those of
-// the first: half the count, another type of the same size, another
-// reduction, a broadcast in place of an all-reduce, another root (each
-// half names its own first rank, so both send), roots that face each
-// other (each half names the other's, so both wait to receive and no
-// byte moves), a receive of another count than the send. In every layout
-// (one CPU domain; two CPU domains over shm, tcp and ucx; GPU ranks
-// emulated on the host over tcp, with scripted launches, and over shm on
-// the stream-driven path; two domains of two ranks over shm and tcp, CPU
-// and emulated GPU ranks) every rank gets ncclInvalidUsage within a
-// second: from the call, from its stream, or from ncclCommGetAsyncError
-// while the stream waits (a GPU rank's stream stays blocked until the
-// abort), and ncclGetLastError names both calls. HETCCL_TIMEOUT=30, so
-// that a timeout cannot pass for detection.
+// Ranks whose calls disagree fail naming both calls
+// (harness/call_mismatch.h says what each case checks), in every layout of
+// one host: one CPU domain; two CPU domains over shm, tcp and ucx; GPU
+// ranks emulated on the host over tcp, with scripted launches, and over
+// shm on the stream-driven path; two domains of two ranks over shm and
+// tcp, CPU and emulated GPU ranks.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "harness/check.h"
+#include "harness/call_mismatch.h"
 #include "harness/domains.h"
-#include "harness/nccl_handles.h"
-#include "harness/run_ranks.h"
-#include "hetccl.h"
 
 namespace hetccl::mp {
 namespace {
 
-constexpr double kDetectSeconds = 1.0;
-constexpr double kAbortSeconds = 5.0;
-constexpr size_t kCount = 64;
-
-enum class Disagreement {
-  Count,
-  Type,
-  Reduction,
-  Kind,
-  Root,
-  FacingRoots,
-  SendRecvCount
-};
-
-const char* nameOf(Disagreement what) {
-  switch (what) {
-    case Disagreement::Count:
-      return "Count";
-    case Disagreement::Type:
-      return "Type";
-    case Disagreement::Reduction:
-      return "Reduction";
-    case Disagreement::Kind:
-      return "Kind";
-    case Disagreement::Root:
-      return "Root";
-    case Disagreement::FacingRoots:
-      return "FacingRoots";
-    case Disagreement::SendRecvCount:
-      return "SendRecvCount";
-  }
-  return "?";
-}
-
-enum class Kind { AllReduce, Broadcast, Send, Recv };
-
-// One rank's call, and how the library describes it.
-struct Call {
-  Kind kind = Kind::AllReduce;
-  size_t count = kCount;
-  ncclDataType_t dtype = ncclFloat32;
-  ncclRedOp_t op = ncclSum;
-  int root = 0;  // the root, or the peer of a send or receive
-
-  std::string description() const {
-    const std::string type = dtype == ncclFloat32 ? "float32" : "int32";
-    const std::string size = std::to_string(count) + " x " + type;
-    switch (kind) {
-      case Kind::AllReduce:
-        return "allReduce(" + size + ", " + (op == ncclSum ? "sum" : "max") +
-               ")";
-      case Kind::Broadcast:
-        return "broadcast(" + size + ", root " + std::to_string(root) + ")";
-      case Kind::Send:
-        return "send(" + size + ", to rank " + std::to_string(root) + ")";
-      case Kind::Recv:
-        return "recv(" + size + ", from rank " + std::to_string(root) + ")";
-    }
-    return "";
-  }
-};
-
-// What rank `rank` of `nranks` calls in the case of `what` disagreement:
-// the two halves of the ranks differ. A send or receive goes to the rank
-// in the same place of the other half.
-Call callOf(Disagreement what, int rank, int nranks) {
-  const int half = nranks / 2;
-  const bool second = rank >= half;
-  const int firstOfOther = second ? 0 : half;
-  Call call;
-  switch (what) {
-    case Disagreement::Count:
-      if (second) call.count = kCount / 2;
-      break;
-    case Disagreement::Type:
-      if (second) call.dtype = ncclInt32;
-      break;
-    case Disagreement::Reduction:
-      if (second) call.op = ncclMax;
-      break;
-    case Disagreement::Kind:
-      if (second) call.kind = Kind::Broadcast;
-      break;
-    case Disagreement::Root:
-      call.kind = Kind::Broadcast;
-      call.root = second ? half : 0;
-      break;
-    case Disagreement::FacingRoots:
-      call.kind = Kind::Broadcast;
-      call.root = firstOfOther;
-      break;
-    case Disagreement::SendRecvCount:
-      call.kind = second ? Kind::Recv : Kind::Send;
-      call.root = (rank + half) % nranks;
-      if (second) call.count = kCount / 2;
-      break;
-  }
-  return call;
-}
-
-ncclResult_t post(const Call& call, std::vector<float>& send,
-                  std::vector<float>& recv, ncclComm_t comm,
-                  cudaStream_t stream) {
-  switch (call.kind) {
-    case Kind::AllReduce:
-      return ncclAllReduce(send.data(), recv.data(), call.count, call.dtype,
-                           call.op, comm, stream);
-    case Kind::Broadcast:
-      return ncclBroadcast(send.data(), recv.data(), call.count, call.dtype,
-                           call.root, comm, stream);
-    case Kind::Send:
-      return ncclSend(send.data(), call.count, call.dtype, call.root, comm,
-                      stream);
-    case Kind::Recv:
-      return ncclRecv(recv.data(), call.count, call.dtype, call.root, comm,
-                      stream);
-  }
-  return ncclInternalError;
-}
-
-struct MismatchCase {
-  Disagreement what;
-  DomainLayout layout;
-
-  // Two, or one for each label.
-  int nranks() const {
-    return layout.labels.empty() ? 2 : static_cast<int>(layout.labels.size());
-  }
-  std::string name() const {
-    return std::string(nameOf(what)) + "_" + layout.name();
-  }
-};
-
-void PrintTo(const MismatchCase& c, std::ostream* out) { *out << c.name(); }
-
-// The call's result, else its stream's, else the communicator's async
-// error, polled until one is an error or the time is up.
-ncclResult_t firstError(ncclResult_t posted, ncclComm_t comm,
-                        cudaStream_t stream, double start) {
-  ncclResult_t result = posted;
-  bool streamDone = false;
-  while (result == ncclSuccess && nowSeconds() - start < kDetectSeconds) {
-    if (!streamDone) {
-      ncclResult_t query = hetcclStreamQuery(stream);
-      streamDone = query != ncclInProgress;
-      if (streamDone) result = query;
-    }
-    if (result == ncclSuccess)
-      MP_CHECK_NCCL(ncclCommGetAsyncError(comm, &result));
-    if (result == ncclSuccess)
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return result;
-}
-
-void runMismatch(const MismatchCase& c, RankContext& ctx) {
-  ncclComm_t comm = ctx.initComm();
-  checkDomainCount(comm, c.layout.count());
-  HostStream stream;
-  std::vector<float> send(kCount, 1.0f + ctx.rank()), recv(kCount, 0.0f);
-  const int nranks = c.nranks();
-  const Call mine = callOf(c.what, ctx.rank(), nranks);
-  const Call theirs =
-      callOf(c.what, (ctx.rank() + nranks / 2) % nranks, nranks);
-  const double start = nowSeconds();
-  const ncclResult_t result = firstError(
-      post(mine, send, recv, comm, stream.get()), comm, stream.get(), start);
-  const double seconds = nowSeconds() - start;
-  MP_CHECK(result == ncclInvalidUsage)
-      << c.name() << ": rank " << ctx.rank() << " calling "
-      << mine.description() << " got " << describeResult(result) << " after "
-      << seconds << " s";
-  MP_CHECK(seconds < kDetectSeconds)
-      << c.name() << ": noticed only after " << seconds << " s";
-  const std::string message = ncclGetLastError(comm);
-  for (const Call& call : {mine, theirs})
-    MP_CHECK(message.find(call.description()) != std::string::npos)
-        << c.name() << ": the message does not name " << call.description()
-        << ": " << message;
-  const double abortStart = nowSeconds();
-  MP_CHECK_NCCL(ncclCommAbort(comm));
-  hetcclStreamSynchronize(stream.get());  // released, whatever its result
-  MP_CHECK(nowSeconds() - abortStart < kAbortSeconds)
-      << c.name() << ": abort and synchronize took "
-      << nowSeconds() - abortStart << " s";
-}
-
 class CallMismatchTest : public ::testing::TestWithParam<MismatchCase> {};
 
 TEST_P(CallMismatchTest, EveryRankFailsNamingBothCalls) {
-  const MismatchCase& c = GetParam();
-  if (c.layout.env.count("HETCCL_TRANSPORT") &&
-      c.layout.env.at("HETCCL_TRANSPORT") == "ucx" && !ucxModuleBuilt())
-    GTEST_SKIP() << "this build has no UCX module";
-  RunOptions options;
-  options.timeoutSeconds = 60;
-  options.env["HETCCL_TIMEOUT"] = "30";
-  c.layout.applyTo(&options);
-  runRanks(
-      c.nranks(), [&](RankContext& ctx) { runMismatch(c, ctx); }, options);
+  runMismatchCase(GetParam());
 }
 
 DomainLayout over(DomainLayout layout, const std::string& transport) {
@@ -237,7 +27,7 @@ DomainLayout over(DomainLayout layout, const std::string& transport) {
 }
 
 std::vector<MismatchCase> allCases() {
-  const std::vector<DomainLayout> layouts = {
+  return mismatchMatrix({
       oneDomain(),
       over(domainsByLabel({0, 1}), "shm"),
       over(domainsByLabel({0, 1}), "tcp"),
@@ -248,14 +38,7 @@ std::vector<MismatchCase> allCases() {
       over(domainsByLabel({0, 0, 1, 1}), "shm"),
       over(domainsByLabel({0, 0, 1, 1}), "tcp"),
       over(emulatedGpuDomains({0, 0, 1, 1}), "tcp"),
-  };
-  std::vector<MismatchCase> cases;
-  for (Disagreement what :
-       {Disagreement::Count, Disagreement::Type, Disagreement::Reduction,
-        Disagreement::Kind, Disagreement::Root, Disagreement::FacingRoots,
-        Disagreement::SendRecvCount})
-    for (const DomainLayout& layout : layouts) cases.push_back({what, layout});
-  return cases;
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Runs the fail-stop test (test_netns_fail_stop) on two "hosts" made of
-# network namespaces joined by a veth pair (two_hosts_lib.sh): ranks 0,1
-# on A and 2,3 on B, tcp between the hosts, shm within; every departure
-# of rank 2.
+# Runs a test of this folder (test_netns_fail_stop, test_netns_call_mismatch)
+# on two "hosts" made of network namespaces joined by a veth pair
+# (two_hosts_lib.sh): it names them in HETCCL_NETNS_HOSTS, and the test
+# moves its ranks in (two_namespaces.h), ranks 0,1 to A and 2,3 to B, tcp
+# between the hosts, shm within.
 #
-# Usage: run_fail_stop.sh PATH/TO/test_netns_fail_stop [gtest arguments]
+# Usage: run_on_two_namespaces.sh PATH/TO/TEST [gtest arguments]
 # Needs root and iproute2's `ip`; otherwise prints "SKIP: ..." and exits 77.
 # Exit status: the test's (0 passed, 1 failed), or 77 skipped.
 set -u -o pipefail
@@ -14,7 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/two_hosts_lib.sh"
 
 main() {
   local test=${1:-}
-  [[ -x $test ]] || fail "usage: $0 PATH/TO/test_netns_fail_stop"
+  [[ -x $test ]] || fail "usage: $0 PATH/TO/TEST [gtest arguments]"
   shift
   check_netns_prerequisites
   bring_up_two_hosts
