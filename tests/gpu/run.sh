@@ -39,6 +39,11 @@
 #               how long the survivor takes to exit, in
 #               gpu-faults-<date>.md; PASS when every scenario run exits
 #               within its bound
+#   mismatch    tests/gpu/torch_call_mismatch.py: unchanged PyTorch, 2 GPU
+#               ranks in 2 domains over shm and as pretend hosts over tcp,
+#               whose calls disagree (another count; a broadcast where each
+#               names the other as the root): PASS when no rank reads a
+#               result, both end with an error that names both calls
 #   soak        tests/gpu/torch_soak.py under torchrun, HetCCL preloaded, 2 ranks
 #               in 2 domains: random collectives and send/receive rings on
 #               GPU buffers for SOAK_SECONDS (default 300), every result
@@ -144,7 +149,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams one-process graphs faults soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu hosts4 hetero-all overhead sweep hetero compare net-bench train} "
+steps=" ${STEPS:-build info module streams one-process graphs faults mismatch soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu hosts4 hetero-all overhead sweep hetero compare net-bench train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -636,6 +641,17 @@ step_faults() {
   [[ -f $report && -n $results_dir ]] && mkdir -p "$results_dir" && cp "$report" "$results_dir/"
   ((code == 0)) && result=PASS
   note="exit $code$( ((code == 124 || code == 137)) && echo ' (timed out)'); $(grep '^KEY ' "$out/faults.log" | cut -c5- | cut -c1-400)"
+}
+
+step_mismatch() {
+  timeout -k 10 "$limit" "$py" "$repo/tests/gpu/torch_call_mismatch.py" \
+    --hetccl-lib "$build/src/libnccl.so.2" --nccl-library "$real_nccl" \
+    --log-dir "$out/mismatch-logs" ${MISMATCH_ONLY:+--only "$MISMATCH_ONLY"} \
+    >"$out/mismatch.log" 2>&1
+  local code=$?
+  grep '^MISMATCH \|^Traceback' "$out/mismatch.log" | head -10
+  ((code == 0)) && result=PASS
+  note="exit $code; $(grep '^MISMATCH ' "$out/mismatch.log" | cut -c1-90 | tr '\n' ' ')"
 }
 
 step_soak() {
@@ -1545,6 +1561,7 @@ run_step streams 300
 run_step one-process 150
 run_step graphs 150
 run_step faults "${FAULTS_LIMIT:-200}"
+run_step mismatch 200
 run_step soak $((${SOAK_SECONDS:-300} + 120))
 run_step sanitizer 240
 run_step collectives 150
