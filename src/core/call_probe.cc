@@ -78,6 +78,8 @@ void CallProbe::tick() {
   askIfStalled();
   Outcome outcome = readMessages();
   if (outcome.told && !held_) {
+    LOG_WARN(kLogColl, "rank %d: rank %d reports: %s", bootstrap_.rank(),
+             outcome.tellers.front(), outcome.told->what());
     abort_->hold(outcome.told->code(), outcome.told->what(), kSettleSeconds);
     held_ = outcome.told;
     heldSince_ = std::chrono::steady_clock::now();
