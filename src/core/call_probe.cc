@@ -88,7 +88,8 @@ void CallProbe::tick() {
   // Raised when every rank holds it, or when its teller went quiet.
   if (held_ && (outcome.settled || secondsSince(heldSince_) > kSettleSeconds))
     abort_->raiseUnannounced(held_->code(), held_->what());
-  // A rank that holds another's announcement raises when that settles.
+  // Found here: raised and so announced, unless this rank holds another
+  // rank's cause already (raised above when that settles).
   if (outcome.found && !held_) {
     LOG_WARN(kLogColl, "rank %d: %s", bootstrap_.rank(), outcome.found->what());
     abort_->raise(outcome.found->code(), outcome.found->what());

@@ -1,7 +1,7 @@
 // A communicator's "stop everything" signal. Raised by ncclCommAbort, by the
-// watchdog when a peer process dies, by a timed-out wait, or by calls found
-// to disagree; every blocking loop in the library polls it, so a raised
-// signal ends all waits promptly.
+// watchdog when a peer process dies, by a timed-out wait, by calls found to
+// disagree, or by the cause another rank announced; every blocking loop in
+// the library polls it, so a raised signal ends all waits promptly.
 #pragma once
 
 #include <atomic>
@@ -35,10 +35,10 @@ class AbortSignal {
   void setAnnouncer(Announcer announce);
   // A cause that any raise takes instead of its own, unannounced: one
   // another rank announced, which every rank raises once every rank holds
-  // it (the announcer's raiseUnannounced). Meanwhile a
-  // raise here waits for that, at most `settleSeconds`: a rank that raised
-  // early might exit, and a rank that holds nothing yet would report that
-  // exit as the cause. The first held cause stays.
+  // it (raiseUnannounced). Meanwhile a raise here waits for that, at most
+  // `settleSeconds`: a rank that raised early might exit, and a rank that
+  // holds nothing yet would report that exit as the cause. The first held
+  // cause stays.
   void hold(ncclResult_t code, const std::string& reason, double settleSeconds);
   bool raised() const { return flag_.load(std::memory_order_acquire); }
   const std::atomic<bool>* flag() const { return &flag_; }
