@@ -40,6 +40,9 @@ CallProbe::CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
       linkPeers_(std::move(linkPeers)),
       abort_(std::move(abort)),
       liveness_(std::move(liveness)) {
+  // The connections the questions take are made now, so that a stall in
+  // a long run opens no descriptor.
+  for (int peer : linkPeers_) send(peer, Message::kHello, nullptr, 0);
   abort_->setAnnouncer([this](ncclResult_t code, const std::string& reason) {
     announce(code, reason);
   });
@@ -158,6 +161,8 @@ void CallProbe::handle(int peer, const std::vector<uint8_t>& message,
       return;
     case Message::kSettled:
       outcome.settled = true;
+      return;
+    case Message::kHello:
       return;
   }
 }

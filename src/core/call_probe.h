@@ -82,6 +82,7 @@ class CallProbe {
     kFailed = 2,   // + a code and a reason: the sender's operation failed
     kTaken = 3,    // the sender holds the receiver's kFailed
     kSettled = 4,  // every rank holds it: raise it
+    kHello = 5,    // nothing: opens the bootstrap connection at init
   };
   struct Question {
     int peer;
