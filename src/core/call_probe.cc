@@ -90,7 +90,7 @@ void CallProbe::tick() {
   for (int teller : outcome.tellers) send(teller, Message::kTaken, nullptr, 0);
   // Raised when every rank holds it, or when its teller went quiet.
   if (held_ && (outcome.settled || secondsSince(heldSince_) > kSettleSeconds))
-    abort_->raiseUnannounced(held_->code(), held_->what());
+    abort_->raiseHeld();
   // Found here: raised and so announced, unless this rank holds another
   // rank's cause already (raised above when that settles).
   if (outcome.found && !held_) {

@@ -10,6 +10,12 @@ void AbortSignal::raise(ncclResult_t code, const std::string& reason) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (flag_.load(std::memory_order_relaxed)) return;
   if (held_) {
+    // This rank's own disagreement outranks one it was told of: it names
+    // this rank's calls.
+    if (code == ncclInvalidUsage) {
+      heldCode_ = code;
+      heldReason_ = reason;
+    }
     raised_.wait_for(lock, std::chrono::duration<double>(settleSeconds_),
                      [this] { return flag_.load(std::memory_order_relaxed); });
     return raiseLocked(heldCode_, heldReason_);
@@ -17,6 +23,11 @@ void AbortSignal::raise(ncclResult_t code, const std::string& reason) {
   // Under the mutex: a second raise waits, and setAnnouncer(nullptr) too.
   if (announced(code) && announce_) announce_(code, reason);
   raiseLocked(code, reason);
+}
+
+void AbortSignal::raiseHeld() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (held_) raiseLocked(heldCode_, heldReason_);
 }
 
 void AbortSignal::hold(ncclResult_t code, const std::string& reason,

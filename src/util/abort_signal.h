@@ -35,11 +35,14 @@ class AbortSignal {
   void setAnnouncer(Announcer announce);
   // A cause that any raise takes instead of its own, unannounced: one
   // another rank announced, which every rank raises once every rank holds
-  // it (raiseUnannounced). Meanwhile a raise here waits for that, at most
+  // it (raiseHeld). Meanwhile a raise here waits for that, at most
   // `settleSeconds`: a rank that raised early might exit, and a rank that
   // holds nothing yet would report that exit as the cause. The first held
-  // cause stays.
+  // cause stays, but for a disagreement this rank finds itself meanwhile
+  // (ncclInvalidUsage), which names its own calls.
   void hold(ncclResult_t code, const std::string& reason, double settleSeconds);
+  // Raises the held cause, if any.
+  void raiseHeld();
   bool raised() const { return flag_.load(std::memory_order_acquire); }
   const std::atomic<bool>* flag() const { return &flag_; }
   ncclResult_t code() const;

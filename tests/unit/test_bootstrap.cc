@@ -228,6 +228,42 @@ TEST_P(BootstrapSizes, TaggedSendRecvOutOfOrder) {
 INSTANTIATE_TEST_SUITE_P(Ranks, BootstrapSizes,
                          ::testing::Values(1, 2, 3, 4, 8));
 
+TEST_F(BootstrapTest, TryRecvAnyTakesWhatArrivedFromAnyPeerWithoutWaiting) {
+  std::vector<Outcome> ranks = initAllOrFail(createUniqueId(), 3);
+  Bootstrap& zero = *ranks[0].bootstrap;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(zero.tryRecvAny(77).has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(100));
+  for (int from : {1, 2}) {
+    const int32_t value = 10 * from;
+    ranks[from].bootstrap->send(0, 77, &value, sizeof(value));
+    ranks[from].bootstrap->send(0, 78, &value, sizeof(value));
+  }
+  // Both tag-77 messages, in any order, and none of tag 78.
+  std::vector<int> senders;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (senders.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    if (auto message = zero.tryRecvAny(77)) {
+      ASSERT_EQ(message->second.size(), sizeof(int32_t));
+      int32_t value = 0;
+      std::memcpy(&value, message->second.data(), sizeof(value));
+      EXPECT_EQ(value, 10 * message->first);
+      senders.push_back(message->first);
+    }
+  }
+  std::sort(senders.begin(), senders.end());
+  EXPECT_EQ(senders, (std::vector<int>{1, 2}));
+  EXPECT_FALSE(zero.tryRecvAny(77).has_value());
+  // What it read for another tag waits for its receive.
+  for (int from : {1, 2}) {
+    int32_t value = 0;
+    zero.recv(from, 78, &value, sizeof(value));
+    EXPECT_EQ(value, 10 * from);
+  }
+}
+
 TEST_F(BootstrapTest, RingOfLargeMessagesDoesNotDeadlock) {
   // Every rank sends before it receives, with messages larger than the
   // kernel's socket buffers can hold: sends must drain incoming data.
