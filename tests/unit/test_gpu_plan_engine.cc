@@ -473,7 +473,9 @@ TEST(GpuPlanEngine, AbortReleasesTheCallersStream) {
     const int synced = module.api().streamSynchronize(r.stream);
     EXPECT_LT(std::chrono::steady_clock::now() - start,
               std::chrono::seconds(10));
-    if (r.rank == 1) EXPECT_EQ(synced, 0);
+    if (r.rank == 1) {
+      EXPECT_EQ(synced, 0);
+    }
     EXPECT_TRUE(r.engine.drain(10));
   });
 }
