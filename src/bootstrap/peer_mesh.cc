@@ -294,15 +294,14 @@ std::optional<std::pair<int, std::vector<uint8_t>>> PeerMesh::tryRecvAny(
     uint32_t tag) {
   int idle = 0;
   if (activeCalls_.compare_exchange_strong(idle, 1)) {
-    // A slice that ends at once: only what has arrived is read.
+    // The mesh's only call now, until `leave` goes: a slice that ends at
+    // once reads only what has arrived.
+    struct Leave {
+      std::atomic<int>& calls;
+      ~Leave() { --calls; }
+    } leave{activeCalls_};
     constexpr double kNoWaitSeconds = 1e-9;
-    try {
-      waitAndProgress(nullptr, Deadline::after(kNoWaitSeconds));
-    } catch (...) {
-      --activeCalls_;
-      throw;
-    }
-    --activeCalls_;
+    waitAndProgress(nullptr, Deadline::after(kNoWaitSeconds));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto it = stash_.begin(); it != stash_.end(); ++it) {
