@@ -292,8 +292,9 @@ const char* scopeCell(hetccl::ParamScope scope) {
   return "";
 }
 
-// The README's table of parameters (scripts/update-readme-params.sh puts it
-// there; a test checks that it is current).
+// The table of parameters in docs/configuration.md
+// (scripts/update-params-table.sh puts it there; a test checks that it is
+// current).
 void printMarkdown() {
   std::printf("| variable | default | accepted | ranks | meaning |\n");
   std::printf("| --- | --- | --- | --- | --- |\n");
