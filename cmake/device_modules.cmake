@@ -108,7 +108,7 @@ if(HETCCL_CUDA_MODULE_BUILT)
     CXX_VISIBILITY_PRESET hidden
     CUDA_VISIBILITY_PRESET hidden)
   hetccl_device_module_properties(hetccl_cuda hetccl-cuda)
-  # Bitwise equality with the host engine: no fused multiply-add, IEEE
+  # Bitwise equality with the host collectives: no fused multiply-add, IEEE
   # division and subnormals (the last two are nvcc's defaults; stated so
   # that a global flag cannot change them silently).
   target_compile_options(hetccl_cuda PRIVATE

@@ -12,11 +12,11 @@
 
 #include "algo/domains.h"
 #include "algo/plan_data.h"
+#include "op/executor.h"
+#include "op/op_traits.h"
 #include "transport/link.h"
 #include "util/abort_signal.h"
 #include "util/waiting_call.h"
-#include "vendor/executor.h"
-#include "vendor/op_traits.h"
 
 namespace hetccl {
 

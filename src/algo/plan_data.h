@@ -1,5 +1,5 @@
 // Where a plan's buffers live, and how the plan touches them itself: the
-// host engine's plans run on host memory and finish each step before it
+// host plan executor's plans run on host memory and finish each step before it
 // returns; the GPU engine's enqueue each step on its stream, in order with
 // the domain steps and the staged link transfers of the same plan.
 #pragma once

@@ -1,6 +1,6 @@
 #include "algo/plan_context.h"
+#include "op/op_traits.h"
 #include "util/error.h"
-#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "vendor/op.h"
+#include "op/op.h"
 
 namespace hetccl {
 

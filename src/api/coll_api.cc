@@ -5,9 +5,9 @@
 #include "api/api_call.h"
 #include "core/comm_registry.h"
 #include "core/group.h"
+#include "op/op_traits.h"
 #include "util/dtype.h"
 #include "util/log.h"
-#include "vendor/op_traits.h"
 
 using hetccl::apiCall;
 using hetccl::Op;

@@ -1,6 +1,6 @@
 #include "api/hand_back.h"
 
-#include "vendor/domain_backend.h"
+#include "domain/domain_backend.h"
 
 namespace hetccl {
 

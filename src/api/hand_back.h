@@ -5,7 +5,7 @@
 // back: the library's handles and memory are not HetCCL's.
 #pragma once
 
-#include "vendor/nccl/nccl_library.h"
+#include "domain/nccl_api/nccl_api_library.h"
 
 namespace hetccl {
 

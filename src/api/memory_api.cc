@@ -3,9 +3,9 @@
 #include "api/api_call.h"
 #include "core/comm_registry.h"
 #include "core/communicator.h"
+#include "domain/domain_backend.h"
 #include "runtime/gpu_device.h"
 #include "runtime/host/host_runtime.h"
-#include "vendor/domain_backend.h"
 
 using hetccl::apiCall;
 using hetccl::CommRegistry;

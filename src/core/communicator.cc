@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "algo/cross_domain_links.h"
-#include "algo/hetero_executor.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
 #include "core/call_probe.h"
@@ -12,7 +11,10 @@
 #include "core/subset_oob.h"
 #include "core/topology_map.h"
 #include "core/watchdog.h"
-#include "engine/gpu/gpu_plan_engine.h"
+#include "domain/domain_backend.h"
+#include "engine/gpu/plan/gpu_plan_executor.h"
+#include "engine/host/host_plan_executor.h"
+#include "op/op_traits.h"
 #include "runtime/device/current_device.h"
 #include "runtime/device/device_module_loader.h"
 #include "runtime/gpu_device.h"
@@ -22,8 +24,6 @@
 #include "util/log.h"
 #include "util/oob.h"
 #include "util/settings_agreement.h"
-#include "vendor/domain_backend.h"
-#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {
@@ -131,7 +131,7 @@ void Communicator::connect(const ncclUniqueId& id) {
   if (gpu_ && gpu_->emulated)
     LOG_INFO(kLogInit,
              "rank %d: HETCCL_EMULATED_GPU=1: a GPU rank whose GPU is the "
-             "host (emulated device module, domains on the host engine)",
+             "host (emulated device module, domains on the host collectives)",
              rank_);
   if (!gpu_)
     LOG_INFO(kLogInit,
@@ -190,7 +190,7 @@ void Communicator::setUpDomains() {
 }
 
 // Each rank gets a communicator for its own domain from the back-end of
-// its runtime (the host engine for CPU ranks, NCCL or RCCL for GPU ranks,
+// its runtime (the host collectives for CPU ranks, NCCL or RCCL for GPU ranks,
 // wherever the domain's ranks are), links to the ranks of the other
 // domains, and an engine that runs plans over both: the host stream's
 // executor for CPU ranks, the GPU engine for GPU ranks.
@@ -229,16 +229,16 @@ void Communicator::setUpHeterogeneous(
              "domain %d (local rank %d of %zu), links: %s",
              rank_, domains.count(), domainIndex_, domains.localRank(rank_),
              members.size(), links->summary().c_str());
-    executor_ = HeteroExecutor::create(rank_, domains, std::move(links),
-                                       settings_, domainComm, opsAbort_);
+    executor_ = HostPlanExecutor::create(rank_, domains, std::move(links),
+                                         settings_, domainComm, opsAbort_);
     return;
   }
   auto direct = streamDrivenCollectives(oob, domains);
   streamDriven_ = direct != nullptr;
-  executor_ = std::make_shared<GpuPlanEngine>(
-      GpuPlanEngineSetup{deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains,
-                         std::move(links), std::move(domainComm), settings_,
-                         opsAbort_, std::move(direct), liveness_, rankNames()});
+  executor_ = std::make_shared<GpuPlanExecutor>(GpuPlanExecutorSetup{
+      deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains, std::move(links),
+      std::move(domainComm), settings_, opsAbort_, std::move(direct), liveness_,
+      rankNames()});
 }
 
 // Calls that disagree so that ranks wait for each other without a byte
@@ -295,7 +295,7 @@ std::shared_ptr<Executor> Communicator::createDomainComm(
                          liveness_->subset(members)});
 }
 
-// A GPU emulated on the host runs its domain on the host engine, which
+// A GPU emulated on the host runs its domain on the host collectives, which
 // only its own rank knows.
 void Communicator::gatherDomainBackends(Oob& oob) {
   std::vector<int32_t> runtimes(nranks_);

@@ -17,6 +17,8 @@
 #include "core/peer_info.h"
 #include "core/registrations.h"
 #include "core/user_ops.h"
+#include "op/executor.h"
+#include "op/op.h"
 #include "runtime/gpu_device.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
@@ -26,8 +28,6 @@
 #include "util/peer_liveness.h"
 #include "util/settings.h"
 #include "util/waiting_call.h"
-#include "vendor/executor.h"
-#include "vendor/op.h"
 
 namespace hetccl {
 

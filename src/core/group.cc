@@ -4,10 +4,10 @@
 #include <optional>
 #include <thread>
 
+#include "op/library_features.h"
 #include "util/dtype.h"
 #include "util/error.h"
 #include "util/log.h"
-#include "vendor/library_features.h"
 
 namespace hetccl {
 

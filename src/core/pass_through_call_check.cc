@@ -1,10 +1,10 @@
 #include "core/pass_through_call_check.h"
 
 #include "bootstrap/bootstrap.h"
+#include "op/op_traits.h"
 #include "util/call_disagreement.h"
 #include "util/error.h"
 #include "util/wire.h"
-#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {

@@ -16,8 +16,8 @@
 
 #include <vector>
 
+#include "op/op.h"
 #include "util/call_signature.h"
-#include "vendor/op.h"
 
 namespace hetccl {
 

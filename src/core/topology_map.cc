@@ -4,9 +4,9 @@
 #include <cstring>
 #include <map>
 
+#include "domain/domain_backend.h"
 #include "util/error.h"
 #include "util/rank_list.h"
-#include "vendor/domain_backend.h"
 
 namespace hetccl {
 namespace {

@@ -18,7 +18,7 @@ namespace hetccl {
 struct TopologyFacts {
   const std::vector<PeerInfo>& peers;
   const DomainMap& domains;
-  // Per rank: the runtime whose back-end runs its domain (the host engine's
+  // Per rank: the runtime whose back-end runs its domain (the host collectives'
   // for a GPU emulated on the host).
   const std::vector<RuntimeKind>& backends;
   const TransportChoice* links;  // null with one domain

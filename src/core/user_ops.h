@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "nccl.h"
-#include "vendor/op.h"
+#include "op/op.h"
 
 namespace hetccl {
 

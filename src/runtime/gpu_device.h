@@ -13,7 +13,7 @@ struct GpuDevice {
   RuntimeKind runtime;  // Cuda or Hip
   int ordinal;
   // HETCCL_EMULATED_GPU: the "GPU" is the host (emulated device module),
-  // and its domains run on the host engine.
+  // and its domains run on the host collectives.
   bool emulated = false;
 
   // The runtime whose domain back-end runs this GPU's domains.

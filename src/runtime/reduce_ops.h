@@ -1,5 +1,5 @@
 // The element formats and operators of every reduction, one source for the
-// host engine (runtime/host/host_reduce.cc) and the device kernels
+// host collectives (runtime/host/host_reduce.cc) and the device kernels
 // (runtime/device/device_kernels.h, compiled by nvcc and hipcc): sharing
 // them is what makes a GPU reduce bit for bit as the CPU does. Everything
 // here is straight-line code on one element, so that host loops vectorise

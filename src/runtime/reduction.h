@@ -1,4 +1,4 @@
-// The one description of a reduction that the engines run: the host engine
+// The one description of a reduction that the engines run: the host collectives
 // takes it as it is, the device modules (whose table is a C ABI) as a
 // hetcclDeviceReduction converted from it here. ncclAvg and PreMulSum are
 // expressed over the four base operators.

@@ -5,7 +5,7 @@
 // Reaches the GPU only through the module's table, as the core does:
 // memory and copies, stream ordering of stream memory operations on
 // host-mapped words and of events, and the reduction kernels against the
-// host engine (hostReduce), bit for bit, for every dtype, operator, flag
+// host collectives (hostReduce), bit for bit, for every dtype, operator, flag
 // combination, source count and a range of counts and buffer alignments;
 // the same for the low-latency collectives among 2, 3 and 8 streams.
 // Prints one PASS or FAIL line per check and exits non-zero on any

@@ -3,7 +3,7 @@
 // a rank that went away); after a failure they are set again and again, so
 // that a CUDA graph's replay, which writes its flags' fixed values anew,
 // cannot block on them.
-#include "engine/gpu/device_outboxes.h"
+#include "engine/gpu/hostshm/device_outboxes.h"
 
 #include <gtest/gtest.h>
 

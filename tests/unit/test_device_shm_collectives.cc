@@ -2,7 +2,7 @@
 // ranks are threads, their "GPU" streams host streams. Every kind, one
 // after another on one stream per rank (so that the outbox counters carry
 // over from kind to kind), checked bit for bit against results computed
-// here with the host engine's reduction in rank order: across chunk
+// here with the host collectives' reduction in rank order: across chunk
 // boundaries, slot reuse, uneven shards, roots and in-place use.
 #include <gtest/gtest.h>
 
@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "engine/gpu/device_shm_collectives.h"
+#include "engine/gpu/hostshm/device_shm_collectives.h"
+#include "op/op_traits.h"
 #include "runtime/host/emulated_device_module.h"
 #include "runtime/host/host_reduce.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"
 #include "util/dtype.h"
 #include "util/error.h"
-#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/gpu/device_shm_collectives.h"
+#include "engine/gpu/hostshm/device_shm_collectives.h"
 #include "runtime/host/emulated_device_module.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"

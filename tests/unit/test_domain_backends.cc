@@ -1,4 +1,4 @@
-// The domain back-end registry: one back-end per runtime, the host engine
+// The domain back-end registry: one back-end per runtime, the host collectives
 // running a domain through the Executor interface, and the library
 // features only a vendor library has.
 #include <gtest/gtest.h>
@@ -9,16 +9,16 @@
 #include <vector>
 
 #include "api/hand_back.h"
+#include "domain/domain_backend.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"
 #include "util/settings.h"
-#include "vendor/domain_backend.h"
 
 namespace hetccl {
 namespace {
 
 TEST(DomainBackends, OnePerRuntime) {
-  EXPECT_STREQ(domainBackendFor(RuntimeKind::Host).name(), "host engine");
+  EXPECT_STREQ(domainBackendFor(RuntimeKind::Host).name(), "host collectives");
   EXPECT_STREQ(domainBackendFor(RuntimeKind::Cuda).name(), "NCCL");
   EXPECT_STREQ(domainBackendFor(RuntimeKind::Hip).name(), "RCCL");
   std::set<RuntimeKind> runtimes;
@@ -27,7 +27,7 @@ TEST(DomainBackends, OnePerRuntime) {
   EXPECT_EQ(runtimes.size(), 3u);
 }
 
-TEST(DomainBackends, TheHostEngineHasNoLibrary) {
+TEST(DomainBackends, TheHostCollectivesHaveNoLibrary) {
   const DomainBackend& host = domainBackendFor(RuntimeKind::Host);
   EXPECT_EQ(host.library(), nullptr);
   EXPECT_EQ(host.loadedLibrary(), nullptr);
@@ -41,7 +41,7 @@ TEST(DomainBackends, TheHandBackLoadsNoLibrary) {
     EXPECT_EQ(backend->loadedLibrary(), nullptr) << backend->name();
 }
 
-TEST(DomainBackends, TheHostEngineRunsADomainThroughTheExecutorInterface) {
+TEST(DomainBackends, TheHostCollectivesRunADomainThroughTheExecutorInterface) {
   constexpr int kRanks = 3;
   Settings settings = Settings::fromEnvironment();
   InProcessWorld world(kRanks);

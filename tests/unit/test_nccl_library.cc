@@ -1,7 +1,7 @@
 // Loading the real NCCL without recursion. The CUDA toolkit on the
 // development and CI machines ships NCCL, which loads and answers
 // ncclGetVersion without a GPU.
-#include "vendor/nccl/nccl_library.h"
+#include "domain/nccl/nccl_library.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "domain/nccl_api/nccl_api_comm.h"
 #include "support/in_process_oob.h"
 #include "support/library_loading.h"
 #include "support/mapped_file.h"
@@ -17,7 +18,6 @@
 #include "support/temp_dir.h"
 #include "support/thread_ranks.h"
 #include "util/error.h"
-#include "vendor/nccl/nccl_api_comm.h"
 
 namespace hetccl {
 namespace {

@@ -4,8 +4,8 @@
 #include <set>
 #include <string>
 
+#include "op/op_traits.h"
 #include "util/error.h"
-#include "vendor/op_traits.h"
 
 namespace hetccl {
 namespace {

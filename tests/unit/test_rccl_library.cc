@@ -12,6 +12,10 @@
 #include <vector>
 
 #include "api/hand_back.h"
+#include "domain/domain_backend.h"
+#include "domain/nccl_api/nccl_api_comm.h"
+#include "domain/rccl/rccl_backend.h"
+#include "domain/rccl/rccl_library.h"
 #include "runtime/hip_probe.h"
 #include "support/in_process_oob.h"
 #include "support/library_loading.h"
@@ -19,10 +23,6 @@
 #include "support/scoped_env.h"
 #include "support/temp_dir.h"
 #include "util/error.h"
-#include "vendor/domain_backend.h"
-#include "vendor/nccl/nccl_api_comm.h"
-#include "vendor/rccl/rccl_backend.h"
-#include "vendor/rccl/rccl_library.h"
 
 namespace hetccl {
 namespace {

@@ -12,12 +12,12 @@
 #include <mutex>
 #include <string>
 
+#include "domain/host/shm_world.h"
+#include "shm/shm_names.h"
+#include "shm/shm_room.h"
 #include "support/expect_error.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"
-#include "transport/shm/shm_names.h"
-#include "transport/shm/shm_room.h"
-#include "vendor/host/shm_world.h"
 
 namespace hetccl {
 namespace {

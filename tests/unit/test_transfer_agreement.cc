@@ -5,7 +5,7 @@
 // naming both calls, and raise nothing; a lane's ring of signatures is
 // used again once its transfers agreed; and only sends and receives with
 // another rank, numbered, are posted.
-#include "engine/gpu/transfer_agreement.h"
+#include "engine/gpu/hostshm/transfer_agreement.h"
 
 #include <gtest/gtest.h>
 

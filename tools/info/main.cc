@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "domain/domain_backend.h"
+#include "domain/nccl/nccl_library.h"
+#include "domain/rccl/rccl_library.h"
+#include "domain/vendor_library_search.h"
 #include "gpu_runtime_probe.h"
 #include "nccl.h"
 #include "transport/transport_registry.h"
@@ -18,10 +22,6 @@
 #include "util/params.h"
 #include "util/settings.h"
 #include "util/socket.h"
-#include "vendor/domain_backend.h"
-#include "vendor/nccl/nccl_library.h"
-#include "vendor/rccl/rccl_library.h"
-#include "vendor/vendor_library_search.h"
 
 namespace {
 

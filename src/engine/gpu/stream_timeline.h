@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "op/executor.h"
 #include "runtime/device/device_resources.h"
-#include "vendor/executor.h"
 
 namespace hetccl {
 

@@ -2,7 +2,7 @@
 // (nvcc) and HIP (hipcc), and the host-side dispatch that both modules call
 // to launch them.
 //
-// The kernels compute bit for bit what the host engine computes
+// The kernels compute bit for bit what the host collectives compute
 // (runtime/host/host_reduce.cc): the same element formats and operators
 // (runtime/reduce_ops.h, shared with it), the same operations in the same
 // order (sources 0, 1, 2, ... combined left to right), one rounding at the
@@ -509,7 +509,7 @@ int launchVariant(const ReduceArgs<F>& args, Launcher& launcher) {
                          launchShape(args));
 }
 
-// Picks the kernel variant for the flags, as the host engine does: plain
+// Picks the kernel variant for the flags, as the host collectives do: plain
 // kernels for every operator, tuned ones for PreMulSum and Avg (sums), and
 // one general kernel for rare combinations, with a missing scale or divisor
 // replaced by 1 (exact in every type).

@@ -34,7 +34,7 @@ extern "C" {
 #define HETCCL_DEVICE_MAX_SOURCES 8
 
 /* dst[i] = srcs[0][i] (op) srcs[1][i] (op) ... in source order, with the
- * semantics of the host engine (runtime/host/host_reduce.h): accumulation
+ * semantics of the host collectives (runtime/host/host_reduce.h): accumulation
  * in float for fp16/bf16/fp8, in the type itself otherwise (integers wrap);
  * NaN propagates through max/min; one rounding at the end. dst may equal a
  * source. */

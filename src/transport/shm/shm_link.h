@@ -6,14 +6,14 @@
 #include <memory>
 
 #include "transport/link.h"
-#include "transport/shm/shm_link_engine.h"
+#include "transport/shm/shm_link_progress.h"
 #include "transport/shm/shm_transfer.h"
 
 namespace hetccl {
 
 class ShmRequest : public TransferRequest {
  public:
-  ShmRequest(int peer, std::shared_ptr<ShmLinkEngine> engine,
+  ShmRequest(int peer, std::shared_ptr<ShmLinkProgress> engine,
              std::shared_ptr<ShmTransfer> transfer)
       : peer_(peer),
         engine_(std::move(engine)),
@@ -27,14 +27,14 @@ class ShmRequest : public TransferRequest {
 
  private:
   const int peer_;
-  const std::shared_ptr<ShmLinkEngine> engine_;
+  const std::shared_ptr<ShmLinkProgress> engine_;
   const std::shared_ptr<ShmTransfer> transfer_;
 };
 
 class ShmLink : public Link {
  public:
   // `index` is the link's place in the engine's rings.
-  ShmLink(int peer, size_t index, std::shared_ptr<ShmLinkEngine> engine)
+  ShmLink(int peer, size_t index, std::shared_ptr<ShmLinkProgress> engine)
       : peer_(peer), index_(index), engine_(std::move(engine)) {}
 
   int peer() const override { return peer_; }
@@ -50,7 +50,7 @@ class ShmLink : public Link {
  private:
   const int peer_;
   const size_t index_;
-  const std::shared_ptr<ShmLinkEngine> engine_;
+  const std::shared_ptr<ShmLinkProgress> engine_;
 };
 
 }  // namespace hetccl

@@ -13,7 +13,7 @@
 //           the call's signature | chunk bytes
 #pragma once
 
-#include "transport/shm/shm_counter.h"
+#include "shm/shm_counter.h"
 
 #include <atomic>
 #include <cstddef>

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "shm/segment_exchange.h"
 #include "transport/peer_list.h"
-#include "transport/shm/segment_exchange.h"
 #include "transport/shm/shm_link.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -55,7 +55,7 @@ ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
   for (ShmSegment& segment : byRank)
     if (segment.data() != nullptr) segments.push_back(std::move(segment));
 
-  engine_ = std::make_shared<ShmLinkEngine>(
+  engine_ = std::make_shared<ShmLinkProgress>(
       rank_, std::move(segments), rings, std::move(abort), std::move(liveness),
       std::move(calls));
   for (size_t i = 0; i < rings.size(); ++i)

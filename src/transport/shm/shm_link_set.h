@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "transport/link.h"
-#include "transport/shm/shm_link_engine.h"
 #include "transport/shm/shm_link_layout.h"
+#include "transport/shm/shm_link_progress.h"
 #include "transport/transport.h"
 #include "util/abort_signal.h"
 #include "util/oob.h"
@@ -50,7 +50,7 @@ class ShmLinkSet : public LinkSet {
  private:
   const int rank_;
   const ShmLinkSettings settings_;
-  std::shared_ptr<ShmLinkEngine> engine_;
+  std::shared_ptr<ShmLinkProgress> engine_;
   std::map<int, std::shared_ptr<Link>> links_;
 };
 

@@ -11,7 +11,7 @@ std::shared_ptr<TransferRequest> TcpLink::send(const void* data, size_t bytes,
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "tcp link send of %zu bytes to rank %d: null buffer", bytes,
                    peer_);
-  return post(TcpEngine::Direction::kSend,
+  return post(TcpProgressThread::Direction::kSend,
               static_cast<char*>(const_cast<void*>(data)), bytes, call, sends_);
 }
 
@@ -20,18 +20,17 @@ std::shared_ptr<TransferRequest> TcpLink::recv(void* data, size_t bytes,
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "tcp link receive of %zu bytes from rank %d: null buffer",
                    bytes, peer_);
-  return post(TcpEngine::Direction::kRecv, static_cast<char*>(data), bytes,
-              call, receives_);
+  return post(TcpProgressThread::Direction::kRecv, static_cast<char*>(data),
+              bytes, call, receives_);
 }
 
-std::shared_ptr<TransferRequest> TcpLink::post(TcpEngine::Direction direction,
-                                               char* data, size_t bytes,
-                                               const CallSignature& call,
-                                               std::atomic<uint64_t>& count) {
+std::shared_ptr<TransferRequest> TcpLink::post(
+    TcpProgressThread::Direction direction, char* data, size_t bytes,
+    const CallSignature& call, std::atomic<uint64_t>& count) {
   const uint64_t number = count.fetch_add(1, std::memory_order_relaxed);
   const size_t lanes = lanes_.size();
   const size_t parts = bytes >= lanes * kTcpSplitBytes ? lanes : 1;
-  const bool sending = direction == TcpEngine::Direction::kSend;
+  const bool sending = direction == TcpProgressThread::Direction::kSend;
   std::vector<std::shared_ptr<TransferRequest>> requests;
   size_t offset = 0;
   for (size_t part = 0; part < parts; ++part) {

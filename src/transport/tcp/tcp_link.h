@@ -16,7 +16,7 @@
 
 #include "transport/link.h"
 #include "transport/tcp/striped_channel.h"
-#include "transport/tcp/tcp_engine.h"
+#include "transport/tcp/tcp_progress_thread.h"
 
 namespace hetccl {
 
@@ -30,7 +30,7 @@ class TcpLink : public Link {
   static constexpr size_t kPolledBytes = 64 * 1024;
 
   TcpLink(int peer, size_t channel,
-          std::vector<std::shared_ptr<TcpEngine>> lanes,
+          std::vector<std::shared_ptr<TcpProgressThread>> lanes,
           std::shared_ptr<const LinkCounters> counters,
           std::chrono::microseconds poll)
       : peer_(peer),
@@ -48,14 +48,14 @@ class TcpLink : public Link {
   size_t bytesReceived() const override;
 
  private:
-  std::shared_ptr<TransferRequest> post(TcpEngine::Direction direction,
+  std::shared_ptr<TransferRequest> post(TcpProgressThread::Direction direction,
                                         char* data, size_t bytes,
                                         const CallSignature& call,
                                         std::atomic<uint64_t>& count);
 
   const int peer_;
   const size_t channel_;  // this link's channel in every lane's engine
-  const std::vector<std::shared_ptr<TcpEngine>> lanes_;
+  const std::vector<std::shared_ptr<TcpProgressThread>> lanes_;
   const std::shared_ptr<const LinkCounters> counters_;
   const std::chrono::microseconds poll_;
   std::atomic<uint64_t> sends_{0};  // transfers posted each way

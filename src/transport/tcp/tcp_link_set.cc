@@ -91,7 +91,7 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
     }
   }
   for (auto& laneChannels : channels)
-    lanes_.push_back(std::make_shared<TcpEngine>(
+    lanes_.push_back(std::make_shared<TcpProgressThread>(
         rank_, std::move(laneChannels), abort, settings_.pollMicroseconds));
   size_t index = 0;
   for (int peer : sortedPeers) {

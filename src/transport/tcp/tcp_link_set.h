@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "transport/link.h"
-#include "transport/tcp/tcp_engine.h"
+#include "transport/tcp/tcp_progress_thread.h"
 #include "transport/tcp/tcp_settings.h"
 #include "transport/transport.h"
 #include "util/abort_signal.h"
@@ -44,7 +44,7 @@ class TcpLinkSet : public LinkSet {
  private:
   const int rank_;
   TcpSettings settings_;
-  std::vector<std::shared_ptr<TcpEngine>> lanes_;  // a thread each
+  std::vector<std::shared_ptr<TcpProgressThread>> lanes_;  // a thread each
   std::map<int, std::shared_ptr<Link>> links_;
 };
 

@@ -14,7 +14,7 @@ static_assert(HETCCL_UCX_MEMORY_HOST == kHostMemory &&
               HETCCL_UCX_MEMORY_ROCM == kHipMemory);
 
 UcxLink::UcxLink(int rank, int peer, uint8_t linkSet,
-                 std::vector<std::shared_ptr<UcxEngine>> lanes,
+                 std::vector<std::shared_ptr<UcxWorkerThread>> lanes,
                  size_t partBytes, UcxGpuPolicy gpu)
     : rank_(rank),
       peer_(peer),
@@ -22,8 +22,8 @@ UcxLink::UcxLink(int rank, int peer, uint8_t linkSet,
       partBytes_(partBytes),
       gpu_(gpu),
       lanes_(std::move(lanes)),
-      sends_(UcxEngine::Direction::kSend),
-      receives_(UcxEngine::Direction::kRecv) {}
+      sends_(UcxWorkerThread::Direction::kSend),
+      receives_(UcxWorkerThread::Direction::kRecv) {}
 
 std::shared_ptr<TransferRequest> UcxLink::send(const void* data, size_t bytes,
                                                const CallSignature& call) {
@@ -101,7 +101,7 @@ size_t UcxLink::partsOf(size_t bytes) const {
 std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
                                                size_t bytes, unsigned memory,
                                                const CallSignature& call) {
-  const bool sending = direction.kind == UcxEngine::Direction::kSend;
+  const bool sending = direction.kind == UcxWorkerThread::Direction::kSend;
   UcxTag tag;
   tag.linkSet = linkSet_;
   tag.sender = sending ? rank_ : peer_;

@@ -7,7 +7,7 @@
 // each way alike, so they cut and place them alike. The signature of a
 // transfer's call travels in a control message on the lane its number
 // picks, and a receive completes only once that lane compared it with its
-// own (UcxEngine::postCall).
+// own (UcxWorkerThread::postCall).
 #pragma once
 
 #include <atomic>
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "transport/link.h"
-#include "transport/ucx/ucx_engine.h"
 #include "transport/ucx/ucx_tag.h"
+#include "transport/ucx/ucx_worker_thread.h"
 #include "util/settings.h"
 
 namespace hetccl {
@@ -49,7 +49,7 @@ bool takesGpuMemory(const UcxGpuPolicy& policy, MemoryKind kind);
 class UcxLink : public Link {
  public:
   UcxLink(int rank, int peer, uint8_t linkSet,
-          std::vector<std::shared_ptr<UcxEngine>> lanes, size_t partBytes,
+          std::vector<std::shared_ptr<UcxWorkerThread>> lanes, size_t partBytes,
           UcxGpuPolicy gpu = {});
 
   int peer() const override { return peer_; }
@@ -80,9 +80,9 @@ class UcxLink : public Link {
   // One direction's transfers: their number is in their tags and picks
   // the lane of a whole transfer.
   struct Direction {
-    UcxEngine::Direction kind;
+    UcxWorkerThread::Direction kind;
     std::atomic<uint64_t> transfers{0};  // posted this way
-    explicit Direction(UcxEngine::Direction kind) : kind(kind) {}
+    explicit Direction(UcxWorkerThread::Direction kind) : kind(kind) {}
   };
 
   // How many messages a transfer of `bytes` goes in.
@@ -94,7 +94,7 @@ class UcxLink : public Link {
 
   // Kept alive, so that a link that outlives its transport fails new
   // transfers instead of crashing.
-  const std::vector<std::shared_ptr<UcxEngine>> lanes_;
+  const std::vector<std::shared_ptr<UcxWorkerThread>> lanes_;
   Direction sends_;
   Direction receives_;
   std::atomic<size_t> bytesSent_{0};  // counted when posted

@@ -87,8 +87,8 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
   if (!sortedPeers.empty()) {
     try {
       for (int lane = 0; lane < agreedLanes; ++lane) {
-        lanes_.push_back(
-            std::make_shared<UcxEngine>(ucxLibrary(), rank_, abort, calls));
+        lanes_.push_back(std::make_shared<UcxWorkerThread>(ucxLibrary(), rank_,
+                                                           abort, calls));
         addresses.push_back(lanes_.back()->address());
       }
     } catch (const Error& e) {

@@ -11,8 +11,8 @@
 
 #include "transport/link.h"
 #include "transport/transport.h"
-#include "transport/ucx/ucx_engine.h"
 #include "transport/ucx/ucx_link.h"
+#include "transport/ucx/ucx_worker_thread.h"
 #include "util/abort_signal.h"
 #include "util/oob.h"
 
@@ -49,7 +49,7 @@ class UcxLinkSet : public LinkSet {
 
  private:
   const int rank_;
-  std::vector<std::shared_ptr<UcxEngine>> lanes_;
+  std::vector<std::shared_ptr<UcxWorkerThread>> lanes_;
   std::map<int, std::shared_ptr<Link>> links_;
 };
 

@@ -1,0 +1,25 @@
+#include "domain/host/host_backend.h"
+
+#include "domain/host/host_comm.h"
+
+namespace hetccl {
+namespace {
+
+class HostBackend : public DomainBackend {
+ public:
+  const char* name() const override { return "host collectives"; }
+  RuntimeKind runtime() const override { return RuntimeKind::Host; }
+  std::shared_ptr<Executor> create(const DomainSetup& setup) const override {
+    return HostComm::create(setup.oob, ShmSettings::from(setup.settings),
+                            setup.abort, setup.liveness);
+  }
+};
+
+}  // namespace
+
+const DomainBackend& hostBackend() {
+  static const HostBackend backend;
+  return backend;
+}
+
+}  // namespace hetccl

@@ -1,0 +1,51 @@
+#include "domain/host/host_comm.h"
+
+#include "util/error.h"
+
+namespace hetccl {
+
+std::shared_ptr<HostComm> HostComm::create(
+    Oob& oob, const ShmSettings& settings, std::shared_ptr<AbortSignal> abort,
+    std::shared_ptr<const PeerLiveness> liveness) {
+  return std::shared_ptr<HostComm>(
+      new HostComm(oob, settings, std::move(abort), std::move(liveness)));
+}
+
+HostComm::HostComm(Oob& oob, const ShmSettings& settings,
+                   std::shared_ptr<AbortSignal> abort,
+                   std::shared_ptr<const PeerLiveness> liveness)
+    : world_(oob, settings, std::move(abort), std::move(liveness)),
+      engine_(world_) {}
+
+void HostComm::launch(const std::vector<Op>& ops, StreamHandle stream) {
+  // The task owns a reference: a communicator destroyed while its work is
+  // queued stays alive until that work has run. The ticket counts the work
+  // until the task is gone: run, or never queued because enqueue failed.
+  auto self = shared_from_this();
+  hostRuntime().enqueue(
+      stream, [self, ops, ticket = inflight_.begin()] { self->execute(ops); });
+}
+
+void HostComm::execute(const std::vector<Op>& ops) {
+  AbortSignal& abort = world_.abortSignal();
+  abort.throwIfRaised();
+  try {
+    engine_.run(ops);
+  } catch (...) {
+    Error error = currentExceptionAsError();
+    abort.raise(error.code(), error.what());
+    throw error;
+  }
+}
+
+ncclResult_t HostComm::asyncError() const {
+  world_.board().checkAll();
+  const AbortSignal& abort = world_.abortSignal();
+  return abort.raised() ? abort.code() : ncclSuccess;
+}
+
+bool HostComm::drain(double timeoutSeconds) {
+  return inflight_.drain(timeoutSeconds);
+}
+
+}  // namespace hetccl

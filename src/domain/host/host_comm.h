@@ -1,0 +1,43 @@
+// The host collectives' domain communicator: HetCCL's own collectives for CPU
+// ranks, run on host streams over the shared-memory world of their host.
+#pragma once
+
+#include <memory>
+
+#include "domain/host/host_collectives.h"
+#include "domain/host/shm_world.h"
+#include "op/executor.h"
+#include "util/inflight_tracker.h"
+#include "util/peer_liveness.h"
+
+namespace hetccl {
+
+class HostComm : public Executor,
+                 public std::enable_shared_from_this<HostComm> {
+ public:
+  // Collective over `oob`: every rank of the domain constructs its HostComm
+  // at the same time. `abort` ends every wait of this communicator and is
+  // raised by any failed operation, since a failed collective leaves the
+  // ranks out of step; `liveness` ends the waits for peers that exited.
+  static std::shared_ptr<HostComm> create(
+      Oob& oob, const ShmSettings& settings, std::shared_ptr<AbortSignal> abort,
+      std::shared_ptr<const PeerLiveness> liveness);
+
+  void launch(const std::vector<Op>& ops, StreamHandle stream) override;
+  bool drain(double timeoutSeconds) override;
+  // Compares the calls the peers published with this rank's (a rank whose
+  // operation waited for no peer learns only here that they disagree).
+  ncclResult_t asyncError() const override;
+
+ private:
+  HostComm(Oob& oob, const ShmSettings& settings,
+           std::shared_ptr<AbortSignal> abort,
+           std::shared_ptr<const PeerLiveness> liveness);
+  void execute(const std::vector<Op>& ops);
+
+  ShmWorld world_;
+  HostCollectives engine_;
+  InflightTracker inflight_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,112 @@
+// The shared-memory state of a host domain on one machine: one segment per
+// rank, mapped by every rank. A rank writes only into its own segment and
+// its own flags; peers read them. All flags are monotonic counters, so no
+// flag is ever reset and a stale value can never be mistaken for a new one.
+// The segments also hold the ranks' calls (call_board.h), which every wait
+// for a peer compares.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "shm/shm_counter.h"
+#include "shm/shm_segment.h"
+#include "util/abort_signal.h"
+#include "util/oob.h"
+#include "util/peer_liveness.h"
+#include "util/settings.h"
+#include "util/spin_wait.h"
+#include "domain/host/call_board.h"
+
+namespace hetccl {
+
+struct ShmSettings {
+  size_t chunkBytes;       // capacity of each collective staging buffer
+  size_t p2pChunkBytes;    // capacity of each point-to-point slot
+  size_t directReduceMax;  // below this, every rank reduces whole rounds
+  double timeoutSeconds;
+
+  // Rounds the buffers up to 64 bytes; the bounds are the parameter
+  // table's (util/params.def).
+  static ShmSettings from(const Settings& settings);
+};
+
+class ShmWorld {
+ public:
+  // `abort` ends every wait; `liveness` ends waits for peers that exited.
+  ShmWorld(Oob& oob, const ShmSettings& settings,
+           std::shared_ptr<AbortSignal> abort,
+           std::shared_ptr<const PeerLiveness> liveness);
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const ShmSettings& settings() const { return settings_; }
+  AbortSignal& abortSignal() { return *abort_; }
+  const AbortSignal& abortSignal() const { return *abort_; }
+  // Starts a back-off wait bound to this world's signals and timeout.
+  SpinWait makeWait(const char* what, int peer) {
+    return SpinWait(*abort_, liveness_.get(), settings_.timeoutSeconds, what,
+                    peer);
+  }
+
+  // Collective flags of rank r, all holding round numbers:
+  //  ready: r's input buffer holds that round's data;
+  //  done:  r has read the round's inputs and its output buffer is filled;
+  //  freed: r has read the round's outputs.
+  ShmCounter& ready(int r) { return header(r)->ready; }
+  ShmCounter& done(int r) { return header(r)->done; }
+  ShmCounter& freed(int r) { return header(r)->freed; }
+  // Point-to-point counters, in the owner's segment: chunks it has sent to
+  // `peer`, and chunks it has consumed from `peer`.
+  ShmCounter& sent(int owner, int peer);
+  ShmCounter& consumed(int owner, int peer);
+
+  // Staging buffers alternate between two halves by round parity.
+  char* input(int r, uint64_t round);
+  char* output(int r, uint64_t round);
+  char* p2pSlot(int owner, int peer, uint64_t chunk);
+  // The call of the message whose chunk is in that slot.
+  CallSignature& p2pCall(int owner, int peer, uint64_t chunk);
+  CallBoard& board() { return *board_; }
+  const CallBoard& board() const { return *board_; }
+
+  static void post(ShmCounter& flag, uint64_t value) { flag.post(value); }
+  static bool reached(const ShmCounter& flag, uint64_t target) {
+    return flag.load() >= target;
+  }
+  // Compares the peer's current collective with this rank's (as soon as
+  // the peer published it) while it waits, and fails if a peer reported
+  // calls that disagree.
+  void waitFor(ShmCounter& flag, uint64_t target, int peer, const char* what);
+  // Waits until `flagOf(r)` reached `target` for every rank r.
+  template <typename FlagOf>
+  void waitAll(FlagOf flagOf, uint64_t target, const char* what) {
+    for (int r = 0; r < nranks_; ++r) waitFor(flagOf(r), target, r, what);
+  }
+
+ private:
+  struct Header {
+    ShmCounter ready, done, freed;
+  };
+  struct Layout {
+    size_t sentOffset, consumedOffset, boardOffset, p2pCallOffset, inputOffset,
+        outputOffset, p2pOffset, total;
+  };
+  static Layout layoutFor(int nranks, const ShmSettings& settings);
+  Header* header(int r) { return static_cast<Header*>(bases_[r]); }
+  char* base(int r) { return static_cast<char*>(bases_[r]); }
+
+  int rank_;
+  int nranks_;
+  ShmSettings settings_;
+  std::shared_ptr<AbortSignal> abort_;
+  std::shared_ptr<const PeerLiveness> liveness_;
+  Layout layout_;
+  std::vector<ShmSegment> segments_;
+  std::vector<void*> bases_;
+  std::unique_ptr<CallBoard> board_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,11 @@
+// AMD's RCCL as a domain back-end: AMD GPU ranks, call for call on
+// the caller's stream (NcclApiComm over the process's RCCL).
+#pragma once
+
+#include "domain/domain_backend.h"
+
+namespace hetccl {
+
+const DomainBackend& rcclBackend();
+
+}  // namespace hetccl

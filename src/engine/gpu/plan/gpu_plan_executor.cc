@@ -1,0 +1,672 @@
+#include "engine/gpu/plan/gpu_plan_executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "algo/pipeline.h"
+#include "engine/gpu/plan/single_rank_domain.h"
+#include "op/op_traits.h"
+#include "runtime/device/current_device.h"
+#include "runtime/device/device_module.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/monotonic_word.h"
+
+namespace hetccl {
+namespace {
+
+constexpr uint64_t kReleaseAll = HETCCL_DEVICE_WAIT_RELEASED;
+// Slots per staging ring: two chunks' worth of pieces each way per link,
+// more than any plan stages to one peer before it waits for that peer.
+constexpr size_t kRingSlots = 8;
+// How long an abort lets the engine's stream run out its released work.
+constexpr double kReleaseDrainSeconds = 10;
+// How long it waits for that before the domain's abort, which ends a domain
+// kernel that waits for a dead peer.
+constexpr double kAbortDrainSeconds = 2;
+// Launches with a script alive at once: every captured launch that crosses
+// domains through the proxy, and the launches of HETCCL_SCRIPTED_LAUNCHES
+// not yet run (32 KB of pinned memory).
+constexpr size_t kScriptControlWords = 4096;
+// Timed marks per launch with HETCCL_ENGINE_TIMELINE (a 1 GB all-reduce of
+// two domains in 16 MB chunks needs a few hundred).
+constexpr size_t kTimelineMarks = 8192;
+
+// The communicator makes its device current while it builds the engine.
+const DeviceModule& onDevice(const DeviceModule& module, int device) {
+  int current = -1;
+  module.check(module.api().getDevice(&current), "asking for the device");
+  if (current != device)
+    fail(ncclInternalError,
+         "the GPU engine of device %d is being built with device %d current",
+         device, current);
+  // Before any stream can be held back by a host word (see loadKernels).
+  module.check(module.api().loadKernels(), "loading the reduction kernels");
+  return module;
+}
+
+// The most scratch any plan asks for: two steps of the reduce-scatter's
+// laid-out input, partial and one partial per domain; or what the one-shot
+// plans keep: at most the domain's partials and one per other domain.
+size_t scratchBytes(const GpuPlanExecutorSetup& setup) {
+  const size_t domains = setup.domains.count();
+  return std::max(2 * (domains + 2) * setup.settings.chunkBytes,
+                  domains * setup.settings.oneShotMaxBytes);
+}
+
+// What runs this rank's domain steps: the vendor library, unless the rank
+// is its domain's only member.
+std::shared_ptr<Executor> domainStepsOf(GpuPlanExecutorSetup& setup) {
+  const int domain = setup.domains.domainOf(setup.rank);
+  if (setup.domains.members(domain).size() > 1)
+    return std::move(setup.domainComm);
+  return std::make_shared<SingleRankDomain>(setup.module,
+                                            std::move(setup.domainComm));
+}
+
+// The memory a link must move to take the GPU's buffers as they are; an
+// emulated GPU's is host memory.
+MemoryKind deviceMemoryOf(const DeviceModule& module) {
+  const std::string runtime = module.runtimeName();
+  if (runtime == "cuda") return kCudaMemory;
+  if (runtime == "hip") return kHipMemory;
+  return kHostMemory;
+}
+
+}  // namespace
+
+GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
+    : module_(onDevice(setup.module, setup.device)),
+      device_(setup.device),
+      rank_(setup.rank),
+      domains_(setup.domains),
+      domainComm_(domainStepsOf(setup)),
+      abort_(std::move(setup.abort)),
+      timeoutSeconds_(setup.settings.timeoutSeconds),
+      flagMemory_(module_, sizeof(Flags)),
+      flags_(reinterpret_cast<Flags*>(flagMemory_.data())),
+      stream_(module_),
+      copies_(module_, stream_.handle()),
+      timeline_(setup.settings.engineTimeline
+                    ? std::make_unique<StreamTimeline>(
+                          module_, stream_.handle(), kTimelineMarks)
+                    : nullptr),
+      data_(module_, stream_.handle(), scratchBytes(setup), timeline_.get()),
+      directCollectives_(std::move(setup.directCollectives)),
+      links_(std::move(setup.links)),
+      proxy_(
+          abort_, timeoutSeconds_, &flags_->engineReached,
+          PinnedHostMemory(module_, kScriptControlWords * sizeof(uint64_t)),
+          [this](const Error& error) { failed(error); },
+          links_->waiting().get()),
+      callerReached_(module_),
+      enginePassed_(module_),
+      scriptedLaunches_(setup.settings.scriptedLaunches),
+      liveness_(std::move(setup.liveness)),
+      rankNames_(std::move(setup.rankNames)) {
+  for (uint64_t* word :
+       {&flags_->inputsReady, &flags_->done, &flags_->engineReached,
+        &flags_->directReached, &flags_->directPassed})
+    __atomic_store_n(word, 0, __ATOMIC_RELEASE);
+  const StagingPath path{module_,
+                         stream_.handle(),
+                         copies_,
+                         proxy_,
+                         crossDomainPieceBytes(setup.settings.chunkBytes),
+                         kRingSlots,
+                         timeline_.get(),
+                         &launchGate_,
+                         deviceMemoryOf(module_)};
+  const int directLinks = openStagedLinks(path);
+  context_.rank = rank_;
+  context_.nranks = domains_.nranks();
+  context_.domains = &domains_;
+  context_.domainComm = domainComm_.get();
+  if (timeline_) {
+    timedDomainSteps_ =
+        std::make_unique<TimedDomainSteps>(*domainComm_, *timeline_);
+    context_.domainComm = timedDomainSteps_.get();
+  }
+  context_.domainStream = static_cast<StreamHandle>(stream_.handle());
+  context_.linkTo = [this](int peer) -> Link& {
+    auto it = stagedLinks_.find(peer);
+    if (it == stagedLinks_.end())
+      fail(ncclInternalError, "rank %d has no link to rank %d", rank_, peer);
+    return *it->second;
+  };
+  context_.abort = abort_.get();
+  context_.timeoutSeconds = timeoutSeconds_;
+  context_.chunkBytes = setup.settings.chunkBytes;
+  context_.oneShotMaxBytes = setup.settings.oneShotMaxBytes;
+  context_.data = &data_;
+  warmUpDomain();
+  if (directCollectives_) {
+    agreement_ = std::make_unique<CallAgreement>(directCollectives_->outboxes(),
+                                                 *abort_, timeoutSeconds_);
+    transferAgreement_ = std::make_unique<TransferAgreement>(
+        directCollectives_->outboxes(), *abort_, timeoutSeconds_);
+    directWatch_ = std::make_unique<LaunchWatch>(
+        &flags_->directReached, &flags_->directPassed, timeoutSeconds_,
+        [this](uint64_t launch) { throwIfPeerLost(launch); },
+        [this](const Error& error) { failed(error); });
+  }
+  LOG_INFO(
+      kLogInit,
+      "rank %d: GPU engine: domain %d of %d (local rank %d of %zu), "
+      "domain steps %s, links: %s%s%s",
+      rank_, domains_.domainOf(rank_), domains_.count(),
+      domains_.localRank(rank_),
+      domains_.members(domains_.domainOf(rank_)).size(),
+      domains_.members(domains_.domainOf(rank_)).size() > 1
+          ? "on the vendor library"
+          : "local (the rank is its domain)",
+      links_->summary().c_str(),
+      directLinks > 0
+          ? format("; GPU buffers go to %d of them as they are", directLinks)
+                .c_str()
+          : "",
+      directCollectives_ ? "; stream-driven shared-memory collectives" : "");
+}
+
+// A staged link to every rank of another domain; those over a transport
+// that moves the GPU's memory itself take its buffers as they are. Returns
+// how many do.
+int GpuPlanExecutor::openStagedLinks(const StagingPath& path) {
+  int direct = 0;
+  for (int peer = 0; peer < domains_.nranks(); ++peer) {
+    if (domains_.domainOf(peer) == domains_.domainOf(rank_)) continue;
+    auto link =
+        std::make_unique<StagedLink>(links_->shared(peer), path, rings_);
+    direct += link->direct() ? 1 : 0;
+    stagedLinks_[peer] = std::move(link);
+  }
+  return direct;
+}
+
+// The vendor library connects its ranks on their first collective and on
+// the first send to each peer, allocating memory as it does. That happens
+// now, at init: an allocation during a launch serialises the GPU's
+// streams (CUDA's implicit synchronisation) behind whatever they wait
+// for. One all-reduce and one exchange with every member of the domain,
+// on the engine's stream, and wait.
+void GpuPlanExecutor::warmUpDomain() {
+  const std::vector<int>& members = domains_.members(domains_.domainOf(rank_));
+  const int size = static_cast<int>(members.size());
+  char* scratch = data_.scratch(sizeof(float) * (size + 1));
+  Op allReduce;
+  allReduce.kind = OpKind::AllReduce;
+  allReduce.dtype = ncclFloat32;
+  allReduce.count = 1;
+  allReduce.sendbuff = allReduce.recvbuff = scratch;
+  domainComm_->launch({allReduce}, context_.domainStream);
+  std::vector<Op> exchange;
+  for (int peer = 0; peer < size; ++peer) {
+    if (members[peer] == rank_) continue;
+    Op send = allReduce, recv = allReduce;
+    send.kind = OpKind::Send;
+    send.root = recv.root = peer;
+    recv.kind = OpKind::Recv;
+    recv.recvbuff = scratch + sizeof(float) * (peer + 1);
+    exchange.push_back(send);
+    exchange.push_back(recv);
+  }
+  if (!exchange.empty()) domainComm_->launch(exchange, context_.domainStream);
+  module_.check(module_.api().streamSynchronize(stream_.handle()),
+                "connecting the domain's vendor library");
+}
+
+// A clean destroy found every launch complete (finalize drained them), so
+// nothing waits and the peers learn how far this rank went; a failed
+// communicator's streams are released instead.
+GpuPlanExecutor::~GpuPlanExecutor() {
+  CurrentDevice ours(module_, device_);
+  if (!abort_->raised() && launchesIdle()) {
+    if (directCollectives_)
+      directCollectives_->outboxes().markLeft(collectiveLaunches_);
+  } else {
+    releaseWaits();
+  }
+  const int streamError = module_.api().streamSynchronize(stream_.handle());
+  copies_.synchronize();  // before the rings go
+  if (streamError != 0)
+    LOG_WARN(kLogColl, "rank %d: the GPU engine's stream failed", rank_);
+  else if (timeline_)
+    logTimeline();
+}
+
+void GpuPlanExecutor::logTimeline() {
+  try {
+    LOG_INFO(kLogTuning, "rank %d: GPU engine stream time: %s", rank_,
+             timeline_->summary().c_str());
+  } catch (const Error& e) {
+    LOG_WARN(kLogTuning, "rank %d: no GPU engine timeline: %s", rank_,
+             e.what());
+  }
+}
+
+void GpuPlanExecutor::launch(const std::vector<Op>& ops, StreamHandle stream) {
+  noticePeersFailure();
+  abort_->throwIfRaised();
+  CurrentDevice ours(module_, device_);
+  const bool capturing = capturingAllowed(ops, stream);
+  std::lock_guard<std::mutex> lock(launchMutex_);
+  try {
+    if (directCollectives_)
+      launchAmongHostGpus(ops, stream, capturing);
+    else
+      enqueueLaunch(ops, stream, capturing);
+  } catch (const Error& e) {
+    // Half-enqueued work leaves the ranks out of step.
+    failed(e);
+    throw;
+  }
+}
+
+// The caller's stream marks where it reaches the launch and where it is
+// past it, for the watch that fails a launch stalled by a lost peer or
+// beyond HETCCL_TIMEOUT. A graph would replay the marks' values unchanged,
+// which tells the watch nothing: a captured launch has none, and the watch
+// fails the communicator as soon as a peer is lost from then on, since a
+// replay may be waiting for it.
+void GpuPlanExecutor::launchAmongHostGpus(const std::vector<Op>& ops,
+                                          StreamHandle stream, bool capturing) {
+  // Before anything is enqueued: calls that disagree enqueue nothing.
+  const bool agreed = agreeOnCollective(ops);
+  const LaneWaits transferWaits = transferAgreement_->post(ops);
+  if (capturing) {
+    directWatch_->watchBetweenLaunches();
+    enqueueAmongHostGpus(ops, stream, capturing, agreed, transferWaits);
+    return;
+  }
+  const auto& api = module_.api();
+  const uint64_t sequence = ++directLaunched_;
+  recordDirectLaunch(sequence, ops);
+  module_.check(api.writeValue64(stream, &flags_->directReached, sequence),
+                "marking the start of a launch");
+  try {
+    enqueueAmongHostGpus(ops, stream, capturing, agreed, transferWaits);
+  } catch (...) {
+    // What was enqueued still ends with the mark, which a release waits
+    // for.
+    api.writeValue64(stream, &flags_->directPassed, sequence);
+    throw;
+  }
+  module_.check(api.writeValue64(stream, &flags_->directPassed, sequence),
+                "marking the end of a launch");
+}
+
+// The stream-driven collective of `ops`, if any, posted for comparison
+// (CallAgreement); true if its agreement is known already. Op number 0
+// (the engine's own tests) is not checked.
+bool GpuPlanExecutor::agreeOnCollective(const std::vector<Op>& ops) {
+  std::vector<Op> collectives;
+  for (const Op& op : ops)
+    if (!isPointToPoint(op.kind)) collectives.push_back(op);
+  if (collectives.empty() || !streamDriven(collectives) ||
+      collectives[0].sequence == 0)
+    return true;
+  return agreement_->post(signatureOf(collectives[0]));
+}
+
+// Every send and receive takes the stream-driven path, whatever else its
+// group holds, so that both ends of a transfer take the same one; the
+// group's collectives follow on the caller's stream.
+void GpuPlanExecutor::enqueueAmongHostGpus(const std::vector<Op>& ops,
+                                           StreamHandle stream, bool capturing,
+                                           bool agreed,
+                                           const LaneWaits& transferWaits) {
+  std::vector<Op> transfers, collectives;
+  for (const Op& op : ops)
+    (isPointToPoint(op.kind) ? transfers : collectives).push_back(op);
+  if (!transfers.empty())
+    directCollectives_->launchPointToPoint(transfers, stream, transferWaits);
+  if (collectives.empty()) return;
+  if (streamDriven(collectives))
+    directCollectives_->launch(collectives[0], stream, capturing, agreed);
+  else
+    enqueueLaunch(collectives, stream, capturing);
+}
+
+// Whether `stream` is being captured into a CUDA graph, and if so, that
+// the launch can be. Stream-driven work replays unchanged (the outboxes'
+// flags hold no sequence number), and staged work through its script.
+// Two things cannot follow a replay: a domain of several GPUs (its steps
+// run in the vendor library on the engine's stream, which HetCCL does not
+// hand to the library's own capture), and the timeline (its events are
+// read once per launch).
+bool GpuPlanExecutor::capturingAllowed(const std::vector<Op>& ops,
+                                       StreamHandle stream) const {
+  int capturing = 0;
+  module_.check(module_.api().streamIsCapturing(stream, &capturing),
+                "asking whether the stream is being captured");
+  if (!capturing || (directCollectives_ && streamDriven(ops))) return capturing;
+  const size_t domainSize = domains_.members(domains_.domainOf(rank_)).size();
+  if (domainSize > 1)
+    fail(ncclInvalidUsage,
+         "rank %d: this launch of a heterogeneous communicator cannot be "
+         "captured in a CUDA graph: the rank's domain has %zu GPUs, and "
+         "HetCCL does not capture its domain's steps in the vendor library "
+         "yet; only launches of ranks that are their domain's only GPU can "
+         "be captured. Launch it outside the capture",
+         rank_, domainSize);
+  if (timeline_)
+    fail(ncclInvalidUsage,
+         "rank %d: this launch of a heterogeneous communicator cannot be "
+         "captured in a CUDA graph while HETCCL_ENGINE_TIMELINE=1 (the "
+         "timeline reads its events once per launch); unset it to capture",
+         rank_);
+  if (std::strcmp(module_.api().runtimeName, "hip") == 0)
+    fail(ncclInvalidUsage,
+         "rank %d: this launch of a heterogeneous communicator cannot be "
+         "captured in a HIP graph: it goes through the staging proxy, and "
+         "capturing the stream memory operations that start the proxy's "
+         "part at each replay has only been run with CUDA so far. Launch it "
+         "outside the capture",
+         rank_);
+  return true;
+}
+
+// Sends and receives always take the stream-driven path; collectives when
+// DeviceShmCollectives handles them.
+bool GpuPlanExecutor::streamDriven(const std::vector<Op>& ops) const {
+  std::vector<Op> collectives;
+  for (const Op& op : ops)
+    if (!isPointToPoint(op.kind)) collectives.push_back(op);
+  return collectives.empty() || directCollectives_->handles(collectives);
+}
+
+// Everything on this thread, before the call returns. A failure midway
+// leaves half a plan enqueued, which launch() turns into an abort.
+void GpuPlanExecutor::enqueueLaunch(const std::vector<Op>& ops,
+                                    StreamHandle stream, bool capturing) {
+  // A replay writes no sequence number: `done` counts the others only.
+  const uint64_t sequence = capturing ? 0 : ++launched_;
+  const bool scripted = capturing || (scriptedLaunches_ && launched_ % 2 == 1);
+  if (scripted && !perLaunch_) numberPiecesPerLaunch();
+  if (timeline_) timeline_->beginLaunch();
+  followCaller(stream, capturing, sequence);
+  copies_.beginLaunch();
+  std::unique_ptr<StagedLaunchScript> script =
+      scripted ? startScript(capturing) : nullptr;
+  launchGate_ = perLaunch_ && !script ? sequence : 0;
+  for (auto& entry : stagedLinks_)
+    entry.second->beginLaunch(perLaunch_, script.get());
+  try {
+    runPlans(context_, ops);
+    for (auto& entry : stagedLinks_) entry.second->finishLaunch();
+    if (capturing) copies_.joinEngine();
+  } catch (...) {
+    // The stream may reach the script's start: the proxy must see it.
+    if (script) proxy_.addScript(std::move(script));
+    throw;
+  }
+  if (script) proxy_.addScript(std::move(script));
+  if (timeline_) timeline_->endLaunch();
+  releaseCaller(stream, capturing, sequence);
+}
+
+// From the first launch with a script on: every launch numbers its pieces
+// from 0 and the stream puts the rings' counters back to 0 after it, so a
+// replay finds them as its capture did; pieces posted at enqueue wait for
+// their gate. The counters of the launches so far go to 0 first, from the
+// engine's stream, outside any capture.
+void GpuPlanExecutor::numberPiecesPerLaunch() {
+  rings_.zeroCounters(module_, stream_.handle());
+  perLaunch_ = true;
+}
+
+// Sequence numbers outside a capture; inside, events, which a graph turns
+// into its own dependencies.
+void GpuPlanExecutor::followCaller(StreamHandle stream, bool capturing,
+                                   uint64_t sequence) {
+  const auto& api = module_.api();
+  void* own = stream_.handle();
+  if (capturing) {
+    callerReached_.record(stream);
+    module_.check(api.streamWaitEvent(own, callerReached_.handle()),
+                  "joining the GPU engine's stream to the capture");
+    return;
+  }
+  module_.check(api.writeValue64(stream, &flags_->inputsReady, sequence),
+                "signalling the inputs of a launch");
+  module_.check(api.waitValue64(own, &flags_->inputsReady, sequence),
+                "waiting for the inputs of a launch");
+  if (perLaunch_)
+    module_.check(api.writeValue64(own, &flags_->engineReached, sequence),
+                  "opening the gate of a launch's staged pieces");
+}
+
+void GpuPlanExecutor::releaseCaller(StreamHandle stream, bool capturing,
+                                    uint64_t sequence) {
+  const auto& api = module_.api();
+  void* own = stream_.handle();
+  if (capturing) {
+    enginePassed_.record(own);
+    module_.check(api.streamWaitEvent(stream, enginePassed_.handle()),
+                  "joining the GPU engine's stream back into the capture");
+    return;
+  }
+  module_.check(api.writeValue64(own, &flags_->done, sequence),
+                "signalling the end of a launch");
+  module_.check(api.waitValue64(stream, &flags_->done, sequence),
+                "waiting for the GPU engine");
+}
+
+// The stream tells the proxy that it reached the script's launch.
+std::unique_ptr<StagedLaunchScript> GpuPlanExecutor::startScript(
+    bool capturing) {
+  auto script =
+      std::make_unique<StagedLaunchScript>(proxy_.takeControlWord(), capturing);
+  module_.check(module_.api().writeValue64(stream_.handle(), script->control(),
+                                           StagedLaunchScript::kStart),
+                "starting a launch's staged pieces");
+  return script;
+}
+
+ncclResult_t GpuPlanExecutor::asyncError() const {
+  if (noticePeersFailure()) return abort_->code();
+  return domainComm_->asyncError();
+}
+
+// Another GPU rank of this host failed: the ranks are out of step, and
+// this rank's next operation must fail rather than wait for it.
+bool GpuPlanExecutor::noticePeersFailure() const {
+  std::optional<Error> failure = peersFailure("");
+  if (!failure) return false;
+  if (!abort_->raised()) abort_->raise(failure->code(), failure->what());
+  return true;
+}
+
+std::optional<Error> GpuPlanExecutor::peersFailure(
+    const std::string& during) const {
+  if (!directCollectives_) return std::nullopt;
+  const DeviceOutboxes& outboxes = directCollectives_->outboxes();
+  const int failedRank = outboxes.failedRank();
+  if (failedRank < 0 || failedRank == rank_) return std::nullopt;
+  const Error failure = outboxes.failureOf(failedRank);
+  if (failure.code() == ncclInvalidUsage) return failure;
+  return Error(ncclRemoteError,
+               format("%s failed%s: %s", rankNames_.at(failedRank).c_str(),
+                      during.c_str(), failure.what()));
+}
+
+void GpuPlanExecutor::failed(const Error& error) {
+  LOG_WARN(kLogColl, "rank %d: GPU engine: %s", rank_, error.what());
+  abort_->raise(error.code(), error.what());
+  if (directCollectives_)
+    directCollectives_->outboxes().markFailed(error.code(), error.what());
+}
+
+// A peer that failed, a peer process that is gone, or a peer that left
+// before an operation this launch needs. Between launches (graph replays
+// carry no marks) only a peer that did not leave cleanly counts.
+void GpuPlanExecutor::throwIfPeerLost(uint64_t launch) const {
+  const DeviceOutboxes& outboxes = directCollectives_->outboxes();
+  const std::string during =
+      launch ? format(" during %s", describeLaunch(launch).c_str()) : "";
+  if (std::optional<Error> failure = peersFailure(during)) throw *failure;
+  for (int r = 0; r < domains_.nranks(); ++r) {
+    if (r == rank_) continue;
+    if (outboxes.left(r)) {
+      const uint64_t completed = outboxes.collectivesCompletedBy(r);
+      if (launch && needsDeparted(launch, r, completed))
+        fail(ncclRemoteError,
+             "%s left the communicator (ncclCommDestroy or exit) after "
+             "completing %llu collective launches; this rank's %s needs it",
+             rankNames_.at(r).c_str(),
+             static_cast<unsigned long long>(completed),
+             describeLaunch(launch).c_str());
+      continue;
+    }
+    if (liveness_ && liveness_->lost(r)) {
+      try {
+        liveness_->throwIfLost(r);
+      } catch (const Error& lost) {
+        fail(ncclRemoteError, "%s%s", lost.what(), during.c_str());
+      }
+    }
+  }
+}
+
+void GpuPlanExecutor::recordDirectLaunch(uint64_t sequence,
+                                         const std::vector<Op>& ops) {
+  DirectLaunch record;
+  record.sequence = sequence;
+  for (const Op& op : ops) {
+    if (isPointToPoint(op.kind) && op.root < 64)
+      record.peers |= uint64_t(1) << op.root;
+    else if (!isPointToPoint(op.kind) && record.collectiveIndex == 0)
+      record.collectiveIndex = ++collectiveLaunches_;
+  }
+  record.first = ops.front();
+  record.ops = ops.size();
+  std::lock_guard<std::mutex> lock(directLaunchesMutex_);
+  directLaunches_[sequence % kDirectLaunchRecords] = record;
+}
+
+bool GpuPlanExecutor::needsDeparted(uint64_t launch, int peer,
+                                    uint64_t collectivesCompleted) const {
+  std::lock_guard<std::mutex> lock(directLaunchesMutex_);
+  const DirectLaunch& record = directLaunches_[launch % kDirectLaunchRecords];
+  if (record.sequence != launch) return true;  // too old to know: assume so
+  if (record.collectiveIndex > collectivesCompleted) return true;
+  return (record.peers >> peer) & 1;
+}
+
+std::string GpuPlanExecutor::describeLaunch(uint64_t launch) const {
+  std::lock_guard<std::mutex> lock(directLaunchesMutex_);
+  const DirectLaunch& record = directLaunches_[launch % kDirectLaunchRecords];
+  if (record.sequence != launch)
+    return format("launch #%llu", static_cast<unsigned long long>(launch));
+  std::string text =
+      format("launch #%llu: %s", static_cast<unsigned long long>(launch),
+             describeCall(signatureOf(record.first)).c_str());
+  if (record.ops > 1)
+    text += format(" and %zu more in its group", record.ops - 1);
+  return text;
+}
+
+// The process exits with the communicator alive (no destroy): as a
+// destroy would, it leaves cleanly if nothing is in flight, and otherwise
+// lets its streams go so that the exit does not wait for them.
+void GpuPlanExecutor::leaveAtExit() {
+  if (!abort_->raised() && launchesIdle()) {
+    if (directCollectives_)
+      directCollectives_->outboxes().markLeft(collectiveLaunches_);
+    return;
+  }
+  abort_->raise(ncclSystemError, "the process is exiting");
+  releaseWaits();
+}
+
+// Every launch's work has passed the caller's stream.
+bool GpuPlanExecutor::launchesIdle() const {
+  std::lock_guard<std::mutex> lock(launchMutex_);
+  return __atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) >= launched_ &&
+         directLaunchesPassed();
+}
+
+// The callers' streams run the stream-driven path's work themselves: they
+// must be past it before the outboxes go.
+bool GpuPlanExecutor::directLaunchesPassed() const {
+  return __atomic_load_n(&flags_->directPassed, __ATOMIC_ACQUIRE) >=
+         directLaunched_.load(std::memory_order_acquire);
+}
+
+// The stream writes `done` for the last launch (after its last piece was
+// sent).
+bool GpuPlanExecutor::drain(double timeoutSeconds) {
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration<double>(timeoutSeconds);
+  uint64_t last, lastDirect;
+  {
+    std::lock_guard<std::mutex> lock(launchMutex_);
+    last = launched_;
+    lastDirect = directLaunched_.load();
+  }
+  while (__atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) < last ||
+         __atomic_load_n(&flags_->directPassed, __ATOMIC_ACQUIRE) <
+             lastDirect) {
+    if (abort_->raised()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return true;
+}
+
+// Also on the proxy's thread, so no device is made current here: the
+// calls below take any. The vendor's abort frees pinned memory, which waits
+// for the whole device, so no stream may still wait on a host word then:
+// the engine's streams are released and run out their work first, then
+// the callers' streams. A domain kernel waiting for a dead peer keeps the
+// engine's streams busy until the vendor's abort ends it; they are waited
+// for once more after it.
+void GpuPlanExecutor::abort() {
+  raiseEngineWaits();
+  const bool idle = awaitStreamsIdle(kAbortDrainSeconds);
+  raiseToAtLeast(&flags_->done, kReleaseAll);
+  domainComm_->abort();
+  if (!idle) releaseWaits();
+}
+
+// Every wait of the engine's streams ends first, and the streams run out
+// what is queued (the staging copies into the callers' buffers among it)
+// before the callers' streams go on and may free those buffers.
+void GpuPlanExecutor::releaseWaits() {
+  raiseEngineWaits();
+  warnUnlessStreamsIdle();
+  raiseToAtLeast(&flags_->done, kReleaseAll);
+}
+
+void GpuPlanExecutor::raiseEngineWaits() {
+  raiseToAtLeast(&flags_->inputsReady, kReleaseAll);
+  raiseToAtLeast(&flags_->engineReached, kReleaseAll);
+  proxy_.release();
+  rings_.releaseWaits();
+  if (directCollectives_) directCollectives_->outboxes().releaseWaits();
+}
+
+void GpuPlanExecutor::warnUnlessStreamsIdle() const {
+  if (!awaitStreamsIdle(kReleaseDrainSeconds))
+    LOG_WARN(kLogColl,
+             "rank %d: the GPU engine's streams still run %g s after their "
+             "waits were released; releasing the callers' streams anyway",
+             rank_, kReleaseDrainSeconds);
+}
+
+bool GpuPlanExecutor::awaitStreamsIdle(double seconds) const {
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    int idle = 0;
+    if (module_.api().streamQuery(stream_.handle(), &idle) != 0 ||
+        (idle && copies_.idle() && directLaunchesPassed()))
+      return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace hetccl

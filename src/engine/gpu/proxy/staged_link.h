@@ -1,0 +1,148 @@
+// A link as the GPU engine's plans see it: the buffers are GPU memory,
+// the link underneath moves host memory. Every transfer is cut into
+// pieces that pass through the link's staging rings (staging_ring.h); the
+// copies run on the engine's staging streams (staging_streams.h), enqueued
+// when the plan posts the transfer, after what the engine's stream had
+// been given by then:
+//   send: the up stream waits for a free slot, copies the piece into it
+//         and raises the ring's stream counter; the proxy sends it. Waiting
+//         for the request makes the engine's stream wait until the pieces
+//         are copied (then the plan may reuse its buffer).
+//   recv: the proxy receives the pieces into their slots as slots free up;
+//         the down stream waits for each, copies it to the GPU and raises
+//         the ring's stream counter. Waiting for the request makes the
+//         engine's stream wait for that counter. Receives are copied in
+//         posting order, which keeps the ring's slots in order.
+// So a launch enqueues all of its GPU work before it returns, and only the
+// proxy (the network) runs afterwards.
+//
+// Pieces are numbered on from launch to launch, until the engine first
+// captures a launch in a CUDA graph (or with HETCCL_SCRIPTED_LAUNCHES).
+// From then on every launch numbers them from 0, and its stream puts the
+// counters of the rings it used back to 0 at its end: a replay finds
+// them as the capture did. A launch with a script (staged_launch_script.h)
+// leaves its pieces there, for the proxy to take when the stream gets
+// there.
+//
+// Pieces are cut as PiecedLink cuts them (algo/pieced_link.h) and each is
+// one transfer of the link underneath, so a peer whose side is a CPU rank
+// or stages differently sees the same messages.
+//
+// A link that moves GPU memory itself (UCX with CUDA or ROCm:
+// Link::movesGpuMemory) skips the copies but keeps the handover: its
+// lanes' rings have counters and no slots, the engine's stream raises the
+// stream counter when it reaches a transfer (a send's bytes are there, a
+// receive's buffer is free), the proxy then posts the pieces on the GPU
+// buffer itself and raises the proxy counter as they complete, and
+// waiting for the request makes the engine's stream wait for that.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "algo/pieced_link.h"
+#include "engine/gpu/proxy/staged_launch_script.h"
+#include "engine/gpu/proxy/staging_proxy.h"
+#include "engine/gpu/proxy/staging_ring.h"
+#include "engine/gpu/proxy/staging_streams.h"
+#include "engine/gpu/stream_timeline.h"
+#include "transport/link.h"
+
+namespace hetccl {
+
+// What every staged link of one engine shares.
+struct StagingPath {
+  const DeviceModule& module;
+  void* stream;  // the engine's
+  StagingStreams& copies;
+  StagingProxy& proxy;
+  size_t slotBytes;
+  size_t slots;
+  StreamTimeline* timeline;  // null unless HETCCL_ENGINE_TIMELINE
+  // The gate of the pieces posted now (StagingProxy::Job::gate).
+  const uint64_t* launchGate;
+  MemoryKind deviceMemory;  // the GPU's (host for an emulated one)
+};
+
+// The rings of every staged link of an engine, made on first use and kept
+// until the engine goes (after its links: a failed link may still write
+// into a slot until its transport stops).
+class StagingRings {
+ public:
+  StagingRing& make(const DeviceModule& module, size_t slotBytes, size_t slots);
+  // Raises every ring's proxy counter to the maximum: every stream wait
+  // on the rings ends.
+  void releaseWaits();
+  // Enqueues on `stream` writes that set every ring's counters to 0.
+  void zeroCounters(const DeviceModule& module, void* stream);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<StagingRing>> rings_;
+};
+
+class StagedLink : public LinkOver {
+ public:
+  // Over the link beneath `pieced`, cutting as it does. Throws what the
+  // link's movesGpuMemory() throws.
+  StagedLink(const std::shared_ptr<PiecedLink>& pieced, const StagingPath& path,
+             StagingRings& rings);
+
+  // Whether the GPU buffers go to the link as they are (no copies).
+  bool direct() const { return direct_; }
+  // Each piece carries `call` to the link, which the proxy posts it on.
+  std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
+                                        const CallSignature& call) override;
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
+                                        const CallSignature& call) override;
+
+  // The end of a launch: the engine's stream waits until every received
+  // piece is copied to the GPU and the proxy has sent every staged one,
+  // so that the bytes are counted when the launch is done and finalize
+  // finds nothing in flight.
+  void finishLaunch();
+
+  // Starts enqueueing a launch. `perLaunch`: its pieces are numbered from
+  // 0, and finishLaunch() puts the rings' counters back to 0. `script`:
+  // its pieces go there, not to the proxy (null: to the proxy).
+  void beginLaunch(bool perLaunch, StagedLaunchScript* script);
+
+ private:
+  // One direction of the link: its ring, once opened.
+  struct Lane {
+    StagingRing* ring = nullptr;
+    StagingProxy::Queue* queue = nullptr;
+    uint64_t pieces = 0;   // pieces posted so far
+    uint64_t awaited = 0;  // pieces the engine's stream waited to see through
+  };
+
+  Lane& opened(Lane& lane, StagingProxy::Direction direction);
+  // Calls post(offset, length) for each piece of a transfer of `bytes`.
+  template <typename Post>
+  void forEachPiece(size_t bytes, Post post) const;
+  std::shared_ptr<TransferRequest> postDirect(Lane& lane,
+                                              StagingProxy::Direction direction,
+                                              char* data, size_t bytes,
+                                              const CallSignature& call);
+  void post(const Lane& lane, uint64_t piece, size_t bytes,
+            const CallSignature& call, char* gpuBuffer = nullptr);
+  // The counter that passes a piece once its transfer is done for the
+  // engine's stream.
+  const uint64_t* doneCounter(const Lane& lane) const;
+  void awaitThrough(Lane& lane, const uint64_t* counter, const char* what);
+  void zeroCounters(const Lane& lane);
+  void check(int status, const char* what) const;
+
+  const std::shared_ptr<PiecedLink> pieced_;  // its cutting rule
+  StagingPath path_;
+  StagingRings& rings_;
+  const bool direct_;
+  Lane sends_;
+  Lane receives_;
+  bool perLaunch_ = false;
+  StagedLaunchScript* script_ = nullptr;
+};
+
+}  // namespace hetccl

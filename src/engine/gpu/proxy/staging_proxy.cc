@@ -1,0 +1,312 @@
+#include "engine/gpu/proxy/staging_proxy.h"
+
+#include <sched.h>
+
+#include <map>
+
+#include "engine/gpu/proxy/staged_launch_script.h"
+#include "runtime/device/device_module.h"
+#include "util/log.h"
+
+namespace hetccl {
+
+// The pieces of one ring: waiting for their slot (receives) or their bytes
+// (sends), then posted on the link. Readiness only grows with the piece
+// number, so each list is served from its front and stays in link order.
+class StagingProxy::Queue {
+ public:
+  Queue(Link& link, const StagingRing& ring, Direction direction,
+        MemoryKind gpuMemory)
+      : link(link), ring(ring), direction(direction), gpuMemory(gpuMemory) {}
+
+  struct Posted {
+    uint64_t piece;
+    std::shared_ptr<TransferRequest> onLink;
+    std::chrono::steady_clock::time_point since;
+    uint64_t collective;  // its number; 0 for a send or receive
+  };
+
+  Link& link;
+  const StagingRing& ring;
+  const Direction direction;
+  const MemoryKind gpuMemory;  // 0: staged in the ring's slots
+  std::deque<Job> waiting;
+  std::deque<Posted> posted;
+
+  // A direct queue's ring has no slots: a receive waits, like a send,
+  // for the stream to reach its piece.
+  bool ready(uint64_t piece) const {
+    if (direction == Direction::kSend) return ring.streamDone() > piece;
+    return piece < ring.slots() || ring.streamDone() > piece - ring.slots();
+  }
+
+  std::shared_ptr<TransferRequest> post(const Job& job) const {
+    const bool sending = direction == Direction::kSend;
+    if (gpuMemory != MemoryKind{})
+      return sending
+                 ? link.sendGpu(gpuMemory, job.gpuBuffer, job.bytes, job.call)
+                 : link.recvGpu(gpuMemory, job.gpuBuffer, job.bytes, job.call);
+    char* slot = ring.slot(job.piece);
+    return sending ? link.send(slot, job.bytes, job.call)
+                   : link.recv(slot, job.bytes, job.call);
+  }
+};
+
+StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
+                           double timeoutSeconds, const uint64_t* gateWord,
+                           PinnedHostMemory controlWords,
+                           std::function<void(const Error&)> onFailure,
+                           WaitingCall* waiting)
+    : abort_(std::move(abort)),
+      timeoutSeconds_(timeoutSeconds),
+      gateWord_(gateWord),
+      controlWords_(std::move(controlWords)),
+      onFailure_(std::move(onFailure)),
+      waiting_(waiting) {
+  auto* words = reinterpret_cast<uint64_t*>(controlWords_.data());
+  for (size_t i = controlWords_.size() / sizeof(uint64_t); i-- > 0;)
+    freeControlWords_.push_back(words + i);
+  thread_ = std::thread([this] { run(); });
+}
+
+StagingProxy::~StagingProxy() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+StagingProxy::Queue& StagingProxy::addQueue(Link& link, const StagingRing& ring,
+                                            Direction direction,
+                                            MemoryKind gpuMemory) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queues_.emplace_back(link, ring, direction, gpuMemory);
+}
+
+void StagingProxy::post(const Job& job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    inbox_.push_back(job);
+  }
+  wake_.notify_one();
+}
+
+uint64_t* StagingProxy::takeControlWord() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (freeControlWords_.empty())
+    fail(ncclInvalidUsage,
+         "a communicator's GPU engine holds at most %zu captured launches "
+         "that cross domains through its proxy, and this capture would be "
+         "one more; capture fewer launches (or destroy the communicator "
+         "to release them)",
+         controlWords_.size() / sizeof(uint64_t));
+  uint64_t* word = freeControlWords_.back();
+  freeControlWords_.pop_back();
+  return word;
+}
+
+void StagingProxy::addScript(std::unique_ptr<StagedLaunchScript> script) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    newScripts_.push_back(std::move(script));
+  }
+  wake_.notify_one();
+}
+
+void StagingProxy::adopt(std::vector<Queue*>& active) {
+  for (auto& script : newScripts_) scripts_.push_back(std::move(script));
+  newScripts_.clear();
+  if (failed_) inbox_.clear();  // a failed proxy moves nothing more
+  for (const Job& job : inbox_) {
+    if (job.queue->waiting.empty() && job.queue->posted.empty())
+      active.push_back(job.queue);
+    job.queue->waiting.push_back(job);
+  }
+  inbox_.clear();
+}
+
+bool StagingProxy::gateOpen(const Job& job) const {
+  return job.gate == 0 ||
+         __atomic_load_n(gateWord_, __ATOMIC_ACQUIRE) >= job.gate;
+}
+
+// Polls: the streams' counters, the scripts' control words and the links'
+// requests have no way to wake this thread. While there is work it yields
+// its core between polls for a while (a piece is often a few microseconds
+// from done), then naps. After a failure it only serves the scripts.
+void StagingProxy::run() {
+  std::vector<Queue*> active;
+  int idlePolls = 0;
+  for (;;) {
+    bool failed, released;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      adopt(active);
+      if (stopping_) return;
+      if (released_ && !failed_) dropQueued();
+      failed = failed_;
+      released = released_;
+      if ((active.empty() || failed) && scripts_.empty()) {
+        wake_.wait(lock, [&] {
+          return stopping_ || !inbox_.empty() || !newScripts_.empty() ||
+                 released_ != released;
+        });
+        continue;
+      }
+    }
+    bool moved = false;
+    OldestWait oldest;
+    try {
+      if (!failed && abort_->raised())
+        throw Error(
+            abort_->code() == ncclSuccess ? ncclSystemError : abort_->code(),
+            abort_->reason());
+      moved = serveScripts(active, failed, released);
+      if (!failed)
+        for (Queue* queue : active) moved = progress(*queue, oldest) || moved;
+    } catch (...) {
+      failAll(currentExceptionAsError());
+    }
+    markWait(oldest);
+    std::vector<Queue*> still;
+    for (Queue* queue : active)
+      if (!queue->waiting.empty() || !queue->posted.empty())
+        still.push_back(queue);
+    active.swap(still);
+    if (moved)
+      idlePolls = 0;
+    else
+      pause(idlePolls);
+  }
+}
+
+void StagingProxy::markWait(const OldestWait& oldest) {
+  if (!waiting_) return;
+  if (oldest.since)
+    waiting_->enter(oldest.collective, oldest.peer, *oldest.since);
+  else
+    waiting_->leave();
+}
+
+void StagingProxy::pause(int& idlePolls) const {
+  constexpr int kYieldsBeforeNapping = 2000;
+  if (++idlePolls < kYieldsBeforeNapping)
+    sched_yield();
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+
+bool StagingProxy::serveScripts(std::vector<Queue*>& active, bool failed,
+                                bool released) {
+  using Script = StagedLaunchScript;
+  if (released) {
+    std::lock_guard<std::mutex> lock(mutex_);  // addQueue may add one
+    for (const Queue& queue : queues_)
+      queue.ring.raiseProxyCounter(HETCCL_DEVICE_WAIT_RELEASED);
+  }
+  bool moved = false;
+  for (auto it = scripts_.begin(); it != scripts_.end();) {
+    Script& script = **it;
+    if (__atomic_load_n(script.control(), __ATOMIC_ACQUIRE) != Script::kStart) {
+      ++it;
+      continue;
+    }
+    if (!failed) startScript(script, active);
+    __atomic_store_n(script.control(), Script::kIdle, __ATOMIC_RELEASE);
+    moved = true;
+    if (script.replayable()) {
+      ++it;
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      freeControlWords_.push_back(script.control());
+    }
+    it = scripts_.erase(it);
+  }
+  return moved;
+}
+
+// The stream reached the script's launch: every earlier launch is done,
+// so every job waiting belongs to a later launch.
+void StagingProxy::startScript(const StagedLaunchScript& script,
+                               std::vector<Queue*>& active) {
+  std::map<Queue*, size_t> placed;
+  for (const Job& job : script.jobs()) {
+    if (job.queue->waiting.empty() && job.queue->posted.empty())
+      active.push_back(job.queue);
+    size_t& at = placed[job.queue];
+    job.queue->waiting.insert(job.queue->waiting.begin() + at++, job);
+  }
+}
+
+// Posts the pieces whose slot is ready, then retires finished ones in
+// order. Throws the link's error or a timeout.
+bool StagingProxy::progress(Queue& queue, OldestWait& oldest) {
+  bool moved = false;
+  while (!queue.waiting.empty() && gateOpen(queue.waiting.front()) &&
+         queue.ready(queue.waiting.front().piece)) {
+    const Job& job = queue.waiting.front();
+    queue.posted.push_back({job.piece, queue.post(job),
+                            std::chrono::steady_clock::now(),
+                            job.call.pointToPoint() ? 0 : job.call.sequence});
+    queue.waiting.pop_front();
+    moved = true;
+  }
+  while (!queue.posted.empty()) {
+    Queue::Posted& front = queue.posted.front();
+    if (!front.onLink->done()) {
+      if (front.collective != 0 &&
+          (!oldest.since || front.since < oldest.since))
+        oldest = {front.collective, queue.link.peer(), front.since};
+      double waited = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - front.since)
+                          .count();
+      if (timeoutSeconds_ > 0 && waited > timeoutSeconds_)
+        fail(ncclRemoteError,
+             "a %s rank %d did not complete within %g s: rank %d is "
+             "gone or stuck (set HETCCL_TIMEOUT to wait longer)",
+             queue.direction == Direction::kSend ? "send to" : "receive from",
+             queue.link.peer(), timeoutSeconds_, queue.link.peer());
+      break;
+    }
+    queue.ring.raiseProxyCounter(front.piece + 1);
+    queue.posted.pop_front();
+    moved = true;
+  }
+  return moved;
+}
+
+// Nothing more is posted: a link that failed may still hold slots, and the
+// ranks are out of step. The streams stay blocked until the engine
+// releases them.
+void StagingProxy::failAll(const Error& error) {
+  if (!abort_->raised())
+    LOG_WARN(kLogNet, "GPU engine proxy: %s", error.what());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dropQueued();
+  }
+  onFailure_(error);
+}
+
+void StagingProxy::dropQueued() {
+  failed_ = true;
+  inbox_.clear();
+  for (Queue& queue : queues_) {
+    queue.waiting.clear();
+    queue.posted.clear();
+  }
+}
+
+void StagingProxy::release() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released_ = true;
+  }
+  wake_.notify_one();
+}
+
+}  // namespace hetccl

@@ -1,0 +1,139 @@
+// The GPU engine's proxy: the one thread that moves staged pieces between
+// the rings and the links. It touches only the network and host memory:
+// a send is posted once the stream has copied the piece into its slot, a
+// receive once the stream has copied the slot's previous piece out, and
+// each finished piece raises its ring's proxy counter, which the stream
+// waits on. It never calls into the GPU runtime, so whatever holds the
+// runtime (another thread loading a module, say) cannot stop a transfer
+// that a stream already waits for.
+//
+// Pieces are served in the order the engine's stream reaches them. A
+// launch made outside a capture posts its pieces when it is enqueued;
+// once the engine has captured a launch into a CUDA graph, whose replays
+// the stream may reach before such pieces, they carry a gate: the
+// launch's sequence number, which the engine's stream writes into
+// `gateWord` when it reaches the launch. A captured launch leaves its
+// pieces in a script (staged_launch_script.h) whose control word the proxy
+// watches: when a replay starts, the script's pieces go ahead of every
+// gated one. After a failure the proxy moves nothing more and the streams
+// stay blocked; once the engine releases them (abort, destroy, revoke),
+// the proxy keeps the rings' waits released for as long as it holds
+// replayable scripts (a replay puts the counters back to 0), so that
+// replays of the released communicator run through.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "engine/gpu/proxy/staging_ring.h"
+#include "runtime/device/device_resources.h"
+#include "transport/link.h"
+#include "util/error.h"
+#include "util/waiting_call.h"
+
+namespace hetccl {
+
+class StagedLaunchScript;
+
+class StagingProxy {
+ public:
+  // `onFailure` runs on the proxy's thread when a link fails or a receive
+  // outlasts `timeoutSeconds` (> 0); it reports the error, and the
+  // streams stay blocked until release().
+  // `gateWord`: host memory the engine's stream raises as it reaches
+  // launches. `controlWords`: pinned memory, a word per script alive at
+  // once. `waiting` (may be null): where the proxy marks the oldest
+  // transfer of a collective that the links have not completed, for the
+  // call probe.
+  StagingProxy(std::shared_ptr<AbortSignal> abort, double timeoutSeconds,
+               const uint64_t* gateWord, PinnedHostMemory controlWords,
+               std::function<void(const Error&)> onFailure,
+               WaitingCall* waiting);
+  // Drops what is still queued (the engine is going away) and stops.
+  ~StagingProxy();
+  StagingProxy(const StagingProxy&) = delete;
+  StagingProxy& operator=(const StagingProxy&) = delete;
+
+  enum class Direction { kSend, kReceive };
+  class Queue;
+  // Piece `piece` (of `bytes`) of the queue's ring; not moved before the
+  // gate word reaches `gate` (0: no gate). A direct queue's pieces are in
+  // GPU memory at `gpuBuffer`, not in the ring's slots.
+  struct Job {
+    Queue* queue;
+    uint64_t piece;
+    size_t bytes;
+    uint64_t gate = 0;
+    char* gpuBuffer = nullptr;
+    CallSignature call{};  // of the user call the piece belongs to
+  };
+  // The queue of one ring of `link`; it lives as long as the proxy.
+  // `gpuMemory`: the kind of GPU memory its pieces are in, for a link
+  // that moves it itself; none (0): they are in the ring's slots.
+  Queue& addQueue(Link& link, const StagingRing& ring, Direction direction,
+                  MemoryKind gpuMemory = MemoryKind{});
+  // After the queue's earlier jobs, in piece order.
+  void post(const Job& job);
+
+  // A control word for a new script; throws ncclInvalidUsage when every
+  // word is taken (that many captured launches).
+  uint64_t* takeControlWord();
+  // The script of an enqueued launch, watched from now on: for as long as
+  // the proxy lives if it is replayable, else until it ran once.
+  void addScript(std::unique_ptr<StagedLaunchScript> script);
+  // From now on the rings' waits are kept released (the engine released
+  // its streams): nothing more moves.
+  void release();
+
+ private:
+  void run();
+  // Moves the posted jobs and scripts in; `active` gains the queues that
+  // had nothing to do.
+  void adopt(std::vector<Queue*>& active);
+  // Queues the pieces of the scripts whose stream reached them; true if
+  // any did.
+  bool serveScripts(std::vector<Queue*>& active, bool failed, bool released);
+  // Under the mutex, on the proxy's thread: nothing more moves.
+  void dropQueued();
+  void startScript(const StagedLaunchScript& script,
+                   std::vector<Queue*>& active);
+  bool gateOpen(const Job& job) const;
+  // The oldest collective's transfer a pass found not done.
+  struct OldestWait {
+    uint64_t collective = 0;
+    int peer = -1;
+    std::optional<std::chrono::steady_clock::time_point> since;
+  };
+  bool progress(Queue& queue, OldestWait& oldest);
+  void markWait(const OldestWait& oldest);
+  void failAll(const Error& error);
+  void pause(int& idlePolls) const;
+
+  std::shared_ptr<AbortSignal> abort_;
+  const double timeoutSeconds_;
+  const uint64_t* gateWord_;
+  PinnedHostMemory controlWords_;
+  std::function<void(const Error&)> onFailure_;
+  WaitingCall* const waiting_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Queue> queues_;  // stable addresses
+  std::vector<Job> inbox_;
+  std::vector<std::unique_ptr<StagedLaunchScript>> newScripts_;
+  std::vector<uint64_t*> freeControlWords_;
+  bool stopping_ = false;
+  bool failed_ = false;
+  bool released_ = false;
+  // The proxy thread's own.
+  std::vector<std::unique_ptr<StagedLaunchScript>> scripts_;
+  std::thread thread_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,52 @@
+#include "engine/gpu/proxy/staging_streams.h"
+
+#include <tuple>
+
+#include "util/log.h"
+
+namespace hetccl {
+
+StagingStreams::StagingStreams(const DeviceModule& module, void* engineStream)
+    : module_(module),
+      engine_(engineStream),
+      up_(module),
+      down_(module),
+      enginePosition_(module),
+      upPosition_(module),
+      downPosition_(module) {}
+
+void StagingStreams::synchronize() const {
+  for (void* stream : {up(), down()})
+    if (int code = module_.api().streamSynchronize(stream))
+      LOG_WARN(kLogColl, "a GPU staging stream failed: %s",
+               module_.api().errorString(code));
+}
+
+void StagingStreams::followEngine(void* side) {
+  enginePosition_.record(engine_);
+  module_.check(module_.api().streamWaitEvent(side, enginePosition_.handle()),
+                "ordering staging copies after the engine's stream");
+  (side == up() ? upFollowed_ : downFollowed_) = true;
+}
+
+void StagingStreams::joinEngine() {
+  for (auto [side, followed, position] :
+       {std::tuple{up(), &upFollowed_, &upPosition_},
+        std::tuple{down(), &downFollowed_, &downPosition_}}) {
+    if (!*followed) continue;
+    position->record(side);
+    module_.check(module_.api().streamWaitEvent(engine_, position->handle()),
+                  "joining a staging stream back into the engine's");
+    *followed = false;
+  }
+}
+
+bool StagingStreams::idle() const {
+  for (void* stream : {up(), down()}) {
+    int idle = 0;
+    if (module_.api().streamQuery(stream, &idle) == 0 && !idle) return false;
+  }
+  return true;
+}
+
+}  // namespace hetccl

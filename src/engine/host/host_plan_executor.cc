@@ -1,0 +1,81 @@
+#include "engine/host/host_plan_executor.h"
+
+#include "runtime/runtime.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+
+std::shared_ptr<HostPlanExecutor> HostPlanExecutor::create(
+    int rank, const DomainMap& domains, std::shared_ptr<CrossDomainLinks> links,
+    const Settings& settings, std::shared_ptr<Executor> domainComm,
+    std::shared_ptr<AbortSignal> abort) {
+  return std::shared_ptr<HostPlanExecutor>(
+      new HostPlanExecutor(rank, domains, std::move(links), settings,
+                           std::move(domainComm), std::move(abort)));
+}
+
+HostPlanExecutor::HostPlanExecutor(int rank, const DomainMap& domains,
+                                   std::shared_ptr<CrossDomainLinks> links,
+                                   const Settings& settings,
+                                   std::shared_ptr<Executor> domainComm,
+                                   std::shared_ptr<AbortSignal> abort)
+    : domains_(domains),
+      links_(std::move(links)),
+      domainComm_(std::move(domainComm)),
+      abort_(std::move(abort)) {
+  context_.rank = rank;
+  context_.nranks = domains_.nranks();
+  context_.domains = &domains_;
+  context_.domainComm = domainComm_.get();
+  context_.domainStream = nullptr;
+  context_.linkTo = [links = links_.get()](int peer) -> Link& {
+    return links->to(peer);
+  };
+  context_.abort = abort_.get();
+  context_.waiting = links_->waiting().get();
+  context_.timeoutSeconds = settings.timeoutSeconds;
+  context_.chunkBytes = settings.chunkBytes;
+  context_.oneShotMaxBytes = settings.oneShotMaxBytes;
+  context_.data = &data_;
+}
+
+HostPlanExecutor::~HostPlanExecutor() = default;
+
+void HostPlanExecutor::launch(const std::vector<Op>& ops, StreamHandle stream) {
+  // As HostComm::launch: the task keeps the executor alive, the ticket
+  // counts it until it is gone.
+  auto self = shared_from_this();
+  hostRuntime().enqueue(
+      stream, [self, ops, ticket = inflight_.begin()] { self->execute(ops); });
+}
+
+bool HostPlanExecutor::drain(double timeoutSeconds) {
+  return inflight_.drain(timeoutSeconds);
+}
+
+ncclResult_t HostPlanExecutor::asyncError() const {
+  links_->poll();
+  ncclResult_t domain = domainComm_->asyncError();
+  if (domain != ncclSuccess) return domain;
+  return abort_->raised() ? abort_->code() : ncclSuccess;
+}
+
+void HostPlanExecutor::execute(const std::vector<Op>& ops) {
+  abort_->throwIfRaised();
+  std::lock_guard<std::mutex> lock(planMutex_);
+  try {
+    runPlans(context_, ops);
+  } catch (...) {
+    Error error = currentExceptionAsError();
+    abort_->raise(error.code(), error.what());
+    // A cause the ranks share (announced, possibly by another rank) is
+    // the cause of whatever failed after: a peer that exited once it knew
+    // of the disagreement, a messenger's lost connection.
+    if (AbortSignal::announced(abort_->code()))
+      throw Error(abort_->code(), abort_->reason());
+    throw error;
+  }
+}
+
+}  // namespace hetccl

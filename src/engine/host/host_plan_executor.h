@@ -1,0 +1,57 @@
+// Runs the operations of a CPU rank in a communicator of several domains:
+// each op becomes a plan of steps inside this rank's domain (on the host
+// engine's domain communicator) and steps across domains (over shm links
+// to ranks on this host, tcp links to ranks elsewhere), run on the
+// caller's host stream. GPU ranks run the same plans on the GPU engine
+// (engine/gpu/plan/gpu_plan_executor.h).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "algo/cross_domain_links.h"
+#include "algo/domains.h"
+#include "algo/plan_context.h"
+#include "engine/host/host_plan_data.h"
+#include "util/inflight_tracker.h"
+#include "util/settings.h"
+
+namespace hetccl {
+
+class HostPlanExecutor : public Executor,
+                         public std::enable_shared_from_this<HostPlanExecutor> {
+ public:
+  // `domains` say who is in which domain; `links` reach every rank of the
+  // others; `domainComm` is this rank's domain communicator.
+  static std::shared_ptr<HostPlanExecutor> create(
+      int rank, const DomainMap& domains,
+      std::shared_ptr<CrossDomainLinks> links, const Settings& settings,
+      std::shared_ptr<Executor> domainComm, std::shared_ptr<AbortSignal> abort);
+  ~HostPlanExecutor() override;
+
+  void launch(const std::vector<Op>& ops, StreamHandle stream) override;
+  bool drain(double timeoutSeconds) override;
+  // What the links see while no transfer waits (a peer whose call
+  // disagreed), as the abort signal's code.
+  ncclResult_t asyncError() const override;
+
+ private:
+  HostPlanExecutor(int rank, const DomainMap& domains,
+                   std::shared_ptr<CrossDomainLinks> links,
+                   const Settings& settings,
+                   std::shared_ptr<Executor> domainComm,
+                   std::shared_ptr<AbortSignal> abort);
+  void execute(const std::vector<Op>& ops);
+
+  DomainMap domains_;
+  std::shared_ptr<CrossDomainLinks> links_;
+  std::shared_ptr<Executor> domainComm_;
+  std::shared_ptr<AbortSignal> abort_;
+  HostPlanData data_;
+  PlanContext context_;
+  std::mutex planMutex_;  // one plan at a time
+  InflightTracker inflight_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,133 @@
+#include "op/op_traits.h"
+
+#include "util/dtype.h"
+#include "util/error.h"
+
+namespace hetccl {
+namespace {
+
+constexpr BufferTraits kNone{BufferRole::Unused, false};
+constexpr BufferTraits kOne{BufferRole::AllRanks, false};
+constexpr BufferTraits kAll{BufferRole::AllRanks, true};
+constexpr BufferTraits kOneAtRoot{BufferRole::RootOnly, false};
+constexpr BufferTraits kAllAtRoot{BufferRole::RootOnly, true};
+
+constexpr OpTraits kAllReduce{"AllReduce", kOne, kOne, false, false, true};
+constexpr OpTraits kBroadcast{"Broadcast", kOneAtRoot, kOne,
+                              true,        false,      false};
+constexpr OpTraits kReduce{"Reduce", kOne, kOneAtRoot, true, false, true};
+constexpr OpTraits kAllGather{"AllGather", kOne, kAll, false, false, false};
+constexpr OpTraits kReduceScatter{"ReduceScatter", kAll,  kOne,
+                                  false,           false, true};
+constexpr OpTraits kAlltoAll{"AlltoAll", kAll, kAll, false, false, false};
+constexpr OpTraits kGather{"Gather", kOne, kAllAtRoot, true, false, false};
+constexpr OpTraits kScatter{"Scatter", kAllAtRoot, kOne, true, false, false};
+constexpr OpTraits kSend{"Send", kOne, kNone, false, true, false};
+constexpr OpTraits kRecv{"Recv", kNone, kOne, false, true, false};
+
+BufferSpan span(const void* pointer, const BufferTraits& traits, const Op& op,
+                int rank, int nranks) {
+  size_t bytes = op.count * dtypeSize(op.dtype) *
+                 (traits.scaledByRanks ? static_cast<size_t>(nranks) : 1);
+  bool used = traits.role == BufferRole::AllRanks ||
+              (traits.role == BufferRole::RootOnly && rank == op.root);
+  if (traits.role == BufferRole::Unused) bytes = 0;
+  return {static_cast<const char*>(pointer), bytes, used};
+}
+
+}  // namespace
+
+const OpTraits& opTraits(OpKind kind) {
+  switch (kind) {
+    case OpKind::AllReduce:
+      return kAllReduce;
+    case OpKind::Broadcast:
+      return kBroadcast;
+    case OpKind::Reduce:
+      return kReduce;
+    case OpKind::AllGather:
+      return kAllGather;
+    case OpKind::ReduceScatter:
+      return kReduceScatter;
+    case OpKind::AlltoAll:
+      return kAlltoAll;
+    case OpKind::Gather:
+      return kGather;
+    case OpKind::Scatter:
+      return kScatter;
+    case OpKind::Send:
+      return kSend;
+    case OpKind::Recv:
+      return kRecv;
+  }
+  failUnknownOpKind(kind);
+}
+
+void failUnknownOpKind(OpKind kind) {
+  fail(ncclInternalError, "operation kind %d does not exist",
+       static_cast<int>(kind));
+}
+
+BufferSpan sendSpan(const Op& op, int rank, int nranks) {
+  return span(op.sendbuff, opTraits(op.kind).send, op, rank, nranks);
+}
+
+BufferSpan recvSpan(const Op& op, int rank, int nranks) {
+  return span(op.recvbuff, opTraits(op.kind).recv, op, rank, nranks);
+}
+
+namespace {
+
+CallName callNameOf(OpKind kind) {
+  switch (kind) {
+    case OpKind::AllReduce:
+      return CallName::AllReduce;
+    case OpKind::Broadcast:
+      return CallName::Broadcast;
+    case OpKind::Reduce:
+      return CallName::Reduce;
+    case OpKind::AllGather:
+      return CallName::AllGather;
+    case OpKind::ReduceScatter:
+      return CallName::ReduceScatter;
+    case OpKind::AlltoAll:
+      return CallName::AlltoAll;
+    case OpKind::Gather:
+      return CallName::Gather;
+    case OpKind::Scatter:
+      return CallName::Scatter;
+    case OpKind::Send:
+      return CallName::Send;
+    case OpKind::Recv:
+      return CallName::Recv;
+  }
+  failUnknownOpKind(kind);
+}
+
+uint8_t reduceFlagsOf(const ReduceSpec& reduce) {
+  uint8_t flags = 0;
+  if (reduce.average) flags |= CallSignature::kAverage;
+  if (reduce.preMultiply) flags |= CallSignature::kPremultiplied;
+  if (reduce.preMultiply && reduce.scalarPointer != nullptr)
+    flags |= CallSignature::kDeviceScalar;
+  return flags;
+}
+
+}  // namespace
+
+CallSignature signatureOf(const Op& op) {
+  const OpTraits& traits = opTraits(op.kind);
+  CallSignature signature;
+  signature.sequence = op.sequence;
+  signature.count = op.count;
+  signature.root = traits.hasRoot || traits.hasPeer ? op.root : -1;
+  signature.call = callNameOf(op.kind);
+  signature.dtype = static_cast<uint8_t>(op.dtype);
+  if (traits.reduces) {
+    signature.redOp = static_cast<uint8_t>(op.reduce.base);
+    signature.reduceFlags = reduceFlagsOf(op.reduce);
+  }
+  return signature;
+}
+
+}  // namespace hetccl

@@ -1,0 +1,103 @@
+#include "transport/shm/shm_link_progress.h"
+
+#include "util/spin_wait.h"
+
+namespace hetccl {
+namespace {
+
+// Throws if `signal` is raised, naming the transfer that was pending.
+void throwIfStopped(const AbortSignal& signal, const ShmTransfer& transfer,
+                    const char* what) {
+  if (!signal.raised()) return;
+  ncclResult_t code = signal.code();
+  fail(code == ncclSuccess ? ncclSystemError : code,
+       "%s while waiting for %s: %s", what, transfer.description().c_str(),
+       signal.reason().c_str());
+}
+
+}  // namespace
+
+ShmLinkProgress::ShmLinkProgress(int rank, std::vector<ShmSegment> segments,
+                                 const std::vector<ShmPeerRings>& rings,
+                                 std::shared_ptr<AbortSignal> abort,
+                                 std::shared_ptr<const PeerLiveness> liveness,
+                                 std::shared_ptr<const CallLog> calls)
+    : segments_(std::move(segments)),
+      abort_(std::move(abort)),
+      liveness_(std::move(liveness)) {
+  for (const ShmPeerRings& r : rings) {
+    senders_.push_back(std::make_unique<ShmRingSender>(
+        rank, r.peer, r.outgoing, r.incoming.control(), *abort_));
+    receivers_.push_back(std::make_unique<ShmRingReceiver>(
+        rank, r.peer, r.incoming, r.outgoing.control(), *abort_, calls));
+  }
+}
+
+std::shared_ptr<ShmTransfer> ShmLinkProgress::postSend(
+    size_t link, const void* data, size_t bytes, const CallSignature& call) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto transfer = senders_[link]->post(data, bytes, call);
+  progressAllLocked();
+  return transfer;
+}
+
+std::shared_ptr<ShmTransfer> ShmLinkProgress::postRecv(
+    size_t link, void* data, size_t bytes, const CallSignature& call) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto transfer = receivers_[link]->post(data, bytes, call);
+  progressAllLocked();
+  return transfer;
+}
+
+void ShmLinkProgress::poll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  progressAllLocked();
+  for (auto& receiver : receivers_) receiver->checkUnclaimed();
+}
+
+bool ShmLinkProgress::done(const ShmTransfer& transfer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // The loss is read before progressing: a peer that wrote its last chunk
+  // and exited just now has its data moved below, not reported lost.
+  bool peerLost = liveness_ && liveness_->lost(transfer.peer());
+  progressAllLocked();
+  if (transfer.done()) return true;
+  transfer.throwIfFailed();
+  throwIfStopped(*abort_, transfer, "aborted");
+  if (peerLost) liveness_->throwIfLost(transfer.peer());
+  return false;
+}
+
+void ShmLinkProgress::wait(const ShmTransfer& transfer,
+                           const AbortSignal& callerAbort,
+                           double timeoutSeconds, int peer) {
+  // A timeout raises the transport's abort, as every timed-out wait of the
+  // library does: transfers cut off midway leave the links unusable.
+  SpinWait backOff(*abort_, liveness_.get(), timeoutSeconds, "shm link", peer);
+  while (!done(transfer)) {
+    throwIfStopped(callerAbort, transfer, "aborted");
+    try {
+      backOff.pause();
+    } catch (const Error& e) {
+      // A timeout, or a signal raised since done() looked: name the
+      // transfer, as done() does.
+      fail(e.code(), "gave up waiting for %s: %s",
+           transfer.description().c_str(), e.what());
+    }
+  }
+}
+
+void ShmLinkProgress::progressAllLocked() {
+  // Passes until nothing moves: a pass can free slots that the next pass
+  // (or the peer, meanwhile) fills.
+  bool progressed = true;
+  while (progressed) {
+    progressed = false;
+    for (size_t i = 0; i < senders_.size(); ++i) {
+      progressed |= senders_[i]->progress();
+      progressed |= receivers_[i]->progress();
+    }
+  }
+}
+
+}  // namespace hetccl

@@ -1,0 +1,583 @@
+// The GPU engine on the emulated device module, with the host collectives
+// standing in for the domains' vendor library (on the emulated module's
+// streams, which are host streams, it runs in stream order as NCCL's
+// kernels would): every collective and point-to-point
+// group, on uneven domains and over shm and tcp links, must give bitwise
+// what the host plans give on the same inputs and domains, leave
+// untouched what NCCL leaves untouched, return before the work is done,
+// and let the caller's stream go when the communicator is aborted.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "domain/host/host_comm.h"
+#include "engine/gpu/plan/gpu_plan_executor.h"
+#include "engine/host/host_plan_executor.h"
+#include "op/op_traits.h"
+#include "runtime/host/emulated_device_module.h"
+#include "runtime/host/host_runtime.h"
+#include "support/in_process_oob.h"
+#include "support/thread_ranks.h"
+#include "util/dtype.h"
+
+namespace hetccl {
+namespace {
+
+constexpr size_t kCount = 1001;  // odd, and not a multiple of any domain
+constexpr char kUntouched = '\x5a';
+
+struct Buffers {
+  std::vector<char> send;
+  std::vector<char> recv;
+};
+
+size_t sendElements(OpKind kind, int nranks) {
+  bool perRank = kind == OpKind::ReduceScatter || kind == OpKind::AlltoAll ||
+                 kind == OpKind::Scatter;
+  return perRank ? kCount * nranks : kCount;
+}
+
+size_t recvElements(OpKind kind, int nranks) {
+  bool perRank = kind == OpKind::AllGather || kind == OpKind::AlltoAll ||
+                 kind == OpKind::Gather;
+  return perRank ? kCount * nranks : kCount;
+}
+
+Buffers buffersFor(const Op& op, int rank, int nranks) {
+  const size_t e = dtypeSize(op.dtype);
+  Buffers b{std::vector<char>(sendElements(op.kind, nranks) * e),
+            std::vector<char>(recvElements(op.kind, nranks) * e, kUntouched)};
+  for (size_t i = 0; i < b.send.size(); ++i)
+    b.send[i] = static_cast<char>((i * 7 + rank * 13) & 0x3f);
+  return b;
+}
+
+Op withBuffers(Op op, Buffers& b) {
+  op.sendbuff = b.send.data();
+  op.recvbuff = b.recv.data();
+  return op;
+}
+
+// In place, as NCCL defines it: one buffer, the rank's block of the larger
+// side being the smaller side (the input of all-gather and gather, the
+// output of reduce-scatter and scatter), the same buffer otherwise.
+Op inPlace(Op op, Buffers& b, int rank) {
+  const size_t block = op.count * dtypeSize(op.dtype);
+  b.recv =
+      b.send.size() > b.recv.size() ? b.send : std::vector<char>(b.recv.size());
+  for (size_t i = 0; i < b.recv.size(); ++i)
+    b.recv[i] = static_cast<char>((i * 5 + rank * 11) & 0x3f);
+  b.send.clear();
+  char* data = b.recv.data();
+  op.sendbuff = op.recvbuff = data;
+  switch (op.kind) {
+    case OpKind::AllGather:
+    case OpKind::Gather:
+      op.sendbuff = data + rank * block;
+      break;
+    case OpKind::ReduceScatter:
+    case OpKind::Scatter:
+      op.recvbuff = data + rank * block;
+      break;
+    default:
+      break;
+  }
+  return op;
+}
+
+Op makeOp(OpKind kind, ncclDataType_t dtype, int root = 0) {
+  Op op;
+  op.kind = kind;
+  op.count = kCount;
+  op.dtype = dtype;
+  op.root = root;
+  return op;
+}
+
+// One rank's engine, and the host plans over the same domains, links and
+// domain communicator for reference.
+struct EngineRank {
+  int rank;
+  int nranks;
+  GpuPlanExecutor& engine;
+  Executor& hostPlans;
+  StreamHandle stream;      // an emulated device stream
+  StreamHandle hostStream;  // a host runtime stream
+  AbortSignal& abort;
+  const CrossDomainLinks& links;
+};
+
+struct Layout {
+  std::vector<int> labels;  // domain label per rank
+  std::string transport = "shm";
+  bool streamDriven = false;             // with DeviceShmCollectives
+  const DeviceModule* module = nullptr;  // the emulated module if null
+  bool timeline = false;                 // HETCCL_ENGINE_TIMELINE
+  int device = 0;  // of the emulated module, current while it is built
+  size_t lowLatencyMaxBytes = 0;  // HETCCL_GPU_LL_MAX (streamDriven)
+};
+
+void runEngineRanks(const Layout& layout,
+                    const std::function<void(EngineRank&)>& body) {
+  const DeviceModule& module =
+      layout.module ? *layout.module : emulatedDeviceModule();
+  const int nranks = static_cast<int>(layout.labels.size());
+  std::vector<RankPlacement> placements;
+  for (int label : layout.labels)
+    placements.push_back({static_cast<int>(RuntimeKind::Cuda), label, 1});
+  const DomainMap domains(placements);
+  InProcessWorld world(nranks);
+  std::vector<std::unique_ptr<InProcessWorld>> domainWorlds;
+  for (int d = 0; d < domains.count(); ++d)
+    domainWorlds.push_back(std::make_unique<InProcessWorld>(
+        static_cast<int>(domains.members(d).size())));
+  runRanks(nranks, [&](int rank) {
+    InProcessOob oob(world, rank);
+    const std::vector<int>& members = domains.members(domains.domainOf(rank));
+    InProcessOob domainOob(*domainWorlds[domains.domainOf(rank)],
+                           domains.localRank(rank));
+    Settings settings = Settings::fromEnvironment();
+    settings.transport = layout.transport;
+    settings.chunkBytes = 1024;  // several pipeline steps per op
+    settings.timeoutSeconds = 60;
+    settings.engineTimeline = layout.timeline;
+    auto abort = std::make_shared<AbortSignal>();
+    auto liveness = std::make_shared<PeerLiveness>(nranks);
+    auto hostComm = HostComm::create(domainOob, ShmSettings::from(settings),
+                                     abort, liveness->subset(members));
+    auto links = std::make_shared<CrossDomainLinks>(oob, placements, domains,
+                                                    settings, abort, liveness);
+    std::unique_ptr<DeviceShmCollectives> direct;
+    if (layout.streamDriven)
+      direct = std::make_unique<DeviceShmCollectives>(
+          oob, module, 4096, layout.lowLatencyMaxBytes);
+    auto hostPlans = HostPlanExecutor::create(rank, domains, links, settings,
+                                              hostComm, abort);
+    ASSERT_EQ(module.api().setDevice(layout.device), 0);
+    void* stream = nullptr;
+    ASSERT_EQ(module.api().streamCreate(&stream), 0);
+    {
+      GpuPlanExecutor engine(
+          GpuPlanExecutorSetup{module, layout.device, rank, domains, links,
+                               hostComm, settings, abort, std::move(direct)});
+      StreamHandle hostStream = hostRuntimeImpl().createStream();
+      EngineRank self{rank,
+                      nranks,
+                      engine,
+                      *hostPlans,
+                      static_cast<StreamHandle>(stream),
+                      hostStream,
+                      *abort,
+                      *links};
+      body(self);
+      hostRuntimeImpl().destroyStream(hostStream);
+    }
+    module.api().streamDestroy(stream);
+  });
+}
+
+// Each op once on "device" buffers through the engine (the point-to-point
+// ops as one group), then on host buffers through the host plans.
+void compareWithHostPlans(const Layout& layout, const std::vector<Op>& ops,
+                          bool inPlaceBuffers = false) {
+  runEngineRanks(layout, [&](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    std::vector<Buffers> onDevice, onHost;
+    std::vector<Op> deviceOps, hostOps, group, hostGroup;
+    for (const Op& op : ops) {
+      onDevice.push_back(buffersFor(op, r.rank, r.nranks));
+      onHost.push_back(buffersFor(op, r.rank, r.nranks));
+    }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      bool asked = inPlaceBuffers && !isPointToPoint(ops[i].kind);
+      deviceOps.push_back(asked ? inPlace(ops[i], onDevice[i], r.rank)
+                                : withBuffers(ops[i], onDevice[i]));
+      hostOps.push_back(asked ? inPlace(ops[i], onHost[i], r.rank)
+                              : withBuffers(ops[i], onHost[i]));
+    }
+    // One after the other: both run over the same links.
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (isPointToPoint(ops[i].kind)) {
+        group.push_back(deviceOps[i]);
+        hostGroup.push_back(hostOps[i]);
+      } else {
+        r.engine.launch({deviceOps[i]}, r.stream);
+      }
+    }
+    if (!group.empty()) r.engine.launch(group, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    const size_t engineSent = r.links.bytesSent();
+    const size_t engineReceived = r.links.bytesReceived();
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (!isPointToPoint(ops[i].kind))
+        r.hostPlans.launch({hostOps[i]}, r.hostStream);
+    if (!hostGroup.empty()) r.hostPlans.launch(hostGroup, r.hostStream);
+    hostRuntimeImpl().synchronize(r.hostStream);
+    // Staging moves exactly what the plans send: the host plans' minimum
+    // (the stream-driven path does not use the links).
+    if (!layout.streamDriven) {
+      EXPECT_EQ(engineSent, r.links.bytesSent() - engineSent)
+          << "rank " << r.rank;
+      EXPECT_EQ(engineReceived, r.links.bytesReceived() - engineReceived)
+          << "rank " << r.rank;
+    }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      EXPECT_EQ(onDevice[i].recv, onHost[i].recv)
+          << "rank " << r.rank << ": " << opKindName(ops[i].kind);
+      EXPECT_EQ(onDevice[i].send, onHost[i].send)
+          << "rank " << r.rank << ": " << opKindName(ops[i].kind);
+    }
+  });
+}
+
+std::vector<Op> everyCollective(int nranks) {
+  Op average = makeOp(OpKind::AllReduce, ncclFloat32);
+  average.reduce.average = true;
+  Op preMultiplied = makeOp(OpKind::ReduceScatter, ncclInt32);
+  preMultiplied.reduce.preMultiply = true;
+  preMultiplied.reduce.scalarValue = 3;
+  // fp8 PreMulSum: NCCL's one-rank communicators lack it, which ranks
+  // alone in their domain must not depend on.
+  Op fp8PreMultiplied = makeOp(OpKind::AllReduce, ncclFloat8e4m3);
+  fp8PreMultiplied.reduce.preMultiply = true;
+  fp8PreMultiplied.reduce.scalarValue = 0x40;  // 2.0
+  Op empty = makeOp(OpKind::AllReduce, ncclFloat16);
+  empty.count = 0;
+  return {makeOp(OpKind::AllReduce, ncclBfloat16),
+          average,
+          fp8PreMultiplied,
+          empty,
+          makeOp(OpKind::Broadcast, ncclFloat16, 1),
+          makeOp(OpKind::Reduce, ncclInt64, nranks - 1),
+          makeOp(OpKind::AllGather, ncclUint8),
+          makeOp(OpKind::ReduceScatter, ncclFloat64),
+          preMultiplied,
+          makeOp(OpKind::AlltoAll, ncclFloat32),
+          makeOp(OpKind::Gather, ncclInt8, 1),
+          makeOp(OpKind::Scatter, ncclFloat8e5m2, nranks - 1)};
+}
+
+// Every rank sends to the next and receives from the one before, in a
+// group: across domains and inside them.
+std::vector<Op> ringExchange(int rank, int nranks) {
+  Op send = makeOp(OpKind::Send, ncclInt32, (rank + 1) % nranks);
+  Op recv = makeOp(OpKind::Recv, ncclInt32, (rank + nranks - 1) % nranks);
+  return {recv, send};  // posted in the order that deadlocks a naive send
+}
+
+TEST(GpuPlanExecutor, EveryCollectiveMatchesTheHostPlansOnUnevenDomains) {
+  compareWithHostPlans({{0, 0, 1, 1, 1}}, everyCollective(5));
+}
+
+TEST(GpuPlanExecutor, EveryCollectiveInPlaceMatchesTheHostPlans) {
+  compareWithHostPlans({{0, 0, 1, 1}, "tcp"}, everyCollective(4), true);
+  compareWithHostPlans({{0, 0, 1, 1, 1}}, everyCollective(5), true);
+}
+
+TEST(GpuPlanExecutor, EveryCollectiveMatchesTheHostPlansOverTcp) {
+  compareWithHostPlans({{0, 1, 1, 0}, "tcp"}, everyCollective(4));
+}
+
+// Timing the engine's stream changes what it enqueues (events between the
+// steps), not what the plans compute.
+TEST(GpuPlanExecutor, EveryCollectiveWithTheTimelineOn) {
+  Layout layout{{0, 0, 1, 1, 1}, "tcp"};
+  layout.timeline = true;
+  compareWithHostPlans(layout, everyCollective(5));
+}
+
+// A rank alone in its domain runs its domain steps itself (copies, and
+// the scaling of PreMulSum).
+TEST(GpuPlanExecutor, EveryCollectiveWithARankAloneInItsDomain) {
+  compareWithHostPlans({{0, 1, 1}, "tcp"}, everyCollective(3));
+  compareWithHostPlans({{0, 1, 1}, "tcp"}, everyCollective(3), true);
+  compareWithHostPlans({{0, 1}}, everyCollective(2));
+}
+
+TEST(GpuPlanExecutor, PointToPointGroupsAcrossAndInsideDomains) {
+  runEngineRanks({{0, 0, 1, 1, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    std::vector<int32_t> out(777, r.rank + 1), in(777, -1);
+    std::vector<Op> ops = ringExchange(r.rank, r.nranks);
+    ops[0].count = ops[1].count = out.size();
+    ops[0].recvbuff = in.data();
+    ops[1].sendbuff = out.data();
+    r.engine.launch(ops, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    int from = (r.rank + r.nranks - 1) % r.nranks;
+    EXPECT_EQ(in, std::vector<int32_t>(777, from + 1));
+  });
+}
+
+// One rank per domain on one host: the stream-driven collectives and the
+// engine in one sequence.
+TEST(GpuPlanExecutor, StreamDrivenPathAndEngineInOneSequence) {
+  compareWithHostPlans({{0, 1, 2}, "shm", true}, everyCollective(3));
+}
+
+// A group of sends, receives and collectives on the stream-driven layout:
+// the transfers go through the outboxes' channels, the two collectives
+// (more than that path takes at once) through the engine.
+TEST(GpuPlanExecutor, StreamDrivenTransfersInAGroupWithCollectives) {
+  runEngineRanks({{0, 1, 2}, "shm", true}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    std::vector<int32_t> out(70001, r.rank + 1), in(70001, -1);
+    std::vector<int32_t> sums(kCount, r.rank + 1), gathered(kCount * r.nranks);
+    std::vector<Op> group = ringExchange(r.rank, r.nranks);
+    group[0].count = group[1].count = out.size();
+    group[0].recvbuff = in.data();
+    group[1].sendbuff = out.data();
+    Op allReduce = makeOp(OpKind::AllReduce, ncclInt32);
+    allReduce.sendbuff = allReduce.recvbuff = sums.data();
+    Op allGather = makeOp(OpKind::AllGather, ncclInt32);
+    allGather.sendbuff = out.data();
+    allGather.recvbuff = gathered.data();
+    group.insert(group.begin() + 1, allReduce);
+    group.push_back(allGather);
+    r.engine.launch(group, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    const int from = (r.rank + r.nranks - 1) % r.nranks;
+    EXPECT_EQ(in, std::vector<int32_t>(out.size(), from + 1));
+    EXPECT_EQ(sums, std::vector<int32_t>(kCount, 6));
+    for (int p = 0; p < r.nranks; ++p)
+      EXPECT_EQ(gathered[p * kCount + kCount - 1], p + 1) << "part " << p;
+  });
+}
+
+// Integer sums are exact: the all-reduce is checked against the sum itself.
+TEST(GpuPlanExecutor, AllReduceGivesTheSumOnEveryRank) {
+  runEngineRanks({{0, 0, 1, 1, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    const size_t n = 20011;
+    std::vector<int64_t> data(n);
+    for (size_t i = 0; i < n; ++i)
+      data[i] = static_cast<int64_t>(i) * (r.rank + 1);
+    Op op = makeOp(OpKind::AllReduce, ncclInt64);
+    op.count = n;
+    op.sendbuff = op.recvbuff = data.data();  // in place
+    r.engine.launch({op}, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    const int64_t factor = r.nranks * (r.nranks + 1) / 2;
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(data[i], static_cast<int64_t>(i) * factor) << "element " << i;
+  });
+}
+
+// A program that drives several devices calls with any of them current:
+// the engine makes its own device current for the launch (the emulated
+// module, like CUDA, refuses a reduction on a stream of another device)
+// and leaves the caller's current afterwards.
+TEST(GpuPlanExecutor, LaunchesWithItsDeviceCurrentAndRestoresTheCallers) {
+  Layout layout{{0, 0, 1}};
+  layout.device = 2;
+  runEngineRanks(layout, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    ASSERT_EQ(module.api().setDevice(5), 0);
+    std::vector<float> data(5000, 1.0f + r.rank);
+    Op op = makeOp(OpKind::AllReduce, ncclFloat32);
+    op.count = data.size();
+    op.sendbuff = op.recvbuff = data.data();
+    r.engine.launch({op}, r.stream);
+    int current = -1;
+    ASSERT_EQ(module.api().getDevice(&current), 0);
+    EXPECT_EQ(current, 5);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    EXPECT_EQ(data, std::vector<float>(data.size(), 6.0f));  // 1 + 2 + 3
+    ASSERT_EQ(module.api().setDevice(2), 0);  // for the engine's teardown
+  });
+}
+
+// In place, a rank's received blocks overwrite blocks it still has to
+// send: the result must still be every rank's block for this rank.
+TEST(GpuPlanExecutor, InPlaceAllToAllAcrossAndInsideDomains) {
+  runEngineRanks({{0, 0, 1, 1, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    const size_t n = 3001;  // several column slices of a 1 KiB step
+    std::vector<int32_t> data(n * r.nranks);
+    for (size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<int32_t>(r.rank * 1000000 + i);
+    Op op = makeOp(OpKind::AlltoAll, ncclInt32);
+    op.count = n;
+    op.sendbuff = op.recvbuff = data.data();
+    r.engine.launch({op}, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    for (int p = 0; p < r.nranks; ++p)
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(data[p * n + i],
+                  static_cast<int32_t>(p * 1000000 + r.rank * n + i))
+            << "block " << p << " element " << i;
+  });
+}
+
+TEST(GpuPlanExecutor, NonRootReduceOutputStaysUntouched) {
+  runEngineRanks({{0, 0, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    Op reduce = makeOp(OpKind::Reduce, ncclFloat32, 2);
+    Buffers b = buffersFor(reduce, r.rank, r.nranks);
+    r.engine.launch({withBuffers(reduce, b)}, r.stream);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    if (r.rank != 2)
+      EXPECT_EQ(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+    else
+      EXPECT_NE(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+  });
+}
+
+// The launch only enqueues: with the caller's stream held back by a
+// counter nobody has written yet, it still returns, and the work runs once
+// the counter is written.
+TEST(GpuPlanExecutor, LaunchReturnsBeforeTheWorkRuns) {
+  runEngineRanks({{0, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    uint64_t gate = 0;
+    ASSERT_EQ(module.api().waitValue64(r.stream, &gate, 1), 0);
+    Op allReduce = makeOp(OpKind::AllReduce, ncclFloat32);
+    Buffers b = buffersFor(allReduce, r.rank, r.nranks);
+    r.engine.launch({withBuffers(allReduce, b)}, r.stream);
+    int idle = 1;
+    ASSERT_EQ(module.api().streamQuery(r.stream, &idle), 0);
+    EXPECT_EQ(idle, 0);
+    EXPECT_EQ(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+    __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+    ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+    EXPECT_NE(b.recv, std::vector<char>(b.recv.size(), kUntouched));
+  });
+}
+
+// Rank 1 never launches: rank 0's plan waits for it until the
+// communicator is aborted, and the abort lets rank 0's stream go (what its
+// operation left is undefined; the emulated stream may say that its wait
+// was released).
+TEST(GpuPlanExecutor, AbortReleasesTheCallersStream) {
+  runEngineRanks({{0, 1}}, [](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    Op allReduce = makeOp(OpKind::AllReduce, ncclFloat32);
+    Buffers b = buffersFor(allReduce, r.rank, r.nranks);
+    if (r.rank == 0) {
+      r.engine.launch({withBuffers(allReduce, b)}, r.stream);
+      EXPECT_FALSE(r.engine.drain(0.2));
+      r.abort.raise(ncclRemoteError, "test: peer gone");
+      r.engine.abort();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      r.abort.raise(ncclRemoteError, "test: peer gone");
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const int synced = module.api().streamSynchronize(r.stream);
+    EXPECT_LT(std::chrono::steady_clock::now() - start,
+              std::chrono::seconds(10));
+    if (r.rank == 1) {
+      EXPECT_EQ(synced, 0);
+    }
+    EXPECT_TRUE(r.engine.drain(10));
+  });
+}
+
+// The emulated module, noting every thread that calls into it.
+class CallerRecord {
+ public:
+  static std::set<std::thread::id> callers() {
+    std::lock_guard<std::mutex> lock(mutex());
+    return set();
+  }
+  static void note() {
+    std::lock_guard<std::mutex> lock(mutex());
+    set().insert(std::this_thread::get_id());
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::set<std::thread::id>& set() {
+    static std::set<std::thread::id> s;
+    return s;
+  }
+};
+
+template <typename Entry, Entry hetcclDeviceModuleTable::*Field>
+struct Noted;
+template <typename... Args, int (*hetcclDeviceModuleTable::*Field)(Args...)>
+struct Noted<int (*)(Args...), Field> {
+  static int call(Args... args) {
+    CallerRecord::note();
+    return (emulatedDeviceModule().api().*Field)(args...);
+  }
+};
+#define HETCCL_NOTED(name)                                    \
+  table.name = Noted<decltype(hetcclDeviceModuleTable::name), \
+                     &hetcclDeviceModuleTable::name>::call
+
+const DeviceModule& notingModule() {
+  static const hetcclDeviceModuleTable noting = [] {
+    hetcclDeviceModuleTable table = emulatedDeviceModule().api();
+    HETCCL_NOTED(setDevice);
+    HETCCL_NOTED(deviceAlloc);
+    HETCCL_NOTED(hostAlloc);
+    HETCCL_NOTED(hostRegister);
+    HETCCL_NOTED(streamCreate);
+    HETCCL_NOTED(streamSynchronize);
+    HETCCL_NOTED(streamQuery);
+    HETCCL_NOTED(eventRecord);
+    HETCCL_NOTED(streamWaitEvent);
+    HETCCL_NOTED(copyAsync);
+    HETCCL_NOTED(writeValue64);
+    HETCCL_NOTED(waitValue64);
+    HETCCL_NOTED(reduceAsync);
+    HETCCL_NOTED(lowLatencyCollective);
+    HETCCL_NOTED(loadKernels);
+    return table;
+  }();
+  static const DeviceModule module(noting, "noting emulated module");
+  return module;
+}
+#undef HETCCL_NOTED
+
+// A launch enqueues all of its GPU work on the calling thread: the proxy
+// and the transports never call into the runtime, which another thread of
+// the application may hold for as long as the GPU is busy (a module loaded
+// lazily waits for every stream). Large enough that the rings wrap.
+TEST(GpuPlanExecutor, OnlyTheLaunchingThreadsCallTheRuntime) {
+  std::mutex mutex;
+  std::set<std::thread::id> rankThreads;
+  for (const char* transport : {"shm", "tcp"}) {
+    Layout layout{{0, 1, 1}, transport};
+    layout.module = &notingModule();
+    runEngineRanks(layout, [&](EngineRank& r) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        rankThreads.insert(std::this_thread::get_id());
+      }
+      Op allReduce = makeOp(OpKind::AllReduce, ncclFloat32);
+      allReduce.count = 64 * 1024;
+      std::vector<float> data(allReduce.count, 1.0f + r.rank);
+      allReduce.sendbuff = allReduce.recvbuff = data.data();
+      Op send = makeOp(OpKind::Send, ncclInt8, (r.rank + 1) % r.nranks);
+      Op recv = makeOp(OpKind::Recv, ncclInt8, (r.rank + 2) % r.nranks);
+      send.count = recv.count = 100 * 1000;
+      std::vector<char> sent(send.count, static_cast<char>(r.rank + 1));
+      std::vector<char> received(recv.count, kUntouched);
+      send.sendbuff = sent.data();
+      recv.recvbuff = received.data();
+      r.engine.launch({allReduce}, r.stream);
+      r.engine.launch({send, recv}, r.stream);
+      ASSERT_EQ(notingModule().api().streamSynchronize(r.stream), 0);
+      EXPECT_EQ(data, std::vector<float>(data.size(), 6.0f));  // 1 + 2 + 3
+      const int from = (r.rank + 2) % r.nranks;
+      EXPECT_EQ(received, std::vector<char>(received.size(),
+                                            static_cast<char>(from + 1)));
+    });
+  }
+  EXPECT_EQ(CallerRecord::callers(), rankThreads);
+}
+
+}  // namespace
+}  // namespace hetccl
