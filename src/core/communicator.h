@@ -35,7 +35,6 @@ class Bootstrap;
 class CallProbe;
 class PassThroughCallCheck;
 class CrossDomainLinks;
-class DeviceShmCollectives;
 class TransportChoice;
 class Watchdog;
 
@@ -150,8 +149,8 @@ class Communicator {
                           const std::vector<RankPlacement>& placements);
   void startCallProbe(const DomainMap& domains,
                       std::shared_ptr<const WaitingCall> waiting);
-  std::unique_ptr<DeviceShmCollectives> streamDrivenCollectives(
-      Oob& oob, const DomainMap& domains) const;
+  // Every rank is a GPU of this rank's runtime on this rank's host.
+  bool everyRankIsALocalGpu() const;
   void gatherDomainBackends(Oob& oob);
   void logTopology() const;
   // "rank 1 (host b, pid 42)", by rank, for errors that name a peer.

@@ -1,4 +1,4 @@
-#include "engine/gpu/plan/launch_watch.h"
+#include "engine/gpu/hostshm/launch_watch.h"
 
 #include <chrono>
 
