@@ -49,7 +49,7 @@ CEILINGS = {
 # The README's charts: file stem in docs/charts, record, collective, title,
 # {series: legend name} (the series drawn, in this order), ceilings.
 README_LINE_CHARTS = [
-    ("passthrough-vs-nccl", "gpu-sweep-2026-11-30-2", "allreduce",
+    ("passthrough-vs-nccl", "gpu-sweep-2026-11-30", "allreduce",
      "All-reduce on 2 H200s: HetCCL pass-through vs NVIDIA NCCL",
      {"hetccl": "HetCCL (pass-through)", "native": "NVIDIA NCCL"}, []),
     ("hetero-2gpu", "gpu-hetero-allreduce-2026-11-30", "allreduce",
