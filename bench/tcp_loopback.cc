@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "transport/tcp/tcp_link_set.h"
-#include "util/call_signature.h"
+#include "op/call_signature.h"
 #include "util/error.h"
 #include "util/owned_fd.h"
 #include "util/params.h"

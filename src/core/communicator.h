@@ -17,17 +17,17 @@
 #include "core/peer_info.h"
 #include "core/registrations.h"
 #include "core/user_ops.h"
+#include "op/call_log.h"
 #include "op/executor.h"
 #include "op/op.h"
+#include "op/waiting_call.h"
 #include "runtime/gpu_device.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
-#include "util/call_log.h"
 #include "util/error.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
 #include "util/settings.h"
-#include "util/waiting_call.h"
 
 namespace hetccl {
 

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "util/call_signature.h"
+#include "op/call_signature.h"
 #include "util/settings.h"
 
 namespace hetccl {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "util/call_disagreement.h"
+#include "op/call_disagreement.h"
 #include "util/error.h"
 #include "util/wire.h"
 

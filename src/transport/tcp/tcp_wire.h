@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "util/call_signature.h"
+#include "op/call_signature.h"
 #include "util/secret.h"
 #include "util/socket.h"
 

@@ -9,32 +9,20 @@
 #include <cstdint>
 #include <string>
 
-namespace hetccl {
+#include "op/op.h"
 
-// The NCCL calls an operation can come from, by the names NCCL gives them.
-enum class CallName : uint8_t {
-  AllReduce,
-  Broadcast,
-  Reduce,
-  AllGather,
-  ReduceScatter,
-  AlltoAll,
-  Gather,
-  Scatter,
-  Send,
-  Recv,
-};
+namespace hetccl {
 
 struct CallSignature {
   // Collectives: the collective's number on its communicator; sends and
   // receives: the transfer's number between the pair, in its direction.
   uint64_t sequence = 0;
   uint64_t count = 0;
-  int32_t root = -1;  // root or peer; -1 for calls with neither
-  CallName call = CallName::AllReduce;
-  uint8_t dtype = 0;             // ncclDataType_t
-  uint8_t redOp = kNoReduction;  // the base ncclRedOp_t
-  uint8_t reduceFlags = 0;       // kAverage | kPremultiplied | kDeviceScalar
+  int32_t root = -1;                // root or peer; -1 for calls with neither
+  OpKind call = OpKind::AllReduce;  // the NCCL call it came from
+  uint8_t dtype = 0;                // ncclDataType_t
+  uint8_t redOp = kNoReduction;     // the base ncclRedOp_t
+  uint8_t reduceFlags = 0;          // kAverage | kPremultiplied | kDeviceScalar
 
   static constexpr uint8_t kNoReduction = 0xff;
   static constexpr uint8_t kAverage = 1;
@@ -42,7 +30,7 @@ struct CallSignature {
   static constexpr uint8_t kDeviceScalar = 4;  // ncclScalarDevice
 
   bool pointToPoint() const {
-    return call == CallName::Send || call == CallName::Recv;
+    return call == OpKind::Send || call == OpKind::Recv;
   }
 };
 static_assert(sizeof(CallSignature) == 24, "signatures travel in headers");

@@ -1,4 +1,4 @@
-#include "util/call_log.h"
+#include "op/call_log.h"
 
 namespace hetccl {
 

@@ -1,4 +1,4 @@
-#include "util/call_disagreement.h"
+#include "op/call_disagreement.h"
 
 #include "util/wire.h"
 
@@ -27,7 +27,7 @@ CallSignature decodeCall(const uint8_t* in) {
   call.sequence = loadLe64(in);
   call.count = loadLe64(in + 8);
   call.root = static_cast<int32_t>(loadLe32(in + 16));
-  call.call = static_cast<CallName>(in[20]);
+  call.call = static_cast<OpKind>(in[20]);
   call.dtype = in[21];
   call.redOp = in[22];
   call.reduceFlags = in[23];

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "util/call_signature.h"
+#include "op/call_signature.h"
 #include "util/error.h"
 
 namespace hetccl {

@@ -1,35 +1,21 @@
-#include "util/call_signature.h"
+#include "op/call_signature.h"
 
+#include <cctype>
+
+#include "op/op_traits.h"
 #include "util/dtype.h"
 #include "util/error.h"
 
 namespace hetccl {
 namespace {
 
-const char* nameOf(CallName call) {
-  switch (call) {
-    case CallName::AllReduce:
-      return "allReduce";
-    case CallName::Broadcast:
-      return "broadcast";
-    case CallName::Reduce:
-      return "reduce";
-    case CallName::AllGather:
-      return "allGather";
-    case CallName::ReduceScatter:
-      return "reduceScatter";
-    case CallName::AlltoAll:
-      return "alltoAll";
-    case CallName::Gather:
-      return "gather";
-    case CallName::Scatter:
-      return "scatter";
-    case CallName::Send:
-      return "send";
-    case CallName::Recv:
-      return "recv";
-  }
-  return "an unknown call";
+// NCCL's function name without its prefix: "allReduce", "alltoAll".
+std::string nameOf(OpKind call) {
+  const OpTraits* traits = findOpTraits(call);
+  if (traits == nullptr) return "an unknown call";
+  std::string name = traits->name;
+  name[0] = static_cast<char>(std::tolower(name[0]));
+  return name;
 }
 
 std::string reductionName(const CallSignature& c) {
@@ -41,21 +27,17 @@ std::string reductionName(const CallSignature& c) {
   return redOpName(static_cast<ncclRedOp_t>(c.redOp));
 }
 
-bool hasRoot(CallName call) {
-  return call == CallName::Broadcast || call == CallName::Reduce ||
-         call == CallName::Gather || call == CallName::Scatter;
-}
-
 }  // namespace
 
 std::string describeCall(const CallSignature& c) {
-  std::string text = format("%s(%llu x %s", nameOf(c.call),
+  std::string text = format("%s(%llu x %s", nameOf(c.call).c_str(),
                             static_cast<unsigned long long>(c.count),
                             dtypeName(static_cast<ncclDataType_t>(c.dtype)));
   if (c.redOp != CallSignature::kNoReduction) text += ", " + reductionName(c);
-  if (hasRoot(c.call)) text += format(", root %d", c.root);
-  if (c.call == CallName::Send) text += format(", to rank %d", c.root);
-  if (c.call == CallName::Recv) text += format(", from rank %d", c.root);
+  const OpTraits* traits = findOpTraits(c.call);
+  if (traits != nullptr && traits->hasRoot) text += format(", root %d", c.root);
+  if (c.call == OpKind::Send) text += format(", to rank %d", c.root);
+  if (c.call == OpKind::Recv) text += format(", from rank %d", c.root);
   return text + ")";
 }
 

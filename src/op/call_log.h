@@ -13,7 +13,7 @@
 #include <mutex>
 #include <optional>
 
-#include "util/call_signature.h"
+#include "op/call_signature.h"
 
 namespace hetccl {
 
