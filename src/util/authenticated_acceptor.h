@@ -22,6 +22,7 @@
 #include <functional>
 #include <list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/deadline.h"
@@ -102,7 +103,6 @@ class AuthenticatedAcceptor {
                         uint32_t logSubsys, OnHello onHello,
                         Answer answer = nullptr);
 
-  const SocketAddress& address() const { return listener_.address(); }
   // Connections whose hello is not complete.
   size_t pendingCount() const { return pending_.size(); }
 
@@ -112,8 +112,9 @@ class AuthenticatedAcceptor {
   // After a poll of descriptors that include appendPollFds': reads the
   // hellos that moved, accepts, and drops connections past their
   // deadline. Entries are matched by descriptor, so the caller may add
-  // its own, and a poll set built before another thread's progress does
-  // no harm (a stale entry costs one read that finds nothing).
+  // its own, and a poll set built before an earlier progress call (the
+  // bootstrap's mesh polls outside its lock) does no harm: a stale entry
+  // costs one read that finds nothing.
   void progress(const std::vector<pollfd>& polled);
 
   // Stops listening and closes the pending connections, without logging.
@@ -126,7 +127,6 @@ class AuthenticatedAcceptor {
     size_t wanted = 0;           // read until the hello holds this much
     Deadline deadline = Deadline::never();
   };
-  using PendingList = std::list<Pending>;
 
   void acceptWaiting();
   // Reads what arrived and acts on it; false once the connection is
@@ -145,7 +145,7 @@ class AuthenticatedAcceptor {
   const uint32_t logSubsys_;
   const OnHello onHello_;
   const Answer answer_;
-  PendingList pending_;  // in the order accepted
+  std::list<Pending> pending_;  // in the order accepted
   LogThrottle drops_;
 };
 

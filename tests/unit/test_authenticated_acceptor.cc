@@ -75,8 +75,7 @@ class AcceptorTest : public ::testing::Test {
   }
 
   Socket connect() {
-    return connectTo(acceptor_.address(), Deadline::after(5), nullptr,
-                     "the acceptor");
+    return connectTo(address_, Deadline::after(5), nullptr, "the acceptor");
   }
 
   void send(Socket& socket, const std::vector<uint8_t>& bytes) {
@@ -95,11 +94,13 @@ class AcceptorTest : public ::testing::Test {
   }
 
   const Secret secret_ = randomSecret();
+  Listener listener_{SocketAddress::loopback(AF_INET)};  // the acceptor's
+  const SocketAddress address_ = listener_.address();
   std::vector<std::vector<uint8_t>> delivered_;
   std::vector<Socket> taken_;
   std::vector<Error> answers_;
   AuthenticatedAcceptor acceptor_{
-      Listener(SocketAddress::loopback(AF_INET)),
+      std::move(listener_),
       secret_,
       testFormat(),
       "test acceptor",
@@ -216,10 +217,9 @@ TEST_F(AcceptorTest, SilentConnectionsGoAtTheDeadline) {
 TEST_F(AcceptorTest, CloseStopsListeningAndDropsWhatWaits) {
   Socket waiting = connect();
   pumpUntil([&] { return acceptor_.pendingCount() == 1; }, 2);
-  const SocketAddress address = acceptor_.address();
   acceptor_.close();
   EXPECT_TRUE(closedByPeer(waiting));
-  EXPECT_THROW(connectTo(address, Deadline::after(1), nullptr, "the acceptor",
+  EXPECT_THROW(connectTo(address_, Deadline::after(1), nullptr, "the acceptor",
                          ConnectMode::kListenerIsUp),
                Error);
 }
