@@ -36,10 +36,11 @@
 #include "transport/tcp/tcp_link_set.h"
 #include "op/call_signature.h"
 #include "util/error.h"
+#include "util/net_interfaces.h"
 #include "util/owned_fd.h"
 #include "util/params.h"
 #include "util/settings.h"
-#include "util/socket.h"
+#include "util/socket_address.h"
 
 namespace hetccl {
 namespace {
