@@ -3,7 +3,7 @@
 #include "domain/nccl/nccl_library.h"
 #include "domain/nccl_api/nccl_api_comm.h"
 #include "domain/process_library.h"
-#include "runtime/cuda_probe.h"
+#include "runtime/gpu_runtimes.h"
 
 namespace hetccl {
 namespace {
@@ -16,7 +16,9 @@ class NcclBackend : public DomainBackend {
     return std::make_shared<NcclApiComm>(
         setup.oob, name(),
         [this]() -> const NcclApiLibrary& { return nccl_.get(); }, setup.device,
-        setCurrentCudaDevice);
+        [](int device) {
+          setCurrentDevice(gpuRuntime(RuntimeKind::Cuda), device);
+        });
   }
   const NcclApiLibrary* library() const override { return &nccl_.get(); }
   const NcclApiLibrary* loadedLibrary() const override {

@@ -3,7 +3,7 @@
 #include "domain/nccl_api/nccl_api_comm.h"
 #include "domain/process_library.h"
 #include "domain/rccl/rccl_library.h"
-#include "runtime/hip_probe.h"
+#include "runtime/gpu_runtimes.h"
 
 namespace hetccl {
 namespace {
@@ -18,7 +18,9 @@ class RcclBackend : public DomainBackend {
     return std::make_shared<NcclApiComm>(
         setup.oob, name(),
         [this]() -> const NcclApiLibrary& { return rccl_.get(); }, setup.device,
-        setCurrentHipDevice);
+        [](int device) {
+          setCurrentDevice(gpuRuntime(RuntimeKind::Hip), device);
+        });
   }
   const NcclApiLibrary* library() const override { return &rccl_.get(); }
   const NcclApiLibrary* loadedLibrary() const override {
