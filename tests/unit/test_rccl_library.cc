@@ -180,13 +180,12 @@ TEST(RcclLibrary, NamesEveryPlaceOfTheFullSearch) {
 TEST(RcclLibrary, TheProcessRcclHandsItsOwnCallsBack) {
   REQUIRE_STAND_IN();
   ScopedEnv forced("HETCCL_RCCL_LIBRARY", kToolkitNccl);
-  const DomainBackend& backend = domainBackendFor(RuntimeKind::Hip);
-  EXPECT_EQ(&backend, &rcclBackend());
-  EXPECT_STREQ(backend.name(), "RCCL");
-  const NcclApiLibrary* rccl = backend.library();
-  ASSERT_NE(rccl, nullptr);
-  EXPECT_EQ(backend.library(), rccl);  // loaded once
-  EXPECT_EQ(backend.loadedLibrary(), rccl);
+  const NcclApiBackend* backend = ncclApiBackendFor(RuntimeKind::Hip);
+  ASSERT_EQ(backend, &rcclBackend());
+  EXPECT_STREQ(backend->name(), "RCCL");
+  const NcclApiLibrary* rccl = &backend->library();
+  EXPECT_EQ(&backend->library(), rccl);  // loaded once
+  EXPECT_EQ(backend->loadedLibrary(), rccl);
   EXPECT_STREQ(rccl->vendor(), "RCCL");
   // A return address inside RCCL is recognised; one inside HetCCL is not.
   auto inside = reinterpret_cast<const char*>(rccl->api().AllReduce) + 16;

@@ -8,7 +8,7 @@
 namespace hetccl {
 namespace {
 
-class NcclBackend : public DomainBackend {
+class NcclBackend : public NcclApiBackend {
  public:
   const char* name() const override { return "NCCL"; }
   RuntimeKind runtime() const override { return RuntimeKind::Cuda; }
@@ -20,7 +20,7 @@ class NcclBackend : public DomainBackend {
           setCurrentDevice(gpuRuntime(RuntimeKind::Cuda), device);
         });
   }
-  const NcclApiLibrary* library() const override { return &nccl_.get(); }
+  const NcclApiLibrary& library() const override { return nccl_.get(); }
   const NcclApiLibrary* loadedLibrary() const override {
     return nccl_.loaded();
   }
@@ -31,7 +31,7 @@ class NcclBackend : public DomainBackend {
 
 }  // namespace
 
-const DomainBackend& ncclBackend() {
+const NcclApiBackend& ncclBackend() {
   static const NcclBackend backend;
   return backend;
 }

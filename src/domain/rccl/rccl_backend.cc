@@ -10,7 +10,7 @@ namespace {
 
 // RCCL exports NCCL's API, so an AMD domain is the same NcclApiComm over
 // RCCL's table, with the HIP device made current.
-class RcclBackend : public DomainBackend {
+class RcclBackend : public NcclApiBackend {
  public:
   const char* name() const override { return "RCCL"; }
   RuntimeKind runtime() const override { return RuntimeKind::Hip; }
@@ -22,7 +22,7 @@ class RcclBackend : public DomainBackend {
           setCurrentDevice(gpuRuntime(RuntimeKind::Hip), device);
         });
   }
-  const NcclApiLibrary* library() const override { return &rccl_.get(); }
+  const NcclApiLibrary& library() const override { return rccl_.get(); }
   const NcclApiLibrary* loadedLibrary() const override {
     return rccl_.loaded();
   }
@@ -33,7 +33,7 @@ class RcclBackend : public DomainBackend {
 
 }  // namespace
 
-const DomainBackend& rcclBackend() {
+const NcclApiBackend& rcclBackend() {
   static const RcclBackend backend;
   return backend;
 }
