@@ -176,19 +176,19 @@ PlacementResult Benchmark::runPlacement(const Case& testCase,
     check.prepare(inPlace, shape, send_.get(), recv_.get(), seed);
     context_.nccl->check(launchCollective(call, shape, buffers),
                          testCase.collective->name, context_.comm);
-    device.synchronize(context_.stream);
+    device.synchronize(context_.stream, context_.comm);
     wrong += check.countWrong(inPlace, shape, send_.get(), recv_.get(), seed);
   }
 
   for (int i = 0; i < options_.warmupIters; ++i) {
     launchIteration(call, shape, buffers);
   }
-  device.synchronize(context_.stream);
+  device.synchronize(context_.stream, context_.comm);
   const Clock::time_point start = Clock::now();
   for (int i = 0; i < options_.iters; ++i)
     launchIteration(call, shape, buffers);
   const Clock::time_point enqueued = Clock::now();
-  device.synchronize(context_.stream);
+  device.synchronize(context_.stream, context_.comm);
   const double launches =
       static_cast<double>(options_.iters) * options_.aggIters;
   const double seconds =
@@ -227,7 +227,8 @@ void Benchmark::launchIteration(const CallContext& call, const Shape& shape,
     nccl.check(result, name, context_.comm);
     nccl.check(endResult, "ncclGroupEnd", context_.comm);
   }
-  if (options_.blocking) context_.device->synchronize(context_.stream);
+  if (options_.blocking)
+    context_.device->synchronize(context_.stream, context_.comm);
 }
 
 double Benchmark::combineTimes(double seconds) {

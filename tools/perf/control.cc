@@ -15,7 +15,7 @@ double Control::allReduce(double value, ncclRedOp_t op) {
   nccl.check(nccl.allReduce(scratch_.get(), scratch_.get(), 1, ncclFloat64, op,
                             context_.comm, context_.stream),
              "ncclAllReduce (combining results)", context_.comm);
-  device.synchronize(context_.stream);
+  device.synchronize(context_.stream, context_.comm);
   device.copyToHost(&value, scratch_.get(), sizeof(value));
   return value;
 }
@@ -31,7 +31,7 @@ std::vector<RankInfo> Control::allGather(const RankInfo& mine) {
   nccl.check(nccl.allGather(slot, gathered.get(), sizeof(RankInfo), ncclUint8,
                             context_.comm, context_.stream),
              "ncclAllGather (describing the ranks)", context_.comm);
-  device.synchronize(context_.stream);
+  device.synchronize(context_.stream, context_.comm);
   std::vector<RankInfo> all(nranks);
   device.copyToHost(all.data(), gathered.get(), nranks * sizeof(RankInfo));
   return all;

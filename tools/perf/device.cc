@@ -46,7 +46,8 @@ class HostDevice : public Device {
   void destroyStream(cudaStream_t stream) override {
     nccl_.streamDestroy(stream);
   }
-  void synchronize(cudaStream_t stream) override {
+  // A host stream fails its wait itself when an operation on it failed.
+  void synchronize(cudaStream_t stream, ncclComm_t) override {
     nccl_.check(nccl_.streamSynchronize(stream), "hetcclStreamSynchronize",
                 nullptr);
   }
@@ -69,6 +70,7 @@ struct VendorApi {
   Status (*memcpy)(void*, const void*, size_t, int);
   Status (*streamCreateWithFlags)(cudaStream_t*, unsigned);
   Status (*streamSynchronize)(cudaStream_t);
+  Status (*streamQuery)(cudaStream_t);
   Status (*streamDestroy)(cudaStream_t);
   Status (*deviceGetPCIBusId)(char*, int, int);
   const char* (*getErrorString)(Status);
@@ -77,6 +79,8 @@ struct VendorApi {
 constexpr int kMemcpyHostToDevice = 1;
 constexpr int kMemcpyDeviceToHost = 2;
 constexpr unsigned kStreamNonBlocking = 1;
+// cudaErrorNotReady and hipErrorNotReady: the stream still has work.
+constexpr int kNotReady = 600;
 
 template <typename Function>
 void resolve(void* library, const std::string& name, Function* function) {
@@ -128,6 +132,7 @@ bool loadVendorApi(const std::string& prefix, VendorApi* api) {
   resolve(library, prefix + "StreamCreateWithFlags",
           &api->streamCreateWithFlags);
   resolve(library, prefix + "StreamSynchronize", &api->streamSynchronize);
+  resolve(library, prefix + "StreamQuery", &api->streamQuery);
   resolve(library, prefix + "StreamDestroy", &api->streamDestroy);
   resolve(library, prefix + "DeviceGetPCIBusId", &api->deviceGetPCIBusId);
   resolve(library, prefix + "GetErrorString", &api->getErrorString);
@@ -136,7 +141,8 @@ bool loadVendorApi(const std::string& prefix, VendorApi* api) {
 
 class VendorDevice : public Device {
  public:
-  explicit VendorDevice(VendorApi api) : api_(std::move(api)) {
+  VendorDevice(VendorApi api, const NcclApi& nccl)
+      : api_(std::move(api)), nccl_(nccl) {
     check(api_.getDevice(&device_), "GetDevice");
   }
 
@@ -172,8 +178,14 @@ class VendorDevice : public Device {
   void destroyStream(cudaStream_t stream) override {
     api_.streamDestroy(stream);
   }
-  void synchronize(cudaStream_t stream) override {
-    check(api_.streamSynchronize(stream), "StreamSynchronize");
+  // Polls the stream and the communicator in turn, as nccl-tests do.
+  void synchronize(cudaStream_t stream, ncclComm_t comm) override {
+    for (;;) {
+      const VendorApi::Status status = api_.streamQuery(stream);
+      if (status == 0) return;
+      if (status != kNotReady) check(status, "StreamQuery");
+      if (comm != nullptr) checkAsyncError(comm);
+    }
   }
 
  private:
@@ -183,7 +195,17 @@ class VendorDevice : public Device {
              api_.getErrorString(status), status);
   }
 
+  void checkAsyncError(ncclComm_t comm) const {
+    ncclResult_t state = ncclSuccess;
+    nccl_.check(nccl_.commGetAsyncError(comm, &state), "ncclCommGetAsyncError",
+                comm);
+    if (state != ncclInProgress)
+      nccl_.check(state, "the communicator, while waiting for the stream",
+                  comm);
+  }
+
   VendorApi api_;
+  const NcclApi& nccl_;
   int device_ = 0;
 };
 
@@ -252,7 +274,7 @@ std::unique_ptr<Device> makeDevice(hetcclRuntimeKind_t kind,
         "library could not be loaded",
         prefix, prefix);
   }
-  return std::make_unique<VendorDevice>(std::move(api));
+  return std::make_unique<VendorDevice>(std::move(api), nccl);
 }
 
 DeviceBuffer::DeviceBuffer(Device& device, size_t bytes)

@@ -27,8 +27,11 @@ class Device {
   virtual void copyToHost(void* dst, const void* src, size_t bytes) = 0;
   virtual cudaStream_t createStream() = 0;
   virtual void destroyStream(cudaStream_t stream) = 0;
-  // Waits for all work queued on the stream; throws on an error.
-  virtual void synchronize(cudaStream_t stream) = 0;
+  // Waits for all work queued on the stream; throws on an error, also on
+  // `comm`'s asynchronous error while it waits (null: none asked). A GPU
+  // stream whose operation lost a peer waits until the communicator is
+  // aborted, with NCCL as with HetCCL: only that error ends the wait.
+  virtual void synchronize(cudaStream_t stream, ncclComm_t comm) = 0;
 };
 
 struct GpuSelection {

@@ -42,6 +42,7 @@ void resolveCoreApi(const SymbolResolver& symbols, NcclApi* api) {
   symbols.require("ncclCommInitRank", &api->commInitRank);
   symbols.require("ncclCommDestroy", &api->commDestroy);
   symbols.require("ncclCommAbort", &api->commAbort);
+  symbols.require("ncclCommGetAsyncError", &api->commGetAsyncError);
   symbols.require("ncclGetErrorString", &api->getErrorString);
   symbols.require("ncclGetLastError", &api->getLastError);
   symbols.require("ncclGroupStart", &api->groupStart);
@@ -86,6 +87,7 @@ NcclApi makeLinkedApi() {
   api.commInitRank = &::ncclCommInitRank;
   api.commDestroy = &::ncclCommDestroy;
   api.commAbort = &::ncclCommAbort;
+  api.commGetAsyncError = &::ncclCommGetAsyncError;
   api.getErrorString = &::ncclGetErrorString;
   api.getLastError = &::ncclGetLastError;
   api.groupStart = &::ncclGroupStart;

@@ -22,6 +22,7 @@ struct NcclApi {
   decltype(&::ncclCommInitRank) commInitRank = nullptr;
   decltype(&::ncclCommDestroy) commDestroy = nullptr;
   decltype(&::ncclCommAbort) commAbort = nullptr;
+  decltype(&::ncclCommGetAsyncError) commGetAsyncError = nullptr;
   decltype(&::ncclGetErrorString) getErrorString = nullptr;
   decltype(&::ncclGetLastError) getLastError = nullptr;
   decltype(&::ncclGroupStart) groupStart = nullptr;
