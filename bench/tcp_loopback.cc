@@ -33,12 +33,12 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/bootstrap_settings.h"
 #include "transport/tcp/tcp_link_set.h"
 #include "util/call_signature.h"
 #include "util/error.h"
 #include "util/owned_fd.h"
 #include "util/params.h"
-#include "util/settings.h"
 #include "util/socket.h"
 
 namespace hetccl {
@@ -231,8 +231,8 @@ Result measureTcpLink(size_t total, TcpSettings* settings) {
   std::unique_ptr<TcpLinkSet> transports[2];
   runPair([&](int r) {
     transports[r] = std::make_unique<TcpLinkSet>(
-        oobs[r], std::vector<int>{1 - r},
-        TcpSettings::from(Settings::fromEnvironment()),
+        oobs[r], std::vector<int>{1 - r}, TcpSettings::fromEnvironment(),
+        BootstrapSettings::fromEnvironment().timeoutSeconds,
         std::make_shared<AbortSignal>());
   });
   *settings = transports[0]->settings();

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "util/error.h"
-#include "util/params.h"
 #include "util/wire.h"
 
 namespace hetccl {
@@ -26,10 +25,6 @@ void checkVersion(uint16_t version, const char* message) {
 }
 
 }  // namespace
-
-double bootstrapTimeoutSeconds() {
-  return readSeconds(Param::BootstrapTimeout);
-}
 
 std::vector<uint8_t> encodeRootHello(const RootHello& hello) {
   std::vector<uint8_t> out;

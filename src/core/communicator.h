@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/peer_info.h"
 #include "core/registrations.h"
+#include "core/settings.h"
 #include "core/user_ops.h"
 #include "op/executor.h"
 #include "op/op.h"
@@ -26,7 +27,6 @@
 #include "util/error.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
-#include "util/settings.h"
 #include "util/waiting_call.h"
 
 namespace hetccl {

@@ -3,7 +3,7 @@
 #include "runtime/cuda_probe.h"
 #include "runtime/hip_probe.h"
 #include "runtime/host/emulated_device_module.h"
-#include "util/params.h"
+#include "runtime/runtime_params.h"
 
 namespace hetccl {
 
@@ -23,7 +23,7 @@ constexpr RuntimeProbe kProbes[] = {
 }  // namespace
 
 std::optional<GpuDevice> currentGpuDevice() {
-  if (readFlag(Param::EmulatedGpu)) {
+  if (readFlag(kEmulatedGpu)) {
     int device = 0;
     emulatedDeviceModule().check(
         emulatedDeviceModule().api().getDevice(&device),

@@ -238,6 +238,10 @@ std::vector<NetInterface> listInterfaces();
 // selects; a leading '=' (after any '^') compares exact names.
 bool interfaceMatches(const std::string& name, const std::string& spec);
 
+// HETCCL_SOCKET_IFNAME (else NCCL_SOCKET_IFNAME) as set: the filter of
+// selectInterfaces(); nullopt when neither is set.
+std::optional<std::string> interfaceFilter();
+
 // The interfaces HetCCL may use, best first. HETCCL_SOCKET_IFNAME (else
 // NCCL_SOCKET_IFNAME) filters by name; without it, loopback, docker* and
 // virbr* are skipped unless nothing else is up. HETCCL_SOCKET_FAMILY (else

@@ -143,30 +143,34 @@ void runEngineRanks(const Layout& layout,
     const std::vector<int>& members = domains.members(domains.domainOf(rank));
     InProcessOob domainOob(*domainWorlds[domains.domainOf(rank)],
                            domains.localRank(rank));
-    Settings settings = Settings::fromEnvironment();
-    settings.transport = layout.transport;
-    settings.chunkBytes = 1024;  // several pipeline steps per op
-    settings.timeoutSeconds = 60;
-    settings.engineTimeline = layout.timeline;
+    TransportSettings transports = TransportSettings::fromEnvironment();
+    transports.selection = layout.transport;
+    PlanSettings plans = PlanSettings::fromEnvironment();
+    plans.chunkBytes = 1024;  // several pipeline steps per op
+    GpuEngineSettings engineSettings = GpuEngineSettings::fromEnvironment();
+    engineSettings.timeline = layout.timeline;
+    constexpr double kTimeoutSeconds = 60;
     auto abort = std::make_shared<AbortSignal>();
     auto liveness = std::make_shared<PeerLiveness>(nranks);
-    auto hostComm = HostComm::create(domainOob, ShmSettings::from(settings),
-                                     abort, liveness->subset(members));
+    auto hostComm =
+        HostComm::create(domainOob, ShmSettings::fromEnvironment(),
+                         kTimeoutSeconds, abort, liveness->subset(members));
     auto links = std::make_shared<CrossDomainLinks>(oob, placements, domains,
-                                                    settings, abort, liveness);
+                                                    transports, kTimeoutSeconds,
+                                                    plans, abort, liveness);
     std::unique_ptr<DeviceShmCollectives> direct;
     if (layout.streamDriven)
       direct = std::make_unique<DeviceShmCollectives>(
           oob, module, 4096, layout.lowLatencyMaxBytes);
-    auto hostPlans = HostPlanExecutor::create(rank, domains, links, settings,
-                                              hostComm, abort);
+    auto hostPlans = HostPlanExecutor::create(rank, domains, links, plans,
+                                              kTimeoutSeconds, hostComm, abort);
     ASSERT_EQ(module.api().setDevice(layout.device), 0);
     void* stream = nullptr;
     ASSERT_EQ(module.api().streamCreate(&stream), 0);
     {
-      GpuPlanExecutor engine(
-          GpuPlanExecutorSetup{module, layout.device, rank, domains, links,
-                               hostComm, settings, abort, std::move(direct)});
+      GpuPlanExecutor engine(GpuPlanExecutorSetup{
+          module, layout.device, rank, domains, links, hostComm, plans,
+          engineSettings, kTimeoutSeconds, abort, std::move(direct)});
       StreamHandle hostStream = hostRuntimeImpl().createStream();
       EngineRank self{rank,
                       nranks,

@@ -42,7 +42,8 @@ namespace {
 // reference its code until the process exits.
 class LoadedModule {
  public:
-  LoadedModule(Param variable, const char* fileName, const char* runtimeName)
+  LoadedModule(const ParamSpec& variable, const char* fileName,
+               const char* runtimeName)
       : runtimeName_(runtimeName) {
     try {
       module_ = std::make_unique<DeviceModule>(modulePath(variable, fileName));
@@ -71,13 +72,11 @@ class LoadedModule {
 DeviceModule& deviceModule(RuntimeKind runtime) {
   switch (runtime) {
     case RuntimeKind::Cuda: {
-      static const LoadedModule cuda(Param::CudaModule, "libhetccl-cuda.so",
-                                     "CUDA");
+      static const LoadedModule cuda(kCudaModule, "libhetccl-cuda.so", "CUDA");
       return cuda.get();
     }
     case RuntimeKind::Hip: {
-      static const LoadedModule hip(Param::HipModule, "libhetccl-hip.so",
-                                    "HIP");
+      static const LoadedModule hip(kHipModule, "libhetccl-hip.so", "HIP");
       return hip.get();
     }
     case RuntimeKind::Host:

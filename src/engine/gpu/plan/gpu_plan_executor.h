@@ -38,6 +38,7 @@
 
 #include "algo/cross_domain_links.h"
 #include "algo/plan_context.h"
+#include "engine/gpu/gpu_engine_settings.h"
 #include "engine/gpu/hostshm/call_agreement.h"
 #include "engine/gpu/hostshm/device_shm_collectives.h"
 #include "engine/gpu/hostshm/transfer_agreement.h"
@@ -49,7 +50,6 @@
 #include "engine/gpu/stream_timeline.h"
 #include "op/executor.h"
 #include "util/peer_liveness.h"
-#include "util/settings.h"
 
 namespace hetccl {
 
@@ -60,7 +60,9 @@ struct GpuPlanExecutorSetup {
   const DomainMap& domains;
   std::shared_ptr<CrossDomainLinks> links;
   std::shared_ptr<Executor> domainComm;  // NCCL or RCCL over the domain
-  const Settings& settings;
+  const PlanSettings& plans;
+  const GpuEngineSettings& engine;
+  double timeoutSeconds;  // a wait for a peer fails after it (0: never)
   std::shared_ptr<AbortSignal> abort;
   std::unique_ptr<DeviceShmCollectives> directCollectives;  // may be null
   // Which peer processes have exited (null: none is watched).
