@@ -4,8 +4,7 @@ markdown reports.
 
 Imported by the scripts beside it (they are run as `python3 bench/x.py`,
 which puts bench/ on the import path) and by tests/gpu/run.sh with
-PYTHONPATH=bench. Needs only the standard library (write_charts draws
-charts where matplotlib is installed).
+PYTHONPATH=bench. Needs only the standard library.
 """
 
 import argparse
@@ -394,24 +393,13 @@ def write_report_file(path, parts):
     path.write_text("\n".join(parts))
 
 
-def write_charts(report):
-    """Draws the charts of a report just written beside it (bench/charts.py,
-    which needs python3-matplotlib). A benchmark must never fail for want of
-    a chart: without matplotlib, or on any error, this logs one line and
-    returns."""
-    try:
-        import charts  # bench/charts.py, only when a report is written
-        pyplot = charts.load_pyplot()
-        if pyplot is None:
-            log(charts.MISSING_MATPLOTLIB)
-            return
-        paths = charts.record_charts(pyplot, report)
-        if not paths:
-            log(f"charts: {Path(report).name} has no raw JSON; none drawn")
-        for path in paths:
-            log(f"chart written to {path}")
-    except Exception as error:  # no chart is worth a failed run
-        log(f"charts: none written for {report}: {error}")
+def chart_hint(report):
+    """Says how to draw a report's charts. The scripts write the report
+    only: charts are drawn on demand by bench/charts.py and not committed."""
+    path = Path(report).resolve()
+    shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+    log(f"charts: python3 bench/charts.py {shown} draws this report's charts "
+        "into bench/charts/ (--out DIR for another directory)")
 
 
 def log_outcome(texts, misses, failures, key_line, path, seconds):

@@ -10,14 +10,18 @@ and whatever else tells the runs apart), the median where a series has
 several rounds of a size.
 
     bench/charts.py bench/results/host-allreduce-2026-11-29.md
+    bench/charts.py --out /tmp/charts RECORD   # into a directory of your own
     bench/charts.py --all                  # every record with raw JSON
-    bench/charts.py --readme               # the README's charts, docs/charts/
+    bench/charts.py --summary              # the four charts of docs/results.md
+    bench/charts.py --readme               # docs/charts/hetero-2gpu.svg
     bench/charts.py --ceiling "copy ceiling=37.2" RECORD
 
-Writes <record>-<collective>.png and .svg beside each record (or into
---out-dir) and prints each file written. Needs python3-matplotlib: without
-it the script says so and exits 0 (1 with --require), so that a benchmark
-never fails for want of a chart.
+Charts are drawn on demand and not committed: this writes
+<record>-<collective>.png and .svg (--format chooses) into --out, by
+default bench/charts/ (ignored by git), and prints each file written. The
+one committed chart is the README's, docs/charts/hetero-2gpu.svg, which
+--readme redraws from its record. Needs python3-matplotlib: without it the
+script says so and exits 0 (1 with --require).
 """
 
 import argparse
@@ -33,7 +37,10 @@ from pathlib import Path
 from bench_common import REPO, format_bytes
 
 RESULTS = REPO / "bench" / "results"
+# Where charts go unless --out says otherwise (listed in .gitignore).
+DEFAULT_OUT = REPO / "bench" / "charts"
 README_CHART_DIR = REPO / "docs" / "charts"
+FORMATS = ("png", "svg")
 MISSING_MATPLOTLIB = (
     "charts: python3-matplotlib is not installed "
     "(apt-get install python3-matplotlib); no charts written")
@@ -46,10 +53,11 @@ CEILINGS = {
     "gpu-hetero-allreduce": [COPY_CEILING],
 }
 
-# The README's charts: file stem in docs/charts, record, collective, title,
-# {series: legend name} (the series drawn, in this order), ceilings.
-README_LINE_CHARTS = [
-    ("passthrough-vs-nccl", "gpu-sweep-2026-11-30-2", "allreduce",
+# The summary charts of docs/results.md (--summary): file stem, record,
+# collective, title, {series: legend name} (the series drawn, in this
+# order), ceilings.
+SUMMARY_LINE_CHARTS = [
+    ("passthrough-vs-nccl", "gpu-sweep-2026-11-30", "allreduce",
      "All-reduce on 2 H200s: HetCCL pass-through vs NVIDIA NCCL",
      {"hetccl": "HetCCL (pass-through)", "native": "NVIDIA NCCL"}, []),
     ("hetero-2gpu", "gpu-hetero-allreduce-2026-11-30", "allreduce",
@@ -62,13 +70,16 @@ README_LINE_CHARTS = [
      {"hetccl, 2 ranks": "HetCCL", "openmpi, 2 ranks": "OpenMPI (vader)",
       "gloo, 2 ranks": "Gloo (ring, TCP loopback)"}, []),
 ]
-# The cross-host chart: bars per collective at a few sizes.
-README_BAR_CHART = (
+# The cross-host summary chart: bars per collective at a few sizes.
+SUMMARY_BAR_CHART = (
     "cross-host", "gpu-network-compare-2026-11-30-chunk16m",
     "2 H200s as 2 pretend hosts over TCP (loopback)", (64 << 20, 256 << 20),
     {"hetccl-tcp": "HetCCL tcp",
      "nccl-default": "NVIDIA NCCL sockets, default",
      "nccl-4x1": "NVIDIA NCCL sockets, 4 sockets x 1 thread"})
+# The README's chart (--readme), one of the summary's line charts: the only
+# chart kept in the repository, as SVG in docs/charts.
+README_CHART = "hetero-2gpu"
 
 # A label's round suffix ("-r1", " (counted: yes)"): rounds of one series.
 ROUND_SUFFIX = re.compile(r"(-r\d+)?(\s*\(counted: \w+\))?\s*$")
@@ -340,10 +351,11 @@ def legend_below(figure, axes):
     figure.tight_layout(rect=(0, height, 1, 1))
 
 
-def save(figure, pyplot, stem):
-    """Writes the figure as stem.png and stem.svg; returns the paths."""
+def save(figure, pyplot, stem, formats=FORMATS):
+    """Writes the figure as stem.<format> for each of `formats` (png, svg);
+    returns the paths."""
     paths = []
-    for fmt in ("png", "svg"):
+    for fmt in formats:
         path = stem.with_name(f"{stem.name}.{fmt}")
         figure.savefig(path, dpi=100, metadata={"Date": None} if fmt == "svg"
                        else None)
@@ -352,7 +364,8 @@ def save(figure, pyplot, stem):
     return paths
 
 
-def collective_chart(pyplot, record_name, points, coll, ceilings, stem):
+def collective_chart(pyplot, record_name, points, coll, ceilings, stem,
+                     formats=FORMATS):
     """Bus bandwidth (above) and time (below) against size for one
     collective of a record, sharing the size axis; log scales from 10x,
     as a record's series can be 100x apart (NVLink beside a socket)."""
@@ -374,28 +387,30 @@ def collective_chart(pyplot, record_name, points, coll, ceilings, stem):
     bottom.set_xlabel(SIZE_LABEL)
     top.set_title(f"{record_name}: {coll}")
     legend_below(figure, (top, bottom))
-    return save(figure, pyplot, stem)
+    return save(figure, pyplot, stem, formats)
 
 
-def record_charts(pyplot, record, out_dir=None, extra_ceilings=()):
-    """The charts of one record, one file per collective and format;
-    returns the paths written ([] for a record without raw JSON)."""
+def record_charts(pyplot, record, out_dir=DEFAULT_OUT, extra_ceilings=(),
+                  formats=FORMATS):
+    """The charts of one record into out_dir, one file per collective and
+    format; returns the paths written ([] for a record without raw JSON,
+    and then nothing is created)."""
     record = Path(record)
     points = read_points(record)
     ceilings = [c for prefix, known in CEILINGS.items()
                 if record.stem.startswith(prefix) for c in known]
     ceilings += list(extra_ceilings)
-    directory = Path(out_dir) if out_dir else record.parent
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = Path(out_dir)
     paths = []
     for coll in collectives(points):
+        directory.mkdir(parents=True, exist_ok=True)
         paths += collective_chart(pyplot, record.stem, points, coll, ceilings,
-                                  directory / f"{record.stem}-{coll}")
+                                  directory / f"{record.stem}-{coll}", formats)
     return paths
 
 
-def readme_line_chart(pyplot, chart, out_dir):
-    """One README chart: the bus bandwidth of the chosen series."""
+def summary_line_chart(pyplot, chart, out_dir, formats=FORMATS):
+    """One summary chart: the bus bandwidth of the chosen series."""
     stem, record, coll, title, names, ceilings = chart
     points = read_points(RESULTS / f"{record}.md")
     curves = series_curves(points, coll, "busbw")
@@ -413,13 +428,13 @@ def readme_line_chart(pyplot, chart, out_dir):
     axis.set_title(f"{title}\n(record {record}; median of the rounds)",
                    fontsize=9)
     legend_below(figure, (axis,))
-    return save(figure, pyplot, out_dir / stem)
+    return save(figure, pyplot, out_dir / stem, formats)
 
 
-def readme_bar_chart(pyplot, out_dir):
+def summary_bar_chart(pyplot, out_dir, formats=FORMATS):
     """The cross-host chart: per size a panel, per collective a group of
     bars, one bar per series (the median of its rounds)."""
-    stem, record, title, sizes, names = README_BAR_CHART
+    stem, record, title, sizes, names = SUMMARY_BAR_CHART
     points = read_points(RESULTS / f"{record}.md")
     colls = [c for c in collectives(points)
              if all(series_value(points, s, c, sizes[0]) for s in names)]
@@ -441,7 +456,7 @@ def readme_bar_chart(pyplot, out_dir):
                       fontsize=9)
     axes[0].legend(fontsize=8, loc="upper left")
     figure.tight_layout()
-    return save(figure, pyplot, out_dir / stem)
+    return save(figure, pyplot, out_dir / stem, formats)
 
 
 def series_value(points, series, coll, size):
@@ -466,22 +481,42 @@ def parse_ceiling(text):
     return label.strip(), gbps
 
 
+def parse_formats(text):
+    """--format "png,svg" as a tuple of known formats."""
+    formats = tuple(dict.fromkeys(f.strip() for f in text.split(",")
+                                  if f.strip()))
+    unknown = [f for f in formats if f not in FORMATS]
+    if not formats or unknown:
+        raise argparse.ArgumentTypeError(
+            f"not a list of {' and '.join(FORMATS)}: {text}")
+    return formats
+
+
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("records", nargs="*", help="record files (.md)")
     parser.add_argument("--all", action="store_true",
                         help="every record in bench/results")
+    parser.add_argument("--summary", action="store_true",
+                        help="the four summary charts of docs/results.md")
     parser.add_argument("--readme", action="store_true",
-                        help="the README's charts, into docs/charts")
-    parser.add_argument("--out-dir", help="write here, not beside the record")
+                        help="the README's chart, as SVG into docs/charts "
+                        "(or --out)")
+    parser.add_argument("--out", "--out-dir", dest="out", type=Path,
+                        help="directory to write into (default: "
+                        f"{DEFAULT_OUT.relative_to(REPO)}/, ignored by git)")
+    parser.add_argument("--format", dest="formats", type=parse_formats,
+                        metavar="png,svg",
+                        help="formats to write (default: png,svg; svg for "
+                        "--readme)")
     parser.add_argument("--ceiling", action="append", default=[],
                         type=parse_ceiling, metavar="LABEL=GBPS",
                         help="a bus-bandwidth ceiling to draw (repeatable)")
     parser.add_argument("--require", action="store_true",
                         help="exit 1 if matplotlib is missing")
     args = parser.parse_args()
-    if not (args.records or args.all or args.readme):
-        parser.error("give record files, --all or --readme")
+    if not (args.records or args.all or args.summary or args.readme):
+        parser.error("give record files, --all, --summary or --readme")
     args.records = [Path(r) for r in args.records]
     if args.all:
         args.records += sorted(RESULTS.glob("*.md"))
@@ -502,14 +537,21 @@ def main():
     if pyplot is None:
         print(MISSING_MATPLOTLIB)
         return 1 if args.require else 0
+    out_dir = args.out or DEFAULT_OUT
+    formats = args.formats or FORMATS
     if args.readme:
-        out_dir = Path(args.out_dir) if args.out_dir else README_CHART_DIR
+        readme_dir = args.out or README_CHART_DIR
+        readme_dir.mkdir(parents=True, exist_ok=True)
+        chart = next(c for c in SUMMARY_LINE_CHARTS if c[0] == README_CHART)
+        print_paths(summary_line_chart(pyplot, chart, readme_dir,
+                                       args.formats or ("svg",)))
+    if args.summary:
         out_dir.mkdir(parents=True, exist_ok=True)
-        for chart in README_LINE_CHARTS:
-            print_paths(readme_line_chart(pyplot, chart, out_dir))
-        print_paths(readme_bar_chart(pyplot, out_dir))
+        for chart in SUMMARY_LINE_CHARTS:
+            print_paths(summary_line_chart(pyplot, chart, out_dir, formats))
+        print_paths(summary_bar_chart(pyplot, out_dir, formats))
     for record in args.records:
-        paths = record_charts(pyplot, record, args.out_dir, args.ceiling)
+        paths = record_charts(pyplot, record, out_dir, args.ceiling, formats)
         if not paths:
             print(f"charts: {record.name}: no raw JSON results; skipped")
         print_paths(paths)

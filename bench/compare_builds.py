@@ -33,9 +33,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_common import (cpu_model, format_bytes, hetccl_commit,
-                          load_average, perf_binary, read_json_lines,
-                          report_path, tool_environment, write_charts,
+from bench_common import (chart_hint, cpu_model, format_bytes,
+                          hetccl_commit, load_average, perf_binary,
+                          read_json_lines, report_path, tool_environment,
                           write_report_file)
 
 
@@ -137,7 +137,7 @@ def main():
     ]
     path = report_path(args.out, "compare-builds")
     write_report_file(path, parts)
-    write_charts(path)
+    chart_hint(path)
     print("\n".join(rows))
     print(f"report: {path}")
 

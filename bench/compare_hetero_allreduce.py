@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 import compare_host_allreduce as common
-from bench_common import write_charts
+from bench_common import chart_hint
 
 REPO = common.REPO
 
@@ -99,7 +99,7 @@ def main():
     parts += ["```", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts))
-    write_charts(path)
+    chart_hint(path)
     print(f"report written to {path}")
 
 

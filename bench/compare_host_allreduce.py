@@ -22,9 +22,9 @@ from pathlib import Path
 
 # compare_hetero_allreduce.py uses REPO, read_json_lines and format_bytes
 # from here.
-from bench_common import (REPO, cpu_model, first_lines, format_bytes,
-                          hetccl_commit, json_line, load_average,
-                          read_json_lines, report_path, write_charts,
+from bench_common import (REPO, chart_hint, cpu_model, first_lines,
+                          format_bytes, hetccl_commit, json_line,
+                          load_average, read_json_lines, report_path,
                           write_report_file)
 
 IMPLS = ("hetccl", "openmpi", "gloo")
@@ -174,7 +174,7 @@ def write_report(path, args, facts, commands, records, tables):
     parts += [json_line(rec) for rec in records]
     parts += ["```", ""]
     write_report_file(path, parts)
-    write_charts(path)
+    chart_hint(path)
 
 
 def main():

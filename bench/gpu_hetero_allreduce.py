@@ -367,7 +367,7 @@ def write_report(path, args, facts, topo, plans, torch_run, table, copies,
         parts += ["# gloo and copies", common.json_line(torch_run.result)]
     parts += ["```", ""]
     common.write_report_file(path, parts)
-    common.write_charts(path)
+    common.chart_hint(path)
 
 
 def main():

@@ -597,7 +597,7 @@ def write_report(path, args, facts, topo, plans, tables, misses, failures,
             parts += [common.json_line(r) for r in plan.run.records]
     parts += ["```", ""]
     common.write_report_file(path, parts)
-    common.write_charts(path)
+    common.chart_hint(path)
 
 
 def main():

@@ -33,12 +33,12 @@ import time
 from pathlib import Path
 
 # tests/gpu/run.sh imports find_nvidia_nccl and cuda_runtime_dirs from here.
-from bench_common import (REPO, PerfRun, cuda_runtime_dirs,
+from bench_common import (REPO, PerfRun, chart_hint, cuda_runtime_dirs,
                           environment_note, find_nvidia_nccl, format_busbw,
                           format_bytes, gpu_machine_facts, json_line, log,
                           log_outcome, parse_size, perf_binary, perf_command,
                           report_path, run_required, summary_section,
-                          topology, write_charts, write_report_file)
+                          topology, write_report_file)
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast",
                "alltoall")
@@ -273,7 +273,7 @@ def write_report(path, args, facts, topo, runs, tables, misses, failures,
         parts += [json_line(rec) for rec in run.records]
     parts += ["```", ""]
     write_report_file(path, parts)
-    write_charts(path)
+    chart_hint(path)
 
 
 def main():

@@ -35,10 +35,10 @@
 #include <vector>
 
 #include "bootstrap/bootstrap_settings.h"
+#include "op/call_signature.h"
 #include "runtime/device/device_module_loader.h"
 #include "runtime/device/device_resources.h"
 #include "transport/transport_registry.h"
-#include "util/call_signature.h"
 #include "util/comma_list.h"
 #include "util/error.h"
 #include "util/owned_fd.h"

@@ -34,12 +34,13 @@
 #include <vector>
 
 #include "bootstrap/bootstrap_settings.h"
+#include "op/call_signature.h"
 #include "transport/tcp/tcp_link_set.h"
-#include "util/call_signature.h"
 #include "util/error.h"
+#include "util/net_interfaces.h"
 #include "util/owned_fd.h"
 #include "util/params.h"
-#include "util/socket.h"
+#include "util/socket_address.h"
 
 namespace hetccl {
 namespace {

@@ -25,10 +25,11 @@ LAYERS = [
     ("util", "logging, parameters, errors, sockets, data types, abort signal"),
     ("runtime", "runtime interface and table; host runtime; CUDA and HIP "
                 "modules (loaded at run time)"),
+    ("op", "the vocabulary: Op, the op traits table, Executor, call "
+               "signatures and their log"),
     ("shm", "shared-memory segments, names, rooms, counters, their exchange"),
     ("transport", "links between ranks: shm rings, tcp sockets, ucx (and the "
                   "UCX module)"),
-    ("op", "the vocabulary: Op, the op traits table, Executor"),
     ("domain", "one domain's back-end: host (HetCCL's shared-memory "
                "collectives), nccl, rccl, nccl_api (what both share)"),
     ("bootstrap", "unique ids, root, rank-to-rank exchanges"),

@@ -12,9 +12,9 @@
 #include "algo/pieced_link.h"
 #include "algo/plan_settings.h"
 #include "algo/transport_choice.h"
+#include "op/waiting_call.h"
 #include "transport/transport.h"
 #include "util/peer_liveness.h"
-#include "util/waiting_call.h"
 
 namespace hetccl {
 

@@ -14,9 +14,9 @@
 #include "algo/plan_data.h"
 #include "op/executor.h"
 #include "op/op_traits.h"
+#include "op/waiting_call.h"
 #include "transport/link.h"
 #include "util/abort_signal.h"
-#include "util/waiting_call.h"
 
 namespace hetccl {
 

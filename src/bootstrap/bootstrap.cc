@@ -8,7 +8,11 @@
 #include "bootstrap/root.h"
 #include "bootstrap/unique_id.h"
 #include "util/error.h"
+#include "util/listener.h"
 #include "util/log.h"
+#include "util/net_interfaces.h"
+#include "util/socket.h"
+#include "util/socket_connect.h"
 #include "util/wire.h"
 
 namespace hetccl {

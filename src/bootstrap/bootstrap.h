@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "nccl.h"
-#include "util/socket.h"
+#include "util/socket_address.h"
 
 namespace hetccl {
 

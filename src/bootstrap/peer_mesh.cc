@@ -8,6 +8,7 @@
 #include "bootstrap/protocol.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/socket_connect.h"
 #include "util/wire.h"
 
 namespace hetccl {
@@ -45,15 +46,13 @@ std::vector<uint8_t> frameHeader(uint32_t tag, uint64_t bytes) {
 
 struct PeerMesh::Incoming {
   Socket socket;
-  int peer = -1;  // -1 until its hello is read
-  Deadline helloDeadline = Deadline::never();
-  uint8_t header[std::max(kPeerHelloBytes, kFrameHeaderBytes)] = {};
+  int peer = -1;
+  uint8_t header[kFrameHeaderBytes] = {};
   size_t headerFilled = 0;
   bool inPayload = false;
   uint32_t tag = 0;
   uint64_t payloadBytes = 0;     // what the header announced
   std::vector<uint8_t> payload;  // what has arrived of it
-  bool rejected = false;         // a stranger; socket closed
   bool closed = false;           // the peer closed it or it failed
   std::string closeReason;
 };
@@ -74,8 +73,12 @@ PeerMesh::PeerMesh(int rank, int nranks, const Secret& secret,
       timeoutSeconds_(timeoutSeconds),
       peers_(std::move(peers)),
       abort_(abortFlag, &aborted_),
-      listener_(std::move(listener)),
-      incomingFrom_(static_cast<size_t>(nranks), nullptr) {
+      acceptor_(std::move(listener), secret, peerHelloFormat(),
+                format("rank %d", rank), kLogBootstrap,
+                [this](const std::vector<uint8_t>& bytes, Socket& socket) {
+                  return onHelloLocked(bytes, socket);
+                }),
+      incomingFrom_(static_cast<size_t>(nranks)) {
   outgoing_.reserve(static_cast<size_t>(nranks));
   for (int i = 0; i < nranks; ++i)
     outgoing_.push_back(std::make_unique<Outgoing>());
@@ -276,7 +279,7 @@ void PeerMesh::recv(int peer, uint32_t tag, void* data, size_t bytes) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (takeLocked(peer, tag, data, bytes)) return;
-      const Incoming* in = incomingFrom_[static_cast<size_t>(peer)];
+      const Incoming* in = incomingFrom_[static_cast<size_t>(peer)].get();
       if (in != nullptr && in->closed)
         fail(ncclRemoteError,
              "rank %d was waiting for a message with tag %u from rank %d, "
@@ -337,74 +340,56 @@ short PeerMesh::waitAndProgress(const pollfd* extra, const Deadline& deadline) {
     fds.push_back(*extra);
     owners.push_back(nullptr);
   }
-  size_t listenerIndex = fds.size();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    fds.push_back({listener_.fd(), POLLIN, 0});
-    owners.push_back(nullptr);
-    for (const auto& in : incoming_) {
-      if (in->rejected || in->closed) continue;
+    for (const auto& in : incomingFrom_) {
+      if (in == nullptr || in->closed) continue;
       fds.push_back({in->socket.fd(), POLLIN, 0});
       owners.push_back(in.get());
     }
+    acceptor_.appendPollFds(&fds);  // after the owners' entries
   }
   Deadline slice = activeCalls_.load() > 1
                        ? deadline.earliest(Deadline::after(kSharedSliceSeconds))
                        : deadline;
   pollSlice(fds, slice);
   std::lock_guard<std::mutex> lock(mutex_);
-  for (size_t i = 0; i < fds.size(); ++i)
+  for (size_t i = 0; i < owners.size(); ++i)
     if (owners[i] != nullptr && fds[i].revents != 0) readLocked(*owners[i]);
-  if (fds[listenerIndex].revents != 0) acceptLocked();
-  expireHellosLocked();
-  forgetRejectedLocked();
+  acceptor_.progress(fds);
   return extra != nullptr ? fds[0].revents : 0;
 }
 
-void PeerMesh::acceptLocked() {
-  while (auto socket = listener_.tryAccept()) {
-    auto in = std::make_unique<Incoming>();
-    in->socket = std::move(*socket);
-    in->helloDeadline = Deadline::after(kHelloTimeoutSeconds);
-    Incoming& added = *in;
-    incoming_.push_back(std::move(in));
-    // Ranks send their hello right after connecting: read it now.
-    readLocked(added);
-    capPendingLocked();
-  }
-}
-
-// Connections that have not said who they are yet are capped, so that a
-// flood of silent ones cannot use up the descriptors: the oldest goes,
-// since a rank says hello at once.
-void PeerMesh::capPendingLocked() {
-  size_t pending = 0;
-  Incoming* oldest = nullptr;
-  for (auto& in : incoming_) {
-    if (in->peer >= 0 || in->rejected) continue;
-    if (oldest == nullptr) oldest = in.get();
-    ++pending;
-  }
-  if (pending > kMaxPendingConnections)
-    rejectLocked(*oldest, format("more than %zu connections waited for their "
-                                 "hello at once",
-                                 kMaxPendingConnections));
+HelloVerdict PeerMesh::onHelloLocked(const std::vector<uint8_t>& bytes,
+                                     Socket& socket) {
+  PeerHello hello = decodePeerHello(bytes.data());
+  if (hello.to != rank_ || hello.nranks != nranks_ || hello.from < 0 ||
+      hello.from >= nranks_ || hello.from == rank_)
+    return HelloVerdict::refuse(
+        ncclInvalidUsage,
+        format("hello from rank %d of %d meant for rank %d; "
+               "this is rank %d of %d",
+               hello.from, hello.nranks, hello.to, rank_, nranks_));
+  auto& slot = incomingFrom_[static_cast<size_t>(hello.from)];
+  if (slot != nullptr)
+    return HelloVerdict::refuse(
+        ncclInvalidUsage, format("rank %d is already connected", hello.from));
+  slot = std::make_unique<Incoming>();
+  slot->peer = hello.from;
+  slot->socket = std::move(socket);
+  const std::string from = slot->socket.peerAddress().toString();
+  slot->socket.setPeerName(format("rank %d at %s", hello.from, from.c_str()));
+  LOG_INFO(kLogBootstrap, "rank %d: accepted connection from rank %d at %s",
+           rank_, hello.from, from.c_str());
+  // Ranks send right after their hello: read what came with it.
+  readLocked(*slot);
+  return HelloVerdict::taken();
 }
 
 void PeerMesh::readLocked(Incoming& in) {
   try {
-    while (!in.rejected && !in.closed) {
-      if (in.peer < 0) {
-        if (!readHelloLocked(in)) return;
-      } else if (!readFrameLocked(in)) {
-        return;  // nothing more to read now
-      }
-    }
+    while (readFrameLocked(in)) continue;  // a frame's worth each pass
   } catch (const Error& e) {
-    if (in.peer < 0) {
-      rejectLocked(in, e.what());
-      return;
-    }
     in.closed = true;
     in.closeReason = e.what();
     if (in.inPayload || in.headerFilled > 0)
@@ -416,46 +401,6 @@ void PeerMesh::readLocked(Incoming& in) {
       LOG_INFO(kLogBootstrap, "rank %d: rank %d closed its connection", rank_,
                in.peer);
   }
-}
-
-bool PeerMesh::readHelloLocked(Incoming& in) {
-  size_t n =
-      in.socket.recvSome(in.header + in.headerFilled,
-                         kPeerHelloBytes - in.headerFilled, "a peer hello");
-  if (n == 0) return false;
-  in.headerFilled += n;
-  if (in.headerFilled >= kMagicBytes && !hasPeerHelloMagic(in.header)) {
-    rejectLocked(in, "sent bytes that are not a HetCCL peer hello");
-    return false;
-  }
-  if (in.headerFilled < kPeerHelloBytes) return true;
-  PeerHello hello = decodePeerHello(in.header);
-  if (!secretsEqual(hello.secret, secret_)) {
-    rejectLocked(in, format("claims to be rank %d but has the wrong secret "
-                            "(another communicator?)",
-                            hello.from));
-    return false;
-  }
-  if (hello.to != rank_ || hello.nranks != nranks_ || hello.from < 0 ||
-      hello.from >= nranks_ || hello.from == rank_) {
-    rejectLocked(in,
-                 format("hello from rank %d of %d meant for rank %d; "
-                        "this is rank %d of %d",
-                        hello.from, hello.nranks, hello.to, rank_, nranks_));
-    return false;
-  }
-  if (incomingFrom_[static_cast<size_t>(hello.from)] != nullptr) {
-    rejectLocked(in, format("rank %d is already connected", hello.from));
-    return false;
-  }
-  in.peer = hello.from;
-  in.headerFilled = 0;
-  in.socket.setPeerName(format("rank %d at %s", hello.from,
-                               in.socket.peerAddress().toString().c_str()));
-  incomingFrom_[static_cast<size_t>(hello.from)] = &in;
-  LOG_INFO(kLogBootstrap, "rank %d: accepted connection from rank %d at %s",
-           rank_, hello.from, in.socket.peerAddress().toString().c_str());
-  return true;
 }
 
 bool PeerMesh::readFrameLocked(Incoming& in) {
@@ -507,38 +452,12 @@ bool PeerMesh::readPayloadStep(Incoming& in) {
   return n > 0;
 }
 
-// A flood of strangers must not flood the log: the throttle says which
-// drops are warnings.
-void PeerMesh::rejectLocked(Incoming& in, const std::string& reason) {
-  const LogLevel level = rejections_.next();
-  HETCCL_LOG(level, kLogBootstrap,
-             "rank %d: dropped connection from %s: %s (%zu dropped so far%s)",
-             rank_, in.socket.peerName().c_str(), reason.c_str(),
-             rejections_.count(), rejections_.note().c_str());
-  in.socket.close();
-  in.rejected = true;
-}
-
-// Only when no other call of the mesh may hold a pointer from its poll
-// (each call counts itself in activeCalls_ before it takes the lock).
-void PeerMesh::forgetRejectedLocked() {
-  if (activeCalls_.load() > 1) return;
-  incoming_.erase(std::remove_if(incoming_.begin(), incoming_.end(),
-                                 [](const std::unique_ptr<Incoming>& in) {
-                                   return in->rejected;
-                                 }),
-                  incoming_.end());
-}
-
 size_t PeerMesh::connectionsHeld() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return incoming_.size();
-}
-
-void PeerMesh::expireHellosLocked() {
-  for (auto& in : incoming_)
-    if (in->peer < 0 && !in->rejected && in->helloDeadline.expired())
-      rejectLocked(*in, format("no hello within %g s", kHelloTimeoutSeconds));
+  const size_t peers = static_cast<size_t>(std::count_if(
+      incomingFrom_.begin(), incomingFrom_.end(),
+      [](const std::unique_ptr<Incoming>& in) { return in != nullptr; }));
+  return peers + acceptor_.pendingCount();
 }
 
 std::vector<std::pair<int, int>> PeerMesh::connectionFds() const {
@@ -549,8 +468,8 @@ std::vector<std::pair<int, int>> PeerMesh::connectionFds() const {
     if (fd >= 0) out.emplace_back(peer, fd);
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& in : incoming_)
-    if (in->peer >= 0 && !in->closed)
+  for (const auto& in : incomingFrom_)
+    if (in != nullptr && !in->closed)
       out.emplace_back(in->peer, in->socket.fd());
   return out;
 }

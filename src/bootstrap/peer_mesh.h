@@ -2,11 +2,11 @@
 // direct TCP connections between ranks.
 //
 // Each rank listens on its own address; a rank connects to a peer the
-// first time it sends to it, proves the communicator's secret in a hello,
-// and keeps the connection. Connections carry one direction only (the
-// connecting rank sends), so two ranks never race to connect to each
-// other. Frames are (tag, length, payload); a frame that arrives for a
-// (peer, tag) nobody asked for yet is stashed until someone does.
+// first time it sends to it, proves the communicator's secret in a hello
+// (checked by an AuthenticatedAcceptor), and keeps the connection. Connections
+// carry one direction only (the connecting rank sends), so two ranks never race
+// to connect to each other. Frames are (tag, length, payload); a frame that
+// arrives for a (peer, tag) nobody asked for yet is stashed until someone does.
 //
 // While a send waits for the socket to drain, incoming frames are read
 // and stashed, so that ranks that all send before they receive (a ring)
@@ -34,8 +34,10 @@
 #include <vector>
 
 #include "bootstrap/unique_id.h"
-#include "util/log.h"
+#include "util/authenticated_acceptor.h"
+#include "util/listener.h"
 #include "util/socket.h"
+#include "util/socket_address.h"
 
 namespace hetccl {
 
@@ -84,7 +86,7 @@ class PeerMesh {
   // since the mesh itself reads the data.
   std::vector<std::pair<int, int>> connectionFds() const;
   // Incoming connections the mesh keeps: one per peer rank that connected,
-  // and strangers not yet dropped.
+  // and connections whose hello is not complete yet.
   size_t connectionsHeld() const;
 
  private:
@@ -111,16 +113,13 @@ class PeerMesh {
   // Polls the listener, the incoming connections and `extra` (if any) for
   // one slice, then reads whatever arrived. Returns extra's revents.
   short waitAndProgress(const pollfd* extra, const Deadline& deadline);
-  void acceptLocked();
+  // A hello with the secret (the acceptor checked it): a peer's connection
+  // is kept, anything else refused.
+  HelloVerdict onHelloLocked(const std::vector<uint8_t>& bytes, Socket& socket);
   void readLocked(Incoming& in);
-  bool readHelloLocked(Incoming& in);
   // Reads what is there of the current frame; false if nothing was.
   bool readFrameLocked(Incoming& in);
   bool readPayloadStep(Incoming& in);
-  void rejectLocked(Incoming& in, const std::string& reason);
-  void capPendingLocked();
-  void expireHellosLocked();
-  void forgetRejectedLocked();
 
   const int rank_;
   const int nranks_;
@@ -132,12 +131,10 @@ class PeerMesh {
   std::atomic<int> activeCalls_{0};
 
   mutable std::mutex mutex_;  // guards everything below but outgoing_
-  Listener listener_;
-  // Pointers to these are taken for a poll outside the lock: rejected
-  // strangers are forgotten only by a call that is the mesh's only one.
-  std::vector<std::unique_ptr<Incoming>> incoming_;
-  LogThrottle rejections_;
-  std::vector<Incoming*> incomingFrom_;  // by peer rank
+  AuthenticatedAcceptor acceptor_;
+  // By peer rank, null until it connected. Pointers to these are taken for
+  // a poll outside the lock: they live as long as the mesh.
+  std::vector<std::unique_ptr<Incoming>> incomingFrom_;
   std::map<std::pair<int, uint32_t>, std::deque<std::vector<uint8_t>>> stash_;
   // Exchanges a peer gave up: tag -> "rank X gave up ...: why".
   std::map<uint32_t, std::string> abandoned_;

@@ -11,6 +11,9 @@ namespace {
 constexpr uint32_t kRootHelloMagic = 0x48424348;  // "HCBH"
 constexpr uint32_t kRootReplyMagic = 0x52424348;  // "HCBR"
 constexpr uint32_t kPeerHelloMagic = 0x48504348;  // "HCPH"
+// Both hellos start with magic, version and a u16 (request or reserved),
+// then the secret.
+constexpr size_t kHelloSecretOffset = 4 + 2 + 2;
 
 uint32_t readMagic(const uint8_t* bytes) {
   return WireReader(bytes, kMagicBytes).u32();
@@ -22,6 +25,13 @@ void checkVersion(uint16_t version, const char* message) {
          "%s speaks bootstrap protocol version %u, this library version %u "
          "(mixed HetCCL versions?)",
          message, version, kBootstrapProtocolVersion);
+}
+
+HelloFormat bootstrapHelloFormat(const char* what,
+                                 bool (*hasMagic)(const uint8_t*),
+                                 size_t fixedBytes, const char* wrongSecret) {
+  return HelloFormat{what,       kMagicBytes,        hasMagic,
+                     fixedBytes, kHelloSecretOffset, wrongSecret};
 }
 
 }  // namespace
@@ -52,6 +62,13 @@ RootHelloPrefix decodeRootHelloPrefix(const uint8_t* bytes) {
   r.u16();  // the request, checked with the rest of the hello
   r.bytes(prefix.secret.data(), prefix.secret.size());
   return prefix;
+}
+
+HelloFormat rootHelloFormat() {
+  return bootstrapHelloFormat(
+      "a HetCCL bootstrap hello", hasRootHelloMagic, kRootHelloPrefixBytes,
+      "wrong secret: the ncclUniqueId this rank used belongs to another "
+      "communicator (or was changed)");
 }
 
 RootHello decodeRootHello(const uint8_t* bytes) {
@@ -127,6 +144,12 @@ std::vector<uint8_t> encodePeerHello(const PeerHello& hello) {
 
 bool hasPeerHelloMagic(const uint8_t* bytes) {
   return readMagic(bytes) == kPeerHelloMagic;
+}
+
+HelloFormat peerHelloFormat() {
+  return bootstrapHelloFormat("a HetCCL peer hello", hasPeerHelloMagic,
+                              kPeerHelloBytes,
+                              "wrong secret (another communicator?)");
 }
 
 PeerHello decodePeerHello(const uint8_t* bytes) {

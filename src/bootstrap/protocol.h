@@ -10,7 +10,8 @@
 
 #include "bootstrap/unique_id.h"
 #include "nccl.h"
-#include "util/socket.h"
+#include "util/authenticated_acceptor.h"
+#include "util/socket_address.h"
 
 namespace hetccl {
 
@@ -26,13 +27,6 @@ constexpr uint32_t kMaxPeerInfoBytes = 4096;
 // more): beyond any machine built, and as many as the ucx transport's tags
 // can name (ucx_tag.h). Absurd counts come from a bug or a stranger.
 constexpr int32_t kMaxRanks = 1 << 20;
-
-// How long a fresh connection may take to send its hello before it is
-// dropped as a stranger.
-constexpr double kHelloTimeoutSeconds = 5.0;
-// How many connections the root, or a rank's mesh, lets wait for their
-// hello at once.
-constexpr size_t kMaxPendingConnections = 256;
 
 // Rank-to-rank frames with this tag are not messages but notices: "I gave
 // up the exchange <tag> because <reason>" (u32 tag, then the reason's
@@ -71,6 +65,8 @@ struct RootHelloPrefix {
 };
 constexpr size_t kRootHelloPrefixBytes = 4 + 2 + 2 + 16;
 RootHelloPrefix decodeRootHelloPrefix(const uint8_t* bytes);
+// The root's acceptor reads the prefix first and checks its secret.
+HelloFormat rootHelloFormat();
 
 std::vector<uint8_t> encodeRootHello(const RootHello& hello);
 // Checks the first kMagicBytes of a hello.
@@ -112,6 +108,8 @@ constexpr size_t kPeerHelloBytes = 4 + 2 + 2 + 16 + 4 + 4 + 4;
 
 std::vector<uint8_t> encodePeerHello(const PeerHello& hello);
 bool hasPeerHelloMagic(const uint8_t* bytes);
+// A rank's acceptor reads the whole hello and checks its secret.
+HelloFormat peerHelloFormat();
 // Throws ncclInvalidArgument naming what is wrong.
 PeerHello decodePeerHello(const uint8_t* bytes);
 

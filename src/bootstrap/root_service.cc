@@ -19,17 +19,23 @@ constexpr double kReplySeconds = 2.0;
 RootService::RootService(Listener listener, const Secret& secret,
                          double timeoutSeconds,
                          std::function<void()> onStopListening)
-    : listener_(std::move(listener)),
-      address_(listener_.address()),
-      secret_(secret),
+    : address_(listener.address()),
       timeoutSeconds_(timeoutSeconds),
       onStopListening_(std::move(onStopListening)),
-      name_("bootstrap root at " + address_.toString()) {}
+      name_("bootstrap root at " + address_.toString()),
+      acceptor_(
+          std::move(listener), secret, rootHelloFormat(), name_, kLogBootstrap,
+          [this](const std::vector<uint8_t>& hello, Socket& socket) {
+            return onHello(hello, socket);
+          },
+          [this](Socket& socket, const Error& refusal) {
+            answer(socket, refusal);
+          }) {}
 
 RootService::~RootService() { stopListening(); }
 
 void RootService::stopListening() {
-  listener_.close();
+  acceptor_.close();
   if (onStopListening_) {
     auto callback = std::move(onStopListening_);
     onStopListening_ = nullptr;
@@ -71,108 +77,41 @@ void RootService::run() {
 
 void RootService::pollOnce(const Deadline& deadline) {
   std::vector<pollfd> fds;
-  fds.push_back({listener_.fd(), POLLIN, 0});
-  for (const auto& pending : pending_)
-    fds.push_back({pending->socket.fd(), POLLIN, 0});
   std::vector<int> watched;
   for (const auto& [rank, arrival] : arrivals_) {
     fds.push_back({arrival.socket.fd(), POLLIN, 0});
     watched.push_back(rank);
   }
+  acceptor_.appendPollFds(&fds);
   pollSlice(fds, deadline);
-
-  size_t index = 1;
-  for (size_t i = 0; i < pending_.size(); ++i, ++index) {
-    Pending& pending = *pending_[i];
-    if (fds[index].revents != 0) readHello(pending);
-    if (!pending.done && pending.helloDeadline.expired())
-      drop(pending, format("no complete hello within %g s (got %zu bytes)",
-                           pending.helloDeadline.seconds(), pending.filled));
-  }
-  for (int rank : watched) {
-    if (fds[index++].revents != 0) watchArrival(rank);
-  }
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
-                                [](const auto& p) { return p->done; }),
-                 pending_.end());
-  if (fds[0].revents != 0) acceptPending();
+  for (size_t i = 0; i < watched.size(); ++i)
+    if (fds[i].revents != 0) watchArrival(watched[i]);
+  acceptor_.progress(fds);
 }
 
-void RootService::acceptPending() {
-  while (auto socket = listener_.tryAccept()) {
-    auto pending = std::make_unique<Pending>();
-    pending->socket = std::move(*socket);
-    pending->helloDeadline = Deadline::after(kHelloTimeoutSeconds);
-    pending->buffer.resize(kRootHelloBytes);
-    LOG_TRACE(kLogBootstrap, "%s: connection from %s", name_.c_str(),
-              pending->socket.peerName().c_str());
-    pending_.push_back(std::move(pending));
-    if (pending_.size() > kMaxPendingConnections) dropOldestPending();
-  }
+HelloVerdict RootService::onHello(const std::vector<uint8_t>& hello,
+                                  Socket& socket) {
+  if (hello.size() == kRootHelloPrefixBytes) return onPrefix(hello, socket);
+  if (hello.size() == kRootHelloBytes) return onHelloHeader(hello, socket);
+  return onJoin(hello, socket);
 }
 
-// Connections that have not said who they are yet are capped, so that a
-// flood of silent ones cannot use up the process's descriptors before the
-// ranks arrive: the oldest goes, since a rank says hello at once.
-void RootService::dropOldestPending() {
-  if (++crowdedOut_ == 1 || crowdedOut_ % 100 == 0)
-    LOG_WARN(kLogBootstrap,
-             "%s: more than %zu connections waited for their hello; dropped "
-             "the oldest (%zu so far)",
-             name_.c_str(), kMaxPendingConnections, crowdedOut_);
-  pending_.erase(pending_.begin());
-}
-
-void RootService::readHello(Pending& pending) {
-  try {
-    while (!pending.done) {
-      size_t n = pending.socket.recvSome(pending.buffer.data() + pending.filled,
-                                         pending.buffer.size() - pending.filled,
-                                         "a bootstrap hello");
-      if (n == 0) return;
-      pending.filled += n;
-      if (!pending.hello && pending.filled >= kMagicBytes &&
-          !hasRootHelloMagic(pending.buffer.data())) {
-        drop(pending, "sent bytes that are not a HetCCL bootstrap hello");
-        return;
-      }
-      if (!pending.prefixChecked && pending.filled >= kRootHelloPrefixBytes) {
-        checkPrefix(pending);
-        if (pending.done) return;
-      }
-      if (!pending.hello && pending.filled == kRootHelloBytes)
-        onHelloHeader(pending);
-      else if (pending.hello && pending.filled == pending.buffer.size())
-        onJoin(pending);
-    }
-  } catch (...) {
-    // Whatever one connection did (out of memory included) ends only it:
-    // the root keeps serving the others.
-    drop(pending, currentExceptionAsError().what());
-  }
-}
-
-// The secret first: a stranger is refused as such, whatever version it
-// claims. A rank with the secret but of another protocol version belongs
-// to this job and can never join it, so the whole communicator fails now
-// rather than at the timeout.
-void RootService::checkPrefix(Pending& pending) {
-  pending.prefixChecked = true;
-  RootHelloPrefix prefix = decodeRootHelloPrefix(pending.buffer.data());
-  if (!secretsEqual(prefix.secret, secret_))
-    return refuse(pending, ncclInvalidArgument,
-                  "wrong secret: the ncclUniqueId this rank used belongs to "
-                  "another communicator (or was changed)");
-  if (fatal_) return refuse(pending, fatal_->code(), fatal_->what());
-  if (prefix.version == kBootstrapProtocolVersion) return;
+// The acceptor checked the secret. A rank with it but of another protocol
+// version belongs to this job and can never join it, so the whole
+// communicator fails now rather than at the timeout.
+HelloVerdict RootService::onPrefix(const std::vector<uint8_t>& hello,
+                                   Socket& socket) {
+  if (fatal_) return HelloVerdict::refuse(fatal_->code(), fatal_->what());
+  RootHelloPrefix prefix = decodeRootHelloPrefix(hello.data());
+  if (prefix.version == kBootstrapProtocolVersion)
+    return HelloVerdict::readUntil(kRootHelloBytes);
   std::string message = format(
       "a rank of this communicator (from %s) speaks bootstrap "
       "protocol version %u, the root version %u: every node needs "
       "the same HetCCL release",
-      pending.socket.peerName().c_str(), prefix.version,
-      kBootstrapProtocolVersion);
-  refuse(pending, ncclInvalidUsage, message);
+      socket.peerName().c_str(), prefix.version, kBootstrapProtocolVersion);
   failCommunicator(ncclInvalidUsage, message);
+  return HelloVerdict::refuse(ncclInvalidUsage, message);
 }
 
 void RootService::failCommunicator(ncclResult_t code,
@@ -193,31 +132,26 @@ void RootService::failCommunicator(ncclResult_t code,
   arrivals_.clear();
 }
 
-void RootService::onHelloHeader(Pending& pending) {
+HelloVerdict RootService::onHelloHeader(const std::vector<uint8_t>& bytes,
+                                        Socket& socket) {
   RootHello hello;
   try {
-    hello = decodeRootHello(pending.buffer.data());
+    hello = decodeRootHello(bytes.data());
   } catch (const Error& e) {
-    refuse(pending, ncclInvalidArgument, e.what());
-    return;
+    return HelloVerdict::refuse(ncclInvalidArgument, e.what());
   }
-  if (hello.request == RootRequest::kCancel) {
-    onCancel(pending);
-    return;
-  }
-  if (hello.peerInfoBytes > kMaxPeerInfoBytes) {
-    refuse(pending, ncclInvalidArgument,
-           format("peer info of %u bytes is larger than the limit of %u",
-                  hello.peerInfoBytes, kMaxPeerInfoBytes));
-    return;
-  }
+  if (hello.request == RootRequest::kCancel) return onCancel(socket);
+  if (hello.peerInfoBytes > kMaxPeerInfoBytes)
+    return HelloVerdict::refuse(
+        ncclInvalidArgument,
+        format("peer info of %u bytes is larger than the limit of %u",
+               hello.peerInfoBytes, kMaxPeerInfoBytes));
   // Refused before the rest is read, and before the claim fixes the rank
   // count that the real ranks must match.
   std::string bad = badJoin(hello);
-  if (!bad.empty()) return refuse(pending, ncclInvalidArgument, bad);
-  pending.hello = hello;
-  pending.buffer.resize(kRootHelloBytes + hello.peerInfoBytes);
-  if (pending.filled == pending.buffer.size()) onJoin(pending);
+  if (!bad.empty()) return HelloVerdict::refuse(ncclInvalidArgument, bad);
+  if (hello.peerInfoBytes == 0) return onJoin(bytes, socket);
+  return HelloVerdict::readUntil(kRootHelloBytes + hello.peerInfoBytes);
 }
 
 std::string RootService::badJoin(const RootHello& hello) {
@@ -231,18 +165,19 @@ std::string RootService::badJoin(const RootHello& hello) {
   return "";
 }
 
-void RootService::onJoin(Pending& pending) {
-  const RootHello& hello = *pending.hello;
-  std::string from = pending.socket.peerName();
+HelloVerdict RootService::onJoin(const std::vector<uint8_t>& bytes,
+                                 Socket& socket) {
+  const RootHello hello = decodeRootHello(bytes.data());
   if (nranks_ == 0) {
     nranks_ = hello.nranks;
     firstRank_ = hello.rank;
     peerInfoBytes_ = hello.peerInfoBytes;
   } else if (hello.nranks != nranks_) {
-    return refuse(pending, ncclInvalidUsage,
-                  format("rank %d says the communicator has %d ranks, but "
-                         "rank %d said %d",
-                         hello.rank, hello.nranks, firstRank_, nranks_));
+    return HelloVerdict::refuse(
+        ncclInvalidUsage,
+        format("rank %d says the communicator has %d ranks, "
+               "but rank %d said %d",
+               hello.rank, hello.nranks, firstRank_, nranks_));
   } else if (hello.peerInfoBytes != peerInfoBytes_) {
     // Ranks of different builds: they can never form this communicator.
     std::string message = format(
@@ -250,42 +185,48 @@ void RootService::onJoin(Pending& pending) {
         "ranks run different HetCCL builds; every node needs the "
         "same HetCCL release",
         hello.rank, hello.peerInfoBytes, firstRank_, peerInfoBytes_);
-    refuse(pending, ncclInvalidUsage, message);
-    return failCommunicator(ncclInvalidUsage, message);
+    failCommunicator(ncclInvalidUsage, message);
+    return HelloVerdict::refuse(ncclInvalidUsage, message);
   }
-  auto seat = arrivals_.find(hello.rank);
-  if (seat != arrivals_.end())
-    return refuse(pending, ncclInvalidUsage,
-                  format("rank %d joined twice: first from %s, again from %s "
-                         "(is one ncclUniqueId used by two communicators?)",
-                         hello.rank, seat->second.socket.peerName().c_str(),
-                         from.c_str()));
-  Arrival arrival;
-  arrival.listenAddress = hello.listenAddress;
-  arrival.peerInfo.assign(pending.buffer.begin() + kRootHelloBytes,
-                          pending.buffer.end());
-  arrival.socket = std::move(pending.socket);
-  arrival.socket.setPeerName(format("rank %d at %s", hello.rank, from.c_str()));
-  arrivals_.emplace(hello.rank, std::move(arrival));
-  pending.done = true;
-  LOG_INFO(kLogBootstrap, "%s: rank %d arrived from %s (%zu of %d)",
-           name_.c_str(), hello.rank, from.c_str(), arrivals_.size(), nranks_);
+  return seat(hello, bytes, socket);
 }
 
-void RootService::onCancel(Pending& pending) {
+HelloVerdict RootService::seat(const RootHello& hello,
+                               const std::vector<uint8_t>& bytes,
+                               Socket& socket) {
+  const std::string from = socket.peerName();
+  auto taken = arrivals_.find(hello.rank);
+  if (taken != arrivals_.end())
+    return HelloVerdict::refuse(
+        ncclInvalidUsage,
+        format("rank %d joined twice: first from %s, again from %s "
+               "(is one ncclUniqueId used by two communicators?)",
+               hello.rank, taken->second.socket.peerName().c_str(),
+               from.c_str()));
+  Arrival arrival;
+  arrival.listenAddress = hello.listenAddress;
+  arrival.peerInfo.assign(bytes.begin() + kRootHelloBytes, bytes.end());
+  arrival.socket = std::move(socket);
+  arrival.socket.setPeerName(format("rank %d at %s", hello.rank, from.c_str()));
+  arrivals_.emplace(hello.rank, std::move(arrival));
+  LOG_INFO(kLogBootstrap, "%s: rank %d arrived from %s (%zu of %d)",
+           name_.c_str(), hello.rank, from.c_str(), arrivals_.size(), nranks_);
+  return HelloVerdict::taken();
+}
+
+HelloVerdict RootService::onCancel(Socket& socket) {
   LOG_INFO(kLogBootstrap, "%s: cancelled by %s", name_.c_str(),
-           pending.socket.peerName().c_str());
+           socket.peerName().c_str());
+  Socket canceller = std::move(socket);  // closed once acknowledged
   std::vector<uint8_t> ack = encodeRootTable({}, {}, 0);
   try {
-    pending.socket.sendAll(ack.data(), ack.size(),
-                           Deadline::after(kReplySeconds), nullptr,
-                           "the cancel acknowledgement");
+    canceller.sendAll(ack.data(), ack.size(), Deadline::after(kReplySeconds),
+                      nullptr, "the cancel acknowledgement");
   } catch (const Error& e) {
     LOG_INFO(kLogBootstrap, "%s: %s", name_.c_str(), e.what());
   }
-  pending.socket.close();
-  pending.done = true;
   cancelled_ = true;
+  return HelloVerdict::taken();
 }
 
 void RootService::watchArrival(int rank) {
@@ -310,38 +251,23 @@ void RootService::watchArrival(int rank) {
   if (arrivals_.empty()) nranks_ = 0;
 }
 
-// A flood of strangers must not flood the log: the throttle says which
-// drops are warnings.
-void RootService::drop(Pending& pending, const std::string& reason) {
-  const LogLevel level = drops_.next();
-  HETCCL_LOG(level, kLogBootstrap,
-             "%s: dropped connection from %s: %s (%zu dropped so far%s)",
-             name_.c_str(), pending.socket.peerName().c_str(), reason.c_str(),
-             drops_.count(), drops_.note().c_str());
-  pending.socket.close();
-  pending.done = true;
-}
-
-void RootService::refuse(Pending& pending, ncclResult_t code,
-                         const std::string& reason) {
+void RootService::answer(Socket& socket, const Error& refusal) {
   constexpr size_t kRefusalsKept = 4;
+  const std::string reason = refusal.what();
   if (refusals_.size() < kRefusalsKept &&
       std::find(refusals_.begin(), refusals_.end(), reason) == refusals_.end())
     refusals_.push_back(reason);
-  std::vector<uint8_t> reply = encodeRootError(code, reason);
+  std::vector<uint8_t> reply = encodeRootError(refusal.code(), reason);
   try {
-    pending.socket.sendAll(reply.data(), reply.size(),
-                           Deadline::after(kReplySeconds), nullptr,
-                           "an error reply");
+    socket.sendAll(reply.data(), reply.size(), Deadline::after(kReplySeconds),
+                   nullptr, "an error reply");
   } catch (const Error&) {
-    // It is being dropped anyway; the warning below says why.
+    // It is being dropped anyway; the acceptor's warning says why.
   }
-  drop(pending, reason);
 }
 
 void RootService::sendTables() {
   stopListening();
-  pending_.clear();
   std::vector<SocketAddress> addresses;
   std::vector<uint8_t> peerInfo;
   peerInfo.reserve(static_cast<size_t>(nranks_) * peerInfoBytes_);
@@ -370,7 +296,6 @@ void RootService::sendTables() {
 
 void RootService::failArrived(ncclResult_t code, const std::string& message) {
   stopListening();
-  pending_.clear();
   std::vector<uint8_t> reply = encodeRootError(code, message);
   for (auto& [rank, arrival] : arrivals_) {
     try {

@@ -4,24 +4,26 @@
 // arrived it sends every rank the table of all addresses and peer infos.
 //
 // It serves exactly one communicator and then exits. Connections are
-// handled concurrently, so a stranger that sends garbage or nothing cannot
-// hold real ranks up; such connections are logged (throttled) and dropped.
+// handled concurrently (AuthenticatedAcceptor), so a stranger that sends
+// garbage or nothing cannot hold real ranks up; such connections are
+// logged (throttled) and dropped.
 // What the root holds grows with the ranks that arrived, never with the
 // rank count a hello claims.
 #pragma once
 
 #include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bootstrap/protocol.h"
 #include "bootstrap/unique_id.h"
+#include "util/authenticated_acceptor.h"
 #include "util/error.h"
-#include "util/log.h"
+#include "util/listener.h"
 #include "util/socket.h"
+#include "util/socket_address.h"
 
 namespace hetccl {
 
@@ -43,16 +45,6 @@ class RootService {
   const SocketAddress& address() const { return address_; }
 
  private:
-  // A connection whose hello is not complete yet.
-  struct Pending {
-    Socket socket;
-    Deadline helloDeadline = Deadline::never();
-    std::vector<uint8_t> buffer;
-    size_t filled = 0;
-    bool prefixChecked = false;      // version and secret
-    std::optional<RootHello> hello;  // once the fixed part is in
-    bool done = false;               // handed on or dropped
-  };
   // A rank that joined and waits for the table.
   struct Arrival {
     Socket socket;
@@ -61,16 +53,19 @@ class RootService {
   };
 
   void pollOnce(const Deadline& deadline);
-  void acceptPending();
-  void dropOldestPending();
-  void readHello(Pending& pending);
-  void onHelloHeader(Pending& pending);
-  void onJoin(Pending& pending);
-  void onCancel(Pending& pending);
+  // The acceptor's hello steps: the prefix (after its secret), the fixed
+  // part, then the peer info.
+  HelloVerdict onHello(const std::vector<uint8_t>& hello, Socket& socket);
+  HelloVerdict onPrefix(const std::vector<uint8_t>& hello, Socket& socket);
+  HelloVerdict onHelloHeader(const std::vector<uint8_t>& hello, Socket& socket);
+  HelloVerdict onJoin(const std::vector<uint8_t>& hello, Socket& socket);
+  // Gives the rank its seat, unless another holds it.
+  HelloVerdict seat(const RootHello& hello, const std::vector<uint8_t>& bytes,
+                    Socket& socket);
+  HelloVerdict onCancel(Socket& socket);
+  // Tells a refused connection why, and keeps the reason for the timeout.
+  void answer(Socket& socket, const Error& refusal);
   void watchArrival(int rank);
-  void drop(Pending& pending, const std::string& reason);
-  void refuse(Pending& pending, ncclResult_t code, const std::string& reason);
-  void checkPrefix(Pending& pending);
   // Why a join's rank, rank count or address cannot be right, or "".
   static std::string badJoin(const RootHello& hello);
   // The communicator cannot form (a rank of another HetCCL build holds its
@@ -83,20 +78,16 @@ class RootService {
   std::string refusalsText() const;
   void stopListening();
 
-  Listener listener_;
   SocketAddress address_;
-  Secret secret_;
   double timeoutSeconds_;
   std::function<void()> onStopListening_;
   std::string name_;
-  std::vector<std::unique_ptr<Pending>> pending_;  // in the order accepted
-  size_t crowdedOut_ = 0;  // pending connections dropped for newer ones
+  AuthenticatedAcceptor acceptor_;
   // Why connections that spoke the bootstrap protocol were refused (a rank
   // of another HetCCL build, of another communicator): the ranks that
   // waited for them are told at the timeout. The first few distinct ones.
   std::vector<std::string> refusals_;
   std::optional<Error> fatal_;       // set by failCommunicator
-  LogThrottle drops_;                // connections dropped
   std::map<int, Arrival> arrivals_;  // by rank: only those that arrived
   int nranks_ = 0;                   // 0 until the first join fixes it
   int firstRank_ = -1;

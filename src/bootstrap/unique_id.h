@@ -13,7 +13,7 @@
 
 #include "nccl.h"
 #include "util/secret.h"
-#include "util/socket.h"
+#include "util/socket_address.h"
 
 namespace hetccl {
 

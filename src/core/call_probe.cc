@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "bootstrap/bootstrap.h"
-#include "util/call_disagreement.h"
+#include "op/call_disagreement.h"
 #include "util/log.h"
 
 namespace hetccl {

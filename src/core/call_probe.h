@@ -7,10 +7,10 @@
 // likewise) send nothing, so no transfer's header ever carries a signature
 // to compare (transport/link.h), and both would wait until HETCCL_TIMEOUT,
 // forever by default. A thread per communicator looks every few tens of
-// milliseconds at what the plans wait for (util/waiting_call.h). Once a
+// milliseconds at what the plans wait for (op/waiting_call.h). Once a
 // wait for a peer in collective #k has lasted kStallSeconds, it sends that
 // peer this rank's call #k over the bootstrap, once. The peer's thread
-// compares it with its own call #k (util/call_log.h) as soon as it has
+// compares it with its own call #k (op/call_log.h) as soon as it has
 // made it: calls that agree mean the wait is mere slowness; calls that
 // differ are a disagreement, found there. A probe costs one small message
 // per collective that stalls that long, and nothing while none does.
@@ -41,11 +41,11 @@
 #include <thread>
 #include <vector>
 
+#include "op/call_log.h"
+#include "op/waiting_call.h"
 #include "util/abort_signal.h"
-#include "util/call_log.h"
 #include "util/error.h"
 #include "util/peer_liveness.h"
-#include "util/waiting_call.h"
 
 namespace hetccl {
 

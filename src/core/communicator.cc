@@ -12,7 +12,7 @@
 #include "core/topology_map.h"
 #include "core/watchdog.h"
 #include "domain/domain_backend.h"
-#include "engine/gpu/plan/gpu_plan_executor.h"
+#include "engine/gpu/gpu_executor.h"
 #include "engine/host/host_plan_executor.h"
 #include "op/op_traits.h"
 #include "runtime/device/current_device.h"
@@ -228,13 +228,15 @@ void Communicator::setUpHeterogeneous(
         settings_.timeoutSeconds, domainComm, opsAbort_);
     return;
   }
-  auto direct = streamDrivenCollectives(oob, domains);
-  streamDriven_ = direct != nullptr;
-  executor_ = std::make_shared<GpuPlanExecutor>(GpuPlanExecutorSetup{
-      deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains, std::move(links),
-      std::move(domainComm), settings_.plans, settings_.gpuEngine,
-      settings_.timeoutSeconds, opsAbort_, std::move(direct), liveness_,
+  GpuExecutor chosen = createGpuExecutor(GpuExecutorSetup{
+      GpuPlanExecutorSetup{deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains,
+                           std::move(links), std::move(domainComm),
+                           settings_.plans, settings_.gpuEngine,
+                           settings_.timeoutSeconds, opsAbort_},
+      oob, settings_.transports.selection, everyRankIsALocalGpu(), liveness_,
       rankNames()});
+  streamDriven_ = chosen.streamDriven;
+  executor_ = std::move(chosen.executor);
 }
 
 // Calls that disagree so that ranks wait for each other without a byte
@@ -258,27 +260,14 @@ std::vector<std::string> Communicator::rankNames() const {
   return names;
 }
 
-// GPU ranks of one runtime on one host, each its own domain and few enough
-// for one reduction launch, share pinned outboxes that their streams read
-// directly (the same answer on every rank, since it is collective). A
-// transport forced between ranks of one host that does not share memory
-// (HETCCL_TRANSPORT=tcp) carries every byte instead.
-std::unique_ptr<DeviceShmCollectives> Communicator::streamDrivenCollectives(
-    Oob& oob, const DomainMap& domains) const {
-  bool linksShareMemory =
-      TransportSelection::parse(settings_.transports.selection)
-          .onOneHost()
-          .sharesHostMemory();
-  bool eligible = settings_.gpuEngine.direct && linksShareMemory &&
-                  domains.count() == nranks_ &&
-                  nranks_ <= HETCCL_DEVICE_MAX_SOURCES;
+// Whether the GPU ranks may meet in shared outboxes
+// (engine/gpu/gpu_executor.h).
+bool Communicator::everyRankIsALocalGpu() const {
   for (const PeerInfo& peer : peers_)
-    eligible = eligible && peer.runtime == static_cast<int>(gpu_->runtime) &&
-               peer.hostId == peers_[rank_].hostId;
-  if (!eligible) return nullptr;
-  return std::make_unique<DeviceShmCollectives>(
-      oob, deviceModuleOf(*gpu_), settings_.gpuEngine.chunkBytes,
-      settings_.gpuEngine.lowLatencyMaxBytes);
+    if (peer.runtime != static_cast<int>(gpu_->runtime) ||
+        peer.hostId != peers_[rank_].hostId)
+      return false;
+  return true;
 }
 
 // The back-end registered for `runtime` runs the domain of `members`
@@ -379,24 +368,13 @@ void Communicator::numberCall(Op& op) {
     sendsTo_.assign(nranks_, 0);
     receivesFrom_.assign(nranks_, 0);
   }
-  switch (op.kind) {
-    case OpKind::Send:
-      op.sequence = ++sendsTo_[op.root];
-      return;
-    case OpKind::Recv:
-      op.sequence = ++receivesFrom_[op.root];
-      return;
-    case OpKind::AllReduce:
-    case OpKind::Broadcast:
-    case OpKind::Reduce:
-    case OpKind::AllGather:
-    case OpKind::ReduceScatter:
-    case OpKind::AlltoAll:
-    case OpKind::Gather:
-    case OpKind::Scatter:
-      op.sequence = ++collectiveCalls_;
-      return;
-  }
+  // Sends and receives are numbered per peer and direction, collectives
+  // per communicator.
+  if (isPointToPoint(op.kind))
+    op.sequence =
+        ++(op.kind == OpKind::Send ? sendsTo_ : receivesFrom_)[op.root];
+  else
+    op.sequence = ++collectiveCalls_;
 }
 
 void Communicator::launch(const std::vector<Op>& ops, StreamHandle stream) {

@@ -18,16 +18,16 @@
 #include "core/registrations.h"
 #include "core/settings.h"
 #include "core/user_ops.h"
+#include "op/call_log.h"
 #include "op/executor.h"
 #include "op/op.h"
+#include "op/waiting_call.h"
 #include "runtime/gpu_device.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
-#include "util/call_log.h"
 #include "util/error.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
-#include "util/waiting_call.h"
 
 namespace hetccl {
 
@@ -35,7 +35,6 @@ class Bootstrap;
 class CallProbe;
 class PassThroughCallCheck;
 class CrossDomainLinks;
-class DeviceShmCollectives;
 class TransportChoice;
 class Watchdog;
 
@@ -150,8 +149,8 @@ class Communicator {
                           const std::vector<RankPlacement>& placements);
   void startCallProbe(const DomainMap& domains,
                       std::shared_ptr<const WaitingCall> waiting);
-  std::unique_ptr<DeviceShmCollectives> streamDrivenCollectives(
-      Oob& oob, const DomainMap& domains) const;
+  // Every rank is a GPU of this rank's runtime on this rank's host.
+  bool everyRankIsALocalGpu() const;
   void gatherDomainBackends(Oob& oob);
   void logTopology() const;
   // "rank 1 (host b, pid 42)", by rank, for errors that name a peer.

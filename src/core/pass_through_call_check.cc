@@ -1,8 +1,8 @@
 #include "core/pass_through_call_check.h"
 
 #include "bootstrap/bootstrap.h"
+#include "op/call_disagreement.h"
 #include "op/op_traits.h"
-#include "util/call_disagreement.h"
 #include "util/error.h"
 #include "util/wire.h"
 
@@ -106,7 +106,7 @@ void PassThroughCallCheck::verifyCollectives(
 
 // A send meets the peer's receive from this rank, a receive its send.
 void PassThroughCallCheck::verifyTransfer(const CallSignature& mine) {
-  const bool sending = mine.call == CallName::Send;
+  const bool sending = mine.call == OpKind::Send;
   uint8_t bytes[kEncodedCallBytes];
   bootstrap_.recv(mine.root, sending ? kReceivesTag : kSendsTag, bytes,
                   sizeof(bytes));

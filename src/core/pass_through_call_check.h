@@ -16,8 +16,8 @@
 
 #include <vector>
 
+#include "op/call_signature.h"
 #include "op/op.h"
-#include "util/call_signature.h"
 
 namespace hetccl {
 

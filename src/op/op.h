@@ -10,7 +10,8 @@
 
 namespace hetccl {
 
-enum class OpKind {
+// One byte: it travels in call signatures (call_signature.h).
+enum class OpKind : uint8_t {
   AllReduce,
   Broadcast,
   Reduce,

@@ -37,30 +37,36 @@ BufferSpan span(const void* pointer, const BufferTraits& traits, const Op& op,
 
 }  // namespace
 
-const OpTraits& opTraits(OpKind kind) {
+const OpTraits* findOpTraits(OpKind kind) {
   switch (kind) {
     case OpKind::AllReduce:
-      return kAllReduce;
+      return &kAllReduce;
     case OpKind::Broadcast:
-      return kBroadcast;
+      return &kBroadcast;
     case OpKind::Reduce:
-      return kReduce;
+      return &kReduce;
     case OpKind::AllGather:
-      return kAllGather;
+      return &kAllGather;
     case OpKind::ReduceScatter:
-      return kReduceScatter;
+      return &kReduceScatter;
     case OpKind::AlltoAll:
-      return kAlltoAll;
+      return &kAlltoAll;
     case OpKind::Gather:
-      return kGather;
+      return &kGather;
     case OpKind::Scatter:
-      return kScatter;
+      return &kScatter;
     case OpKind::Send:
-      return kSend;
+      return &kSend;
     case OpKind::Recv:
-      return kRecv;
+      return &kRecv;
   }
-  failUnknownOpKind(kind);
+  return nullptr;
+}
+
+const OpTraits& opTraits(OpKind kind) {
+  const OpTraits* traits = findOpTraits(kind);
+  if (traits == nullptr) failUnknownOpKind(kind);
+  return *traits;
 }
 
 void failUnknownOpKind(OpKind kind) {
@@ -77,32 +83,6 @@ BufferSpan recvSpan(const Op& op, int rank, int nranks) {
 }
 
 namespace {
-
-CallName callNameOf(OpKind kind) {
-  switch (kind) {
-    case OpKind::AllReduce:
-      return CallName::AllReduce;
-    case OpKind::Broadcast:
-      return CallName::Broadcast;
-    case OpKind::Reduce:
-      return CallName::Reduce;
-    case OpKind::AllGather:
-      return CallName::AllGather;
-    case OpKind::ReduceScatter:
-      return CallName::ReduceScatter;
-    case OpKind::AlltoAll:
-      return CallName::AlltoAll;
-    case OpKind::Gather:
-      return CallName::Gather;
-    case OpKind::Scatter:
-      return CallName::Scatter;
-    case OpKind::Send:
-      return CallName::Send;
-    case OpKind::Recv:
-      return CallName::Recv;
-  }
-  failUnknownOpKind(kind);
-}
 
 uint8_t reduceFlagsOf(const ReduceSpec& reduce) {
   uint8_t flags = 0;
@@ -121,7 +101,7 @@ CallSignature signatureOf(const Op& op) {
   signature.sequence = op.sequence;
   signature.count = op.count;
   signature.root = traits.hasRoot || traits.hasPeer ? op.root : -1;
-  signature.call = callNameOf(op.kind);
+  signature.call = op.kind;
   signature.dtype = static_cast<uint8_t>(op.dtype);
   if (traits.reduces) {
     signature.redOp = static_cast<uint8_t>(op.reduce.base);

@@ -9,8 +9,8 @@
 
 #include <cstddef>
 
+#include "op/call_signature.h"
 #include "op/op.h"
-#include "util/call_signature.h"
 
 namespace hetccl {
 
@@ -36,6 +36,9 @@ struct OpTraits {
 };
 
 const OpTraits& opTraits(OpKind kind);
+// Null for a value outside the enum (a signature read from another rank's
+// memory or message is not trusted to hold a kind).
+const OpTraits* findOpTraits(OpKind kind);
 // After a switch over every kind: only a value outside the enum (memory
 // corruption) gets there.
 [[noreturn]] void failUnknownOpKind(OpKind kind);

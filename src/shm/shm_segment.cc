@@ -10,17 +10,10 @@
 
 #include "util/error.h"
 #include "util/log.h"
+#include "util/owned_fd.h"
 
 namespace hetccl {
 namespace {
-
-// Closes the descriptor on every path; the mapping outlives it.
-struct ScopedFd {
-  int fd;
-  ~ScopedFd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 void* mapShared(int fd, size_t bytes, const std::string& name) {
   void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -32,9 +25,10 @@ void* mapShared(int fd, size_t bytes, const std::string& name) {
 }  // namespace
 
 ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
-  ScopedFd fd{shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600)};
-  if (fd.fd < 0) failErrno("cannot create shared segment %s", name.c_str());
-  if (ftruncate(fd.fd, static_cast<off_t>(bytes)) != 0) {
+  // The descriptor closes on every path; the mapping outlives it.
+  OwnedFd fd(shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600));
+  if (!fd.valid()) failErrno("cannot create shared segment %s", name.c_str());
+  if (ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) {
     int saved = errno;
     shm_unlink(name.c_str());
     errno = saved;
@@ -45,13 +39,13 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
   }
   // Touch every page now so that a full /dev/shm fails here, with a
   // message, rather than with SIGBUS in the middle of a collective.
-  if (posix_fallocate(fd.fd, 0, static_cast<off_t>(bytes)) != 0) {
+  if (posix_fallocate(fd.get(), 0, static_cast<off_t>(bytes)) != 0) {
     shm_unlink(name.c_str());
     fail(ncclSystemError,
          "cannot reserve %zu bytes for shared segment %s: /dev/shm is full",
          bytes, name.c_str());
   }
-  void* data = mapShared(fd.fd, bytes, name);
+  void* data = mapShared(fd.get(), bytes, name);
   LOG_TRACE(kLogShm, "created %s (%zu bytes)", name.c_str(), bytes);
   return ShmSegment(name, data, bytes, true);
 }
@@ -62,15 +56,15 @@ void ShmSegment::removeName(const std::string& name) {
 }
 
 ShmSegment ShmSegment::open(const std::string& name, size_t bytes) {
-  ScopedFd fd{shm_open(name.c_str(), O_RDWR, 0600)};
-  if (fd.fd < 0) failErrno("cannot open shared segment %s", name.c_str());
+  OwnedFd fd(shm_open(name.c_str(), O_RDWR, 0600));
+  if (!fd.valid()) failErrno("cannot open shared segment %s", name.c_str());
   struct stat info {};
-  if (fstat(fd.fd, &info) != 0)
+  if (fstat(fd.get(), &info) != 0)
     failErrno("cannot stat shared segment %s", name.c_str());
   if (static_cast<size_t>(info.st_size) < bytes)
     fail(ncclInternalError, "shared segment %s has %lld bytes, expected %zu",
          name.c_str(), static_cast<long long>(info.st_size), bytes);
-  return ShmSegment(name, mapShared(fd.fd, bytes, name), bytes, false);
+  return ShmSegment(name, mapShared(fd.get(), bytes, name), bytes, false);
 }
 
 ShmSegment::ShmSegment(ShmSegment&& other) noexcept {

@@ -15,9 +15,9 @@
 #include <cstddef>
 #include <memory>
 
+#include "op/call_signature.h"
 #include "transport/memory_kind.h"
 #include "util/abort_signal.h"
-#include "util/call_signature.h"
 
 namespace hetccl {
 
@@ -30,7 +30,7 @@ class TransferRequest {
   // Waits for done(); throws if `abort` is raised, the link fails, or
   // `timeoutSeconds` (> 0) pass (ncclRemoteError: the peer is silent).
   virtual void wait(const AbortSignal& abort, double timeoutSeconds) = 0;
-  // The rank at the other end, for the call probe (util/waiting_call.h);
+  // The rank at the other end, for the call probe (op/waiting_call.h);
   // -1 where the request knows none.
   virtual int peer() const { return -1; }
 };

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "util/socket.h"
+#include "util/deadline.h"
 
 namespace hetccl {
 namespace {

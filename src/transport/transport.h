@@ -12,10 +12,10 @@
 #include <memory>
 #include <vector>
 
+#include "op/call_log.h"
 #include "transport/link.h"
 #include "transport/transport_settings.h"
 #include "util/abort_signal.h"
-#include "util/call_log.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
 

@@ -1,4 +1,6 @@
-// A file descriptor that closes itself (epoll instances, eventfds).
+// A file descriptor that closes itself: the one owner of every descriptor
+// the library opens (sockets, listeners, epoll instances, eventfds, shared
+// segments while they are mapped).
 #pragma once
 
 #include <unistd.h>

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "util/error.h"
-#include "util/socket.h"
+#include "util/socket_address.h"
 
 namespace hetccl {
 

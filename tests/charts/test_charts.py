@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""ctest charts_from_a_record: bench/charts.py on the recorded fixtures here.
+"""ctest charts_from_a_record: bench/charts.py on the recorded fixtures here
+and on the records its summary and README charts are drawn from.
 
-Checks that the sample record gives a PNG and an SVG per collective, that
-the PNG is one, that the SVG names both series as text (without the labels'
-round suffixes) and the ceiling given with --ceiling, and that a record
-without raw JSON is skipped with a message and exit status 0.
+Checks, every chart written into a temporary directory given with --out:
+- the sample record gives a PNG and an SVG per collective, the PNG is one,
+  the SVG names both series as text (without the labels' round suffixes)
+  and the ceiling given with --ceiling; with --format svg only SVGs;
+- a record without raw JSON is skipped with a message and exit status 0,
+  and nothing is written;
+- --summary draws its four charts from the records in bench/results (so a
+  record they need cannot leave the tree unnoticed);
+- --readme draws the README's chart as SVG only, and README.md shows that
+  file from docs/charts, where it is committed.
 
 matplotlib is required (CI installs python3-matplotlib through
 scripts/install-deps.sh): without it the test fails and says so. Debian's
@@ -18,12 +25,16 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CHARTS = HERE.parent.parent / "bench" / "charts.py"
+REPO = HERE.parent.parent
+CHARTS = REPO / "bench" / "charts.py"
 SAMPLE = HERE / "sample-record.md"
 WITHOUT_JSON = HERE / "record-without-json.md"
 SERIES = ("hetccl-shm", "nccl-host")
 CEILING = ("test ceiling", "30")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SUMMARY_CHARTS = ("passthrough-vs-nccl", "hetero-2gpu", "host-allreduce",
+                  "cross-host")
+README_CHART = "hetero-2gpu"
 
 
 def python_with_matplotlib():
@@ -45,7 +56,7 @@ def run_charts(python, *args):
 
 def check_sample(python, out_dir):
     """The problems with the sample record's charts ([] if none)."""
-    result = run_charts(python, "--require", "--out-dir", out_dir,
+    result = run_charts(python, "--require", "--out", out_dir,
                         "--ceiling", "=".join(CEILING), SAMPLE)
     if result.returncode != 0:
         return [f"charts.py exited {result.returncode} on {SAMPLE.name}"]
@@ -72,16 +83,61 @@ def check_sample(python, out_dir):
     return problems
 
 
+def written(out_dir):
+    """The names of the files in out_dir (none if it does not exist)."""
+    return sorted(p.name for p in out_dir.iterdir()) if out_dir.is_dir() \
+        else []
+
+
+def check_svg_only(python, out_dir):
+    """The problems with --format svg on the sample record."""
+    result = run_charts(python, "--format", "svg", "--out", out_dir, SAMPLE)
+    want = [f"sample-record-{coll}.svg" for coll in ("allgather", "allreduce")]
+    if result.returncode != 0:
+        return [f"--format svg: exit {result.returncode}"]
+    return [] if written(out_dir) == want else [
+        f"--format svg wrote {written(out_dir)}, not {want}"]
+
+
 def check_without_json(python, out_dir):
     """The problems with charts.py on a record without raw JSON."""
-    result = run_charts(python, "--out-dir", out_dir, WITHOUT_JSON)
+    result = run_charts(python, "--out", out_dir, WITHOUT_JSON)
     problems = []
     if result.returncode != 0:
         problems.append(f"exit {result.returncode} on {WITHOUT_JSON.name}")
     if "no raw JSON results; skipped" not in result.stdout:
         problems.append(f"no skip message for {WITHOUT_JSON.name}")
-    if any(out_dir.iterdir()):
+    if written(out_dir):
         problems.append(f"files written for {WITHOUT_JSON.name}")
+    return problems
+
+
+def check_summary(python, out_dir):
+    """The problems with --summary: a PNG and an SVG per summary chart."""
+    result = run_charts(python, "--summary", "--out", out_dir)
+    if result.returncode != 0:
+        return [f"--summary: exit {result.returncode}"]
+    want = sorted(f"{stem}.{fmt}" for stem in SUMMARY_CHARTS
+                  for fmt in ("png", "svg"))
+    return [] if written(out_dir) == want else [
+        f"--summary wrote {written(out_dir)}, not {want}"]
+
+
+def check_readme(python, out_dir):
+    """The problems with --readme: its chart as SVG only, the one README.md
+    shows from docs/charts."""
+    result = run_charts(python, "--readme", "--out", out_dir)
+    if result.returncode != 0:
+        return [f"--readme: exit {result.returncode}"]
+    problems = []
+    if written(out_dir) != [f"{README_CHART}.svg"]:
+        problems.append(f"--readme wrote {written(out_dir)}, not "
+                        f"{README_CHART}.svg alone")
+    shown = f"(docs/charts/{README_CHART}.svg)"
+    if shown not in (REPO / "README.md").read_text():
+        problems.append(f"README.md does not show {shown}")
+    if not (REPO / "docs" / "charts" / f"{README_CHART}.svg").is_file():
+        problems.append(f"docs/charts/{README_CHART}.svg is not there")
     return problems
 
 
@@ -94,10 +150,12 @@ def main():
         return 1
     print(f"using {python}")
     with tempfile.TemporaryDirectory(prefix="hetccl-charts-") as tmp:
-        sample_dir, empty_dir = Path(tmp) / "sample", Path(tmp) / "empty"
-        empty_dir.mkdir()
-        problems = check_sample(python, sample_dir)
-        problems += check_without_json(python, empty_dir)
+        tmp = Path(tmp)
+        problems = check_sample(python, tmp / "sample")
+        problems += check_svg_only(python, tmp / "svg")
+        problems += check_without_json(python, tmp / "empty")
+        problems += check_summary(python, tmp / "summary")
+        problems += check_readme(python, tmp / "readme")
     for problem in problems:
         print(f"FAIL: {problem}")
     print("FAIL" if problems else "PASS: charts_from_a_record")

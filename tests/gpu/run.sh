@@ -123,7 +123,8 @@
 #               over NVLink, in train-gpt-<date>.md
 # then prints a summary table (result, seconds, key numbers) and exits 1 if
 # any step failed. Logs and reports go to $OUT (default /tmp/hetccl-gpu);
-# the bench reports are also copied to bench/results/.
+# the bench reports (no charts: bench/charts.py draws those on demand) are
+# also copied to bench/results/.
 #
 # Environment: PYTHON (default: python3 or /opt/torch/.venv/bin/python3,
 # whichever imports torch), BUILD_DIR (default build-gpu), STEPS (a

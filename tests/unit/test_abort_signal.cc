@@ -1,7 +1,7 @@
 // The abort signal's shared causes (util/abort_signal.h): which raises are
 // announced first, and how a held cause outranks a later raise and waits
 // for its settling; and the waiting marker the call probe reads
-// (util/waiting_call.h).
+// (op/waiting_call.h).
 #include "util/abort_signal.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "util/waiting_call.h"
+#include "op/waiting_call.h"
 
 namespace hetccl {
 namespace {

@@ -25,7 +25,9 @@
 #include "support/elapsed.h"
 #include "support/scoped_env.h"
 #include "util/error.h"
+#include "util/listener.h"
 #include "util/socket.h"
+#include "util/socket_connect.h"
 #include "util/wire.h"
 
 namespace hetccl {

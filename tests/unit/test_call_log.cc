@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "util/call_disagreement.h"
-#include "util/call_log.h"
+#include "op/call_disagreement.h"
+#include "op/call_log.h"
 
 namespace hetccl {
 namespace {
@@ -17,7 +17,7 @@ CallSignature collective(uint64_t sequence, uint64_t count) {
   CallSignature call;
   call.sequence = sequence;
   call.count = count;
-  call.call = CallName::AllReduce;
+  call.call = OpKind::AllReduce;
   call.dtype = ncclFloat32;
   call.redOp = ncclSum;
   return call;
@@ -48,7 +48,7 @@ TEST(CallLog, KeepsOnlyTheLatestCalls) {
 TEST(CallLog, SendsAndReceivesAreNotKept) {
   CallLog log;
   CallSignature send = collective(5, 8);
-  send.call = CallName::Send;
+  send.call = OpKind::Send;
   log.record(send);
   EXPECT_FALSE(log.made(5));
   EXPECT_FALSE(log.find(5));
@@ -59,7 +59,7 @@ TEST(CallDisagreement, EncodesEveryFieldLittleEndian) {
   call.sequence = 0x0102030405060708ull;
   call.count = 1ull << 40;
   call.root = -1;
-  call.call = CallName::ReduceScatter;
+  call.call = OpKind::ReduceScatter;
   call.dtype = ncclBfloat16;
   call.redOp = ncclMin;
   call.reduceFlags = CallSignature::kAverage;
@@ -71,7 +71,7 @@ TEST(CallDisagreement, EncodesEveryFieldLittleEndian) {
   EXPECT_EQ(back.sequence, call.sequence);
   EXPECT_EQ(back.count, call.count);
   EXPECT_EQ(back.root, -1);
-  EXPECT_EQ(back.call, CallName::ReduceScatter);
+  EXPECT_EQ(back.call, OpKind::ReduceScatter);
   EXPECT_EQ(back.dtype, call.dtype);
   EXPECT_EQ(back.redOp, call.redOp);
   EXPECT_EQ(back.reduceFlags, call.reduceFlags);

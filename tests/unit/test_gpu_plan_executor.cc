@@ -19,6 +19,7 @@
 
 #include "domain/host/host_comm.h"
 #include "engine/gpu/plan/gpu_plan_executor.h"
+#include "engine/gpu/stream_driven_executor.h"
 #include "engine/host/host_plan_executor.h"
 #include "op/op_traits.h"
 #include "runtime/host/emulated_device_module.h"
@@ -106,7 +107,7 @@ Op makeOp(OpKind kind, ncclDataType_t dtype, int root = 0) {
 struct EngineRank {
   int rank;
   int nranks;
-  GpuPlanExecutor& engine;
+  Executor& engine;
   Executor& hostPlans;
   StreamHandle stream;      // an emulated device stream
   StreamHandle hostStream;  // a host runtime stream
@@ -158,19 +159,35 @@ void runEngineRanks(const Layout& layout,
     auto links = std::make_shared<CrossDomainLinks>(oob, placements, domains,
                                                     transports, kTimeoutSeconds,
                                                     plans, abort, liveness);
-    std::unique_ptr<DeviceShmCollectives> direct;
-    if (layout.streamDriven)
-      direct = std::make_unique<DeviceShmCollectives>(
-          oob, module, 4096, layout.lowLatencyMaxBytes);
     auto hostPlans = HostPlanExecutor::create(rank, domains, links, plans,
                                               kTimeoutSeconds, hostComm, abort);
     ASSERT_EQ(module.api().setDevice(layout.device), 0);
     void* stream = nullptr;
     ASSERT_EQ(module.api().streamCreate(&stream), 0);
     {
-      GpuPlanExecutor engine(GpuPlanExecutorSetup{
-          module, layout.device, rank, domains, links, hostComm, plans,
-          engineSettings, kTimeoutSeconds, abort, std::move(direct)});
+      GpuPlanExecutorSetup setup{
+          module,   layout.device, rank,           domains,         links,
+          hostComm, plans,         engineSettings, kTimeoutSeconds, abort};
+      std::unique_ptr<Executor> executor;
+      if (layout.streamDriven) {
+        auto direct = std::make_unique<DeviceShmCollectives>(
+            oob, module, 4096, layout.lowLatencyMaxBytes);
+        setup.onFailure = StreamDrivenExecutor::outboxesFailure(*direct);
+        executor = std::make_unique<StreamDrivenExecutor>(
+            StreamDrivenSetup{module,
+                              layout.device,
+                              rank,
+                              nranks,
+                              kTimeoutSeconds,
+                              abort,
+                              std::move(direct),
+                              liveness,
+                              {}},
+            std::make_unique<GpuPlanExecutor>(std::move(setup)));
+      } else {
+        executor = std::make_unique<GpuPlanExecutor>(std::move(setup));
+      }
+      Executor& engine = *executor;
       StreamHandle hostStream = hostRuntimeImpl().createStream();
       EngineRank self{rank,
                       nranks,

@@ -2,7 +2,7 @@
 // reported; between launches a lost peer is reported only once the watch
 // was told that unmarked (captured) launches may run, and then only a peer
 // that did not leave cleanly.
-#include "engine/gpu/plan/launch_watch.h"
+#include "engine/gpu/hostshm/launch_watch.h"
 
 #include <gtest/gtest.h>
 

@@ -318,12 +318,12 @@ TEST(ShmLink, ASendAndItsReceiveAgree) {
   Ranks ranks = makeRanks(2);
   CallSignature send;
   send.sequence = 3;
-  send.call = CallName::Send;
+  send.call = OpKind::Send;
   send.count = 100;
   send.dtype = ncclInt32;
   send.root = 1;
   CallSignature receive = send;
-  receive.call = CallName::Recv;
+  receive.call = OpKind::Recv;
   receive.root = 0;
   std::vector<uint8_t> out = makePayload(0, 1, 0, 400), in(400);
   auto sent = ranks.link(0, 1)->send(out.data(), out.size(), send);

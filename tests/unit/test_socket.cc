@@ -20,7 +20,12 @@
 #include "support/elapsed.h"
 #include "support/expect_error.h"
 #include "support/scoped_env.h"
+#include "util/deadline.h"
 #include "util/error.h"
+#include "util/listener.h"
+#include "util/net_interfaces.h"
+#include "util/socket_address.h"
+#include "util/socket_connect.h"
 
 namespace hetccl {
 namespace {

@@ -26,9 +26,14 @@
 #include "support/link_ranks.h"
 #include "support/scoped_env.h"
 #include "support/thread_ranks.h"
+#include "transport/tcp/tcp_connect.h"
 #include "transport/tcp/tcp_wire.h"
+#include "util/authenticated_acceptor.h"
 #include "util/error.h"
+#include "util/listener.h"
+#include "util/secret.h"
 #include "util/socket.h"
+#include "util/socket_connect.h"
 
 namespace hetccl {
 namespace {
@@ -222,6 +227,43 @@ TEST(TcpLink, StrangersAreRejectedAndSetupSucceeds) {
   for (size_t i = 0; i < strangers.size(); ++i)
     EXPECT_TRUE(closedByPeer(strangers[i], 2)) << "stranger " << i;
   exchangeAll(ranks, {12345, 0, (1u << 20) + 3});
+}
+
+// A connection that never says hello waits no longer than the hello
+// deadline, not for the whole setup, and the peer that comes after it is
+// linked.
+TEST(TcpLink, ASilentConnectionIsDroppedAtTheHelloDeadline) {
+  Listener lower(SocketAddress::loopback(AF_INET));
+  Listener higher(SocketAddress::loopback(AF_INET));
+  TcpConnectPlan plan;
+  plan.addresses = {lower.address(), higher.address()};
+  plan.secret = randomSecret();
+  plan.timeoutSeconds = kHelloTimeoutSeconds + 5;
+  TcpConnectPlan lowerPlan = plan, higherPlan = plan;
+  lowerPlan.rank = 0;
+  lowerPlan.peers = {1};
+  higherPlan.rank = 1;
+  higherPlan.peers = {0};
+
+  Socket silent = strangerSends(higher.address(), {});
+  TcpConnections accepted;
+  std::string acceptError;
+  std::thread higherRank([&] {
+    try {
+      accepted = connectTcpPeers(higherPlan, std::move(higher), nullptr);
+    } catch (const Error& e) {
+      acceptError = e.what();
+    }
+  });
+  const auto start = Clock::now();
+  EXPECT_TRUE(closedByPeer(silent, kHelloTimeoutSeconds + 2));
+  EXPECT_GE(secondsSince(start), kHelloTimeoutSeconds - 0.5);
+  TcpConnections connected =
+      connectTcpPeers(lowerPlan, std::move(lower), nullptr);
+  higherRank.join();
+  EXPECT_EQ(acceptError, "");
+  EXPECT_TRUE(connected.at(1).at(0).valid());
+  EXPECT_TRUE(accepted.at(0).at(0).valid());
 }
 
 TEST(TcpLink, MissingPeerTimesOutNamingIt) {

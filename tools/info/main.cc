@@ -21,8 +21,8 @@
 #include "transport/transport_registry.h"
 #include "transport/ucx/ucx_library.h"
 #include "transport/ucx/ucx_link.h"
+#include "util/net_interfaces.h"
 #include "util/params.h"
-#include "util/socket.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #include "domain/host/call_board.h"
 
-#include "util/call_disagreement.h"
+#include "op/call_disagreement.h"
 
 namespace hetccl {
 

@@ -18,9 +18,9 @@
 #include <optional>
 #include <vector>
 
+#include "op/call_signature.h"
 #include "shm/shm_counter.h"
 #include "util/abort_signal.h"
-#include "util/call_signature.h"
 #include "util/error.h"
 
 namespace hetccl {

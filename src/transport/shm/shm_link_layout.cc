@@ -67,7 +67,7 @@ ShmLinkSettings ShmLinkSettings::fromEnvironment() {
 uint64_t shmCallDigest(const CallSignature& call) {
   CallSignature compared = call;
   if (call.pointToPoint()) {
-    compared.call = CallName::Send;
+    compared.call = OpKind::Send;
     compared.root = -1;
   }
   uint64_t words[3];

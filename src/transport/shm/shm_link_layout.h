@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "op/call_signature.h"
 #include "transport/shm/shm_link_settings.h"
-#include "util/call_signature.h"
 
 namespace hetccl {
 

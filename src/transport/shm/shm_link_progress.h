@@ -12,13 +12,13 @@
 #include <mutex>
 #include <vector>
 
+#include "op/call_log.h"
 #include "shm/shm_segment.h"
 #include "transport/shm/shm_link_layout.h"
 #include "transport/shm/shm_ring_receiver.h"
 #include "transport/shm/shm_ring_sender.h"
 #include "transport/shm/shm_transfer.h"
 #include "util/abort_signal.h"
-#include "util/call_log.h"
 #include "util/peer_liveness.h"
 
 namespace hetccl {

@@ -12,10 +12,10 @@
 
 #include <memory>
 
+#include "op/call_log.h"
 #include "transport/shm/shm_link_layout.h"
 #include "transport/shm/shm_ring_end.h"
 #include "util/abort_signal.h"
-#include "util/call_log.h"
 
 namespace hetccl {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "util/call_disagreement.h"
+#include "op/call_disagreement.h"
 
 namespace hetccl {
 

@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
+#include "op/call_signature.h"
 #include "transport/shm/shm_link_layout.h"
 #include "transport/transfer_name.h"
-#include "util/call_signature.h"
 #include "util/error.h"
 
 namespace hetccl {

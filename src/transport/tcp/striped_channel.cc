@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "util/call_disagreement.h"
+#include "op/call_disagreement.h"
 #include "util/log.h"
 
 namespace hetccl {

@@ -23,10 +23,10 @@
 #include <optional>
 #include <vector>
 
+#include "op/call_log.h"
 #include "transport/tcp/tcp_wire.h"
 #include "transport/tcp/transfer_queue.h"
 #include "util/abort_signal.h"
-#include "util/call_log.h"
 #include "util/error.h"
 #include "util/socket.h"
 

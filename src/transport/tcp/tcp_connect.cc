@@ -5,10 +5,14 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "transport/tcp/tcp_wire.h"
+#include "util/authenticated_acceptor.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/socket_connect.h"
 
 namespace hetccl {
 namespace {
@@ -64,12 +68,19 @@ void connectToHigherPeer(const TcpConnectPlan& plan, int peer,
   }
 }
 
-// Accepts and vets connections until every lower peer's sockets arrived.
-class HelloCollector {
+// Accepts connections (AuthenticatedAcceptor) until every lower peer's
+// sockets arrived.
+class LowerPeerSockets {
  public:
-  HelloCollector(const TcpConnectPlan& plan, Listener& listener,
-                 TcpConnections* out)
-      : plan_(plan), listener_(listener), out_(out) {
+  LowerPeerSockets(const TcpConnectPlan& plan, Listener listener,
+                   TcpConnections* out)
+      : plan_(plan),
+        out_(out),
+        acceptor_(std::move(listener), plan.secret, TcpHello::format(),
+                  format("tcp transport (rank %d)", plan.rank), kLogNet,
+                  [this](const std::vector<uint8_t>& hello, Socket& socket) {
+                    return place(hello, socket);
+                  }) {
     for (int peer : plan.peers) {
       if (peer > plan.rank) continue;
       (*out_)[peer].resize(plan.socketsPerLink);
@@ -81,95 +92,47 @@ class HelloCollector {
     while (missing_ > 0) {
       if (abort.raised() || deadline.expired())
         checkWait(deadline, abort, describeMissing());
-      waitForActivity(deadline);
-      acceptPending();
-      readHellos();
+      std::vector<pollfd> fds;
+      acceptor_.appendPollFds(&fds);
+      pollSlice(fds, deadline);
+      acceptor_.progress(fds);
     }
   }
 
  private:
-  struct Pending {
-    Socket socket;
-    uint8_t wire[TcpHello::kEncodedBytes] = {};
-    size_t received = 0;
-  };
-
-  void waitForActivity(const Deadline& deadline) {
-    std::vector<pollfd> fds{{listener_.fd(), POLLIN, 0}};
-    for (const auto& p : pending_) fds.push_back({p->socket.fd(), POLLIN, 0});
-    pollSlice(fds, deadline);
-  }
-
-  void acceptPending() {
-    while (auto socket = listener_.tryAccept()) {
-      auto pending = std::make_unique<Pending>();
-      pending->socket = std::move(*socket);
-      pending_.push_back(std::move(pending));
-    }
-  }
-
-  void readHellos() {
-    for (size_t i = 0; i < pending_.size();) {
-      if (readHello(*pending_[i])) {
-        pending_.erase(pending_.begin() + i);
-      } else {
-        ++i;
-      }
-    }
-  }
-
-  // True once the connection was placed or rejected.
-  bool readHello(Pending& p) {
-    try {
-      p.received +=
-          p.socket.recvSome(p.wire + p.received, sizeof(p.wire) - p.received,
-                            "tcp transport hello");
-    } catch (const Error& e) {
-      reject(p, e.what());
-      return true;
-    }
-    if (p.received < sizeof(p.wire)) return false;
-    std::string problem = place(p);
-    if (!problem.empty()) reject(p, problem);
-    return true;
-  }
-
-  // Takes the connection if its hello is one we wait for; otherwise says
-  // why not.
-  std::string place(Pending& p) {
-    std::optional<TcpHello> hello = TcpHello::decode(p.wire);
-    if (!hello) return "not a HetCCL tcp transport hello";
-    if (!secretsEqual(hello->secret, plan_.secret))
-      return "wrong communicator secret";
-    if (hello->toRank != static_cast<uint32_t>(plan_.rank))
-      return format("hello is addressed to rank %u", hello->toRank);
-    auto it = out_->find(static_cast<int>(hello->fromRank));
-    if (it == out_->end() ||
-        hello->fromRank >= static_cast<uint32_t>(plan_.rank))
-      return format("rank %u is not a peer of this rank's tcp links",
-                    hello->fromRank);
-    if (hello->socketsPerLink != static_cast<uint32_t>(plan_.socketsPerLink) ||
-        hello->socketIndex >= hello->socketsPerLink)
-      return format("socket %u of %u does not fit this link's %d sockets",
-                    hello->socketIndex, hello->socketsPerLink,
-                    plan_.socketsPerLink);
-    Socket& slot = it->second[hello->socketIndex];
-    if (slot.valid())
-      return format("duplicate socket %u from rank %u", hello->socketIndex,
-                    hello->fromRank);
-    int from = static_cast<int>(hello->fromRank);
-    p.socket.setPeerName(rankName(from, plan_.addresses[from]));
-    setTcpBufferSizes(p.socket.fd(), plan_.socketBufferBytes);
-    slot = std::move(p.socket);
+  // Takes the connection if its hello is one we wait for.
+  HelloVerdict place(const std::vector<uint8_t>& bytes, Socket& socket) {
+    const TcpHello hello = *TcpHello::decode(bytes.data());  // magic checked
+    std::string problem = whyNot(hello);
+    if (!problem.empty())
+      return HelloVerdict::refuse(ncclInvalidUsage, problem);
+    const int from = static_cast<int>(hello.fromRank);
+    socket.setPeerName(rankName(from, plan_.addresses[from]));
+    setTcpBufferSizes(socket.fd(), plan_.socketBufferBytes);
+    (*out_)[from][hello.socketIndex] = std::move(socket);
     --missing_;
-    return "";
+    return HelloVerdict::taken();
   }
 
-  void reject(Pending& p, const std::string& why) {
-    LOG_WARN(
-        kLogNet, "tcp transport (rank %d): rejected a connection from %s: %s",
-        plan_.rank, p.socket.peerAddress().toString().c_str(), why.c_str());
-    p.socket.close();
+  // Why a hello with the secret is not one of the sockets still missing,
+  // or "".
+  std::string whyNot(const TcpHello& hello) const {
+    if (hello.toRank != static_cast<uint32_t>(plan_.rank))
+      return format("hello is addressed to rank %u", hello.toRank);
+    auto it = out_->find(static_cast<int>(hello.fromRank));
+    if (it == out_->end() ||
+        hello.fromRank >= static_cast<uint32_t>(plan_.rank))
+      return format("rank %u is not a peer of this rank's tcp links",
+                    hello.fromRank);
+    if (hello.socketsPerLink != static_cast<uint32_t>(plan_.socketsPerLink) ||
+        hello.socketIndex >= hello.socketsPerLink)
+      return format("socket %u of %u does not fit this link's %d sockets",
+                    hello.socketIndex, hello.socketsPerLink,
+                    plan_.socketsPerLink);
+    if (it->second[hello.socketIndex].valid())
+      return format("duplicate socket %u from rank %u", hello.socketIndex,
+                    hello.fromRank);
+    return "";
   }
 
   std::string describeMissing() const {
@@ -188,10 +151,9 @@ class HelloCollector {
   }
 
   const TcpConnectPlan& plan_;
-  Listener& listener_;
   TcpConnections* out_;
   int missing_ = 0;
-  std::vector<std::unique_ptr<Pending>> pending_;
+  AuthenticatedAcceptor acceptor_;
 };
 
 }  // namespace
@@ -202,7 +164,7 @@ void setTcpBufferSizes(int fd, int bytes) {
   setBufferOption(fd, SO_RCVBUF, bytes, "net.core.rmem_max");
 }
 
-TcpConnections connectTcpPeers(const TcpConnectPlan& plan, Listener& listener,
+TcpConnections connectTcpPeers(const TcpConnectPlan& plan, Listener listener,
                                const AbortFlags& abort) {
   Deadline deadline = Deadline::after(plan.timeoutSeconds);
   TcpConnections connections;
@@ -211,7 +173,8 @@ TcpConnections connectTcpPeers(const TcpConnectPlan& plan, Listener& listener,
   for (int peer : plan.peers)
     if (peer > plan.rank)
       connectToHigherPeer(plan, peer, deadline, abort, &connections[peer]);
-  HelloCollector(plan, listener, &connections).run(deadline, abort);
+  LowerPeerSockets(plan, std::move(listener), &connections)
+      .run(deadline, abort);
   return connections;
 }
 

@@ -1,14 +1,18 @@
 // Connection setup of the tcp transport: the lower rank of each pair
 // connects its sockets to the higher rank's listener and opens each with a
-// hello; the higher rank accepts, checks every hello against the
-// communicator's secret, and turns strangers away without giving up.
+// hello; the higher rank accepts (AuthenticatedAcceptor: the secret, a cap
+// on connections that have not said hello, a deadline for those that never
+// do), and turns strangers away without giving up.
 #pragma once
 
 #include <map>
 #include <vector>
 
+#include "util/deadline.h"
+#include "util/listener.h"
 #include "util/secret.h"
 #include "util/socket.h"
+#include "util/socket_address.h"
 
 namespace hetccl {
 
@@ -27,9 +31,10 @@ struct TcpConnectPlan {
 using TcpConnections = std::map<int, std::vector<Socket>>;
 
 // Connects to the higher peers, then accepts the lower peers' connections
-// on `listener` until all arrived. Throws ncclSystemError naming the
-// missing peers when the plan's timeout passes or `abort` is raised.
-TcpConnections connectTcpPeers(const TcpConnectPlan& plan, Listener& listener,
+// on `listener` until all arrived; the listener closes on return. Throws
+// ncclSystemError naming the missing peers when the plan's timeout passes or
+// `abort` is raised.
+TcpConnections connectTcpPeers(const TcpConnectPlan& plan, Listener listener,
                                const AbortFlags& abort);
 
 // Requests `bytes` of send and receive buffer on `fd` where the kernel

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "transport/peer_list.h"
 #include "transport/tcp/tcp_connect.h"
 #include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_wire.h"
 #include "util/error.h"
+#include "util/listener.h"
 #include "util/log.h"
+#include "util/net_interfaces.h"
 
 namespace hetccl {
 namespace {
@@ -68,7 +71,7 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
   plan.socketBufferBytes = settings_.socketBufferBytes;
   plan.timeoutSeconds = setupTimeoutSeconds;
   TcpConnections connections =
-      connectTcpPeers(plan, listener, AbortFlags(abort->flag()));
+      connectTcpPeers(plan, std::move(listener), AbortFlags(abort->flag()));
 
   // Lane k of every link: sockets [k*S/L, (k+1)*S/L) of it, the same
   // ones at both ends (sockets are numbered alike there). A rank without

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "util/call_disagreement.h"
+#include "op/call_disagreement.h"
 #include "util/error.h"
 #include "util/wire.h"
 
@@ -13,6 +13,9 @@ constexpr uint32_t kEndpointMagic = 0x50435448;  // "HTCP"
 constexpr uint32_t kHelloMagic = 0x4c454854;     // "THEL"
 constexpr uint32_t kStripeMagic = 0x53495254;    // "TRIS"
 constexpr uint32_t kNoticeMagic = 0x45544f4e;    // "NOTE"
+constexpr size_t kHelloSecretOffset = 24;
+
+bool hasHelloMagic(const uint8_t* in) { return loadLe32(in) == kHelloMagic; }
 
 }  // namespace
 
@@ -51,18 +54,27 @@ void TcpHello::encode(uint8_t* out) const {
   storeLe32(out + 8, toRank);
   storeLe32(out + 12, socketIndex);
   storeLe32(out + 16, socketsPerLink);
-  std::memcpy(out + 24, secret.data(), secret.size());
+  std::memcpy(out + kHelloSecretOffset, secret.data(), secret.size());
 }
 
 std::optional<TcpHello> TcpHello::decode(const uint8_t* in) {
-  if (loadLe32(in) != kHelloMagic) return std::nullopt;
+  if (!hasHelloMagic(in)) return std::nullopt;
   TcpHello h;
   h.fromRank = loadLe32(in + 4);
   h.toRank = loadLe32(in + 8);
   h.socketIndex = loadLe32(in + 12);
   h.socketsPerLink = loadLe32(in + 16);
-  std::memcpy(h.secret.data(), in + 24, h.secret.size());
+  std::memcpy(h.secret.data(), in + kHelloSecretOffset, h.secret.size());
   return h;
+}
+
+HelloFormat TcpHello::format() {
+  return HelloFormat{"a HetCCL tcp transport hello",
+                     sizeof(kHelloMagic),
+                     hasHelloMagic,
+                     kEncodedBytes,
+                     kHelloSecretOffset,
+                     "wrong communicator secret"};
 }
 
 // Stripe header: magic(4) length(4) stripe(8) transfer bytes(8) call(24)

@@ -9,9 +9,10 @@
 #include <cstdint>
 #include <optional>
 
-#include "util/call_signature.h"
+#include "op/call_signature.h"
+#include "util/authenticated_acceptor.h"
 #include "util/secret.h"
-#include "util/socket.h"
+#include "util/socket_address.h"
 
 namespace hetccl {
 
@@ -45,6 +46,8 @@ struct TcpHello {
   void encode(uint8_t* out) const;
   // Nothing if the magic is wrong: not one of ours.
   static std::optional<TcpHello> decode(const uint8_t* in);
+  // What the acceptor checks itself: the magic and the secret.
+  static HelloFormat format();
 };
 
 // In front of every stripe's payload. The stripe number, the size of the

@@ -11,8 +11,8 @@
 #include <deque>
 #include <memory>
 
+#include "op/call_signature.h"
 #include "transport/posted_request.h"
-#include "util/call_signature.h"
 
 namespace hetccl {
 

@@ -10,7 +10,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/module_path.h"
-#include "util/socket.h"
+#include "util/net_interfaces.h"
 
 namespace hetccl {
 namespace {

@@ -22,11 +22,11 @@
 #include <thread>
 #include <vector>
 
+#include "op/call_disagreement.h"
+#include "op/call_log.h"
 #include "transport/posted_request.h"
 #include "transport/ucx/ucx_library.h"
 #include "util/abort_signal.h"
-#include "util/call_disagreement.h"
-#include "util/call_log.h"
 #include "util/owned_fd.h"
 
 namespace hetccl {

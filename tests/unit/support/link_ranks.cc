@@ -149,7 +149,7 @@ namespace {
 CallSignature allReduceCall(ncclDataType_t dtype, uint64_t count) {
   CallSignature call;
   call.sequence = 1;
-  call.call = CallName::AllReduce;
+  call.call = OpKind::AllReduce;
   call.count = count;
   call.dtype = static_cast<uint8_t>(dtype);
   call.redOp = ncclSum;
@@ -159,7 +159,7 @@ CallSignature allReduceCall(ncclDataType_t dtype, uint64_t count) {
 CallSignature broadcastCall(int root) {
   CallSignature call;
   call.sequence = 1;
-  call.call = CallName::Broadcast;
+  call.call = OpKind::Broadcast;
   call.count = 64;
   call.dtype = ncclInt8;
   call.root = root;

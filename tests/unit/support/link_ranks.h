@@ -10,12 +10,12 @@
 #include <memory>
 #include <vector>
 
+#include "op/call_log.h"
 #include "support/in_process_oob.h"
 #include "support/test_call.h"
 #include "support/thread_ranks.h"
 #include "transport/transport.h"
 #include "util/abort_signal.h"
-#include "util/call_log.h"
 
 namespace hetccl {
 

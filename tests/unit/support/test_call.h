@@ -2,7 +2,7 @@
 // ends, so that only what a test means to break differs.
 #pragma once
 
-#include "util/call_signature.h"
+#include "op/call_signature.h"
 
 namespace hetccl {
 

@@ -19,8 +19,8 @@
 
 #include "engine/gpu/hostshm/device_outboxes.h"
 #include "engine/gpu/hostshm/signature_posts.h"
+#include "op/call_signature.h"
 #include "util/abort_signal.h"
-#include "util/call_signature.h"
 
 namespace hetccl {
 

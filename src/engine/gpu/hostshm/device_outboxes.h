@@ -30,9 +30,9 @@
 #include <thread>
 #include <vector>
 
+#include "op/call_signature.h"
 #include "runtime/device/device_resources.h"
 #include "shm/shm_segment.h"
-#include "util/call_signature.h"
 #include "util/error.h"
 #include "util/oob.h"
 

@@ -32,26 +32,13 @@ char* at(void* base, size_t offset) {
 
 // Whether `reader` reads `owner`'s slot in each chunk of `op`: then the
 // owner waits for the reader's flag to say free before it fills the slot,
-// and the reader marks it free once it has read it.
-bool reads(const Op& op, int reader, int owner) {
-  if (reader == owner) return false;
-  switch (op.kind) {
-    case OpKind::AllReduce:
-    case OpKind::ReduceScatter:
-    case OpKind::AllGather:
-    case OpKind::AlltoAll:
-      return true;
-    case OpKind::Broadcast:
-    case OpKind::Scatter:
-      return owner == op.root;
-    case OpKind::Reduce:
-    case OpKind::Gather:
-      return reader == op.root;
-    case OpKind::Send:
-    case OpKind::Recv:
-      break;
-  }
-  failUnknownOpKind(op.kind);
+// and the reader marks it free once it has read it. A slot holds its
+// owner's input, which a reader needs when the owner's input is used and
+// the reader's output is written (op_traits.h: a root's alone, or every
+// rank's).
+bool reads(const Op& op, int reader, int owner, int nranks) {
+  return reader != owner && sendSpan(op, owner, nranks).used &&
+         recvSpan(op, reader, nranks).used;
 }
 
 // Bytes of one rank's part of a buffer that holds a part per rank.
@@ -150,27 +137,12 @@ DeviceShmCollectives::~DeviceShmCollectives() {
                module_.api().errorString(code));
 }
 
+// A scalar in device memory would have to be read before the launch.
 bool DeviceShmCollectives::handles(const std::vector<Op>& ops) const {
-  if (ops.size() != 1) return false;
-  switch (ops[0].kind) {
-    case OpKind::AllReduce:
-    case OpKind::ReduceScatter:
-    case OpKind::Reduce: {
-      // A scalar in device memory would have to be read before the launch.
-      const ReduceSpec& reduce = ops[0].reduce;
-      return !(reduce.preMultiply && reduce.scalarPointer != nullptr);
-    }
-    case OpKind::AllGather:
-    case OpKind::Broadcast:
-    case OpKind::AlltoAll:
-    case OpKind::Gather:
-    case OpKind::Scatter:
-      return true;
-    case OpKind::Send:
-    case OpKind::Recv:
-      return false;  // launchPointToPoint
-  }
-  failUnknownOpKind(ops[0].kind);
+  if (ops.size() != 1 || isPointToPoint(ops[0].kind)) return false;
+  const ReduceSpec& reduce = ops[0].reduce;
+  return !(opTraits(ops[0].kind).reduces && reduce.preMultiply &&
+           reduce.scalarPointer != nullptr);
 }
 
 void DeviceShmCollectives::launch(const Op& op, void* stream, bool capturing,
@@ -306,14 +278,14 @@ void DeviceShmCollectives::waitForFreeSlot(const Chunk& chunk) {
 void DeviceShmCollectives::markSlot(const Op& op, const Chunk& chunk,
                                     uint64_t bits, const char* what) {
   for (int p = 0; p < nranks_; ++p)
-    if (reads(op, p, rank_))
+    if (reads(op, p, rank_, nranks_))
       setFlag(up_.handle(), outboxes_.slotFlag(rank_, chunk.index, p), bits,
               what);
 }
 
 void DeviceShmCollectives::releaseSlots(const Op& op, const Chunk& chunk) {
   for (int p = 0; p < nranks_; ++p)
-    if (reads(op, rank_, p))
+    if (reads(op, rank_, p, nranks_))
       setFlag(down_.handle(), outboxes_.slotFlag(p, chunk.index, rank_),
               DeviceOutboxes::kFree, "releasing another rank's outbox slot");
 }

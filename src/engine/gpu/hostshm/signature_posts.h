@@ -8,8 +8,8 @@
 #pragma once
 
 #include "engine/gpu/hostshm/device_outboxes.h"
+#include "op/call_signature.h"
 #include "util/abort_signal.h"
-#include "util/call_signature.h"
 
 namespace hetccl {
 

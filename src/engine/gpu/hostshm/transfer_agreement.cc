@@ -1,7 +1,7 @@
 #include "engine/gpu/hostshm/transfer_agreement.h"
 
+#include "op/call_disagreement.h"
 #include "op/op_traits.h"
-#include "util/call_disagreement.h"
 #include "util/monotonic_word.h"
 
 namespace hetccl {

@@ -94,7 +94,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                           module_, stream_.handle(), kTimelineMarks)
                     : nullptr),
       data_(module_, stream_.handle(), scratchBytes(setup), timeline_.get()),
-      directCollectives_(std::move(setup.directCollectives)),
+      onFailure_(std::move(setup.onFailure)),
       links_(std::move(setup.links)),
       proxy_(
           abort_, timeoutSeconds_, &flags_->engineReached,
@@ -103,12 +103,9 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
           links_->waiting().get()),
       callerReached_(module_),
       enginePassed_(module_),
-      scriptedLaunches_(setup.engine.scriptedLaunches),
-      liveness_(std::move(setup.liveness)),
-      rankNames_(std::move(setup.rankNames)) {
+      scriptedLaunches_(setup.engine.scriptedLaunches) {
   for (uint64_t* word :
-       {&flags_->inputsReady, &flags_->done, &flags_->engineReached,
-        &flags_->directReached, &flags_->directPassed})
+       {&flags_->inputsReady, &flags_->done, &flags_->engineReached})
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
   const StagingPath path{module_,
                          stream_.handle(),
@@ -142,20 +139,10 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
   context_.oneShotMaxBytes = setup.plans.oneShotMaxBytes;
   context_.data = &data_;
   warmUpDomain();
-  if (directCollectives_) {
-    agreement_ = std::make_unique<CallAgreement>(directCollectives_->outboxes(),
-                                                 *abort_, timeoutSeconds_);
-    transferAgreement_ = std::make_unique<TransferAgreement>(
-        directCollectives_->outboxes(), *abort_, timeoutSeconds_);
-    directWatch_ = std::make_unique<LaunchWatch>(
-        &flags_->directReached, &flags_->directPassed, timeoutSeconds_,
-        [this](uint64_t launch) { throwIfPeerLost(launch); },
-        [this](const Error& error) { failed(error); });
-  }
   LOG_INFO(
       kLogInit,
       "rank %d: GPU engine: domain %d of %d (local rank %d of %zu), "
-      "domain steps %s, links: %s%s%s",
+      "domain steps %s, links: %s%s",
       rank_, domains_.domainOf(rank_), domains_.count(),
       domains_.localRank(rank_),
       domains_.members(domains_.domainOf(rank_)).size(),
@@ -166,8 +153,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
       directLinks > 0
           ? format("; GPU buffers go to %d of them as they are", directLinks)
                 .c_str()
-          : "",
-      directCollectives_ ? "; stream-driven shared-memory collectives" : "");
+          : "");
 }
 
 // A staged link to every rank of another domain; those over a transport
@@ -218,16 +204,10 @@ void GpuPlanExecutor::warmUpDomain() {
 }
 
 // A clean destroy found every launch complete (finalize drained them), so
-// nothing waits and the peers learn how far this rank went; a failed
-// communicator's streams are released instead.
+// nothing waits; a failed communicator's streams are released instead.
 GpuPlanExecutor::~GpuPlanExecutor() {
   CurrentDevice ours(module_, device_);
-  if (!abort_->raised() && launchesIdle()) {
-    if (directCollectives_)
-      directCollectives_->outboxes().markLeft(collectiveLaunches_);
-  } else {
-    releaseWaits();
-  }
+  if (abort_->raised() || !launchesIdle()) releaseWaits();
   const int streamError = module_.api().streamSynchronize(stream_.handle());
   copies_.synchronize();  // before the rings go
   if (streamError != 0)
@@ -247,16 +227,12 @@ void GpuPlanExecutor::logTimeline() {
 }
 
 void GpuPlanExecutor::launch(const std::vector<Op>& ops, StreamHandle stream) {
-  noticePeersFailure();
   abort_->throwIfRaised();
   CurrentDevice ours(module_, device_);
   const bool capturing = capturingAllowed(ops, stream);
   std::lock_guard<std::mutex> lock(launchMutex_);
   try {
-    if (directCollectives_)
-      launchAmongHostGpus(ops, stream, capturing);
-    else
-      enqueueLaunch(ops, stream, capturing);
+    enqueueLaunch(ops, stream, capturing);
   } catch (const Error& e) {
     // Half-enqueued work leaves the ranks out of step.
     failed(e);
@@ -264,84 +240,16 @@ void GpuPlanExecutor::launch(const std::vector<Op>& ops, StreamHandle stream) {
   }
 }
 
-// The caller's stream marks where it reaches the launch and where it is
-// past it, for the watch that fails a launch stalled by a lost peer or
-// beyond HETCCL_TIMEOUT. A graph would replay the marks' values unchanged,
-// which tells the watch nothing: a captured launch has none, and the watch
-// fails the communicator as soon as a peer is lost from then on, since a
-// replay may be waiting for it.
-void GpuPlanExecutor::launchAmongHostGpus(const std::vector<Op>& ops,
-                                          StreamHandle stream, bool capturing) {
-  // Before anything is enqueued: calls that disagree enqueue nothing.
-  const bool agreed = agreeOnCollective(ops);
-  const LaneWaits transferWaits = transferAgreement_->post(ops);
-  if (capturing) {
-    directWatch_->watchBetweenLaunches();
-    enqueueAmongHostGpus(ops, stream, capturing, agreed, transferWaits);
-    return;
-  }
-  const auto& api = module_.api();
-  const uint64_t sequence = ++directLaunched_;
-  recordDirectLaunch(sequence, ops);
-  module_.check(api.writeValue64(stream, &flags_->directReached, sequence),
-                "marking the start of a launch");
-  try {
-    enqueueAmongHostGpus(ops, stream, capturing, agreed, transferWaits);
-  } catch (...) {
-    // What was enqueued still ends with the mark, which a release waits
-    // for.
-    api.writeValue64(stream, &flags_->directPassed, sequence);
-    throw;
-  }
-  module_.check(api.writeValue64(stream, &flags_->directPassed, sequence),
-                "marking the end of a launch");
-}
-
-// The stream-driven collective of `ops`, if any, posted for comparison
-// (CallAgreement); true if its agreement is known already. Op number 0
-// (the engine's own tests) is not checked.
-bool GpuPlanExecutor::agreeOnCollective(const std::vector<Op>& ops) {
-  std::vector<Op> collectives;
-  for (const Op& op : ops)
-    if (!isPointToPoint(op.kind)) collectives.push_back(op);
-  if (collectives.empty() || !streamDriven(collectives) ||
-      collectives[0].sequence == 0)
-    return true;
-  return agreement_->post(signatureOf(collectives[0]));
-}
-
-// Every send and receive takes the stream-driven path, whatever else its
-// group holds, so that both ends of a transfer take the same one; the
-// group's collectives follow on the caller's stream.
-void GpuPlanExecutor::enqueueAmongHostGpus(const std::vector<Op>& ops,
-                                           StreamHandle stream, bool capturing,
-                                           bool agreed,
-                                           const LaneWaits& transferWaits) {
-  std::vector<Op> transfers, collectives;
-  for (const Op& op : ops)
-    (isPointToPoint(op.kind) ? transfers : collectives).push_back(op);
-  if (!transfers.empty())
-    directCollectives_->launchPointToPoint(transfers, stream, transferWaits);
-  if (collectives.empty()) return;
-  if (streamDriven(collectives))
-    directCollectives_->launch(collectives[0], stream, capturing, agreed);
-  else
-    enqueueLaunch(collectives, stream, capturing);
-}
-
-// Whether `stream` is being captured into a CUDA graph, and if so, that
-// the launch can be. Stream-driven work replays unchanged (the outboxes'
-// flags hold no sequence number), and staged work through its script.
-// Two things cannot follow a replay: a domain of several GPUs (its steps
-// run in the vendor library on the engine's stream, which HetCCL does not
-// hand to the library's own capture), and the timeline (its events are
-// read once per launch).
+// Staged work replays through its script. Two things cannot follow a replay: a
+// domain of several GPUs (its steps run in the vendor library on the engine's
+// stream, which HetCCL does not hand to the library's own capture), and the
+// timeline (its events are read once per launch).
 bool GpuPlanExecutor::capturingAllowed(const std::vector<Op>& ops,
                                        StreamHandle stream) const {
   int capturing = 0;
   module_.check(module_.api().streamIsCapturing(stream, &capturing),
                 "asking whether the stream is being captured");
-  if (!capturing || (directCollectives_ && streamDriven(ops))) return capturing;
+  if (!capturing) return false;
   const size_t domainSize = domains_.members(domains_.domainOf(rank_)).size();
   if (domainSize > 1)
     fail(ncclInvalidUsage,
@@ -366,15 +274,6 @@ bool GpuPlanExecutor::capturingAllowed(const std::vector<Op>& ops,
          "outside the capture",
          rank_);
   return true;
-}
-
-// Sends and receives always take the stream-driven path; collectives when
-// DeviceShmCollectives handles them.
-bool GpuPlanExecutor::streamDriven(const std::vector<Op>& ops) const {
-  std::vector<Op> collectives;
-  for (const Op& op : ops)
-    if (!isPointToPoint(op.kind)) collectives.push_back(op);
-  return collectives.empty() || directCollectives_->handles(collectives);
 }
 
 // Everything on this thread, before the call returns. A failure midway
@@ -465,118 +364,17 @@ std::unique_ptr<StagedLaunchScript> GpuPlanExecutor::startScript(
   return script;
 }
 
-ncclResult_t GpuPlanExecutor::asyncError() const {
-  if (noticePeersFailure()) return abort_->code();
-  return domainComm_->asyncError();
-}
-
-// Another GPU rank of this host failed: the ranks are out of step, and
-// this rank's next operation must fail rather than wait for it.
-bool GpuPlanExecutor::noticePeersFailure() const {
-  std::optional<Error> failure = peersFailure("");
-  if (!failure) return false;
-  if (!abort_->raised()) abort_->raise(failure->code(), failure->what());
-  return true;
-}
-
-std::optional<Error> GpuPlanExecutor::peersFailure(
-    const std::string& during) const {
-  if (!directCollectives_) return std::nullopt;
-  const DeviceOutboxes& outboxes = directCollectives_->outboxes();
-  const int failedRank = outboxes.failedRank();
-  if (failedRank < 0 || failedRank == rank_) return std::nullopt;
-  const Error failure = outboxes.failureOf(failedRank);
-  if (failure.code() == ncclInvalidUsage) return failure;
-  return Error(ncclRemoteError,
-               format("%s failed%s: %s", rankNames_.at(failedRank).c_str(),
-                      during.c_str(), failure.what()));
-}
-
 void GpuPlanExecutor::failed(const Error& error) {
   LOG_WARN(kLogColl, "rank %d: GPU engine: %s", rank_, error.what());
   abort_->raise(error.code(), error.what());
-  if (directCollectives_)
-    directCollectives_->outboxes().markFailed(error.code(), error.what());
-}
-
-// A peer that failed, a peer process that is gone, or a peer that left
-// before an operation this launch needs. Between launches (graph replays
-// carry no marks) only a peer that did not leave cleanly counts.
-void GpuPlanExecutor::throwIfPeerLost(uint64_t launch) const {
-  const DeviceOutboxes& outboxes = directCollectives_->outboxes();
-  const std::string during =
-      launch ? format(" during %s", describeLaunch(launch).c_str()) : "";
-  if (std::optional<Error> failure = peersFailure(during)) throw *failure;
-  for (int r = 0; r < domains_.nranks(); ++r) {
-    if (r == rank_) continue;
-    if (outboxes.left(r)) {
-      const uint64_t completed = outboxes.collectivesCompletedBy(r);
-      if (launch && needsDeparted(launch, r, completed))
-        fail(ncclRemoteError,
-             "%s left the communicator (ncclCommDestroy or exit) after "
-             "completing %llu collective launches; this rank's %s needs it",
-             rankNames_.at(r).c_str(),
-             static_cast<unsigned long long>(completed),
-             describeLaunch(launch).c_str());
-      continue;
-    }
-    if (liveness_ && liveness_->lost(r)) {
-      try {
-        liveness_->throwIfLost(r);
-      } catch (const Error& lost) {
-        fail(ncclRemoteError, "%s%s", lost.what(), during.c_str());
-      }
-    }
-  }
-}
-
-void GpuPlanExecutor::recordDirectLaunch(uint64_t sequence,
-                                         const std::vector<Op>& ops) {
-  DirectLaunch record;
-  record.sequence = sequence;
-  for (const Op& op : ops) {
-    if (isPointToPoint(op.kind) && op.root < 64)
-      record.peers |= uint64_t(1) << op.root;
-    else if (!isPointToPoint(op.kind) && record.collectiveIndex == 0)
-      record.collectiveIndex = ++collectiveLaunches_;
-  }
-  record.first = ops.front();
-  record.ops = ops.size();
-  std::lock_guard<std::mutex> lock(directLaunchesMutex_);
-  directLaunches_[sequence % kDirectLaunchRecords] = record;
-}
-
-bool GpuPlanExecutor::needsDeparted(uint64_t launch, int peer,
-                                    uint64_t collectivesCompleted) const {
-  std::lock_guard<std::mutex> lock(directLaunchesMutex_);
-  const DirectLaunch& record = directLaunches_[launch % kDirectLaunchRecords];
-  if (record.sequence != launch) return true;  // too old to know: assume so
-  if (record.collectiveIndex > collectivesCompleted) return true;
-  return (record.peers >> peer) & 1;
-}
-
-std::string GpuPlanExecutor::describeLaunch(uint64_t launch) const {
-  std::lock_guard<std::mutex> lock(directLaunchesMutex_);
-  const DirectLaunch& record = directLaunches_[launch % kDirectLaunchRecords];
-  if (record.sequence != launch)
-    return format("launch #%llu", static_cast<unsigned long long>(launch));
-  std::string text =
-      format("launch #%llu: %s", static_cast<unsigned long long>(launch),
-             describeCall(signatureOf(record.first)).c_str());
-  if (record.ops > 1)
-    text += format(" and %zu more in its group", record.ops - 1);
-  return text;
+  if (onFailure_) onFailure_(error);
 }
 
 // The process exits with the communicator alive (no destroy): as a
 // destroy would, it leaves cleanly if nothing is in flight, and otherwise
 // lets its streams go so that the exit does not wait for them.
 void GpuPlanExecutor::leaveAtExit() {
-  if (!abort_->raised() && launchesIdle()) {
-    if (directCollectives_)
-      directCollectives_->outboxes().markLeft(collectiveLaunches_);
-    return;
-  }
+  if (!abort_->raised() && launchesIdle()) return;
   abort_->raise(ncclSystemError, "the process is exiting");
   releaseWaits();
 }
@@ -584,15 +382,7 @@ void GpuPlanExecutor::leaveAtExit() {
 // Every launch's work has passed the caller's stream.
 bool GpuPlanExecutor::launchesIdle() const {
   std::lock_guard<std::mutex> lock(launchMutex_);
-  return __atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) >= launched_ &&
-         directLaunchesPassed();
-}
-
-// The callers' streams run the stream-driven path's work themselves: they
-// must be past it before the outboxes go.
-bool GpuPlanExecutor::directLaunchesPassed() const {
-  return __atomic_load_n(&flags_->directPassed, __ATOMIC_ACQUIRE) >=
-         directLaunched_.load(std::memory_order_acquire);
+  return __atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) >= launched_;
 }
 
 // The stream writes `done` for the last launch (after its last piece was
@@ -600,15 +390,12 @@ bool GpuPlanExecutor::directLaunchesPassed() const {
 bool GpuPlanExecutor::drain(double timeoutSeconds) {
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration<double>(timeoutSeconds);
-  uint64_t last, lastDirect;
+  uint64_t last;
   {
     std::lock_guard<std::mutex> lock(launchMutex_);
     last = launched_;
-    lastDirect = directLaunched_.load();
   }
-  while (__atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) < last ||
-         __atomic_load_n(&flags_->directPassed, __ATOMIC_ACQUIRE) <
-             lastDirect) {
+  while (__atomic_load_n(&flags_->done, __ATOMIC_ACQUIRE) < last) {
     if (abort_->raised()) return true;
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -645,7 +432,6 @@ void GpuPlanExecutor::raiseEngineWaits() {
   raiseToAtLeast(&flags_->engineReached, kReleaseAll);
   proxy_.release();
   rings_.releaseWaits();
-  if (directCollectives_) directCollectives_->outboxes().releaseWaits();
 }
 
 void GpuPlanExecutor::warnUnlessStreamsIdle() const {
@@ -662,7 +448,7 @@ bool GpuPlanExecutor::awaitStreamsIdle(double seconds) const {
   for (;;) {
     int idle = 0;
     if (module_.api().streamQuery(stream_.handle(), &idle) != 0 ||
-        (idle && copies_.idle() && directLaunchesPassed()))
+        (idle && copies_.idle()))
       return true;
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -33,10 +33,10 @@
 #include <vector>
 
 #include "engine/gpu/proxy/staging_ring.h"
+#include "op/waiting_call.h"
 #include "runtime/device/device_resources.h"
 #include "transport/link.h"
 #include "util/error.h"
-#include "util/waiting_call.h"
 
 namespace hetccl {
 

@@ -1,0 +1,47 @@
+#include "engine/gpu/gpu_executor.h"
+
+#include "engine/gpu/stream_driven_executor.h"
+#include "runtime/device/device_module.h"
+#include "transport/transport_registry.h"
+
+namespace hetccl {
+namespace {
+
+// A transport forced between ranks of one host that does not share memory
+// (HETCCL_TRANSPORT=tcp) carries every byte instead. Every input is known
+// on every rank, so the answer is the same everywhere.
+bool takesOutboxes(const GpuExecutorSetup& setup) {
+  const DomainMap& domains = setup.plans.domains;
+  const bool linksShareMemory =
+      TransportSelection::parse(setup.transport).onOneHost().sharesHostMemory();
+  return setup.plans.engine.direct && linksShareMemory &&
+         setup.everyRankIsALocalGpu && domains.count() == domains.nranks() &&
+         domains.nranks() <= HETCCL_DEVICE_MAX_SOURCES;
+}
+
+}  // namespace
+
+GpuExecutor createGpuExecutor(GpuExecutorSetup setup) {
+  GpuPlanExecutorSetup& plans = setup.plans;
+  if (!takesOutboxes(setup))
+    return {std::make_shared<GpuPlanExecutor>(std::move(plans)), false};
+  auto collectives = std::make_unique<DeviceShmCollectives>(
+      setup.oob, plans.module, plans.engine.chunkBytes,
+      plans.engine.lowLatencyMaxBytes);
+  plans.onFailure = StreamDrivenExecutor::outboxesFailure(*collectives);
+  StreamDrivenSetup streamDriven{plans.module,
+                                 plans.device,
+                                 plans.rank,
+                                 plans.domains.nranks(),
+                                 plans.timeoutSeconds,
+                                 plans.abort,
+                                 std::move(collectives),
+                                 std::move(setup.liveness),
+                                 std::move(setup.rankNames)};
+  return {std::make_shared<StreamDrivenExecutor>(
+              std::move(streamDriven),
+              std::make_unique<GpuPlanExecutor>(std::move(plans))),
+          true};
+}
+
+}  // namespace hetccl
