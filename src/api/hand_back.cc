@@ -1,13 +1,12 @@
 #include "api/hand_back.h"
 
-#include "domain/domain_backend.h"
+#include "domain/nccl_api/nccl_api_backend.h"
 
 namespace hetccl {
 
 const NcclApi* ncclCalling(const void* caller) {
-  for (const DomainBackend* backend : registeredDomainBackends())
-    if (const NcclApiLibrary* library = backend->loadedLibrary())
-      if (library->contains(caller)) return &library->api();
+  for (const NcclApiLibrary* library : loadedNcclApiLibraries())
+    if (library->contains(caller)) return &library->api();
   return nullptr;
 }
 

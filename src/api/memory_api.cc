@@ -3,7 +3,7 @@
 #include "api/api_call.h"
 #include "core/comm_registry.h"
 #include "core/communicator.h"
-#include "domain/domain_backend.h"
+#include "domain/nccl_api/nccl_api_backend.h"
 #include "runtime/gpu_device.h"
 #include "runtime/host/host_runtime.h"
 
@@ -18,7 +18,8 @@ namespace {
 const hetccl::NcclApiLibrary* currentGpuLibrary() {
   auto gpu = hetccl::currentGpuDevice();
   if (!gpu) return nullptr;
-  return hetccl::domainBackendFor(gpu->domainRuntime()).library();
+  const auto* backend = hetccl::ncclApiBackendFor(gpu->domainRuntime());
+  return backend ? &backend->library() : nullptr;
 }
 
 void checkLibraryResult(const hetccl::NcclApiLibrary& library,

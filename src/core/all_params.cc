@@ -3,7 +3,6 @@
 #include "core/settings.h"
 #include "domain/nccl/nccl_library.h"
 #include "domain/rccl/rccl_library.h"
-#include "runtime/device/device_module_loader.h"
 #include "runtime/runtime_params.h"
 
 namespace hetccl {
@@ -15,7 +14,6 @@ const ParamList& allParams() {
     for (const ParamList* component : {
              &utilParams(),
              &runtimeParams(),
-             &deviceModuleParams(),
              &transportParams(),
              &shmLinkParams(),
              &tcpParams(),

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "domain/host/shm_settings.h"
-#include "domain/nccl_api/nccl_api_library.h"
 #include "op/executor.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
@@ -54,12 +53,6 @@ class DomainBackend {
   virtual RuntimeKind runtime() const = 0;
   // Collective over setup.oob: the domain's communicator on this rank.
   virtual std::shared_ptr<Executor> create(const DomainSetup& setup) const = 0;
-  // The vendor library behind the back-end, loaded on first use (throws if
-  // it cannot be found); null for HetCCL's own engines. ncclMemAlloc, which
-  // has no communicator, reaches the library of the current device here.
-  virtual const NcclApiLibrary* library() const { return nullptr; }
-  // The library if it is already loaded, else null; never loads.
-  virtual const NcclApiLibrary* loadedLibrary() const { return nullptr; }
 };
 
 // The back-end of domains of `runtime`'s ranks.

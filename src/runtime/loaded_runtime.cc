@@ -9,7 +9,7 @@
 
 namespace hetccl {
 
-void* loadedRuntimeFunction(RuntimeSonames sonames, const char* name) {
+void* loadedRuntimeFunction(const RuntimeSonames& sonames, const char* name) {
   if (void* global = dlsym(RTLD_DEFAULT, name)) return global;
   for (const char* soname : sonames) {
     // RTLD_NOLOAD only finds a library already loaded, never loads one.
@@ -22,7 +22,7 @@ void* loadedRuntimeFunction(RuntimeSonames sonames, const char* name) {
   return nullptr;
 }
 
-std::optional<int> loadedRuntimeCurrentDevice(RuntimeSonames sonames,
+std::optional<int> loadedRuntimeCurrentDevice(const RuntimeSonames& sonames,
                                               const char* prefix,
                                               const char* label) {
   if (readFlag(kForceCpu)) return std::nullopt;
@@ -51,7 +51,7 @@ std::optional<int> loadedRuntimeCurrentDevice(RuntimeSonames sonames,
   return device;
 }
 
-std::optional<int> loadedRuntimeDeviceCount(RuntimeSonames sonames,
+std::optional<int> loadedRuntimeDeviceCount(const RuntimeSonames& sonames,
                                             const char* prefix) {
   using GetInt = int (*)(int*);
   const std::string name = std::string(prefix) + "GetDeviceCount";

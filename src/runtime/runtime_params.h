@@ -1,6 +1,7 @@
 // The runtime layer's parameters (runtime_params.def): whether a process
-// is a CPU rank, a GPU rank, or a GPU rank on an emulated GPU. Read where
-// the current device is asked for (gpu_device.cc, loaded_runtime.cc).
+// is a CPU rank, a GPU rank, or a GPU rank on an emulated GPU, read where
+// the current device is asked for (gpu_device.cc, loaded_runtime.cc); and
+// where each GPU runtime's device module is (its row in gpu_runtimes.cc).
 #pragma once
 
 #include "util/params.h"

@@ -16,7 +16,7 @@
 #include <memory>
 
 #include "op/call_signature.h"
-#include "transport/memory_kind.h"
+#include "runtime/memory_kind.h"
 #include "util/abort_signal.h"
 
 namespace hetccl {

@@ -16,7 +16,7 @@
 #include "domain/nccl_api/nccl_api_comm.h"
 #include "domain/rccl/rccl_backend.h"
 #include "domain/rccl/rccl_library.h"
-#include "runtime/hip_probe.h"
+#include "runtime/gpu_runtimes.h"
 #include "support/in_process_oob.h"
 #include "support/library_loading.h"
 #include "support/mapped_file.h"
@@ -180,13 +180,12 @@ TEST(RcclLibrary, NamesEveryPlaceOfTheFullSearch) {
 TEST(RcclLibrary, TheProcessRcclHandsItsOwnCallsBack) {
   REQUIRE_STAND_IN();
   ScopedEnv forced("HETCCL_RCCL_LIBRARY", kToolkitNccl);
-  const DomainBackend& backend = domainBackendFor(RuntimeKind::Hip);
-  EXPECT_EQ(&backend, &rcclBackend());
-  EXPECT_STREQ(backend.name(), "RCCL");
-  const NcclApiLibrary* rccl = backend.library();
-  ASSERT_NE(rccl, nullptr);
-  EXPECT_EQ(backend.library(), rccl);  // loaded once
-  EXPECT_EQ(backend.loadedLibrary(), rccl);
+  const NcclApiBackend* backend = ncclApiBackendFor(RuntimeKind::Hip);
+  ASSERT_EQ(backend, &rcclBackend());
+  EXPECT_STREQ(backend->name(), "RCCL");
+  const NcclApiLibrary* rccl = &backend->library();
+  EXPECT_EQ(&backend->library(), rccl);  // loaded once
+  EXPECT_EQ(backend->loadedLibrary(), rccl);
   EXPECT_STREQ(rccl->vendor(), "RCCL");
   // A return address inside RCCL is recognised; one inside HetCCL is not.
   auto inside = reinterpret_cast<const char*>(rccl->api().AllReduce) + 16;
@@ -205,7 +204,9 @@ TEST(RcclDomain, NeedsTheProgramsHipRuntime) {
   try {
     NcclApiComm comm(
         oob, "RCCL", [&]() -> const NcclApiLibrary& { return *rccl; }, 0,
-        setCurrentHipDevice);
+        [](int device) {
+          setCurrentDevice(gpuRuntime(RuntimeKind::Hip), device);
+        });
     ADD_FAILURE() << "an RCCL communicator without a HIP runtime";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ncclUnhandledCudaError);
@@ -223,11 +224,11 @@ bool hipRuntimeMapped() {
 
 TEST(HipProbe, NoRuntimeLoadedMeansNoDevice) {
   if (hipRuntimeMapped()) GTEST_SKIP() << "a HIP runtime is loaded already";
-  EXPECT_EQ(currentHipDevice(), std::nullopt);
+  EXPECT_EQ(currentDevice(gpuRuntime(RuntimeKind::Hip)), std::nullopt);
   // Asking never loads a runtime that the program did not load.
   EXPECT_FALSE(hipRuntimeMapped());
   try {
-    setCurrentHipDevice(0);
+    setCurrentDevice(gpuRuntime(RuntimeKind::Hip), 0);
     ADD_FAILURE() << "made a HIP device current without a runtime";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ncclUnhandledCudaError);
@@ -239,7 +240,7 @@ TEST(HipProbe, NoRuntimeLoadedMeansNoDevice) {
 
 TEST(HipProbe, ForceCpuWins) {
   ScopedEnv cpu("HETCCL_FORCE_CPU", "1");
-  EXPECT_EQ(currentHipDevice(), std::nullopt);
+  EXPECT_EQ(currentDevice(gpuRuntime(RuntimeKind::Hip)), std::nullopt);
 }
 
 // Runs last: it loads the HIP runtime (where the machine has one, as the
@@ -253,14 +254,14 @@ TEST(HipProbe, FindsAPrivatelyLoadedRuntimeAndAsksIt) {
   ASSERT_NE(getCount, nullptr);
   int count = 0;
   bool anyDevice = getCount(&count) == 0 && count > 0;
-  std::optional<int> device = currentHipDevice();
+  std::optional<int> device = currentDevice(gpuRuntime(RuntimeKind::Hip));
   EXPECT_EQ(device.has_value(), anyDevice);
   if (anyDevice) {
-    EXPECT_NO_THROW(setCurrentHipDevice(*device));
+    EXPECT_NO_THROW(setCurrentDevice(gpuRuntime(RuntimeKind::Hip), *device));
   } else {
     // The runtime was found and answered: its refusal, not "no runtime".
     try {
-      setCurrentHipDevice(0);
+      setCurrentDevice(gpuRuntime(RuntimeKind::Hip), 0);
       ADD_FAILURE() << "made HIP device 0 current without a device";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("hipSetDevice error"),

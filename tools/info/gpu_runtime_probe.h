@@ -1,8 +1,8 @@
 // What hetccl-info asks of the GPU runtimes: whether NVIDIA's driver and
 // AMD's HIP runtime exist on this machine, their versions and how many
-// devices they see. Unlike the library's probes (runtime/cuda_probe.h,
-// runtime/hip_probe.h), which only look at what the program loaded, the
-// tool loads the runtimes itself: it runs on its own, to report.
+// devices they see. Unlike the library's probes (runtime/gpu_runtimes.h),
+// which only look at what the program loaded, the tool loads the runtimes
+// itself: it runs on its own, to report.
 #pragma once
 
 #include <dlfcn.h>

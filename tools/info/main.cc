@@ -17,7 +17,7 @@
 #include "domain/vendor_library_search.h"
 #include "gpu_runtime_probe.h"
 #include "nccl.h"
-#include "runtime/device/device_module_loader.h"
+#include "runtime/runtime_params.h"
 #include "transport/transport_registry.h"
 #include "transport/ucx/ucx_library.h"
 #include "transport/ucx/ucx_link.h"

@@ -3,12 +3,12 @@
 #include "domain/nccl/nccl_library.h"
 #include "domain/nccl_api/nccl_api_comm.h"
 #include "domain/process_library.h"
-#include "runtime/cuda_probe.h"
+#include "runtime/gpu_runtimes.h"
 
 namespace hetccl {
 namespace {
 
-class NcclBackend : public DomainBackend {
+class NcclBackend : public NcclApiBackend {
  public:
   const char* name() const override { return "NCCL"; }
   RuntimeKind runtime() const override { return RuntimeKind::Cuda; }
@@ -16,9 +16,11 @@ class NcclBackend : public DomainBackend {
     return std::make_shared<NcclApiComm>(
         setup.oob, name(),
         [this]() -> const NcclApiLibrary& { return nccl_.get(); }, setup.device,
-        setCurrentCudaDevice);
+        [](int device) {
+          setCurrentDevice(gpuRuntime(RuntimeKind::Cuda), device);
+        });
   }
-  const NcclApiLibrary* library() const override { return &nccl_.get(); }
+  const NcclApiLibrary& library() const override { return nccl_.get(); }
   const NcclApiLibrary* loadedLibrary() const override {
     return nccl_.loaded();
   }
@@ -29,7 +31,7 @@ class NcclBackend : public DomainBackend {
 
 }  // namespace
 
-const DomainBackend& ncclBackend() {
+const NcclApiBackend& ncclBackend() {
   static const NcclBackend backend;
   return backend;
 }

@@ -2,10 +2,10 @@
 // the caller's stream (NcclApiComm over the process's NCCL).
 #pragma once
 
-#include "domain/domain_backend.h"
+#include "domain/nccl_api/nccl_api_backend.h"
 
 namespace hetccl {
 
-const DomainBackend& ncclBackend();
+const NcclApiBackend& ncclBackend();
 
 }  // namespace hetccl

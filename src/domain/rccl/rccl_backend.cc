@@ -3,14 +3,14 @@
 #include "domain/nccl_api/nccl_api_comm.h"
 #include "domain/process_library.h"
 #include "domain/rccl/rccl_library.h"
-#include "runtime/hip_probe.h"
+#include "runtime/gpu_runtimes.h"
 
 namespace hetccl {
 namespace {
 
 // RCCL exports NCCL's API, so an AMD domain is the same NcclApiComm over
 // RCCL's table, with the HIP device made current.
-class RcclBackend : public DomainBackend {
+class RcclBackend : public NcclApiBackend {
  public:
   const char* name() const override { return "RCCL"; }
   RuntimeKind runtime() const override { return RuntimeKind::Hip; }
@@ -18,9 +18,11 @@ class RcclBackend : public DomainBackend {
     return std::make_shared<NcclApiComm>(
         setup.oob, name(),
         [this]() -> const NcclApiLibrary& { return rccl_.get(); }, setup.device,
-        setCurrentHipDevice);
+        [](int device) {
+          setCurrentDevice(gpuRuntime(RuntimeKind::Hip), device);
+        });
   }
-  const NcclApiLibrary* library() const override { return &rccl_.get(); }
+  const NcclApiLibrary& library() const override { return rccl_.get(); }
   const NcclApiLibrary* loadedLibrary() const override {
     return rccl_.loaded();
   }
@@ -31,7 +33,7 @@ class RcclBackend : public DomainBackend {
 
 }  // namespace
 
-const DomainBackend& rcclBackend() {
+const NcclApiBackend& rcclBackend() {
   static const RcclBackend backend;
   return backend;
 }

@@ -2,10 +2,10 @@
 // the caller's stream (NcclApiComm over the process's RCCL).
 #pragma once
 
-#include "domain/domain_backend.h"
+#include "domain/nccl_api/nccl_api_backend.h"
 
 namespace hetccl {
 
-const DomainBackend& rcclBackend();
+const NcclApiBackend& rcclBackend();
 
 }  // namespace hetccl

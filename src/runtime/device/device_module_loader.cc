@@ -1,7 +1,10 @@
 #include "runtime/device/device_module_loader.h"
 
+#include <map>
 #include <memory>
+#include <mutex>
 
+#include "runtime/gpu_runtimes.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/module_path.h"
@@ -69,21 +72,18 @@ class LoadedModule {
 
 }  // namespace
 
+// Each runtime's module is loaded when a rank of it first needs it, never
+// before: loading another vendor's would load that vendor's runtime.
 DeviceModule& deviceModule(RuntimeKind runtime) {
-  switch (runtime) {
-    case RuntimeKind::Cuda: {
-      static const LoadedModule cuda(kCudaModule, "libhetccl-cuda.so", "CUDA");
-      return cuda.get();
-    }
-    case RuntimeKind::Hip: {
-      static const LoadedModule hip(kHipModule, "libhetccl-hip.so", "HIP");
-      return hip.get();
-    }
-    case RuntimeKind::Host:
-      break;
-  }
-  fail(ncclInternalError, "%s ranks have no device module",
-       runtimeKindName(runtime));
+  const GpuRuntime& row = gpuRuntime(runtime);
+  static std::mutex mutex;
+  static std::map<RuntimeKind, std::unique_ptr<LoadedModule>> modules;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<LoadedModule>& module = modules[runtime];
+  if (!module)
+    module = std::make_unique<LoadedModule>(*row.moduleParam, row.moduleFile,
+                                            row.label);
+  return module->get();
 }
 
 }  // namespace hetccl

@@ -6,15 +6,9 @@
 
 #include "runtime/device/device_module.h"
 #include "runtime/runtime.h"
-#include "util/params.h"
 #include "util/shared_library.h"
 
 namespace hetccl {
-
-// Where the modules are (device_params.def).
-#define HETCCL_PARAMS_FILE "runtime/device/device_params.def"
-#define HETCCL_PARAMS_LIST deviceModuleParams
-#include "util/declare_params.inc"
 
 class DeviceModule {
  public:

@@ -6,18 +6,6 @@
 
 namespace hetccl {
 
-const char* runtimeKindName(RuntimeKind kind) {
-  switch (kind) {
-    case RuntimeKind::Host:
-      return "host";
-    case RuntimeKind::Cuda:
-      return "cuda";
-    case RuntimeKind::Hip:
-      return "hip";
-  }
-  return "unknown";
-}
-
 HostRuntime& hostRuntimeImpl() {
   // Never destroyed: streams may still be in use while the process exits.
   static HostRuntime* runtime = new HostRuntime;

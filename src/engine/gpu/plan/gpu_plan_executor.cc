@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <thread>
 
 #include "algo/pipeline.h"
@@ -10,6 +9,7 @@
 #include "op/op_traits.h"
 #include "runtime/device/current_device.h"
 #include "runtime/device/device_module.h"
+#include "runtime/gpu_runtimes.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/monotonic_word.h"
@@ -69,10 +69,8 @@ std::shared_ptr<Executor> domainStepsOf(GpuPlanExecutorSetup& setup) {
 // The memory a link must move to take the GPU's buffers as they are; an
 // emulated GPU's is host memory.
 MemoryKind deviceMemoryOf(const DeviceModule& module) {
-  const std::string runtime = module.runtimeName();
-  if (runtime == "cuda") return kCudaMemory;
-  if (runtime == "hip") return kHipMemory;
-  return kHostMemory;
+  const GpuRuntime* runtime = findGpuRuntime(module.runtimeName());
+  return runtime ? runtime->memory : kHostMemory;
 }
 
 }  // namespace
@@ -265,14 +263,15 @@ bool GpuPlanExecutor::capturingAllowed(const std::vector<Op>& ops,
          "captured in a CUDA graph while HETCCL_ENGINE_TIMELINE=1 (the "
          "timeline reads its events once per launch); unset it to capture",
          rank_);
-  if (std::strcmp(module_.api().runtimeName, "hip") == 0)
+  const GpuRuntime* runtime = findGpuRuntime(module_.runtimeName());
+  if (runtime && !runtime->capturesStagedLaunches)
     fail(ncclInvalidUsage,
          "rank %d: this launch of a heterogeneous communicator cannot be "
-         "captured in a HIP graph: it goes through the staging proxy, and "
+         "captured in a %s graph: it goes through the staging proxy, and "
          "capturing the stream memory operations that start the proxy's "
-         "part at each replay has only been run with CUDA so far. Launch it "
+         "part at each replay has not been run with %s yet. Launch it "
          "outside the capture",
-         rank_);
+         rank_, runtime->label, runtime->label);
   return true;
 }
 

@@ -1,4 +1,6 @@
-// Kinds of memory a link's transfers may be in, as bits of a set.
+// Kinds of memory a buffer may be in, as bits of a set: what a link's
+// transfers may be in, and what each GPU runtime's buffers are
+// (gpu_runtimes.h).
 #pragma once
 
 namespace hetccl {
