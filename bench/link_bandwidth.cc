@@ -34,15 +34,15 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/bootstrap_settings.h"
+#include "op/call_signature.h"
 #include "runtime/device/device_module_loader.h"
 #include "runtime/device/device_resources.h"
 #include "transport/transport_registry.h"
-#include "op/call_signature.h"
 #include "util/comma_list.h"
 #include "util/error.h"
 #include "util/owned_fd.h"
 #include "util/params.h"
-#include "util/settings.h"
 
 namespace hetccl {
 namespace {
@@ -246,10 +246,11 @@ void reportLatency(const Options& options, size_t size, double seconds,
 
 void runRank(int rank, OwnedFd fd, const Options& options) {
   PairOob oob(rank, std::move(fd));
-  const Settings settings = Settings::fromEnvironment();
+  const TransportSettings settings = TransportSettings::fromEnvironment();
   auto set = transportNamed(options.transport)
                  .connect({oob,
                            settings,
+                           BootstrapSettings::fromEnvironment().timeoutSeconds,
                            {1 - rank},
                            std::make_shared<AbortSignal>(),
                            nullptr});

@@ -33,13 +33,13 @@
 #include <thread>
 #include <vector>
 
-#include "transport/tcp/tcp_link_set.h"
+#include "bootstrap/bootstrap_settings.h"
 #include "op/call_signature.h"
+#include "transport/tcp/tcp_link_set.h"
 #include "util/error.h"
 #include "util/net_interfaces.h"
 #include "util/owned_fd.h"
 #include "util/params.h"
-#include "util/settings.h"
 #include "util/socket_address.h"
 
 namespace hetccl {
@@ -232,8 +232,8 @@ Result measureTcpLink(size_t total, TcpSettings* settings) {
   std::unique_ptr<TcpLinkSet> transports[2];
   runPair([&](int r) {
     transports[r] = std::make_unique<TcpLinkSet>(
-        oobs[r], std::vector<int>{1 - r},
-        TcpSettings::from(Settings::fromEnvironment()),
+        oobs[r], std::vector<int>{1 - r}, TcpSettings::fromEnvironment(),
+        BootstrapSettings::fromEnvironment().timeoutSeconds,
         std::make_shared<AbortSignal>());
   });
   *settings = transports[0]->settings();

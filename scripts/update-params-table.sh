@@ -1,7 +1,8 @@
 #!/bin/sh
-# Puts `hetccl-info --markdown` (the table generated from src/util/params.def)
-# between the params markers of docs/configuration.md; with --check, only
-# says whether that table is current (the unit test params_table runs that).
+# Puts `hetccl-info --markdown` (the table generated from the components'
+# *_params.def, joined in src/core/all_params.cc) between the params
+# markers of docs/configuration.md; with --check, only says whether that
+# table is current (the unit test params_table runs that).
 #   scripts/update-params-table.sh [--check] [HETCCL_INFO] [DOC]
 set -eu
 check=0

@@ -13,25 +13,27 @@ namespace hetccl {
 CrossDomainLinks::CrossDomainLinks(Oob& oob,
                                    const std::vector<RankPlacement>& placements,
                                    const DomainMap& domains,
-                                   const Settings& settings,
+                                   const TransportSettings& transports,
+                                   double setupTimeoutSeconds,
+                                   const PlanSettings& plans,
                                    std::shared_ptr<AbortSignal> abort,
                                    std::shared_ptr<const PeerLiveness> liveness,
                                    std::shared_ptr<const CallLog> calls)
     : rank_(oob.rank()),
       choice_(std::make_shared<TransportChoice>(oob, placements, domains,
-                                                settings.transport)) {
+                                                transports.selection)) {
   std::map<const Transport*, std::vector<int>> peersOf;
   for (int r = 0; r < oob.nranks(); ++r)
     if (domains.domainOf(r) != domains.domainOf(rank_))
       peersOf[&choice_->between(rank_, r)].push_back(r);
   for (const Transport* transport : registeredTransports()) {
     const std::vector<int>& peers = peersOf[transport];
-    linkSets_.push_back(
-        transport->connect({oob, settings, peers, abort, liveness, calls}));
+    linkSets_.push_back(transport->connect(
+        {oob, transports, setupTimeoutSeconds, peers, abort, liveness, calls}));
     for (int peer : peers)
-      links_[peer] = std::make_shared<PiecedLink>(
-          linkSets_.back()->link(peer),
-          crossDomainPieceBytes(settings.chunkBytes));
+      links_[peer] =
+          std::make_shared<PiecedLink>(linkSets_.back()->link(peer),
+                                       crossDomainPieceBytes(plans.chunkBytes));
     summary_ += format("%s%zu %s", summary_.empty() ? "" : ", ", peers.size(),
                        transport->name());
   }

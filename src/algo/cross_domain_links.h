@@ -10,6 +10,7 @@
 
 #include "algo/domains.h"
 #include "algo/pieced_link.h"
+#include "algo/plan_settings.h"
 #include "algo/transport_choice.h"
 #include "op/waiting_call.h"
 #include "transport/transport.h"
@@ -19,11 +20,16 @@ namespace hetccl {
 
 class CrossDomainLinks {
  public:
-  // Collective over `oob` (the whole communicator). `calls` (may be null)
-  // are this rank's collective calls, for the transports' checks of calls
-  // that disagree.
+  // Collective over `oob` (the whole communicator). Each transport
+  // connects with its slice of `transports` and may wait
+  // `setupTimeoutSeconds` for a peer (0: forever); a link cuts transfers
+  // into pieces after the plans' pipeline chunk (`plans`). `calls` (may be
+  // null) are this rank's collective calls, for the transports' checks of
+  // calls that disagree.
   CrossDomainLinks(Oob& oob, const std::vector<RankPlacement>& placements,
-                   const DomainMap& domains, const Settings& settings,
+                   const DomainMap& domains,
+                   const TransportSettings& transports,
+                   double setupTimeoutSeconds, const PlanSettings& plans,
                    std::shared_ptr<AbortSignal> abort,
                    std::shared_ptr<const PeerLiveness> liveness,
                    std::shared_ptr<const CallLog> calls = nullptr);

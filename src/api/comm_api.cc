@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/api_call.h"
+#include "bootstrap/bootstrap_settings.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/root.h"
 #include "bootstrap/unique_id.h"
@@ -150,7 +151,8 @@ HETCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev,
                          "has devices 0..%d",
                          r, deviceOf(r), count - 1);
     }
-    ncclUniqueId id = hetccl::createEphemeralUniqueId();
+    ncclUniqueId id = hetccl::createEphemeralUniqueId(
+        hetccl::BootstrapSettings::fromEnvironment().timeoutSeconds);
     std::vector<std::shared_ptr<Communicator>> created;
     std::vector<std::function<void()>> inits;
     for (int r = 0; r < ndev; ++r) {

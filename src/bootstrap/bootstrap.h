@@ -33,7 +33,7 @@ class Bootstrap {
   // connection: the id was used already; whatever the root refused the
   // rank with (wrong secret, duplicate rank, inconsistent nranks, more
   // than kMaxRanks). `timeoutSeconds` (0: never) also bounds every later
-  // call.
+  // call, and the wait of the root that rank 0 starts.
   static std::unique_ptr<Bootstrap> init(const ncclUniqueId& id, int rank,
                                          int nranks, const void* peerInfo,
                                          size_t peerInfoBytes,

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "util/error.h"
-#include "util/params.h"
 #include "util/wire.h"
 
 namespace hetccl {
@@ -36,10 +35,6 @@ HelloFormat bootstrapHelloFormat(const char* what,
 }
 
 }  // namespace
-
-double bootstrapTimeoutSeconds() {
-  return readSeconds(Param::BootstrapTimeout);
-}
 
 std::vector<uint8_t> encodeRootHello(const RootHello& hello) {
   std::vector<uint8_t> out;

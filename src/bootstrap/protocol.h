@@ -35,10 +35,6 @@ constexpr uint32_t kAbandonedExchangeTag = 0xffffffffu;
 // A notice's reason is cut to this many bytes.
 constexpr size_t kMaxAbandonReasonBytes = 512;
 
-// HETCCL_BOOTSTRAP_TIMEOUT in seconds (0 waits forever), read when a root
-// starts: ncclGetUniqueId starts one before any communicator exists.
-double bootstrapTimeoutSeconds();
-
 // --- Rank -> root ---------------------------------------------------------
 
 enum class RootRequest : uint16_t {

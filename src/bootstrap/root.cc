@@ -7,6 +7,7 @@
 #include <system_error>
 #include <thread>
 
+#include "bootstrap/bootstrap_settings.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/root_service.h"
 #include "bootstrap/unique_id.h"
@@ -45,11 +46,10 @@ class FixedRoots {
 
 // Runs the service on a detached thread that owns it: the root lives
 // exactly as long as its one communicator's bootstrap needs it.
-void launchRoot(Listener listener, const Secret& secret,
+void launchRoot(Listener listener, const Secret& secret, double timeoutSeconds,
                 std::function<void()> onStopListening = {}) {
-  auto service = std::make_unique<RootService>(std::move(listener), secret,
-                                               bootstrapTimeoutSeconds(),
-                                               std::move(onStopListening));
+  auto service = std::make_unique<RootService>(
+      std::move(listener), secret, timeoutSeconds, std::move(onStopListening));
   try {
     std::thread([service = std::move(service)] {
       try {
@@ -88,19 +88,21 @@ Listener listenOnFixedAddress(const SocketAddress& address) {
 
 ncclUniqueId createUniqueId() {
   if (auto fixed = fixedUniqueIdFromEnv()) return encodeUniqueId(*fixed);
-  return createEphemeralUniqueId();
+  return createEphemeralUniqueId(
+      BootstrapSettings::fromEnvironment().timeoutSeconds);
 }
 
-ncclUniqueId createEphemeralUniqueId() {
+ncclUniqueId createEphemeralUniqueId(double rootTimeoutSeconds) {
   UniqueIdContents contents;
   contents.secret = randomSecret();
   Listener listener(chooseLocalAddress());
   contents.root = listener.address();
-  launchRoot(std::move(listener), contents.secret);
+  launchRoot(std::move(listener), contents.secret, rootTimeoutSeconds);
   return encodeUniqueId(contents);
 }
 
-void startRootIfNeeded(const ncclUniqueId& id, int rank) {
+void startRootIfNeeded(const ncclUniqueId& id, int rank,
+                       double rootTimeoutSeconds) {
   UniqueIdContents contents = decodeUniqueId(id);
   if (!contents.fixedRoot || rank != 0) return;
   std::string key = contents.root.toString();
@@ -111,6 +113,7 @@ void startRootIfNeeded(const ncclUniqueId& id, int rank) {
   }
   try {
     launchRoot(listenOnFixedAddress(contents.root), contents.secret,
+               rootTimeoutSeconds,
                [key] { FixedRoots::instance().release(key); });
   } catch (...) {
     FixedRoots::instance().release(key);

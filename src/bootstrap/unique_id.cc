@@ -3,9 +3,9 @@
 #include <cstring>
 #include <vector>
 
+#include "bootstrap/bootstrap_settings.h"
 #include "util/error.h"
 #include "util/log.h"
-#include "util/params.h"
 #include "util/wire.h"
 
 namespace hetccl {
@@ -72,7 +72,7 @@ UniqueIdContents decodeUniqueId(const ncclUniqueId& id) {
 }
 
 std::optional<UniqueIdContents> fixedUniqueIdFromEnv() {
-  auto text = readString(Param::CommId);
+  auto text = readString(kCommId);
   if (!text) return std::nullopt;
   UniqueIdContents contents;
   try {
@@ -91,7 +91,7 @@ std::optional<UniqueIdContents> fixedUniqueIdFromEnv() {
          "ncclGetUniqueId",
          text->c_str(), text->substr(0, text->rfind(':')).c_str());
   contents.fixedRoot = true;
-  auto secret = readString(Param::CommSecret);
+  auto secret = readString(kCommSecret);
   contents.secret =
       deriveSecret(secret ? "secret:" + *secret : "address:" + *text);
   if (!secret)

@@ -49,14 +49,6 @@ class BootstrapOob : public Oob {
 
 constexpr double kAbortDrainSeconds = 5.0;
 
-// The environment's settings, HETCCL_TRANSPORT included: a bad value fails
-// every communicator's init, also one that would not need a transport.
-Settings checkedSettings() {
-  Settings settings = Settings::fromEnvironment();
-  TransportSelection::parse(settings.transport);
-  return settings;
-}
-
 }  // namespace
 
 Communicator::Communicator(int rank, int nranks, CommConfig config,
@@ -64,7 +56,7 @@ Communicator::Communicator(int rank, int nranks, CommConfig config,
     : rank_(rank),
       nranks_(nranks),
       config_(std::move(config)),
-      settings_(checkedSettings()),
+      settings_(Settings::fromEnvironment()),
       inherited_(inherited),
       gpu_(currentGpuDevice()),
       opsAbort_(std::make_shared<AbortSignal>()),
@@ -138,11 +130,11 @@ void Communicator::connect(const ncclUniqueId& id) {
              "rank %d: no NVIDIA or AMD device is current in this process (no "
              "CUDA or HIP runtime loaded, or no device): a CPU rank",
              rank_);
-  startRootIfNeeded(id, rank_);
+  startRootIfNeeded(id, rank_, settings_.bootstrap.timeoutSeconds);
   PeerInfo local = PeerInfo::local(rank_, nranks_, gpu_, settings_, inherited_);
   bootstrap_ =
       Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
-                      &bootstrapAbort_, settings_.bootstrapTimeoutSeconds);
+                      &bootstrapAbort_, settings_.bootstrap.timeoutSeconds);
   peers_.resize(nranks_);
   for (int r = 0; r < nranks_; ++r)
     std::memcpy(&peers_[r], bootstrap_->peerInfo(r), sizeof(PeerInfo));
@@ -150,7 +142,7 @@ void Communicator::connect(const ncclUniqueId& id) {
   std::vector<uint64_t> digests;
   for (const PeerInfo& peer : peers_) digests.push_back(peer.settingsDigest);
   BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
-  checkSettingsAgree(oob, settings_, digests);
+  checkSettingsAgree(oob, settings_.mustAgree, digests);
 }
 
 // One domain: its vendor communicator runs every operation. Several: each
@@ -218,7 +210,9 @@ void Communicator::setUpHeterogeneous(
   agreeOnSuccess(oob, failure, "heterogeneous communicator",
                  "setting up its domain's communicator");
   auto links = std::make_shared<CrossDomainLinks>(
-      oob, placements, domains, settings_, opsAbort_, liveness_, calls_);
+      oob, placements, domains, settings_.transports,
+      settings_.bootstrap.timeoutSeconds, settings_.plans, opsAbort_, liveness_,
+      calls_);
   crossDomainLinks_ = links;
   startCallProbe(domains, links->waiting());
   transportChoice_ = links->choice();
@@ -229,15 +223,18 @@ void Communicator::setUpHeterogeneous(
              "domain %d (local rank %d of %zu), links: %s",
              rank_, domains.count(), domainIndex_, domains.localRank(rank_),
              members.size(), links->summary().c_str());
-    executor_ = HostPlanExecutor::create(rank_, domains, std::move(links),
-                                         settings_, domainComm, opsAbort_);
+    executor_ = HostPlanExecutor::create(
+        rank_, domains, std::move(links), settings_.plans,
+        settings_.timeoutSeconds, domainComm, opsAbort_);
     return;
   }
   GpuExecutor chosen = createGpuExecutor(GpuExecutorSetup{
       GpuPlanExecutorSetup{deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains,
-                           std::move(links), std::move(domainComm), settings_,
-                           opsAbort_},
-      oob, everyRankIsALocalGpu(), liveness_, rankNames()});
+                           std::move(links), std::move(domainComm),
+                           settings_.plans, settings_.gpuEngine,
+                           settings_.timeoutSeconds, opsAbort_},
+      oob, settings_.transports.selection, everyRankIsALocalGpu(), liveness_,
+      rankNames()});
   streamDriven_ = chosen.streamDriven;
   executor_ = std::move(chosen.executor);
 }
@@ -280,7 +277,8 @@ std::shared_ptr<Executor> Communicator::createDomainComm(
   const DomainBackend& backend = domainBackendFor(runtime);
   LOG_INFO(kLogInit, "rank %d: its domain of %zu rank(s) runs on %s", rank_,
            members.size(), backend.name());
-  return backend.create({oob, settings_, gpu_ ? gpu_->ordinal : -1, opsAbort_,
+  return backend.create({oob, settings_.backends, settings_.timeoutSeconds,
+                         gpu_ ? gpu_->ordinal : -1, opsAbort_,
                          liveness_->subset(members)});
 }
 
@@ -437,7 +435,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key,
   std::vector<ncclUniqueId> ids(nranks_);
   std::memset(ids.data(), 0, ids.size() * sizeof(ncclUniqueId));
   if (!members.empty() && members[0] == rank_)
-    ids[rank_] = createEphemeralUniqueId();
+    ids[rank_] = createEphemeralUniqueId(settings_.bootstrap.timeoutSeconds);
   bootstrap_->allGather(ids.data(), sizeof(ncclUniqueId), nextTag());
   if (members.empty()) return nullptr;
   int newRank = static_cast<int>(
@@ -473,7 +471,7 @@ std::unique_ptr<Communicator> Communicator::shrink(
   uint32_t tag = nextTag();
   ncclUniqueId id;
   if (survivors[0] == rank_) {
-    id = createEphemeralUniqueId();
+    id = createEphemeralUniqueId(settings_.bootstrap.timeoutSeconds);
     for (size_t i = 1; i < survivors.size(); ++i)
       bootstrap_->send(survivors[i], tag, &id, sizeof(id));
   } else {

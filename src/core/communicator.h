@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/peer_info.h"
 #include "core/registrations.h"
+#include "core/settings.h"
 #include "core/user_ops.h"
 #include "op/call_log.h"
 #include "op/executor.h"
@@ -27,7 +28,6 @@
 #include "util/error.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
-#include "util/settings.h"
 
 namespace hetccl {
 

@@ -2,8 +2,8 @@
 
 #include <cstddef>
 
+#include "core/settings.h"
 #include "util/error.h"
-#include "util/params.h"
 
 namespace hetccl {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 
 CommConfig CommConfig::fromUser(const ncclConfig_t* config) {
   CommConfig out;
-  out.blocking = readFlag(Param::CommBlocking);
+  out.blocking = readFlag(kCommBlocking);
   if (config == nullptr) return out;
   if (config->magic != NCCL_CONFIG_MAGIC)
     fail(ncclInvalidArgument,

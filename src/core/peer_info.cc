@@ -8,11 +8,11 @@
 #include <string>
 
 #include "algo/domains.h"
+#include "core/settings.h"
 #include "hetccl_version.h"
 #include "runtime/runtime.h"
 #include "util/comma_list.h"
 #include "util/error.h"
-#include "util/settings.h"
 #include "util/settings_agreement.h"
 
 namespace hetccl {
@@ -71,7 +71,7 @@ PeerInfo PeerInfo::local(int rank, int nranks, std::optional<GpuDevice> gpu,
   gethostname(info.hostname, sizeof(info.hostname) - 1);
   std::strncpy(info.release, HETCCL_RELEASE, sizeof(info.release) - 1);
   info.protocolVersion = kCommProtocolVersion;
-  info.settingsDigest = mustAgreeDigest(settings);
+  info.settingsDigest = mustAgreeDigest(settings.mustAgree);
   return info;
 }
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "core/settings.h"
 #include "runtime/gpu_device.h"
-#include "util/settings.h"
 
 namespace hetccl {
 

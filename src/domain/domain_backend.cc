@@ -1,9 +1,9 @@
 #include "domain/domain_backend.h"
 
-#include "util/error.h"
 #include "domain/host/host_backend.h"
 #include "domain/nccl/nccl_backend.h"
 #include "domain/rccl/rccl_backend.h"
+#include "util/error.h"
 
 namespace hetccl {
 
@@ -15,6 +15,12 @@ const std::vector<const DomainBackend*>& registeredDomainBackends() {
       &rcclBackend(),
   };
   return backends;
+}
+
+BackendSettings BackendSettings::fromEnvironment() {
+  BackendSettings s;
+  s.host = ShmSettings::fromEnvironment();
+  return s;
 }
 
 const DomainBackend& domainBackendFor(RuntimeKind runtime) {

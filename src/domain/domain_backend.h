@@ -3,28 +3,43 @@
 // back-end is chosen from one table keyed by the ranks' runtime.
 //
 // Adding a back-end: a folder under src/domain/ with an Executor and a
-// `const DomainBackend& fooBackend()`, and its line in domain_backend.cc.
+// `const DomainBackend& fooBackend()`, and its line in domain_backend.cc;
+// if it has parameters, its foo_params.def and their line in
+// core/all_params.cc, and its settings' slice in BackendSettings if they
+// are per communicator.
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "domain/host/shm_settings.h"
 #include "op/executor.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
-#include "util/settings.h"
 
 namespace hetccl {
 
-// What create() gets: the domain's ranks (`oob` spans exactly them), this
-// rank's device ordinal (GPU back-ends), the communicator's settings, its
-// abort signal (raised by any failed operation) and the liveness of the
-// domain's peers.
+// The back-ends' settings that a communicator reads when it is created:
+// each back-end's slice (NCCL's and RCCL's parameters say where their
+// libraries are, and are read where those load).
+struct BackendSettings {
+  ShmSettings host;
+
+  // Throws ncclInvalidArgument for the first bad value.
+  static BackendSettings fromEnvironment();
+};
+
+// What create() gets: the domain's ranks (`oob` spans exactly them), the
+// back-ends' settings (each takes its own slice), how long an operation
+// may wait for a peer (HETCCL_TIMEOUT; 0: forever), this rank's device
+// ordinal (GPU back-ends), the communicator's abort signal (raised by any
+// failed operation) and the liveness of the domain's peers.
 struct DomainSetup {
   Oob& oob;
-  const Settings& settings;
+  const BackendSettings& settings;
+  double timeoutSeconds;
   int device;
   std::shared_ptr<AbortSignal> abort;
   std::shared_ptr<const PeerLiveness> liveness;

@@ -2,12 +2,12 @@
 
 #include "runtime/gpu_runtimes.h"
 #include "runtime/host/emulated_device_module.h"
-#include "util/params.h"
+#include "runtime/runtime_params.h"
 
 namespace hetccl {
 
 std::optional<GpuDevice> currentGpuDevice() {
-  if (readFlag(Param::EmulatedGpu)) {
+  if (readFlag(kEmulatedGpu)) {
     int device = 0;
     emulatedDeviceModule().check(
         emulatedDeviceModule().api().getDevice(&device),

@@ -12,7 +12,7 @@
 #include "runtime/loaded_runtime.h"
 #include "runtime/memory_kind.h"
 #include "runtime/runtime.h"
-#include "util/params.h"
+#include "runtime/runtime_params.h"
 
 namespace hetccl {
 
@@ -23,9 +23,9 @@ struct GpuRuntime {
   // The program's runtime library, newest first. HetCCL never loads it: a
   // process that has none loaded is not a rank of this runtime.
   RuntimeSonames sonames;
-  Param moduleParam;       // where to find the module instead
-  const char* moduleFile;  // the device module, beside libhetccl.so
-  MemoryKind memory;       // what its device buffers are
+  const ParamSpec* moduleParam;  // where to find the module instead
+  const char* moduleFile;        // the device module, beside libhetccl.so
+  MemoryKind memory;             // what its device buffers are
   // Launches through the staging proxy can be captured in a graph: the
   // stream memory operations that start the proxy's part at each replay
   // have been run with this runtime.

@@ -4,8 +4,8 @@
 
 #include <string>
 
+#include "runtime/runtime_params.h"
 #include "util/log.h"
-#include "util/params.h"
 
 namespace hetccl {
 
@@ -25,7 +25,7 @@ void* loadedRuntimeFunction(const RuntimeSonames& sonames, const char* name) {
 std::optional<int> loadedRuntimeCurrentDevice(const RuntimeSonames& sonames,
                                               const char* prefix,
                                               const char* label) {
-  if (readFlag(Param::ForceCpu)) return std::nullopt;
+  if (readFlag(kForceCpu)) return std::nullopt;
   // cudaError_t and hipError_t are int-sized enums.
   using GetInt = int (*)(int*);
   auto function = [&](const char* suffix) {

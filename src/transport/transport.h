@@ -4,7 +4,9 @@
 // build its links for a communicator.
 //
 // Adding a transport: a folder under src/transport/ with its links and a
-// `const Transport& fooTransport()`, and one line in transport_registry.cc.
+// `const Transport& fooTransport()`, and one line in transport_registry.cc;
+// if it has parameters, its settings (foo_params.def, FooSettings) and
+// their line in TransportSettings and in core/all_params.cc.
 #pragma once
 
 #include <memory>
@@ -12,10 +14,10 @@
 
 #include "op/call_log.h"
 #include "transport/link.h"
+#include "transport/transport_settings.h"
 #include "util/abort_signal.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
-#include "util/settings.h"
 
 namespace hetccl {
 
@@ -35,13 +37,17 @@ class LinkSet {
   virtual void poll() {}
 };
 
-// What connect() gets. `peers` are the ranks this rank needs links to
-// through this transport (possibly none); the relation is symmetric.
-// `calls` (may be null) are this rank's collective calls, which a peer's
-// transfer that no receive waits for is compared with (call_log.h).
+// What connect() gets. `settings` hold every transport's slice, of which
+// each takes its own; `setupTimeoutSeconds` is how long connecting may
+// wait for a peer (HETCCL_BOOTSTRAP_TIMEOUT; 0: no limit). `peers` are the
+// ranks this rank needs links to through this transport (possibly none);
+// the relation is symmetric. `calls` (may be null) are this rank's
+// collective calls, which a peer's transfer that no receive waits for is
+// compared with (call_log.h).
 struct TransportSetup {
   Oob& oob;
-  const Settings& settings;
+  const TransportSettings& settings;
+  double setupTimeoutSeconds;
   std::vector<int> peers;
   std::shared_ptr<AbortSignal> abort;
   std::shared_ptr<const PeerLiveness> liveness;

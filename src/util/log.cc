@@ -44,7 +44,7 @@ void warnAtStartup(const std::string& message) {
 
 LogLevel levelFromEnvironment() {
   try {
-    return levelNamed(readChoice(Param::Debug));
+    return levelNamed(readChoice(kDebug));
   } catch (const Error& e) {
     warnAtStartup(std::string(e.what()) + "; logging at WARN");
     return LogLevel::Warn;
@@ -73,11 +73,10 @@ uint32_t parseSubsys(const std::string& spec) {
   for (const std::string& name : splitCommaList(spec.substr(invert ? 1 : 0))) {
     uint32_t bit = subsysBit(name);
     if (bit == 0 && !name.empty())
-      warnAtStartup(
-          format("ignoring \"%s\" in HETCCL_DEBUG_SUBSYS=\"%s\": "
-                 "expected %s",
-                 name.c_str(), spec.c_str(),
-                 describeAccepted(paramSpec(Param::DebugSubsys)).c_str()));
+      warnAtStartup(format(
+          "ignoring \"%s\" in HETCCL_DEBUG_SUBSYS=\"%s\": "
+          "expected %s",
+          name.c_str(), spec.c_str(), describeAccepted(kDebugSubsys).c_str()));
     mask |= bit;
   }
   return invert ? ~mask : mask;
@@ -115,11 +114,11 @@ LogConfig& config() {
     gethostname(host, sizeof(host) - 1);
     c->host = host;
     c->level = levelFromEnvironment();
-    if (auto subsys = readString(Param::DebugSubsys))
+    if (auto subsys = readString(kDebugSubsys))
       c->subsys = parseSubsys(*subsys);
     else if (c->level >= LogLevel::Info)
       c->subsys = kLogAll & ~kLogColl;  // a line per call only when asked
-    if (auto file = readString(Param::DebugFile))
+    if (auto file = readString(kDebugFile))
       c->out = openLogFile(*file, c->host);
     return c;
   }();

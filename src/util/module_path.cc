@@ -18,7 +18,7 @@ std::string directoryOfThisLibrary() {
 
 }  // namespace
 
-std::string modulePath(Param variable, const char* fileName) {
+std::string modulePath(const ParamSpec& variable, const char* fileName) {
   if (auto chosen = readString(variable)) return *chosen;
   const std::string directory = directoryOfThisLibrary();
   // Beside the library; one directory up (the drop-in copies installed in

@@ -13,6 +13,6 @@ namespace hetccl {
 // libnccl.so.2, libhetccl.so, hetccl-info), or where an install or a build
 // tree puts modules relative to it; else `fileName` alone, for the
 // loader's search path.
-std::string modulePath(Param variable, const char* fileName);
+std::string modulePath(const ParamSpec& variable, const char* fileName);
 
 }  // namespace hetccl

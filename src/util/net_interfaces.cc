@@ -19,7 +19,7 @@ struct IfAddrsDeleter {
 };
 
 int familyFromEnv() {
-  std::string family = readChoice(Param::SocketFamily);
+  std::string family = readChoice(kSocketFamily);
   if (family == "AF_INET" || family == "4" || family == "ipv4") return AF_INET;
   if (family == "AF_INET6" || family == "6" || family == "ipv6")
     return AF_INET6;
@@ -88,10 +88,14 @@ bool interfaceMatches(const std::string& name, const std::string& spec) {
   return exclude ? !matched : matched;
 }
 
+std::optional<std::string> interfaceFilter() {
+  return readString(kSocketIfname);
+}
+
 std::vector<NetInterface> selectInterfaces() {
   std::vector<NetInterface> all = listInterfaces();
   int family = familyFromEnv();
-  auto spec = readString(Param::SocketIfname);
+  auto spec = interfaceFilter();
   std::vector<NetInterface> chosen;
   for (const auto& interface : all) {
     if (family != AF_UNSPEC && interface.address.family() != family) continue;

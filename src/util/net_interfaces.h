@@ -3,6 +3,7 @@
 // NCCL_SOCKET_FAMILY by address family.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ std::vector<NetInterface> listInterfaces();
 // comma-separated name prefixes; a leading '^' excludes instead of
 // selects; a leading '=' (after any '^') compares exact names.
 bool interfaceMatches(const std::string& name, const std::string& spec);
+
+// HETCCL_SOCKET_IFNAME (else NCCL_SOCKET_IFNAME) as set: the filter of
+// selectInterfaces(); nullopt when neither is set.
+std::optional<std::string> interfaceFilter();
 
 // The interfaces HetCCL may use, best first. HETCCL_SOCKET_IFNAME (else
 // NCCL_SOCKET_IFNAME) filters by name; without it, loopback, docker* and

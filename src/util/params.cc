@@ -12,20 +12,6 @@
 namespace hetccl {
 namespace {
 
-// A function's static: the logger may read the table during another
-// file's static initialisation.
-const std::vector<ParamSpec>& declaredParams() {
-  static const std::vector<ParamSpec> params = {
-#define HETCCL_PARAM(id, name, alias, type, scope, defaultText, min, max, \
-                     accepted, doc)                                       \
-  {Param::id,   name, alias, ParamType::type, ParamScope::scope,          \
-   defaultText, min,  max,   accepted,        doc},
-#include "util/params.def"
-#undef HETCCL_PARAM
-  };
-  return params;
-}
-
 std::vector<std::string> choicesOf(const ParamSpec& spec) {
   return splitCommaList(spec.accepted);
 }
@@ -109,8 +95,6 @@ bool isDecimal(const std::string& text, bool allowMinus) {
 
 }  // namespace
 
-const std::vector<ParamSpec>& allParams() { return declaredParams(); }
-
 std::string sizeText(int64_t value) {
   static const struct {
     int64_t scale;
@@ -122,10 +106,6 @@ std::string sizeText(int64_t value) {
     if (value != 0 && value % unit.scale == 0)
       return std::to_string(value / unit.scale) + unit.suffix;
   return std::to_string(value);
-}
-
-const ParamSpec& paramSpec(Param param) {
-  return declaredParams()[static_cast<size_t>(param)];
 }
 
 std::optional<std::string> environmentValue(const char* name) {
@@ -168,46 +148,45 @@ std::string describeAccepted(const ParamSpec& spec) {
   return "";
 }
 
-bool readFlag(Param param) {
-  const ParamSpec& spec = paramSpec(param);
+bool readFlag(const ParamSpec& spec) {
   return flagValue(spec, settingOrDefault(spec));
 }
 
-int64_t readInteger(Param param) {
-  const ParamSpec& spec = paramSpec(param);
+int64_t readInteger(const ParamSpec& spec) {
   return integerValue(spec, settingOrDefault(spec));
 }
 
-double readSeconds(Param param) {
-  const ParamSpec& spec = paramSpec(param);
+size_t readBytes(const ParamSpec& spec) {
+  return static_cast<size_t>(readInteger(spec));
+}
+
+double readSeconds(const ParamSpec& spec) {
   return secondsValue(spec, settingOrDefault(spec));
 }
 
-std::string readChoice(Param param) {
-  const ParamSpec& spec = paramSpec(param);
+std::string readChoice(const ParamSpec& spec) {
   return choiceValue(spec, settingOrDefault(spec));
 }
 
-std::optional<std::string> readString(Param param) {
-  auto setting = paramSetting(paramSpec(param));
+std::optional<std::string> readString(const ParamSpec& spec) {
+  auto setting = paramSetting(spec);
   if (!setting) return std::nullopt;
   return setting->text;
 }
 
-std::string readCanonical(Param param) {
-  const ParamSpec& spec = paramSpec(param);
+std::string readCanonical(const ParamSpec& spec) {
   switch (spec.type) {
     case ParamType::Flag:
-      return readFlag(param) ? "1" : "0";
+      return readFlag(spec) ? "1" : "0";
     case ParamType::Integer:
     case ParamType::Size:
-      return std::to_string(readInteger(param));
+      return std::to_string(readInteger(spec));
     case ParamType::Seconds:
-      return format("%.17g", readSeconds(param));
+      return format("%.17g", readSeconds(spec));
     case ParamType::Choice:
-      return readChoice(param);
+      return readChoice(spec);
     case ParamType::String:
-      return readString(param).value_or(spec.defaultText);
+      return readString(spec).value_or(spec.defaultText);
   }
   return "";
 }

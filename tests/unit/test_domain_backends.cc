@@ -13,7 +13,6 @@
 #include "domain/nccl_api/nccl_api_backend.h"
 #include "support/in_process_oob.h"
 #include "support/thread_ranks.h"
-#include "util/settings.h"
 
 namespace hetccl {
 namespace {
@@ -41,7 +40,7 @@ TEST(DomainBackends, TheHandBackLoadsNoLibrary) {
 
 TEST(DomainBackends, TheHostCollectivesRunADomainThroughTheExecutorInterface) {
   constexpr int kRanks = 3;
-  Settings settings = Settings::fromEnvironment();
+  const BackendSettings settings = BackendSettings::fromEnvironment();
   InProcessWorld world(kRanks);
   std::vector<std::vector<float>> data(kRanks, std::vector<float>(5));
   runRanks(kRanks, [&](int rank) {
@@ -49,7 +48,7 @@ TEST(DomainBackends, TheHostCollectivesRunADomainThroughTheExecutorInterface) {
     auto abort = std::make_shared<AbortSignal>();
     std::shared_ptr<Executor> executor =
         domainBackendFor(RuntimeKind::Host)
-            .create({oob, settings, -1, abort, nullptr});
+            .create({oob, settings, /*timeoutSeconds=*/0, -1, abort, nullptr});
     EXPECT_EQ(executor->libraryFeatures(), nullptr);
     for (size_t i = 0; i < data[rank].size(); ++i)
       data[rank][i] = static_cast<float>(rank + i);

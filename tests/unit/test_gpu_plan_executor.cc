@@ -144,25 +144,30 @@ void runEngineRanks(const Layout& layout,
     const std::vector<int>& members = domains.members(domains.domainOf(rank));
     InProcessOob domainOob(*domainWorlds[domains.domainOf(rank)],
                            domains.localRank(rank));
-    Settings settings = Settings::fromEnvironment();
-    settings.transport = layout.transport;
-    settings.chunkBytes = 1024;  // several pipeline steps per op
-    settings.timeoutSeconds = 60;
-    settings.engineTimeline = layout.timeline;
+    TransportSettings transports = TransportSettings::fromEnvironment();
+    transports.selection = layout.transport;
+    PlanSettings plans = PlanSettings::fromEnvironment();
+    plans.chunkBytes = 1024;  // several pipeline steps per op
+    GpuEngineSettings engineSettings = GpuEngineSettings::fromEnvironment();
+    engineSettings.timeline = layout.timeline;
+    constexpr double kTimeoutSeconds = 60;
     auto abort = std::make_shared<AbortSignal>();
     auto liveness = std::make_shared<PeerLiveness>(nranks);
-    auto hostComm = HostComm::create(domainOob, ShmSettings::from(settings),
-                                     abort, liveness->subset(members));
+    auto hostComm =
+        HostComm::create(domainOob, ShmSettings::fromEnvironment(),
+                         kTimeoutSeconds, abort, liveness->subset(members));
     auto links = std::make_shared<CrossDomainLinks>(oob, placements, domains,
-                                                    settings, abort, liveness);
-    auto hostPlans = HostPlanExecutor::create(rank, domains, links, settings,
-                                              hostComm, abort);
+                                                    transports, kTimeoutSeconds,
+                                                    plans, abort, liveness);
+    auto hostPlans = HostPlanExecutor::create(rank, domains, links, plans,
+                                              kTimeoutSeconds, hostComm, abort);
     ASSERT_EQ(module.api().setDevice(layout.device), 0);
     void* stream = nullptr;
     ASSERT_EQ(module.api().streamCreate(&stream), 0);
     {
-      GpuPlanExecutorSetup setup{module, layout.device, rank,     domains,
-                                 links,  hostComm,      settings, abort};
+      GpuPlanExecutorSetup setup{
+          module,   layout.device, rank,           domains,         links,
+          hostComm, plans,         engineSettings, kTimeoutSeconds, abort};
       std::unique_ptr<Executor> executor;
       if (layout.streamDriven) {
         auto direct = std::make_unique<DeviceShmCollectives>(
@@ -173,7 +178,7 @@ void runEngineRanks(const Layout& layout,
                               layout.device,
                               rank,
                               nranks,
-                              settings.timeoutSeconds,
+                              kTimeoutSeconds,
                               abort,
                               std::move(direct),
                               liveness,

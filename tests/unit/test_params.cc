@@ -1,5 +1,6 @@
-// The parameter table and its parsers: every type, empty = unset, the alias
-// rule, and the messages of values a parameter does not accept.
+// The parameters and their parsers: every type, empty = unset, the alias
+// rule, the messages of values a parameter does not accept, and the list
+// the components' declarations make together.
 #include "util/params.h"
 
 #include <gtest/gtest.h>
@@ -8,9 +9,10 @@
 #include <set>
 #include <string>
 
+#include "core/all_params.h"
+#include "core/settings.h"
 #include "support/expect_error.h"
 #include "support/scoped_env.h"
-#include "util/settings.h"
 
 namespace hetccl {
 namespace {
@@ -79,11 +81,11 @@ TEST(Params, DefaultsApplyWhenUnsetOrEmpty) {
   ScopedEnv timeout("HETCCL_BOOTSTRAP_TIMEOUT", nullptr);
   ScopedEnv direct("HETCCL_GPU_DIRECT", nullptr);
   Settings s = Settings::fromEnvironment();
-  EXPECT_EQ(s.shmChunkBytes, 512u << 10);
-  EXPECT_EQ(s.transport, "");
+  EXPECT_EQ(s.backends.host.chunkBytes, 512u << 10);
+  EXPECT_EQ(s.transports.selection, "");
   EXPECT_FALSE(s.hostId.has_value());
-  EXPECT_DOUBLE_EQ(s.bootstrapTimeoutSeconds, 300);
-  EXPECT_TRUE(s.gpuDirect);
+  EXPECT_DOUBLE_EQ(s.bootstrap.timeoutSeconds, 300);
+  EXPECT_TRUE(s.gpuEngine.direct);
 }
 
 TEST(Params, SetValuesReachTheSettings) {
@@ -93,10 +95,10 @@ TEST(Params, SetValuesReachTheSettings) {
   ScopedEnv direct("HETCCL_GPU_DIRECT", "0");
   ScopedEnv hostId("HETCCL_HOSTID", "rack7");
   Settings s = Settings::fromEnvironment();
-  EXPECT_EQ(s.shmChunkBytes, 1u << 20);
-  EXPECT_EQ(s.tcpSocketsPerLink, 16);
+  EXPECT_EQ(s.backends.host.chunkBytes, 1u << 20);
+  EXPECT_EQ(s.transports.tcp.socketsPerLink, 16);
   EXPECT_DOUBLE_EQ(s.timeoutSeconds, 0.25);
-  EXPECT_FALSE(s.gpuDirect);
+  EXPECT_FALSE(s.gpuEngine.direct);
   EXPECT_EQ(s.hostId, "rack7");
 }
 
@@ -131,46 +133,56 @@ TEST(Params, OutOfRangeValuesAreRejectedNotClamped) {
 TEST(Params, HetcclNameWinsOverTheNcclAlias) {
   ScopedEnv hetccl("HETCCL_COMM_BLOCKING", "1");
   ScopedEnv nccl("NCCL_COMM_BLOCKING", "0");
-  EXPECT_TRUE(readFlag(Param::CommBlocking));
+  EXPECT_TRUE(readFlag(kCommBlocking));
   {
     // An empty HETCCL_ value is unset: the alias applies.
     ScopedEnv empty("HETCCL_COMM_BLOCKING", "");
-    EXPECT_FALSE(readFlag(Param::CommBlocking));
+    EXPECT_FALSE(readFlag(kCommBlocking));
   }
   ScopedEnv badAlias("NCCL_COMM_BLOCKING", "2");
   ScopedEnv unset("HETCCL_COMM_BLOCKING", nullptr);
   // The message names the variable that was actually set.
-  EXPECT_STREQ(expectError([] { readFlag(Param::CommBlocking); }).what(),
+  EXPECT_STREQ(expectError([] { readFlag(kCommBlocking); }).what(),
                "NCCL_COMM_BLOCKING=\"2\": expected 0 or 1");
 }
 
 TEST(Params, ChoicesAreMatchedInAnyCase) {
   ScopedEnv debug("HETCCL_DEBUG", "info");
-  EXPECT_EQ(readChoice(Param::Debug), "INFO");
+  EXPECT_EQ(readChoice(kDebug), "INFO");
   ScopedEnv bogus("HETCCL_DEBUG", "bogus");
-  EXPECT_STREQ(expectError([] { readChoice(Param::Debug); }).what(),
+  EXPECT_STREQ(expectError([] { readChoice(kDebug); }).what(),
                "HETCCL_DEBUG=\"bogus\": expected NONE, VERSION, WARN, INFO or "
                "TRACE");
 }
 
 TEST(Params, StringsAreTakenAsTheyAre) {
+  ScopedEnv hostId("HETCCL_HOSTID", "carrier-pigeon");
+  EXPECT_EQ(readString(kHostId), "carrier-pigeon");
+  EXPECT_EQ(Settings::fromEnvironment().hostId, "carrier-pigeon");
+}
+
+// A transport this build does not have fails the settings, whether or not
+// a communicator would link anything.
+TEST(Params, AnUnknownTransportIsRejected) {
   ScopedEnv transport("HETCCL_TRANSPORT", "carrier-pigeon");
-  EXPECT_EQ(readString(Param::Transport), "carrier-pigeon");
-  EXPECT_EQ(Settings::fromEnvironment().transport, "carrier-pigeon");
+  EXPECT_EQ(readString(kTransport), "carrier-pigeon");
+  EXPECT_EQ(settingsRejection(),
+            "HETCCL_TRANSPORT=\"carrier-pigeon\": expected auto or one of "
+            "the transports of this build (shm, tcp, ucx)");
 }
 
 // Every declared default parses under its own rules, and every name is
 // declared once.
 TEST(Params, TableIsConsistent) {
   std::set<std::string> names;
-  for (const ParamSpec& spec : allParams()) {
+  for (const ParamSpec* param : allParams()) {
+    const ParamSpec& spec = *param;
     EXPECT_TRUE(names.insert(spec.name).second) << spec.name;
     EXPECT_EQ(std::string(spec.name).rfind("HETCCL_", 0), 0u) << spec.name;
     EXPECT_NE(spec.doc, nullptr);
     ASSERT_NE(spec.defaultText, nullptr) << spec.name;
     EXPECT_NO_THROW(checkParamText(spec, spec.defaultText, spec.name))
         << spec.name;
-    EXPECT_EQ(&paramSpec(spec.id), &spec);
   }
 }
 

@@ -148,7 +148,7 @@ TEST(ShmLink, EnvironmentSetsTheGeometry) {
   ScopedEnv chunk("HETCCL_SHM_LINK_CHUNK", "8K");
   RankOptions fromEnvironment;
   fromEnvironment.settingsOf = [](int) {
-    return ShmLinkSettings::from(Settings::fromEnvironment());
+    return ShmLinkSettings::fromEnvironment();
   };
   Ranks ranks = makeRanks(2, fromEnvironment);
   EXPECT_EQ(ranks.transports[1]->settings().slots, 2u);

@@ -94,7 +94,7 @@ TEST(ShmSegments, AnExchangeRemovesNamesThatDeadRanksLeft) {
   InProcessWorld world(2);
   runRanks(2, [&](int rank) {
     InProcessOob oob(world, rank);
-    ShmWorld shm(oob, ShmSettings::from(Settings::fromEnvironment()),
+    ShmWorld shm(oob, ShmSettings::fromEnvironment(), /*timeoutSeconds=*/0,
                  std::make_shared<AbortSignal>(), nullptr);
   });
   EXPECT_FALSE(exists(stale));
@@ -131,7 +131,7 @@ TEST(ShmSegments, RoomIsCountedOverTheRanksOfOneDevShm) {
 // exists, naming the settings.
 TEST(ShmSegments, SegmentsTooLargeForTheHostFailOnEveryRankBeforeCreation) {
   constexpr int kRanks = 64;
-  ShmSettings settings = ShmSettings::from(Settings::fromEnvironment());
+  ShmSettings settings = ShmSettings::fromEnvironment();
   settings.chunkBytes = kGiB;
   settings.p2pChunkBytes = kGiB;
   InProcessWorld world(kRanks);
@@ -140,7 +140,8 @@ TEST(ShmSegments, SegmentsTooLargeForTheHostFailOnEveryRankBeforeCreation) {
   runRanks(kRanks, [&](int rank) {
     InProcessOob oob(world, rank);
     Error e = expectError([&] {
-      ShmWorld shm(oob, settings, std::make_shared<AbortSignal>(), nullptr);
+      ShmWorld shm(oob, settings, /*timeoutSeconds=*/0,
+                   std::make_shared<AbortSignal>(), nullptr);
     });
     std::lock_guard<std::mutex> lock(mutex);
     errors.emplace(rank, e);

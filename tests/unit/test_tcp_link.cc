@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/bootstrap_settings.h"
 #include "support/elapsed.h"
 #include "support/expect_error.h"
 #include "support/in_process_oob.h"
@@ -37,9 +38,10 @@
 namespace hetccl {
 namespace {
 
-// The tests set the tcp parameters through the environment, as users do.
-TcpSettings settingsFromEnvironment() {
-  return TcpSettings::from(Settings::fromEnvironment());
+// The tests set the tcp parameters through the environment, as users do,
+// and the timeout of connecting too (HETCCL_BOOTSTRAP_TIMEOUT).
+double setupTimeoutFromEnvironment() {
+  return BootstrapSettings::fromEnvironment().timeoutSeconds;
 }
 
 using Ranks = LinkRanks<TcpLinkSet>;
@@ -53,7 +55,8 @@ Ranks makeRanks(int nranks,
          std::shared_ptr<AbortSignal> abort,
          std::shared_ptr<const CallLog> calls) {
         return std::make_unique<TcpLinkSet>(
-            oob, peers, settingsFromEnvironment(), abort, calls);
+            oob, peers, TcpSettings::fromEnvironment(),
+            setupTimeoutFromEnvironment(), abort, calls);
       },
       std::move(peersOf), std::move(prepare));
 }
@@ -371,12 +374,14 @@ TEST(TcpLink, RejectsBadPeers) {
   InProcessWorld world(2);
   InProcessOob oob(world, 0);
   auto abort = std::make_shared<AbortSignal>();
-  EXPECT_EQ(
-      expectError([&] { TcpLinkSet(oob, {0}, TcpSettings(), abort); }).code(),
-      ncclInvalidArgument);
-  EXPECT_EQ(
-      expectError([&] { TcpLinkSet(oob, {2}, TcpSettings(), abort); }).code(),
-      ncclInvalidArgument);
+  EXPECT_EQ(expectError([&] {
+              TcpLinkSet(oob, {0}, TcpSettings(), 0, abort);
+            }).code(),
+            ncclInvalidArgument);
+  EXPECT_EQ(expectError([&] {
+              TcpLinkSet(oob, {2}, TcpSettings(), 0, abort);
+            }).code(),
+            ncclInvalidArgument);
 }
 
 TEST(TcpLink, AskingForAMissingLinkIsAnError) {

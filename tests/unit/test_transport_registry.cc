@@ -13,7 +13,6 @@
 #include "support/test_call.h"
 #include "support/thread_ranks.h"
 #include "transport/transport_registry.h"
-#include "util/settings.h"
 
 namespace hetccl {
 namespace {
@@ -101,7 +100,8 @@ TEST(TransportRegistry, AnUnknownNameIsRefusedNamingTheRegisteredOnes) {
 // Every registered transport connects through the one interface: two
 // ranks, linked by each transport in turn, move bytes both ways.
 TEST(TransportRegistry, EveryTransportConnectsThroughTheInterface) {
-  Settings settings = Settings::fromEnvironment();
+  const TransportSettings settings = TransportSettings::fromEnvironment();
+  constexpr double kSetupSeconds = 60;
   const char* noUcx = nullptr;
   const bool ucx = useBuiltUcxModule(&noUcx);
   for (const Transport* transport : registeredTransports()) {
@@ -115,6 +115,7 @@ TEST(TransportRegistry, EveryTransportConnectsThroughTheInterface) {
       InProcessOob oob(world, rank);
       sets[rank] = transport->connect({oob,
                                        settings,
+                                       kSetupSeconds,
                                        {1 - rank},
                                        std::make_shared<AbortSignal>(),
                                        nullptr});

@@ -50,7 +50,7 @@ class UcxLinkTest : public ::testing::Test {
                                 std::shared_ptr<AbortSignal> abort,
                                 std::shared_ptr<const CallLog> calls) {
           return std::make_unique<UcxLinkSet>(
-              oob, peers, abort, UcxLinkOptions{lanes, partBytes, gpu}, calls);
+              oob, peers, abort, UcxSettings{lanes, partBytes, gpu}, calls);
         },
         std::move(peersOf));
   }
@@ -79,7 +79,7 @@ TEST_F(UcxLinkTest, PartSizesOutOfBoundsAreRefused) {
     InProcessOob oob(world, 0);
     Error e = expectError([&] {
       UcxLinkSet(oob, {}, std::make_shared<AbortSignal>(),
-                 UcxLinkOptions{1, partBytes});
+                 UcxSettings{1, partBytes});
     });
     EXPECT_EQ(e.code(), ncclInvalidArgument);
   }

@@ -10,18 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "core/all_params.h"
 #include "domain/domain_backend.h"
 #include "domain/nccl/nccl_library.h"
 #include "domain/rccl/rccl_library.h"
 #include "domain/vendor_library_search.h"
 #include "gpu_runtime_probe.h"
 #include "nccl.h"
+#include "runtime/runtime_params.h"
 #include "transport/transport_registry.h"
 #include "transport/ucx/ucx_library.h"
 #include "transport/ucx/ucx_link.h"
 #include "util/net_interfaces.h"
 #include "util/params.h"
-#include "util/settings.h"
 
 namespace {
 
@@ -75,11 +76,10 @@ std::vector<std::string> moduleDirectories() {
   return dirs;
 }
 
-void printModule(const char* runtime, hetccl::Param variable,
+void printModule(const char* runtime, const hetccl::ParamSpec& variable,
                  const char* fileName) {
   if (auto chosen = hetccl::readString(variable)) {
-    std::printf("  %-6s %s (%s): %s\n", runtime, chosen->c_str(),
-                hetccl::paramSpec(variable).name,
+    std::printf("  %-6s %s (%s): %s\n", runtime, chosen->c_str(), variable.name,
                 fileExists(*chosen) ? "found" : "missing!");
     return;
   }
@@ -100,8 +100,8 @@ void printRuntimes() {
       "\nDevice runtimes (GPU buffers of heterogeneous communicators)\n");
   std::printf("  host   built in (CPU ranks, %ld cores)\n",
               sysconf(_SC_NPROCESSORS_ONLN));
-  printModule("cuda", hetccl::Param::CudaModule, "libhetccl-cuda.so");
-  printModule("hip", hetccl::Param::HipModule, "libhetccl-hip.so");
+  printModule("cuda", hetccl::kCudaModule, "libhetccl-cuda.so");
+  printModule("hip", hetccl::kHipModule, "libhetccl-hip.so");
 }
 
 // "13.0, 2 devices" / "no device" from a probe that found its runtime.
@@ -156,7 +156,7 @@ void printUcxGpuBuffers(const hetccl::UcxLibrary& ucx) {
   hetccl::UcxGpuPolicy policy{hetccl::UcxGpuBuffers::kAuto, ucx.memoryKinds(),
                               ucx.hasRdma()};
   try {
-    policy.mode = hetccl::Settings::fromEnvironment().ucxGpu;
+    policy.mode = hetccl::UcxSettings::fromEnvironment().gpu;
   } catch (const std::exception& e) {
     std::printf("         GPU buffers: %s\n", e.what());
     return;
@@ -218,7 +218,7 @@ void printTransports() {
   printUcx();
   try {
     auto selection = hetccl::TransportSelection::parse(
-        hetccl::readString(hetccl::Param::Transport).value_or(""));
+        hetccl::readString(hetccl::kTransport).value_or(""));
     // Between hosts: what this machine would choose facing a peer that
     // wants the same.
     std::string betweenHosts;
@@ -244,7 +244,8 @@ void printTransports() {
 // accepts it (a communicator's init fails on one it does not).
 void printParameters() {
   std::printf("\nParameters (HETCCL_* wins over NCCL_*; empty means unset)\n");
-  for (const hetccl::ParamSpec& spec : hetccl::allParams()) {
+  for (const hetccl::ParamSpec* param : hetccl::allParams()) {
+    const hetccl::ParamSpec& spec = *param;
     auto setting = hetccl::paramSetting(spec);
     if (!setting) {
       std::printf("  %-30s %s (default)\n", spec.name, spec.defaultText);
@@ -298,7 +299,8 @@ const char* scopeCell(hetccl::ParamScope scope) {
 void printMarkdown() {
   std::printf("| variable | default | accepted | ranks | meaning |\n");
   std::printf("| --- | --- | --- | --- | --- |\n");
-  for (const hetccl::ParamSpec& spec : hetccl::allParams()) {
+  for (const hetccl::ParamSpec* param : hetccl::allParams()) {
+    const hetccl::ParamSpec& spec = *param;
     std::string names = std::string("`") + spec.name + "`";
     if (spec.ncclAlias != nullptr)
       names += std::string(" / `") + spec.ncclAlias + "`";

@@ -10,8 +10,8 @@ class HostBackend : public DomainBackend {
   const char* name() const override { return "host collectives"; }
   RuntimeKind runtime() const override { return RuntimeKind::Host; }
   std::shared_ptr<Executor> create(const DomainSetup& setup) const override {
-    return HostComm::create(setup.oob, ShmSettings::from(setup.settings),
-                            setup.abort, setup.liveness);
+    return HostComm::create(setup.oob, setup.settings.host,
+                            setup.timeoutSeconds, setup.abort, setup.liveness);
   }
 };
 

@@ -5,16 +5,18 @@
 namespace hetccl {
 
 std::shared_ptr<HostComm> HostComm::create(
-    Oob& oob, const ShmSettings& settings, std::shared_ptr<AbortSignal> abort,
+    Oob& oob, const ShmSettings& settings, double timeoutSeconds,
+    std::shared_ptr<AbortSignal> abort,
     std::shared_ptr<const PeerLiveness> liveness) {
-  return std::shared_ptr<HostComm>(
-      new HostComm(oob, settings, std::move(abort), std::move(liveness)));
+  return std::shared_ptr<HostComm>(new HostComm(
+      oob, settings, timeoutSeconds, std::move(abort), std::move(liveness)));
 }
 
-HostComm::HostComm(Oob& oob, const ShmSettings& settings,
+HostComm::HostComm(Oob& oob, const ShmSettings& settings, double timeoutSeconds,
                    std::shared_ptr<AbortSignal> abort,
                    std::shared_ptr<const PeerLiveness> liveness)
-    : world_(oob, settings, std::move(abort), std::move(liveness)),
+    : world_(oob, settings, timeoutSeconds, std::move(abort),
+             std::move(liveness)),
       engine_(world_) {}
 
 void HostComm::launch(const std::vector<Op>& ops, StreamHandle stream) {

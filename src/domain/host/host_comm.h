@@ -18,9 +18,11 @@ class HostComm : public Executor,
   // Collective over `oob`: every rank of the domain constructs its HostComm
   // at the same time. `abort` ends every wait of this communicator and is
   // raised by any failed operation, since a failed collective leaves the
-  // ranks out of step; `liveness` ends the waits for peers that exited.
+  // ranks out of step; a wait for a peer ends after `timeoutSeconds` (0:
+  // never); `liveness` ends the waits for peers that exited.
   static std::shared_ptr<HostComm> create(
-      Oob& oob, const ShmSettings& settings, std::shared_ptr<AbortSignal> abort,
+      Oob& oob, const ShmSettings& settings, double timeoutSeconds,
+      std::shared_ptr<AbortSignal> abort,
       std::shared_ptr<const PeerLiveness> liveness);
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
@@ -30,7 +32,7 @@ class HostComm : public Executor,
   ncclResult_t asyncError() const override;
 
  private:
-  HostComm(Oob& oob, const ShmSettings& settings,
+  HostComm(Oob& oob, const ShmSettings& settings, double timeoutSeconds,
            std::shared_ptr<AbortSignal> abort,
            std::shared_ptr<const PeerLiveness> liveness);
   void execute(const std::vector<Op>& ops);

@@ -18,12 +18,11 @@ size_t roundUp(size_t value, size_t align) {
 
 }  // namespace
 
-ShmSettings ShmSettings::from(const Settings& settings) {
+ShmSettings ShmSettings::fromEnvironment() {
   ShmSettings s;
-  s.chunkBytes = roundUp(settings.shmChunkBytes, 64);
-  s.p2pChunkBytes = roundUp(settings.shmP2pChunkBytes, 64);
-  s.directReduceMax = settings.shmDirectReduceMax;
-  s.timeoutSeconds = settings.timeoutSeconds;
+  s.chunkBytes = roundUp(readBytes(kShmChunk), 64);
+  s.p2pChunkBytes = roundUp(readBytes(kShmP2pChunk), 64);
+  s.directReduceMax = readBytes(kShmDirectReduceMax);
   return s;
 }
 
@@ -44,12 +43,13 @@ ShmWorld::Layout ShmWorld::layoutFor(int nranks, const ShmSettings& s) {
   return l;
 }
 
-ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings,
+ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings, double timeoutSeconds,
                    std::shared_ptr<AbortSignal> abort,
                    std::shared_ptr<const PeerLiveness> liveness)
     : rank_(oob.rank()),
       nranks_(oob.nranks()),
       settings_(settings),
+      timeoutSeconds_(timeoutSeconds),
       abort_(std::move(abort)),
       liveness_(std::move(liveness)),
       layout_(layoutFor(oob.nranks(), settings)),

@@ -11,32 +11,22 @@
 #include <memory>
 #include <vector>
 
+#include "domain/host/call_board.h"
+#include "domain/host/shm_settings.h"
 #include "shm/shm_counter.h"
 #include "shm/shm_segment.h"
 #include "util/abort_signal.h"
 #include "util/oob.h"
 #include "util/peer_liveness.h"
-#include "util/settings.h"
 #include "util/spin_wait.h"
-#include "domain/host/call_board.h"
 
 namespace hetccl {
 
-struct ShmSettings {
-  size_t chunkBytes;       // capacity of each collective staging buffer
-  size_t p2pChunkBytes;    // capacity of each point-to-point slot
-  size_t directReduceMax;  // below this, every rank reduces whole rounds
-  double timeoutSeconds;
-
-  // Rounds the buffers up to 64 bytes; the bounds are the parameter
-  // table's (util/params.def).
-  static ShmSettings from(const Settings& settings);
-};
-
 class ShmWorld {
  public:
-  // `abort` ends every wait; `liveness` ends waits for peers that exited.
-  ShmWorld(Oob& oob, const ShmSettings& settings,
+  // `abort` ends every wait, and so does `timeoutSeconds` (0: none) without
+  // progress; `liveness` ends waits for peers that exited.
+  ShmWorld(Oob& oob, const ShmSettings& settings, double timeoutSeconds,
            std::shared_ptr<AbortSignal> abort,
            std::shared_ptr<const PeerLiveness> liveness);
 
@@ -47,8 +37,7 @@ class ShmWorld {
   const AbortSignal& abortSignal() const { return *abort_; }
   // Starts a back-off wait bound to this world's signals and timeout.
   SpinWait makeWait(const char* what, int peer) {
-    return SpinWait(*abort_, liveness_.get(), settings_.timeoutSeconds, what,
-                    peer);
+    return SpinWait(*abort_, liveness_.get(), timeoutSeconds_, what, peer);
   }
 
   // Collective flags of rank r, all holding round numbers:
@@ -101,6 +90,7 @@ class ShmWorld {
   int rank_;
   int nranks_;
   ShmSettings settings_;
+  const double timeoutSeconds_;
   std::shared_ptr<AbortSignal> abort_;
   std::shared_ptr<const PeerLiveness> liveness_;
   Layout layout_;

@@ -2,7 +2,6 @@
 
 #include "domain/vendor_library_search.h"
 #include "util/error.h"
-#include "util/params.h"
 
 namespace hetccl {
 namespace {
@@ -26,7 +25,7 @@ std::vector<std::string> wheelCandidates() {
 }  // namespace
 
 std::vector<std::string> NcclLibrary::candidatePaths() {
-  if (auto forced = readString(Param::NcclLibrary)) return {*forced};
+  if (auto forced = readString(kNcclLibrary)) return {*forced};
   std::vector<std::string> paths = wheelCandidates();
   for (const char* dir :
        {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
@@ -40,7 +39,7 @@ std::vector<std::string> NcclLibrary::candidatePaths() {
 
 std::unique_ptr<NcclLibrary> NcclLibrary::load() {
   std::unique_ptr<NcclLibrary> loaded;
-  searchVendorLibrary({"NCCL", "HETCCL_NCCL_LIBRARY", candidatePaths()},
+  searchVendorLibrary({"NCCL", kNcclLibrary.name, candidatePaths()},
                       [&](SharedLibrary library) {
                         loaded.reset(new NcclLibrary(std::move(library)));
                       });

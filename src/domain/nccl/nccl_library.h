@@ -7,8 +7,14 @@
 #include <vector>
 
 #include "domain/nccl_api/nccl_api_library.h"
+#include "util/params.h"
 
 namespace hetccl {
+
+// Where the library is (nccl_params.def).
+#define HETCCL_PARAMS_FILE "domain/nccl/nccl_params.def"
+#define HETCCL_PARAMS_LIST ncclParams
+#include "util/declare_params.inc"
 
 // NVIDIA's NCCL.
 class NcclLibrary : public NcclApiLibrary {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "util/params.h"
 #include "domain/vendor_library_search.h"
 
 namespace hetccl {
@@ -51,7 +50,7 @@ std::vector<std::string> versionedRocmDirectories() {
 }  // namespace
 
 std::vector<std::string> RcclLibrary::candidatePaths() {
-  if (auto forced = readString(Param::RcclLibrary)) return {*forced};
+  if (auto forced = readString(kRcclLibrary)) return {*forced};
   std::vector<std::string> paths = besideMappedLibraries();
   std::vector<std::string> rocmDirs;
   if (auto rocmPath = environmentValue("ROCM_PATH"))
@@ -67,7 +66,7 @@ std::vector<std::string> RcclLibrary::candidatePaths() {
 
 std::unique_ptr<RcclLibrary> RcclLibrary::load() {
   std::unique_ptr<RcclLibrary> loaded;
-  searchVendorLibrary({"RCCL", "HETCCL_RCCL_LIBRARY", candidatePaths()},
+  searchVendorLibrary({"RCCL", kRcclLibrary.name, candidatePaths()},
                       [&](SharedLibrary library) {
                         loaded.reset(new RcclLibrary(std::move(library)));
                       });

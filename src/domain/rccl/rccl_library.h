@@ -11,8 +11,14 @@
 #include <vector>
 
 #include "domain/nccl_api/nccl_api_library.h"
+#include "util/params.h"
 
 namespace hetccl {
+
+// Where the library is (rccl_params.def).
+#define HETCCL_PARAMS_FILE "domain/rccl/rccl_params.def"
+#define HETCCL_PARAMS_LIST rcclParams
+#include "util/declare_params.inc"
 
 class RcclLibrary : public NcclApiLibrary {
  public:

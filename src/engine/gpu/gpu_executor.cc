@@ -11,13 +11,11 @@ namespace {
 // (HETCCL_TRANSPORT=tcp) carries every byte instead. Every input is known
 // on every rank, so the answer is the same everywhere.
 bool takesOutboxes(const GpuExecutorSetup& setup) {
-  const Settings& settings = setup.plans.settings;
   const DomainMap& domains = setup.plans.domains;
-  const bool linksShareMemory = TransportSelection::parse(settings.transport)
-                                    .onOneHost()
-                                    .sharesHostMemory();
-  return settings.gpuDirect && linksShareMemory && setup.everyRankIsALocalGpu &&
-         domains.count() == domains.nranks() &&
+  const bool linksShareMemory =
+      TransportSelection::parse(setup.transport).onOneHost().sharesHostMemory();
+  return setup.plans.engine.direct && linksShareMemory &&
+         setup.everyRankIsALocalGpu && domains.count() == domains.nranks() &&
          domains.nranks() <= HETCCL_DEVICE_MAX_SOURCES;
 }
 
@@ -28,14 +26,14 @@ GpuExecutor createGpuExecutor(GpuExecutorSetup setup) {
   if (!takesOutboxes(setup))
     return {std::make_shared<GpuPlanExecutor>(std::move(plans)), false};
   auto collectives = std::make_unique<DeviceShmCollectives>(
-      setup.oob, plans.module, plans.settings.gpuChunkBytes,
-      plans.settings.gpuLowLatencyMaxBytes);
+      setup.oob, plans.module, plans.engine.chunkBytes,
+      plans.engine.lowLatencyMaxBytes);
   plans.onFailure = StreamDrivenExecutor::outboxesFailure(*collectives);
   StreamDrivenSetup streamDriven{plans.module,
                                  plans.device,
                                  plans.rank,
                                  plans.domains.nranks(),
-                                 plans.settings.timeoutSeconds,
+                                 plans.timeoutSeconds,
                                  plans.abort,
                                  std::move(collectives),
                                  std::move(setup.liveness),

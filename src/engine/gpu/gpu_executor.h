@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "engine/gpu/plan/gpu_plan_executor.h"
 #include "util/oob.h"
@@ -16,6 +17,9 @@ struct GpuExecutorSetup {
   GpuPlanExecutorSetup plans;
   // The communicator's ranks (collective: every rank chooses at once).
   Oob& oob;
+  // HETCCL_TRANSPORT (TransportSettings::selection): whether the links
+  // between ranks of one host share memory.
+  const std::string& transport;
   // Every rank is a GPU of this rank's runtime on this rank's host.
   bool everyRankIsALocalGpu;
   // Which peer processes have exited (null: none is watched).

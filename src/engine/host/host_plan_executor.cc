@@ -8,16 +8,17 @@ namespace hetccl {
 
 std::shared_ptr<HostPlanExecutor> HostPlanExecutor::create(
     int rank, const DomainMap& domains, std::shared_ptr<CrossDomainLinks> links,
-    const Settings& settings, std::shared_ptr<Executor> domainComm,
-    std::shared_ptr<AbortSignal> abort) {
-  return std::shared_ptr<HostPlanExecutor>(
-      new HostPlanExecutor(rank, domains, std::move(links), settings,
-                           std::move(domainComm), std::move(abort)));
+    const PlanSettings& plans, double timeoutSeconds,
+    std::shared_ptr<Executor> domainComm, std::shared_ptr<AbortSignal> abort) {
+  return std::shared_ptr<HostPlanExecutor>(new HostPlanExecutor(
+      rank, domains, std::move(links), plans, timeoutSeconds,
+      std::move(domainComm), std::move(abort)));
 }
 
 HostPlanExecutor::HostPlanExecutor(int rank, const DomainMap& domains,
                                    std::shared_ptr<CrossDomainLinks> links,
-                                   const Settings& settings,
+                                   const PlanSettings& plans,
+                                   double timeoutSeconds,
                                    std::shared_ptr<Executor> domainComm,
                                    std::shared_ptr<AbortSignal> abort)
     : domains_(domains),
@@ -34,9 +35,9 @@ HostPlanExecutor::HostPlanExecutor(int rank, const DomainMap& domains,
   };
   context_.abort = abort_.get();
   context_.waiting = links_->waiting().get();
-  context_.timeoutSeconds = settings.timeoutSeconds;
-  context_.chunkBytes = settings.chunkBytes;
-  context_.oneShotMaxBytes = settings.oneShotMaxBytes;
+  context_.timeoutSeconds = timeoutSeconds;
+  context_.chunkBytes = plans.chunkBytes;
+  context_.oneShotMaxBytes = plans.oneShotMaxBytes;
   context_.data = &data_;
 }
 

@@ -13,9 +13,9 @@
 #include "algo/cross_domain_links.h"
 #include "algo/domains.h"
 #include "algo/plan_context.h"
+#include "algo/plan_settings.h"
 #include "engine/host/host_plan_data.h"
 #include "util/inflight_tracker.h"
-#include "util/settings.h"
 
 namespace hetccl {
 
@@ -23,11 +23,13 @@ class HostPlanExecutor : public Executor,
                          public std::enable_shared_from_this<HostPlanExecutor> {
  public:
   // `domains` say who is in which domain; `links` reach every rank of the
-  // others; `domainComm` is this rank's domain communicator.
+  // others; `domainComm` is this rank's domain communicator. A wait for a
+  // peer fails after `timeoutSeconds` (0: never).
   static std::shared_ptr<HostPlanExecutor> create(
       int rank, const DomainMap& domains,
-      std::shared_ptr<CrossDomainLinks> links, const Settings& settings,
-      std::shared_ptr<Executor> domainComm, std::shared_ptr<AbortSignal> abort);
+      std::shared_ptr<CrossDomainLinks> links, const PlanSettings& plans,
+      double timeoutSeconds, std::shared_ptr<Executor> domainComm,
+      std::shared_ptr<AbortSignal> abort);
   ~HostPlanExecutor() override;
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
@@ -39,7 +41,7 @@ class HostPlanExecutor : public Executor,
  private:
   HostPlanExecutor(int rank, const DomainMap& domains,
                    std::shared_ptr<CrossDomainLinks> links,
-                   const Settings& settings,
+                   const PlanSettings& plans, double timeoutSeconds,
                    std::shared_ptr<Executor> domainComm,
                    std::shared_ptr<AbortSignal> abort);
   void execute(const std::vector<Op>& ops);

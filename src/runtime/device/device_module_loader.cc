@@ -45,7 +45,8 @@ namespace {
 // reference its code until the process exits.
 class LoadedModule {
  public:
-  LoadedModule(Param variable, const char* fileName, const char* runtimeName)
+  LoadedModule(const ParamSpec& variable, const char* fileName,
+               const char* runtimeName)
       : runtimeName_(runtimeName) {
     try {
       module_ = std::make_unique<DeviceModule>(modulePath(variable, fileName));
@@ -80,7 +81,7 @@ DeviceModule& deviceModule(RuntimeKind runtime) {
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<LoadedModule>& module = modules[runtime];
   if (!module)
-    module = std::make_unique<LoadedModule>(row.moduleParam, row.moduleFile,
+    module = std::make_unique<LoadedModule>(*row.moduleParam, row.moduleFile,
                                             row.label);
   return module->get();
 }

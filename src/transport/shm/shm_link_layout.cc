@@ -12,7 +12,7 @@ constexpr uint64_t kMagic = 0x4b4e494c4d485348ull;  // "HSHMLINK"
 constexpr uint32_t kVersion = 3;
 constexpr size_t kPage = 4096;
 // Bounds of a ring that a peer's segment header may claim; the same as
-// HETCCL_SHM_LINK_SLOTS's and HETCCL_SHM_LINK_CHUNK's (util/params.def).
+// HETCCL_SHM_LINK_SLOTS's and HETCCL_SHM_LINK_CHUNK's (shm_link_params.def).
 constexpr size_t kMinSlots = 1;
 constexpr size_t kMaxSlots = 1024;
 constexpr size_t kMinChunkBytes = 4096;
@@ -53,10 +53,10 @@ PeerEntry* tableOf(void* base) {
 
 }  // namespace
 
-ShmLinkSettings ShmLinkSettings::from(const Settings& settings) {
+ShmLinkSettings ShmLinkSettings::fromEnvironment() {
   ShmLinkSettings s;
-  s.slots = settings.shmLinkSlots;
-  s.chunkBytes = roundUp(settings.shmLinkChunkBytes, 64);
+  s.slots = static_cast<size_t>(readInteger(kShmLinkSlots));
+  s.chunkBytes = roundUp(readBytes(kShmLinkChunk), 64);
   return s;
 }
 

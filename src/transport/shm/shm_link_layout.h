@@ -21,23 +21,9 @@
 #include <vector>
 
 #include "op/call_signature.h"
-#include "util/settings.h"
+#include "transport/shm/shm_link_settings.h"
 
 namespace hetccl {
-
-// Tunables of one sender's rings, from the communicator's settings.
-struct ShmLinkSettings {
-  // HETCCL_SHM_LINK_SLOTS: slots per ring (1..1024).
-  size_t slots = 8;
-  // HETCCL_SHM_LINK_CHUNK: bytes per slot (4 KiB..1 GiB, rounded up to 64).
-  // Small slots keep a ring in the cores' caches: 128 KiB x 8 measured
-  // best for 4 ranks in 2 domains on the 2-core development machine.
-  size_t chunkBytes = size_t{128} << 10;
-
-  // Rounds the slot size up to 64 bytes; the bounds are the parameter
-  // table's (util/params.def).
-  static ShmLinkSettings from(const Settings& settings);
-};
 
 // The counters a rank writes about its link to one peer.
 struct ShmLinkControl {

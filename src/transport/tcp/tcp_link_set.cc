@@ -31,7 +31,7 @@ std::vector<TcpEndpoint> gatherEndpoints(Oob& oob, const TcpEndpoint& self) {
 }  // namespace
 
 TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
-                       const TcpSettings& settings,
+                       const TcpSettings& settings, double setupTimeoutSeconds,
                        std::shared_ptr<AbortSignal> abort,
                        std::shared_ptr<const CallLog> calls)
     : rank_(oob.rank()), settings_(settings) {
@@ -69,7 +69,7 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
   plan.secret = endpoints[0].secret;
   plan.socketsPerLink = settings_.socketsPerLink;
   plan.socketBufferBytes = settings_.socketBufferBytes;
-  plan.timeoutSeconds = settings_.setupTimeoutSeconds;
+  plan.timeoutSeconds = setupTimeoutSeconds;
   TcpConnections connections =
       connectTcpPeers(plan, std::move(listener), AbortFlags(abort->flag()));
 

@@ -24,10 +24,12 @@ class TcpLinkSet : public LinkSet {
   // all-gathers the listen addresses and rank 0's secret and stripe
   // geometry, then connects HETCCL_TCP_SOCKETS sockets per pair. Throws
   // ncclSystemError naming the missing peers if that takes longer than
-  // HETCCL_BOOTSTRAP_TIMEOUT, and when `abort` is raised. `calls` (may be
-  // null) are this rank's, which unclaimed stripes are compared with.
+  // `setupTimeoutSeconds` (0: no limit), and when `abort` is raised.
+  // `calls` (may be null) are this rank's, which unclaimed stripes are
+  // compared with.
   TcpLinkSet(Oob& oob, const std::vector<int>& peers,
-             const TcpSettings& settings, std::shared_ptr<AbortSignal> abort,
+             const TcpSettings& settings, double setupTimeoutSeconds,
+             std::shared_ptr<AbortSignal> abort,
              std::shared_ptr<const CallLog> calls = nullptr);
   // Stops the progress threads and closes every connection; transfers still
   // pending fail.
@@ -37,7 +39,7 @@ class TcpLinkSet : public LinkSet {
 
   // The link to `peer`; throws ncclInvalidArgument if it is not a peer.
   std::shared_ptr<Link> link(int peer) const override;
-  // The settings in force: this rank's buffer size and timeout, rank 0's
+  // The settings in force: this rank's buffer size and polling, rank 0's
   // socket count, thread count and stripe size.
   const TcpSettings& settings() const { return settings_; }
 

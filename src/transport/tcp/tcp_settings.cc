@@ -2,15 +2,14 @@
 
 namespace hetccl {
 
-// The bounds are the parameter table's (util/params.def).
-TcpSettings TcpSettings::from(const Settings& settings) {
+// The bounds are tcp_params.def's.
+TcpSettings TcpSettings::fromEnvironment() {
   TcpSettings s;
-  s.socketsPerLink = settings.tcpSocketsPerLink;
-  s.threads = settings.tcpThreads;
-  s.stripeBytes = settings.tcpStripeBytes;
-  s.socketBufferBytes = settings.tcpSocketBufferBytes;
-  s.pollMicroseconds = settings.tcpPollMicroseconds;
-  s.setupTimeoutSeconds = settings.bootstrapTimeoutSeconds;
+  s.socketsPerLink = static_cast<int>(readInteger(kTcpSockets));
+  s.threads = static_cast<int>(readInteger(kTcpThreads));
+  s.stripeBytes = readBytes(kTcpChunk);
+  s.socketBufferBytes = static_cast<int>(readInteger(kTcpBuffer));
+  s.pollMicroseconds = static_cast<int>(readInteger(kTcpPollUs));
   return s;
 }
 

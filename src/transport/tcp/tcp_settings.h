@@ -1,14 +1,19 @@
-// Tunables of the tcp transport, from the communicator's settings. Rank 0's
-// geometry (sockets per link, progress threads, stripe size) is the one
-// every rank uses: the receiver computes where each stripe belongs from it,
-// so both ends of a link must agree.
+// Tunables of the tcp transport, read from its parameters (tcp_params.def)
+// when a communicator is created. Rank 0's geometry (sockets per link,
+// progress threads, stripe size) is the one every rank uses: the receiver
+// computes where each stripe belongs from it, so both ends of a link must
+// agree.
 #pragma once
 
 #include <cstddef>
 
-#include "util/settings.h"
+#include "util/params.h"
 
 namespace hetccl {
+
+#define HETCCL_PARAMS_FILE "transport/tcp/tcp_params.def"
+#define HETCCL_PARAMS_LIST tcpParams
+#include "util/declare_params.inc"
 
 struct TcpSettings {
   // HETCCL_TCP_SOCKETS: connections per peer pair (1..16).
@@ -24,11 +29,9 @@ struct TcpSettings {
   // HETCCL_TCP_POLL_US: how long a progress thread polls after activity
   // before it sleeps in epoll_wait.
   int pollMicroseconds = 50;
-  // HETCCL_BOOTSTRAP_TIMEOUT: how long connection setup may take (0: no
-  // limit).
-  double setupTimeoutSeconds = 300;
 
-  static TcpSettings from(const Settings& settings);
+  // Throws ncclInvalidArgument for the first bad value.
+  static TcpSettings fromEnvironment();
 };
 
 constexpr int kMaxTcpSocketsPerLink = 16;

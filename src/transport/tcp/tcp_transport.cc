@@ -16,9 +16,9 @@ class TcpTransport : public Transport {
   unsigned memoryKinds() const override { return kHostMemory; }
   int preference(bool) const override { return 10; }
   std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
-    return std::make_unique<TcpLinkSet>(setup.oob, setup.peers,
-                                        TcpSettings::from(setup.settings),
-                                        setup.abort, setup.calls);
+    return std::make_unique<TcpLinkSet>(
+        setup.oob, setup.peers, setup.settings.tcp, setup.setupTimeoutSeconds,
+        setup.abort, setup.calls);
   }
 };
 

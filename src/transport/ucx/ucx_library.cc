@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "transport/transport.h"
+#include "transport/ucx/ucx_settings.h"
 #include "util/comma_list.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -33,11 +34,13 @@ unsigned memoryKindsOf(unsigned ucxMemoryTypes) {
 }
 
 // UCX_NET_DEVICES for the context when HETCCL_SOCKET_IFNAME (or
-// NCCL_SOCKET_IFNAME) chooses interfaces: those interfaces plus every RDMA
-// device, so that naming the Ethernet interface for the bootstrap does not
-// hide InfiniBand from UCX. Empty: leave UCX's default (all devices).
+// NCCL_SOCKET_IFNAME) chooses interfaces and the user did not set
+// UCX_NET_DEVICES: those interfaces plus every RDMA device, so that naming
+// the Ethernet interface for the bootstrap does not hide InfiniBand from
+// UCX. Empty: leave UCX's own (the user's UCX_NET_DEVICES, else all
+// devices).
 std::string netDevicesFor(const std::string& transports) {
-  if (!readString(Param::SocketIfname)) return "";
+  if (!interfaceFilter() || environmentValue("UCX_NET_DEVICES")) return "";
   std::set<std::string> seen;
   std::string devices;
   auto add = [&](const std::string& device) {
@@ -67,7 +70,7 @@ bool listsRdmaTransport(const std::string& transports) {
 }
 
 UcxLibrary::UcxLibrary()
-    : path_(hetccl::modulePath(Param::UcxModule, "libhetccl-ucx.so")) {
+    : path_(hetccl::modulePath(kUcxModule, "libhetccl-ucx.so")) {
   library_ = SharedLibrary::open(path_, SharedLibrary::Binding::kUsual);
   auto entry = reinterpret_cast<hetcclUcxModuleEntry>(
       library_.find(HETCCL_UCX_MODULE_ENTRY));
@@ -97,7 +100,7 @@ UcxLibrary::UcxLibrary()
            "UCX %s from %s: transports %s; memory %s; UCX_NET_DEVICES %s",
            version_.c_str(), path_.c_str(), transports_.c_str(),
            describeMemoryKinds(memoryKinds_).c_str(),
-           netDevices.empty() ? "as UCX's default" : netDevices.c_str());
+           netDevices.empty() ? "as UCX reads it" : netDevices.c_str());
 }
 
 void UcxLibrary::check(int status, const char* what) const {

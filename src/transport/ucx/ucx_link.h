@@ -16,22 +16,14 @@
 #include <vector>
 
 #include "transport/link.h"
+#include "transport/ucx/ucx_settings.h"
 #include "transport/ucx/ucx_tag.h"
 #include "transport/ucx/ucx_worker_thread.h"
-#include "util/settings.h"
 
 namespace hetccl {
 
 // Below this many bytes per lane a transfer is not worth cutting.
 constexpr size_t kUcxSplitBytes = 256 * 1024;
-// The largest part of a cut transfer by default (HETCCL_UCX_PART), and its
-// bounds. Over UCX's tcp on 2 cores one lane moved 64 and 256 MiB
-// transfers 1.5x to 1.9x faster as 1 MiB messages than whole, level with
-// ucx_perftest (bench/results/ucx-lanes-parts-2026-12-01.md).
-constexpr size_t kUcxPartBytes = size_t{1} << 20;
-constexpr size_t kMinUcxPartBytes = size_t{64} << 10;
-constexpr size_t kMaxUcxPartBytes = size_t{1} << 30;
-
 // Which GPU buffers a ucx link takes as they are: HETCCL_UCX_GPU, the
 // memory types (MemoryKind bits) UCX reports here, and whether it has an
 // RDMA transport.

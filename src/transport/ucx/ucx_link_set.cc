@@ -46,12 +46,11 @@ uint8_t randomLinkSetId() {
 }  // namespace
 
 UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
-                       std::shared_ptr<AbortSignal> abort,
-                       UcxLinkOptions options,
+                       std::shared_ptr<AbortSignal> abort, UcxSettings settings,
                        std::shared_ptr<const CallLog> calls)
     : rank_(oob.rank()) {
-  int lanes = options.lanes;
-  const size_t partBytes = options.partBytes;
+  int lanes = settings.lanes;
+  const size_t partBytes = settings.partBytes;
   HETCCL_CHECK_ARG(abort != nullptr, "ucx transport needs an abort signal");
   HETCCL_CHECK_ARG(oob.nranks() - 1 <= kMaxUcxRank,
                    "ucx transport: %d ranks, at most %d supported",
@@ -147,7 +146,7 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
   for (int peer : sortedPeers)
     links_[peer] = std::make_shared<UcxLink>(
         rank_, peer, linkSet, lanes_, size_t{notices[0].partKiB} << 10,
-        UcxGpuPolicy{options.gpu, ucx.memoryKinds(), ucx.hasRdma()});
+        UcxGpuPolicy{settings.gpu, ucx.memoryKinds(), ucx.hasRdma()});
   LOG_INFO(kLogNet,
            "ucx transport (rank %d): %zu link(s) over UCX %s, %d lane(s) "
            "(%s; memory %s)",

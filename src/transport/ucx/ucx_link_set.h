@@ -20,25 +20,20 @@ namespace hetccl {
 
 constexpr int kMaxUcxLanes = 16;
 
-struct UcxLinkOptions {
-  int lanes = 0;                     // 1..kMaxUcxLanes; 0: by cores
-  size_t partBytes = kUcxPartBytes;  // the largest part of a cut transfer
-  UcxGpuBuffers gpu = UcxGpuBuffers::kAuto;  // HETCCL_UCX_GPU
-};
-
 class UcxLinkSet : public LinkSet {
  public:
   // Collective over `oob` (every rank calls it, even one without peers).
   // Only ranks with peers load UCX; when no rank has any, nothing is
   // loaded. Throws ncclSystemError on every rank if a rank with peers
   // cannot use UCX (naming it and, on that rank, why).
-  // Rank 0's lanes and part size (64 KiB..1 GiB) apply to every rank; the
-  // GPU policy is each rank's own: its side of a link moves the same
-  // messages whether it stages its GPU buffers or not.
+  // Rank 0's lanes (1..kMaxUcxLanes; 0: by cores) and part size (64 KiB..
+  // 1 GiB) apply to every rank; the GPU policy is each rank's own: its side
+  // of a link moves the same messages whether it stages its GPU buffers or
+  // not.
   // `calls` (may be null) are this rank's, which a peer's call that no
   // receive claims yet is compared with.
   UcxLinkSet(Oob& oob, const std::vector<int>& peers,
-             std::shared_ptr<AbortSignal> abort, UcxLinkOptions options = {},
+             std::shared_ptr<AbortSignal> abort, UcxSettings settings = {},
              std::shared_ptr<const CallLog> calls = nullptr);
   // Stops the progress threads; pending transfers fail.
   ~UcxLinkSet() override;

@@ -19,7 +19,9 @@
 extern "C" {
 #endif
 
-#define HETCCL_UCX_MODULE_ABI 2
+/* 3: the library, not the module, leaves a UCX_NET_DEVICES the user set
+ * alone (contextCreate). */
+#define HETCCL_UCX_MODULE_ABI 3
 /* The module's one exported function returns its table. */
 #define HETCCL_UCX_MODULE_ENTRY "hetcclUcxModule"
 
@@ -58,7 +60,7 @@ typedef struct {
 
   /* A context for tag matching with wake-up events, shared by workers of
    * several threads. `netDevices`, if not NULL, is UCX_NET_DEVICES's value
-   * for it (the environment's own UCX_NET_DEVICES wins). */
+   * for it. */
   int (*contextCreate)(const char* netDevices, hetcclUcxContext** context);
   void (*contextDestroy)(hetcclUcxContext* context);
   /* HETCCL_UCX_MEMORY_* bits of the memory types the context supports. */

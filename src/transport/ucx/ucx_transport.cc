@@ -38,11 +38,8 @@ class UcxTransport : public Transport {
     }
   }
   std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
-    return std::make_unique<UcxLinkSet>(
-        setup.oob, setup.peers, setup.abort,
-        UcxLinkOptions{setup.settings.ucxLanes, setup.settings.ucxPartBytes,
-                       setup.settings.ucxGpu},
-        setup.calls);
+    return std::make_unique<UcxLinkSet>(setup.oob, setup.peers, setup.abort,
+                                        setup.settings.ucx, setup.calls);
   }
 };
 

@@ -52,8 +52,8 @@ const DeviceModule& onDevice(const DeviceModule& module, int device) {
 // plans keep: at most the domain's partials and one per other domain.
 size_t scratchBytes(const GpuPlanExecutorSetup& setup) {
   const size_t domains = setup.domains.count();
-  return std::max(2 * (domains + 2) * setup.settings.chunkBytes,
-                  domains * setup.settings.oneShotMaxBytes);
+  return std::max(2 * (domains + 2) * setup.plans.chunkBytes,
+                  domains * setup.plans.oneShotMaxBytes);
 }
 
 // What runs this rank's domain steps: the vendor library, unless the rank
@@ -82,12 +82,12 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
       domains_(setup.domains),
       domainComm_(domainStepsOf(setup)),
       abort_(std::move(setup.abort)),
-      timeoutSeconds_(setup.settings.timeoutSeconds),
+      timeoutSeconds_(setup.timeoutSeconds),
       flagMemory_(module_, sizeof(Flags)),
       flags_(reinterpret_cast<Flags*>(flagMemory_.data())),
       stream_(module_),
       copies_(module_, stream_.handle()),
-      timeline_(setup.settings.engineTimeline
+      timeline_(setup.engine.timeline
                     ? std::make_unique<StreamTimeline>(
                           module_, stream_.handle(), kTimelineMarks)
                     : nullptr),
@@ -101,7 +101,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
           links_->waiting().get()),
       callerReached_(module_),
       enginePassed_(module_),
-      scriptedLaunches_(setup.settings.scriptedLaunches) {
+      scriptedLaunches_(setup.engine.scriptedLaunches) {
   for (uint64_t* word :
        {&flags_->inputsReady, &flags_->done, &flags_->engineReached})
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
@@ -109,7 +109,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                          stream_.handle(),
                          copies_,
                          proxy_,
-                         crossDomainPieceBytes(setup.settings.chunkBytes),
+                         crossDomainPieceBytes(setup.plans.chunkBytes),
                          kRingSlots,
                          timeline_.get(),
                          &launchGate_,
@@ -133,8 +133,8 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
   };
   context_.abort = abort_.get();
   context_.timeoutSeconds = timeoutSeconds_;
-  context_.chunkBytes = setup.settings.chunkBytes;
-  context_.oneShotMaxBytes = setup.settings.oneShotMaxBytes;
+  context_.chunkBytes = setup.plans.chunkBytes;
+  context_.oneShotMaxBytes = setup.plans.oneShotMaxBytes;
   context_.data = &data_;
   warmUpDomain();
   LOG_INFO(

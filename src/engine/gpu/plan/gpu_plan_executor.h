@@ -38,13 +38,13 @@
 
 #include "algo/cross_domain_links.h"
 #include "algo/plan_context.h"
+#include "engine/gpu/gpu_engine_settings.h"
 #include "engine/gpu/plan/device_plan_data.h"
 #include "engine/gpu/proxy/staged_launch_script.h"
 #include "engine/gpu/proxy/staged_link.h"
 #include "engine/gpu/proxy/staging_proxy.h"
 #include "engine/gpu/stream_timeline.h"
 #include "op/executor.h"
-#include "util/settings.h"
 
 namespace hetccl {
 
@@ -55,7 +55,9 @@ struct GpuPlanExecutorSetup {
   const DomainMap& domains;
   std::shared_ptr<CrossDomainLinks> links;
   std::shared_ptr<Executor> domainComm;  // NCCL or RCCL over the domain
-  const Settings& settings;
+  const PlanSettings& plans;
+  const GpuEngineSettings& engine;
+  double timeoutSeconds;  // a wait for a peer fails after it (0: never)
   std::shared_ptr<AbortSignal> abort;
   // Who else must hear of a failure (null: nobody), on any thread.
   std::function<void(const Error&)> onFailure = nullptr;

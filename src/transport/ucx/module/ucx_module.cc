@@ -174,7 +174,7 @@ int contextCreate(const char* netDevices, hetcclUcxContext** out) {
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) return status;
-  if (netDevices != nullptr && getenv("UCX_NET_DEVICES") == nullptr) {
+  if (netDevices != nullptr) {
     status = ucp_config_modify(config, "NET_DEVICES", netDevices);
     if (status != UCS_OK) {
       ucp_config_release(config);

@@ -1,0 +1,24 @@
+// The bootstrap's parameters (bootstrap_params.def): a fixed root
+// (HETCCL_COMM_ID, HETCCL_COMM_SECRET, read where ids are made,
+// unique_id.cc) and how long to wait for ranks, which a communicator reads
+// when it is created and ncclGetUniqueId when it starts a root.
+#pragma once
+
+#include "util/params.h"
+
+namespace hetccl {
+
+#define HETCCL_PARAMS_FILE "bootstrap/bootstrap_params.def"
+#define HETCCL_PARAMS_LIST bootstrapParams
+#include "util/declare_params.inc"
+
+struct BootstrapSettings {
+  // HETCCL_BOOTSTRAP_TIMEOUT: how long a root, a rank's bootstrap and the
+  // connection of links wait for ranks (0: forever).
+  double timeoutSeconds = 300;
+
+  // Throws ncclInvalidArgument for a bad value.
+  static BootstrapSettings fromEnvironment();
+};
+
+}  // namespace hetccl

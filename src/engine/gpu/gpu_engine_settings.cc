@@ -1,0 +1,15 @@
+#include "engine/gpu/gpu_engine_settings.h"
+
+namespace hetccl {
+
+GpuEngineSettings GpuEngineSettings::fromEnvironment() {
+  GpuEngineSettings s;
+  s.direct = readFlag(kGpuDirect);
+  s.timeline = readFlag(kEngineTimeline);
+  s.scriptedLaunches = readFlag(kScriptedLaunches);
+  s.chunkBytes = readBytes(kGpuChunk);
+  s.lowLatencyMaxBytes = readBytes(kGpuLowLatencyMax);
+  return s;
+}
+
+}  // namespace hetccl

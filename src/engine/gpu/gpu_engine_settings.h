@@ -1,0 +1,28 @@
+// The GPU engine's settings, read from its parameters
+// (gpu_engine_params.def) when a communicator is created: whether GPU
+// ranks of one host take the stream-driven path and how it cuts and sends
+// data (hostshm/), and what the plan executor records (plan/).
+#pragma once
+
+#include <cstddef>
+
+#include "util/params.h"
+
+namespace hetccl {
+
+#define HETCCL_PARAMS_FILE "engine/gpu/gpu_engine_params.def"
+#define HETCCL_PARAMS_LIST gpuEngineParams
+#include "util/declare_params.inc"
+
+struct GpuEngineSettings {
+  bool direct;                // HETCCL_GPU_DIRECT
+  size_t chunkBytes;          // HETCCL_GPU_CHUNK
+  size_t lowLatencyMaxBytes;  // HETCCL_GPU_LL_MAX
+  bool timeline;              // HETCCL_ENGINE_TIMELINE
+  bool scriptedLaunches;      // HETCCL_SCRIPTED_LAUNCHES
+
+  // Throws ncclInvalidArgument for the first bad value.
+  static GpuEngineSettings fromEnvironment();
+};
+
+}  // namespace hetccl
