@@ -15,8 +15,12 @@ Communicator::Communicator(const NcclApi& nccl, const RankSetup& setup)
           .count();
 }
 
-Communicator::~Communicator() {
-  if (comm_) nccl_.commAbort(comm_);
+Communicator::~Communicator() { abort(); }
+
+void Communicator::abort() {
+  ncclComm_t comm = comm_;
+  comm_ = nullptr;
+  if (comm) nccl_.commAbort(comm);
 }
 
 void Communicator::destroy() {

@@ -106,6 +106,7 @@ int runRankWithSetup(const Options& options, const NcclApi& nccl,
                              topologyOf(nccl, communicator.get())};
     reporter.printHeader(run, control.allGather(describeRank(context, kind)));
     Benchmark benchmark(options, context, control, reporter);
+    const AbortOnException abortFirst(communicator);
     wrong = benchmark.run();
     reporter.printSummary();
   }
