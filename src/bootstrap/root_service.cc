@@ -119,16 +119,7 @@ void RootService::failCommunicator(ncclResult_t code,
   LOG_WARN(kLogBootstrap, "%s: the communicator cannot form: %s", name_.c_str(),
            message.c_str());
   fatal_ = Error(code, message);
-  std::vector<uint8_t> reply = encodeRootError(code, message);
-  for (auto& [rank, arrival] : arrivals_) {
-    try {
-      arrival.socket.sendAll(reply.data(), reply.size(),
-                             Deadline::after(kReplySeconds), nullptr,
-                             "an error reply");
-    } catch (const Error& e) {
-      LOG_INFO(kLogBootstrap, "%s: %s", name_.c_str(), e.what());
-    }
-  }
+  tellArrived(code, message);
   arrivals_.clear();
 }
 
@@ -296,6 +287,11 @@ void RootService::sendTables() {
 
 void RootService::failArrived(ncclResult_t code, const std::string& message) {
   stopListening();
+  tellArrived(code, message);
+  for (auto& [rank, arrival] : arrivals_) arrival.socket.close();
+}
+
+void RootService::tellArrived(ncclResult_t code, const std::string& message) {
   std::vector<uint8_t> reply = encodeRootError(code, message);
   for (auto& [rank, arrival] : arrivals_) {
     try {
@@ -305,7 +301,6 @@ void RootService::failArrived(ncclResult_t code, const std::string& message) {
     } catch (const Error& e) {
       LOG_INFO(kLogBootstrap, "%s: %s", name_.c_str(), e.what());
     }
-    arrival.socket.close();
   }
 }
 

@@ -73,6 +73,9 @@ class RootService {
   void failCommunicator(ncclResult_t code, const std::string& message);
   void sendTables();
   void failArrived(ncclResult_t code, const std::string& message);
+  // Sends every rank that arrived the error reply; one that cannot take it
+  // fails on its own timeout.
+  void tellArrived(ncclResult_t code, const std::string& message);
   std::string missingRanks() const;
   // "; refused meanwhile: ..." for the timeout message, or "".
   std::string refusalsText() const;

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "op/op_traits.h"
 #include "util/dtype.h"
 #include "util/error.h"
-#include "op/op_traits.h"
 
 namespace hetccl {
 namespace {
@@ -74,6 +74,43 @@ void HostCollectives::runCollective(const Op& op) {
   }
 }
 
+// Elements [offset, offset + n) of every block of a collective's buffers.
+// A collective of one block per rank (all-gather's output, scatter's
+// input, ...) moves the same part of each block in a round; its staging
+// buffers then hold one piece of n elements per block.
+struct HostCollectives::Round {
+  uint64_t k;     // the round's number on every rank's flags
+  size_t offset;  // elements into each block
+  size_t n;       // elements of each block
+  size_t elt;     // bytes per element
+  size_t count;   // elements per block
+  const char* send;
+  char* recv;
+
+  size_t bytes() const { return n * elt; }
+  const char* sendPart(int block) const {
+    return send + (block * count + offset) * elt;
+  }
+  char* recvPart(int block) const {
+    return recv + (block * count + offset) * elt;
+  }
+  // Where a staging buffer holds its piece of block `block`.
+  size_t pieceAt(int block) const { return block * n * elt; }
+  char* piece(char* staging, int block) const {
+    return staging + pieceAt(block);
+  }
+};
+
+template <typename Body>
+void HostCollectives::forEachRound(const Op& op, size_t perRound, Body body) {
+  const size_t elt = dtypeSize(op.dtype);
+  const auto* send = static_cast<const char*>(op.sendbuff);
+  auto* recv = static_cast<char*>(op.recvbuff);
+  for (size_t offset = 0; offset < op.count; offset += perRound)
+    body(Round{beginRound(), offset, std::min(perRound, op.count - offset), elt,
+               op.count, send, recv});
+}
+
 uint64_t HostCollectives::beginRound() { return ++round_; }
 
 void HostCollectives::guardInput(uint64_t round) {
@@ -95,6 +132,10 @@ void HostCollectives::postDone(uint64_t round) {
 void HostCollectives::postFreed(uint64_t round) {
   ShmWorld::post(world_.freed(rank_), round);
 }
+void HostCollectives::endRound(uint64_t round) {
+  postDone(round);
+  postFreed(round);
+}
 
 void HostCollectives::waitAllReady(uint64_t round) {
   world_.waitAll([&](int r) -> ShmCounter& { return world_.ready(r); }, round,
@@ -106,222 +147,181 @@ void HostCollectives::waitAllDone(uint64_t round) {
                  "its share of a collective");
 }
 
+void HostCollectives::publishInput(const Round& round) {
+  guardInput(round.k);
+  std::memcpy(world_.input(rank_, round.k), round.sendPart(0), round.bytes());
+  postReady(round.k);
+}
+
+void HostCollectives::publishPieces(const Round& round, bool includingOwn) {
+  guardInput(round.k);
+  char* staged = world_.input(rank_, round.k);
+  for (int r = 0; r < nranks_; ++r)
+    if (includingOwn || r != rank_)
+      std::memcpy(round.piece(staged, r), round.sendPart(r), round.bytes());
+  postReady(round.k);
+}
+
 size_t HostCollectives::elementsPerBuffer(const Op& op) const {
   return world_.settings().chunkBytes / dtypeSize(op.dtype);
 }
 
-void HostCollectives::reduceSlice(const Op& op, uint64_t round, const char* ownInput,
-                             size_t begin, size_t end, char* dst) {
-  if (end <= begin) return;
-  size_t elt = dtypeSize(op.dtype);
+size_t HostCollectives::elementsPerPiece(const Op& op) const {
+  return std::max<size_t>(1, elementsPerBuffer(op) / nranks_);
+}
+
+// A rank's slice of a round is empty when the round has fewer elements
+// than there are ranks.
+void HostCollectives::reduceStaged(const Op& op, uint64_t round,
+                                   const char* own, size_t stagedAt, size_t n,
+                                   char* dst) {
+  if (n == 0) return;
   for (int r = 0; r < nranks_; ++r)
-    sources_[r] =
-        (r == rank_ ? ownInput : world_.input(r, round)) + begin * elt;
-  hostReduce(dst, sources_.data(), nranks_, end - begin,
+    sources_[r] = r == rank_ ? own : world_.input(r, round) + stagedAt;
+  hostReduce(dst, sources_.data(), nranks_, n,
              op.reduce.over(op.dtype, nranks_));
 }
 
 // All-reduce and reduce share their rounds. Small rounds are reduced whole
 // (by every rank for all-reduce, by the root for reduce): one exchange
-// instead of two. Large rounds are split into one slice per rank: a rank
-// stages only the slices others reduce, reduces its own slice reading its
-// own part straight from its send buffer, and publishes the result; then
-// the receivers copy every slice.
+// instead of two. Large rounds are split into one slice per rank.
 void HostCollectives::allReduce(const Op& op) { reduceRounds(op, true); }
 
 void HostCollectives::reduce(const Op& op) { reduceRounds(op, false); }
 
 void HostCollectives::reduceRounds(const Op& op, bool everyRankReceives) {
-  size_t elt = dtypeSize(op.dtype);
-  size_t perRound = elementsPerBuffer(op);
-  const char* send = static_cast<const char*>(op.sendbuff);
-  char* recv = static_cast<char*>(op.recvbuff);
-  bool receives = everyRankReceives || rank_ == op.root;
-  for (size_t offset = 0; offset < op.count; offset += perRound) {
-    size_t n = std::min(perRound, op.count - offset);
-    const char* ownInput = send + offset * elt;
-    uint64_t k = beginRound();
-    guardInput(k);
-    char* staged = world_.input(rank_, k);
-    if (n * elt <= directReduceMax_) {
-      std::memcpy(staged, ownInput, n * elt);
-      postReady(k);
-      if (receives) {
-        waitAllReady(k);
-        reduceSlice(op, k, ownInput, 0, n, recv + offset * elt);
-      }
-      postDone(k);
-      postFreed(k);
-      continue;
-    }
-    size_t ownBegin = sliceBegin(n, nranks_, rank_);
-    size_t ownEnd = sliceBegin(n, nranks_, rank_ + 1);
-    std::memcpy(staged, ownInput, ownBegin * elt);
-    std::memcpy(staged + ownEnd * elt, ownInput + ownEnd * elt,
-                (n - ownEnd) * elt);
-    postReady(k);
-    waitAllReady(k);
-    guardOutput(k);
-    reduceSlice(op, k, ownInput, ownBegin, ownEnd, world_.output(rank_, k));
-    postDone(k);
-    if (receives) {
-      waitAllDone(k);
-      for (int r = 0; r < nranks_; ++r) {
-        size_t begin = sliceBegin(n, nranks_, r);
-        size_t end = sliceBegin(n, nranks_, r + 1);
-        std::memcpy(recv + (offset + begin) * elt, world_.output(r, k),
-                    (end - begin) * elt);
-      }
-    }
-    postFreed(k);
+  const bool receives = everyRankReceives || rank_ == op.root;
+  forEachRound(op, elementsPerBuffer(op), [&](const Round& round) {
+    if (round.bytes() <= directReduceMax_)
+      reduceWhole(op, round, receives);
+    else
+      reduceBySlices(op, round, receives);
+  });
+}
+
+void HostCollectives::reduceWhole(const Op& op, const Round& round,
+                                  bool receives) {
+  publishInput(round);
+  if (receives) {
+    waitAllReady(round.k);
+    reduceStaged(op, round.k, round.sendPart(0), 0, round.n, round.recvPart(0));
   }
+  endRound(round.k);
+}
+
+// A rank stages only the slices others reduce, reduces its own slice
+// reading its own part straight from its send buffer, and publishes the
+// result; then the receivers copy every slice.
+void HostCollectives::reduceBySlices(const Op& op, const Round& round,
+                                     bool receives) {
+  const size_t elt = round.elt;
+  const char* own = round.sendPart(0);
+  const size_t ownBegin = sliceBegin(round.n, nranks_, rank_);
+  const size_t ownEnd = sliceBegin(round.n, nranks_, rank_ + 1);
+  guardInput(round.k);
+  char* staged = world_.input(rank_, round.k);
+  std::memcpy(staged, own, ownBegin * elt);
+  std::memcpy(staged + ownEnd * elt, own + ownEnd * elt,
+              (round.n - ownEnd) * elt);
+  postReady(round.k);
+  waitAllReady(round.k);
+  guardOutput(round.k);
+  reduceStaged(op, round.k, own + ownBegin * elt, ownBegin * elt,
+               ownEnd - ownBegin, world_.output(rank_, round.k));
+  postDone(round.k);
+  if (receives) {
+    waitAllDone(round.k);
+    for (int r = 0; r < nranks_; ++r) {
+      const size_t begin = sliceBegin(round.n, nranks_, r);
+      const size_t end = sliceBegin(round.n, nranks_, r + 1);
+      std::memcpy(round.recvPart(0) + begin * elt, world_.output(r, round.k),
+                  (end - begin) * elt);
+    }
+  }
+  postFreed(round.k);
 }
 
 // Reduce-scatter: each round stages a piece of every other rank's block;
 // each rank reduces the pieces of its own block, its own part read straight
 // from its send buffer, into its output.
 void HostCollectives::reduceScatter(const Op& op) {
-  size_t elt = dtypeSize(op.dtype);
-  size_t perPiece = std::max<size_t>(1, elementsPerBuffer(op) / nranks_);
-  const char* send = static_cast<const char*>(op.sendbuff);
-  char* recv = static_cast<char*>(op.recvbuff);
-  for (size_t offset = 0; offset < op.count; offset += perPiece) {
-    size_t n = std::min(perPiece, op.count - offset);
-    uint64_t k = beginRound();
-    guardInput(k);
-    char* staged = world_.input(rank_, k);
-    for (int r = 0; r < nranks_; ++r)
-      if (r != rank_)
-        std::memcpy(staged + r * n * elt, send + (r * op.count + offset) * elt,
-                    n * elt);
-    postReady(k);
-    waitAllReady(k);
-    for (int r = 0; r < nranks_; ++r)
-      sources_[r] = r == rank_ ? send + (r * op.count + offset) * elt
-                               : world_.input(r, k) + rank_ * n * elt;
-    hostReduce(recv + offset * elt, sources_.data(), nranks_, n,
-               op.reduce.over(op.dtype, nranks_));
-    postDone(k);
-    postFreed(k);
-  }
+  forEachRound(op, elementsPerPiece(op), [&](const Round& round) {
+    publishPieces(round, /*includingOwn=*/false);
+    waitAllReady(round.k);
+    reduceStaged(op, round.k, round.sendPart(rank_), round.pieceAt(rank_),
+                 round.n, round.recvPart(0));
+    endRound(round.k);
+  });
 }
 
 void HostCollectives::allGather(const Op& op) {
-  size_t elt = dtypeSize(op.dtype);
-  size_t perRound = elementsPerBuffer(op);
-  const char* send = static_cast<const char*>(op.sendbuff);
-  char* recv = static_cast<char*>(op.recvbuff);
-  for (size_t offset = 0; offset < op.count; offset += perRound) {
-    size_t n = std::min(perRound, op.count - offset);
-    uint64_t k = beginRound();
-    guardInput(k);
-    std::memcpy(world_.input(rank_, k), send + offset * elt, n * elt);
-    postReady(k);
-    waitAllReady(k);
+  forEachRound(op, elementsPerBuffer(op), [&](const Round& round) {
+    publishInput(round);
+    waitAllReady(round.k);
+    const char* own = round.sendPart(0);
     for (int r = 0; r < nranks_; ++r) {
-      char* slot = recv + (r * op.count + offset) * elt;
-      if (r == rank_ && slot == send + offset * elt) continue;  // in place
-      std::memmove(slot, r == rank_ ? send + offset * elt : world_.input(r, k),
-                   n * elt);
+      char* slot = round.recvPart(r);
+      if (r == rank_ && slot == own) continue;  // in place
+      std::memmove(slot, r == rank_ ? own : world_.input(r, round.k),
+                   round.bytes());
     }
-    postDone(k);
-    postFreed(k);
-  }
+    endRound(round.k);
+  });
 }
 
 void HostCollectives::gather(const Op& op) {
-  size_t elt = dtypeSize(op.dtype);
-  size_t perRound = elementsPerBuffer(op);
-  const char* send = static_cast<const char*>(op.sendbuff);
-  char* recv = static_cast<char*>(op.recvbuff);
-  for (size_t offset = 0; offset < op.count; offset += perRound) {
-    size_t n = std::min(perRound, op.count - offset);
-    uint64_t k = beginRound();
-    guardInput(k);
-    std::memcpy(world_.input(rank_, k), send + offset * elt, n * elt);
-    postReady(k);
+  forEachRound(op, elementsPerBuffer(op), [&](const Round& round) {
+    publishInput(round);
     if (rank_ == op.root) {
-      waitAllReady(k);
+      waitAllReady(round.k);
       for (int r = 0; r < nranks_; ++r)
-        std::memcpy(recv + (r * op.count + offset) * elt, world_.input(r, k),
-                    n * elt);
+        std::memcpy(round.recvPart(r), world_.input(r, round.k), round.bytes());
     }
-    postDone(k);
-    postFreed(k);
-  }
+    endRound(round.k);
+  });
 }
 
+// Only the root stages; the others post ready at once, as every rank posts
+// every flag of every round.
 void HostCollectives::broadcast(const Op& op) {
-  size_t elt = dtypeSize(op.dtype);
-  size_t perRound = elementsPerBuffer(op);
-  const char* send = static_cast<const char*>(op.sendbuff);
-  char* recv = static_cast<char*>(op.recvbuff);
-  bool isRoot = rank_ == op.root;
-  for (size_t offset = 0; offset < op.count; offset += perRound) {
-    size_t bytes = std::min(perRound, op.count - offset) * elt;
-    uint64_t k = beginRound();
-    if (isRoot) {
-      guardInput(k);
-      std::memcpy(world_.input(rank_, k), send + offset * elt, bytes);
-      if (recv != send)
-        std::memmove(recv + offset * elt, send + offset * elt, bytes);
+  forEachRound(op, elementsPerBuffer(op), [&](const Round& round) {
+    if (rank_ == op.root) {
+      publishInput(round);
+      if (op.recvbuff != op.sendbuff)
+        std::memmove(round.recvPart(0), round.sendPart(0), round.bytes());
+    } else {
+      postReady(round.k);
+      world_.waitFor(world_.ready(op.root), round.k, op.root, "broadcast data");
+      std::memcpy(round.recvPart(0), world_.input(op.root, round.k),
+                  round.bytes());
     }
-    postReady(k);
-    if (!isRoot) {
-      world_.waitFor(world_.ready(op.root), k, op.root, "broadcast data");
-      std::memcpy(recv + offset * elt, world_.input(op.root, k), bytes);
-    }
-    postDone(k);
-    postFreed(k);
-  }
+    endRound(round.k);
+  });
 }
 
 void HostCollectives::scatter(const Op& op) {
-  size_t elt = dtypeSize(op.dtype);
-  size_t perPiece = std::max<size_t>(1, elementsPerBuffer(op) / nranks_);
-  const char* send = static_cast<const char*>(op.sendbuff);
-  char* recv = static_cast<char*>(op.recvbuff);
-  bool isRoot = rank_ == op.root;
-  for (size_t offset = 0; offset < op.count; offset += perPiece) {
-    size_t n = std::min(perPiece, op.count - offset);
-    uint64_t k = beginRound();
-    if (isRoot) {
-      guardInput(k);
-      char* staged = world_.input(rank_, k);
-      for (int r = 0; r < nranks_; ++r)
-        std::memcpy(staged + r * n * elt, send + (r * op.count + offset) * elt,
-                    n * elt);
-    }
-    postReady(k);
-    world_.waitFor(world_.ready(op.root), k, op.root, "scatter data");
-    std::memcpy(recv + offset * elt, world_.input(op.root, k) + rank_ * n * elt,
-                n * elt);
-    postDone(k);
-    postFreed(k);
-  }
+  forEachRound(op, elementsPerPiece(op), [&](const Round& round) {
+    if (rank_ == op.root)
+      publishPieces(round, /*includingOwn=*/true);
+    else
+      postReady(round.k);
+    world_.waitFor(world_.ready(op.root), round.k, op.root, "scatter data");
+    std::memcpy(round.recvPart(0),
+                round.piece(world_.input(op.root, round.k), rank_),
+                round.bytes());
+    endRound(round.k);
+  });
 }
 
 void HostCollectives::allToAll(const Op& op) {
-  size_t elt = dtypeSize(op.dtype);
-  size_t perPiece = std::max<size_t>(1, elementsPerBuffer(op) / nranks_);
-  const char* send = static_cast<const char*>(op.sendbuff);
-  char* recv = static_cast<char*>(op.recvbuff);
-  for (size_t offset = 0; offset < op.count; offset += perPiece) {
-    size_t n = std::min(perPiece, op.count - offset);
-    uint64_t k = beginRound();
-    guardInput(k);
-    char* staged = world_.input(rank_, k);
+  forEachRound(op, elementsPerPiece(op), [&](const Round& round) {
+    publishPieces(round, /*includingOwn=*/true);
+    waitAllReady(round.k);
     for (int r = 0; r < nranks_; ++r)
-      std::memcpy(staged + r * n * elt, send + (r * op.count + offset) * elt,
-                  n * elt);
-    postReady(k);
-    waitAllReady(k);
-    for (int r = 0; r < nranks_; ++r)
-      std::memcpy(recv + (r * op.count + offset) * elt,
-                  world_.input(r, k) + rank_ * n * elt, n * elt);
-    postDone(k);
-    postFreed(k);
-  }
+      std::memcpy(round.recvPart(r),
+                  round.piece(world_.input(r, round.k), rank_), round.bytes());
+    endRound(round.k);
+  });
 }
 
 }  // namespace hetccl

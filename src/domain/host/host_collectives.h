@@ -16,9 +16,9 @@
 #include <mutex>
 #include <vector>
 
-#include "runtime/host/host_reduce.h"
 #include "domain/host/shm_world.h"
 #include "op/op.h"
+#include "runtime/host/host_reduce.h"
 
 namespace hetccl {
 
@@ -33,10 +33,15 @@ class HostCollectives {
   void run(const std::vector<Op>& ops);
 
  private:
+  // One round's part of a collective's buffers (host_collectives.cc).
+  struct Round;
+
   void runCollective(const Op& op);
   void allReduce(const Op& op);
   void reduce(const Op& op);
   void reduceRounds(const Op& op, bool everyRankReceives);
+  void reduceWhole(const Op& op, const Round& round, bool receives);
+  void reduceBySlices(const Op& op, const Round& round, bool receives);
   void reduceScatter(const Op& op);
   void allGather(const Op& op);
   void gather(const Op& op);
@@ -45,6 +50,11 @@ class HostCollectives {
   void allToAll(const Op& op);
   void sendRecv(const std::vector<const Op*>& ops);
 
+  // Runs body(round) for each round of at most `perRound` elements of
+  // every block of `op`'s buffers.
+  template <typename Body>
+  void forEachRound(const Op& op, size_t perRound, Body body);
+
   // Round bookkeeping shared by all collectives.
   uint64_t beginRound();
   void guardInput(uint64_t round);   // every rank finished reading round-2
@@ -52,14 +62,26 @@ class HostCollectives {
   void postReady(uint64_t round);
   void postDone(uint64_t round);
   void postFreed(uint64_t round);
+  void endRound(uint64_t round);  // done and freed at once
   void waitAllReady(uint64_t round);
   void waitAllDone(uint64_t round);
 
-  // Reduces elements [begin, end) of the round's inputs into dst, taking
-  // this rank's input from `ownInput` (which may be its staged copy).
-  void reduceSlice(const Op& op, uint64_t round, const char* ownInput,
-                   size_t begin, size_t end, char* dst);
+  // Phase 1 of a round: stages this rank's part of the round in its input
+  // buffer (once it is free again) and posts it ready. publishPieces
+  // stages this round's piece of each block, for the rank of that block;
+  // without `includingOwn`, not its own, which it reads from its send
+  // buffer.
+  void publishInput(const Round& round);
+  void publishPieces(const Round& round, bool includingOwn);
+
+  // Reduces n elements of the round's inputs into dst: this rank's from
+  // `own` (its send buffer), every other rank's from its input buffer at
+  // byte `stagedAt`.
+  void reduceStaged(const Op& op, uint64_t round, const char* own,
+                    size_t stagedAt, size_t n, char* dst);
   size_t elementsPerBuffer(const Op& op) const;
+  // Elements per block in rounds that stage a piece of every block.
+  size_t elementsPerPiece(const Op& op) const;
 
   ShmWorld& world_;
   std::mutex collectiveMutex_;

@@ -67,13 +67,8 @@ TcpProgressThread::~TcpProgressThread() { stop(); }
 void TcpProgressThread::post(size_t channel, Direction direction,
                              std::shared_ptr<PostedRequest> request, void* data,
                              size_t bytes, const CallSignature& call) {
-  {
-    std::lock_guard<std::mutex> lock(inboxMutex_);
-    if (stopReason_) return request->failWith(*stopReason_);
-    inbox_.push_back(
-        {channel, direction, std::move(request), data, bytes, call});
-  }
-  wake();
+  if (inbox_.push({channel, direction, std::move(request), data, bytes, call}))
+    wake();
 }
 
 void TcpProgressThread::stop() {
@@ -143,20 +138,11 @@ int TcpProgressThread::waitMilliseconds(Clock::time_point lastActivity) {
   }
   polling_.store(false, std::memory_order_seq_cst);
   // A post that still saw the thread polling wrote no wake-up.
-  return inboxEmpty() ? kAbortCheckMs : 0;
-}
-
-bool TcpProgressThread::inboxEmpty() {
-  std::lock_guard<std::mutex> lock(inboxMutex_);
-  return inbox_.empty();
+  return inbox_.empty() ? kAbortCheckMs : 0;
 }
 
 bool TcpProgressThread::adoptPosted() {
-  std::vector<Posted> posted;
-  {
-    std::lock_guard<std::mutex> lock(inboxMutex_);
-    posted.swap(inbox_);
-  }
+  std::vector<Posted> posted = inbox_.take();
   if (posted.empty()) return false;
   std::vector<bool> touched(channels_.size(), false);
   for (auto& p : posted) {
@@ -253,13 +239,7 @@ void TcpProgressThread::setInterest(size_t channel, size_t socket,
 }
 
 void TcpProgressThread::shutDownAll(const Error& reason) {
-  std::vector<Posted> posted;
-  {
-    std::lock_guard<std::mutex> lock(inboxMutex_);
-    stopReason_ = reason;
-    posted.swap(inbox_);
-  }
-  for (auto& p : posted) p.request->failWith(reason);
+  inbox_.close(reason);
   for (auto& channel : channels_) channel->shutDown(reason);
 }
 

@@ -12,10 +12,10 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <thread>
 #include <vector>
 
+#include "transport/progress_inbox.h"
 #include "transport/tcp/striped_channel.h"
 #include "util/abort_signal.h"
 #include "util/owned_fd.h"
@@ -62,7 +62,6 @@ class TcpProgressThread {
   void wake();
   // epoll_wait's timeout: 0 while polling.
   int waitMilliseconds(Clock::time_point lastActivity);
-  bool inboxEmpty();
   // Whether anything was posted.
   bool adoptPosted();
   void dispatch(uint64_t token, uint32_t events);
@@ -90,10 +89,7 @@ class TcpProgressThread {
   std::atomic<bool> polling_{false};
   std::atomic<bool> stopRequested_{false};
 
-  std::mutex inboxMutex_;  // guards inbox_ and stopReason_
-  std::vector<Posted> inbox_;
-  std::optional<Error> stopReason_;  // set once the thread has ended
-
+  ProgressInbox<Posted> inbox_;
   std::mutex stopMutex_;  // serialises stop()
   std::thread thread_;
 };

@@ -17,13 +17,18 @@ constexpr size_t kHelloSecretOffset = 24;
 
 bool hasHelloMagic(const uint8_t* in) { return loadLe32(in) == kHelloMagic; }
 
+// A record of `bytes` with `magic` in front; its reserved bytes stay zero.
+void startRecord(uint8_t* out, size_t bytes, uint32_t magic) {
+  std::memset(out, 0, bytes);
+  storeLe32(out, magic);
+}
+
 }  // namespace
 
 // Endpoint: magic(4) sockets(4) stripe(4) threads(4) address(24)
 // secret(16) reserved(8).
 void TcpEndpoint::encode(uint8_t* out) const {
-  std::memset(out, 0, kEncodedBytes);
-  storeLe32(out, kEndpointMagic);
+  startRecord(out, kEncodedBytes, kEndpointMagic);
   storeLe32(out + 4, socketsPerLink);
   storeLe32(out + 8, stripeBytes);
   storeLe32(out + 12, threads);
@@ -48,8 +53,7 @@ TcpEndpoint TcpEndpoint::decode(const uint8_t* in, int rank) {
 
 // Hello: magic(4) from(4) to(4) index(4) sockets(4) reserved(4) secret(16).
 void TcpHello::encode(uint8_t* out) const {
-  std::memset(out, 0, kEncodedBytes);
-  storeLe32(out, kHelloMagic);
+  startRecord(out, kEncodedBytes, kHelloMagic);
   storeLe32(out + 4, fromRank);
   storeLe32(out + 8, toRank);
   storeLe32(out + 12, socketIndex);
@@ -80,8 +84,7 @@ HelloFormat TcpHello::format() {
 // Stripe header: magic(4) length(4) stripe(8) transfer bytes(8) call(24)
 // reserved(8).
 void StripeHeader::encode(uint8_t* out) const {
-  std::memset(out, 0, kEncodedBytes);
-  storeLe32(out, kStripeMagic);
+  startRecord(out, kEncodedBytes, kStripeMagic);
   storeLe32(out + 4, length);
   storeLe64(out + 8, stripe);
   storeLe64(out + 16, transferBytes);
@@ -100,8 +103,7 @@ std::optional<StripeHeader> StripeHeader::decode(const uint8_t* in) {
 
 // Notice: magic(4) reserved(4) sent(24) posted(24).
 void DisagreementNotice::encode(uint8_t* out) const {
-  std::memset(out, 0, kEncodedBytes);
-  storeLe32(out, kNoticeMagic);
+  startRecord(out, kEncodedBytes, kNoticeMagic);
   encodeCall(sent, out + 8);
   encodeCall(posted, out + 8 + kEncodedCallBytes);
 }

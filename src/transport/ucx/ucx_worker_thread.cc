@@ -99,29 +99,20 @@ void UcxWorkerThread::start(
 void UcxWorkerThread::post(int peer, Direction direction, uint64_t tag,
                            void* data, size_t bytes, unsigned memory,
                            std::shared_ptr<PostedRequest> request) {
-  {
-    std::lock_guard<std::mutex> lock(inboxMutex_);
-    if (stopReason_) return request->failWith(*stopReason_);
-    inbox_.push_back(
-        {peer, direction, tag, data, bytes, memory, std::move(request)});
-  }
   // Pairs with sleep(): it sets sleeping_ before it looks at the inbox.
-  if (sleeping_.load()) wake();
+  if (inbox_.push(
+          {peer, direction, tag, data, bytes, memory, std::move(request)}) &&
+      sleeping_.load())
+    wake();
 }
 
 void UcxWorkerThread::postCall(int peer, Direction direction, uint64_t tag,
                                const CallSignature& call,
                                std::shared_ptr<PostedRequest> request) {
-  {
-    std::lock_guard<std::mutex> lock(inboxMutex_);
-    if (stopReason_) {
-      if (request) request->failWith(*stopReason_);
-      return;
-    }
-    inbox_.push_back({peer, direction, tag, nullptr, 0, HETCCL_UCX_MEMORY_HOST,
-                      std::move(request), call});
-  }
-  if (sleeping_.load()) wake();
+  if (inbox_.push({peer, direction, tag, nullptr, 0, HETCCL_UCX_MEMORY_HOST,
+                   std::move(request), call}) &&
+      sleeping_.load())
+    wake();
 }
 
 void UcxWorkerThread::stop() {
@@ -169,12 +160,7 @@ void UcxWorkerThread::loop() {
 
 void UcxWorkerThread::sleep() {
   sleeping_.store(true);
-  bool posted;
-  {
-    std::lock_guard<std::mutex> lock(inboxMutex_);
-    posted = !inbox_.empty();
-  }
-  if (!posted && !stopRequested_.load()) {
+  if (inbox_.empty() && !stopRequested_.load()) {
     epoll_event events[2];
     ::epoll_wait(epoll_.get(), events, 2, kAbortCheckMs);
   }
@@ -184,11 +170,7 @@ void UcxWorkerThread::sleep() {
 }
 
 bool UcxWorkerThread::adoptPosted() {
-  std::vector<Posted> posted;
-  {
-    std::lock_guard<std::mutex> lock(inboxMutex_);
-    posted.swap(inbox_);
-  }
+  std::vector<Posted> posted = inbox_.take();
   for (Posted& p : posted) submit(std::move(p));
   return !posted.empty();
 }
@@ -509,13 +491,7 @@ Error UcxWorkerThread::lostPeerError(const Peer& peer) const {
 }
 
 void UcxWorkerThread::shutDown(const Error& reason) {
-  {
-    std::lock_guard<std::mutex> lock(inboxMutex_);
-    stopReason_ = reason;
-    for (Posted& p : inbox_)
-      if (p.request) p.request->failWith(reason);
-    inbox_.clear();
-  }
+  inbox_.close(reason);
   failCallChecks(-1, reason);
   // Cancel what is pending and give UCX a moment to hand it back; the
   // operations stay allocated until the worker is gone, in case UCX still

@@ -25,6 +25,7 @@
 #include "op/call_disagreement.h"
 #include "op/call_log.h"
 #include "transport/posted_request.h"
+#include "transport/progress_inbox.h"
 #include "transport/ucx/ucx_library.h"
 #include "util/abort_signal.h"
 #include "util/owned_fd.h"
@@ -172,10 +173,7 @@ class UcxWorkerThread {
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> stopRequested_{false};
 
-  std::mutex inboxMutex_;  // guards inbox_ and stopReason_
-  std::vector<Posted> inbox_;
-  std::optional<Error> stopReason_;  // set once the thread has ended
-
+  ProgressInbox<Posted> inbox_;
   std::mutex stopMutex_;  // serialises stop()
   std::thread thread_;
 };

@@ -50,10 +50,7 @@ void DeviceShmPointToPoint::launch(const std::vector<Op>& ops, void* stream,
       used.push_back(&lane);
     }
     awaitAgreement(op, lane, waits);
-    if (op.kind == OpKind::Send)
-      send(op, lane);
-    else
-      receive(op, lane);
+    transfer(op, lane);
   }
   for (Lane* lane : used) {
     lane->done.record(lane->stream.handle());
@@ -78,48 +75,53 @@ void DeviceShmPointToPoint::awaitAgreement(const Op& op, const Lane& lane,
       "waiting until the peer posted the same sends and receives");
 }
 
-// Calls step(offset, bytes, chunk) for each pipeline step of `op`'s
-// buffer, `chunk` being the step's number in the lane's sequence.
-template <typename Step>
-void DeviceShmPointToPoint::forEachStep(const Op& op, Lane& lane, Step step) {
+namespace {
+
+// One end of a pair channel. For each chunk its stream waits until the
+// slot's flag reads `awaited`, copies the chunk (into the slot on the
+// sending end, out of it on the receiving end) and hands the slot to the
+// other end by setting the flag to `handedOver`.
+struct ChannelEnd {
+  uint64_t awaited;
+  uint64_t handedOver;
+  const char* waiting;  // what each step does, for its error
+  const char* copying;
+  const char* signalling;
+};
+
+constexpr ChannelEnd kSendingEnd{DeviceOutboxes::kFree, DeviceOutboxes::kFilled,
+                                 "waiting for a free slot of a send channel",
+                                 "copying a sent chunk to host memory",
+                                 "signalling a sent chunk"};
+constexpr ChannelEnd kReceivingEnd{
+    DeviceOutboxes::kFilled, DeviceOutboxes::kFree, "waiting for a sent chunk",
+    "copying a received chunk to the GPU", "signalling a received chunk"};
+
+}  // namespace
+
+// One chunk per pipeline step of `op`'s buffer; the chunk's number in the
+// lane's sequence picks its slot.
+void DeviceShmPointToPoint::transfer(const Op& op, Lane& lane) {
+  const bool sending = op.kind == OpKind::Send;
+  const ChannelEnd& end = sending ? kSendingEnd : kReceivingEnd;
+  const int owner = sending ? rank_ : op.root;
+  const int destination = sending ? op.root : rank_;
+  const auto& api = module_.api();
+  void* stream = lane.stream.handle();
   const size_t bytes = op.count * dtypeSize(op.dtype);
   const size_t most = pipelineStepBytes(bytes, outboxes_.pairSlotBytes());
-  for (size_t offset = 0; offset < bytes; offset += most, ++lane.chunks)
-    step(offset, std::min(most, bytes - offset), lane.chunks);
-}
-
-void DeviceShmPointToPoint::send(const Op& op, Lane& lane) {
-  const auto& api = module_.api();
-  void* stream = lane.stream.handle();
-  const int peer = op.root;
-  forEachStep(op, lane, [&](size_t offset, size_t bytes, uint64_t chunk) {
-    uint64_t* flag = outboxes_.pairFlag(rank_, peer, chunk);
-    module_.check(api.waitBits64(stream, flag, DeviceOutboxes::kFree),
-                  "waiting for a free slot of a send channel");
-    module_.check(api.copyAsync(outboxes_.pairSlot(rank_, peer, chunk),
-                                static_cast<const char*>(op.sendbuff) + offset,
-                                bytes, stream),
-                  "copying a sent chunk to host memory");
-    module_.check(api.writeValue64(stream, flag, DeviceOutboxes::kFilled),
-                  "signalling a sent chunk");
-  });
-}
-
-void DeviceShmPointToPoint::receive(const Op& op, Lane& lane) {
-  const auto& api = module_.api();
-  void* stream = lane.stream.handle();
-  const int peer = op.root;
-  forEachStep(op, lane, [&](size_t offset, size_t bytes, uint64_t chunk) {
-    uint64_t* flag = outboxes_.pairFlag(peer, rank_, chunk);
-    module_.check(api.waitBits64(stream, flag, DeviceOutboxes::kFilled),
-                  "waiting for a sent chunk");
-    module_.check(
-        api.copyAsync(static_cast<char*>(op.recvbuff) + offset,
-                      outboxes_.pairSlot(peer, rank_, chunk), bytes, stream),
-        "copying a received chunk to the GPU");
-    module_.check(api.writeValue64(stream, flag, DeviceOutboxes::kFree),
-                  "signalling a received chunk");
-  });
+  for (size_t offset = 0; offset < bytes; offset += most, ++lane.chunks) {
+    const size_t step = std::min(most, bytes - offset);
+    char* slot = outboxes_.pairSlot(owner, destination, lane.chunks);
+    uint64_t* flag = outboxes_.pairFlag(owner, destination, lane.chunks);
+    module_.check(api.waitBits64(stream, flag, end.awaited), end.waiting);
+    void* to = sending ? slot : static_cast<char*>(op.recvbuff) + offset;
+    const void* from =
+        sending ? static_cast<const char*>(op.sendbuff) + offset : slot;
+    module_.check(api.copyAsync(to, from, step, stream), end.copying);
+    module_.check(api.writeValue64(stream, flag, end.handedOver),
+                  end.signalling);
+  }
 }
 
 }  // namespace hetccl

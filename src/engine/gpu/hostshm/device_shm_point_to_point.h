@@ -53,10 +53,8 @@ class DeviceShmPointToPoint {
   };
 
   void awaitAgreement(const Op& op, const Lane& lane, const LaneWaits& waits);
-  template <typename Step>
-  void forEachStep(const Op& op, Lane& lane, Step step);
-  void send(const Op& op, Lane& lane);
-  void receive(const Op& op, Lane& lane);
+  // Enqueues a send or a receive on its lane.
+  void transfer(const Op& op, Lane& lane);
 
   const DeviceOutboxes& outboxes_;
   const DeviceModule& module_;
