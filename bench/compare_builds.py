@@ -18,7 +18,10 @@ Everything after -- is hetccl-perf's arguments (--json is added); with
 measured by the same hetccl-perf (the after build's), which loads each
 build's libnccl.so.2 through --nccl-library, so that only the library
 differs; --own-tools runs each build's own hetccl-perf instead (needed
-where an older hetccl-perf cannot load the library that way).
+where an older hetccl-perf cannot load the library that way). With
+--after-env NAME=VALUE the variable is set for the after runs only: the
+same build given as --before and --after then measures what a setting
+costs.
 
 Not a test: run it on a quiet machine.
 """
@@ -47,6 +50,8 @@ def parse_args():
     parser.add_argument("--label", default="", help="what is measured")
     parser.add_argument("--env", action="append", default=[],
                         help="NAME=VALUE for every run (repeatable)")
+    parser.add_argument("--after-env", action="append", default=[],
+                        help="NAME=VALUE for the after runs (repeatable)")
     parser.add_argument("--timeout", type=int, default=600,
                         help="seconds allowed for each run")
     parser.add_argument("--out", help="report path")
@@ -81,7 +86,9 @@ def run_once(build, args, env, json_path):
 def main():
     args = parse_args()
     changes = dict(item.split("=", 1) for item in args.env)
-    env = tool_environment(changes)
+    after_changes = dict(item.split("=", 1) for item in args.after_env)
+    envs = {"before": tool_environment(changes),
+            "after": tool_environment({**changes, **after_changes})}
     builds = {"before": args.before, "after": args.after}
     busbw = {}  # (build, coll, bytes) -> [GB/s per round]
     commands = {}
@@ -90,7 +97,7 @@ def main():
         for round_index in range(args.rounds):
             for name, build in builds.items():
                 json_path = Path(scratch) / f"{name}-{round_index}.jsonl"
-                commands[name] = run_once(build, args, env, json_path)
+                commands[name] = run_once(build, args, envs[name], json_path)
                 for record in read_json_lines(json_path):
                     coll = record["coll"] + (
                         " (in place)" if record.get("inplace") else "")
@@ -111,7 +118,10 @@ def main():
             f"| {coll} | {format_bytes(size)} | {b:.2f} ({min(before):.2f}-"
             f"{max(before):.2f}) | {a:.2f} ({min(after):.2f}-{max(after):.2f})"
             f" | {a / b if b else float('nan'):.3f} |")
-    env_shown = " ".join(f"{k}={v}" for k, v in changes.items())
+    def env_shown(name):
+        shown = {**changes, **(after_changes if name == "after" else {})}
+        return "".join(f"{k}={v} " for k, v in shown.items())
+
     parts = [
         f"# Before/after: {args.label or 'hetccl-perf'}",
         "",
@@ -122,8 +132,8 @@ def main():
         "",
         "Commands:",
         "",
-        *[f"    {name}: {env_shown + ' ' if env_shown else ''}"
-          f"{shlex.join(command)}" for name, command in commands.items()],
+        *[f"    {name}: {env_shown(name)}{shlex.join(command)}"
+          for name, command in commands.items()],
         "",
         *rows,
         "",

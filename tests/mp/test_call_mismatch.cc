@@ -1,8 +1,8 @@
 // Ranks whose calls disagree fail naming both calls
 // (harness/call_mismatch.h says what each case checks), in every layout of
 // one host: one CPU domain; two CPU domains over shm, tcp and ucx; GPU
-// ranks emulated on the host over tcp, with scripted launches, and over
-// shm on the stream-driven path; two domains of two ranks over shm and
+// ranks emulated on the host over tcp and over shm on the stream-driven
+// path; two domains of two ranks over shm and
 // tcp, CPU and emulated GPU ranks.
 #include <gtest/gtest.h>
 
@@ -34,7 +34,6 @@ std::vector<MismatchCase> allCases() {
       ucxBetweenPretendHosts({0, 1}),
       over(emulatedGpuDomains({0, 1}), "tcp"),
       emulatedGpuDomains({0, 1}),  // the stream-driven path
-      scriptedGpuLaunches({0, 1}),
       over(domainsByLabel({0, 0, 1, 1}), "shm"),
       over(domainsByLabel({0, 0, 1, 1}), "tcp"),
       over(emulatedGpuDomains({0, 0, 1, 1}), "tcp"),

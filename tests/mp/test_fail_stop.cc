@@ -38,7 +38,6 @@ std::vector<FailStopCase> matrix() {
       {"cpuHostsUcx", ucxBetweenPretendHosts({0, 1, 0})},
       {"gpuShm", emulatedGpuDomains({0, 1, 2})},
       {"gpuTcp", withTransport(emulatedGpuDomains({0, 1, 2}), "tcp")},
-      {"gpuScripted", scriptedGpuLaunches({0, 1, 2})},
   };
   return failStopMatrix(layouts, kRanks, kLeaving);
 }

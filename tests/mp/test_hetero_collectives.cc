@@ -320,23 +320,10 @@ std::vector<Layout> allLayouts() {
        true,
        Density::kMedium,
        true},
-      // Every other launch made as a captured one is: its pieces handed
-      // to the proxy from the stream, numbered from 0, between launches
-      // posted at enqueue and gated (what CUDA graphs' replays run).
-      {"4ranks_0122_tcp_gpu_scripted",
-       4,
-       "0,1,2,2",
-       {0, 1, 2, 2},
-       "tcp",
-       true,
-       Density::kMedium,
-       true,
-       {},
-       {{"HETCCL_SCRIPTED_LAUNCHES", "1"}}},
       // GPU ranks on three pretend hosts linked by UCX over tcp only. An
       // emulated GPU's memory is host memory, which UCX moves: its
-      // buffers go to UCX as they are (HETCCL_UCX_GPU=auto), every other
-      // launch as a captured one would; or they are staged.
+      // buffers go to UCX as they are (HETCCL_UCX_GPU=auto), or they are
+      // staged.
       {"4ranks_0122_ucx_hosts_gpu",
        4,
        "0,1,2,2",
@@ -346,9 +333,7 @@ std::vector<Layout> allLayouts() {
        Density::kMedium,
        true,
        {},
-       {{"HETCCL_HOSTID", "A,B,C,C"},
-        {"UCX_TLS", "tcp"},
-        {"HETCCL_SCRIPTED_LAUNCHES", "1"}}},
+       {{"HETCCL_HOSTID", "A,B,C,C"}, {"UCX_TLS", "tcp"}}},
       {"4ranks_0122_ucx_hosts_gpu_staged",
        4,
        "0,1,2,2",

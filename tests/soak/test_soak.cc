@@ -356,10 +356,10 @@ INSTANTIATE_TEST_SUITE_P(
     Mp, Soak,
     ::testing::Values(domainsByLabel({0, 0, 1, 1}),
                       emulatedGpuDomains({0, 0, 1, 1}),
-                      // Every other launch started from its stream, as
-                      // CUDA graphs' replays are: scripts and control
-                      // words come and go without growing anything.
-                      scriptedGpuLaunches({0, 0, 1, 1})),
+                      // The staging proxy over tcp: every launch's
+                      // script and control word come and go without
+                      // growing anything.
+                      emulatedGpusOverTcp({0, 0, 1, 1})),
     [](const ::testing::TestParamInfo<DomainLayout>& info) {
       return info.param.name();
     });

@@ -6,7 +6,6 @@ GpuEngineSettings GpuEngineSettings::fromEnvironment() {
   GpuEngineSettings s;
   s.direct = readFlag(kGpuDirect);
   s.timeline = readFlag(kEngineTimeline);
-  s.scriptedLaunches = readFlag(kScriptedLaunches);
   s.chunkBytes = readBytes(kGpuChunk);
   s.lowLatencyMaxBytes = readBytes(kGpuLowLatencyMax);
   return s;

@@ -19,7 +19,6 @@ struct GpuEngineSettings {
   size_t chunkBytes;          // HETCCL_GPU_CHUNK
   size_t lowLatencyMaxBytes;  // HETCCL_GPU_LL_MAX
   bool timeline;              // HETCCL_ENGINE_TIMELINE
-  bool scriptedLaunches;      // HETCCL_SCRIPTED_LAUNCHES
 
   // Throws ncclInvalidArgument for the first bad value.
   static GpuEngineSettings fromEnvironment();

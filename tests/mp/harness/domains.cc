@@ -35,7 +35,6 @@ std::string DomainLayout::name() const {
     text[0] = static_cast<char>(toupper(text[0]));
   }
   for (int label : labels) text += std::to_string(label);
-  if (env.count("HETCCL_SCRIPTED_LAUNCHES")) text += "Scripted";
   return text;
 }
 
@@ -88,9 +87,9 @@ DomainLayout ucxGpuBuffersBetweenPretendHosts(std::vector<int> labels) {
   return layout;
 }
 
-DomainLayout scriptedGpuLaunches(std::vector<int> labels) {
+DomainLayout emulatedGpusOverTcp(std::vector<int> labels) {
   DomainLayout layout = emulatedGpuDomains(std::move(labels));
-  layout.env = {{"HETCCL_TRANSPORT", "tcp"}, {"HETCCL_SCRIPTED_LAUNCHES", "1"}};
+  layout.env = {{"HETCCL_TRANSPORT", "tcp"}};
   return layout;
 }
 

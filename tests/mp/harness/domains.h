@@ -48,9 +48,9 @@ DomainLayout ucxBetweenPretendHosts(std::vector<int> labels);
 // are (an emulated GPU's memory is host memory, which UCX moves).
 DomainLayout ucxGpuBuffersBetweenPretendHosts(std::vector<int> labels);
 
-// Emulated GPU ranks joined over tcp, every other launch of their GPU
-// engine made as a captured one is (HETCCL_SCRIPTED_LAUNCHES).
-DomainLayout scriptedGpuLaunches(std::vector<int> labels);
+// Emulated GPU ranks joined over tcp: the staged GPU engine, whose
+// streams hand every launch's pieces to its proxy, as between hosts.
+DomainLayout emulatedGpusOverTcp(std::vector<int> labels);
 
 // Whether this build made the UCX module (libhetccl-ucx.so): layouts that
 // force ucx are skipped without it.

@@ -2,8 +2,6 @@
 
 #include <sched.h>
 
-#include <map>
-
 #include "engine/gpu/proxy/staged_launch_script.h"
 #include "runtime/device/device_module.h"
 #include "util/log.h"
@@ -53,13 +51,11 @@ class StagingProxy::Queue {
 };
 
 StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
-                           double timeoutSeconds, const uint64_t* gateWord,
-                           PinnedHostMemory controlWords,
+                           double timeoutSeconds, PinnedHostMemory controlWords,
                            std::function<void(const Error&)> onFailure,
                            WaitingCall* waiting)
     : abort_(std::move(abort)),
       timeoutSeconds_(timeoutSeconds),
-      gateWord_(gateWord),
       controlWords_(std::move(controlWords)),
       onFailure_(std::move(onFailure)),
       waiting_(waiting) {
@@ -85,16 +81,18 @@ StagingProxy::Queue& StagingProxy::addQueue(Link& link, const StagingRing& ring,
   return queues_.emplace_back(link, ring, direction, gpuMemory);
 }
 
-void StagingProxy::post(const Job& job) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    inbox_.push_back(job);
-  }
-  wake_.notify_one();
-}
-
-uint64_t* StagingProxy::takeControlWord() {
-  std::lock_guard<std::mutex> lock(mutex_);
+uint64_t* StagingProxy::takeControlWord(bool replayable) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  // The words of launches that run once come back as their stream reaches
+  // them (or, after an abort, runs through them), as a GPU runtime's
+  // launch blocks while its stream's queue is full.
+  if (!replayable)
+    while (freeControlWords_.empty() && !abort_->raised())
+      wordFreed_.wait_for(lock, std::chrono::milliseconds(10));
+  if (abort_->raised())
+    throw Error(
+        abort_->code() == ncclSuccess ? ncclSystemError : abort_->code(),
+        abort_->reason());
   if (freeControlWords_.empty())
     fail(ncclInvalidUsage,
          "a communicator's GPU engine holds at most %zu captured launches "
@@ -115,21 +113,9 @@ void StagingProxy::addScript(std::unique_ptr<StagedLaunchScript> script) {
   wake_.notify_one();
 }
 
-void StagingProxy::adopt(std::vector<Queue*>& active) {
+void StagingProxy::adopt() {
   for (auto& script : newScripts_) scripts_.push_back(std::move(script));
   newScripts_.clear();
-  if (failed_) inbox_.clear();  // a failed proxy moves nothing more
-  for (const Job& job : inbox_) {
-    if (job.queue->waiting.empty() && job.queue->posted.empty())
-      active.push_back(job.queue);
-    job.queue->waiting.push_back(job);
-  }
-  inbox_.clear();
-}
-
-bool StagingProxy::gateOpen(const Job& job) const {
-  return job.gate == 0 ||
-         __atomic_load_n(gateWord_, __ATOMIC_ACQUIRE) >= job.gate;
 }
 
 // Polls: the streams' counters, the scripts' control words and the links'
@@ -143,15 +129,14 @@ void StagingProxy::run() {
     bool failed, released;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      adopt(active);
+      adopt();
       if (stopping_) return;
       if (released_ && !failed_) dropQueued();
       failed = failed_;
       released = released_;
       if ((active.empty() || failed) && scripts_.empty()) {
         wake_.wait(lock, [&] {
-          return stopping_ || !inbox_.empty() || !newScripts_.empty() ||
-                 released_ != released;
+          return stopping_ || !newScripts_.empty() || released_ != released;
         });
         continue;
       }
@@ -224,21 +209,20 @@ bool StagingProxy::serveScripts(std::vector<Queue*>& active, bool failed,
       std::lock_guard<std::mutex> lock(mutex_);
       freeControlWords_.push_back(script.control());
     }
+    wordFreed_.notify_one();
     it = scripts_.erase(it);
   }
   return moved;
 }
 
-// The stream reached the script's launch: every earlier launch is done,
-// so every job waiting belongs to a later launch.
+// The stream reached the script's launch, so it is past every piece of
+// the launches before: the script's pieces follow them on each queue.
 void StagingProxy::startScript(const StagedLaunchScript& script,
                                std::vector<Queue*>& active) {
-  std::map<Queue*, size_t> placed;
   for (const Job& job : script.jobs()) {
     if (job.queue->waiting.empty() && job.queue->posted.empty())
       active.push_back(job.queue);
-    size_t& at = placed[job.queue];
-    job.queue->waiting.insert(job.queue->waiting.begin() + at++, job);
+    job.queue->waiting.push_back(job);
   }
 }
 
@@ -246,8 +230,7 @@ void StagingProxy::startScript(const StagedLaunchScript& script,
 // order. Throws the link's error or a timeout.
 bool StagingProxy::progress(Queue& queue, OldestWait& oldest) {
   bool moved = false;
-  while (!queue.waiting.empty() && gateOpen(queue.waiting.front()) &&
-         queue.ready(queue.waiting.front().piece)) {
+  while (!queue.waiting.empty() && queue.ready(queue.waiting.front().piece)) {
     const Job& job = queue.waiting.front();
     queue.posted.push_back({job.piece, queue.post(job),
                             std::chrono::steady_clock::now(),
@@ -294,7 +277,6 @@ void StagingProxy::failAll(const Error& error) {
 
 void StagingProxy::dropQueued() {
   failed_ = true;
-  inbox_.clear();
   for (Queue& queue : queues_) {
     queue.waiting.clear();
     queue.posted.clear();
