@@ -25,8 +25,9 @@ LAYERS = [
     ("util", "logging, parameters, errors, sockets, data types, abort signal"),
     ("runtime", "runtime interface and table; host runtime; CUDA and HIP "
                 "modules (loaded at run time)"),
-    ("op", "the vocabulary: Op, the op traits table, Executor, call "
-               "signatures and their log"),
+    ("op", "the vocabulary: Op, the op traits table (kinds/: its rows, "
+           "which the tools and tests read too), Executor, call signatures "
+           "and their log"),
     ("shm", "shared-memory segments, names, rooms, counters, their exchange"),
     ("transport", "links between ranks: shm rings, tcp sockets, ucx (and the "
                   "UCX module)"),

@@ -6,23 +6,14 @@
 #include <cstdint>
 
 #include "nccl.h"
+#include "op/kinds/op_kinds.h"
 #include "runtime/reduction.h"
 
 namespace hetccl {
 
-// One byte: it travels in call signatures (call_signature.h).
-enum class OpKind : uint8_t {
-  AllReduce,
-  Broadcast,
-  Reduce,
-  AllGather,
-  ReduceScatter,
-  AlltoAll,
-  Gather,
-  Scatter,
-  Send,
-  Recv,
-};
+// NCCL's operations: AllReduce, Broadcast, ..., Send, Recv, one row each in
+// op/kinds/op_kinds.def (one byte: it travels in call signatures).
+using op_kinds::OpKind;
 
 // A reduction with ncclAvg and PreMulSum expressed over the four base ops.
 struct ReduceSpec {

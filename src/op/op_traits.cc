@@ -6,25 +6,6 @@
 namespace hetccl {
 namespace {
 
-constexpr BufferTraits kNone{BufferRole::Unused, false};
-constexpr BufferTraits kOne{BufferRole::AllRanks, false};
-constexpr BufferTraits kAll{BufferRole::AllRanks, true};
-constexpr BufferTraits kOneAtRoot{BufferRole::RootOnly, false};
-constexpr BufferTraits kAllAtRoot{BufferRole::RootOnly, true};
-
-constexpr OpTraits kAllReduce{"AllReduce", kOne, kOne, false, false, true};
-constexpr OpTraits kBroadcast{"Broadcast", kOneAtRoot, kOne,
-                              true,        false,      false};
-constexpr OpTraits kReduce{"Reduce", kOne, kOneAtRoot, true, false, true};
-constexpr OpTraits kAllGather{"AllGather", kOne, kAll, false, false, false};
-constexpr OpTraits kReduceScatter{"ReduceScatter", kAll,  kOne,
-                                  false,           false, true};
-constexpr OpTraits kAlltoAll{"AlltoAll", kAll, kAll, false, false, false};
-constexpr OpTraits kGather{"Gather", kOne, kAllAtRoot, true, false, false};
-constexpr OpTraits kScatter{"Scatter", kAllAtRoot, kOne, true, false, false};
-constexpr OpTraits kSend{"Send", kOne, kNone, false, true, false};
-constexpr OpTraits kRecv{"Recv", kNone, kOne, false, true, false};
-
 BufferSpan span(const void* pointer, const BufferTraits& traits, const Op& op,
                 int rank, int nranks) {
   size_t bytes = op.count * dtypeSize(op.dtype) *
@@ -37,31 +18,7 @@ BufferSpan span(const void* pointer, const BufferTraits& traits, const Op& op,
 
 }  // namespace
 
-const OpTraits* findOpTraits(OpKind kind) {
-  switch (kind) {
-    case OpKind::AllReduce:
-      return &kAllReduce;
-    case OpKind::Broadcast:
-      return &kBroadcast;
-    case OpKind::Reduce:
-      return &kReduce;
-    case OpKind::AllGather:
-      return &kAllGather;
-    case OpKind::ReduceScatter:
-      return &kReduceScatter;
-    case OpKind::AlltoAll:
-      return &kAlltoAll;
-    case OpKind::Gather:
-      return &kGather;
-    case OpKind::Scatter:
-      return &kScatter;
-    case OpKind::Send:
-      return &kSend;
-    case OpKind::Recv:
-      return &kRecv;
-  }
-  return nullptr;
-}
+const OpTraits* findOpTraits(OpKind kind) { return op_kinds::findTraits(kind); }
 
 const OpTraits& opTraits(OpKind kind) {
   const OpTraits* traits = findOpTraits(kind);

@@ -1,6 +1,8 @@
 // What NCCL documents about each operation kind, in one table: which
 // buffers each rank reads and writes (and how large they are), whether the
-// op has a root or a peer, and whether it reduces. Argument checks, the GPU
+// op has a root or a peer, whether it reduces and whether it has an
+// in-place form. The table is op/kinds/op_kinds.def, which hetccl-perf and
+// the multi-process tests expand too. Argument checks, the GPU
 // staging layout and the dispatchers read it here rather than each keeping
 // its own copy; a dispatcher that must treat kinds differently uses a
 // switch with no default, so that a new kind does not compile until every
@@ -14,26 +16,10 @@
 
 namespace hetccl {
 
-// Which ranks touch one of an op's buffers.
-enum class BufferRole {
-  Unused,    // no rank (the receive buffer of a send)
-  AllRanks,  // every rank
-  RootOnly,  // only the root (a reduce's output, a broadcast's input)
-};
-
-struct BufferTraits {
-  BufferRole role;
-  bool scaledByRanks;  // holds count * nranks elements, not count
-};
-
-struct OpTraits {
-  const char* name;
-  BufferTraits send;  // read
-  BufferTraits recv;  // written
-  bool hasRoot;       // Op::root is the root
-  bool hasPeer;       // Op::root is the peer (send, recv)
-  bool reduces;       // Op::reduce applies
-};
+// The row of each kind (op/kinds/op_kinds.def); the tools read the same.
+using op_kinds::BufferRole;
+using op_kinds::BufferTraits;
+using op_kinds::OpTraits;
 
 const OpTraits& opTraits(OpKind kind);
 // Null for a value outside the enum (a signature read from another rank's

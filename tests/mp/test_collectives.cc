@@ -111,11 +111,7 @@ class CaseList {
 
   // A million elements in total: float32 only.
   void addLarge() {
-    bool perRank = collective_ == Collective::kAllGather ||
-                   collective_ == Collective::kAlltoAll ||
-                   collective_ == Collective::kGather ||
-                   collective_ == Collective::kScatter ||
-                   collective_ == Collective::kReduceScatter;
+    bool perRank = isSplitAcrossRanks(collective_);
     size_t count = perRank ? (size_t{1} << 20) / nranks_ + 3 : kLargeCount;
     add(ncclFloat32, TestOp::kSum, count);
     if (nranks_ <= 4) add(ncclFloat32, TestOp::kAvg, count);

@@ -155,11 +155,7 @@ class HeteroCaseList {
 
   // Buffers of several pipeline chunks (with HETCCL_CHUNK=64K).
   void addLarge() {
-    bool perRank = collective_ == Collective::kAllGather ||
-                   collective_ == Collective::kAlltoAll ||
-                   collective_ == Collective::kGather ||
-                   collective_ == Collective::kScatter ||
-                   collective_ == Collective::kReduceScatter;
+    bool perRank = isSplitAcrossRanks(collective_);
     auto countFor = [&](size_t elementBytes) {
       size_t total = kLargeBytes / elementBytes;
       return perRank ? total / nranks_ + 7 : total + 7;

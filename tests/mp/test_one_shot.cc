@@ -52,8 +52,7 @@ std::vector<CollectiveCase> edgeCases(int nranks) {
     for (Collective collective :
          {Collective::kAllReduce, Collective::kAllGather,
           Collective::kReduceScatter, Collective::kBroadcast}) {
-      const bool perRankCount = collective == Collective::kAllGather ||
-                                collective == Collective::kReduceScatter;
+      const bool perRankCount = isSplitAcrossRanks(collective);
       const size_t perRank = perRankCount ? nranks * type.size : type.size;
       const size_t atThreshold = kThresholdBytes / perRank;
       const size_t counts[] = {0, 1, atThreshold - 1, atThreshold,

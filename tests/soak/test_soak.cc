@@ -100,11 +100,7 @@ CollectiveCase randomCase(Choices& choices, bool onStream, uint64_t seed) {
   c.op = allTestOps()[choices.below(allTestOps().size())];
   // Collectives whose count is per rank move nranks times as much.
   size_t elements = choices.bytes() / kit::dataTypeOf(c.type).size;
-  const bool perRankCount = c.collective == Collective::kAllGather ||
-                            c.collective == Collective::kReduceScatter ||
-                            c.collective == Collective::kAlltoAll ||
-                            c.collective == Collective::kGather ||
-                            c.collective == Collective::kScatter;
+  const bool perRankCount = isSplitAcrossRanks(c.collective);
   c.count = perRankCount ? elements / kRanks : elements;
   c.inPlace = supportsInPlace(c.collective) && choices.chance(50);
   c.root = static_cast<int>(choices.below(kRanks));

@@ -82,6 +82,25 @@ TEST(OpTraits, RootsPeersAndReductions) {
   EXPECT_STREQ(opKindName(OpKind::ReduceScatter), "ReduceScatter");
 }
 
+// The columns the tools read (op/kinds/op_kinds.def): nccl-tests' names,
+// and which calls NCCL defines in place.
+TEST(OpTraits, ToolNamesAndInPlaceForms) {
+  std::set<std::string> cliNames;
+  for (OpKind kind : kAllKinds) {
+    const OpTraits& traits = opTraits(kind);
+    cliNames.insert(traits.cliName);
+    bool inPlace = kind != OpKind::AlltoAll && kind != OpKind::Send &&
+                   kind != OpKind::Recv;
+    EXPECT_EQ(traits.hasInPlaceForm, inPlace) << traits.name;
+  }
+  EXPECT_EQ(cliNames.size(), std::size(kAllKinds));
+  EXPECT_STREQ(opTraits(OpKind::ReduceScatter).cliName, "reducescatter");
+  // Every kind of the enum has its row, and only those.
+  EXPECT_EQ(op_kinds::kOpKindCount, std::size(kAllKinds));
+  EXPECT_EQ(op_kinds::kCollectiveCount, std::size(kAllKinds) - 2);
+  EXPECT_EQ(findOpTraits(static_cast<OpKind>(op_kinds::kOpKindCount)), nullptr);
+}
+
 TEST(OpTraits, AKindOutsideTheEnumIsAnInternalError) {
   try {
     opTraits(static_cast<OpKind>(99));

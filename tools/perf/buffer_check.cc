@@ -210,7 +210,7 @@ int64_t BufferCheck::countWrong(bool inPlace, const Shape& shape,
       return countMismatches(result, shape.recvCount, [&](size_t k) {
         return exact(values.value(case_.root, k));
       });
-    case CollKind::kAllToAll:
+    case CollKind::kAlltoAll:
       return countMismatches(result, shape.recvCount, [&](size_t k) {
         return exact(values.value(static_cast<int>(k / perRank),
                                   rankOffset + k % perRank));

@@ -7,20 +7,67 @@ namespace hetccl {
 namespace perf {
 namespace {
 
+using op_kinds::OpKind;
+using op_kinds::OpTraits;
+
+// The collectives' kinds are OpKind's first values, in its order.
+#define HETCCL_COLLECTIVE(kind, ...)                                         \
+  static_assert(                                                             \
+      static_cast<int>(CollKind::k##kind) == static_cast<int>(OpKind::kind), \
+      "CollKind::k" #kind " is OpKind::" #kind);
+#define HETCCL_POINT_TO_POINT(kind, ...)
+#include "op_kinds.def"
+#undef HETCCL_COLLECTIVE
+#undef HETCCL_POINT_TO_POINT
+static_assert(static_cast<size_t>(CollKind::kSendRecv) ==
+                  op_kinds::kCollectiveCount,
+              "sendrecv follows the collectives");
+
+// The rows a kind's ranks follow: the sending side's (whose send buffer
+// it reads) and the receiving side's (whose receive buffer it writes).
+// One row for a collective; the Send and Recv rows for sendrecv.
+struct Sides {
+  const OpTraits& sender;
+  const OpTraits& receiver;
+};
+
+Sides sidesOf(CollKind kind) {
+  if (kind == CollKind::kSendRecv) {
+    return {op_kinds::traitsOf(OpKind::Send), op_kinds::traitsOf(OpKind::Recv)};
+  }
+  const OpTraits& row = op_kinds::traitsOf(static_cast<OpKind>(kind));
+  return {row, row};
+}
+
+bool sendIsPerRank(CollKind kind) {
+  return sidesOf(kind).sender.send.scaledByRanks;
+}
+
+bool recvIsPerRank(CollKind kind) {
+  return sidesOf(kind).receiver.recv.scaledByRanks;
+}
+
+// Whether a buffer holds one part per rank (the size is the total).
 bool isSplitAcrossRanks(CollKind kind) {
-  return kind == CollKind::kAllGather || kind == CollKind::kReduceScatter ||
-         kind == CollKind::kAllToAll || kind == CollKind::kGather ||
-         kind == CollKind::kScatter;
+  return sendIsPerRank(kind) || recvIsPerRank(kind);
 }
 
 // Whether each rank sends (receives) one part and receives (sends) one
 // part per rank.
 bool gathers(CollKind kind) {
-  return kind == CollKind::kAllGather || kind == CollKind::kGather;
+  return recvIsPerRank(kind) && !sendIsPerRank(kind);
 }
 
 bool scatters(CollKind kind) {
-  return kind == CollKind::kReduceScatter || kind == CollKind::kScatter;
+  return sendIsPerRank(kind) && !recvIsPerRank(kind);
+}
+
+Collective describe(CollKind kind, const char* name) {
+  const Sides sides = sidesOf(kind);
+  return Collective{
+      kind, name, sides.sender.reduces || sides.receiver.reduces,
+      sides.sender.hasRoot || sides.receiver.hasRoot,
+      sides.sender.hasInPlaceForm && sides.receiver.hasInPlaceForm};
 }
 
 char* offsetBytes(void* base, size_t bytes) {
@@ -105,17 +152,26 @@ ncclResult_t launchRootedAsSendRecv(const CallContext& context, size_t count,
 }  // namespace
 
 const std::vector<Collective>& allCollectives() {
-  static const std::vector<Collective> collectives = {
-      {CollKind::kAllReduce, "allreduce", true, false, true},
-      {CollKind::kAllGather, "allgather", false, false, true},
-      {CollKind::kReduceScatter, "reducescatter", true, false, true},
-      {CollKind::kBroadcast, "broadcast", false, true, true},
-      {CollKind::kReduce, "reduce", true, true, true},
-      {CollKind::kAllToAll, "alltoall", false, false, false},
-      {CollKind::kGather, "gather", false, true, true},
-      {CollKind::kScatter, "scatter", false, true, true},
-      {CollKind::kSendRecv, "sendrecv", false, false, false},
+  // nccl-tests' order; every kind once.
+  static constexpr CollKind kOrder[] = {
+      CollKind::kAllReduce, CollKind::kAllGather, CollKind::kReduceScatter,
+      CollKind::kBroadcast, CollKind::kReduce,    CollKind::kAlltoAll,
+      CollKind::kGather,    CollKind::kScatter,   CollKind::kSendRecv,
   };
+  static_assert(sizeof(kOrder) / sizeof(kOrder[0]) ==
+                    static_cast<size_t>(CollKind::kSendRecv) + 1,
+                "a collective of op_kinds.def is missing from the order");
+  static const std::vector<Collective> collectives = [] {
+    std::vector<Collective> list;
+    for (CollKind kind : kOrder) {
+      const char* name =
+          kind == CollKind::kSendRecv
+              ? "sendrecv"
+              : op_kinds::traitsOf(static_cast<OpKind>(kind)).cliName;
+      list.push_back(describe(kind, name));
+    }
+    return list;
+  }();
   return collectives;
 }
 
@@ -138,18 +194,10 @@ const Collective* findCollective(const std::string& name) {
 
 double busBandwidthFactor(CollKind kind, int nranks) {
   const double n = nranks;
-  switch (kind) {
-    case CollKind::kAllReduce:
-      return 2.0 * (n - 1) / n;
-    case CollKind::kAllGather:
-    case CollKind::kReduceScatter:
-    case CollKind::kAllToAll:
-    case CollKind::kGather:
-    case CollKind::kScatter:
-      return (n - 1) / n;
-    default:
-      return 1.0;
-  }
+  if (kind == CollKind::kAllReduce) return 2.0 * (n - 1) / n;
+  // Each rank's part of the total crosses to the n - 1 others.
+  if (isSplitAcrossRanks(kind)) return (n - 1) / n;
+  return 1.0;
 }
 
 Shape shapeFor(CollKind kind, size_t requestedBytes, size_t elementSize,
@@ -206,7 +254,7 @@ ncclResult_t launchCollective(const CallContext& context, const Shape& shape,
     case CollKind::kReduce:
       return nccl.reduce(buffers.send, buffers.recv, count, type, context.op,
                          context.root, context.comm, context.stream);
-    case CollKind::kAllToAll:
+    case CollKind::kAlltoAll:
       if (!nccl.alltoAll)
         return launchAllToAllAsSendRecv(context, count, buffers);
       return nccl.alltoAll(buffers.send, buffers.recv, count, type,

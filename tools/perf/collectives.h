@@ -7,26 +7,28 @@
 #include <string>
 #include <vector>
 
+#include "op_kinds.h"
 #include "perf/nccl_api.h"
 
 namespace hetccl {
 namespace perf {
 
+// One per NCCL collective of op_kinds.def (numbered as OpKind numbers
+// them), then sendrecv: hetccl-perf's pairing of the Send and Recv rows.
 enum class CollKind {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kBroadcast,
-  kReduce,
-  kAllToAll,
-  kGather,
-  kScatter,
+#define HETCCL_COLLECTIVE(kind, ...) k##kind,
+#define HETCCL_POINT_TO_POINT(kind, ...)
+#include "op_kinds.def"
+#undef HETCCL_COLLECTIVE
+#undef HETCCL_POINT_TO_POINT
   kSendRecv
 };
 
+// Facts from the rows of op_kinds.def (for sendrecv: its sender's Send
+// row and its receiver's Recv row).
 struct Collective {
   CollKind kind;
-  const char* name;
+  const char* name;     // the rows' cliName; "sendrecv"
   bool reduces;         // takes a reduction op
   bool rooted;          // takes a root rank
   bool hasInPlaceForm;  // NCCL defines an in-place form of the call

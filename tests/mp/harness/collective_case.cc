@@ -1,6 +1,7 @@
 #include "harness/collective_case.h"
 
 #include <algorithm>
+#include <iterator>
 #include <sstream>
 
 #include "harness/hash.h"
@@ -23,58 +24,61 @@ std::string labelled(const std::string& label, const std::string& problem) {
 
 }  // namespace
 
+using op_kinds::BufferRole;
+using op_kinds::OpKind;
+
+// The collectives' values are OpKind's first values, in its order.
+#define HETCCL_COLLECTIVE(kind, ...)                                           \
+  static_assert(                                                               \
+      static_cast<int>(Collective::k##kind) == static_cast<int>(OpKind::kind), \
+      "Collective::k" #kind " is OpKind::" #kind);
+#define HETCCL_POINT_TO_POINT(kind, ...)
+#include "op_kinds.def"
+#undef HETCCL_COLLECTIVE
+#undef HETCCL_POINT_TO_POINT
+static_assert(static_cast<size_t>(Collective::kBcast) ==
+                  op_kinds::kCollectiveCount,
+              "kBcast follows the collectives");
+
 const std::vector<Collective>& allCollectives() {
-  static const std::vector<Collective> collectives = {
+  static constexpr Collective kOrder[] = {
       Collective::kAllReduce, Collective::kReduceScatter,
       Collective::kAllGather, Collective::kBroadcast,
       Collective::kBcast,     Collective::kReduce,
       Collective::kAlltoAll,  Collective::kGather,
       Collective::kScatter};
+  static_assert(sizeof(kOrder) / sizeof(kOrder[0]) ==
+                    static_cast<size_t>(Collective::kBcast) + 1,
+                "a collective of op_kinds.def is missing from the order");
+  static const std::vector<Collective> collectives(std::begin(kOrder),
+                                                   std::end(kOrder));
   return collectives;
 }
 
-const char* collectiveName(Collective collective) {
-  switch (collective) {
-    case Collective::kAllReduce:
-      return "AllReduce";
-    case Collective::kReduceScatter:
-      return "ReduceScatter";
-    case Collective::kAllGather:
-      return "AllGather";
-    case Collective::kBroadcast:
-      return "Broadcast";
-    case Collective::kBcast:
-      return "Bcast";
-    case Collective::kReduce:
-      return "Reduce";
-    case Collective::kAlltoAll:
-      return "AlltoAll";
-    case Collective::kGather:
-      return "Gather";
-    case Collective::kScatter:
-      return "Scatter";
+const op_kinds::OpTraits& traitsOf(Collective collective) {
+  if (collective == Collective::kBcast) {
+    return op_kinds::traitsOf(OpKind::Broadcast);
   }
-  return "unknown-collective";
+  return op_kinds::traitsOf(static_cast<OpKind>(collective));
 }
 
-bool isReducing(Collective collective) {
-  return collective == Collective::kAllReduce ||
-         collective == Collective::kReduceScatter ||
-         collective == Collective::kReduce;
+const char* collectiveName(Collective collective) {
+  return collective == Collective::kBcast ? "Bcast" : traitsOf(collective).name;
 }
 
-bool hasRoot(Collective collective) {
-  return collective == Collective::kBroadcast ||
-         collective == Collective::kBcast ||
-         collective == Collective::kReduce ||
-         collective == Collective::kGather ||
-         collective == Collective::kScatter;
-}
+bool isReducing(Collective collective) { return traitsOf(collective).reduces; }
+
+bool hasRoot(Collective collective) { return traitsOf(collective).hasRoot; }
 
 bool supportsInPlace(Collective collective) {
-  // NCCL defines no in-place all-to-all; Bcast is always in place.
-  return collective != Collective::kAlltoAll &&
+  // Bcast is always in place: there is no form to choose.
+  return traitsOf(collective).hasInPlaceForm &&
          collective != Collective::kBcast;
+}
+
+bool isSplitAcrossRanks(Collective collective) {
+  const op_kinds::OpTraits& traits = traitsOf(collective);
+  return traits.send.scaledByRanks || traits.recv.scaledByRanks;
 }
 
 std::string CollectiveCase::describe() const {
@@ -104,35 +108,26 @@ size_t CollectiveRun::elementSize() const {
 }
 
 size_t CollectiveRun::sendElements() const {
-  switch (case_.collective) {
-    case Collective::kReduceScatter:
-    case Collective::kAlltoAll:
-    case Collective::kScatter:
-      return nranks_ * case_.count;
-    case Collective::kBcast:
-      return 0;
-    default:
-      return case_.count;
-  }
+  // ncclBcast has one buffer, the receive buffer.
+  if (case_.collective == Collective::kBcast) return 0;
+  return traitsOf(case_.collective).send.scaledByRanks ? nranks_ * case_.count
+                                                       : case_.count;
 }
 
 size_t CollectiveRun::recvElements() const {
-  switch (case_.collective) {
-    case Collective::kAllGather:
-    case Collective::kAlltoAll:
-    case Collective::kGather:
-      return nranks_ * case_.count;
-    default:
-      return case_.count;
-  }
+  return traitsOf(case_.collective).recv.scaledByRanks ? nranks_ * case_.count
+                                                       : case_.count;
 }
 
 bool CollectiveRun::sharesOneBuffer() const {
   if (case_.collective == Collective::kBcast) return true;
   if (!case_.inPlace) return false;
-  // Gather and scatter are in place only where the big buffer is: the root.
-  bool rootOnly = case_.collective == Collective::kGather ||
-                  case_.collective == Collective::kScatter;
+  // Where the big buffer is the root's alone (gather, scatter), the call is
+  // in place only there.
+  const op_kinds::OpTraits& traits = traitsOf(case_.collective);
+  const bool rootOnly =
+      (traits.send.scaledByRanks && traits.send.role == BufferRole::RootOnly) ||
+      (traits.recv.scaledByRanks && traits.recv.role == BufferRole::RootOnly);
   return !rootOnly || isRoot();
 }
 
@@ -152,22 +147,11 @@ void CollectiveRun::layOutBuffers() {
   first_ = GuardedBuffer(std::max(sendBytes, recvBytes));
   unsigned char* base = first_.data();
   send_ = recv_ = base;
-  switch (case_.collective) {
-    case Collective::kReduceScatter:
-      recv_ = base + rank_ * blockBytes;
-      break;
-    case Collective::kAllGather:
-      send_ = base + rank_ * blockBytes;
-      break;
-    case Collective::kGather:
-      send_ = base + case_.root * blockBytes;
-      break;
-    case Collective::kScatter:
-      recv_ = base + case_.root * blockBytes;
-      break;
-    default:
-      break;
-  }
+  // This rank's block (the root's, where only the root is in place).
+  const op_kinds::OpTraits& traits = traitsOf(case_.collective);
+  unsigned char* block = base + rank_ * blockBytes;
+  if (traits.send.scaledByRanks && !traits.recv.scaledByRanks) recv_ = block;
+  if (traits.recv.scaledByRanks && !traits.send.scaledByRanks) send_ = block;
 }
 
 void CollectiveRun::fillInputs() {

@@ -11,26 +11,34 @@
 #include "harness/data.h"
 #include "harness/guarded_buffer.h"
 #include "nccl.h"
+#include "op_kinds.h"
 
 namespace hetccl::mp {
 
+// One per NCCL collective of op_kinds.def (numbered as OpKind numbers
+// them), then kBcast: ncclBcast, the harness's own in-place form of the
+// Broadcast row.
 enum class Collective {
-  kAllReduce,
-  kReduceScatter,
-  kAllGather,
-  kBroadcast,
-  kBcast,  // in-place broadcast
-  kReduce,
-  kAlltoAll,
-  kGather,
-  kScatter
+#define HETCCL_COLLECTIVE(kind, ...) k##kind,
+#define HETCCL_POINT_TO_POINT(kind, ...)
+#include "op_kinds.def"
+#undef HETCCL_COLLECTIVE
+#undef HETCCL_POINT_TO_POINT
+  kBcast
 };
 
+// Every collective once, in the order the tests number their cases.
 const std::vector<Collective>& allCollectives();
+// The row of op_kinds.def a collective follows (Broadcast's for kBcast).
+const op_kinds::OpTraits& traitsOf(Collective collective);
 const char* collectiveName(Collective collective);
 bool isReducing(Collective collective);
 bool hasRoot(Collective collective);
 bool supportsInPlace(Collective collective);
+// Whether a buffer holds one block per rank, so that NCCL's count is a
+// part of the total (all-gather, reduce-scatter, all-to-all, gather,
+// scatter).
+bool isSplitAcrossRanks(Collective collective);
 
 struct CollectiveCase {
   Collective collective = Collective::kAllReduce;

@@ -151,7 +151,7 @@ TEST(Collectives, NcclTestsShapes) {
   const Shape scatter = shapeFor(CollKind::kReduceScatter, 1000, 4, 4);
   EXPECT_EQ(scatter.sendCount, 248u);
   EXPECT_EQ(scatter.recvCount, 62u);
-  const Shape exchange = shapeFor(CollKind::kAllToAll, 1000, 4, 4);
+  const Shape exchange = shapeFor(CollKind::kAlltoAll, 1000, 4, 4);
   EXPECT_EQ(exchange.callCount, 62u);
   EXPECT_EQ(exchange.sendCount, 248u);
   EXPECT_EQ(exchange.recvCount, 248u);
@@ -171,7 +171,7 @@ TEST(Collectives, BusBandwidthFactors) {
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kAllReduce, 4), 1.5);
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kAllGather, 4), 0.75);
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kReduceScatter, 8), 0.875);
-  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kAllToAll, 2), 0.5);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kAlltoAll, 2), 0.5);
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kBroadcast, 4), 1);
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kReduce, 4), 1);
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollKind::kSendRecv, 4), 1);
@@ -521,7 +521,7 @@ class SimulatedRun {
         return inputs[k / c][k % c];
       case CollKind::kBroadcast:
         return inputs[root()][k];
-      case CollKind::kAllToAll:
+      case CollKind::kAlltoAll:
         return inputs[k / c][rank * c + k % c];
       case CollKind::kGather:
         return rank == root() ? inputs[k / c][k % c] : NAN;
