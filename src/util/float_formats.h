@@ -103,42 +103,109 @@ HETCCL_HOST_DEVICE inline uint32_t roundMagnitude(uint32_t absBits) {
   return selectBits(absBits < kMinNormalBits, subnormal, normal);
 }
 
+// A narrow binary floating-point format: the unsigned type of its bit
+// patterns, its exponent and mantissa widths, its exponent bias, and what the
+// top of its range holds.
+//   HasInf     the all-ones exponent holds +-inf (mantissa 0) and the NaNs, as
+//              in IEEE; without it only the all-ones pattern is NaN and the
+//              rest of the top exponent holds ordinary numbers (OCP "FN")
+//   Saturates  finite magnitudes that round past the largest finite value
+//              become it, not inf; +-inf saturates too where the format has
+//              no inf, and stays +-inf where it has one.
+template <typename BitsType, int ExpBits, int MantBits, int Bias, bool HasInf,
+          bool Saturates>
+struct NarrowFormat {
+  static_assert(HasInf || Saturates, "a format without inf must saturate");
+  using Bits = BitsType;
+  static constexpr int kBits = 1 + ExpBits + MantBits;
+  static constexpr int kMantBits = MantBits;
+  static constexpr int kBias = Bias;
+  static constexpr bool kKeepsInf = HasInf && Saturates;
+  static constexpr uint32_t kSignBit = 1u << (kBits - 1);
+  static constexpr uint32_t kAbsMask = kSignBit - 1;
+  static constexpr uint32_t kMantMask = (1u << MantBits) - 1;
+  // All-ones exponent, zero mantissa: +inf where the format has it.
+  static constexpr uint32_t kTopExponent = kAbsMask & ~kMantMask;
+  // The smallest magnitude encoding that is not a finite number.
+  static constexpr uint32_t kFirstSpecial = HasInf ? kTopExponent : kAbsMask;
+  // What a finite magnitude beyond the largest finite value becomes.
+  static constexpr uint32_t kOverflow =
+      Saturates ? kFirstSpecial - 1 : kTopExponent;
+  // The quiet NaN without payload (its top mantissa bit set).
+  static constexpr uint32_t kQuietNaN =
+      HasInf ? kTopExponent | (1u << (MantBits - 1)) : kAbsMask;
+};
+
+using Fp16 = NarrowFormat<uint16_t, 5, 10, 15, true, false>;
+using E4m3 = NarrowFormat<uint8_t, 4, 3, 7, false, true>;
+using E5m2 = NarrowFormat<uint8_t, 5, 2, 15, true, true>;
+
+// Narrow -> float, exact for every code.
+template <class Format>
+HETCCL_HOST_DEVICE inline float decode(typename Format::Bits code) {
+  constexpr int kShift = 23 - Format::kMantBits;  // mantissa to float's place
+  constexpr uint32_t kRebias = uint32_t(127 - Format::kBias) << 23;
+  // Rebiased once more, the top exponent (inf, NaN) lands on float's.
+  constexpr uint32_t kSpecialRebias =
+      uint32_t(255 - 127 + Format::kBias -
+               int(Format::kTopExponent >> Format::kMantBits))
+      << 23;
+  // The format's smallest normal value, as a float.
+  constexpr uint32_t kMinNormalBits = kRebias + (1u << 23);
+  const uint32_t sign = (code & Format::kSignBit) << (32 - Format::kBits);
+  const uint32_t magnitude = code & Format::kAbsMask;
+  // Normal numbers: move exponent and mantissa into place and rebias.
+  const uint32_t normal = (magnitude << kShift) + kRebias;
+  const uint32_t special = normal + kSpecialRebias;
+  // Subnormals (and zero): build minNormal * (1 + m / 2^kMantBits) and
+  // subtract minNormal, both normal floats, so the result is exact.
+  const float subnormal = bitsAsFloat((magnitude << kShift) + kMinNormalBits) -
+                          bitsAsFloat(kMinNormalBits);
+  uint32_t bits = selectBits(magnitude < (1u << Format::kMantBits),
+                             floatAsBits(subnormal), normal);
+  bits = selectBits(magnitude >= Format::kFirstSpecial, special, bits);
+  return bitsAsFloat(bits | sign);
+}
+
+// Float -> narrow, with the rounding and overflow rules of the file comment.
+template <class Format>
+HETCCL_HOST_DEVICE inline typename Format::Bits encode(float value) {
+  const uint32_t bits = floatAsBits(value);
+  const uint32_t sign = (bits >> (32 - Format::kBits)) & Format::kSignBit;
+  const uint32_t absBits = bits & kFloatAbsMask;
+  uint32_t magnitude =
+      roundMagnitude<Format::kMantBits, Format::kBias>(absBits);
+  magnitude =
+      selectBits(magnitude > Format::kOverflow, Format::kOverflow, magnitude);
+  if constexpr (Format::kKeepsInf) {
+    magnitude =
+        selectBits(absBits == kFloatInfBits, Format::kTopExponent, magnitude);
+  }
+  // NaN: quiet, with as much of the payload as fits.
+  const uint32_t payload =
+      (absBits >> (23 - Format::kMantBits)) & Format::kMantMask;
+  magnitude = selectBits(absBits > kFloatInfBits, Format::kQuietNaN | payload,
+                         magnitude);
+  return typename Format::Bits(sign | magnitude);
+}
+
 }  // namespace float_formats_detail
 
 // ---- fp16 (IEEE binary16) ----
 
 HETCCL_HOST_DEVICE inline float halfBitsToFloat(uint16_t half) {
-  using namespace float_formats_detail;
-  const uint32_t sign = uint32_t(half & 0x8000u) << 16;
-  const uint32_t magnitude = half & 0x7fffu;
-  // Normal numbers: move exponent and mantissa into place and rebias
-  // (15 -> 127). Inf/NaN need the top exponent: rebias once more.
-  const uint32_t normal = (magnitude << 13) + (112u << 23);
-  const uint32_t special = normal + (112u << 23);
-  // Subnormals (and zero) are magnitude * 2^-24: build 2^-14 * (1 + m/1024)
-  // and subtract 2^-14, both normal floats, so the result is exact.
-  const float subnormal =
-      bitsAsFloat((magnitude << 13) + (113u << 23)) - bitsAsFloat(113u << 23);
-  uint32_t bits =
-      selectBits(magnitude < 0x0400u, floatAsBits(subnormal), normal);
-  bits = selectBits(magnitude >= 0x7c00u, special, bits);
-  return bitsAsFloat(bits | sign);
+  return float_formats_detail::decode<float_formats_detail::Fp16>(half);
 }
 
 HETCCL_HOST_DEVICE inline uint16_t floatToHalfBits(float value) {
-  using namespace float_formats_detail;
-  const uint32_t bits = floatAsBits(value);
-  const uint32_t sign = (bits >> 16) & 0x8000u;
-  const uint32_t absBits = bits & kFloatAbsMask;
-  uint32_t magnitude = roundMagnitude<10, 15>(absBits);
-  magnitude = selectBits(magnitude > 0x7c00u, 0x7c00u, magnitude);  // -> inf
-  magnitude = selectBits(absBits > kFloatInfBits,
-                         0x7e00u | ((absBits >> 13) & 0x3ffu),  // quiet NaN
-                         magnitude);
-  return uint16_t(sign | magnitude);
+  return float_formats_detail::encode<float_formats_detail::Fp16>(value);
 }
 
 // ---- bfloat16 (the top half of a float) ----
+// Not a NarrowFormat: its exponent range is float's, so plain integer
+// rounding of the bit pattern suffices, and float subnormals map to bf16
+// subnormals (the subnormal addition of roundMagnitude would see them, and
+// would be at the mercy of denormal flushing).
 
 HETCCL_HOST_DEVICE inline float bf16BitsToFloat(uint16_t bf16) {
   return float_formats_detail::bitsAsFloat(uint32_t(bf16) << 16);
@@ -158,51 +225,21 @@ HETCCL_HOST_DEVICE inline uint16_t floatToBf16Bits(float value) {
 // ---- fp8 E4M3 (OCP "FN": bias 7, no infinities, 0x7F/0xFF are NaN) ----
 
 HETCCL_HOST_DEVICE inline float e4m3BitsToFloat(uint8_t e4m3) {
-  using namespace float_formats_detail;
-  const uint32_t sign = uint32_t(e4m3 & 0x80u) << 24;
-  const uint32_t magnitude = e4m3 & 0x7fu;
-  // Normal numbers: rebias the exponent (7 -> 127). The top exponent holds
-  // ordinary numbers, except the all-ones pattern, the only NaN.
-  const uint32_t normal = (magnitude << 20) + (120u << 23);
-  // Subnormals (and zero) are magnitude * 2^-9: build 2^-6 * (1 + m/8) and
-  // subtract 2^-6, both normal floats, so the result is exact.
-  const float subnormal =
-      bitsAsFloat((magnitude << 20) + (121u << 23)) - bitsAsFloat(121u << 23);
-  uint32_t bits = selectBits(magnitude < 0x08u, floatAsBits(subnormal), normal);
-  bits = selectBits(magnitude == 0x7fu, 0x7ff00000u, bits);  // quiet NaN
-  return bitsAsFloat(bits | sign);
+  return float_formats_detail::decode<float_formats_detail::E4m3>(e4m3);
 }
 
 HETCCL_HOST_DEVICE inline uint8_t floatToE4m3Bits(float value) {
-  using namespace float_formats_detail;
-  const uint32_t bits = floatAsBits(value);
-  const uint32_t sign = (bits >> 24) & 0x80u;
-  const uint32_t absBits = bits & kFloatAbsMask;
-  uint32_t magnitude = roundMagnitude<3, 7>(absBits);
-  magnitude = selectBits(magnitude > 0x7eu, 0x7eu, magnitude);  // saturate
-  magnitude = selectBits(absBits > kFloatInfBits, 0x7fu, magnitude);  // NaN
-  return uint8_t(sign | magnitude);
+  return float_formats_detail::encode<float_formats_detail::E4m3>(value);
 }
 
 // ---- fp8 E5M2 (bias 15, IEEE-like with inf and NaN) ----
 
-// E5M2 is fp16 with the low 8 mantissa bits cut off.
 HETCCL_HOST_DEVICE inline float e5m2BitsToFloat(uint8_t e5m2) {
-  return halfBitsToFloat(uint16_t(e5m2 << 8));
+  return float_formats_detail::decode<float_formats_detail::E5m2>(e5m2);
 }
 
 HETCCL_HOST_DEVICE inline uint8_t floatToE5m2Bits(float value) {
-  using namespace float_formats_detail;
-  const uint32_t bits = floatAsBits(value);
-  const uint32_t sign = (bits >> 24) & 0x80u;
-  const uint32_t absBits = bits & kFloatAbsMask;
-  uint32_t magnitude = roundMagnitude<2, 15>(absBits);
-  magnitude = selectBits(magnitude > 0x7bu, 0x7bu, magnitude);  // saturate
-  magnitude = selectBits(absBits == kFloatInfBits, 0x7cu, magnitude);
-  magnitude = selectBits(absBits > kFloatInfBits,
-                         0x7eu | ((absBits >> 21) & 0x3u),  // quiet NaN
-                         magnitude);
-  return uint8_t(sign | magnitude);
+  return float_formats_detail::encode<float_formats_detail::E5m2>(value);
 }
 
 }  // namespace hetccl

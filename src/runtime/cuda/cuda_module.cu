@@ -1,11 +1,12 @@
 // libhetccl-cuda.so: the device-module table (runtime/device/device_module.h)
 // over the CUDA runtime; runtime_table.h has the entries CUDA and HIP spell
-// alike. The runtime is linked statically and the driver is
-// reached only through it, so the module loads on machines without an
-// NVIDIA driver; its functions then return cudaErrorInsufficientDriver or
-// cudaErrorNoDevice. Only hetcclDeviceModule leaves the library (a version
-// script hides the rest, the static runtime included, so that its calls
-// never bind to another copy of cudart that the program loaded).
+// alike and fills the table, CudaRuntime below what CUDA does its own way.
+// The runtime is linked statically and the driver is reached only through it,
+// so the module loads on machines without an NVIDIA driver; its functions then
+// return cudaErrorInsufficientDriver or cudaErrorNoDevice. Only
+// hetcclDeviceModule leaves the library (a version script hides the rest, the
+// static runtime included, so that its calls never bind to another copy of
+// cudart that the program loaded).
 #include <cuda_runtime_api.h>
 
 #include "runtime/cuda/cuda_reduce.h"
@@ -19,79 +20,73 @@ namespace hetccl {
 namespace cuda {
 namespace {
 
-int memoryKind(const void* pointer, int* kind) {
-  cudaPointerAttributes attributes{};
-  const cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
-  if (error == cudaErrorInvalidValue) {
-    // Memory the runtime does not know (older runtimes say so with an
-    // error, which must not linger for the next cudaGetLastError).
-    cudaGetLastError();
-    *kind = hetcclMemoryUnknown;
+// What CUDA does its own way; runtime_table.h fills the table with it.
+struct CudaRuntime {
+  static constexpr const char* kName = "cuda";
+
+  static int memoryKind(const void* pointer, int* kind) {
+    cudaPointerAttributes attributes{};
+    const cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
+    if (error == cudaErrorInvalidValue) {
+      // Memory the runtime does not know (older runtimes say so with an
+      // error, which must not linger for the next cudaGetLastError).
+      cudaGetLastError();
+      *kind = hetcclMemoryUnknown;
+      return cudaSuccess;
+    }
+    if (error != cudaSuccess) return error;
+    switch (attributes.type) {
+      case cudaMemoryTypeHost:
+        *kind = hetcclMemoryHost;
+        break;
+      case cudaMemoryTypeDevice:
+        *kind = hetcclMemoryDevice;
+        break;
+      case cudaMemoryTypeManaged:
+        *kind = hetcclMemoryManaged;
+        break;
+      default:
+        *kind = hetcclMemoryUnknown;
+        break;
+    }
     return cudaSuccess;
   }
-  if (error != cudaSuccess) return error;
-  switch (attributes.type) {
-    case cudaMemoryTypeHost:
-      *kind = hetcclMemoryHost;
-      break;
-    case cudaMemoryTypeDevice:
-      *kind = hetcclMemoryDevice;
-      break;
-    case cudaMemoryTypeManaged:
-      *kind = hetcclMemoryManaged;
-      break;
-    default:
-      *kind = hetcclMemoryUnknown;
-      break;
+
+  static int hostAlloc(void** pointer, size_t bytes) {
+    return cudaHostAlloc(pointer, bytes,
+                         cudaHostAllocPortable | cudaHostAllocMapped);
   }
-  return cudaSuccess;
-}
 
-int hostAlloc(void** pointer, size_t bytes) {
-  return cudaHostAlloc(pointer, bytes,
-                       cudaHostAllocPortable | cudaHostAllocMapped);
-}
+  static int hostFree(void* pointer) { return cudaFreeHost(pointer); }
 
-int hostFree(void* pointer) { return cudaFreeHost(pointer); }
+  // The stream memory operations and the kernels live in their own sources
+  // (cuda_stream_memops.h, cuda_reduce.h), in namespace cuda.
+  static int writeValue64(void* stream, uint64_t* address, uint64_t value) {
+    return cuda::writeValue64(asStream(stream), address, value);
+  }
 
-int streamWriteValue64(void* stream, uint64_t* address, uint64_t value) {
-  return writeValue64(asStream(stream), address, value);
-}
+  static int waitValue64(void* stream, const uint64_t* address,
+                         uint64_t value) {
+    return cuda::waitValue64(asStream(stream), address, value);
+  }
 
-int streamWaitValue64(void* stream, const uint64_t* address, uint64_t value) {
-  return waitValue64(asStream(stream), address, value);
-}
+  static int waitBits64(void* stream, const uint64_t* address, uint64_t bits) {
+    return cuda::waitBits64(asStream(stream), address, bits);
+  }
 
-int streamWaitBits64(void* stream, const uint64_t* address, uint64_t bits) {
-  return waitBits64(asStream(stream), address, bits);
-}
+  static int reduceAsync(const hetcclDeviceReduction* reduction, void* stream) {
+    if (reduction == nullptr) return cudaErrorInvalidValue;
+    return cuda::reduceAsync(*reduction, asStream(stream));
+  }
 
-int reduce(const hetcclDeviceReduction* reduction, void* stream) {
-  if (reduction == nullptr) return cudaErrorInvalidValue;
-  return reduceAsync(*reduction, asStream(stream));
-}
+  static int lowLatencyCollective(
+      const hetcclDeviceLowLatencyCollective* collective, void* stream) {
+    if (collective == nullptr) return cudaErrorInvalidValue;
+    return cuda::lowLatencyCollective(*collective, asStream(stream));
+  }
 
-int lowLatency(const hetcclDeviceLowLatencyCollective* collective,
-               void* stream) {
-  if (collective == nullptr) return cudaErrorInvalidValue;
-  return lowLatencyCollective(*collective, asStream(stream));
-}
-
-hetcclDeviceModuleTable makeTable() {
-  hetcclDeviceModuleTable table{};
-  fillCommonEntries(table);
-  table.runtimeName = "cuda";
-  table.memoryKind = memoryKind;
-  table.hostAlloc = hostAlloc;
-  table.hostFree = hostFree;
-  table.writeValue64 = streamWriteValue64;
-  table.waitValue64 = streamWaitValue64;
-  table.waitBits64 = streamWaitBits64;
-  table.reduceAsync = reduce;
-  table.lowLatencyCollective = lowLatency;
-  table.loadKernels = loadKernels;
-  return table;
-}
+  static int loadKernels() { return cuda::loadKernels(); }
+};
 
 }  // namespace
 }  // namespace cuda
@@ -99,6 +94,5 @@ hetcclDeviceModuleTable makeTable() {
 
 extern "C" __attribute__((visibility("default"))) const hetcclDeviceModuleTable*
 hetcclDeviceModule(void) {
-  static const hetcclDeviceModuleTable table = hetccl::cuda::makeTable();
-  return &table;
+  return hetccl::cuda::moduleTable<hetccl::cuda::CudaRuntime>();
 }

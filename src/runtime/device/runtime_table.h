@@ -1,12 +1,11 @@
-// The entries of a device-module table that the CUDA and HIP runtimes
-// spell alike, written once. A module includes its runtime's header, then
-// defines
+// A device-module table over a CUDA-like runtime, written once: the entries
+// that the CUDA and HIP runtimes spell alike, and the filling of the whole
+// table. A module includes its runtime's header, then defines
 //   HETCCL_RT(name)      its runtime's name for `name` (cuda##name, hip##name)
 //   HETCCL_RT_NAMESPACE  the namespace of its definitions (cuda, hip)
 // and includes this file, in exactly one of its sources (it defines
-// functions). It then defines what differs (memoryKind, hostAlloc,
-// hostFree, writeValue64, waitValue64, waitBits64, reduceAsync,
-// loadKernels) and fills its table with fillCommonEntries.
+// functions). It then defines a struct of what differs (see makeTable) and
+// returns moduleTable<thatStruct>() from its hetcclDeviceModule.
 #pragma once
 
 #include "runtime/device/device_module.h"
@@ -177,6 +176,39 @@ void fillCommonEntries(hetcclDeviceModuleTable& table) {
   table.copyAsync = copyAsync;
   table.timingEventCreate = timingEventCreate;
   table.eventElapsedMs = eventElapsedMs;
+}
+
+// The whole table: the common entries, and those that differ between the
+// runtimes, which Runtime gives as static member functions named and typed
+// as the table's entries, with the runtime's name:
+//   struct Runtime {
+//     static constexpr const char* kName = "cuda";
+//     static int memoryKind(const void* pointer, int* kind);
+//     ... hostAlloc, hostFree, writeValue64, waitValue64, waitBits64,
+//         reduceAsync, lowLatencyCollective, loadKernels
+//   };
+template <class Runtime>
+hetcclDeviceModuleTable makeTable() {
+  hetcclDeviceModuleTable table{};
+  fillCommonEntries(table);
+  table.runtimeName = Runtime::kName;
+  table.memoryKind = Runtime::memoryKind;
+  table.hostAlloc = Runtime::hostAlloc;
+  table.hostFree = Runtime::hostFree;
+  table.writeValue64 = Runtime::writeValue64;
+  table.waitValue64 = Runtime::waitValue64;
+  table.waitBits64 = Runtime::waitBits64;
+  table.reduceAsync = Runtime::reduceAsync;
+  table.lowLatencyCollective = Runtime::lowLatencyCollective;
+  table.loadKernels = Runtime::loadKernels;
+  return table;
+}
+
+// What the module's hetcclDeviceModule returns: the table, built once.
+template <class Runtime>
+const hetcclDeviceModuleTable* moduleTable() {
+  static const hetcclDeviceModuleTable table = makeTable<Runtime>();
+  return &table;
 }
 
 }  // namespace

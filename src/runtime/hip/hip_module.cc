@@ -1,6 +1,7 @@
 // libhetccl-hip.so: the device-module table (runtime/device/device_module.h)
 // over the HIP runtime (runtime_table.h has the entries CUDA and HIP spell
-// alike), with the reduction kernels of device_kernels.h.
+// alike and fills the table, HipRuntime below what HIP does its own way),
+// with the reduction kernels of device_kernels.h.
 // Compiled by hipcc with -ffp-contract=off (see device_kernels.h). Only
 // hetcclDeviceModule leaves the library (a version script hides the rest).
 //
@@ -19,89 +20,81 @@ namespace hetccl {
 namespace hip {
 namespace {
 
-int memoryKind(const void* pointer, int* kind) {
-  hipPointerAttribute_t attributes{};
-  const hipError_t error = hipPointerGetAttributes(&attributes, pointer);
-  if (error == hipErrorInvalidValue) {
-    // ROCm 5 answers "invalid value" for memory it does not know; the error
-    // must not linger for the next hipGetLastError.
-    (void)hipGetLastError();
-    *kind = hetcclMemoryUnknown;
+// What HIP does its own way; runtime_table.h fills the table with it.
+struct HipRuntime {
+  static constexpr const char* kName = "hip";
+
+  static int memoryKind(const void* pointer, int* kind) {
+    hipPointerAttribute_t attributes{};
+    const hipError_t error = hipPointerGetAttributes(&attributes, pointer);
+    if (error == hipErrorInvalidValue) {
+      // ROCm 5 answers "invalid value" for memory it does not know; the error
+      // must not linger for the next hipGetLastError.
+      (void)hipGetLastError();
+      *kind = hetcclMemoryUnknown;
+      return hipSuccess;
+    }
+    if (error != hipSuccess) return error;
+#if HIP_VERSION_MAJOR >= 6
+    const hipMemoryType type = attributes.type;  // renamed in ROCm 6
+#else
+    const hipMemoryType type = attributes.memoryType;
+#endif
+    if (attributes.isManaged) {
+      *kind = hetcclMemoryManaged;
+    } else if (type == hipMemoryTypeHost) {
+      *kind = hetcclMemoryHost;
+    } else if (type == hipMemoryTypeDevice || type == hipMemoryTypeArray) {
+      *kind = hetcclMemoryDevice;
+    } else {
+      *kind = hetcclMemoryUnknown;
+    }
     return hipSuccess;
   }
-  if (error != hipSuccess) return error;
-#if HIP_VERSION_MAJOR >= 6
-  const hipMemoryType type = attributes.type;  // renamed in ROCm 6
-#else
-  const hipMemoryType type = attributes.memoryType;
-#endif
-  if (attributes.isManaged) {
-    *kind = hetcclMemoryManaged;
-  } else if (type == hipMemoryTypeHost) {
-    *kind = hetcclMemoryHost;
-  } else if (type == hipMemoryTypeDevice || type == hipMemoryTypeArray) {
-    *kind = hetcclMemoryDevice;
-  } else {
-    *kind = hetcclMemoryUnknown;
+
+  static int hostAlloc(void** pointer, size_t bytes) {
+    return hipHostMalloc(pointer, bytes,
+                         hipHostMallocPortable | hipHostMallocMapped);
   }
-  return hipSuccess;
-}
 
-int hostAlloc(void** pointer, size_t bytes) {
-  return hipHostMalloc(pointer, bytes,
-                       hipHostMallocPortable | hipHostMallocMapped);
-}
+  static int hostFree(void* pointer) { return hipHostFree(pointer); }
 
-int hostFree(void* pointer) { return hipHostFree(pointer); }
+  static int writeValue64(void* stream, uint64_t* address, uint64_t value) {
+    return hipStreamWriteValue64(asStream(stream), address, value, 0);
+  }
 
-int writeValue64(void* stream, uint64_t* address, uint64_t value) {
-  return hipStreamWriteValue64(asStream(stream), address, value, 0);
-}
+  static int waitValue64(void* stream, const uint64_t* address,
+                         uint64_t value) {
+    // HIP's signature takes a non-const pointer; the word is only read.
+    return hipStreamWaitValue64(asStream(stream),
+                                const_cast<uint64_t*>(address), value,
+                                hipStreamWaitValueGte, ~uint64_t(0));
+  }
 
-int waitValue64(void* stream, const uint64_t* address, uint64_t value) {
-  // HIP's signature takes a non-const pointer; the word is only read.
-  return hipStreamWaitValue64(asStream(stream), const_cast<uint64_t*>(address),
-                              value, hipStreamWaitValueGte, ~uint64_t(0));
-}
+  static int waitBits64(void* stream, const uint64_t* address, uint64_t bits) {
+    return hipStreamWaitValue64(asStream(stream),
+                                const_cast<uint64_t*>(address), bits,
+                                hipStreamWaitValueAnd, ~uint64_t(0));
+  }
 
-int waitBits64(void* stream, const uint64_t* address, uint64_t bits) {
-  return hipStreamWaitValue64(asStream(stream), const_cast<uint64_t*>(address),
-                              bits, hipStreamWaitValueAnd, ~uint64_t(0));
-}
+  static int reduceAsync(const hetcclDeviceReduction* reduction, void* stream) {
+    if (reduction == nullptr) return hipErrorInvalidValue;
+    Launcher launcher(asStream(stream));
+    return device::enqueueReduction(*reduction, launcher);
+  }
 
-int loadKernels() {
-  KernelLoader loader;
-  return device::visitEveryKernel(loader);
-}
+  static int lowLatencyCollective(
+      const hetcclDeviceLowLatencyCollective* collective, void* stream) {
+    if (collective == nullptr) return hipErrorInvalidValue;
+    Launcher launcher(asStream(stream));
+    return device::enqueueLowLatencyCollective(*collective, launcher);
+  }
 
-int reduceAsync(const hetcclDeviceReduction* reduction, void* stream) {
-  if (reduction == nullptr) return hipErrorInvalidValue;
-  Launcher launcher(asStream(stream));
-  return device::enqueueReduction(*reduction, launcher);
-}
-
-int lowLatencyCollective(const hetcclDeviceLowLatencyCollective* collective,
-                         void* stream) {
-  if (collective == nullptr) return hipErrorInvalidValue;
-  Launcher launcher(asStream(stream));
-  return device::enqueueLowLatencyCollective(*collective, launcher);
-}
-
-hetcclDeviceModuleTable makeTable() {
-  hetcclDeviceModuleTable table{};
-  fillCommonEntries(table);
-  table.runtimeName = "hip";
-  table.memoryKind = memoryKind;
-  table.hostAlloc = hostAlloc;
-  table.hostFree = hostFree;
-  table.writeValue64 = writeValue64;
-  table.waitValue64 = waitValue64;
-  table.waitBits64 = waitBits64;
-  table.reduceAsync = reduceAsync;
-  table.lowLatencyCollective = lowLatencyCollective;
-  table.loadKernels = loadKernels;
-  return table;
-}
+  static int loadKernels() {
+    KernelLoader loader;
+    return device::visitEveryKernel(loader);
+  }
+};
 
 }  // namespace
 }  // namespace hip
@@ -109,6 +102,5 @@ hetcclDeviceModuleTable makeTable() {
 
 extern "C" __attribute__((visibility("default"))) const hetcclDeviceModuleTable*
 hetcclDeviceModule(void) {
-  static const hetcclDeviceModuleTable table = hetccl::hip::makeTable();
-  return &table;
+  return hetccl::hip::moduleTable<hetccl::hip::HipRuntime>();
 }
