@@ -1,9 +1,9 @@
 // Ranks whose calls disagree fail naming both calls
 // (harness/call_mismatch.h says what each case checks), in every layout of
 // one host: one CPU domain; two CPU domains over shm, tcp and ucx; GPU
-// ranks emulated on the host over tcp and over shm on the stream-driven
-// path; two domains of two ranks over shm and
-// tcp, CPU and emulated GPU ranks.
+// ranks emulated on the host over tcp (every other launch as a graph's
+// replay, too) and over shm on the stream-driven path; two domains of two ranks
+// over shm and tcp, CPU and emulated GPU ranks.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -34,6 +34,7 @@ std::vector<MismatchCase> allCases() {
       ucxBetweenPretendHosts({0, 1}),
       over(emulatedGpuDomains({0, 1}), "tcp"),
       emulatedGpuDomains({0, 1}),  // the stream-driven path
+      emulatedCapturesOverTcp({0, 1}),
       over(domainsByLabel({0, 0, 1, 1}), "shm"),
       over(domainsByLabel({0, 0, 1, 1}), "tcp"),
       over(emulatedGpuDomains({0, 0, 1, 1}), "tcp"),

@@ -38,6 +38,7 @@ std::vector<FailStopCase> matrix() {
       {"cpuHostsUcx", ucxBetweenPretendHosts({0, 1, 0})},
       {"gpuShm", emulatedGpuDomains({0, 1, 2})},
       {"gpuTcp", withTransport(emulatedGpuDomains({0, 1, 2}), "tcp")},
+      {"gpuCaptured", emulatedCapturesOverTcp({0, 1, 2})},
   };
   return failStopMatrix(layouts, kRanks, kLeaving);
 }

@@ -293,8 +293,8 @@ INSTANTIATE_TEST_SUITE_P(
         KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 0})},
         // Each its own domain: the stream-driven path.
         KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 2})},
-        // Over tcp: the staging proxy, as between hosts.
-        KilledPeerParam{3, true, emulatedGpusOverTcp({0, 1, 2})},
+        // Over tcp, every other launch as a graph's replay.
+        KilledPeerParam{3, true, emulatedCapturesOverTcp({0, 1, 2})},
         // Pretend hosts linked by UCX: its peer error
         // handling, with the watchdog's pidfds as well.
         KilledPeerParam{4, true, ucxBetweenPretendHosts({0, 0, 1, 1})},
@@ -324,7 +324,7 @@ INSTANTIATE_TEST_SUITE_P(
         KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 0})},
         // Each its own domain: the stream-driven path.
         KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 2})},
-        KilledPeerParam{3, true, emulatedGpusOverTcp({0, 1, 2})},
+        KilledPeerParam{3, true, emulatedCapturesOverTcp({0, 1, 2})},
         KilledPeerParam{3, false, ucxBetweenPretendHosts({0, 1, 1})}),
     [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
       return info.param.name();

@@ -316,6 +316,32 @@ std::vector<Layout> allLayouts() {
        true,
        Density::kMedium,
        true},
+      // Every other launch said to be captured and run once, as a graph's
+      // replay (HETCCL_EMULATED_CAPTURES): its pieces numbered from 0 and
+      // handed to the proxy by its stream; each rank its domain's only GPU,
+      // as a capture needs. Over tcp, and over UCX taking the GPU buffers.
+      {"4ranks_0123_tcp_gpu_captured",
+       4,
+       "0,1,2,3",
+       {0, 1, 2, 3},
+       "tcp",
+       true,
+       Density::kMedium,
+       true,
+       {},
+       {{"HETCCL_EMULATED_CAPTURES", "1"}}},
+      {"4ranks_0123_ucx_hosts_gpu_captured",
+       4,
+       "0,1,2,3",
+       {0, 1, 2, 3},
+       "ucx",
+       true,
+       Density::kMedium,
+       true,
+       {},
+       {{"HETCCL_HOSTID", "A,B,C,D"},
+        {"UCX_TLS", "tcp"},
+        {"HETCCL_EMULATED_CAPTURES", "1"}}},
       // GPU ranks on three pretend hosts linked by UCX over tcp only. An
       // emulated GPU's memory is host memory, which UCX moves: its
       // buffers go to UCX as they are (HETCCL_UCX_GPU=auto), or they are

@@ -352,10 +352,9 @@ INSTANTIATE_TEST_SUITE_P(
     Mp, Soak,
     ::testing::Values(domainsByLabel({0, 0, 1, 1}),
                       emulatedGpuDomains({0, 0, 1, 1}),
-                      // The staging proxy over tcp: every launch's
-                      // script and control word come and go without
-                      // growing anything.
-                      emulatedGpusOverTcp({0, 0, 1, 1})),
+                      // Every other launch as a graph's replay: its
+                      // script stays, as a graph's does.
+                      emulatedCapturesOverTcp({0, 1, 2, 3})),
     [](const ::testing::TestParamInfo<DomainLayout>& info) {
       return info.param.name();
     });

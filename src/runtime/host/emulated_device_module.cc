@@ -17,6 +17,7 @@
 #include "runtime/device/low_latency_lines.h"
 #include "runtime/host/host_reduce.h"
 #include "runtime/host/host_runtime.h"
+#include "runtime/runtime_params.h"
 #include "util/dtype.h"
 #include "util/error.h"
 
@@ -64,6 +65,31 @@ class StreamDevices {
 StreamDevices& streamDevices() {
   static StreamDevices devices;
   return devices;
+}
+
+// HETCCL_EMULATED_CAPTURES=1: every other launch on a stream is said to
+// be captured into a graph, and its work runs at once, as a capture
+// replayed once right away would. So CI runs the path that graph replays
+// take (the streams joined through events, a script that the stream
+// starts, pieces numbered per launch) without a GPU. Each executor asks
+// once per launch, so the answer alternates per stream.
+class PretendCaptures {
+ public:
+  bool nextLaunchCaptured(void* stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return asked_[stream]++ % 2 == 1;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<void*, uint64_t> asked_;
+};
+
+int streamIsCapturing(void* stream, int* capturing) {
+  static PretendCaptures pretend;
+  *capturing =
+      readFlag(kEmulatedCaptures) && pretend.nextLaunchCaptured(stream);
+  return 0;
 }
 
 int64_t nowNanoseconds() {
@@ -367,7 +393,7 @@ hetcclDeviceModuleTable makeTable() {
     *idle = hostRuntimeImpl().idle(static_cast<StreamHandle>(stream));
     return 0;
   };
-  t.streamIsCapturing = [](void*, int* capturing) { return *capturing = 0, 0; };
+  t.streamIsCapturing = streamIsCapturing;
   t.eventCreate = [](void** event) { return *event = new Event, 0; };
   t.eventDestroy = [](void* event) {
     delete &eventOf(event);

@@ -35,6 +35,7 @@ std::string DomainLayout::name() const {
     text[0] = static_cast<char>(toupper(text[0]));
   }
   for (int label : labels) text += std::to_string(label);
+  if (env.count("HETCCL_EMULATED_CAPTURES")) text += "Captured";
   return text;
 }
 
@@ -87,9 +88,9 @@ DomainLayout ucxGpuBuffersBetweenPretendHosts(std::vector<int> labels) {
   return layout;
 }
 
-DomainLayout emulatedGpusOverTcp(std::vector<int> labels) {
+DomainLayout emulatedCapturesOverTcp(std::vector<int> labels) {
   DomainLayout layout = emulatedGpuDomains(std::move(labels));
-  layout.env = {{"HETCCL_TRANSPORT", "tcp"}};
+  layout.env = {{"HETCCL_TRANSPORT", "tcp"}, {"HETCCL_EMULATED_CAPTURES", "1"}};
   return layout;
 }
 

@@ -48,9 +48,11 @@ DomainLayout ucxBetweenPretendHosts(std::vector<int> labels);
 // are (an emulated GPU's memory is host memory, which UCX moves).
 DomainLayout ucxGpuBuffersBetweenPretendHosts(std::vector<int> labels);
 
-// Emulated GPU ranks joined over tcp: the staged GPU engine, whose
-// streams hand every launch's pieces to its proxy, as between hosts.
-DomainLayout emulatedGpusOverTcp(std::vector<int> labels);
+// Emulated GPU ranks joined over tcp (the staged GPU engine), every other
+// launch said to be captured and run once at once, as a graph's replay
+// (HETCCL_EMULATED_CAPTURES). Each rank must be its domain's only one:
+// a domain of several GPUs refuses a capture.
+DomainLayout emulatedCapturesOverTcp(std::vector<int> labels);
 
 // Whether this build made the UCX module (libhetccl-ucx.so): layouts that
 // force ucx are skipped without it.

@@ -27,8 +27,7 @@ constexpr double kReleaseDrainSeconds = 10;
 // kernel that waits for a dead peer.
 constexpr double kAbortDrainSeconds = 2;
 // Launches with a script alive at once: every captured launch that crosses
-// domains through the proxy, and the launches that run once and that the
-// engine's stream has not reached yet (32 KB of pinned memory).
+// domains through the proxy (32 KB of pinned memory).
 constexpr size_t kScriptControlWords = 4096;
 // Timed marks per launch with HETCCL_ENGINE_TIMELINE (a 1 GB all-reduce of
 // two domains in 16 MB chunks needs a few hundred).
@@ -95,13 +94,14 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
       onFailure_(std::move(setup.onFailure)),
       links_(std::move(setup.links)),
       proxy_(
-          abort_, timeoutSeconds_,
+          abort_, timeoutSeconds_, &flags_->engineReached,
           PinnedHostMemory(module_, kScriptControlWords * sizeof(uint64_t)),
           [this](const Error& error) { failed(error); },
           links_->waiting().get()),
       callerReached_(module_),
       enginePassed_(module_) {
-  for (uint64_t* word : {&flags_->inputsReady, &flags_->done})
+  for (uint64_t* word :
+       {&flags_->inputsReady, &flags_->done, &flags_->engineReached})
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
   const StagingPath path{module_,
                          stream_.handle(),
@@ -110,6 +110,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                          crossDomainPieceBytes(setup.plans.chunkBytes),
                          kRingSlots,
                          timeline_.get(),
+                         &launchGate_,
                          deviceMemoryOf(module_)};
   const int directLinks = openStagedLinks(path);
   context_.rank = rank_;
@@ -278,23 +279,37 @@ void GpuPlanExecutor::enqueueLaunch(const std::vector<Op>& ops,
                                     StreamHandle stream, bool capturing) {
   // A replay writes no sequence number: `done` counts the others only.
   const uint64_t sequence = capturing ? 0 : ++launched_;
+  if (capturing && !perLaunch_) numberPiecesPerLaunch();
   if (timeline_) timeline_->beginLaunch();
   followCaller(stream, capturing, sequence);
   copies_.beginLaunch();
-  std::unique_ptr<StagedLaunchScript> script = startScript(capturing);
-  for (auto& entry : stagedLinks_) entry.second->beginLaunch(*script);
+  std::unique_ptr<StagedLaunchScript> script =
+      capturing ? startScript() : nullptr;
+  launchGate_ = perLaunch_ && !script ? sequence : 0;
+  for (auto& entry : stagedLinks_)
+    entry.second->beginLaunch(perLaunch_, script.get());
   try {
     runPlans(context_, ops);
     for (auto& entry : stagedLinks_) entry.second->finishLaunch();
     if (capturing) copies_.joinEngine();
   } catch (...) {
     // The stream may reach the script's start: the proxy must see it.
-    proxy_.addScript(std::move(script));
+    if (script) proxy_.addScript(std::move(script));
     throw;
   }
-  proxy_.addScript(std::move(script));
+  if (script) proxy_.addScript(std::move(script));
   if (timeline_) timeline_->endLaunch();
   releaseCaller(stream, capturing, sequence);
+}
+
+// From the first launch with a script on: every launch numbers its pieces
+// from 0 and the stream puts the rings' counters back to 0 after it, so a
+// replay finds them as its capture did; pieces posted at enqueue wait for
+// their gate. The counters of the launches so far go to 0 first, from the
+// engine's stream, outside any capture.
+void GpuPlanExecutor::numberPiecesPerLaunch() {
+  rings_.zeroCounters(module_, stream_.handle());
+  perLaunch_ = true;
 }
 
 // Sequence numbers outside a capture; inside, events, which a graph turns
@@ -313,6 +328,9 @@ void GpuPlanExecutor::followCaller(StreamHandle stream, bool capturing,
                 "signalling the inputs of a launch");
   module_.check(api.waitValue64(own, &flags_->inputsReady, sequence),
                 "waiting for the inputs of a launch");
+  if (perLaunch_)
+    module_.check(api.writeValue64(own, &flags_->engineReached, sequence),
+                  "opening the gate of a launch's staged pieces");
 }
 
 void GpuPlanExecutor::releaseCaller(StreamHandle stream, bool capturing,
@@ -332,10 +350,8 @@ void GpuPlanExecutor::releaseCaller(StreamHandle stream, bool capturing,
 }
 
 // The stream tells the proxy that it reached the script's launch.
-std::unique_ptr<StagedLaunchScript> GpuPlanExecutor::startScript(
-    bool capturing) {
-  auto script = std::make_unique<StagedLaunchScript>(
-      proxy_.takeControlWord(capturing), capturing);
+std::unique_ptr<StagedLaunchScript> GpuPlanExecutor::startScript() {
+  auto script = std::make_unique<StagedLaunchScript>(proxy_.takeControlWord());
   module_.check(module_.api().writeValue64(stream_.handle(), script->control(),
                                            StagedLaunchScript::kStart),
                 "starting a launch's staged pieces");
@@ -407,6 +423,7 @@ void GpuPlanExecutor::releaseWaits() {
 
 void GpuPlanExecutor::raiseEngineWaits() {
   raiseToAtLeast(&flags_->inputsReady, kReleaseAll);
+  raiseToAtLeast(&flags_->engineReached, kReleaseAll);
   proxy_.release();
   rings_.releaseWaits();
 }

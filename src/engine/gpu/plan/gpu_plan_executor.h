@@ -92,6 +92,9 @@ class GpuPlanExecutor : public Executor {
   struct Flags {
     uint64_t inputsReady;  // written by the caller's stream
     uint64_t done;         // written by the engine's stream
+    // Launches the engine's stream reached: the gate of the pieces posted
+    // at enqueue (the callers' streams may be several, unordered).
+    uint64_t engineReached;
   };
 
   int openStagedLinks(const StagingPath& path);
@@ -103,7 +106,8 @@ class GpuPlanExecutor : public Executor {
   // the caller's goes on once the engine's is past it.
   void followCaller(StreamHandle stream, bool capturing, uint64_t sequence);
   void releaseCaller(StreamHandle stream, bool capturing, uint64_t sequence);
-  std::unique_ptr<StagedLaunchScript> startScript(bool capturing);
+  void numberPiecesPerLaunch();
+  std::unique_ptr<StagedLaunchScript> startScript();
   // A launch, a link or a peer failed: the communicator reports the error
   // (and onFailure learns of it), but every stream stays where it is until
   // abort, destroy or revoke releases it.
@@ -140,6 +144,10 @@ class GpuPlanExecutor : public Executor {
   DeviceEvent enginePassed_;
   PlanContext context_;
   mutable std::mutex launchMutex_;
+  // Whether each launch numbers its pieces from 0 (staged_link.h); then
+  // pieces posted at enqueue carry their launch's gate.
+  bool perLaunch_ = false;
+  uint64_t launchGate_ = 0;  // the gate of the pieces posted now (0: none)
   uint64_t launched_ = 0;
 };
 

@@ -71,6 +71,14 @@ void StagingRings::releaseWaits() {
     ring->raiseProxyCounter(HETCCL_DEVICE_WAIT_RELEASED);
 }
 
+void StagingRings::zeroCounters(const DeviceModule& module, void* stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& ring : rings_)
+    for (uint64_t* counter : {ring->streamCounter(), ring->proxyCounter()})
+      module.check(module.api().writeValue64(stream, counter, 0),
+                   "setting a staging ring's counters to 0");
+}
+
 StagedLink::StagedLink(const std::shared_ptr<PiecedLink>& pieced,
                        const StagingPath& path, StagingRings& rings)
     : LinkOver(pieced->innerLink()),
@@ -104,9 +112,11 @@ void StagedLink::forEachPiece(size_t bytes, Post post) const {
 
 void StagedLink::post(const Lane& lane, uint64_t piece, size_t bytes,
                       const CallSignature& call, char* gpuBuffer) {
-  if (script_ == nullptr)
-    fail(ncclInternalError, "a staged piece was posted outside a launch");
-  script_->add({lane.queue, piece, bytes, gpuBuffer, call});
+  if (script_ != nullptr)
+    script_->add({lane.queue, piece, bytes, 0, gpuBuffer, call});
+  else
+    path_.proxy.post(
+        {lane.queue, piece, bytes, *path_.launchGate, gpuBuffer, call});
 }
 
 // A staged transfer is done for the engine's stream once its pieces are
@@ -133,8 +143,10 @@ std::shared_ptr<TransferRequest> StagedLink::postDirect(
                                           lane.pieces);
 }
 
-void StagedLink::beginLaunch(StagedLaunchScript& script) {
-  script_ = &script;
+void StagedLink::beginLaunch(bool perLaunch, StagedLaunchScript* script) {
+  perLaunch_ = perLaunch;
+  script_ = script;
+  if (!perLaunch) return;
   for (Lane* lane : {&sends_, &receives_}) lane->pieces = lane->awaited = 0;
 }
 
@@ -200,6 +212,7 @@ void StagedLink::finishLaunch() {
   if (sends_.awaited < sends_.pieces)
     awaitThrough(sends_, sends_.ring->proxyCounter(), "waiting for sends");
   script_ = nullptr;
+  if (!perLaunch_) return;
   // Every piece is through: neither the proxy nor a staging stream touches
   // the rings until the next launch, which finds their counters at 0.
   for (const Lane* lane : {&sends_, &receives_})

@@ -16,11 +16,13 @@
 // So a launch enqueues all of its GPU work before it returns, and only the
 // proxy (the network) runs afterwards.
 //
-// Every launch numbers its pieces from 0 on each ring, and its stream puts
-// the counters of the rings it used back to 0 at its end, so that a replay
-// of a captured launch finds them as the capture did. The pieces go to
-// the launch's script (staged_launch_script.h), for the proxy to take
-// when the stream gets there.
+// Pieces are numbered on from launch to launch, until the engine first
+// captures a launch in a CUDA graph.
+// From then on every launch numbers them from 0, and its stream puts the
+// counters of the rings it used back to 0 at its end: a replay finds
+// them as the capture did. A launch with a script (staged_launch_script.h)
+// leaves its pieces there, for the proxy to take when the stream gets
+// there.
 //
 // Pieces are cut as PiecedLink cuts them (algo/pieced_link.h) and each is
 // one transfer of the link underneath, so a peer whose side is a CPU rank
@@ -59,7 +61,9 @@ struct StagingPath {
   size_t slotBytes;
   size_t slots;
   StreamTimeline* timeline;  // null unless HETCCL_ENGINE_TIMELINE
-  MemoryKind deviceMemory;   // the GPU's (host for an emulated one)
+  // The gate of the pieces posted now (StagingProxy::Job::gate).
+  const uint64_t* launchGate;
+  MemoryKind deviceMemory;  // the GPU's (host for an emulated one)
 };
 
 // The rings of every staged link of an engine, made on first use and kept
@@ -71,6 +75,8 @@ class StagingRings {
   // Raises every ring's proxy counter to the maximum: every stream wait
   // on the rings ends.
   void releaseWaits();
+  // Enqueues on `stream` writes that set every ring's counters to 0.
+  void zeroCounters(const DeviceModule& module, void* stream);
 
  private:
   std::mutex mutex_;
@@ -98,9 +104,10 @@ class StagedLink : public LinkOver {
   // finds nothing in flight.
   void finishLaunch();
 
-  // Starts enqueueing a launch whose pieces go to `script`, numbered from
-  // 0; finishLaunch() puts the rings' counters back to 0.
-  void beginLaunch(StagedLaunchScript& script);
+  // Starts enqueueing a launch. `perLaunch`: its pieces are numbered from
+  // 0, and finishLaunch() puts the rings' counters back to 0. `script`:
+  // its pieces go there, not to the proxy (null: to the proxy).
+  void beginLaunch(bool perLaunch, StagedLaunchScript* script);
 
  private:
   // One direction of the link: its ring, once opened.
@@ -134,7 +141,8 @@ class StagedLink : public LinkOver {
   const bool direct_;
   Lane sends_;
   Lane receives_;
-  StagedLaunchScript* script_ = nullptr;  // of the launch being enqueued
+  bool perLaunch_ = false;
+  StagedLaunchScript* script_ = nullptr;
 };
 
 }  // namespace hetccl

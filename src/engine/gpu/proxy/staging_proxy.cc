@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <map>
+
 #include "engine/gpu/proxy/staged_launch_script.h"
 #include "runtime/device/device_module.h"
 #include "util/log.h"
@@ -51,17 +53,16 @@ class StagingProxy::Queue {
 };
 
 StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
-                           double timeoutSeconds, PinnedHostMemory controlWords,
+                           double timeoutSeconds, const uint64_t* gateWord,
+                           PinnedHostMemory controlWords,
                            std::function<void(const Error&)> onFailure,
                            WaitingCall* waiting)
     : abort_(std::move(abort)),
       timeoutSeconds_(timeoutSeconds),
+      gateWord_(gateWord),
       controlWords_(std::move(controlWords)),
       onFailure_(std::move(onFailure)),
       waiting_(waiting) {
-  auto* words = reinterpret_cast<uint64_t*>(controlWords_.data());
-  for (size_t i = controlWords_.size() / sizeof(uint64_t); i-- > 0;)
-    freeControlWords_.push_back(words + i);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -81,28 +82,26 @@ StagingProxy::Queue& StagingProxy::addQueue(Link& link, const StagingRing& ring,
   return queues_.emplace_back(link, ring, direction, gpuMemory);
 }
 
-uint64_t* StagingProxy::takeControlWord(bool replayable) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  // The words of launches that run once come back as their stream reaches
-  // them (or, after an abort, runs through them), as a GPU runtime's
-  // launch blocks while its stream's queue is full.
-  if (!replayable)
-    while (freeControlWords_.empty() && !abort_->raised())
-      wordFreed_.wait_for(lock, std::chrono::milliseconds(10));
-  if (abort_->raised())
-    throw Error(
-        abort_->code() == ncclSuccess ? ncclSystemError : abort_->code(),
-        abort_->reason());
-  if (freeControlWords_.empty())
+void StagingProxy::post(const Job& job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    inbox_.push_back(job);
+  }
+  wake_.notify_one();
+}
+
+uint64_t* StagingProxy::takeControlWord() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const size_t words = controlWords_.size() / sizeof(uint64_t);
+  if (usedControlWords_ == words)
     fail(ncclInvalidUsage,
          "a communicator's GPU engine holds at most %zu captured launches "
          "that cross domains through its proxy, and this capture would be "
          "one more; capture fewer launches (or destroy the communicator "
          "to release them)",
-         controlWords_.size() / sizeof(uint64_t));
-  uint64_t* word = freeControlWords_.back();
-  freeControlWords_.pop_back();
-  return word;
+         words);
+  return reinterpret_cast<uint64_t*>(controlWords_.data()) +
+         usedControlWords_++;
 }
 
 void StagingProxy::addScript(std::unique_ptr<StagedLaunchScript> script) {
@@ -113,9 +112,21 @@ void StagingProxy::addScript(std::unique_ptr<StagedLaunchScript> script) {
   wake_.notify_one();
 }
 
-void StagingProxy::adopt() {
+void StagingProxy::adopt(std::vector<Queue*>& active) {
   for (auto& script : newScripts_) scripts_.push_back(std::move(script));
   newScripts_.clear();
+  if (failed_) inbox_.clear();  // a failed proxy moves nothing more
+  for (const Job& job : inbox_) {
+    if (job.queue->waiting.empty() && job.queue->posted.empty())
+      active.push_back(job.queue);
+    job.queue->waiting.push_back(job);
+  }
+  inbox_.clear();
+}
+
+bool StagingProxy::gateOpen(const Job& job) const {
+  return job.gate == 0 ||
+         __atomic_load_n(gateWord_, __ATOMIC_ACQUIRE) >= job.gate;
 }
 
 // Polls: the streams' counters, the scripts' control words and the links'
@@ -129,14 +140,15 @@ void StagingProxy::run() {
     bool failed, released;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      adopt();
+      adopt(active);
       if (stopping_) return;
       if (released_ && !failed_) dropQueued();
       failed = failed_;
       released = released_;
       if ((active.empty() || failed) && scripts_.empty()) {
         wake_.wait(lock, [&] {
-          return stopping_ || !newScripts_.empty() || released_ != released;
+          return stopping_ || !inbox_.empty() || !newScripts_.empty() ||
+                 released_ != released;
         });
         continue;
       }
@@ -192,37 +204,26 @@ bool StagingProxy::serveScripts(std::vector<Queue*>& active, bool failed,
       queue.ring.raiseProxyCounter(HETCCL_DEVICE_WAIT_RELEASED);
   }
   bool moved = false;
-  for (auto it = scripts_.begin(); it != scripts_.end();) {
-    Script& script = **it;
-    if (__atomic_load_n(script.control(), __ATOMIC_ACQUIRE) != Script::kStart) {
-      ++it;
+  for (const auto& script : scripts_) {
+    if (__atomic_load_n(script->control(), __ATOMIC_ACQUIRE) != Script::kStart)
       continue;
-    }
-    if (!failed) startScript(script, active);
-    __atomic_store_n(script.control(), Script::kIdle, __ATOMIC_RELEASE);
+    if (!failed) startScript(*script, active);
+    __atomic_store_n(script->control(), Script::kIdle, __ATOMIC_RELEASE);
     moved = true;
-    if (script.replayable()) {
-      ++it;
-      continue;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      freeControlWords_.push_back(script.control());
-    }
-    wordFreed_.notify_one();
-    it = scripts_.erase(it);
   }
   return moved;
 }
 
-// The stream reached the script's launch, so it is past every piece of
-// the launches before: the script's pieces follow them on each queue.
+// The stream reached the script's launch: every earlier launch is done,
+// so every job waiting belongs to a later launch.
 void StagingProxy::startScript(const StagedLaunchScript& script,
                                std::vector<Queue*>& active) {
+  std::map<Queue*, size_t> placed;
   for (const Job& job : script.jobs()) {
     if (job.queue->waiting.empty() && job.queue->posted.empty())
       active.push_back(job.queue);
-    job.queue->waiting.push_back(job);
+    size_t& at = placed[job.queue];
+    job.queue->waiting.insert(job.queue->waiting.begin() + at++, job);
   }
 }
 
@@ -230,7 +231,8 @@ void StagingProxy::startScript(const StagedLaunchScript& script,
 // order. Throws the link's error or a timeout.
 bool StagingProxy::progress(Queue& queue, OldestWait& oldest) {
   bool moved = false;
-  while (!queue.waiting.empty() && queue.ready(queue.waiting.front().piece)) {
+  while (!queue.waiting.empty() && gateOpen(queue.waiting.front()) &&
+         queue.ready(queue.waiting.front().piece)) {
     const Job& job = queue.waiting.front();
     queue.posted.push_back({job.piece, queue.post(job),
                             std::chrono::steady_clock::now(),
@@ -277,6 +279,7 @@ void StagingProxy::failAll(const Error& error) {
 
 void StagingProxy::dropQueued() {
   failed_ = true;
+  inbox_.clear();
   for (Queue& queue : queues_) {
     queue.waiting.clear();
     queue.posted.clear();

@@ -7,15 +7,19 @@
 // runtime (another thread loading a module, say) cannot stop a transfer
 // that a stream already waits for.
 //
-// Pieces are served in the order the engine's stream reaches them: every
-// launch leaves its pieces in a script (staged_launch_script.h) whose
-// control word the proxy watches, and the stream starts the script when
-// it reaches the launch, whether the launch runs once or is captured in a
-// CUDA graph and replayed. After a failure the proxy moves nothing more
-// and the streams stay blocked; once the engine releases them (abort,
-// destroy, revoke), the proxy keeps the rings' waits released for as long
-// as it holds scripts (a replay puts the counters back to 0), so that the
-// released communicator's launches and replays run through.
+// Pieces are served in the order the engine's stream reaches them. A
+// launch made outside a capture posts its pieces when it is enqueued;
+// once the engine has captured a launch into a CUDA graph, whose replays
+// the stream may reach before such pieces, they carry a gate: the
+// launch's sequence number, which the engine's stream writes into
+// `gateWord` when it reaches the launch. A captured launch leaves its
+// pieces in a script (staged_launch_script.h) whose control word the proxy
+// watches: when a replay starts, the script's pieces go ahead of every
+// gated one. After a failure the proxy moves nothing more and the streams
+// stay blocked; once the engine releases them (abort, destroy, revoke),
+// the proxy keeps the rings' waits released for as long as it holds
+// replayable scripts (a replay puts the counters back to 0), so that
+// replays of the released communicator run through.
 #pragma once
 
 #include <chrono>
@@ -43,11 +47,13 @@ class StagingProxy {
   // `onFailure` runs on the proxy's thread when a link fails or a receive
   // outlasts `timeoutSeconds` (> 0); it reports the error, and the
   // streams stay blocked until release().
-  // `controlWords`: pinned memory, a word per script alive at once. `waiting`
-  // (may be null): where the proxy marks the oldest transfer of a collective
-  // that the links have not completed, for the call probe.
+  // `gateWord`: host memory the engine's stream raises as it reaches
+  // launches. `controlWords`: pinned memory, a word per script alive at
+  // once. `waiting` (may be null): where the proxy marks the oldest
+  // transfer of a collective that the links have not completed, for the
+  // call probe.
   StagingProxy(std::shared_ptr<AbortSignal> abort, double timeoutSeconds,
-               PinnedHostMemory controlWords,
+               const uint64_t* gateWord, PinnedHostMemory controlWords,
                std::function<void(const Error&)> onFailure,
                WaitingCall* waiting);
   // Drops what is still queued (the engine is going away) and stops.
@@ -57,12 +63,14 @@ class StagingProxy {
 
   enum class Direction { kSend, kReceive };
   class Queue;
-  // Piece `piece` (of `bytes`) of the queue's ring. A direct queue's
-  // pieces are in GPU memory at `gpuBuffer`, not in the ring's slots.
+  // Piece `piece` (of `bytes`) of the queue's ring; not moved before the
+  // gate word reaches `gate` (0: no gate). A direct queue's pieces are in
+  // GPU memory at `gpuBuffer`, not in the ring's slots.
   struct Job {
     Queue* queue;
     uint64_t piece;
     size_t bytes;
+    uint64_t gate = 0;
     char* gpuBuffer = nullptr;
     CallSignature call{};  // of the user call the piece belongs to
   };
@@ -71,13 +79,14 @@ class StagingProxy {
   // that moves it itself; none (0): they are in the ring's slots.
   Queue& addQueue(Link& link, const StagingRing& ring, Direction direction,
                   MemoryKind gpuMemory = MemoryKind{});
-  // A control word for a new script. For a launch that runs once, waits
-  // until its stream has started enough earlier launches to free one; for
-  // a captured one, throws ncclInvalidUsage when every word is taken (that
-  // many captured launches). Throws the abort's error once it is raised.
-  uint64_t* takeControlWord(bool replayable);
-  // The script of an enqueued launch, watched from now on: for as long as
-  // the proxy lives if it is replayable, else until it ran once.
+  // After the queue's earlier jobs, in piece order.
+  void post(const Job& job);
+
+  // A control word for a new script; throws ncclInvalidUsage when every
+  // word is taken (that many captured launches).
+  uint64_t* takeControlWord();
+  // The script of a captured launch, watched from now on, for as long as
+  // the proxy lives (a graph may replay it until then).
   void addScript(std::unique_ptr<StagedLaunchScript> script);
   // From now on the rings' waits are kept released (the engine released
   // its streams): nothing more moves.
@@ -85,8 +94,9 @@ class StagingProxy {
 
  private:
   void run();
-  // Moves the new scripts in.
-  void adopt();
+  // Moves the posted jobs and scripts in; `active` gains the queues that
+  // had nothing to do.
+  void adopt(std::vector<Queue*>& active);
   // Queues the pieces of the scripts whose stream reached them; true if
   // any did.
   bool serveScripts(std::vector<Queue*>& active, bool failed, bool released);
@@ -94,6 +104,7 @@ class StagingProxy {
   void dropQueued();
   void startScript(const StagedLaunchScript& script,
                    std::vector<Queue*>& active);
+  bool gateOpen(const Job& job) const;
   // The oldest collective's transfer a pass found not done.
   struct OldestWait {
     uint64_t collective = 0;
@@ -107,15 +118,16 @@ class StagingProxy {
 
   std::shared_ptr<AbortSignal> abort_;
   const double timeoutSeconds_;
+  const uint64_t* gateWord_;
   PinnedHostMemory controlWords_;
   std::function<void(const Error&)> onFailure_;
   WaitingCall* const waiting_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::condition_variable wordFreed_;
   std::deque<Queue> queues_;  // stable addresses
+  std::vector<Job> inbox_;
   std::vector<std::unique_ptr<StagedLaunchScript>> newScripts_;
-  std::vector<uint64_t*> freeControlWords_;
+  size_t usedControlWords_ = 0;  // a captured launch keeps its word
   bool stopping_ = false;
   bool failed_ = false;
   bool released_ = false;
