@@ -236,8 +236,8 @@ void ringRound(Choices& choices, uint64_t seed, uint64_t round, ncclComm_t comm,
   tally.bytes += bytes;
 }
 
-// Every collective once at the largest size, in place and not, and a
-// send/receive ring: what the library keeps at its largest. Unchecked (the
+// Every collective once at the largest size, in place and not, and
+// send/receive rings: what the library keeps at its largest. Unchecked (the
 // rounds check); zeros, so that no value can overflow.
 void warmUpAtTheLargestSize(ncclComm_t comm, const RankContext& ctx) {
   const size_t count = maxBytes() / sizeof(float);
@@ -262,12 +262,16 @@ void warmUpAtTheLargestSize(ncclComm_t comm, const RankContext& ctx) {
         ncclScatter(s, inPlace ? slot : r, share, f32, 0, comm, nullptr));
   }
   MP_CHECK_NCCL(ncclAlltoAll(s, r, share, f32, comm, nullptr));
-  const int next = (ctx.rank() + 1) % kRanks;
-  const int previous = (ctx.rank() + kRanks - 1) % kRanks;
-  MP_CHECK_NCCL(ncclGroupStart());
-  MP_CHECK_NCCL(ncclSend(s, count, f32, next, comm, nullptr));
-  MP_CHECK_NCCL(ncclRecv(r, count, f32, previous, comm, nullptr));
-  MP_CHECK_NCCL(ncclGroupEnd());
+  // A send/receive ring at every distance: with a domain per rank, every
+  // link carries the largest message each way, as the rounds' rings may.
+  for (int distance = 1; distance < kRanks; ++distance) {
+    const int next = (ctx.rank() + distance) % kRanks;
+    const int previous = (ctx.rank() + kRanks - distance) % kRanks;
+    MP_CHECK_NCCL(ncclGroupStart());
+    MP_CHECK_NCCL(ncclSend(s, count, f32, next, comm, nullptr));
+    MP_CHECK_NCCL(ncclRecv(r, count, f32, previous, comm, nullptr));
+    MP_CHECK_NCCL(ncclGroupEnd());
+  }
 }
 
 // Whether any rank is out of time; all ranks stop after the same round.
@@ -348,13 +352,21 @@ TEST_P(Soak, RandomWorkStaysCorrectAndDoesNotGrow) {
       kRanks, [&](RankContext& ctx) { soak(ctx, layout); }, options);
 }
 
+// Every other launch as a graph's replay (its script stays, as a graph's
+// does), each rank its own domain, as a capture needs. 4 MB chunks: the GPU
+// engine's scratch is 2 x (domains + 2) chunks, 192 MB at the default 16 MB
+// with 4 domains, which the rounds would first touch long after warm-up.
+DomainLayout capturesInFourDomains() {
+  DomainLayout layout = emulatedCapturesOverTcp({0, 1, 2, 3});
+  layout.env["HETCCL_CHUNK"] = "4M";
+  return layout;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Mp, Soak,
     ::testing::Values(domainsByLabel({0, 0, 1, 1}),
                       emulatedGpuDomains({0, 0, 1, 1}),
-                      // Every other launch as a graph's replay: its
-                      // script stays, as a graph's does.
-                      emulatedCapturesOverTcp({0, 1, 2, 3})),
+                      capturesInFourDomains()),
     [](const ::testing::TestParamInfo<DomainLayout>& info) {
       return info.param.name();
     });
