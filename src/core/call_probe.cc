@@ -33,13 +33,15 @@ CallProbe::CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
                      std::shared_ptr<const WaitingCall> waiting,
                      std::vector<int> linkPeers,
                      std::shared_ptr<AbortSignal> abort,
-                     std::shared_ptr<const PeerLiveness> liveness)
+                     std::shared_ptr<const PeerLiveness> liveness,
+                     StallReport stalls)
     : bootstrap_(bootstrap),
       calls_(std::move(calls)),
       waiting_(std::move(waiting)),
       linkPeers_(std::move(linkPeers)),
       abort_(std::move(abort)),
-      liveness_(std::move(liveness)) {
+      liveness_(std::move(liveness)),
+      stalls_(std::move(stalls)) {
   // The connections the questions take are made now, so that a stall in
   // a long run opens no descriptor.
   for (int peer : linkPeers_) send(peer, Message::kHello, nullptr, 0);
@@ -78,6 +80,7 @@ void CallProbe::run() {
 
 // The abort signal is touched only here, outside handlingMutex_.
 void CallProbe::tick() {
+  stalls_.check(*waiting_);
   askIfStalled();
   Outcome outcome = readMessages();
   if (outcome.told && !held_) {

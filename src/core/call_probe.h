@@ -41,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/stall_report.h"
 #include "op/call_log.h"
 #include "op/waiting_call.h"
 #include "util/abort_signal.h"
@@ -67,11 +68,12 @@ class CallProbe {
 
   // `linkPeers`: the ranks whose transfers `waiting` can be waits for
   // (those of the other domains). `liveness`: which peers exited. Becomes
-  // `abort`'s announcer. `bootstrap` outlives the probe.
+  // `abort`'s announcer. `bootstrap` outlives the probe. `stalls`: checked
+  // at each look at the waits.
   CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
             std::shared_ptr<const WaitingCall> waiting,
             std::vector<int> linkPeers, std::shared_ptr<AbortSignal> abort,
-            std::shared_ptr<const PeerLiveness> liveness);
+            std::shared_ptr<const PeerLiveness> liveness, StallReport stalls);
   ~CallProbe();
   CallProbe(const CallProbe&) = delete;
   CallProbe& operator=(const CallProbe&) = delete;
@@ -118,6 +120,7 @@ class CallProbe {
   const std::shared_ptr<AbortSignal> abort_;
   const std::shared_ptr<const PeerLiveness> liveness_;
   std::optional<WaitingCall::Stall> asked_;  // the probe thread's own
+  StallReport stalls_;                       // the probe thread's own
 
   // Messages are handled by the probe's thread, and by a thread that
   // announces (which holds the abort signal's mutex meanwhile: this one is

@@ -214,7 +214,7 @@ void Communicator::setUpHeterogeneous(
       settings_.bootstrap.timeoutSeconds, settings_.plans, opsAbort_, liveness_,
       calls_);
   crossDomainLinks_ = links;
-  startCallProbe(domains, links->waiting());
+  startCallProbe(domains, *links);
   transportChoice_ = links->choice();
   gatherDomainBackends(oob);
   if (!gpu_) {
@@ -243,13 +243,22 @@ void Communicator::setUpHeterogeneous(
 // moving are found by asking the peer, and every disagreement found is
 // told to every rank (core/call_probe.h).
 void Communicator::startCallProbe(const DomainMap& domains,
-                                  std::shared_ptr<const WaitingCall> waiting) {
+                                  const CrossDomainLinks& links) {
   std::vector<int> linkPeers;
-  for (int r = 0; r < nranks_; ++r)
-    if (domains.domainOf(r) != domainIndex_) linkPeers.push_back(r);
+  std::vector<std::string> peerNames(nranks_);
+  for (int r = 0; r < nranks_; ++r) {
+    if (domains.domainOf(r) == domainIndex_) continue;
+    linkPeers.push_back(r);
+    peerNames[r] =
+        format("rank %d (domain %d, host %s, pid %d) on its %s link", r,
+               domains.domainOf(r), peers_[r].hostname, peers_[r].pid,
+               links.choice()->between(rank_, r).name());
+  }
   callProbe_ =
-      std::make_unique<CallProbe>(*bootstrap_, calls_, std::move(waiting),
-                                  std::move(linkPeers), opsAbort_, liveness_);
+      std::make_unique<CallProbe>(*bootstrap_, calls_, links.waiting(),
+                                  std::move(linkPeers), opsAbort_, liveness_,
+                                  StallReport(rank_, settings_.stallWarnSeconds,
+                                              std::move(peerNames), calls_));
 }
 
 std::vector<std::string> Communicator::rankNames() const {

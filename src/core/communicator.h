@@ -21,7 +21,6 @@
 #include "op/call_log.h"
 #include "op/executor.h"
 #include "op/op.h"
-#include "op/waiting_call.h"
 #include "runtime/gpu_device.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
@@ -147,8 +146,7 @@ class Communicator {
   void setUpDomains();
   void setUpHeterogeneous(Oob& oob, const DomainMap& domains,
                           const std::vector<RankPlacement>& placements);
-  void startCallProbe(const DomainMap& domains,
-                      std::shared_ptr<const WaitingCall> waiting);
+  void startCallProbe(const DomainMap& domains, const CrossDomainLinks& links);
   // Every rank is a GPU of this rank's runtime on this rank's host.
   bool everyRankIsALocalGpu() const;
   void gatherDomainBackends(Oob& oob);

@@ -22,6 +22,7 @@ class WaitingCall {
   struct Stall {
     uint64_t sequence;  // the collective's number (CallSignature::sequence)
     int peer;           // the rank waited for; -1 when unknown
+    double seconds;     // how long it has waited
   };
 
   // A wait for `peer` (-1: unknown) in collective `sequence` began `since`.
@@ -40,10 +41,11 @@ class WaitingCall {
     const Clock::rep since = since_.load(std::memory_order_acquire);
     if (since == kNotWaiting) return std::nullopt;
     const Clock::time_point began{Clock::duration(since)};
-    if (std::chrono::duration<double>(Clock::now() - began).count() < seconds)
-      return std::nullopt;
+    const double waited =
+        std::chrono::duration<double>(Clock::now() - began).count();
+    if (waited < seconds) return std::nullopt;
     return Stall{sequence_.load(std::memory_order_relaxed),
-                 peer_.load(std::memory_order_relaxed)};
+                 peer_.load(std::memory_order_relaxed), waited};
   }
 
  private:

@@ -1,0 +1,56 @@
+#include "core/stall_report.h"
+
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+
+StallReport::StallReport(int rank, double warnSeconds,
+                         std::vector<std::string> peers,
+                         std::shared_ptr<const CallLog> calls)
+    : rank_(rank),
+      warnSeconds_(warnSeconds),
+      peers_(std::move(peers)),
+      calls_(std::move(calls)) {}
+
+std::optional<std::string> StallReport::check(const WaitingCall& waiting) {
+  if (warnSeconds_ <= 0) return std::nullopt;
+  const std::optional<WaitingCall::Stall> stall =
+      waiting.stalledFor(warnSeconds_);
+  if (!stall) {
+    reported_.reset();
+    return std::nullopt;
+  }
+  if (!reported_ || reported_->sequence != stall->sequence ||
+      reported_->peer != stall->peer) {
+    reported_ = stall;
+    nextWarnSeconds_ = warnSeconds_;
+  }
+  if (stall->seconds < nextWarnSeconds_) return std::nullopt;
+  const std::string line = format(
+      "rank %d: %s has waited %.0f s for %s; it waits until that rank takes "
+      "part (a stopped, hung or slower peer, or one waiting for another "
+      "rank), or fails after HETCCL_TIMEOUT if that is set",
+      rank_, describeOp(stall->sequence).c_str(), stall->seconds,
+      describePeer(stall->peer).c_str());
+  LOG_WARN(kLogColl, "%s", line.c_str());
+  nextWarnSeconds_ = 2 * stall->seconds;
+  return line;
+}
+
+std::string StallReport::describePeer(int peer) const {
+  if (peer < 0 || peer >= static_cast<int>(peers_.size()) ||
+      peers_[peer].empty())
+    return "a rank of another domain";
+  return peers_[peer];
+}
+
+std::string StallReport::describeOp(uint64_t sequence) const {
+  const std::optional<CallSignature> call =
+      calls_ ? calls_->find(sequence) : std::nullopt;
+  const std::string number =
+      format("op #%llu", static_cast<unsigned long long>(sequence));
+  return call ? number + " " + describeCall(*call) : number;
+}
+
+}  // namespace hetccl

@@ -1,0 +1,46 @@
+// Stall reports: which peer an operation waits for, said while it waits.
+// Once a wait for a peer's transfer in a collective (op/waiting_call.h:
+// the cross-domain plans' waits, the GPU engine proxy's) has lasted
+// HETCCL_STALL_WARN seconds, this rank logs a WARN line naming the call,
+// the peer, its domain, host and link, then again each time the same wait
+// has lasted twice as long, so that a job that hangs says who it waits
+// for without a debugger, and a slow one says so once. Checked on the call
+// probe's thread (core/call_probe.h), which looks at the waits anyway.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "op/call_log.h"
+#include "op/waiting_call.h"
+
+namespace hetccl {
+
+class StallReport {
+ public:
+  // `warnSeconds`: HETCCL_STALL_WARN (0: never). `peers`: by rank, how to
+  // name each rank it may wait for ("rank 6 (domain 1, host nodeB, pid
+  // 42) on its tcp link").
+  StallReport(int rank, double warnSeconds, std::vector<std::string> peers,
+              std::shared_ptr<const CallLog> calls);
+
+  // Logs what `waiting` has waited for long enough, if anything; returns
+  // the line logged now, if any.
+  std::optional<std::string> check(const WaitingCall& waiting);
+
+ private:
+  std::string describePeer(int peer) const;
+  std::string describeOp(uint64_t sequence) const;
+
+  const int rank_;
+  const double warnSeconds_;
+  const std::vector<std::string> peers_;
+  const std::shared_ptr<const CallLog> calls_;
+  // The wait reported last, and how long it must last for the next line.
+  std::optional<WaitingCall::Stall> reported_;
+  double nextWarnSeconds_ = 0;
+};
+
+}  // namespace hetccl
