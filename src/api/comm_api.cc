@@ -152,7 +152,7 @@ HETCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev,
                          r, deviceOf(r), count - 1);
     }
     ncclUniqueId id = hetccl::createEphemeralUniqueId(
-        hetccl::BootstrapSettings::fromEnvironment().timeoutSeconds);
+        hetccl::BootstrapSettings::fromEnvironment());
     std::vector<std::shared_ptr<Communicator>> created;
     std::vector<std::function<void()>> inits;
     for (int r = 0; r < ndev; ++r) {

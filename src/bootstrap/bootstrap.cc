@@ -143,7 +143,9 @@ std::unique_ptr<Bootstrap> Bootstrap::init(const ncclUniqueId& id, int rank,
   Deadline replyDeadline = Deadline::after(
       timeoutSeconds > 0 ? timeoutSeconds + kRootGraceSeconds : 0);
   try {
-    startRootIfNeeded(id, rank, timeoutSeconds);
+    BootstrapSettings rootSettings;
+    rootSettings.timeoutSeconds = timeoutSeconds;
+    startRootIfNeeded(id, rank, rootSettings);
     Listener listener(chooseLocalAddress());
     LOG_INFO(kLogBootstrap,
              "rank %d of %d: joining through the bootstrap root at %s; "

@@ -5,6 +5,7 @@ namespace hetccl {
 BootstrapSettings BootstrapSettings::fromEnvironment() {
   BootstrapSettings s;
   s.timeoutSeconds = readSeconds(kBootstrapTimeout);
+  s.stallWarnSeconds = readSeconds(kStallWarn);
   return s;
 }
 

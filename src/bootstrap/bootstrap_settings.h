@@ -16,6 +16,9 @@ struct BootstrapSettings {
   // HETCCL_BOOTSTRAP_TIMEOUT: how long a root, a rank's bootstrap and the
   // connection of links wait for ranks (0: forever).
   double timeoutSeconds = 300;
+  // HETCCL_STALL_WARN: how long a wait lasts before a warning says what it
+  // waits for (0: never).
+  double stallWarnSeconds = 30;
 
   // Throws ncclInvalidArgument for a bad value.
   static BootstrapSettings fromEnvironment();

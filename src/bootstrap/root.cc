@@ -46,10 +46,11 @@ class FixedRoots {
 
 // Runs the service on a detached thread that owns it: the root lives
 // exactly as long as its one communicator's bootstrap needs it.
-void launchRoot(Listener listener, const Secret& secret, double timeoutSeconds,
+void launchRoot(Listener listener, const Secret& secret,
+                const BootstrapSettings& settings,
                 std::function<void()> onStopListening = {}) {
   auto service = std::make_unique<RootService>(
-      std::move(listener), secret, timeoutSeconds, std::move(onStopListening));
+      std::move(listener), secret, settings, std::move(onStopListening));
   try {
     std::thread([service = std::move(service)] {
       try {
@@ -88,21 +89,20 @@ Listener listenOnFixedAddress(const SocketAddress& address) {
 
 ncclUniqueId createUniqueId() {
   if (auto fixed = fixedUniqueIdFromEnv()) return encodeUniqueId(*fixed);
-  return createEphemeralUniqueId(
-      BootstrapSettings::fromEnvironment().timeoutSeconds);
+  return createEphemeralUniqueId(BootstrapSettings::fromEnvironment());
 }
 
-ncclUniqueId createEphemeralUniqueId(double rootTimeoutSeconds) {
+ncclUniqueId createEphemeralUniqueId(const BootstrapSettings& settings) {
   UniqueIdContents contents;
   contents.secret = randomSecret();
   Listener listener(chooseLocalAddress());
   contents.root = listener.address();
-  launchRoot(std::move(listener), contents.secret, rootTimeoutSeconds);
+  launchRoot(std::move(listener), contents.secret, settings);
   return encodeUniqueId(contents);
 }
 
 void startRootIfNeeded(const ncclUniqueId& id, int rank,
-                       double rootTimeoutSeconds) {
+                       const BootstrapSettings& settings) {
   UniqueIdContents contents = decodeUniqueId(id);
   if (!contents.fixedRoot || rank != 0) return;
   std::string key = contents.root.toString();
@@ -112,8 +112,7 @@ void startRootIfNeeded(const ncclUniqueId& id, int rank,
     return;
   }
   try {
-    launchRoot(listenOnFixedAddress(contents.root), contents.secret,
-               rootTimeoutSeconds,
+    launchRoot(listenOnFixedAddress(contents.root), contents.secret, settings,
                [key] { FixedRoots::instance().release(key); });
   } catch (...) {
     FixedRoots::instance().release(key);

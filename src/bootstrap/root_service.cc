@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "util/error.h"
 #include "util/log.h"
@@ -17,10 +18,12 @@ constexpr double kReplySeconds = 2.0;
 }  // namespace
 
 RootService::RootService(Listener listener, const Secret& secret,
-                         double timeoutSeconds,
+                         const BootstrapSettings& settings,
                          std::function<void()> onStopListening)
     : address_(listener.address()),
-      timeoutSeconds_(timeoutSeconds),
+      timeoutSeconds_(settings.timeoutSeconds),
+      stallWarnSeconds_(settings.stallWarnSeconds),
+      nextReportSeconds_(settings.stallWarnSeconds),
       onStopListening_(std::move(onStopListening)),
       name_("bootstrap root at " + address_.toString()),
       acceptor_(
@@ -44,6 +47,7 @@ void RootService::stopListening() {
 }
 
 void RootService::run() {
+  const auto start = std::chrono::steady_clock::now();
   Deadline deadline = Deadline::after(timeoutSeconds_);
   LOG_INFO(kLogBootstrap, "%s: waiting for the ranks of one communicator",
            name_.c_str());
@@ -72,7 +76,36 @@ void RootService::run() {
       return;
     }
     pollOnce(deadline);
+    reportWait(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
   }
+}
+
+void RootService::reportWait(double waited) {
+  if (stallWarnSeconds_ <= 0 || waited < nextReportSeconds_ || fatal_) return;
+  nextReportSeconds_ = 2 * waited;
+  LOG_WARN(kLogBootstrap,
+           "%s: has waited %.0f s for the ranks of one "
+           "communicator: %s",
+           name_.c_str(), waited, arrivalsText().c_str());
+}
+
+std::string RootService::arrivalsText() const {
+  if (nranks_ == 0) return "no rank has arrived yet";
+  constexpr size_t kNamed = 8;  // a large job's list would flood the line
+  std::string arrived;
+  size_t named = 0;
+  for (const auto& entry : arrivals_) {
+    if (named == kNamed) {
+      arrived += ", ...";
+      break;
+    }
+    arrived += (named++ > 0 ? ", " : "") + entry.second.socket.peerName();
+  }
+  return format("%zu of %d rank(s) arrived (%s); not yet: rank(s) %s",
+                arrivals_.size(), nranks_, arrived.c_str(),
+                missingRanks().c_str());
 }
 
 void RootService::pollOnce(const Deadline& deadline) {

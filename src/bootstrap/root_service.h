@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/bootstrap_settings.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/unique_id.h"
 #include "util/authenticated_acceptor.h"
@@ -32,7 +33,12 @@ class RootService {
   // `onStopListening` runs once, when the listener closes (before the
   // table goes out, or when the service ends for any reason), so that the
   // address can be claimed by the next root.
-  RootService(Listener listener, const Secret& secret, double timeoutSeconds,
+  // Waits for ranks for `settings.timeoutSeconds` (0: forever), and says
+  // who arrived and who has not once it has waited
+  // `settings.stallWarnSeconds`, then again each time it has waited twice
+  // as long.
+  RootService(Listener listener, const Secret& secret,
+              const BootstrapSettings& settings,
               std::function<void()> onStopListening = {});
   ~RootService();
   RootService(const RootService&) = delete;
@@ -77,12 +83,18 @@ class RootService {
   // fails on its own timeout.
   void tellArrived(ncclResult_t code, const std::string& message);
   std::string missingRanks() const;
+  // The warning of a wait that has lasted `waited` seconds, when due.
+  void reportWait(double waited);
+  // "2 of 4 rank(s) arrived (rank 0 at ..., rank 1 at ...); not yet: ..."
+  std::string arrivalsText() const;
   // "; refused meanwhile: ..." for the timeout message, or "".
   std::string refusalsText() const;
   void stopListening();
 
   SocketAddress address_;
   double timeoutSeconds_;
+  double stallWarnSeconds_;
+  double nextReportSeconds_;
   std::function<void()> onStopListening_;
   std::string name_;
   AuthenticatedAcceptor acceptor_;

@@ -130,7 +130,7 @@ void Communicator::connect(const ncclUniqueId& id) {
              "rank %d: no NVIDIA or AMD device is current in this process (no "
              "CUDA or HIP runtime loaded, or no device): a CPU rank",
              rank_);
-  startRootIfNeeded(id, rank_, settings_.bootstrap.timeoutSeconds);
+  startRootIfNeeded(id, rank_, settings_.bootstrap);
   PeerInfo local = PeerInfo::local(rank_, nranks_, gpu_, settings_, inherited_);
   bootstrap_ =
       Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
@@ -254,11 +254,11 @@ void Communicator::startCallProbe(const DomainMap& domains,
                domains.domainOf(r), peers_[r].hostname, peers_[r].pid,
                links.choice()->between(rank_, r).name());
   }
-  callProbe_ =
-      std::make_unique<CallProbe>(*bootstrap_, calls_, links.waiting(),
-                                  std::move(linkPeers), opsAbort_, liveness_,
-                                  StallReport(rank_, settings_.stallWarnSeconds,
-                                              std::move(peerNames), calls_));
+  callProbe_ = std::make_unique<CallProbe>(
+      *bootstrap_, calls_, links.waiting(), std::move(linkPeers), opsAbort_,
+      liveness_,
+      StallReport(rank_, settings_.bootstrap.stallWarnSeconds,
+                  std::move(peerNames), calls_));
 }
 
 std::vector<std::string> Communicator::rankNames() const {
@@ -444,7 +444,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key,
   std::vector<ncclUniqueId> ids(nranks_);
   std::memset(ids.data(), 0, ids.size() * sizeof(ncclUniqueId));
   if (!members.empty() && members[0] == rank_)
-    ids[rank_] = createEphemeralUniqueId(settings_.bootstrap.timeoutSeconds);
+    ids[rank_] = createEphemeralUniqueId(settings_.bootstrap);
   bootstrap_->allGather(ids.data(), sizeof(ncclUniqueId), nextTag());
   if (members.empty()) return nullptr;
   int newRank = static_cast<int>(
@@ -480,7 +480,7 @@ std::unique_ptr<Communicator> Communicator::shrink(
   uint32_t tag = nextTag();
   ncclUniqueId id;
   if (survivors[0] == rank_) {
-    id = createEphemeralUniqueId(settings_.bootstrap.timeoutSeconds);
+    id = createEphemeralUniqueId(settings_.bootstrap);
     for (size_t i = 1; i < survivors.size(); ++i)
       bootstrap_->send(survivors[i], tag, &id, sizeof(id));
   } else {

@@ -15,7 +15,6 @@ Settings Settings::fromEnvironment() {
   s.plans = PlanSettings::fromEnvironment();
   s.gpuEngine = GpuEngineSettings::fromEnvironment();
   s.timeoutSeconds = readSeconds(kTimeout);
-  s.stallWarnSeconds = readSeconds(kStallWarn);
   s.hostId = readString(kHostId);
   s.domains = readString(kDomains).value_or("");
   s.checkCalls = readFlag(kCheckCalls);

@@ -32,7 +32,6 @@ struct Settings {
   GpuEngineSettings gpuEngine;
   // The core's own.
   double timeoutSeconds;              // HETCCL_TIMEOUT; 0: forever
-  double stallWarnSeconds;            // HETCCL_STALL_WARN; 0: never
   std::optional<std::string> hostId;  // HETCCL_HOSTID
   std::string domains;                // HETCCL_DOMAINS; empty: by runtime
   bool checkCalls;                    // HETCCL_CHECK_CALLS

@@ -1,5 +1,6 @@
-// Stall reports (HETCCL_STALL_WARN): rank 1 stops (SIGSTOP) just after the
-// others entered an all-reduce across domains. Within HETCCL_STALL_WARN +
+// Stall reports (HETCCL_STALL_WARN). At init: a bootstrap root that waits
+// for a late rank names it. In an operation: rank 1 stops (SIGSTOP) just after
+// the others entered an all-reduce across domains. Within HETCCL_STALL_WARN +
 // 2 s every other rank's log must hold a WARN line that names the
 // operation and rank 1 with its domain, host and link; rank 0 then lets
 // rank 1 go on (SIGCONT), and the all-reduce and the next one complete
@@ -113,6 +114,38 @@ TEST_P(StoppedPeerTest, IsNamedInAStallLineThenCarriesOn) {
             << "the stall line does not name the operation, the host and "
                "the link: "
             << line;
+      },
+      options);
+  (void)std::system(("rm -rf " + dir).c_str());
+}
+
+// Rank 2 starts its init late: once the root has waited HETCCL_STALL_WARN
+// for the ranks, its process (rank 0's, which made the id) logs which ranks
+// arrived, from where, and which have not; the communicator then forms.
+TEST(StallReport, ABootstrapRootNamesTheRanksThatHaveNotArrived) {
+  char dirTemplate[] = "/tmp/hetccl-stall-XXXXXX";
+  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  RunOptions options;
+  options.timeoutSeconds = 60;
+  options.env = {{"HETCCL_STALL_WARN", std::to_string(kStallWarnSeconds)},
+                 {"HETCCL_DEBUG", "WARN"},
+                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
+  runRanks(
+      3,
+      [&](RankContext& ctx) {
+        if (ctx.rank() == 2)
+          sleepSeconds(kStallWarnSeconds + kReportSlackSeconds);
+        ncclComm_t comm = ctx.initComm();
+        checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "after a late init");
+        if (ctx.rank() != 0) return;
+        const std::string log =
+            readFile(dir + "/rank." + std::to_string(::getpid()) + ".log");
+        MP_CHECK(log.find("has waited") != std::string::npos &&
+                 log.find("rank(s) arrived (rank 0 at") != std::string::npos &&
+                 log.find("not yet: rank(s) 2") != std::string::npos)
+            << "the root named no missing rank 2; rank 0's log:\n"
+            << log;
       },
       options);
   (void)std::system(("rm -rf " + dir).c_str());
