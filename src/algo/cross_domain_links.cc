@@ -22,10 +22,16 @@ CrossDomainLinks::CrossDomainLinks(Oob& oob,
     : rank_(oob.rank()),
       choice_(std::make_shared<TransportChoice>(oob, placements, domains,
                                                 transports.selection)) {
-  std::map<const Transport*, std::vector<int>> peersOf;
+  std::vector<int> others;
   for (int r = 0; r < oob.nranks(); ++r)
-    if (domains.domainOf(r) != domains.domainOf(rank_))
-      peersOf[&choice_->between(rank_, r)].push_back(r);
+    if (domains.domainOf(r) != domains.domainOf(rank_)) others.push_back(r);
+  std::map<const Transport*, std::vector<int>> peersOf;
+  for (int r : others) peersOf[&choice_->between(rank_, r)].push_back(r);
+  // Said once per communicator, where the choice is made: a slower
+  // transport than the machine could have goes unnoticed otherwise.
+  const std::string fallback = choice_->fallbackBetweenHosts(rank_, others);
+  if (!fallback.empty())
+    LOG_WARN(kLogNet, "rank %d: %s", rank_, fallback.c_str());
   for (const Transport* transport : registeredTransports()) {
     const std::vector<int>& peers = peersOf[transport];
     linkSets_.push_back(transport->connect(

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/error.h"
+
 namespace hetccl {
 namespace {
 
@@ -40,6 +42,18 @@ std::vector<std::vector<uint8_t>> preferencesOfEveryRank(
   return preferences;
 }
 
+// What this machine lacks for the transports that `auto` would want more
+// between hosts than `taken` with it; empty if nothing.
+std::string missingBesides(const Transport& taken) {
+  std::string missing;
+  for (const Transport* transport : registeredTransports()) {
+    if (transport == &taken || !transport->reachesOtherHosts()) continue;
+    const std::string why = transport->missingBetweenHosts();
+    if (!why.empty()) missing += (missing.empty() ? "" : "; ") + why;
+  }
+  return missing;
+}
+
 }  // namespace
 
 TransportChoice::TransportChoice(Oob& oob,
@@ -60,6 +74,29 @@ TransportChoice::TransportChoice(Oob& oob,
 const Transport& TransportChoice::between(int a, int b) const {
   if (hosts_[a] == hosts_[b]) return selection_.onOneHost();
   return selection_.betweenHosts(preferences_[a], preferences_[b]);
+}
+
+// Counted by transport in registration order, so the text is the same on
+// every run.
+std::string TransportChoice::fallbackBetweenHosts(
+    int rank, const std::vector<int>& peers) const {
+  if (selection_.forced() != nullptr) return "";
+  std::string text;
+  for (const Transport* taken : registeredTransports()) {
+    const int count = static_cast<int>(
+        std::count_if(peers.begin(), peers.end(), [&](int peer) {
+          return hosts_[peer] != hosts_[rank] && &between(rank, peer) == taken;
+        }));
+    if (count == 0) continue;
+    const std::string missing = missingBesides(*taken);
+    if (missing.empty()) continue;
+    text += format(
+        "%slinks to %d rank%s on other hosts use %s: %s; or set "
+        "HETCCL_TRANSPORT=%s to choose %s knowingly",
+        text.empty() ? "" : "; ", count, count == 1 ? "" : "s", taken->name(),
+        missing.c_str(), taken->name(), taken->name());
+  }
+  return text;
 }
 
 }  // namespace hetccl

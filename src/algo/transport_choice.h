@@ -27,6 +27,14 @@ class TransportChoice {
 
   // Throws ncclInvalidUsage if no transport suits both ranks.
   const Transport& between(int a, int b) const;
+  // Why `auto` links `rank` to some of `peers` on other hosts by a slower
+  // transport than this machine could have, and what to install or set:
+  // "links to 2 ranks on other hosts use tcp: UCX 1.13.1 has no RDMA
+  // transport here (...); install ...; or set HETCCL_TRANSPORT=tcp to
+  // choose tcp knowingly". Empty when the transport was forced or nothing
+  // is missing here (a peer that lacks it says so in its own log).
+  std::string fallbackBetweenHosts(int rank,
+                                   const std::vector<int>& peers) const;
 
  private:
   TransportSelection selection_;

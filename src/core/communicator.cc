@@ -22,6 +22,7 @@
 #include "util/collective_setup.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/net_interfaces.h"
 #include "util/oob.h"
 #include "util/settings_agreement.h"
 
@@ -139,10 +140,24 @@ void Communicator::connect(const ncclUniqueId& id) {
   for (int r = 0; r < nranks_; ++r)
     std::memcpy(&peers_[r], bootstrap_->peerInfo(r), sizeof(PeerInfo));
   checkSameBuild(peers_);
+  warnIfInterfaceStaysOnHost();
   std::vector<uint64_t> digests;
   for (const PeerInfo& peer : peers_) digests.push_back(peer.settingsDigest);
   BootstrapOob oob(*bootstrap_, [this] { return nextTag(); });
   checkSettingsAgree(oob, settings_.mustAgree, digests);
+}
+
+// An interface other hosts cannot reach works while every rank is on one
+// host; once ranks are on several, their sockets may reach the wrong
+// machine or none, so the user hears which interface would do.
+void Communicator::warnIfInterfaceStaysOnHost() const {
+  const bool severalHosts =
+      std::any_of(peers_.begin(), peers_.end(), [&](const PeerInfo& peer) {
+        return peer.hostId != peers_[rank_].hostId;
+      });
+  if (!severalHosts) return;
+  const std::string note = unreachableInterfaceNote();
+  if (!note.empty()) LOG_WARN(kLogNet, "rank %d: %s", rank_, note.c_str());
 }
 
 // One domain: its vendor communicator runs every operation. Several: each

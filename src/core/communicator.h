@@ -143,6 +143,7 @@ class Communicator {
 
  private:
   void connect(const ncclUniqueId& id);
+  void warnIfInterfaceStaysOnHost() const;
   void setUpDomains();
   void setUpHeterogeneous(Oob& oob, const DomainMap& domains,
                           const std::vector<RankPlacement>& placements);

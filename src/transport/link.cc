@@ -6,6 +6,8 @@ namespace hetccl {
 
 bool Link::movesGpuMemory(MemoryKind) const { return false; }
 
+std::string Link::whyStagesGpuMemory(MemoryKind) const { return {}; }
+
 std::shared_ptr<TransferRequest> Link::sendGpu(MemoryKind, const void*,
                                                size_t bytes,
                                                const CallSignature&) {

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "op/call_signature.h"
 #include "runtime/memory_kind.h"
@@ -50,6 +51,10 @@ class Link {
   // instead of staging them through host memory. Throws ncclInvalidUsage
   // when the user demanded that and the link cannot.
   virtual bool movesGpuMemory(MemoryKind kind) const;
+  // Why the link stages buffers in GPU memory of `kind` that it could take
+  // as they are (a setting said so), and what to set instead; empty when
+  // it takes them or cannot.
+  virtual std::string whyStagesGpuMemory(MemoryKind kind) const;
   // Transfers of buffers in GPU memory of `kind`, on a link that
   // movesGpuMemory(kind). They match the peer's transfers like send() and
   // recv(), whatever memory the peer's side is in.

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "op/call_log.h"
@@ -73,6 +74,12 @@ class Transport {
   // the less eager of the two wants most. On one host the answer must be
   // the same everywhere.
   virtual int preference(bool sameHost) const = 0;
+  // Why preference(false) is lower here than this transport would have
+  // with the machine's full support (its library or the RDMA drivers
+  // missing), and what to install; empty when nothing is missing. Asked
+  // only where preference(false) was, so that the user hears why `auto`
+  // took a slower transport between hosts.
+  virtual std::string missingBetweenHosts() const { return {}; }
   // Collective over setup.oob: every rank calls it for every registered
   // transport, even with no peers, and a failure on one rank fails all.
   virtual std::unique_ptr<LinkSet> connect(

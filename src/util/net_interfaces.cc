@@ -119,6 +119,42 @@ std::vector<NetInterface> selectInterfaces() {
   return chosen;
 }
 
+bool staysOnThisHost(const NetInterface& interface) {
+  if (interface.loopback) return true;
+  for (const char* prefix : {"docker", "br-", "virbr", "cni", "veth"})
+    if (interface.name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// One address per interface is enough to tell them apart.
+std::string unreachableChoiceNote(const NetInterface& chosen,
+                                  const std::vector<NetInterface>& all) {
+  if (!staysOnThisHost(chosen)) return "";
+  std::vector<NetInterface> others;
+  for (const NetInterface& interface : all)
+    if (!staysOnThisHost(interface) &&
+        std::none_of(others.begin(), others.end(),
+                     [&](const NetInterface& other) {
+                       return other.name == interface.name;
+                     }))
+      others.push_back(interface);
+  if (others.empty()) return "";
+  return format(
+      "sockets use %s (%s), which other hosts cannot reach, though %s %s "
+      "up; set HETCCL_SOCKET_IFNAME to one of those",
+      chosen.name.c_str(), chosen.address.hostString().c_str(),
+      describeInterfaces(others).c_str(), others.size() == 1 ? "is" : "are");
+}
+
+std::string unreachableInterfaceNote() {
+  std::vector<NetInterface> selected = selectInterfaces();
+  if (!selected.empty())
+    return unreachableChoiceNote(selected[0], listInterfaces());
+  const int family = familyFromEnv() == AF_INET6 ? AF_INET6 : AF_INET;
+  return unreachableChoiceNote({"lo", SocketAddress::loopback(family), true},
+                               listInterfaces());
+}
+
 SocketAddress chooseLocalAddress() {
   std::vector<NetInterface> interfaces = selectInterfaces();
   if (!interfaces.empty()) {

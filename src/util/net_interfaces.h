@@ -38,6 +38,21 @@ std::optional<std::string> interfaceFilter();
 // an explicit filter matches nothing.
 std::vector<NetInterface> selectInterfaces();
 
+// Whether other hosts cannot reach this host through `interface`:
+// loopback, or a bridge to this host's containers or VMs (docker*, br-*,
+// virbr*, cni*, veth*).
+bool staysOnThisHost(const NetInterface& interface);
+
+// When `chosen` (HetCCL's choice) stays on this host while interfaces of
+// `all` that do not are up: "sockets use lo (127.0.0.1), which other
+// hosts cannot reach, though eth0(192.0.2.2) is up; set
+// HETCCL_SOCKET_IFNAME to one of those"; else empty.
+std::string unreachableChoiceNote(const NetInterface& chosen,
+                                  const std::vector<NetInterface>& all);
+
+// The same for this machine and the interface chooseLocalAddress() takes.
+std::string unreachableInterfaceNote();
+
 // The address (port 0) to listen on and advertise to other ranks: the
 // first of selectInterfaces(), else loopback.
 SocketAddress chooseLocalAddress();

@@ -113,6 +113,43 @@ TEST(Interfaces, NcclIfnameSyntax) {
   EXPECT_TRUE(interfaceMatches("eth01", "^=eth0"));
 }
 
+NetInterface interfaceAt(const std::string& name, const std::string& address,
+                         bool loopback = false) {
+  const bool v6 = address.find(':') != std::string::npos;
+  return {name,
+          SocketAddress::parse(v6 ? "[" + address + "]:0" : address + ":0"),
+          loopback};
+}
+
+TEST(Interfaces, LoopbackAndBridgesStayOnThisHost) {
+  for (const char* name : {"docker0", "br-3f2a", "virbr0", "cni0", "veth12"})
+    EXPECT_TRUE(staysOnThisHost(interfaceAt(name, "172.17.0.1"))) << name;
+  EXPECT_TRUE(staysOnThisHost(interfaceAt("lo", "127.0.0.1", true)));
+  for (const char* name : {"eth0", "ens5", "ib0", "bond0", "enp1s0f0"})
+    EXPECT_FALSE(staysOnThisHost(interfaceAt(name, "10.0.0.1"))) << name;
+}
+
+TEST(Interfaces, UnreachableChoiceNamesTheOthersOncePerName) {
+  const NetInterface lo = interfaceAt("lo", "127.0.0.1", true);
+  const std::vector<NetInterface> all = {
+      lo, interfaceAt("docker0", "172.17.0.1"), interfaceAt("eth0", "10.0.0.2"),
+      interfaceAt("eth0", "fd00::2"), interfaceAt("ib0", "10.1.0.2")};
+  EXPECT_EQ(unreachableChoiceNote(lo, all),
+            "sockets use lo (127.0.0.1), which other hosts cannot reach, "
+            "though eth0(10.0.0.2), ib0(10.1.0.2) are up; set "
+            "HETCCL_SOCKET_IFNAME to one of those");
+  EXPECT_NE(unreachableChoiceNote(all[1], all).find("sockets use docker0"),
+            std::string::npos);
+}
+
+TEST(Interfaces, NoNoteForAReachableChoiceOrWithoutOthers) {
+  const NetInterface lo = interfaceAt("lo", "127.0.0.1", true);
+  const NetInterface eth = interfaceAt("eth0", "10.0.0.2");
+  EXPECT_EQ(unreachableChoiceNote(eth, {lo, eth}), "");
+  EXPECT_EQ(unreachableChoiceNote(lo, {lo, interfaceAt("virbr0", "1.2.3.4")}),
+            "");
+}
+
 TEST(Interfaces, LoopbackByName) {
   ScopedEnv name("HETCCL_SOCKET_IFNAME", "lo");
   ScopedEnv family("HETCCL_SOCKET_FAMILY", "AF_INET");

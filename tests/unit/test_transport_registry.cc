@@ -70,6 +70,21 @@ TEST(TransportRegistry, ThisMachinePrefersTcpBetweenHostsWithoutRdma) {
   EXPECT_LT(preferences[2], 10);  // ucx: absent, or no rc/dc/ud here
 }
 
+// The reason goes with the lower preference: what the user must install.
+TEST(TransportRegistry, UcxSaysWhatIsMissingBetweenHosts) {
+  const char* noUcx = nullptr;
+  useBuiltUcxModule(&noUcx);
+  const std::vector<const Transport*>& transports = registeredTransports();
+  EXPECT_EQ(transports[0]->missingBetweenHosts(), "");  // shm
+  EXPECT_EQ(transports[1]->missingBetweenHosts(), "");  // tcp
+  const std::string missing = transports[2]->missingBetweenHosts();
+  EXPECT_NE(missing.find(noUcx != nullptr ? "UCX is not available"
+                                          : "has no RDMA transport here"),
+            std::string::npos)
+      << missing;
+  EXPECT_NE(missing.find("install"), std::string::npos) << missing;
+}
+
 TEST(TransportRegistry, AForcedTransportLinksEveryPairItCanReach) {
   const std::vector<uint8_t> none;
   for (const char* name : {"tcp", "ucx"}) {

@@ -379,6 +379,23 @@ TEST(UcxGpuPolicy, EveryModeWithAndWithoutRdmaAndTheMemoryType) {
       << e.what();
 }
 
+// HETCCL_UCX_GPU=0 is worth a warning only where auto would have handed
+// the buffers over.
+TEST(UcxGpuPolicy, StagingIsNeedlessOnlyWhereAutoTakesTheBuffers) {
+  const unsigned withCuda = kHostMemory | kCudaMemory;
+  using Mode = UcxGpuBuffers;
+  EXPECT_EQ(needlessStaging({Mode::kStaged, withCuda, true}, kCudaMemory),
+            "HETCCL_UCX_GPU=0, though UCX here moves cuda memory itself (with "
+            "RDMA); unset HETCCL_UCX_GPU");
+  EXPECT_NE(needlessStaging({Mode::kStaged, kHostMemory, false}, kHostMemory),
+            "");
+  EXPECT_EQ(needlessStaging({Mode::kStaged, withCuda, false}, kCudaMemory), "");
+  EXPECT_EQ(needlessStaging({Mode::kStaged, kHostMemory, true}, kCudaMemory),
+            "");
+  for (Mode mode : {Mode::kAuto, Mode::kRequired})
+    EXPECT_EQ(needlessStaging({mode, withCuda, true}, kCudaMemory), "");
+}
+
 // A side that hands over its GPU buffers sends the same messages as one
 // that stages them: each matches the other's plain transfers.
 TEST_F(UcxLinkTest, GpuTransfersMatchHostTransfers) {

@@ -3,6 +3,7 @@
 #include "engine/gpu/stream_driven_executor.h"
 #include "runtime/device/device_module.h"
 #include "transport/transport_registry.h"
+#include "util/log.h"
 
 namespace hetccl {
 namespace {
@@ -10,13 +11,28 @@ namespace {
 // A transport forced between ranks of one host that does not share memory
 // (HETCCL_TRANSPORT=tcp) carries every byte instead. Every input is known
 // on every rank, so the answer is the same everywhere.
-bool takesOutboxes(const GpuExecutorSetup& setup) {
+bool outboxesFit(const GpuExecutorSetup& setup) {
   const DomainMap& domains = setup.plans.domains;
   const bool linksShareMemory =
       TransportSelection::parse(setup.transport).onOneHost().sharesHostMemory();
-  return setup.plans.engine.direct && linksShareMemory &&
-         setup.everyRankIsALocalGpu && domains.count() == domains.nranks() &&
+  return linksShareMemory && setup.everyRankIsALocalGpu &&
+         domains.count() == domains.nranks() &&
          domains.nranks() <= HETCCL_DEVICE_MAX_SOURCES;
+}
+
+// HETCCL_GPU_DIRECT=0 is for comparing the paths; left set by mistake it
+// slows every collective without a sign, so it is said once per
+// communicator.
+bool takesOutboxes(const GpuExecutorSetup& setup) {
+  if (!outboxesFit(setup)) return false;
+  if (setup.plans.engine.direct) return true;
+  LOG_WARN(kLogInit,
+           "rank %d: HETCCL_GPU_DIRECT=0: every collective is staged "
+           "through host memory and a proxy thread instead of the "
+           "stream-driven path these GPU ranks could take, which is "
+           "faster; unset HETCCL_GPU_DIRECT",
+           setup.plans.rank);
+  return false;
 }
 
 }  // namespace

@@ -64,8 +64,26 @@ bool takesGpuMemory(const UcxGpuPolicy& policy, MemoryKind kind) {
   return true;
 }
 
+// Only where `auto` would hand the buffers over: without RDMA staging is
+// the faster path (above), and HETCCL_UCX_GPU=0 is then no loss.
+std::string needlessStaging(const UcxGpuPolicy& policy, MemoryKind kind) {
+  if (policy.mode != UcxGpuBuffers::kStaged ||
+      !takesGpuMemory({UcxGpuBuffers::kAuto, policy.ucxMemory, policy.rdma},
+                      kind))
+    return "";
+  return format(
+      "HETCCL_UCX_GPU=0, though UCX here moves %s memory itself%s; unset "
+      "HETCCL_UCX_GPU",
+      describeMemoryKinds(kind).c_str(),
+      kind == kHostMemory ? "" : " (with RDMA)");
+}
+
 bool UcxLink::movesGpuMemory(MemoryKind kind) const {
   return takesGpuMemory(gpu_, kind);
+}
+
+std::string UcxLink::whyStagesGpuMemory(MemoryKind kind) const {
+  return needlessStaging(gpu_, kind);
 }
 
 std::shared_ptr<TransferRequest> UcxLink::sendGpu(MemoryKind kind,

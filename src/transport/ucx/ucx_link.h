@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "transport/link.h"
@@ -37,6 +38,10 @@ struct UcxGpuPolicy {
 // as they are (UcxLink::movesGpuMemory). Throws ncclInvalidUsage where
 // HETCCL_UCX_GPU=1 asks for a memory type UCX does not list.
 bool takesGpuMemory(const UcxGpuPolicy& policy, MemoryKind kind);
+// Why a ucx link under `policy` stages buffers in memory of `kind` that
+// `auto` would hand to UCX as they are (HETCCL_UCX_GPU=0), and what to set
+// instead; empty otherwise (UcxLink::whyStagesGpuMemory).
+std::string needlessStaging(const UcxGpuPolicy& policy, MemoryKind kind);
 
 class UcxLink : public Link {
  public:
@@ -54,6 +59,7 @@ class UcxLink : public Link {
   // reports the type; 0: never. (A GPU emulated on the host has host
   // memory, which UCX always moves, unless HETCCL_UCX_GPU=0.)
   bool movesGpuMemory(MemoryKind kind) const override;
+  std::string whyStagesGpuMemory(MemoryKind kind) const override;
   std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind, const void* data,
                                            size_t bytes,
                                            const CallSignature& call) override;

@@ -1,9 +1,12 @@
 #include "transport/ucx/ucx_transport.h"
 
+#include <optional>
+#include <string>
+
 #include "transport/ucx/ucx_library.h"
 #include "transport/ucx/ucx_link_set.h"
 #include "util/error.h"
-#include "util/log.h"
+#include "util/params.h"
 
 namespace hetccl {
 namespace {
@@ -25,21 +28,37 @@ class UcxTransport : public Transport {
   int preference(bool sameHost) const override {
     if (sameHost) return 0;
     try {
-      const UcxLibrary& ucx = ucxLibrary();
-      if (ucx.hasRdma()) return 20;
-      LOG_INFO(kLogNet,
-               "ucx transport: UCX %s has no RDMA transport here (%s); tcp "
-               "is preferred between hosts",
-               ucx.version().c_str(), ucx.transports().c_str());
-      return 5;
-    } catch (const Error& e) {
-      LOG_INFO(kLogNet, "ucx transport not used: %s", e.what());
+      return ucxLibrary().hasRdma() ? 20 : 5;
+    } catch (const Error&) {
       return 0;
+    }
+  }
+  std::string missingBetweenHosts() const override {
+    try {
+      const UcxLibrary& ucx = ucxLibrary();
+      return ucx.hasRdma() ? "" : noRdma(ucx);
+    } catch (const Error& e) {
+      return format(
+          "%s; install UCX (its libucp) with the RDMA drivers (rdma-core, "
+          "the NIC's verbs provider)",
+          e.what());
     }
   }
   std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
     return std::make_unique<UcxLinkSet>(setup.oob, setup.peers, setup.abort,
                                         setup.settings.ucx, setup.calls);
+  }
+
+ private:
+  // UCX_TLS may be what hides the RDMA transports, so it is named.
+  static std::string noRdma(const UcxLibrary& ucx) {
+    const std::optional<std::string> tls = environmentValue("UCX_TLS");
+    return format(
+        "UCX %s has no RDMA transport here (%s%stransports: %s); install "
+        "the RDMA drivers (rdma-core, the NIC's verbs provider)%s",
+        ucx.version().c_str(), tls ? ("UCX_TLS=" + *tls).c_str() : "",
+        tls ? ", " : "", ucx.transports().c_str(),
+        tls ? " and let UCX_TLS include rc, dc or ud" : "");
   }
 };
 

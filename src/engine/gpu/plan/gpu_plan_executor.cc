@@ -113,6 +113,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                          &launchGate_,
                          deviceMemoryOf(module_)};
   const int directLinks = openStagedLinks(path);
+  warnOfNeedlessStaging(path.deviceMemory);
   context_.rank = rank_;
   context_.nranks = domains_.nranks();
   context_.domains = &domains_;
@@ -165,6 +166,26 @@ int GpuPlanExecutor::openStagedLinks(const StagingPath& path) {
     stagedLinks_[peer] = std::move(link);
   }
   return direct;
+}
+
+// Staging costs two copies and a proxy hop per transfer; where a setting
+// alone chose it over a link that takes the buffers as they are, the user
+// hears so once per communicator. The links share their transport's
+// setting, so the first reason speaks for all.
+void GpuPlanExecutor::warnOfNeedlessStaging(MemoryKind memory) const {
+  int count = 0;
+  std::string why;
+  for (const auto& entry : stagedLinks_) {
+    std::string reason = entry.second->innerLink()->whyStagesGpuMemory(memory);
+    if (reason.empty()) continue;
+    ++count;
+    if (why.empty()) why = std::move(reason);
+  }
+  if (count > 0)
+    LOG_WARN(kLogInit,
+             "rank %d: GPU buffers to %d rank%s are staged through host "
+             "memory and a proxy thread: %s",
+             rank_, count, count == 1 ? "" : "s", why.c_str());
 }
 
 // The vendor library connects its ranks on their first collective and on

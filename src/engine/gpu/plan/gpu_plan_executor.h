@@ -98,6 +98,7 @@ class GpuPlanExecutor : public Executor {
   };
 
   int openStagedLinks(const StagingPath& path);
+  void warnOfNeedlessStaging(MemoryKind memory) const;
   void warmUpDomain();
   void logTimeline();
   void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream,
