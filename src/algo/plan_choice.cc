@@ -1,5 +1,7 @@
 #include "algo/plan_choice.h"
 
+#include <algorithm>
+
 #include "algo/pipeline.h"
 #include "op/decision_log.h"
 #include "util/dtype.h"
@@ -41,30 +43,6 @@ OneShotRule ruleOf(const PlanContext& ctx, const Op& op) {
   failUnknownOpKind(op.kind);
 }
 
-}  // namespace
-
-PlanChoice choosePlan(const PlanContext& ctx, const Op& op) {
-  const OneShotRule rule = ruleOf(ctx, op);
-  PlanChoice choice;
-  choice.measured = rule.measured;
-  choice.measuredBytes = rule.bytes;
-  if (rule.rows == 0) {
-    choice.plan = PlanChoice::Plan::Direct;
-    return choice;
-  }
-  if (rule.measured != nullptr && rule.bytes <= ctx.oneShotMaxBytes) {
-    choice.plan = PlanChoice::Plan::OneShot;
-    return choice;
-  }
-  const size_t elt = dtypeSize(op.dtype);
-  choice.chunkElements = elementsPerChunk(ctx, elt, rule.rows);
-  choice.chunkBytes = choice.chunkElements * elt * rule.rows;
-  choice.chunks = (op.count + choice.chunkElements - 1) / choice.chunkElements;
-  return choice;
-}
-
-namespace {
-
 std::string settingText(const char* name, size_t bytes) {
   return format("%s=%s", name, sizeText(static_cast<int64_t>(bytes)).c_str());
 }
@@ -85,6 +63,27 @@ std::string describePipelined(const PlanContext& ctx,
 }
 
 }  // namespace
+
+PlanChoice choosePlan(const PlanContext& ctx, const Op& op) {
+  const OneShotRule rule = ruleOf(ctx, op);
+  PlanChoice choice;
+  choice.measured = rule.measured;
+  choice.measuredBytes = rule.bytes;
+  if (rule.rows == 0) {
+    choice.plan = PlanChoice::Plan::Direct;
+    return choice;
+  }
+  if (rule.measured != nullptr && rule.bytes <= ctx.oneShotMaxBytes) {
+    choice.plan = PlanChoice::Plan::OneShot;
+    return choice;
+  }
+  const size_t elt = dtypeSize(op.dtype);
+  choice.chunkElements = elementsPerChunk(ctx, elt, rule.rows);
+  choice.chunkBytes =
+      std::min(choice.chunkElements, op.count) * elt * rule.rows;
+  choice.chunks = (op.count + choice.chunkElements - 1) / choice.chunkElements;
+  return choice;
+}
 
 std::string describePlan(const PlanContext& ctx, const PlanChoice& choice) {
   if (choice.plan == PlanChoice::Plan::OneShot)

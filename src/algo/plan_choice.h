@@ -21,8 +21,9 @@ struct PlanChoice {
   // "input"); null where no one-shot plan exists.
   const char* measured = nullptr;
   size_t measuredBytes = 0;
-  // Pipelined: elements of each row per chunk, and the chunk's bytes over
-  // all rows (several for the plans that cut every rank's block).
+  // Pipelined: elements of each row per chunk, and the largest chunk's
+  // bytes over all rows (several for the plans that cut every rank's
+  // block).
   size_t chunkElements = 0;
   size_t chunkBytes = 0;
   size_t chunks = 0;

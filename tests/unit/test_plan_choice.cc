@@ -40,6 +40,7 @@ TEST(PlanChoice, AllReduceIsOneShotUpToTheThresholdThenPipelined) {
   const PlanChoice above = choosePlan(ctx, opOf(OpKind::AllReduce, 65));
   EXPECT_EQ(above.plan, PlanChoice::Plan::Pipelined);
   EXPECT_EQ(above.chunks, 1u);
+  EXPECT_EQ(above.chunkBytes, 260u);
   const PlanChoice large = choosePlan(ctx, opOf(OpKind::AllReduce, 4097));
   EXPECT_EQ(large.chunkElements, 1024u);
   EXPECT_EQ(large.chunks, 5u);

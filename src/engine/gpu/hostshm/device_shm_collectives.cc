@@ -365,7 +365,7 @@ std::string DeviceShmCollectives::describePipelined(const Op& op) const {
       "pipelined outboxes: %s; %zu step(s) of up to %s (HETCCL_GPU_CHUNK=%s%s; "
       "an op of fewer than 4 chunks goes in 4 steps of at least 1M)",
       whyNotLowLatency(op).c_str(), (op.count + elements - 1) / elements,
-      bytesText(elements * dtypeSize(op.dtype)).c_str(),
+      bytesText(std::min(elements, op.count) * dtypeSize(op.dtype)).c_str(),
       sizeText(static_cast<int64_t>(chunkBytes_)).c_str(),
       shared ? format(" shared by %d ranks", nranks_).c_str() : "");
 }
