@@ -4,7 +4,8 @@
 // again, or a size of the same class, logs nothing more. On CPU ranks
 // across two domains (one-shot and pipelined plans), on emulated GPU ranks
 // of one host (the stream-driven low-latency kernel and pipelined
-// outboxes) and on emulated GPU ranks over tcp (the staged engine's plans).
+// outboxes; a reduction by a scalar in device memory, handed to the staged
+// engine) and on emulated GPU ranks over tcp (the staged engine's plans).
 // Each rank reads its own log (HETCCL_DEBUG_FILE with %p).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -62,10 +63,10 @@ std::vector<std::string> linesWith(const std::string& log,
 
 // A sum of ones, checked at a few places: the subject is the log.
 void allReduceOnes(ncclComm_t comm, cudaStream_t stream, size_t count,
-                   int nranks) {
+                   int nranks, ncclRedOp_t op = ncclSum) {
   std::vector<float> send(count, 1.0f), recv(count, 0.0f);
   MP_CHECK_NCCL(settle(ncclAllReduce(send.data(), recv.data(), count,
-                                     ncclFloat32, ncclSum, comm, stream),
+                                     ncclFloat32, op, comm, stream),
                        comm, kSettleSeconds));
   MP_CHECK_NCCL(hetcclStreamSynchronize(stream));
   for (size_t i : {size_t{0}, count / 2, count - 1})
@@ -121,6 +122,53 @@ TEST_P(DecisionLogTest, FirstOpOfEachSizeClassSaysWhatWasChosenAndWhy) {
                  param.probes.size())
             << "expected one line per size class; the log:\n"
             << log;
+      },
+      options);
+  (void)std::system(("rm -rf " + dir).c_str());
+}
+
+// A reduction by a scalar in device memory is not the outboxes' to run:
+// the stream-driven path says it hands the op to the staged engine, which
+// says which plan it takes.
+TEST(DecisionLog, StreamDrivenPathSaysWhatItHandsToTheStagedEngine) {
+  char dirTemplate[] = "/tmp/hetccl-decisions-XXXXXX";
+  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  RunOptions options;
+  options.env = {{"HETCCL_DEBUG", "INFO"},
+                 {"HETCCL_DEBUG_SUBSYS", "TUNING"},
+                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
+  emulatedGpuDomains({0, 1}).applyTo(&options);
+  runRanks(
+      2,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        HostStream stream;
+        // An emulated GPU's memory is host memory.
+        static float one = 1.0f;
+        ncclRedOp_t premulSum;
+        MP_CHECK_NCCL(ncclRedOpCreatePreMulSum(&premulSum, &one, ncclFloat32,
+                                               ncclScalarDevice, comm));
+        for (int i = 0; i < 2; ++i)
+          allReduceOnes(comm, stream.get(), 1024, ctx.nranks(), premulSum);
+        MP_CHECK_NCCL(ncclRedOpDestroy(premulSum, comm));
+        MP_CHECK_NCCL(ncclCommFinalize(comm));
+        MP_CHECK_NCCL(ncclCommDestroy(comm));
+        const std::string log =
+            readFile(dir + "/rank." + std::to_string(::getpid()) + ".log");
+        const std::vector<std::string> lines = linesWith(
+            log, "rank " + std::to_string(ctx.rank()) + ": allReduce of 4K");
+        MP_CHECK(lines.size() == 2) << "expected the hand-over and the plan; "
+                                    << "the log:\n"
+                                    << log;
+        if (lines.size() != 2) return;
+        for (const std::string& line : lines) std::printf("%s\n", line.c_str());
+        MP_CHECK(lines[0].find("staged engine: a reduction by a scalar in "
+                               "device memory") != std::string::npos)
+            << lines[0];
+        MP_CHECK(lines[1].find("one-shot plan: buffer of 4K bytes <= "
+                               "HETCCL_ONE_SHOT_MAX=32K") != std::string::npos)
+            << lines[1];
       },
       options);
   (void)std::system(("rm -rf " + dir).c_str());
