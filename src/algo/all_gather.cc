@@ -8,8 +8,8 @@
 
 #include "algo/ownership.h"
 #include "algo/pipeline.h"
+#include "algo/plan_choice.h"
 #include "util/dtype.h"
-#include "util/log.h"
 
 namespace hetccl {
 namespace {
@@ -70,14 +70,13 @@ void spreadInDomain(const PlanContext& ctx, const Op& op, size_t offset,
 void allGatherPlan(const PlanContext& ctx, const Op& op) {
   size_t elt = dtypeSize(op.dtype);
   size_t block = op.count * elt;
-  const bool oneShot = block * ctx.nranks <= ctx.oneShotMaxBytes;
-  LOG_TRACE(kLogTuning, "rank %d: all-gather of %zu bytes: %s plan", ctx.rank,
-            block * ctx.nranks, oneShot ? "one-shot" : "pipelined");
-  if (oneShot) return allGatherOneShotPlan(ctx, op);
+  const PlanChoice choice = choosePlan(ctx, op);
+  if (choice.plan == PlanChoice::Plan::OneShot)
+    return allGatherOneShotPlan(ctx, op);
   char* own = static_cast<char*>(op.recvbuff) + ctx.rank * block;
   if (own != op.sendbuff) ctx.data->copy(own, op.sendbuff, block);
   pipelineChunks(
-      ctx, op.count, elementsPerChunk(ctx, elt, ctx.nranks),
+      ctx, op.count, choice.chunkElements,
       [&](size_t offset, size_t n) { return sendPieces(ctx, op, offset, n); },
       [&](size_t offset, size_t n) { spreadInDomain(ctx, op, offset, n); });
 }

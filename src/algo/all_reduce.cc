@@ -14,9 +14,9 @@
 #include "algo/domain_steps.h"
 #include "algo/ownership.h"
 #include "algo/pipeline.h"
+#include "algo/plan_choice.h"
 #include "algo/plan_context.h"
 #include "util/dtype.h"
-#include "util/log.h"
 
 namespace hetccl {
 namespace {
@@ -115,12 +115,11 @@ size_t scratchFor(const PlanContext& ctx, const std::vector<Piece>& pieces,
 }  // namespace
 
 void allReducePlan(const PlanContext& ctx, const Op& op) {
+  const PlanChoice choice = choosePlan(ctx, op);
+  if (choice.plan == PlanChoice::Plan::OneShot)
+    return allReduceOneShotPlan(ctx, op);
   size_t elt = dtypeSize(op.dtype);
-  const bool oneShot = op.count * elt <= ctx.oneShotMaxBytes;
-  LOG_TRACE(kLogTuning, "rank %d: all-reduce of %zu bytes: %s plan", ctx.rank,
-            op.count * elt, oneShot ? "one-shot" : "pipelined");
-  if (oneShot) return allReduceOneShotPlan(ctx, op);
-  size_t perChunk = elementsPerChunk(ctx, elt);
+  size_t perChunk = choice.chunkElements;
   // Two chunks are in flight: each gets its own half of the scratch.
   size_t half = 0;
   for (size_t offset = 0; offset < std::min(op.count, 2 * perChunk);

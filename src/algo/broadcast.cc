@@ -8,8 +8,8 @@
 
 #include "algo/ownership.h"
 #include "algo/pipeline.h"
+#include "algo/plan_choice.h"
 #include "util/dtype.h"
-#include "util/log.h"
 
 namespace hetccl {
 namespace {
@@ -83,13 +83,11 @@ void spreadInDomain(const PlanContext& ctx, const Op& op, size_t offset,
 }  // namespace
 
 void broadcastPlan(const PlanContext& ctx, const Op& op) {
-  const size_t bytes = op.count * dtypeSize(op.dtype);
-  const bool oneShot = bytes <= ctx.oneShotMaxBytes;
-  LOG_TRACE(kLogTuning, "rank %d: broadcast of %zu bytes: %s plan", ctx.rank,
-            bytes, oneShot ? "one-shot" : "pipelined");
-  if (oneShot) return broadcastOneShotPlan(ctx, op);
+  const PlanChoice choice = choosePlan(ctx, op);
+  if (choice.plan == PlanChoice::Plan::OneShot)
+    return broadcastOneShotPlan(ctx, op);
   pipelineChunks(
-      ctx, op.count, elementsPerChunk(ctx, dtypeSize(op.dtype)),
+      ctx, op.count, choice.chunkElements,
       [&](size_t offset, size_t n) { return startChunk(ctx, op, offset, n); },
       [&](size_t offset, size_t n) { spreadInDomain(ctx, op, offset, n); });
 }

@@ -12,6 +12,7 @@
 
 #include "algo/domains.h"
 #include "algo/plan_data.h"
+#include "op/decision_log.h"
 #include "op/executor.h"
 #include "op/op_traits.h"
 #include "op/waiting_call.h"
@@ -46,6 +47,9 @@ struct PlanContext {
   // take their one-shot plans.
   size_t oneShotMaxBytes = 0;
   PlanData* data = nullptr;
+  // Where runPlans says which plan each kind and size class of op took
+  // (null: nowhere).
+  DecisionLog* decisions = nullptr;
 
   int domain() const { return domains->domainOf(rank); }
   int domainSize() const {

@@ -14,9 +14,9 @@
 #include "algo/domain_steps.h"
 #include "algo/ownership.h"
 #include "algo/pipeline.h"
+#include "algo/plan_choice.h"
 #include "algo/plan_context.h"
 #include "util/dtype.h"
-#include "util/log.h"
 
 namespace hetccl {
 namespace {
@@ -144,11 +144,8 @@ void reducePlan(const PlanContext& ctx, const Op& op) {
 }
 
 void reduceScatterPlan(const PlanContext& ctx, const Op& op) {
-  const size_t input = op.count * ctx.nranks * dtypeSize(op.dtype);
-  const bool oneShot = input <= ctx.oneShotMaxBytes;
-  LOG_TRACE(kLogTuning, "rank %d: reduce-scatter of %zu bytes: %s plan",
-            ctx.rank, input, oneShot ? "one-shot" : "pipelined");
-  if (oneShot) return reduceScatterOneShotPlan(ctx, op);
+  if (choosePlan(ctx, op).plan == PlanChoice::Plan::OneShot)
+    return reduceScatterOneShotPlan(ctx, op);
   Delivery delivery{static_cast<size_t>(ctx.nranks), op.count,
                     [](size_t block) { return static_cast<int>(block); }};
   reduceAndDeliver(ctx, op, delivery, op.recvbuff);

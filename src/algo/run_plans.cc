@@ -1,3 +1,4 @@
+#include "algo/plan_choice.h"
 #include "algo/plan_context.h"
 #include "op/op_traits.h"
 #include "util/error.h"
@@ -29,6 +30,13 @@ void runCollectivePlan(const PlanContext& ctx, const Op& op) {
   }
 }
 
+// The first op of its kind and size class says which plan it takes.
+void noteChoice(const PlanContext& ctx, const Op& op) {
+  if (ctx.decisions == nullptr) return;
+  ctx.decisions->note(op,
+                      [&] { return describePlan(ctx, choosePlan(ctx, op)); });
+}
+
 }  // namespace
 
 // As on a single domain: collectives in call order, then the group's
@@ -36,6 +44,7 @@ void runCollectivePlan(const PlanContext& ctx, const Op& op) {
 void runPlans(const PlanContext& ctx, const std::vector<Op>& ops) {
   std::vector<Op> pointToPoint;
   for (const Op& op : ops) {
+    noteChoice(ctx, op);
     if (isPointToPoint(op.kind)) {
       pointToPoint.push_back(op);
       continue;

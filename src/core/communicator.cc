@@ -177,6 +177,10 @@ void Communicator::setUpDomains() {
     std::vector<int> everyone(nranks_);
     for (int r = 0; r < nranks_; ++r) everyone[r] = r;
     executor_ = createDomainComm(oob, domainRuntime(), everyone);
+    // The decision log's word on every op: there is nothing to choose.
+    LOG_INFO(kLogTuning,
+             "rank %d: one domain: every operation goes to %s unchanged", rank_,
+             domainBackendFor(domainRuntime()).name());
     domainBackends_.assign(nranks_, domainRuntime());
     if (settings_.checkCalls && nranks_ > 1 && executor_->libraryFeatures())
       callCheck_ = std::make_unique<PassThroughCallCheck>(*bootstrap_);

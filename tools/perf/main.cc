@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "hetccl.h"
@@ -14,6 +15,7 @@
 #include "perf/communicator.h"
 #include "perf/control.h"
 #include "perf/device.h"
+#include "perf/explain.h"
 #include "perf/local_ranks.h"
 #include "perf/nccl_api.h"
 #include "perf/options.h"
@@ -74,9 +76,19 @@ std::string topologyOf(const NcclApi& nccl, ncclComm_t comm) {
   return map;
 }
 
+// Rank 0's decisions, in the report's comment style; each size class of
+// each kind was logged when it first ran.
+void printDecisions(const Explain& explain) {
+  const std::vector<std::string> decisions = explain.decisions();
+  std::printf("# HetCCL's decisions on rank 0 (--explain):%s\n",
+              decisions.empty() ? " none logged" : "");
+  for (const std::string& line : decisions)
+    std::printf("#   %s\n", line.c_str());
+}
+
 // The run of a rank whose place is known. Returns its exit status.
 int runRankWithSetup(const Options& options, const NcclApi& nccl,
-                     const RankSetup& setup) {
+                     const RankSetup& setup, const Explain* explain) {
   if (options.root >= setup.nranks) {
     perfFail("-r/--root %d is not a rank (there are %d)", options.root,
              setup.nranks);
@@ -111,6 +123,7 @@ int runRankWithSetup(const Options& options, const NcclApi& nccl,
     reporter.printSummary();
   }
   communicator.destroy();
+  if (explain && setup.rank == 0) printDecisions(*explain);
   return wrong > 0 ? kExitWrongResults : kExitOk;
 }
 
@@ -121,9 +134,12 @@ int runRank(const Options& options, const NcclApi& nccl) {
   if (options.domainsGiven) {
     setenv("HETCCL_DOMAINS", options.domains.c_str(), 1);
   }
+  std::optional<Explain> explain;
+  if (options.explain) explain.emplace();
   const RankSetup setup = discoverRank(nccl);
   try {
-    return runRankWithSetup(options, nccl, setup);
+    return runRankWithSetup(options, nccl, setup,
+                            explain ? &*explain : nullptr);
   } catch (const std::exception& error) {
     // Name the rank: with several ranks on one terminal, it matters which.
     throw PerfError(strprintf("rank %d: %s", setup.rank, error.what()));

@@ -230,6 +230,10 @@ const std::vector<OptionSpec>& optionSpecs() {
        [](Options& o, const std::string&, const std::string&) {
          o.progress = true;
        }},
+      {0, "explain", ValueMode::kNone,
+       [](Options& o, const std::string&, const std::string&) {
+         o.explain = true;
+       }},
       {'t', "nthreads", ValueMode::kRequired, rejectThreads},
       {'g', "ngpus", ValueMode::kRequired, rejectThreads},
       {'h', "help", ValueMode::kNone,
@@ -469,6 +473,11 @@ std::string helpText(const char* program) {
       "                          each size, type, op and placement\n"
       "  --progress              show progress on stderr even when it is\n"
       "                          not a terminal\n"
+      "  --explain               after the run, print what HetCCL chose for\n"
+      "                          the first op of each kind and size class on\n"
+      "                          rank 0, and why (its decision log: this\n"
+      "                          sets HETCCL_DEBUG=INFO, HETCCL_DEBUG_SUBSYS=\n"
+      "                          TUNING and HETCCL_DEBUG_FILE for the ranks)\n"
       "  -h, --help              this text\n"
       "  -V, --version           the library version\n"
       "\n"

@@ -41,6 +41,7 @@ struct Options {
   std::string ncclLibrary;
   std::string jsonPath;
   bool progress = false;  // progress lines even when stderr is not a tty
+  bool explain = false;   // print HetCCL's decisions (rank 0's) after the run
   bool showHelp = false;
   bool showVersion = false;
 };

@@ -30,6 +30,7 @@ StreamDrivenExecutor::StreamDrivenExecutor(
       agreement_(collectives_->outboxes(), *abort_, setup.timeoutSeconds),
       transferAgreement_(collectives_->outboxes(), *abort_,
                          setup.timeoutSeconds),
+      decisions_(rank_),
       liveness_(std::move(setup.liveness)),
       rankNames_(std::move(setup.rankNames)) {
   __atomic_store_n(&marks_->reached, 0, __ATOMIC_RELEASE);
@@ -162,6 +163,8 @@ void StreamDrivenExecutor::enqueue(const std::vector<Op>& ops,
   if (!transfers.empty())
     collectives_->launchPointToPoint(transfers, stream, transferWaits);
   if (collectives.empty()) return;
+  decisions_.note(collectives[0],
+                  [&] { return collectives_->describeChoice(collectives); });
   if (handled(collectives))
     collectives_->launch(collectives[0], stream, capturing, agreed);
   else

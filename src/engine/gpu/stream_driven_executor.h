@@ -24,6 +24,7 @@
 #include "engine/gpu/hostshm/launch_watch.h"
 #include "engine/gpu/hostshm/transfer_agreement.h"
 #include "engine/gpu/plan/gpu_plan_executor.h"
+#include "op/decision_log.h"
 #include "op/executor.h"
 #include "util/peer_liveness.h"
 
@@ -141,6 +142,8 @@ class StreamDrivenExecutor : public Executor {
   std::vector<LaunchRecord> records_ =
       std::vector<LaunchRecord>(kLaunchRecords);
   uint64_t collectiveLaunches_ = 0;
+  // Which path each kind and size of collective took, once.
+  DecisionLog decisions_;
   const std::shared_ptr<const PeerLiveness> liveness_;
   const std::vector<std::string> rankNames_;
   // First to go: its thread calls into the members above.

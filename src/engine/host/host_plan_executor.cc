@@ -24,7 +24,8 @@ HostPlanExecutor::HostPlanExecutor(int rank, const DomainMap& domains,
     : domains_(domains),
       links_(std::move(links)),
       domainComm_(std::move(domainComm)),
-      abort_(std::move(abort)) {
+      abort_(std::move(abort)),
+      decisions_(rank, "links: " + links_->summary()) {
   context_.rank = rank;
   context_.nranks = domains_.nranks();
   context_.domains = &domains_;
@@ -39,6 +40,7 @@ HostPlanExecutor::HostPlanExecutor(int rank, const DomainMap& domains,
   context_.chunkBytes = plans.chunkBytes;
   context_.oneShotMaxBytes = plans.oneShotMaxBytes;
   context_.data = &data_;
+  context_.decisions = &decisions_;
 }
 
 HostPlanExecutor::~HostPlanExecutor() = default;

@@ -51,6 +51,7 @@ class HostPlanExecutor : public Executor,
   std::shared_ptr<Executor> domainComm_;
   std::shared_ptr<AbortSignal> abort_;
   HostPlanData data_;
+  DecisionLog decisions_;  // the plans' choices, once per kind and size
   PlanContext context_;
   std::mutex planMutex_;  // one plan at a time
   InflightTracker inflight_;

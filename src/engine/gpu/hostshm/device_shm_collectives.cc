@@ -6,11 +6,13 @@
 #include <cstring>
 
 #include "engine/gpu/hostshm/pipeline_steps.h"
+#include "op/decision_log.h"
 #include "op/op_traits.h"
 #include "runtime/reduction.h"
 #include "util/dtype.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/params.h"
 
 namespace hetccl {
 namespace {
@@ -106,6 +108,7 @@ DeviceShmCollectives::DeviceShmCollectives(Oob& oob, const DeviceModule& module,
       upDone_(module),
       downDone_(module),
       ownPartsStaged_(module),
+      lowLatencyAsked_(lowLatencyMaxBytes),
       lowLatencyMaxBytes_(
           outboxes_.lowLatencyHalfLines() > 0 ? lowLatencyMaxBytes : 0),
       lowLatencyDone_(module),
@@ -200,10 +203,29 @@ void DeviceShmCollectives::launch(const Op& op, void* stream, bool capturing,
 // ---------------------------------------------------------------------------
 // Chunks.
 
-size_t DeviceShmCollectives::stepElements(const Op& op,
-                                          size_t maxStepBytes) const {
+size_t DeviceShmCollectives::maxStepBytes(OpKind kind) const {
+  switch (kind) {
+    case OpKind::AllReduce:
+    case OpKind::AllGather:
+    case OpKind::Broadcast:
+    case OpKind::Gather:
+      return chunkBytes_;
+    case OpKind::ReduceScatter:
+    case OpKind::AlltoAll:
+    case OpKind::Reduce:
+    case OpKind::Scatter:
+      return partsStepBytes();
+    case OpKind::Send:
+    case OpKind::Recv:
+      fail(ncclInternalError, "%s has no collective steps", opKindName(kind));
+  }
+  failUnknownOpKind(kind);
+}
+
+size_t DeviceShmCollectives::stepElements(const Op& op) const {
   const size_t elementBytes = dtypeSize(op.dtype);
-  const size_t bytes = pipelineStepBytes(op.count * elementBytes, maxStepBytes);
+  const size_t bytes =
+      pipelineStepBytes(op.count * elementBytes, maxStepBytes(op.kind));
   return std::max<size_t>(bytes / elementBytes, 1);
 }
 
@@ -215,9 +237,8 @@ DeviceShmCollectives::Chunk DeviceShmCollectives::chunkAt(
 }
 
 template <typename Step>
-void DeviceShmCollectives::forEachChunk(const Op& op, size_t maxStepBytes,
-                                        Step step) {
-  const size_t elements = stepElements(op, maxStepBytes);
+void DeviceShmCollectives::forEachChunk(const Op& op, Step step) {
+  const size_t elements = stepElements(op);
   const uint64_t chunks = (op.count + elements - 1) / elements;
   for (uint64_t c = 0; c < chunks; ++c) step(chunkAt(op, elements, c));
   chunksLaunched_ += chunks;
@@ -314,13 +335,61 @@ int lowLatencyKind(OpKind kind) {
 
 }  // namespace
 
+size_t DeviceShmCollectives::largerBufferBytes(const Op& op) const {
+  const bool parts =
+      op.kind == OpKind::ReduceScatter || op.kind == OpKind::AllGather;
+  return (parts ? nranks_ : 1) * partBytes(op);
+}
+
 // By the larger buffer, which bounds what a rank posts.
 bool DeviceShmCollectives::takesLowLatencyKernel(const Op& op) const {
-  const int kind = lowLatencyKind(op.kind);
-  if (kind < 0) return false;
-  const bool parts = kind == hetcclLowLatencyReduceScatter ||
-                     kind == hetcclLowLatencyAllGather;
-  return (parts ? nranks_ : 1) * partBytes(op) <= lowLatencyMaxBytes_;
+  return lowLatencyKind(op.kind) >= 0 &&
+         largerBufferBytes(op) <= lowLatencyMaxBytes_;
+}
+
+std::string DeviceShmCollectives::whyNotLowLatency(const Op& op) const {
+  if (lowLatencyKind(op.kind) < 0)
+    return format("no low-latency kernel for %s", opKindName(op.kind));
+  if (lowLatencyAsked_ == 0) return "HETCCL_GPU_LL_MAX=0";
+  if (lowLatencyMaxBytes_ == 0)
+    return "no low-latency kernel: ranks of two processes share a GPU";
+  return format("larger buffer of %s > HETCCL_GPU_LL_MAX=%s",
+                bytesText(largerBufferBytes(op)).c_str(),
+                sizeText(static_cast<int64_t>(lowLatencyAsked_)).c_str());
+}
+
+std::string DeviceShmCollectives::describePipelined(const Op& op) const {
+  const size_t elements = stepElements(op);
+  const bool shared = maxStepBytes(op.kind) != chunkBytes_;
+  return format(
+      "pipelined outboxes: %s; %zu step(s) of up to %s (HETCCL_GPU_CHUNK=%s%s; "
+      "an op of fewer than 4 chunks goes in 4 steps of at least 1M)",
+      whyNotLowLatency(op).c_str(), (op.count + elements - 1) / elements,
+      bytesText(std::min(elements, op.count) * dtypeSize(op.dtype)).c_str(),
+      sizeText(static_cast<int64_t>(chunkBytes_)).c_str(),
+      shared ? format(" shared by %d ranks", nranks_).c_str() : "");
+}
+
+// The tests of handles(), launch() and takesLowLatencyKernel(), in words.
+std::string DeviceShmCollectives::describeChoice(
+    const std::vector<Op>& ops) const {
+  if (ops.size() != 1)
+    return format(
+        "staged engine: a group of %zu collectives (the outboxes "
+        "run one per launch)",
+        ops.size());
+  if (!handles(ops))
+    return "staged engine: a reduction by a scalar in device memory (the "
+           "outboxes would have to read it before the launch)";
+  const Op& op = ops[0];
+  if (op.count == 0) return "nothing to move";
+  if (takesLowLatencyKernel(op))
+    return format(
+        "low-latency kernel: larger buffer of %s <= "
+        "HETCCL_GPU_LL_MAX=%s",
+        bytesText(largerBufferBytes(op)).c_str(),
+        sizeText(static_cast<int64_t>(lowLatencyAsked_)).c_str());
+  return describePipelined(op);
 }
 
 // The kernels of a rank must run one after another (their line areas and
@@ -360,7 +429,7 @@ void DeviceShmCollectives::launchLowLatency(const Op& op, void* stream,
 // once, and is free of deadlock as long as kSlots >= 2.
 
 void DeviceShmCollectives::allReduce(const Op& op) {
-  const size_t elements = stepElements(op, chunkBytes_);
+  const size_t elements = stepElements(op);
   const uint64_t chunks = (op.count + elements - 1) / elements;
   for (uint64_t c = 0; c <= chunks; ++c) {
     if (c < chunks) {
@@ -491,7 +560,7 @@ void DeviceShmCollectives::takePart(int owner, size_t slotOffset, void* to,
 }
 
 void DeviceShmCollectives::reduceScatter(const Op& op) {
-  forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
+  forEachChunk(op, [&](const Chunk& chunk) {
     stagePeerParts(op, chunk);
     const void* sources[HETCCL_DEVICE_MAX_SOURCES];
     for (int p = 0; p < nranks_; ++p) {
@@ -509,7 +578,7 @@ void DeviceShmCollectives::reduceScatter(const Op& op) {
 }
 
 void DeviceShmCollectives::allToAll(const Op& op) {
-  forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
+  forEachChunk(op, [&](const Chunk& chunk) {
     stagePeerParts(op, chunk);
     // In place, the outputs overwrite inputs: not before they are staged.
     ownPartsStaged_.record(up_.handle());
@@ -527,7 +596,7 @@ void DeviceShmCollectives::allToAll(const Op& op) {
 }
 
 void DeviceShmCollectives::allGather(const Op& op) {
-  forEachChunk(op, chunkBytes_, [&](const Chunk& chunk) {
+  forEachChunk(op, [&](const Chunk& chunk) {
     stageInput(op, chunk);
     copyOwnPart(at(op.sendbuff, chunk.offset()),
                 at(op.recvbuff, rank_ * partBytes(op) + chunk.offset()), chunk);
@@ -541,7 +610,7 @@ void DeviceShmCollectives::allGather(const Op& op) {
 
 void DeviceShmCollectives::broadcast(const Op& op) {
   const int root = op.root;
-  forEachChunk(op, chunkBytes_, [&](const Chunk& chunk) {
+  forEachChunk(op, [&](const Chunk& chunk) {
     if (rank_ == root) {
       stageInput(op, chunk);
       copyOwnPart(at(op.sendbuff, chunk.offset()),
@@ -557,7 +626,7 @@ void DeviceShmCollectives::broadcast(const Op& op) {
 // same bits as the all-reduce's.
 void DeviceShmCollectives::reduceToRoot(const Op& op) {
   const int root = op.root;
-  forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
+  forEachChunk(op, [&](const Chunk& chunk) {
     if (rank_ != root) {
       stageInput(op, chunk);
     } else {
@@ -579,7 +648,7 @@ void DeviceShmCollectives::reduceToRoot(const Op& op) {
 
 void DeviceShmCollectives::gather(const Op& op) {
   const int root = op.root;
-  forEachChunk(op, chunkBytes_, [&](const Chunk& chunk) {
+  forEachChunk(op, [&](const Chunk& chunk) {
     if (rank_ != root) {
       stageInput(op, chunk);
     } else {
@@ -597,7 +666,7 @@ void DeviceShmCollectives::gather(const Op& op) {
 
 void DeviceShmCollectives::scatter(const Op& op) {
   const int root = op.root;
-  forEachChunk(op, partsStepBytes(), [&](const Chunk& chunk) {
+  forEachChunk(op, [&](const Chunk& chunk) {
     if (rank_ == root) {
       stagePeerParts(op, chunk);
       copyOwnPart(at(op.sendbuff, root * partBytes(op) + chunk.offset()),

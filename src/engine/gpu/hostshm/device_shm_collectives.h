@@ -32,6 +32,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/gpu/hostshm/device_outboxes.h"
@@ -71,6 +72,9 @@ class DeviceShmCollectives {
                           const LaneWaits& waits) {
     pointToPoint_.launch(ops, stream, waits);
   }
+  // For the decision log: which path takes the collective of `ops` (those
+  // of one launch) and why.
+  std::string describeChoice(const std::vector<Op>& ops) const;
   // The outboxes' marks and release (DeviceOutboxes).
   DeviceOutboxes& outboxes() { return outboxes_; }
   const DeviceOutboxes& outboxes() const { return outboxes_; }
@@ -88,13 +92,20 @@ class DeviceShmCollectives {
     size_t bytes() const { return length * elementBytes; }
   };
   template <typename Step>
-  void forEachChunk(const Op& op, size_t maxStepBytes, Step step);
-  size_t stepElements(const Op& op, size_t maxStepBytes) const;
+  void forEachChunk(const Op& op, Step step);
+  // The most input a step of `kind` moves: a chunk, or a rank's share of
+  // one where each peer's part needs a place of its own in a slot.
+  size_t maxStepBytes(OpKind kind) const;
+  size_t stepElements(const Op& op) const;
   Chunk chunkAt(const Op& op, size_t stepElements, uint64_t index) const;
   size_t shardBegin(const Chunk& chunk, int rank) const;
   size_t shardLength(const Chunk& chunk, int rank) const;
 
+  // What bounds a rank's posts in the low-latency kernel.
+  size_t largerBufferBytes(const Op& op) const;
   bool takesLowLatencyKernel(const Op& op) const;
+  std::string whyNotLowLatency(const Op& op) const;
+  std::string describePipelined(const Op& op) const;
   void launchLowLatency(const Op& op, void* stream, bool capturing);
   void allReduce(const Op& op);
   void sendContributions(const Op& op, const Chunk& chunk);
@@ -149,6 +160,7 @@ class DeviceShmCollectives {
   std::vector<std::unique_ptr<DeviceEvent>> reduced_;  // by slot
   // The same count on every rank; picks the slots a launch's chunks use.
   uint64_t chunksLaunched_ = 0;
+  const size_t lowLatencyAsked_;  // HETCCL_GPU_LL_MAX
   const size_t lowLatencyMaxBytes_;
   // The low-latency kernel's count of operations per block (device memory).
   std::unique_ptr<DeviceMemory> lowLatencyCounts_;

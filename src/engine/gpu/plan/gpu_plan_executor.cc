@@ -72,6 +72,20 @@ MemoryKind deviceMemoryOf(const DeviceModule& module) {
   return runtime ? runtime->memory : kHostMemory;
 }
 
+// How the plans' transfers across domains reach the links, for the
+// decision log.
+std::string describeStaging(int directLinks, int links, size_t pieceBytes) {
+  const std::string staged =
+      format("staged through pinned host memory in pieces of up to %s",
+             bytesText(pieceBytes).c_str());
+  if (directLinks == 0) return staged;
+  if (directLinks == links) return "go to the links as they are (UCX direct)";
+  return format(
+      "go to %d of %d links as they are (UCX direct), the others "
+      "%s",
+      directLinks, links, staged.c_str());
+}
+
 }  // namespace
 
 GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
@@ -135,6 +149,12 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
   context_.chunkBytes = setup.plans.chunkBytes;
   context_.oneShotMaxBytes = setup.plans.oneShotMaxBytes;
   context_.data = &data_;
+  decisions_ = std::make_unique<DecisionLog>(
+      rank_,
+      "links: " + links_->summary() + "; GPU buffers " +
+          describeStaging(directLinks, static_cast<int>(stagedLinks_.size()),
+                          path.slotBytes));
+  context_.decisions = decisions_.get();
   warmUpDomain();
   LOG_INFO(
       kLogInit,

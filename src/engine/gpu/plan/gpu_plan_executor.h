@@ -144,6 +144,8 @@ class GpuPlanExecutor : public Executor {
   DeviceEvent callerReached_;
   DeviceEvent enginePassed_;
   PlanContext context_;
+  // The plans' choices, once per kind and size (made once the links are).
+  std::unique_ptr<DecisionLog> decisions_;
   mutable std::mutex launchMutex_;
   // Whether each launch numbers its pieces from 0 (staged_link.h); then
   // pieces posted at enqueue carry their launch's gate.

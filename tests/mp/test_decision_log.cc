@@ -1,0 +1,232 @@
+// The decision log (HETCCL_DEBUG=INFO, HETCCL_DEBUG_SUBSYS=TUNING): the
+// first all-reduce of each size class a communicator runs logs one line
+// naming the plan it took and the setting that decided it; running it
+// again, or a size of the same class, logs nothing more. On CPU ranks
+// across two domains (one-shot and pipelined plans), on emulated GPU ranks
+// of one host (the stream-driven low-latency kernel and pipelined
+// outboxes; a reduction by a scalar in device memory, handed to the staged
+// engine) and on emulated GPU ranks over tcp (the staged engine's plans).
+// Each rank reads its own log (HETCCL_DEBUG_FILE with %p).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/check.h"
+#include "harness/domains.h"
+#include "harness/nccl_handles.h"
+#include "harness/run_ranks.h"
+
+namespace hetccl::mp {
+namespace {
+
+constexpr double kSettleSeconds = 30;
+
+// An all-reduce of `count` floats and what its line must say: `size` as
+// the line spells it, then each of `says`.
+struct Probe {
+  size_t count;
+  std::string size;
+  std::vector<std::string> says;
+};
+
+struct DecisionCase {
+  std::string name;
+  DomainLayout domains;
+  std::map<std::string, std::string> env;
+  std::vector<Probe> probes;
+};
+
+void PrintTo(const DecisionCase& c, std::ostream* out) { *out << c.name; }
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The lines of `log` that hold `needle`.
+std::vector<std::string> linesWith(const std::string& log,
+                                   const std::string& needle) {
+  std::vector<std::string> found;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(needle) != std::string::npos) found.push_back(line);
+  return found;
+}
+
+// A sum of ones, checked at a few places: the subject is the log.
+void allReduceOnes(ncclComm_t comm, cudaStream_t stream, size_t count,
+                   int nranks, ncclRedOp_t op = ncclSum) {
+  std::vector<float> send(count, 1.0f), recv(count, 0.0f);
+  MP_CHECK_NCCL(settle(ncclAllReduce(send.data(), recv.data(), count,
+                                     ncclFloat32, op, comm, stream),
+                       comm, kSettleSeconds));
+  MP_CHECK_NCCL(hetcclStreamSynchronize(stream));
+  for (size_t i : {size_t{0}, count / 2, count - 1})
+    MP_CHECK(recv[i] == static_cast<float>(nranks))
+        << "element " << i << " of " << count << " is " << recv[i];
+}
+
+void checkProbe(const std::string& log, int rank, const Probe& probe) {
+  const std::string head = "rank " + std::to_string(rank) + ": allReduce of " +
+                           probe.size + " (float32): ";
+  const std::vector<std::string> lines = linesWith(log, head);
+  MP_CHECK(lines.size() == 1) << lines.size() << " lines hold \"" << head
+                              << "\", expected 1; the log:\n"
+                              << log;
+  if (lines.size() != 1) return;
+  std::printf("%s\n", lines[0].c_str());
+  for (const std::string& part : probe.says)
+    MP_CHECK(lines[0].find(part) != std::string::npos)
+        << "the line does not say \"" << part << "\": " << lines[0];
+}
+
+class DecisionLogTest : public ::testing::TestWithParam<DecisionCase> {};
+
+TEST_P(DecisionLogTest, FirstOpOfEachSizeClassSaysWhatWasChosenAndWhy) {
+  const DecisionCase& param = GetParam();
+  char dirTemplate[] = "/tmp/hetccl-decisions-XXXXXX";
+  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  RunOptions options;
+  options.timeoutSeconds = 120;
+  options.env = {{"HETCCL_DEBUG", "INFO"},
+                 {"HETCCL_DEBUG_SUBSYS", "TUNING"},
+                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
+  param.domains.applyTo(&options);
+  for (const auto& [name, value] : param.env) options.env[name] = value;
+  runRanks(
+      2,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        checkDomainCount(comm, param.domains.count());
+        HostStream stream;
+        // Twice each, then one element less: the same size class.
+        for (const Probe& probe : param.probes)
+          for (size_t count : {probe.count, probe.count, probe.count - 1})
+            allReduceOnes(comm, stream.get(), count, ctx.nranks());
+        MP_CHECK_NCCL(ncclCommFinalize(comm));
+        MP_CHECK_NCCL(ncclCommDestroy(comm));
+        const std::string log =
+            readFile(dir + "/rank." + std::to_string(::getpid()) + ".log");
+        for (const Probe& probe : param.probes)
+          checkProbe(log, ctx.rank(), probe);
+        MP_CHECK(linesWith(log, ": allReduce of ").size() ==
+                 param.probes.size())
+            << "expected one line per size class; the log:\n"
+            << log;
+      },
+      options);
+  (void)std::system(("rm -rf " + dir).c_str());
+}
+
+// A reduction by a scalar in device memory is not the outboxes' to run:
+// the stream-driven path says it hands the op to the staged engine, which
+// says which plan it takes.
+TEST(DecisionLog, StreamDrivenPathSaysWhatItHandsToTheStagedEngine) {
+  char dirTemplate[] = "/tmp/hetccl-decisions-XXXXXX";
+  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  RunOptions options;
+  options.env = {{"HETCCL_DEBUG", "INFO"},
+                 {"HETCCL_DEBUG_SUBSYS", "TUNING"},
+                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
+  emulatedGpuDomains({0, 1}).applyTo(&options);
+  runRanks(
+      2,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        HostStream stream;
+        // An emulated GPU's memory is host memory.
+        static float one = 1.0f;
+        ncclRedOp_t premulSum;
+        MP_CHECK_NCCL(ncclRedOpCreatePreMulSum(&premulSum, &one, ncclFloat32,
+                                               ncclScalarDevice, comm));
+        for (int i = 0; i < 2; ++i)
+          allReduceOnes(comm, stream.get(), 1024, ctx.nranks(), premulSum);
+        MP_CHECK_NCCL(ncclRedOpDestroy(premulSum, comm));
+        MP_CHECK_NCCL(ncclCommFinalize(comm));
+        MP_CHECK_NCCL(ncclCommDestroy(comm));
+        const std::string log =
+            readFile(dir + "/rank." + std::to_string(::getpid()) + ".log");
+        const std::vector<std::string> lines = linesWith(
+            log, "rank " + std::to_string(ctx.rank()) + ": allReduce of 4K");
+        MP_CHECK(lines.size() == 2) << "expected the hand-over and the plan; "
+                                    << "the log:\n"
+                                    << log;
+        if (lines.size() != 2) return;
+        for (const std::string& line : lines) std::printf("%s\n", line.c_str());
+        MP_CHECK(lines[0].find("staged engine: a reduction by a scalar in "
+                               "device memory") != std::string::npos)
+            << lines[0];
+        MP_CHECK(lines[1].find("one-shot plan: buffer of 4K bytes <= "
+                               "HETCCL_ONE_SHOT_MAX=32K") != std::string::npos)
+            << lines[1];
+      },
+      options);
+  (void)std::system(("rm -rf " + dir).c_str());
+}
+
+DomainLayout stagedOverTcp() {
+  DomainLayout layout = emulatedGpuDomains({0, 1});
+  layout.env = {{"HETCCL_TRANSPORT", "tcp"}};
+  return layout;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mp, DecisionLogTest,
+    ::testing::Values(
+        DecisionCase{"CpuRanks",
+                     domainsByLabel({0, 1}),
+                     {{"HETCCL_CHUNK", "64K"}},
+                     {{1024,
+                       "4K bytes",
+                       {"one-shot plan: buffer of 4K bytes <= "
+                        "HETCCL_ONE_SHOT_MAX=32K",
+                        "links: 1 shm"}},
+                      {65536,
+                       "256K bytes",
+                       {"pipelined plan: buffer of 256K bytes > "
+                        "HETCCL_ONE_SHOT_MAX=32K; 4 chunk(s) of up to 64K "
+                        "bytes (HETCCL_CHUNK=64K)",
+                        "links: 1 shm"}}}},
+        DecisionCase{"EmulatedGpuStreamDriven",
+                     emulatedGpuDomains({0, 1}),
+                     {},
+                     {{1024,
+                       "4K bytes",
+                       {"low-latency kernel: larger buffer of 4K bytes <= "
+                        "HETCCL_GPU_LL_MAX=64K"}},
+                      {1 << 20,
+                       "4M bytes",
+                       {"pipelined outboxes: larger buffer of 4M bytes > "
+                        "HETCCL_GPU_LL_MAX=64K; 4 step(s) of up to 1M bytes "
+                        "(HETCCL_GPU_CHUNK=4M"}}}},
+        DecisionCase{"EmulatedGpuStagedOverTcp",
+                     stagedOverTcp(),
+                     {{"HETCCL_CHUNK", "64K"}},
+                     {{1024,
+                       "4K bytes",
+                       {"one-shot plan: buffer of 4K bytes <= "
+                        "HETCCL_ONE_SHOT_MAX=32K",
+                        "1 tcp",
+                        "GPU buffers staged through pinned host "
+                        "memory in pieces of up to 16K bytes"}},
+                      {65536,
+                       "256K bytes",
+                       {"pipelined plan: buffer of 256K bytes > "
+                        "HETCCL_ONE_SHOT_MAX=32K; 4 chunk(s)",
+                        "1 tcp", "GPU buffers staged"}}}}),
+    [](const ::testing::TestParamInfo<DecisionCase>& info) {
+      return info.param.name;
+    });
+
+}  // namespace
+}  // namespace hetccl::mp
