@@ -3,10 +3,7 @@
 namespace hetccl {
 
 BootstrapSettings BootstrapSettings::fromEnvironment() {
-  BootstrapSettings s;
-  s.timeoutSeconds = readSeconds(kBootstrapTimeout);
-  s.stallWarnSeconds = readSeconds(kStallWarn);
-  return s;
+  return {readSeconds(kBootstrapTimeout), readSeconds(kStallWarn)};
 }
 
 }  // namespace hetccl

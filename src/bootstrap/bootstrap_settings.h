@@ -12,13 +12,12 @@ namespace hetccl {
 #define HETCCL_PARAMS_LIST bootstrapParams
 #include "util/declare_params.inc"
 
+// How long a root, a rank's bootstrap and the connection of links wait for
+// ranks, and how long any wait for a peer lasts before a warning says what
+// it waits for (0: forever, never).
 struct BootstrapSettings {
-  // HETCCL_BOOTSTRAP_TIMEOUT: how long a root, a rank's bootstrap and the
-  // connection of links wait for ranks (0: forever).
-  double timeoutSeconds = 300;
-  // HETCCL_STALL_WARN: how long a wait lasts before a warning says what it
-  // waits for (0: never).
-  double stallWarnSeconds = 30;
+  double timeoutSeconds = 300;   // HETCCL_BOOTSTRAP_TIMEOUT
+  double stallWarnSeconds = 30;  // HETCCL_STALL_WARN
 
   // Throws ncclInvalidArgument for a bad value.
   static BootstrapSettings fromEnvironment();
