@@ -78,8 +78,7 @@ struct PlanContext {
     return call ? *call : signatureOf(op);
   }
   void wait(TransferRequest& request) const {
-    WaitScope marked(call ? waiting : nullptr, call ? call->sequence : 0,
-                     request.peer());
+    WaitScope marked(waiting, call ? call->sequence : 0, request.peer());
     request.wait(*abort, timeoutSeconds);
   }
   char* scratchBytes(size_t bytes) const { return data->scratch(bytes); }

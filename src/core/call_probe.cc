@@ -104,7 +104,9 @@ void CallProbe::tick() {
 
 void CallProbe::askIfStalled() {
   std::optional<WaitingCall::Stall> stall = waiting_->stalledFor(kStallSeconds);
-  if (!stall || held_ || abort_->raised()) return;
+  // A send or receive has no call number to ask about: both ends' calls
+  // travel in the transfer's header.
+  if (!stall || stall->sequence == 0 || held_ || abort_->raised()) return;
   if (asked_ && asked_->sequence == stall->sequence &&
       asked_->peer == stall->peer)
     return;

@@ -46,6 +46,7 @@ std::string StallReport::describePeer(int peer) const {
 }
 
 std::string StallReport::describeOp(uint64_t sequence) const {
+  if (sequence == 0) return "a send or receive";
   const std::optional<CallSignature> call =
       calls_ ? calls_->find(sequence) : std::nullopt;
   const std::string number =

@@ -20,12 +20,15 @@ class WaitingCall {
   using Clock = std::chrono::steady_clock;
 
   struct Stall {
-    uint64_t sequence;  // the collective's number (CallSignature::sequence)
-    int peer;           // the rank waited for; -1 when unknown
-    double seconds;     // how long it has waited
+    // The collective's number (CallSignature::sequence); 0 for a send or
+    // a receive, which has none to compare.
+    uint64_t sequence;
+    int peer;        // the rank waited for; -1 when unknown
+    double seconds;  // how long it has waited
   };
 
-  // A wait for `peer` (-1: unknown) in collective `sequence` began `since`.
+  // A wait for `peer` (-1: unknown) in collective `sequence` (0: a send
+  // or a receive) began `since`.
   void enter(uint64_t sequence, int peer, Clock::time_point since) {
     sequence_.store(sequence, std::memory_order_relaxed);
     peer_.store(peer, std::memory_order_relaxed);

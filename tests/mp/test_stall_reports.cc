@@ -151,6 +151,61 @@ TEST(StallReport, ABootstrapRootNamesTheRanksThatHaveNotArrived) {
   (void)std::system(("rm -rf " + dir).c_str());
 }
 
+// The same for a send and a receive: rank 0's grouped exchange with a
+// stopped rank 1 is reported, then completes once rank 1 goes on.
+TEST(StallReport, ASendAndReceiveWithAStoppedPeerIsReported) {
+  char dirTemplate[] = "/tmp/hetccl-stall-XXXXXX";
+  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  RunOptions options;
+  options.timeoutSeconds = 60;
+  options.env = {{"HETCCL_STALL_WARN", std::to_string(kStallWarnSeconds)},
+                 {"HETCCL_DEBUG", "WARN"},
+                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
+  DomainLayout{{0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}.applyTo(
+      &options);
+  runRanks(
+      2,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        const std::vector<std::string> pids =
+            ctx.exchange(std::to_string(::getpid()));
+        std::string lineInTime;
+        std::thread waker;
+        if (ctx.rank() == 1) {
+          sleepSeconds(0.3);
+          ::kill(::getpid(), SIGSTOP);
+        } else {
+          waker = std::thread([&] {
+            sleepSeconds(0.3 + kStallWarnSeconds + kReportSlackSeconds);
+            lineInTime = stallLineAboutRankOne(
+                readFile(dir + "/rank." + pids[0] + ".log"));
+            ::kill(std::stoi(pids[1]), SIGCONT);
+          });
+        }
+        const int peer = 1 - ctx.rank();
+        std::vector<int32_t> mine(1024, ctx.rank() + 1), theirs(1024, 0);
+        MP_CHECK_NCCL(ncclGroupStart());
+        MP_CHECK_NCCL(
+            ncclSend(mine.data(), mine.size(), ncclInt32, peer, comm, nullptr));
+        MP_CHECK_NCCL(ncclRecv(theirs.data(), theirs.size(), ncclInt32, peer,
+                               comm, nullptr));
+        MP_CHECK_NCCL(ncclGroupEnd());
+        if (waker.joinable()) waker.join();
+        MP_CHECK(theirs == std::vector<int32_t>(1024, peer + 1))
+            << "rank " << ctx.rank() << " received wrong values";
+        if (ctx.rank() == 1) return;
+        MP_CHECK(lineInTime.find("a send or receive has waited") !=
+                     std::string::npos &&
+                 lineInTime.find("on its tcp link") != std::string::npos)
+            << "rank 0 logged no stall line about its send/receive with rank "
+               "1 within HETCCL_STALL_WARN + 2 s: '"
+            << lineInTime << "'";
+      },
+      options);
+  (void)std::system(("rm -rf " + dir).c_str());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Mp, StoppedPeerTest,
     ::testing::Values(

@@ -243,8 +243,7 @@ bool StagingProxy::progress(Queue& queue, OldestWait& oldest) {
   while (!queue.posted.empty()) {
     Queue::Posted& front = queue.posted.front();
     if (!front.onLink->done()) {
-      if (front.collective != 0 &&
-          (!oldest.since || front.since < oldest.since))
+      if (!oldest.since || front.since < oldest.since)
         oldest = {front.collective, queue.link.peer(), front.since};
       double waited = std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - front.since)

@@ -50,8 +50,8 @@ class StagingProxy {
   // `gateWord`: host memory the engine's stream raises as it reaches
   // launches. `controlWords`: pinned memory, a word per script alive at
   // once. `waiting` (may be null): where the proxy marks the oldest
-  // transfer of a collective that the links have not completed, for the
-  // call probe.
+  // transfer that the links have not completed, for the call probe and
+  // the stall reports.
   StagingProxy(std::shared_ptr<AbortSignal> abort, double timeoutSeconds,
                const uint64_t* gateWord, PinnedHostMemory controlWords,
                std::function<void(const Error&)> onFailure,
