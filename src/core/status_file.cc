@@ -60,8 +60,8 @@ void StatusFile::refresh(const WaitingCall& waiting) {
   if (replace(text(waiting), why) || warned_) return;
   warned_ = true;
   LOG_WARN(kLogColl,
-           "rank %d: status file %s not written (%s); HETCCL_STATUS_DIR is "
-           "ignored from now on",
+           "rank %d: status file %s not written (%s); later writes are "
+           "still tried, without a word",
            identity_.rank, path_.c_str(), why.c_str());
 }
 
