@@ -34,14 +34,15 @@ CallProbe::CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
                      std::vector<int> linkPeers,
                      std::shared_ptr<AbortSignal> abort,
                      std::shared_ptr<const PeerLiveness> liveness,
-                     StallReport stalls)
+                     StallReport stalls, std::unique_ptr<StatusFile> status)
     : bootstrap_(bootstrap),
       calls_(std::move(calls)),
       waiting_(std::move(waiting)),
       linkPeers_(std::move(linkPeers)),
       abort_(std::move(abort)),
       liveness_(std::move(liveness)),
-      stalls_(std::move(stalls)) {
+      stalls_(std::move(stalls)),
+      status_(std::move(status)) {
   // The connections the questions take are made now, so that a stall in
   // a long run opens no descriptor.
   for (int peer : linkPeers_) send(peer, Message::kHello, nullptr, 0);
@@ -81,6 +82,7 @@ void CallProbe::run() {
 // The abort signal is touched only here, outside handlingMutex_.
 void CallProbe::tick() {
   stalls_.check(*waiting_);
+  if (status_) status_->refresh(*waiting_);
   askIfStalled();
   Outcome outcome = readMessages();
   if (outcome.told && !held_) {

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/stall_report.h"
+#include "core/status_file.h"
 #include "op/call_log.h"
 #include "op/waiting_call.h"
 #include "util/abort_signal.h"
@@ -69,11 +70,13 @@ class CallProbe {
   // `linkPeers`: the ranks whose transfers `waiting` can be waits for
   // (those of the other domains). `liveness`: which peers exited. Becomes
   // `abort`'s announcer. `bootstrap` outlives the probe. `stalls`: checked
-  // at each look at the waits.
+  // at each look at the waits. `status`: refreshed then too (null without
+  // HETCCL_STATUS_DIR).
   CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
             std::shared_ptr<const WaitingCall> waiting,
             std::vector<int> linkPeers, std::shared_ptr<AbortSignal> abort,
-            std::shared_ptr<const PeerLiveness> liveness, StallReport stalls);
+            std::shared_ptr<const PeerLiveness> liveness, StallReport stalls,
+            std::unique_ptr<StatusFile> status);
   ~CallProbe();
   CallProbe(const CallProbe&) = delete;
   CallProbe& operator=(const CallProbe&) = delete;
@@ -119,8 +122,9 @@ class CallProbe {
   const std::vector<int> linkPeers_;
   const std::shared_ptr<AbortSignal> abort_;
   const std::shared_ptr<const PeerLiveness> liveness_;
-  std::optional<WaitingCall::Stall> asked_;  // the probe thread's own
-  StallReport stalls_;                       // the probe thread's own
+  std::optional<WaitingCall::Stall> asked_;   // the probe thread's own
+  StallReport stalls_;                        // the probe thread's own
+  const std::unique_ptr<StatusFile> status_;  // the probe thread's own
 
   // Messages are handled by the probe's thread, and by a thread that
   // announces (which holds the abort signal's mutex meanwhile: this one is

@@ -25,6 +25,7 @@
 #include "util/net_interfaces.h"
 #include "util/oob.h"
 #include "util/settings_agreement.h"
+#include "util/wire.h"
 
 namespace hetccl {
 namespace {
@@ -132,6 +133,8 @@ void Communicator::connect(const ncclUniqueId& id) {
              "CUDA or HIP runtime loaded, or no device): a CPU rank",
              rank_);
   startRootIfNeeded(id, rank_, settings_.bootstrap);
+  commName_ = format("%016llx",
+                     static_cast<unsigned long long>(fnv1a64(&id, sizeof(id))));
   PeerInfo local = PeerInfo::local(rank_, nranks_, gpu_, settings_, inherited_);
   bootstrap_ =
       Bootstrap::init(id, rank_, nranks_, &local, sizeof(local),
@@ -277,7 +280,18 @@ void Communicator::startCallProbe(const DomainMap& domains,
       *bootstrap_, calls_, links.waiting(), std::move(linkPeers), opsAbort_,
       liveness_,
       StallReport(rank_, settings_.bootstrap.stallWarnSeconds,
-                  std::move(peerNames), calls_));
+                  std::move(peerNames), calls_),
+      statusFile());
+}
+
+// Nothing at all without HETCCL_STATUS_DIR: the probe skips a null one.
+std::unique_ptr<StatusFile> Communicator::statusFile() const {
+  if (!settings_.statusDir || settings_.statusDir->empty()) return nullptr;
+  return std::make_unique<StatusFile>(
+      *settings_.statusDir,
+      StatusFile::Identity{commName_, rank_, nranks_, peers_[rank_].hostname,
+                           peers_[rank_].pid},
+      calls_);
 }
 
 std::vector<std::string> Communicator::rankNames() const {

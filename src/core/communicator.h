@@ -33,6 +33,7 @@ namespace hetccl {
 class Bootstrap;
 class CallProbe;
 class PassThroughCallCheck;
+class StatusFile;
 class CrossDomainLinks;
 class TransportChoice;
 class Watchdog;
@@ -148,6 +149,8 @@ class Communicator {
   void setUpHeterogeneous(Oob& oob, const DomainMap& domains,
                           const std::vector<RankPlacement>& placements);
   void startCallProbe(const DomainMap& domains, const CrossDomainLinks& links);
+  // This rank's HETCCL_STATUS_DIR file; null when that is unset.
+  std::unique_ptr<StatusFile> statusFile() const;
   // Every rank is a GPU of this rank's runtime on this rank's host.
   bool everyRankIsALocalGpu() const;
   void gatherDomainBackends(Oob& oob);
@@ -184,6 +187,8 @@ class Communicator {
   std::vector<uint64_t> sendsTo_, receivesFrom_;  // by peer
   std::unique_ptr<Bootstrap> bootstrap_;
   std::vector<PeerInfo> peers_;
+  // The same on every rank: the id's hash in hex, for status file names.
+  std::string commName_;
   int domainCount_ = 1;
   int domainIndex_ = 0;
   // What topology() describes, kept from init.

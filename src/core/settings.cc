@@ -18,6 +18,7 @@ Settings Settings::fromEnvironment() {
   s.hostId = readString(kHostId);
   s.domains = readString(kDomains).value_or("");
   s.checkCalls = readFlag(kCheckCalls);
+  s.statusDir = readString(kStatusDir);
   s.mustAgree = readMustAgree(allParams());
   return s;
 }

@@ -31,10 +31,11 @@ struct Settings {
   PlanSettings plans;
   GpuEngineSettings gpuEngine;
   // The core's own.
-  double timeoutSeconds;              // HETCCL_TIMEOUT; 0: forever
-  std::optional<std::string> hostId;  // HETCCL_HOSTID
-  std::string domains;                // HETCCL_DOMAINS; empty: by runtime
-  bool checkCalls;                    // HETCCL_CHECK_CALLS
+  double timeoutSeconds;                 // HETCCL_TIMEOUT; 0: forever
+  std::optional<std::string> hostId;     // HETCCL_HOSTID
+  std::string domains;                   // HETCCL_DOMAINS; empty: by runtime
+  bool checkCalls;                       // HETCCL_CHECK_CALLS
+  std::optional<std::string> statusDir;  // HETCCL_STATUS_DIR
   // Every parameter that must be the same on every rank (ParamScope::Same),
   // in the order of allParams(): init compares them
   // (util/settings_agreement.h).

@@ -30,6 +30,8 @@ class CallLog {
   bool made(uint64_t sequence) const {
     return sequence <= latest_.load(std::memory_order_acquire);
   }
+  // The number of this rank's latest collective call (0: none yet).
+  uint64_t latest() const { return latest_.load(std::memory_order_acquire); }
   // This rank's call number `sequence`, if it made it and still keeps it.
   std::optional<CallSignature> find(uint64_t sequence) const;
 

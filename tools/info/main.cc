@@ -5,8 +5,12 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +22,7 @@
 #include "gpu_runtime_probe.h"
 #include "nccl.h"
 #include "runtime/runtime_params.h"
+#include "status_view.h"
 #include "transport/transport_registry.h"
 #include "transport/ucx/ucx_library.h"
 #include "transport/ucx/ucx_link.h"
@@ -315,6 +320,30 @@ void printMarkdown() {
   }
 }
 
+// Every status file under `dir` (HETCCL_STATUS_DIR), summed up. The
+// temporary files the ranks rename into place start with a dot.
+int printStatus(const std::string& dir) {
+  std::error_code error;
+  std::vector<hetccl::info::RankStatus> ranks;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.path().filename().string().front() == '.') continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto status = hetccl::info::parseStatus(text.str()))
+      ranks.push_back(*status);
+  }
+  if (error) {
+    std::fprintf(stderr, "%s: %s\n", dir.c_str(), error.message().c_str());
+    return 1;
+  }
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  std::printf("%s", hetccl::info::summarizeStatus(ranks, now).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -323,10 +352,14 @@ int main(int argc, char** argv) {
     printMarkdown();
     return 0;
   }
+  if (option == "--status" && argc == 3) return printStatus(argv[2]);
   if (argc > 1) {
     std::printf(
-        "usage: %s [--markdown]\n  Prints what HetCCL finds on this machine; "
-        "--markdown prints the table of its environment parameters.\n",
+        "usage: %s [--markdown | --status DIR]\n  Prints what HetCCL finds on "
+        "this machine; --markdown prints the table of its environment "
+        "parameters; --status sums up the status files of HETCCL_STATUS_DIR "
+        "(each rank's latest call, whom it waits for, the likely root of a "
+        "stall).\n",
         argv[0]);
     return option == "--help" || option == "-h" ? 0 : 2;
   }

@@ -1,0 +1,62 @@
+// Status files (HETCCL_STATUS_DIR): a job that hangs says, in one place,
+// how far each rank got and whom it waits for, without a debugger and
+// without logs. Each rank of a communicator of several domains keeps
+// DIR/<comm>.rank<R>, a few "key value" lines: its rank, nranks, host,
+// pid, the latest collective call it made, what it waits for now (the
+// call, the peer, seconds) and the wall-clock time of writing. The call
+// probe's thread (core/call_probe.h) refreshes it at most once a second,
+// so no operation ever waits on the file system; a file whose time stops
+// moving belongs to a stopped or dead process. `hetccl-info --status DIR`
+// reads them all (tools/info/status_view.h). The file is written under a
+// temporary name and renamed, so readers never see half of one, and it is
+// removed when the communicator goes.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "op/call_log.h"
+#include "op/waiting_call.h"
+
+namespace hetccl {
+
+class StatusFile {
+ public:
+  struct Identity {
+    std::string comm;  // the communicator's name in file names (hex)
+    int rank;
+    int nranks;
+    std::string host;
+    int pid;
+  };
+  // How often the file is rewritten at most.
+  static constexpr double kRefreshSeconds = 1.0;
+
+  // Writes nothing yet: the first refresh() does.
+  StatusFile(const std::string& dir, Identity identity,
+             std::shared_ptr<const CallLog> calls);
+  ~StatusFile();  // removes the file
+  StatusFile(const StatusFile&) = delete;
+  StatusFile& operator=(const StatusFile&) = delete;
+
+  // Rewrites the file when kRefreshSeconds have passed since the last time.
+  void refresh(const WaitingCall& waiting);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string text(const WaitingCall& waiting) const;
+  // Writes `text` to the temporary name and renames it over the file; on
+  // failure, says why (errno's words).
+  bool replace(const std::string& text, std::string& why) const;
+
+  const Identity identity_;
+  const std::shared_ptr<const CallLog> calls_;
+  const std::string path_;
+  const std::string tempPath_;
+  std::chrono::steady_clock::time_point lastWrite_;
+  bool written_ = false;
+  bool warned_ = false;  // a failure is logged once
+};
+
+}  // namespace hetccl

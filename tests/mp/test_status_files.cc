@@ -1,0 +1,127 @@
+// Status files (HETCCL_STATUS_DIR) and `hetccl-info --status`. Three CPU
+// ranks in three domains over tcp; rank 1 stops (SIGSTOP) just after the
+// others entered an all-reduce. While it is stopped, rank 0 runs
+// `hetccl-info --status DIR`, which must name rank 1 as the likely root of
+// the stall and ranks 0 and 2 as waiting for it. Rank 0 then lets rank 1
+// go on (SIGCONT): the all-reduce completes with the right result, and once
+// the communicator is destroyed its status files are gone.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/check.h"
+#include "harness/domains.h"
+#include "harness/nccl_handles.h"
+#include "harness/quick_collectives.h"
+#include "harness/run_ranks.h"
+
+namespace hetccl::mp {
+namespace {
+
+// Long enough for the waits to show in the files, refreshed each second.
+constexpr double kStoppedSeconds = 2.5;
+
+void sleepSeconds(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+// What `command` printed on its standard output.
+std::string outputOf(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"),
+                                             ::pclose);
+  std::string output;
+  if (!pipe) return output;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe.get())) > 0;)
+    output.append(buffer, n);
+  return output;
+}
+
+bool hasLine(const std::string& text, const std::string& start,
+             const std::string& part) {
+  for (size_t at = text.find(start); at != std::string::npos;
+       at = text.find(start, at + 1)) {
+    const std::string line = text.substr(at, text.find('\n', at) - at);
+    if (line.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+size_t filesIn(const std::string& dir) {
+  size_t count = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator(dir))
+    ++count;
+  return count;
+}
+
+void checkSummary(const std::string& summary) {
+  MP_CHECK(hasLine(summary, "  most likely at the root of the stall: rank 1 ",
+                   "rank(s) 0, 2 wait for it"))
+      << "the summary does not name rank 1 as the root:\n"
+      << summary;
+  for (const char* waiter : {"  rank 0 (host ", "  rank 2 (host "})
+    MP_CHECK(hasLine(summary, waiter, "waits for rank 1 in call #"))
+        << "the summary does not show " << waiter
+        << "...) waiting for rank 1:\n"
+        << summary;
+}
+
+TEST(StatusFiles, NameTheStoppedRankAndGoAwayWithTheCommunicator) {
+  char dirTemplate[] = "/tmp/hetccl-status-XXXXXX";
+  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  RunOptions options;
+  options.timeoutSeconds = 60;
+  options.env = {{"HETCCL_STATUS_DIR", dir}};
+  DomainLayout{{0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}.applyTo(
+      &options);
+  runRanks(
+      3,
+      [&](RankContext& ctx) {
+        Comm comm(ctx.initComm());
+        checkDomainCount(comm.get(), 3);
+        checkAllReduceSum(comm.get(), 1, 3, nullptr, "before the stop");
+        const std::vector<std::string> pids =
+            ctx.exchange(std::to_string(::getpid()));
+        std::string summary;
+        std::thread waker;
+        if (ctx.rank() == 1) {
+          sleepSeconds(0.3);
+          ::kill(::getpid(), SIGSTOP);  // goes on at rank 0's SIGCONT
+        } else if (ctx.rank() == 0) {
+          waker = std::thread([&] {
+            sleepSeconds(0.3 + kStoppedSeconds);
+            summary =
+                outputOf(std::string(HETCCL_INFO_PATH) + " --status " + dir);
+            ::kill(std::stoi(pids[1]), SIGCONT);
+          });
+        }
+        checkAllReduceSum(comm.get(), 1, 3, nullptr, "across the stop");
+        if (waker.joinable()) waker.join();
+        if (ctx.rank() == 0) {
+          std::printf("hetccl-info --status %s:\n%s", dir.c_str(),
+                      summary.c_str());
+          checkSummary(summary);
+        }
+        comm.destroy();
+        ctx.barrier();
+        if (ctx.rank() == 0)
+          MP_CHECK(filesIn(dir) == 0)
+              << "status files remain after the communicator was destroyed";
+      },
+      options);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hetccl::mp
