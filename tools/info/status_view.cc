@@ -64,8 +64,13 @@ std::string waitText(const RankStatus& status) {
   const std::string peer = status.waitingPeer >= 0
                                ? "rank " + std::to_string(status.waitingPeer)
                                : "a rank of another domain";
-  return format("waits for %s in call #%llu for %.1f s", peer.c_str(),
-                static_cast<unsigned long long>(status.waitingCall),
+  // Call number 0: a send or receive, which has none.
+  const std::string in =
+      status.waitingCall == 0
+          ? "a send or receive"
+          : format("call #%llu",
+                   static_cast<unsigned long long>(status.waitingCall));
+  return format("waits for %s in %s for %.1f s", peer.c_str(), in.c_str(),
                 status.waitingSeconds);
 }
 
