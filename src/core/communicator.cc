@@ -256,7 +256,7 @@ void Communicator::setUpHeterogeneous(
                            settings_.plans, settings_.gpuEngine,
                            settings_.timeoutSeconds, opsAbort_},
       oob, settings_.transports.selection, everyRankIsALocalGpu(), liveness_,
-      rankNames()});
+      rankNames(), settings_.bootstrap.stallWarnSeconds});
   streamDriven_ = chosen.streamDriven;
   executor_ = std::move(chosen.executor);
 }

@@ -206,6 +206,51 @@ TEST(StallReport, ASendAndReceiveWithAStoppedPeerIsReported) {
   (void)std::system(("rm -rf " + dir).c_str());
 }
 
+// GPU ranks of one host on the stream-driven path, whose streams wait for
+// each other's: the launch that waits for a stopped rank is said too.
+TEST(StallReport, AStreamDrivenLaunchThatWaitsIsReported) {
+  char dirTemplate[] = "/tmp/hetccl-stall-XXXXXX";
+  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  RunOptions options;
+  options.timeoutSeconds = 60;
+  options.env = {{"HETCCL_STALL_WARN", std::to_string(kStallWarnSeconds)},
+                 {"HETCCL_DEBUG", "WARN"},
+                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
+  emulatedGpuDomains({0, 1}).applyTo(&options);
+  runRanks(
+      2,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        HostStream stream;
+        checkAllReduceSum(comm, 1, 2, stream.get(), "before the stop");
+        const std::vector<std::string> pids =
+            ctx.exchange(std::to_string(::getpid()));
+        std::string log;
+        std::thread waker;
+        if (ctx.rank() == 1) {
+          sleepSeconds(0.3);
+          ::kill(::getpid(), SIGSTOP);
+        } else {
+          waker = std::thread([&] {
+            sleepSeconds(0.3 + kStallWarnSeconds + kReportSlackSeconds);
+            log = readFile(dir + "/rank." + pids[0] + ".log");
+            ::kill(std::stoi(pids[1]), SIGCONT);
+          });
+        }
+        checkAllReduceSum(comm, 1, 2, stream.get(), "across the stop");
+        if (waker.joinable()) waker.join();
+        if (ctx.rank() == 1) return;
+        MP_CHECK(log.find("on the stream-driven path") != std::string::npos &&
+                 log.find("has waited") != std::string::npos)
+            << "rank 0 said nothing of its waiting launch within "
+               "HETCCL_STALL_WARN + 2 s; its log:\n"
+            << log;
+      },
+      options);
+  (void)std::system(("rm -rf " + dir).c_str());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Mp, StoppedPeerTest,
     ::testing::Values(

@@ -53,7 +53,8 @@ GpuExecutor createGpuExecutor(GpuExecutorSetup setup) {
                                  plans.abort,
                                  std::move(collectives),
                                  std::move(setup.liveness),
-                                 std::move(setup.rankNames)};
+                                 std::move(setup.rankNames),
+                                 setup.stallWarnSeconds};
   return {std::make_shared<StreamDrivenExecutor>(
               std::move(streamDriven),
               std::make_unique<GpuPlanExecutor>(std::move(plans))),

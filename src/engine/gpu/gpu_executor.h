@@ -26,6 +26,8 @@ struct GpuExecutorSetup {
   std::shared_ptr<const PeerLiveness> liveness;
   // How errors name each rank: "rank 1 (host b, pid 42)"; by rank.
   std::vector<std::string> rankNames;
+  // HETCCL_STALL_WARN (0: never).
+  double stallWarnSeconds = 0;
 };
 
 struct GpuExecutor {

@@ -38,7 +38,20 @@ StreamDrivenExecutor::StreamDrivenExecutor(
   watch_ = std::make_unique<LaunchWatch>(
       &marks_->reached, &marks_->passed, setup.timeoutSeconds,
       [this](uint64_t launch) { throwIfPeerLost(launch); },
-      [this](const Error& error) { failed(error); });
+      [this](const Error& error) { failed(error); }, setup.stallWarnSeconds,
+      [this](uint64_t launch, double seconds) {
+        // The streams wait on words that any of the host's GPU ranks may
+        // owe, so the line cannot name one; the status of the others'
+        // launches (their logs, hetccl-info --status) can.
+        LOG_WARN(kLogColl,
+                 "rank %d: launch #%llu on the stream-driven path (among "
+                 "this host's %d GPU ranks) has waited %.0f s for the other "
+                 "ranks' streams; it waits until they take part (a stopped, "
+                 "hung or slower rank, or one waiting for another), or fails "
+                 "after HETCCL_TIMEOUT if that is set",
+                 rank_, static_cast<unsigned long long>(launch), nranks_,
+                 seconds);
+      });
   LOG_INFO(kLogInit,
            "rank %d: stream-driven shared-memory collectives among the "
            "host's %d GPU ranks",

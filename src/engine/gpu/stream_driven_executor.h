@@ -42,6 +42,8 @@ struct StreamDrivenSetup {
   std::shared_ptr<const PeerLiveness> liveness;
   // How errors name each rank: "rank 1 (host b, pid 42)"; by rank.
   std::vector<std::string> rankNames;
+  // HETCCL_STALL_WARN: a launch that waits this long is said (0: never).
+  double stallWarnSeconds = 0;
 };
 
 class StreamDrivenExecutor : public Executor {

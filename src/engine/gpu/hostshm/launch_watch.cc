@@ -22,12 +22,16 @@ uint64_t load(const uint64_t* word) {
 LaunchWatch::LaunchWatch(const uint64_t* reached, const uint64_t* passed,
                          double timeoutSeconds,
                          std::function<void(uint64_t)> throwIfPeerLost,
-                         std::function<void(const Error&)> onStall)
+                         std::function<void(const Error&)> onStall,
+                         double stallWarnSeconds,
+                         std::function<void(uint64_t, double)> onLongWait)
     : reached_(reached),
       passed_(passed),
       timeoutSeconds_(timeoutSeconds),
       throwIfPeerLost_(std::move(throwIfPeerLost)),
       onStall_(std::move(onStall)),
+      stallWarnSeconds_(onLongWait ? stallWarnSeconds : 0),
+      onLongWait_(std::move(onLongWait)),
       thread_([this] { run(); }) {}
 
 LaunchWatch::~LaunchWatch() {
@@ -46,6 +50,7 @@ void LaunchWatch::run() {
   using Clock = std::chrono::steady_clock;
   uint64_t watched = 0;
   Clock::time_point since;
+  double nextWarnSeconds = 0;
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, kPollInterval, [this] { return stopping_; })) {
     const uint64_t reached = load(reached_);
@@ -59,10 +64,15 @@ void LaunchWatch::run() {
     if (reached != watched) {
       watched = reached;
       since = Clock::now();
+      nextWarnSeconds = stallWarnSeconds_;
       continue;
     }
     const double stalled =
         std::chrono::duration<double>(Clock::now() - since).count();
+    if (stallWarnSeconds_ > 0 && stalled >= nextWarnSeconds) {
+      onLongWait_(reached, stalled);
+      nextWarnSeconds = 2 * stalled;
+    }
     if (std::optional<Error> error = verdict(reached, stalled)) {
       onStall_(*error);
       return;

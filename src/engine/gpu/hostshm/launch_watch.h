@@ -7,7 +7,9 @@
 // thread of this watch reads them (it never calls the GPU runtime) and
 // reports a launch that the stream reached but did not get past within
 // the timeout, or that stalls while a peer process is known to be gone
-// (the watchdog's pidfds: the streams cannot see that).
+// (the watchdog's pidfds: the streams cannot see that). A launch that has
+// waited HETCCL_STALL_WARN is also said, before any timeout, and again
+// each time its wait has doubled.
 #pragma once
 
 #include <atomic>
@@ -29,10 +31,15 @@ class LaunchWatch {
   // `throwIfPeerLost(launch)` throws ncclRemoteError naming a peer that
   // launch `launch` lost (0: between launches, a peer lost in any way but
   // a clean departure); `onStall` runs on the watch's thread, once.
+  // `onLongWait(launch, seconds)` runs there once a launch has waited
+  // `stallWarnSeconds` (0: never), then each time its wait has doubled.
   LaunchWatch(const uint64_t* reached, const uint64_t* passed,
               double timeoutSeconds,
               std::function<void(uint64_t launch)> throwIfPeerLost,
-              std::function<void(const Error&)> onStall);
+              std::function<void(const Error&)> onStall,
+              double stallWarnSeconds = 0,
+              std::function<void(uint64_t launch, double seconds)> onLongWait =
+                  nullptr);
   ~LaunchWatch();
   LaunchWatch(const LaunchWatch&) = delete;
   LaunchWatch& operator=(const LaunchWatch&) = delete;
@@ -57,6 +64,8 @@ class LaunchWatch {
   const double timeoutSeconds_;
   std::function<void(uint64_t)> throwIfPeerLost_;
   std::function<void(const Error&)> onStall_;
+  const double stallWarnSeconds_;
+  std::function<void(uint64_t, double)> onLongWait_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
