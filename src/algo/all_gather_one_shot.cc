@@ -33,7 +33,7 @@ void allGatherOneShotPlan(const PlanContext& ctx, const Op& op) {
     broadcasts.push_back(bcast);
   }
   if (ctx.domainSize() > 1) ctx.inDomain(broadcasts);
-  for (auto& request : across) ctx.wait(*request);
+  for (auto& request : across) ctx.wait(request);
 }
 
 }  // namespace hetccl

@@ -89,7 +89,7 @@ void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
         sources[d] = mine;
         continue;
       }
-      ctx.wait(*x.partials[next++]);
+      ctx.wait(x.partials[next++]);
       sources[d] = scratch;
       scratch += bytes;
     }
@@ -98,7 +98,7 @@ void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
       if (d != ctx.domain())
         x.others.push_back(ctx.sendTo(piece.owners[d], mine, bytes));
   }
-  for (auto& request : x.others) ctx.wait(*request);
+  for (auto& request : x.others) ctx.wait(request);
 }
 
 // Scratch for the partials one chunk's pieces bring to this rank.

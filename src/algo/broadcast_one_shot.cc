@@ -29,7 +29,7 @@ void broadcastOneShotPlan(const PlanContext& ctx, const Op& op) {
     local.root = ctx.domains->localRank(op.root);
     ctx.inDomain(local);
   }
-  for (auto& request : across) ctx.wait(*request);
+  for (auto& request : across) ctx.wait(request);
 }
 
 }  // namespace hetccl

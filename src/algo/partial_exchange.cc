@@ -18,7 +18,7 @@ PartialExchange::PartialExchange(const PlanContext& ctx, char* scratch,
 }
 
 void PartialExchange::combineInto(const Op& op, const void* own, void* dst) {
-  for (auto& request : requests_) ctx_.wait(*request);
+  for (auto& request : requests_) ctx_.wait(request);
   sources_[ctx_.domain()] = own;
   // Each domain's partial is scaled already: the domains premultiplied.
   Reduction reduction = op.reduce.over(op.dtype, ctx_.nranks);

@@ -35,7 +35,7 @@ void pipelineChunks(
         return Started{chunk, start(chunk.offset, chunk.n)};
       },
       [&](Started& started) {
-        for (auto& transfer : started.transfers) ctx.wait(*transfer);
+        for (auto& transfer : started.transfers) ctx.wait(transfer);
         finish(started.chunk.offset, started.chunk.n);
       });
 }

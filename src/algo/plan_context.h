@@ -77,9 +77,12 @@ struct PlanContext {
   CallSignature callOf(const Op& op) const {
     return call ? *call : signatureOf(op);
   }
-  void wait(TransferRequest& request) const {
-    WaitScope marked(waiting, call ? call->sequence : 0, request.peer());
-    request.wait(*abort, timeoutSeconds);
+  void wait(const std::shared_ptr<TransferRequest>& request) const {
+    WaitLeg leg;
+    leg.way = request->way();
+    WaitScope marked(waiting, call ? call->sequence : 0, request->peer(), leg,
+                     request);
+    request->wait(*abort, timeoutSeconds);
   }
   char* scratchBytes(size_t bytes) const { return data->scratch(bytes); }
   // The reduction of one value per domain, in domain order.

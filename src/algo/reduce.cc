@@ -100,7 +100,7 @@ void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
 // Waits for the chunk's transfers and combines the domains' partials.
 void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
                  Chunk& chunk, void* result) {
-  for (auto& request : chunk.across) ctx.wait(*request);
+  for (auto& request : chunk.across) ctx.wait(request);
   if (result == nullptr) return;
   size_t elt = dtypeSize(op.dtype);
   int domains = ctx.domains->count();

@@ -76,7 +76,7 @@ void sendRecvPlan(const PlanContext& ctx, const std::vector<Op>& ops) {
   if (!inDomain.empty()) ctx.inDomain(inDomain);
   for (size_t offset = step; !previous.empty(); offset += step) {
     Transfers round = postRound(offset);
-    for (auto& request : previous) ctx.wait(*request);
+    for (auto& request : previous) ctx.wait(request);
     previous = std::move(round);
   }
 }

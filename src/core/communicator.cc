@@ -236,7 +236,7 @@ void Communicator::setUpHeterogeneous(
       settings_.bootstrap.timeoutSeconds, settings_.plans, opsAbort_, liveness_,
       calls_);
   crossDomainLinks_ = links;
-  startCallProbe(domains, *links);
+  startCallProbe(domains, links);
   transportChoice_ = links->choice();
   gatherDomainBackends(oob);
   if (!gpu_) {
@@ -264,34 +264,54 @@ void Communicator::setUpHeterogeneous(
 // Calls that disagree so that ranks wait for each other without a byte
 // moving are found by asking the peer, and every disagreement found is
 // told to every rank (core/call_probe.h).
-void Communicator::startCallProbe(const DomainMap& domains,
-                                  const CrossDomainLinks& links) {
+void Communicator::startCallProbe(
+    const DomainMap& domains, const std::shared_ptr<CrossDomainLinks>& links) {
   std::vector<int> linkPeers;
-  std::vector<std::string> peerNames(nranks_);
-  for (int r = 0; r < nranks_; ++r) {
-    if (domains.domainOf(r) == domainIndex_) continue;
-    linkPeers.push_back(r);
-    peerNames[r] =
-        format("rank %d (domain %d, host %s, pid %d) on its %s link", r,
-               domains.domainOf(r), peers_[r].hostname, peers_[r].pid,
-               links.choice()->between(rank_, r).name());
-  }
+  for (int r = 0; r < nranks_; ++r)
+    if (domains.domainOf(r) != domainIndex_) linkPeers.push_back(r);
+  auto names = waitDescription(domains, links);
   callProbe_ = std::make_unique<CallProbe>(
-      *bootstrap_, calls_, links.waiting(), std::move(linkPeers), opsAbort_,
+      *bootstrap_, calls_, links->waiting(), std::move(linkPeers), opsAbort_,
       liveness_,
-      StallReport(rank_, settings_.bootstrap.stallWarnSeconds,
-                  std::move(peerNames), calls_),
-      statusFile());
+      StallReport(rank_, settings_.bootstrap.stallWarnSeconds, names, calls_),
+      statusFile(names));
+}
+
+// Every rank by its domain, host and pid, with its link's transport if it
+// is of another domain; a peer's latest call seen on its link, while the
+// links live.
+std::shared_ptr<const WaitDescription> Communicator::waitDescription(
+    const DomainMap& domains,
+    const std::shared_ptr<CrossDomainLinks>& links) const {
+  std::vector<WaitDescription::Peer> peers(nranks_);
+  for (int r = 0; r < nranks_; ++r) {
+    peers[r].who =
+        format("rank %d (domain %d, host %s, pid %d)", r, domains.domainOf(r),
+               peers_[r].hostname, peers_[r].pid);
+    peers[r].domain = domains.domainOf(r);
+    if (links && peers[r].domain != domainIndex_)
+      peers[r].link = links->choice()->between(rank_, r).name();
+  }
+  std::function<uint64_t(int)> latestCallFrom;
+  if (links)
+    latestCallFrom = [weak = std::weak_ptr<CrossDomainLinks>(links)](int peer) {
+      const std::shared_ptr<CrossDomainLinks> alive = weak.lock();
+      return alive ? alive->to(peer).latestCallFrom() : uint64_t{0};
+    };
+  return std::make_shared<WaitDescription>(
+      domainIndex_, domainBackendFor(domainRuntime()).name(), std::move(peers),
+      std::move(latestCallFrom));
 }
 
 // Nothing at all without HETCCL_STATUS_DIR: the probe skips a null one.
-std::unique_ptr<StatusFile> Communicator::statusFile() const {
+std::unique_ptr<StatusFile> Communicator::statusFile(
+    std::shared_ptr<const WaitDescription> names) const {
   if (!settings_.statusDir || settings_.statusDir->empty()) return nullptr;
   return std::make_unique<StatusFile>(
       *settings_.statusDir,
       StatusFile::Identity{commName_, rank_, nranks_, peers_[rank_].hostname,
                            peers_[rank_].pid},
-      calls_);
+      calls_, std::move(names));
 }
 
 std::vector<std::string> Communicator::rankNames() const {

@@ -18,6 +18,7 @@
 #include "core/registrations.h"
 #include "core/settings.h"
 #include "core/user_ops.h"
+#include "core/wait_description.h"
 #include "op/call_log.h"
 #include "op/executor.h"
 #include "op/op.h"
@@ -148,9 +149,14 @@ class Communicator {
   void setUpDomains();
   void setUpHeterogeneous(Oob& oob, const DomainMap& domains,
                           const std::vector<RankPlacement>& placements);
-  void startCallProbe(const DomainMap& domains, const CrossDomainLinks& links);
+  void startCallProbe(const DomainMap& domains,
+                      const std::shared_ptr<CrossDomainLinks>& links);
+  std::shared_ptr<const WaitDescription> waitDescription(
+      const DomainMap& domains,
+      const std::shared_ptr<CrossDomainLinks>& links) const;
   // This rank's HETCCL_STATUS_DIR file; null when that is unset.
-  std::unique_ptr<StatusFile> statusFile() const;
+  std::unique_ptr<StatusFile> statusFile(
+      std::shared_ptr<const WaitDescription> names) const;
   // Every rank is a GPU of this rank's runtime on this rank's host.
   bool everyRankIsALocalGpu() const;
   void gatherDomainBackends(Oob& oob);

@@ -6,11 +6,11 @@
 namespace hetccl {
 
 StallReport::StallReport(int rank, double warnSeconds,
-                         std::vector<std::string> peers,
+                         std::shared_ptr<const WaitDescription> names,
                          std::shared_ptr<const CallLog> calls)
     : rank_(rank),
       warnSeconds_(warnSeconds),
-      peers_(std::move(peers)),
+      names_(std::move(names)),
       calls_(std::move(calls)) {}
 
 std::optional<std::string> StallReport::check(const WaitingCall& waiting) {
@@ -28,21 +28,14 @@ std::optional<std::string> StallReport::check(const WaitingCall& waiting) {
   }
   if (stall->seconds < nextWarnSeconds_) return std::nullopt;
   const std::string line = format(
-      "rank %d: %s has waited %.0f s for %s; it waits until that rank takes "
-      "part (a stopped, hung or slower peer, or one waiting for another "
-      "rank), or fails after HETCCL_TIMEOUT if that is set",
+      "rank %d: %s has waited %.0f s for %s %s; it waits until that rank "
+      "takes part (a stopped, hung or slower peer, or one waiting for "
+      "another rank), or fails after HETCCL_TIMEOUT if that is set",
       rank_, describeOp(stall->sequence).c_str(), stall->seconds,
-      describePeer(stall->peer).c_str());
+      names_->peer(stall->peer).c_str(), names_->leg(*stall).c_str());
   LOG_WARN(kLogColl, "%s", line.c_str());
   nextWarnSeconds_ = 2 * stall->seconds;
   return line;
-}
-
-std::string StallReport::describePeer(int peer) const {
-  if (peer < 0 || peer >= static_cast<int>(peers_.size()) ||
-      peers_[peer].empty())
-    return "a rank of another domain";
-  return peers_[peer];
 }
 
 std::string StallReport::describeOp(uint64_t sequence) const {

@@ -11,8 +11,8 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
+#include "core/wait_description.h"
 #include "op/call_log.h"
 #include "op/waiting_call.h"
 
@@ -20,10 +20,10 @@ namespace hetccl {
 
 class StallReport {
  public:
-  // `warnSeconds`: HETCCL_STALL_WARN (0: never). `peers`: by rank, how to
-  // name each rank it may wait for ("rank 6 (domain 1, host nodeB, pid
-  // 42) on its tcp link").
-  StallReport(int rank, double warnSeconds, std::vector<std::string> peers,
+  // `warnSeconds`: HETCCL_STALL_WARN (0: never). `names`: how to name
+  // the ranks it may wait for and the legs.
+  StallReport(int rank, double warnSeconds,
+              std::shared_ptr<const WaitDescription> names,
               std::shared_ptr<const CallLog> calls);
 
   // Logs what `waiting` has waited for long enough, if anything; returns
@@ -31,12 +31,11 @@ class StallReport {
   std::optional<std::string> check(const WaitingCall& waiting);
 
  private:
-  std::string describePeer(int peer) const;
   std::string describeOp(uint64_t sequence) const;
 
   const int rank_;
   const double warnSeconds_;
-  const std::vector<std::string> peers_;
+  const std::shared_ptr<const WaitDescription> names_;
   const std::shared_ptr<const CallLog> calls_;
   // The wait reported last, and how long it must last for the next line.
   std::optional<WaitingCall::Stall> reported_;

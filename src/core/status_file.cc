@@ -35,9 +35,11 @@ bool writeAll(int fd, const std::string& text) {
 }  // namespace
 
 StatusFile::StatusFile(const std::string& dir, Identity identity,
-                       std::shared_ptr<const CallLog> calls)
+                       std::shared_ptr<const CallLog> calls,
+                       std::shared_ptr<const WaitDescription> names)
     : identity_(std::move(identity)),
       calls_(std::move(calls)),
+      names_(std::move(names)),
       path_(format("%s/%s.rank%d", dir.c_str(), identity_.comm.c_str(),
                    identity_.rank)),
       // A dot first: readers skip it.
@@ -78,9 +80,9 @@ std::string StatusFile::text(const WaitingCall& waiting) const {
   // Any wait at all: one that has just begun is worth showing too.
   const std::optional<WaitingCall::Stall> stall = waiting.stalledFor(0);
   if (stall)
-    text += format("waiting %llu %d %.1f\n",
+    text += format("waiting %llu %d %.1f\nwaiting_leg %s\n",
                    static_cast<unsigned long long>(stall->sequence),
-                   stall->peer, stall->seconds);
+                   stall->peer, stall->seconds, names_->leg(*stall).c_str());
   return text;
 }
 

@@ -3,7 +3,8 @@
 // without logs. Each rank of a communicator of several domains keeps
 // DIR/<comm>.rank<R>, a few "key value" lines: its rank, nranks, host,
 // pid, the latest collective call it made, what it waits for now (the
-// call, the peer, seconds) and the wall-clock time of writing. The call
+// call, the peer, seconds, and the leg: "on its tcp link: 2 of 4 pieces
+// received") and the wall-clock time of writing. The call
 // probe's thread (core/call_probe.h) refreshes it at most once a second,
 // so no operation ever waits on the file system; a file whose time stops
 // moving belongs to a stopped or dead process. `hetccl-info --status DIR`
@@ -16,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "core/wait_description.h"
 #include "op/call_log.h"
 #include "op/waiting_call.h"
 
@@ -33,9 +35,10 @@ class StatusFile {
   // How often the file is rewritten at most.
   static constexpr double kRefreshSeconds = 1.0;
 
-  // Writes nothing yet: the first refresh() does.
+  // Writes nothing yet: the first refresh() does. `names`: of the legs.
   StatusFile(const std::string& dir, Identity identity,
-             std::shared_ptr<const CallLog> calls);
+             std::shared_ptr<const CallLog> calls,
+             std::shared_ptr<const WaitDescription> names);
   ~StatusFile();  // removes the file
   StatusFile(const StatusFile&) = delete;
   StatusFile& operator=(const StatusFile&) = delete;
@@ -52,6 +55,7 @@ class StatusFile {
 
   const Identity identity_;
   const std::shared_ptr<const CallLog> calls_;
+  const std::shared_ptr<const WaitDescription> names_;
   const std::string path_;
   const std::string tempPath_;
   std::chrono::steady_clock::time_point lastWrite_;

@@ -1,19 +1,64 @@
-// Which collective call this rank waits on a peer's transfer for, and
-// since when. Two ranks whose calls disagree so that each waits to receive
-// from the other (a broadcast where each names the other as the root)
-// exchange no bytes, so no header ever shows the disagreement; the call
-// probe (core/call_probe.h) reads this to ask the peer about a call that
-// has waited long. The waits mark it (a plan's, the GPU engine proxy's);
-// the probe's thread reads it. One wait at a time is remembered, the
-// latest: a stall is what stays the latest for long.
+// Which call this rank waits on a peer for, where, and since when. Two
+// ranks whose calls disagree so that each waits to receive from the other
+// (a broadcast where each names the other as the root) exchange no bytes,
+// so no header ever shows the disagreement; the call probe
+// (core/call_probe.h) reads this to ask the peer about a call that has
+// waited long, and the stall reports and status files say from it who is
+// waited for, on which leg and how far the transfer got. The waits mark it
+// (a plan's waits on its links, the host domain's waits for its peers, the
+// GPU engine proxy's); the probe's thread reads it. One wait at a time is
+// remembered, the latest: a stall is what stays the latest for long.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 namespace hetccl {
+
+// How many pieces of a transfer are done, of how many (0: unknown).
+struct PieceCount {
+  uint32_t done = 0;
+  uint32_t total = 0;
+};
+
+// What can say how far it got while another thread waits for it (a
+// transfer); read by the probe's thread, so it must be safe to call then.
+class PieceSource {
+ public:
+  virtual ~PieceSource() = default;
+  virtual PieceCount pieces() const = 0;
+};
+
+// Which way a transfer goes, for the stall reports.
+enum class TransferWay : uint8_t { kUnknown, kSend, kReceive };
+
+// Where a GPU rank's staged piece stands, for the stall reports.
+enum class EngineStage : uint8_t {
+  kNone,            // not the staged GPU engine
+  kStreamNotThere,  // its stream has not reached the launch
+  kDeviceToHost,    // the stream is to copy the piece into its slot
+  kNetwork,         // posted on the link, not done
+  kHostToDevice,    // the stream is to copy the slot's last piece out
+};
+// "network", "device-to-host copy", ...; "" for kNone.
+const char* engineStageName(EngineStage stage);
+
+// The leg a wait is on, and how far it got.
+struct WaitLeg {
+  enum class Kind : uint8_t {
+    kLink,    // a transfer with a rank of another domain
+    kDomain,  // a step of this rank's domain, with a rank of the domain
+  };
+  Kind kind = Kind::kLink;
+  TransferWay way = TransferWay::kUnknown;  // link: the transfer's
+  EngineStage stage = EngineStage::kNone;
+  PieceCount pieces;  // link: of the transfer waited for
+  // Domain: what the step waits for ("broadcast data"); static storage.
+  const char* step = nullptr;
+};
 
 class WaitingCall {
  public:
@@ -25,46 +70,61 @@ class WaitingCall {
     uint64_t sequence;
     int peer;        // the rank waited for; -1 when unknown
     double seconds;  // how long it has waited
+    WaitLeg leg;     // pieces as of now
   };
 
   // A wait for `peer` (-1: unknown) in collective `sequence` (0: a send
-  // or a receive) began `since`.
-  void enter(uint64_t sequence, int peer, Clock::time_point since) {
-    sequence_.store(sequence, std::memory_order_relaxed);
-    peer_.store(peer, std::memory_order_relaxed);
-    since_.store(since.time_since_epoch().count(), std::memory_order_release);
+  // or a receive) began `since`, on `leg`; `source` (may be null) says how
+  // many of the transfer's pieces are done whenever it is read.
+  void enter(uint64_t sequence, int peer, Clock::time_point since,
+             const WaitLeg& leg = {},
+             std::shared_ptr<const PieceSource> source = nullptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wait_ = Wait{sequence, peer, since, leg, std::move(source)};
   }
-  void enter(uint64_t sequence, int peer) {
-    enter(sequence, peer, Clock::now());
+  void enter(uint64_t sequence, int peer, const WaitLeg& leg = {},
+             std::shared_ptr<const PieceSource> source = nullptr) {
+    enter(sequence, peer, Clock::now(), leg, std::move(source));
   }
-  void leave() { since_.store(kNotWaiting, std::memory_order_release); }
+  void leave() {
+    std::shared_ptr<const PieceSource> dropped;  // released unlocked
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (wait_) dropped = std::move(wait_->source);
+    wait_.reset();
+  }
 
   // The wait that has lasted at least `seconds`, if one has.
   std::optional<Stall> stalledFor(double seconds) const {
-    const Clock::rep since = since_.load(std::memory_order_acquire);
-    if (since == kNotWaiting) return std::nullopt;
-    const Clock::time_point began{Clock::duration(since)};
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!wait_) return std::nullopt;
     const double waited =
-        std::chrono::duration<double>(Clock::now() - began).count();
+        std::chrono::duration<double>(Clock::now() - wait_->since).count();
     if (waited < seconds) return std::nullopt;
-    return Stall{sequence_.load(std::memory_order_relaxed),
-                 peer_.load(std::memory_order_relaxed), waited};
+    Stall stall{wait_->sequence, wait_->peer, waited, wait_->leg};
+    if (wait_->source) stall.leg.pieces = wait_->source->pieces();
+    return stall;
   }
 
  private:
-  static constexpr Clock::rep kNotWaiting = 0;
-
-  std::atomic<uint64_t> sequence_{0};
-  std::atomic<int> peer_{-1};
-  std::atomic<Clock::rep> since_{kNotWaiting};
+  struct Wait {
+    uint64_t sequence;
+    int peer;
+    Clock::time_point since;
+    WaitLeg leg;
+    std::shared_ptr<const PieceSource> source;
+  };
+  mutable std::mutex mutex_;
+  std::optional<Wait> wait_;
 };
 
 // Marks one wait on `waiting` (may be null) for its scope.
 class WaitScope {
  public:
-  WaitScope(WaitingCall* waiting, uint64_t sequence, int peer)
+  WaitScope(WaitingCall* waiting, uint64_t sequence, int peer,
+            const WaitLeg& leg = {},
+            std::shared_ptr<const PieceSource> source = nullptr)
       : waiting_(waiting) {
-    if (waiting_) waiting_->enter(sequence, peer);
+    if (waiting_) waiting_->enter(sequence, peer, leg, std::move(source));
   }
   ~WaitScope() {
     if (waiting_) waiting_->leave();

@@ -13,18 +13,19 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "op/call_signature.h"
+#include "op/waiting_call.h"
 #include "runtime/memory_kind.h"
 #include "util/abort_signal.h"
 
 namespace hetccl {
 
-class TransferRequest {
+class TransferRequest : public PieceSource {
  public:
-  virtual ~TransferRequest() = default;
   // True once the transfer is complete: a send's buffer may be reused, a
   // receive's buffer holds the bytes. Throws the link's error if it failed.
   virtual bool done() = 0;
@@ -34,6 +35,10 @@ class TransferRequest {
   // The rank at the other end, for the call probe (op/waiting_call.h);
   // -1 where the request knows none.
   virtual int peer() const { return -1; }
+  // For the stall reports: which way it goes, and how many of its pieces
+  // are done (any thread, while another waits); unknown by default.
+  virtual TransferWay way() const { return TransferWay::kUnknown; }
+  PieceCount pieces() const override { return {}; }
 };
 
 class Link {
@@ -68,6 +73,10 @@ class Link {
   // Bytes this side has sent and received over the link so far.
   virtual size_t bytesSent() const = 0;
   virtual size_t bytesReceived() const = 0;
+  // The number of the latest collective that a transfer arriving from the
+  // peer belonged to, as far as this side has seen (0: none yet), for the
+  // stall reports. Any thread.
+  virtual uint64_t latestCallFrom() const { return 0; }
 };
 
 // A link over another one that changes how transfers travel (cut into
@@ -82,6 +91,7 @@ class LinkOver : public Link {
   const std::shared_ptr<Link>& innerLink() const { return inner_; }
   size_t bytesSent() const override { return inner_->bytesSent(); }
   size_t bytesReceived() const override { return inner_->bytesReceived(); }
+  uint64_t latestCallFrom() const override { return inner_->latestCallFrom(); }
 
  protected:
   Link& inner() const { return *inner_; }

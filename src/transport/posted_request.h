@@ -31,6 +31,13 @@ class PostedRequest : public TransferRequest {
   void failWith(const Error& error);
 
   int peer() const override { return name_.peer; }
+  TransferWay way() const override {
+    return name_.sending ? TransferWay::kSend : TransferWay::kReceive;
+  }
+  // One piece, done once settled (a failure ends the wait anyway).
+  PieceCount pieces() const override {
+    return {settled_.load(std::memory_order_acquire) ? 1u : 0u, 1u};
+  }
   std::string description() const { return name_.text(); }
 
  private:

@@ -21,6 +21,9 @@ class RequestGroup : public TransferRequest {
   // The peer of the first part not done (the parts of a pieced transfer
   // share one).
   int peer() const override;
+  // The parts' (the pieces of a pieced transfer), which go one way.
+  TransferWay way() const override;
+  PieceCount pieces() const override;
 
  private:
   std::vector<std::shared_ptr<TransferRequest>> parts_;

@@ -27,19 +27,29 @@ class StallReportTest : public ::testing::Test {
     calls_->record(call);
   }
 
-  // The wait for `peer` in call #7 began `secondsAgo`.
-  void waitingSince(double secondsAgo, int peer = 1) {
+  // The wait for `peer` in call #7 began `secondsAgo`, on `leg`.
+  void waitingSince(double secondsAgo, int peer = 1, const WaitLeg& leg = {},
+                    std::shared_ptr<const PieceSource> pieces = nullptr) {
     waiting_.enter(
         7, peer,
         Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(secondsAgo)));
+                           std::chrono::duration<double>(secondsAgo)),
+        leg, std::move(pieces));
   }
 
-  StallReport report(double warnSeconds) {
+  // Rank 0 in domain 0 with rank 2; rank 1 in domain 1 over tcp, whose
+  // latest transfer here belonged to `latestFromRankOne` (0: none).
+  StallReport report(double warnSeconds, uint64_t latestFromRankOne = 0) {
+    std::vector<WaitDescription::Peer> peers{
+        {"rank 0 (domain 0, host nodeA, pid 41)", 0, ""},
+        {"rank 1 (domain 1, host nodeB, pid 42)", 1, "tcp"},
+        {"rank 2 (domain 0, host nodeA, pid 43)", 0, ""}};
     return StallReport(0, warnSeconds,
-                       {"",
-                        "rank 1 (domain 1, host nodeB, pid 42) on its "
-                        "tcp link"},
+                       std::make_shared<WaitDescription>(
+                           0, "host collectives", peers,
+                           [latestFromRankOne](int peer) {
+                             return peer == 1 ? latestFromRankOne : 0;
+                           }),
                        calls_);
   }
 
@@ -88,6 +98,59 @@ TEST_F(StallReportTest, ANewWaitStartsOverAndAnEndedOneIsForgotten) {
   EXPECT_EQ(stalls.check(waiting_), std::nullopt);
   waitingSince(31, /*peer=*/-1);
   EXPECT_TRUE(stalls.check(waiting_).has_value()) << "the same wait again";
+}
+
+// How far a transfer got is read when the line is written, not when the
+// wait began.
+class ThreePieces : public PieceSource {
+ public:
+  PieceCount pieces() const override { return {done, 3}; }
+  uint32_t done = 0;
+};
+
+TEST_F(StallReportTest, SaysHowManyPiecesArrivedAndThePeersLatestCall) {
+  StallReport stalls = report(30, /*latestFromRankOne=*/6);
+  auto pieces = std::make_shared<ThreePieces>();
+  WaitLeg leg;
+  leg.way = TransferWay::kReceive;
+  waitingSince(31, 1, leg, pieces);
+  pieces->done = 2;
+  const std::optional<std::string> line = stalls.check(waiting_);
+  ASSERT_TRUE(line.has_value());
+  EXPECT_NE(line->find("on its tcp link: 2 of 3 pieces received; the latest "
+                       "transfer from rank 1 here belonged to op #6;"),
+            std::string::npos)
+      << *line;
+}
+
+TEST_F(StallReportTest, NamesTheGpuEnginesStage) {
+  StallReport stalls = report(30);
+  WaitLeg leg;
+  leg.way = TransferWay::kSend;
+  leg.stage = EngineStage::kNetwork;
+  leg.pieces = {0, 4};
+  waitingSince(31, 1, leg);
+  const std::optional<std::string> line = stalls.check(waiting_);
+  ASSERT_TRUE(line.has_value());
+  EXPECT_NE(line->find("on its tcp link: 0 of 4 pieces sent; the staged GPU "
+                       "engine's stage: network;"),
+            std::string::npos)
+      << *line;
+}
+
+TEST_F(StallReportTest, AWaitInsideTheDomainNamesItsBackendAndStep) {
+  StallReport stalls = report(30);
+  WaitLeg leg;
+  leg.kind = WaitLeg::Kind::kDomain;
+  leg.step = "broadcast data";
+  waitingSince(31, 2, leg);
+  const std::optional<std::string> line = stalls.check(waiting_);
+  ASSERT_TRUE(line.has_value());
+  EXPECT_NE(line->find("for rank 2 (domain 0, host nodeA, pid 43) inside "
+                       "domain 0's host collectives, waiting for its "
+                       "broadcast data;"),
+            std::string::npos)
+      << *line;
 }
 
 TEST_F(StallReportTest, ZeroTurnsReportsOff) {

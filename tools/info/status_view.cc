@@ -25,6 +25,10 @@ bool parseField(const std::string& key, const std::string& value,
     status.latestOp = value;
     return true;
   }
+  if (key == "waiting_leg") {
+    status.waitingLeg = value;
+    return true;
+  }
   if (key == "waiting") {
     status.waiting = true;
     return static_cast<bool>(in >> status.waitingCall >> status.waitingPeer >>
@@ -70,8 +74,10 @@ std::string waitText(const RankStatus& status) {
           ? "a send or receive"
           : format("call #%llu",
                    static_cast<unsigned long long>(status.waitingCall));
-  return format("waits for %s in %s for %.1f s", peer.c_str(), in.c_str(),
-                status.waitingSeconds);
+  std::string text = format("waits for %s in %s for %.1f s", peer.c_str(),
+                            in.c_str(), status.waitingSeconds);
+  if (!status.waitingLeg.empty()) text += " (" + status.waitingLeg + ")";
+  return text;
 }
 
 std::string rankLine(const RankStatus& status, double now) {

@@ -26,6 +26,7 @@ struct RankStatus {
   uint64_t waitingCall = 0;
   int waitingPeer = -1;  // -1: a rank of another domain, unknown which
   double waitingSeconds = 0;
+  std::string waitingLeg;  // "on its tcp link: 2 of 4 pieces received"
 };
 
 // A file older than this belongs to a process that stopped refreshing it

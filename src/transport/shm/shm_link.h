@@ -24,6 +24,10 @@ class ShmRequest : public TransferRequest {
     engine_->wait(*transfer_, abort, timeoutSeconds, peer_);
   }
   int peer() const override { return peer_; }
+  TransferWay way() const override {
+    return transfer_->sending() ? TransferWay::kSend : TransferWay::kReceive;
+  }
+  PieceCount pieces() const override { return engine_->piecesOf(*transfer_); }
 
  private:
   const int peer_;

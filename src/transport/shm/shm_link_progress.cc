@@ -55,6 +55,11 @@ void ShmLinkProgress::poll() {
   for (auto& receiver : receivers_) receiver->checkUnclaimed();
 }
 
+PieceCount ShmLinkProgress::piecesOf(const ShmTransfer& transfer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {transfer.done() ? 1u : 0u, 1u};
+}
+
 bool ShmLinkProgress::done(const ShmTransfer& transfer) {
   std::lock_guard<std::mutex> lock(mutex_);
   // The loss is read before progressing: a peer that wrote its last chunk

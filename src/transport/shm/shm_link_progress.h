@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "op/call_log.h"
+#include "op/waiting_call.h"
 #include "shm/shm_segment.h"
 #include "transport/shm/shm_link_layout.h"
 #include "transport/shm/shm_ring_receiver.h"
@@ -61,6 +62,8 @@ class ShmLinkProgress {
   // if it failed, or if it is pending and the transport was aborted or a
   // peer was lost.
   bool done(const ShmTransfer& transfer);
+  // Whether `transfer` is complete, as 1 piece; moves nothing (any thread).
+  PieceCount piecesOf(const ShmTransfer& transfer);
   // Alternates done() with back-off pauses. Also ends on `callerAbort`, and
   // after `timeoutSeconds` (> 0) by raising the transport's abort.
   void wait(const ShmTransfer& transfer, const AbortSignal& callerAbort,

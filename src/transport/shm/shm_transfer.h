@@ -31,6 +31,7 @@ class ShmTransfer {
         callDigest_(shmCallDigest(call)) {}
 
   int peer() const { return peer_; }
+  bool sending() const { return sending_; }
 
   char* buffer() const { return buffer_; }
   size_t bytes() const { return bytes_; }
