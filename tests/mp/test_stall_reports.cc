@@ -207,7 +207,8 @@ TEST(StallReport, ASendAndReceiveWithAStoppedPeerIsReported) {
 }
 
 // GPU ranks of one host on the stream-driven path, whose streams wait for
-// each other's: the launch that waits for a stopped rank is said too.
+// each other's: the launch that waits for a stopped rank is said too, and
+// so is the rank that has not made its call.
 TEST(StallReport, AStreamDrivenLaunchThatWaitsIsReported) {
   char dirTemplate[] = "/tmp/hetccl-stall-XXXXXX";
   ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
@@ -241,8 +242,14 @@ TEST(StallReport, AStreamDrivenLaunchThatWaitsIsReported) {
         checkAllReduceSum(comm, 1, 2, stream.get(), "across the stop");
         if (waker.joinable()) waker.join();
         if (ctx.rank() == 1) return;
+        std::istringstream lines(log);
+        for (std::string line; std::getline(lines, line);)
+          if (line.find("stream-driven path") != std::string::npos)
+            std::printf("rank 0: %s\n", line.c_str());
         MP_CHECK(log.find("on the stream-driven path") != std::string::npos &&
-                 log.find("has waited") != std::string::npos)
+                 log.find("has waited") != std::string::npos &&
+                 log.find("not yet made op #") != std::string::npos &&
+                 log.find(": rank 1 (host ") != std::string::npos)
             << "rank 0 said nothing of its waiting launch within "
                "HETCCL_STALL_WARN + 2 s; its log:\n"
             << log;

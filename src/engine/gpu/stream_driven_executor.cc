@@ -40,17 +40,14 @@ StreamDrivenExecutor::StreamDrivenExecutor(
       [this](uint64_t launch) { throwIfPeerLost(launch); },
       [this](const Error& error) { failed(error); }, setup.stallWarnSeconds,
       [this](uint64_t launch, double seconds) {
-        // The streams wait on words that any of the host's GPU ranks may
-        // owe, so the line cannot name one; the status of the others'
-        // launches (their logs, hetccl-info --status) can.
         LOG_WARN(kLogColl,
-                 "rank %d: launch #%llu on the stream-driven path (among "
-                 "this host's %d GPU ranks) has waited %.0f s for the other "
-                 "ranks' streams; it waits until they take part (a stopped, "
-                 "hung or slower rank, or one waiting for another), or fails "
+                 "rank %d: %s on the stream-driven path (among this host's "
+                 "%d GPU ranks) has waited %.0f s for the other ranks' "
+                 "streams%s; it waits until they take part (a stopped, hung "
+                 "or slower rank, or one waiting for another), or fails "
                  "after HETCCL_TIMEOUT if that is set",
-                 rank_, static_cast<unsigned long long>(launch), nranks_,
-                 seconds);
+                 rank_, describeLaunch(launch).c_str(), nranks_, seconds,
+                 ranksBehind(launch).c_str());
       });
   LOG_INFO(kLogInit,
            "rank %d: stream-driven shared-memory collectives among the "
@@ -269,6 +266,8 @@ void StreamDrivenExecutor::record(uint64_t sequence,
   }
   launch.first = ops.front();
   launch.ops = ops.size();
+  for (const Op& op : ops)
+    if (!isPointToPoint(op.kind)) launch.call = op.sequence;
   std::lock_guard<std::mutex> lock(recordsMutex_);
   records_[sequence % kLaunchRecords] = launch;
 }
@@ -293,6 +292,35 @@ std::string StreamDrivenExecutor::describeLaunch(uint64_t launch) const {
   if (record.ops > 1)
     text += format(" and %zu more in its group", record.ops - 1);
   return text;
+}
+
+// The streams wait on words that any of the host's GPU ranks may owe; the
+// calls the others posted in the outboxes say which of them have not made
+// the launch's collective yet (a rank stopped or busy before its call), and
+// a launch of sends and receives names the ranks it exchanges with.
+std::string StreamDrivenExecutor::ranksBehind(uint64_t launch) const {
+  LaunchRecord record;
+  {
+    std::lock_guard<std::mutex> lock(recordsMutex_);
+    record = records_[launch % kLaunchRecords];
+  }
+  if (record.sequence != launch) return "";
+  std::string names;
+  const DeviceOutboxes& outboxes = collectives_->outboxes();
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_) continue;
+    const bool owes =
+        record.call != 0
+            ? __atomic_load_n(&outboxes.postedCall(r, record.call).number,
+                              __ATOMIC_ACQUIRE) < record.call
+            : r < 64 && ((record.peers >> r) & 1);
+    if (owes) names += (names.empty() ? "" : ", ") + rankNames_.at(r);
+  }
+  if (names.empty()) return "";
+  if (record.call == 0)
+    return format(" (its sends and receives: %s)", names.c_str());
+  return format("; not yet made op #%llu: %s",
+                static_cast<unsigned long long>(record.call), names.c_str());
 }
 
 bool StreamDrivenExecutor::launchesPassed() const {

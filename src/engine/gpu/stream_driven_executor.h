@@ -78,6 +78,7 @@ class StreamDrivenExecutor : public Executor {
     uint64_t sequence = 0;
     uint64_t collectiveIndex = 0;  // 0: only sends and receives
     uint64_t peers = 0;            // bit r: sends to or receives from r
+    uint64_t call = 0;  // its collective's number (Op::sequence); 0: none
     Op first;
     size_t ops = 0;
   };
@@ -117,6 +118,8 @@ class StreamDrivenExecutor : public Executor {
   bool needsDeparted(uint64_t launch, int peer,
                      uint64_t collectivesCompleted) const;
   std::string describeLaunch(uint64_t launch) const;
+  // For the stall line: the ranks launch `launch` may wait for.
+  std::string ranksBehind(uint64_t launch) const;
   // The callers' streams run this path's work themselves: they must be
   // past it before the outboxes go.
   bool launchesPassed() const;
