@@ -39,6 +39,7 @@ std::vector<int> WaitRelay::chainFor(int asker,
 std::vector<WaitRelay::Answer> WaitRelay::answers(
     const std::optional<WaitingCall::Stall>& own, uint64_t latestCall,
     const WaitDescription& names) {
+  if (askers_.empty()) return {};  // the common case: no words to make
   // This rank's chain: whom it waits for, then what that rank said.
   std::vector<int> chain;
   std::string leg;
