@@ -34,7 +34,8 @@ CallProbe::CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
                      std::vector<int> linkPeers,
                      std::shared_ptr<AbortSignal> abort,
                      std::shared_ptr<const PeerLiveness> liveness,
-                     StallReport stalls, std::unique_ptr<StatusFile> status)
+                     StallReport stalls, std::unique_ptr<StatusFile> status,
+                     std::shared_ptr<const WaitDescription> names)
     : bootstrap_(bootstrap),
       calls_(std::move(calls)),
       waiting_(std::move(waiting)),
@@ -42,7 +43,9 @@ CallProbe::CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
       abort_(std::move(abort)),
       liveness_(std::move(liveness)),
       stalls_(std::move(stalls)),
-      status_(std::move(status)) {
+      status_(std::move(status)),
+      names_(std::move(names)),
+      relay_(bootstrap.rank(), bootstrap.nranks()) {
   // The connections the questions take are made now, so that a stall in
   // a long run opens no descriptor.
   for (int peer : linkPeers_) send(peer, Message::kHello, nullptr, 0);
@@ -81,10 +84,16 @@ void CallProbe::run() {
 
 // The abort signal is touched only here, outside handlingMutex_.
 void CallProbe::tick() {
-  stalls_.check(*waiting_);
-  if (status_) status_->refresh(*waiting_);
+  RelayedWaits relayed;
+  {
+    std::lock_guard<std::mutex> lock(handlingMutex_);
+    relayed = relay_.relayed();
+  }
+  stalls_.check(*waiting_, &relayed);
+  if (status_) status_->refresh(*waiting_, &relayed);
   askIfStalled();
   Outcome outcome = readMessages();
+  relayWaits();
   if (outcome.told && !held_) {
     LOG_WARN(kLogColl, "rank %d: rank %d reports: %s", bootstrap_.rank(),
              outcome.tellers.front(), outcome.told->what());
@@ -127,6 +136,22 @@ void CallProbe::askIfStalled() {
   for (int peer : linkPeers_) sendCall(peer, Message::kWaiting, *mine);
 }
 
+void CallProbe::relayWaits() {
+  if (held_ || abort_->raised() || !names_) return;
+  const std::optional<WaitingCall::Stall> own =
+      waiting_->stalledFor(kStallSeconds);
+  std::vector<WaitRelay::Answer> answers;
+  {
+    std::lock_guard<std::mutex> lock(handlingMutex_);
+    if (announcing_) return;
+    answers = relay_.answers(own, calls_->latest(), *names_);
+  }
+  // Sent unlocked: a stopped asker may take kSendSeconds to refuse it.
+  for (const WaitRelay::Answer& answer : answers)
+    send(answer.first, Message::kWaitsFor, answer.second.data(),
+         answer.second.size());
+}
+
 CallProbe::Outcome CallProbe::readMessages() {
   Outcome outcome;
   std::lock_guard<std::mutex> lock(handlingMutex_);
@@ -151,9 +176,14 @@ void CallProbe::handle(int peer, const std::vector<uint8_t>& message,
       if (message.size() != 1 + kEncodedCallBytes) return;
       if (announcing_ || abort_->raised()) return;  // failing already
       const Question question{peer, decodeCall(message.data() + 1)};
+      relay_.asked(peer, question.call.sequence);
       if (!answer(question, outcome)) unanswered_.push_back(question);
       return;
     }
+    case Message::kWaitsFor:
+      relay_.heard(peer,
+                   std::vector<uint8_t>(message.begin() + 1, message.end()));
+      return;
     case Message::kFailed: {
       if (message.size() < 2) return;
       const auto code = static_cast<ncclResult_t>(message[1]);

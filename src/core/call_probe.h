@@ -43,6 +43,7 @@
 
 #include "core/stall_report.h"
 #include "core/status_file.h"
+#include "core/wait_relay.h"
 #include "op/call_log.h"
 #include "op/waiting_call.h"
 #include "util/abort_signal.h"
@@ -71,23 +72,27 @@ class CallProbe {
   // (those of the other domains). `liveness`: which peers exited. Becomes
   // `abort`'s announcer. `bootstrap` outlives the probe. `stalls`: checked
   // at each look at the waits. `status`: refreshed then too (null without
-  // HETCCL_STATUS_DIR).
+  // HETCCL_STATUS_DIR). `names`: how this rank words its own wait for
+  // the ranks that wait for it.
   CallProbe(Bootstrap& bootstrap, std::shared_ptr<const CallLog> calls,
             std::shared_ptr<const WaitingCall> waiting,
             std::vector<int> linkPeers, std::shared_ptr<AbortSignal> abort,
             std::shared_ptr<const PeerLiveness> liveness, StallReport stalls,
-            std::unique_ptr<StatusFile> status);
+            std::unique_ptr<StatusFile> status,
+            std::shared_ptr<const WaitDescription> names);
   ~CallProbe();
   CallProbe(const CallProbe&) = delete;
   CallProbe& operator=(const CallProbe&) = delete;
 
  private:
   enum class Message : uint8_t {
-    kWaiting = 1,  // + a call: the sender waits for the receiver in it
-    kFailed = 2,   // + a code and a reason: the sender's operation failed
-    kTaken = 3,    // the sender holds the receiver's kFailed
-    kSettled = 4,  // every rank holds it: raise it
-    kHello = 5,    // nothing: opens the bootstrap connection at init
+    kWaiting = 1,   // + a call: the sender waits for the receiver in it
+    kFailed = 2,    // + a code and a reason: the sender's operation failed
+    kTaken = 3,     // the sender holds the receiver's kFailed
+    kSettled = 4,   // every rank holds it: raise it
+    kHello = 5,     // nothing: opens the bootstrap connection at init
+    kWaitsFor = 6,  // + a relayed wait (WaitRelay::encode): the sender,
+                    // which the receiver waits for, waits for these ranks
   };
   struct Question {
     int peer;
@@ -104,6 +109,8 @@ class CallProbe {
   void run();
   void tick();
   void askIfStalled();
+  // Tells the ranks that asked this one whom it waits for, if that changed.
+  void relayWaits();
   // Reads and handles what the peers sent, under handlingMutex_.
   Outcome readMessages();
   void handle(int peer, const std::vector<uint8_t>& message, Outcome& outcome);
@@ -125,12 +132,14 @@ class CallProbe {
   std::optional<WaitingCall::Stall> asked_;   // the probe thread's own
   StallReport stalls_;                        // the probe thread's own
   const std::unique_ptr<StatusFile> status_;  // the probe thread's own
+  const std::shared_ptr<const WaitDescription> names_;
 
   // Messages are handled by the probe's thread, and by a thread that
   // announces (which holds the abort signal's mutex meanwhile: this one is
   // never held while raising).
   std::mutex handlingMutex_;
   std::vector<Question> unanswered_;  // about calls not made here yet
+  WaitRelay relay_;
   bool announcing_ = false;
   std::set<int> taken_;  // the ranks that took this rank's kFailed
   // The probe thread's own: a cause held, since when.

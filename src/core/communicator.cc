@@ -274,7 +274,7 @@ void Communicator::startCallProbe(
       *bootstrap_, calls_, links->waiting(), std::move(linkPeers), opsAbort_,
       liveness_,
       StallReport(rank_, settings_.bootstrap.stallWarnSeconds, names, calls_),
-      statusFile(names));
+      statusFile(names), names);
 }
 
 // Every rank by its domain, host and pid, with its link's transport if it

@@ -13,7 +13,8 @@ StallReport::StallReport(int rank, double warnSeconds,
       names_(std::move(names)),
       calls_(std::move(calls)) {}
 
-std::optional<std::string> StallReport::check(const WaitingCall& waiting) {
+std::optional<std::string> StallReport::check(const WaitingCall& waiting,
+                                              const RelayedWaits* relayed) {
   if (warnSeconds_ <= 0) return std::nullopt;
   const std::optional<WaitingCall::Stall> stall =
       waiting.stalledFor(warnSeconds_);
@@ -27,12 +28,19 @@ std::optional<std::string> StallReport::check(const WaitingCall& waiting) {
     nextWarnSeconds_ = warnSeconds_;
   }
   if (stall->seconds < nextWarnSeconds_) return std::nullopt;
+  std::string chain;
+  if (relayed) {
+    const auto found = relayed->find(stall->peer);
+    if (found != relayed->end() && !found->second.chain.empty())
+      chain = "; " + names_->relayed(found->second);
+  }
   const std::string line = format(
-      "rank %d: %s has waited %.0f s for %s %s; it waits until that rank "
+      "rank %d: %s has waited %.0f s for %s %s%s; it waits until that rank "
       "takes part (a stopped, hung or slower peer, or one waiting for "
       "another rank), or fails after HETCCL_TIMEOUT if that is set",
       rank_, describeOp(stall->sequence).c_str(), stall->seconds,
-      names_->peer(stall->peer).c_str(), names_->leg(*stall).c_str());
+      names_->peer(stall->peer).c_str(), names_->leg(*stall).c_str(),
+      chain.c_str());
   LOG_WARN(kLogColl, "%s", line.c_str());
   nextWarnSeconds_ = 2 * stall->seconds;
   return line;

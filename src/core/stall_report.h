@@ -6,6 +6,9 @@
 // has lasted twice as long, so that a job that hangs says who it waits
 // for without a debugger, and a slow one says so once. Checked on the call
 // probe's thread (core/call_probe.h), which looks at the waits anyway.
+// When the peer waited for said it waits for another rank itself (the
+// probe's relay), the line names that rank too: a chain of waits ends at
+// the rank that stopped, whichever rank the line's own wait is for.
 #pragma once
 
 #include <memory>
@@ -27,8 +30,10 @@ class StallReport {
               std::shared_ptr<const CallLog> calls);
 
   // Logs what `waiting` has waited for long enough, if anything; returns
-  // the line logged now, if any.
-  std::optional<std::string> check(const WaitingCall& waiting);
+  // the line logged now, if any. `relayed` (may be null): what the peers
+  // said they wait for themselves.
+  std::optional<std::string> check(const WaitingCall& waiting,
+                                   const RelayedWaits* relayed = nullptr);
 
  private:
   std::string describeOp(uint64_t sequence) const;

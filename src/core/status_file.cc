@@ -51,7 +51,8 @@ StatusFile::~StatusFile() {
   ::unlink(path_.c_str());
 }
 
-void StatusFile::refresh(const WaitingCall& waiting) {
+void StatusFile::refresh(const WaitingCall& waiting,
+                         const RelayedWaits* relayed) {
   const auto now = std::chrono::steady_clock::now();
   if (written_ &&
       std::chrono::duration<double>(now - lastWrite_).count() < kRefreshSeconds)
@@ -59,7 +60,7 @@ void StatusFile::refresh(const WaitingCall& waiting) {
   written_ = true;
   lastWrite_ = now;
   std::string why;
-  if (replace(text(waiting), why) || warned_) return;
+  if (replace(text(waiting, relayed), why) || warned_) return;
   warned_ = true;
   LOG_WARN(kLogColl,
            "rank %d: status file %s not written (%s); later writes are "
@@ -67,7 +68,8 @@ void StatusFile::refresh(const WaitingCall& waiting) {
            identity_.rank, path_.c_str(), why.c_str());
 }
 
-std::string StatusFile::text(const WaitingCall& waiting) const {
+std::string StatusFile::text(const WaitingCall& waiting,
+                             const RelayedWaits* relayed) const {
   const uint64_t latest = calls_->latest();
   const std::optional<CallSignature> call = calls_->find(latest);
   std::string text = format(
@@ -79,10 +81,16 @@ std::string StatusFile::text(const WaitingCall& waiting) const {
   if (call) text += "latest_op " + describeCall(*call) + "\n";
   // Any wait at all: one that has just begun is worth showing too.
   const std::optional<WaitingCall::Stall> stall = waiting.stalledFor(0);
-  if (stall)
-    text += format("waiting %llu %d %.1f\nwaiting_leg %s\n",
-                   static_cast<unsigned long long>(stall->sequence),
-                   stall->peer, stall->seconds, names_->leg(*stall).c_str());
+  if (!stall) return text;
+  text += format("waiting %llu %d %.1f\nwaiting_leg %s\n",
+                 static_cast<unsigned long long>(stall->sequence), stall->peer,
+                 stall->seconds, names_->leg(*stall).c_str());
+  // The peer waited for waits itself: the rank at the end of the chain.
+  if (relayed) {
+    const auto found = relayed->find(stall->peer);
+    if (found != relayed->end() && !found->second.chain.empty())
+      text += format("waiting_root %d\n", found->second.chain.back());
+  }
   return text;
 }
 

@@ -4,7 +4,9 @@
 // DIR/<comm>.rank<R>, a few "key value" lines: its rank, nranks, host,
 // pid, the latest collective call it made, what it waits for now (the
 // call, the peer, seconds, and the leg: "on its tcp link: 2 of 4 pieces
-// received") and the wall-clock time of writing. The call
+// received"; when the peer said it waits for another rank itself, the
+// rank at the end of that chain of waits: "waiting_root 1") and the
+// wall-clock time of writing. The call
 // probe's thread (core/call_probe.h) refreshes it at most once a second,
 // so no operation ever waits on the file system; a file whose time stops
 // moving belongs to a stopped or dead process. `hetccl-info --status DIR`
@@ -44,11 +46,14 @@ class StatusFile {
   StatusFile& operator=(const StatusFile&) = delete;
 
   // Rewrites the file when kRefreshSeconds have passed since the last time.
-  void refresh(const WaitingCall& waiting);
+  // `relayed` (may be null): what the peers said they wait for themselves.
+  void refresh(const WaitingCall& waiting,
+               const RelayedWaits* relayed = nullptr);
   const std::string& path() const { return path_; }
 
  private:
-  std::string text(const WaitingCall& waiting) const;
+  std::string text(const WaitingCall& waiting,
+                   const RelayedWaits* relayed) const;
   // Writes `text` to the temporary name and renames it over the file; on
   // failure, says why (errno's words).
   bool replace(const std::string& text, std::string& why) const;

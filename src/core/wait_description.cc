@@ -29,6 +29,17 @@ std::string WaitDescription::leg(const WaitingCall::Stall& stall) const {
   return onLink(stall);
 }
 
+std::string WaitDescription::relayed(const RelayedWait& relayed) const {
+  if (relayed.chain.empty()) return "";
+  std::string text = format("rank %d itself waits for %s", relayed.from,
+                            peer(relayed.chain.front()).c_str());
+  if (!relayed.leg.empty()) text += " " + relayed.leg;
+  for (size_t i = 1; i < relayed.chain.size(); ++i)
+    text += format("; rank %d in turn waits for %s", relayed.chain[i - 1],
+                   peer(relayed.chain[i]).c_str());
+  return text;
+}
+
 std::string WaitDescription::onLink(const WaitingCall::Stall& stall) const {
   const bool known =
       stall.peer >= 0 && stall.peer < static_cast<int>(peers_.size());

@@ -2,17 +2,33 @@
 // for (its domain, host and pid), the leg it is on (a link and its
 // transport, or a step of the domain's back-end), how far the transfer
 // got, the GPU engine's stage, and the latest call the peer's transfers
-// showed this rank.
+// showed this rank; and what a waited-for peer said it waits for itself
+// (the call probe's relay, core/call_probe.h).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "op/waiting_call.h"
 
 namespace hetccl {
+
+// What a peer this rank waits for said it waits for itself (the call
+// probe's kWaitsFor): a chain of waits, so that a rank that waits for a
+// live rank names the one at the end, the stopped or hung one.
+struct RelayedWait {
+  int from = -1;          // the peer that said it
+  uint64_t sequence = 0;  // the call its own wait is in (0: send/receive)
+  // The rank `from` waits for, then whom that one waits for, and so on:
+  // never empty, no rank twice, neither `from` nor this rank.
+  std::vector<int> chain;
+  std::string leg;  // where `from` waits for chain.front(), in its words
+};
+// The latest relayed wait of each peer that sent one, by that peer.
+using RelayedWaits = std::map<int, RelayedWait>;
 
 class WaitDescription {
  public:
@@ -35,6 +51,10 @@ class WaitDescription {
   // transfer from rank 6 here belonged to op #41", or "inside domain 0's
   // host collectives, waiting for its broadcast data".
   std::string leg(const WaitingCall::Stall& stall) const;
+  // "rank 0 itself waits for rank 1 (domain 0, host X, pid 9) inside
+  // domain 0's host collectives", then "; rank 1 in turn waits for ..."
+  // for each further rank of the chain.
+  std::string relayed(const RelayedWait& relayed) const;
 
  private:
   std::string onLink(const WaitingCall::Stall& stall) const;

@@ -6,7 +6,9 @@
 // rank 1 go on (SIGCONT), and the all-reduce and the next one complete
 // with the right result: a stall is reported, not turned into an error.
 // In 2 domains over shm and over tcp (CPU ranks), 3 domains over tcp,
-// and emulated GPU ranks over tcp (the staged engine's proxy).
+// and emulated GPU ranks over tcp (the staged engine's proxy). A chain of
+// waits: a rank that waits for a live rank, itself waiting for the
+// stopped one, names the stopped one too (the call probe's relay).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -54,6 +57,31 @@ std::string stallLineAboutRankOne(const std::string& log) {
         line.find("for rank 1 (domain") != std::string::npos)
       return line;
   return "";
+}
+
+// The files of `dir` whose name ends in `suffix`, read.
+std::vector<std::string> filesEndingIn(const std::string& dir,
+                                       const std::string& suffix) {
+  std::vector<std::string> texts;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > suffix.size() && name.front() != '.' &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      texts.push_back(readFile(entry.path().string()));
+  }
+  return texts;
+}
+
+// A blocking all-reduce (sum) of one int64, `mine`, checked against `total`:
+// fewer elements than domains, so the last domain alone reduces it.
+void checkAllReduceOfOne(ncclComm_t comm, int64_t mine, int64_t total,
+                         const std::string& context) {
+  int64_t result = -1;
+  MP_CHECK_NCCL(
+      ncclAllReduce(&mine, &result, 1, ncclInt64, ncclSum, comm, nullptr))
+      << context;
+  MP_CHECK(result == total)
+      << context << ": all-reduce gave " << result << ", expected " << total;
 }
 
 class StoppedPeerTest : public ::testing::TestWithParam<StreamModeParam> {};
@@ -253,6 +281,87 @@ TEST(StallReport, AStreamDrivenLaunchThatWaitsIsReported) {
             << "rank 0 said nothing of its waiting launch within "
                "HETCCL_STALL_WARN + 2 s; its log:\n"
             << log;
+      },
+      options);
+  (void)std::system(("rm -rf " + dir).c_str());
+}
+
+// Three CPU ranks in three domains over tcp, the pipelined all-reduce of
+// one element (no one-shot plan): the last domain's rank 2 alone reduces
+// the element (algo/ownership.h), so it waits for the stopped rank 1's
+// partial, while rank 0 waits for rank 2's result, not for rank 1. Its stall
+// line must name rank 1 all the same, as the one the reducer waits for, and its
+// status file must say the chain ends at rank 1.
+TEST(StallReport, AChainOfWaitsNamesTheStoppedRankAtItsEnd) {
+  char dirTemplate[] = "/tmp/hetccl-stall-XXXXXX";
+  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  const std::string statusDir = dir + "/status";
+  std::filesystem::create_directory(statusDir);
+  RunOptions options;
+  options.timeoutSeconds = 60;
+  options.env = {{"HETCCL_STALL_WARN", std::to_string(kStallWarnSeconds)},
+                 {"HETCCL_DEBUG", "WARN"},
+                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"},
+                 {"HETCCL_STATUS_DIR", statusDir},
+                 {"HETCCL_ONE_SHOT_MAX", "0"}};
+  DomainLayout{{0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}.applyTo(
+      &options);
+  runRanks(
+      3,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        checkDomainCount(comm, 3);
+        checkAllReduceOfOne(comm, 1, 3, "before the stop");
+        const std::vector<std::string> pids =
+            ctx.exchange(std::to_string(::getpid()));
+        std::vector<std::string> logs(3), files;
+        std::thread waker;
+        if (ctx.rank() == 1) {
+          sleepSeconds(0.3);
+          ::kill(::getpid(), SIGSTOP);  // goes on at rank 0's SIGCONT
+        } else if (ctx.rank() == 0) {
+          waker = std::thread([&] {
+            sleepSeconds(0.3 + kStallWarnSeconds + kReportSlackSeconds);
+            for (int r : {0, 2})
+              logs[r] = readFile(dir + "/rank." + pids[r] + ".log");
+            files = filesEndingIn(statusDir, ".rank0");
+            for (const std::string& text : filesEndingIn(statusDir, ".rank2"))
+              files.push_back(text);
+            ::kill(std::stoi(pids[1]), SIGCONT);
+          });
+        }
+        checkAllReduceOfOne(comm, 1, 3, "across the stop");
+        if (waker.joinable()) waker.join();
+        checkAllReduceOfOne(comm, 1, 3, "after the stop");
+        if (ctx.rank() != 0) return;
+        int direct = 0, relayed = 0;
+        for (int r : {0, 2}) {
+          std::printf("rank %d's log:\n%s", r, logs[r].c_str());
+          // The relayed words hold "for rank 1 (domain" too.
+          const std::string line = stallLineAboutRankOne(logs[r]);
+          if (line.find("itself waits for rank 1 (domain 1, host ") !=
+              std::string::npos)
+            ++relayed;
+          else if (!line.empty())
+            ++direct;
+          else
+            MP_CHECK(false) << "rank " << r
+                            << " named rank 1 in no stall line within "
+                               "HETCCL_STALL_WARN + 2 s; its log:\n"
+                            << logs[r];
+        }
+        MP_CHECK(direct == 1 && relayed == 1)
+            << "expected one rank waiting for rank 1 and one waiting for it "
+               "through the other, got "
+            << direct << " and " << relayed << "; rank 0's log:\n"
+            << logs[0] << "rank 2's log:\n"
+            << logs[2];
+        bool rootInFile = false;
+        for (const std::string& text : files)
+          rootInFile |= text.find("\nwaiting_root 1\n") != std::string::npos;
+        MP_CHECK(rootInFile)
+            << "no status file says the chain of waits ends at rank 1";
       },
       options);
   (void)std::system(("rm -rf " + dir).c_str());

@@ -4,7 +4,10 @@
 // `hetccl-info --status DIR`, which must name rank 1 as the likely root of
 // the stall and ranks 0 and 2 as waiting for it. Rank 0 then lets rank 1
 // go on (SIGCONT): the all-reduce completes with the right result, and once
-// the communicator is destroyed its status files are gone.
+// the communicator is destroyed its status files are gone. Then the same
+// with rank 1's file made old (its `time` line set back a minute, which
+// the stopped process cannot undo): the summary must call it stale and
+// still name rank 1 as the root, without the test waiting kStaleSeconds.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -13,7 +16,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,11 +69,43 @@ size_t filesIn(const std::string& dir) {
   return count;
 }
 
-void checkSummary(const std::string& summary) {
+// Sets the `time` line of the status file of `dir` ending in `suffix`
+// back `seconds`; whether there was one.
+bool ageStatusFile(const std::string& dir, const std::string& suffix,
+                   double seconds) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.front() == '.' || name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    std::ifstream in(entry.path());
+    std::string text;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("time ", 0) == 0)
+        line = "time " + std::to_string(std::stod(line.substr(5)) - seconds);
+      text += line + "\n";
+    }
+    in.close();
+    std::ofstream(entry.path(), std::ios::trunc) << text;
+    return true;
+  }
+  return false;
+}
+
+void checkSummary(const std::string& summary, bool stale) {
   MP_CHECK(hasLine(summary, "  most likely at the root of the stall: rank 1 ",
                    "rank(s) 0, 2 wait for it"))
       << "the summary does not name rank 1 as the root:\n"
       << summary;
+  if (stale) {
+    MP_CHECK(hasLine(summary, "  most likely at the root of the stall: rank 1 ",
+                     "its file is stale"))
+        << "the summary does not say rank 1's file is stale:\n"
+        << summary;
+    MP_CHECK(hasLine(summary, "  rank 1 (host ", "STALE: not refreshed for"))
+        << "the summary does not mark rank 1 STALE:\n"
+        << summary;
+  }
   for (const char* waiter : {"  rank 0 (host ", "  rank 2 (host "})
     MP_CHECK(hasLine(summary, waiter, "waits for rank 1 in call #"))
         << "the summary does not show " << waiter
@@ -76,7 +113,7 @@ void checkSummary(const std::string& summary) {
         << summary;
 }
 
-TEST(StatusFiles, NameTheStoppedRankAndGoAwayWithTheCommunicator) {
+void runWithRankOneStopped(bool stale) {
   char dirTemplate[] = "/tmp/hetccl-status-XXXXXX";
   ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
   const std::string dir = dirTemplate;
@@ -101,6 +138,9 @@ TEST(StatusFiles, NameTheStoppedRankAndGoAwayWithTheCommunicator) {
         } else if (ctx.rank() == 0) {
           waker = std::thread([&] {
             sleepSeconds(0.3 + kStoppedSeconds);
+            if (stale)
+              MP_CHECK(ageStatusFile(dir, ".rank1", 60))
+                  << "rank 1 has no status file";
             summary =
                 outputOf(std::string(HETCCL_INFO_PATH) + " --status " + dir);
             ::kill(std::stoi(pids[1]), SIGCONT);
@@ -111,7 +151,7 @@ TEST(StatusFiles, NameTheStoppedRankAndGoAwayWithTheCommunicator) {
         if (ctx.rank() == 0) {
           std::printf("hetccl-info --status %s:\n%s", dir.c_str(),
                       summary.c_str());
-          checkSummary(summary);
+          checkSummary(summary, stale);
         }
         comm.destroy();
         ctx.barrier();
@@ -121,6 +161,14 @@ TEST(StatusFiles, NameTheStoppedRankAndGoAwayWithTheCommunicator) {
       },
       options);
   std::filesystem::remove_all(dir);
+}
+
+TEST(StatusFiles, NameTheStoppedRankAndGoAwayWithTheCommunicator) {
+  runWithRankOneStopped(false);
+}
+
+TEST(StatusFiles, CallAStoppedRanksOldFileStaleAndNameItTheRoot) {
+  runWithRankOneStopped(true);
 }
 
 }  // namespace

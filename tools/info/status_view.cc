@@ -29,6 +29,7 @@ bool parseField(const std::string& key, const std::string& value,
     status.waitingLeg = value;
     return true;
   }
+  if (key == "waiting_root") return static_cast<bool>(in >> status.waitingRoot);
   if (key == "waiting") {
     status.waiting = true;
     return static_cast<bool>(in >> status.waitingCall >> status.waitingPeer >>
@@ -77,6 +78,9 @@ std::string waitText(const RankStatus& status) {
   std::string text = format("waits for %s in %s for %.1f s", peer.c_str(),
                             in.c_str(), status.waitingSeconds);
   if (!status.waitingLeg.empty()) text += " (" + status.waitingLeg + ")";
+  if (status.waitingRoot >= 0 && status.waitingRoot != status.waitingPeer)
+    text += format("; that rank waits in turn, and the chain ends at rank %d",
+                   status.waitingRoot);
   return text;
 }
 
@@ -99,11 +103,27 @@ std::vector<int> waitersOf(const std::vector<RankStatus>& comm, int rank) {
   return waiters;
 }
 
+// The ranks whose peer said the chain of waits ends at `rank`, beyond that
+// peer (a file that stopped moving says old news, so it counts not).
+std::vector<int> chainWaitersOf(const std::vector<RankStatus>& comm, int rank,
+                                double now) {
+  std::vector<int> waiters;
+  for (const RankStatus& status : comm)
+    if (status.waiting && status.waitingRoot == rank &&
+        status.waitingPeer != rank && !isStale(status, now))
+      waiters.push_back(status.rank);
+  return waiters;
+}
+
 // Whether `a` is the likelier root: a stale rank first (the process
-// stopped), then the one more ranks wait for, then the one furthest behind.
+// stopped), then the one more chains of waits end at, then the one more
+// ranks wait for, then the one furthest behind.
 bool likelierRoot(const RankStatus& a, const RankStatus& b,
                   const std::vector<RankStatus>& comm, double now) {
   if (isStale(a, now) != isStale(b, now)) return isStale(a, now);
+  const size_t chainsA = chainWaitersOf(comm, a.rank, now).size();
+  const size_t chainsB = chainWaitersOf(comm, b.rank, now).size();
+  if (chainsA != chainsB) return chainsA > chainsB;
   const size_t waitersA = waitersOf(comm, a.rank).size();
   const size_t waitersB = waitersOf(comm, b.rank).size();
   if (waitersA != waitersB) return waitersA > waitersB;
@@ -111,13 +131,15 @@ bool likelierRoot(const RankStatus& a, const RankStatus& b,
 }
 
 // A rank that others wait for and that waits for nobody itself (or no
-// longer refreshes its file, so its own wait is old news).
+// longer refreshes its file, so its own wait is old news), or one that
+// chains of waits end at, as the ranks waited for said.
 const RankStatus* waitedForRoot(const std::vector<RankStatus>& comm,
                                 double now) {
   const RankStatus* root = nullptr;
   for (const RankStatus& status : comm) {
-    if (waitersOf(comm, status.rank).empty()) continue;
-    if (status.waiting && !isStale(status, now)) continue;
+    const bool chainsEnd = !chainWaitersOf(comm, status.rank, now).empty();
+    if (waitersOf(comm, status.rank).empty() && !chainsEnd) continue;
+    if (status.waiting && !isStale(status, now) && !chainsEnd) continue;
     if (!root || likelierRoot(status, *root, comm, now)) root = &status;
   }
   return root;
@@ -133,9 +155,16 @@ std::string rootLine(const std::vector<RankStatus>& comm, double now) {
   const RankStatus* root = waitedForRoot(comm, now);
   std::string why;
   if (root) {
-    why = "rank(s) " + rankList(waitersOf(comm, root->rank)) + " wait for it";
+    const std::vector<int> waiters = waitersOf(comm, root->rank);
+    const std::vector<int> chains = chainWaitersOf(comm, root->rank, now);
+    if (!waiters.empty()) why = "rank(s) " + rankList(waiters) + " wait for it";
+    if (!chains.empty())
+      why += (why.empty() ? "" : "; ") + std::string("rank(s) ") +
+             rankList(chains) +
+             " wait for it through the rank(s) they wait for";
     why += isStale(*root, now) ? "; its file is stale (the process stopped, "
                                  "hung hard or died)"
+           : root->waiting     ? ""
                                : "; it waits for nobody";
   } else {
     root = &*std::min_element(comm.begin(), comm.end(),

@@ -27,6 +27,9 @@ struct RankStatus {
   int waitingPeer = -1;  // -1: a rank of another domain, unknown which
   double waitingSeconds = 0;
   std::string waitingLeg;  // "on its tcp link: 2 of 4 pieces received"
+  // The rank at the end of the chain of waits, as the peer waited for
+  // said it (the call probe's relay); -1 when none said so.
+  int waitingRoot = -1;
 };
 
 // A file older than this belongs to a process that stopped refreshing it

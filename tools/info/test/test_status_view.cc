@@ -15,7 +15,8 @@ constexpr double kNow = 1000;
 // A rank's file text, written `age` seconds before kNow; `waiting`: the
 // "waiting" line's value, or "" for none.
 std::string statusText(int rank, int nranks, unsigned latest,
-                       const std::string& waiting, double age = 0.5) {
+                       const std::string& waiting, double age = 0.5,
+                       int waitingRoot = -1) {
   std::string text =
       "comm 00ab\nrank " + std::to_string(rank) + "\nnranks " +
       std::to_string(nranks) + "\nhost node" + std::to_string(rank) + "\npid " +
@@ -23,6 +24,8 @@ std::string statusText(int rank, int nranks, unsigned latest,
       "\nlatest " + std::to_string(latest) +
       "\nlatest_op allReduce(1 x float32, sum)\n";
   if (!waiting.empty()) text += "waiting " + waiting + "\n";
+  if (waitingRoot >= 0)
+    text += "waiting_root " + std::to_string(waitingRoot) + "\n";
   return text;
 }
 
@@ -55,6 +58,15 @@ TEST(StatusView, ParsesEveryField) {
   EXPECT_EQ(status->waitingCall, 7u);
   EXPECT_EQ(status->waitingPeer, 1);
   EXPECT_DOUBLE_EQ(status->waitingSeconds, 2.5);
+}
+
+TEST(StatusView, ParsesTheRootOfAChainOfWaits) {
+  std::optional<RankStatus> status =
+      parseStatus(statusText(2, 4, 7, "7 0 2.5", 0.5, 1));
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->waitingPeer, 0);
+  EXPECT_EQ(status->waitingRoot, 1);
+  EXPECT_EQ(parseStatus(statusText(2, 4, 7, "7 0 2.5"))->waitingRoot, -1);
 }
 
 TEST(StatusView, RefusesOtherTexts) {
@@ -101,6 +113,28 @@ TEST(StatusView, PrefersAStaleRankOthersWaitFor) {
                        "most likely at the root of the stall: rank 2 (host "
                        "node2, pid 102): rank(s) 0 wait for it; its file is "
                        "stale"))
+      << summary;
+}
+
+// Ranks 2 and 3 wait for rank 0, which waits for rank 1; rank 1, stopped
+// a moment ago in a wait for rank 0, has a fresh file still: what rank 0
+// told ranks 2 and 3 (waiting_root 1) names rank 1, not a ring.
+TEST(StatusView, NamesTheRankChainsOfWaitsEndAt) {
+  const std::string summary = summarizeStatus(
+      parseAll({statusText(0, 4, 5, "5 1 2"), statusText(1, 4, 5, "5 0 2"),
+                statusText(2, 4, 5, "5 0 2", 0.5, 1),
+                statusText(3, 4, 5, "5 0 2", 0.5, 1)}),
+      kNow);
+  EXPECT_TRUE(contains(summary,
+                       "rank 2 (host node2, pid 102): latest call #5 "
+                       "allReduce(1 x float32, sum); waits for rank 0 in call "
+                       "#5 for 2.0 s; that rank waits in turn, and the chain "
+                       "ends at rank 1"))
+      << summary;
+  EXPECT_TRUE(contains(summary,
+                       "most likely at the root of the stall: rank 1 (host "
+                       "node1, pid 101): rank(s) 0 wait for it; rank(s) 2, 3 "
+                       "wait for it through the rank(s) they wait for\n"))
       << summary;
 }
 
