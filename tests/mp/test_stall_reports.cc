@@ -9,7 +9,8 @@
 // and emulated GPU ranks over tcp (the staged engine's proxy). Waits inside
 // a host domain are named too: in 2 domains of 2 CPU ranks, rank 0 waits
 // for rank 1 inside its domain's host collectives, and in one domain of 2
-// CPU ranks (no call probe, a stall watch) rank 0 names rank 1 likewise.
+// CPU ranks (no call probe, a stall watch) rank 0 names rank 1 likewise,
+// in an all-reduce and in a send and receive.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -254,8 +255,13 @@ TEST(StallReport, ABootstrapRootNamesTheRanksThatHaveNotArrived) {
 }
 
 // The same for a send and a receive: rank 0's grouped exchange with a
-// stopped rank 1 is reported, then completes once rank 1 goes on.
-TEST(StallReport, ASendAndReceiveWithAStoppedPeerIsReported) {
+// stopped rank 1 is reported, then completes once rank 1 goes on; across
+// domains over tcp, and in one domain of CPU ranks (the host collectives).
+class StoppedSendPeerTest : public ::testing::TestWithParam<DomainStallParam> {
+};
+
+TEST_P(StoppedSendPeerTest, ASendAndReceiveWithAStoppedPeerIsReported) {
+  const DomainStallParam& param = GetParam();
   char dirTemplate[] = "/tmp/hetccl-stall-XXXXXX";
   ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
   const std::string dir = dirTemplate;
@@ -264,12 +270,16 @@ TEST(StallReport, ASendAndReceiveWithAStoppedPeerIsReported) {
   options.env = {{"HETCCL_STALL_WARN", std::to_string(kStallWarnSeconds)},
                  {"HETCCL_DEBUG", "WARN"},
                  {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
-  DomainLayout{{0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}.applyTo(
-      &options);
+  param.domains.applyTo(&options);
+  const std::string leg = param.transport.empty()
+                              ? "inside domain 0's host collectives, waiting "
+                                "for its matching send or receive"
+                              : "on its " + param.transport + " link";
   runRanks(
       2,
       [&](RankContext& ctx) {
         ncclComm_t comm = ctx.initComm();
+        checkDomainCount(comm, param.domains.count());
         const std::vector<std::string> pids =
             ctx.exchange(std::to_string(::getpid()));
         std::string lineInTime;
@@ -299,7 +309,7 @@ TEST(StallReport, ASendAndReceiveWithAStoppedPeerIsReported) {
         if (ctx.rank() == 1) return;
         MP_CHECK(lineInTime.find("a send or receive has waited") !=
                      std::string::npos &&
-                 lineInTime.find("on its tcp link") != std::string::npos)
+                 lineInTime.find(leg) != std::string::npos)
             << "rank 0 logged no stall line about its send/receive with rank "
                "1 within HETCCL_STALL_WARN + 2 s: '"
             << lineInTime << "'";
@@ -365,6 +375,17 @@ INSTANTIATE_TEST_SUITE_P(
             DomainLayout{{0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}},
         StreamModeParam{2, true, emulatedCapturesOverTcp({0, 1})}),
     [](const ::testing::TestParamInfo<StreamModeParam>& info) {
+      return info.param.name();
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    Mp, StoppedSendPeerTest,
+    ::testing::Values(
+        DomainStallParam{
+            DomainLayout{{0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}},
+            "tcp"},
+        DomainStallParam{oneDomain(), ""}),
+    [](const ::testing::TestParamInfo<DomainStallParam>& info) {
       return info.param.name();
     });
 
