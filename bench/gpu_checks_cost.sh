@@ -10,8 +10,12 @@
 #     pretend hosts over tcp (the staged GPU engine): all-reduce busbw
 #     from 1 MB to 64 MB (bench/compare_builds.py, each build's own
 #     hetccl-perf).
-# Usage: BASE_SRC=DIR [ROUNDS=3] [PATHS="shm tcp"] bash bench/gpu_checks_cost.sh OUTDIR
+#   With SMALL_PATHS, the same paths' time per all-reduce from 8 B to
+#   32 KB as well (nccl-tests' time column, 200 iterations per size).
+# Usage: BASE_SRC=DIR [ROUNDS=3] [PATHS="shm tcp"] [SMALL_PATHS="shm tcp"]
+#        [LOW_LATENCY=0] bash bench/gpu_checks_cost.sh OUTDIR
 #   PATHS: which busbw comparisons to run (default both; empty: none).
+#   LOW_LATENCY=0 skips the hetero_stream_check rounds.
 #   BASE_BUILD / AFTER_BUILD: builds made already (with the CUDA module and
 #   hetero_stream_check), used instead of building BASE_SRC and this tree.
 set -uo pipefail
@@ -45,30 +49,34 @@ check() {  # BUILD_DIR: the 8 KB all-reduce line of the low-latency kernel
     timeout 120 "$exe" "$1/src/libhetccl-cuda.so" --threads 2>&1 |
     grep 'rank 0: all-reduce of 8192 bytes' | head -1
 }
-for ((i = 1; i <= rounds; i++)); do
-  echo "round $i base:  $(check "$base")"
-  echo "round $i after: $(check "$after")"
-done | tee "$out/low-latency.txt"
+if [[ ${LOW_LATENCY:-1} != 0 ]]; then
+  for ((i = 1; i <= rounds; i++)); do
+    echo "round $i base:  $(check "$base")"
+    echo "round $i after: $(check "$after")"
+  done | tee "$out/low-latency.txt"
+fi
 
 real_nccl=$(cd "$repo/bench" && "$py" -c \
   'import gpu_sweep as g; print(g.find_nvidia_nccl(None))' 2>/dev/null)
 compare() {  # NAME LABEL ENV...: one busbw comparison of the two builds
   local name=$1 label=$2
   shift 2
+  local sizes=(-b 1M -e 64M -f 4 -w 3 -n 10)
+  [[ $name == small-* ]] && sizes=(-b 8 -e 32K -f 8 -w 20 -n 200)
   local envs=()
   for e in "$@"; do envs+=(--env "$e"); done
   "$py" "$repo/bench/compare_builds.py" --before "$base" --after "$after" \
     --own-tools --rounds "$rounds" --out "$out/gpu-$name-compare.md" \
     --label "$label" "${envs[@]}" --env "HETCCL_NCCL_LIBRARY=$real_nccl" \
-    -- -np 2 -D split:2 -x allreduce -d float32 -b 1M -e 64M -f 4 -w 3 -n 10 \
+    -- -np 2 -D split:2 -x allreduce -d float32 "${sizes[@]}" \
     >"$out/compare-$name.log" 2>&1
   tail -25 "$out/gpu-$name-compare.md"
 }
-for path in ${PATHS-shm tcp}; do
-  case $path in
-    shm) compare shm "2 GPU ranks on one H200 as 2 domains over shm (stream-driven)" \
+for path in ${PATHS-shm tcp} ${SMALL_PATHS:+$(printf 'small-%s ' $SMALL_PATHS)}; do
+  case ${path#small-} in
+    shm) compare "$path" "2 GPU ranks on one H200 as 2 domains over shm (stream-driven)" \
       HETCCL_TRANSPORT=shm ;;
-    tcp) compare tcp "2 GPU ranks on one H200, 2 pretend hosts over tcp" \
+    tcp) compare "$path" "2 GPU ranks on one H200, 2 pretend hosts over tcp" \
       HETCCL_HOSTID=A,B HETCCL_TRANSPORT=auto ;;
   esac
 done

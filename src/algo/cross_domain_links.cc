@@ -10,18 +10,17 @@ namespace hetccl {
 
 // Every registered transport is connected, since connecting is collective,
 // even by the ranks that need none of its links.
-CrossDomainLinks::CrossDomainLinks(Oob& oob,
-                                   const std::vector<RankPlacement>& placements,
-                                   const DomainMap& domains,
-                                   const TransportSettings& transports,
-                                   double setupTimeoutSeconds,
-                                   const PlanSettings& plans,
-                                   std::shared_ptr<AbortSignal> abort,
-                                   std::shared_ptr<const PeerLiveness> liveness,
-                                   std::shared_ptr<const CallLog> calls)
+CrossDomainLinks::CrossDomainLinks(
+    Oob& oob, const std::vector<RankPlacement>& placements,
+    const DomainMap& domains, const TransportSettings& transports,
+    double setupTimeoutSeconds, const PlanSettings& plans,
+    std::shared_ptr<AbortSignal> abort,
+    std::shared_ptr<const PeerLiveness> liveness,
+    std::shared_ptr<const CallLog> calls, std::shared_ptr<WaitingCall> waiting)
     : rank_(oob.rank()),
       choice_(std::make_shared<TransportChoice>(oob, placements, domains,
-                                                transports.selection)) {
+                                                transports.selection)),
+      waiting_(waiting ? std::move(waiting) : std::make_shared<WaitingCall>()) {
   std::vector<int> others;
   for (int r = 0; r < oob.nranks(); ++r)
     if (domains.domainOf(r) != domains.domainOf(rank_)) others.push_back(r);

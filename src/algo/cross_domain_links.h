@@ -25,14 +25,16 @@ class CrossDomainLinks {
   // `setupTimeoutSeconds` for a peer (0: forever); a link cuts transfers
   // into pieces after the plans' pipeline chunk (`plans`). `calls` (may be
   // null) are this rank's collective calls, for the transports' checks of
-  // calls that disagree.
+  // calls that disagree. `waiting`: the communicator's, where the waits on
+  // these links are marked (null: one of their own).
   CrossDomainLinks(Oob& oob, const std::vector<RankPlacement>& placements,
                    const DomainMap& domains,
                    const TransportSettings& transports,
                    double setupTimeoutSeconds, const PlanSettings& plans,
                    std::shared_ptr<AbortSignal> abort,
                    std::shared_ptr<const PeerLiveness> liveness,
-                   std::shared_ptr<const CallLog> calls = nullptr);
+                   std::shared_ptr<const CallLog> calls = nullptr,
+                   std::shared_ptr<WaitingCall> waiting = nullptr);
   ~CrossDomainLinks();
 
   Link& to(int peer) const;
@@ -48,7 +50,8 @@ class CrossDomainLinks {
   size_t bytesSent() const;
   size_t bytesReceived() const;
   // Where the engine that runs the plans marks its waits on these links,
-  // for the call probe (which may outlive the links).
+  // for the call probe (which may outlive the links): the communicator's
+  // WaitingCall, which its domain's waits mark too.
   const std::shared_ptr<WaitingCall>& waiting() const { return waiting_; }
 
  private:
@@ -57,7 +60,7 @@ class CrossDomainLinks {
   std::vector<std::unique_ptr<LinkSet>> linkSets_;
   std::map<int, std::shared_ptr<PiecedLink>> links_;
   std::string summary_;
-  const std::shared_ptr<WaitingCall> waiting_ = std::make_shared<WaitingCall>();
+  const std::shared_ptr<WaitingCall> waiting_;
 };
 
 }  // namespace hetccl

@@ -116,8 +116,12 @@ void CallProbe::tick() {
 void CallProbe::askIfStalled() {
   std::optional<WaitingCall::Stall> stall = waiting_->stalledFor(kStallSeconds);
   // A send or receive has no call number to ask about: both ends' calls
-  // travel in the transfer's header.
-  if (!stall || stall->sequence == 0 || held_ || abort_->raised()) return;
+  // travel in the transfer's header. A wait inside the domain is for a
+  // rank whose calls the domain's back-end compares (the host
+  // collectives' call board).
+  if (!stall || stall->sequence == 0 ||
+      stall->leg.kind == WaitLeg::Kind::kDomain || held_ || abort_->raised())
+    return;
   if (asked_ && asked_->sequence == stall->sequence &&
       asked_->peer == stall->peer)
     return;

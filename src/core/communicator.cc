@@ -8,6 +8,7 @@
 #include "bootstrap/root.h"
 #include "core/call_probe.h"
 #include "core/pass_through_call_check.h"
+#include "core/stall_watch.h"
 #include "core/subset_oob.h"
 #include "core/topology_map.h"
 #include "core/watchdog.h"
@@ -63,7 +64,8 @@ Communicator::Communicator(int rank, int nranks, CommConfig config,
       gpu_(currentGpuDevice()),
       opsAbort_(std::make_shared<AbortSignal>()),
       calls_(std::make_shared<CallLog>()),
-      liveness_(std::make_shared<PeerLiveness>(nranks)) {}
+      liveness_(std::make_shared<PeerLiveness>(nranks)),
+      waiting_(std::make_shared<WaitingCall>()) {}
 
 Communicator::~Communicator() {
   bootstrapAbort_ = true;
@@ -187,6 +189,7 @@ void Communicator::setUpDomains() {
     domainBackends_.assign(nranks_, domainRuntime());
     if (settings_.checkCalls && nranks_ > 1 && executor_->libraryFeatures())
       callCheck_ = std::make_unique<PassThroughCallCheck>(*bootstrap_);
+    startStallWatch(domains);
   } else {
     setUpHeterogeneous(oob, domains, placements);
   }
@@ -234,7 +237,7 @@ void Communicator::setUpHeterogeneous(
   auto links = std::make_shared<CrossDomainLinks>(
       oob, placements, domains, settings_.transports,
       settings_.bootstrap.timeoutSeconds, settings_.plans, opsAbort_, liveness_,
-      calls_);
+      calls_, waiting_);
   crossDomainLinks_ = links;
   startCallProbe(domains, links);
   transportChoice_ = links->choice();
@@ -271,10 +274,27 @@ void Communicator::startCallProbe(
     if (domains.domainOf(r) != domainIndex_) linkPeers.push_back(r);
   auto names = waitDescription(domains, links);
   callProbe_ = std::make_unique<CallProbe>(
-      *bootstrap_, calls_, links->waiting(), std::move(linkPeers), opsAbort_,
-      liveness_,
+      *bootstrap_, calls_, waiting_, std::move(linkPeers), opsAbort_, liveness_,
       StallReport(rank_, settings_.bootstrap.stallWarnSeconds, names, calls_),
       statusFile(names), names);
+}
+
+// One domain has no call probe (its back-end compares the calls): a
+// lighter thread reports its stalls and keeps its status file, when there
+// is something to do. A back-end whose waits are on the GPU stream marks
+// none, so only a status file (the latest call) makes one there; a single
+// rank waits for nobody.
+void Communicator::startStallWatch(const DomainMap& domains) {
+  const bool reportsStalls = settings_.bootstrap.stallWarnSeconds > 0 &&
+                             nranks_ > 1 &&
+                             domainBackendFor(domainRuntime()).marksWaits();
+  auto names = waitDescription(domains, nullptr);
+  std::unique_ptr<StatusFile> status = statusFile(names);
+  if (!reportsStalls && !status) return;
+  stallWatch_ = std::make_unique<StallWatch>(
+      waiting_,
+      StallReport(rank_, settings_.bootstrap.stallWarnSeconds, names, calls_),
+      std::move(status));
 }
 
 // Every rank by its domain, host and pid, with its link's transport if it
@@ -341,7 +361,7 @@ std::shared_ptr<Executor> Communicator::createDomainComm(
            members.size(), backend.name());
   return backend.create({oob, settings_.backends, settings_.timeoutSeconds,
                          gpu_ ? gpu_->ordinal : -1, opsAbort_,
-                         liveness_->subset(members)});
+                         liveness_->subset(members), waiting_, members});
 }
 
 // A GPU emulated on the host runs its domain on the host collectives, which

@@ -34,6 +34,7 @@ namespace hetccl {
 class Bootstrap;
 class CallProbe;
 class PassThroughCallCheck;
+class StallWatch;
 class StatusFile;
 class CrossDomainLinks;
 class TransportChoice;
@@ -151,6 +152,7 @@ class Communicator {
                           const std::vector<RankPlacement>& placements);
   void startCallProbe(const DomainMap& domains,
                       const std::shared_ptr<CrossDomainLinks>& links);
+  void startStallWatch(const DomainMap& domains);
   std::shared_ptr<const WaitDescription> waitDescription(
       const DomainMap& domains,
       const std::shared_ptr<CrossDomainLinks>& links) const;
@@ -187,6 +189,10 @@ class Communicator {
   // Which peer processes exited. A loss only matters to work that waits
   // for that peer, so it ends those waits rather than every operation.
   std::shared_ptr<PeerLiveness> liveness_;
+  // Where the operations' waits for a peer are marked (the plans' on their
+  // links, the engine proxy's, the host domain's for its peers), for the
+  // call probe, the stall reports and the status files.
+  std::shared_ptr<WaitingCall> waiting_;
   std::atomic<bool> bootstrapAbort_{false};
   std::atomic<uint64_t> opCount_{0};
   uint64_t collectiveCalls_ = 0;
@@ -209,6 +215,8 @@ class Communicator {
   std::unique_ptr<Watchdog> watchdog_;
   // With several domains; it uses the bootstrap, so it goes first.
   std::unique_ptr<CallProbe> callProbe_;
+  // With one domain, when it has something to report (core/stall_watch.h).
+  std::unique_ptr<StallWatch> stallWatch_;
   UserOps userOps_;
   Registrations registrations_;
   uint32_t nextTag_ = 1;

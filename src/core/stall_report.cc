@@ -39,7 +39,7 @@ std::optional<std::string> StallReport::check(const WaitingCall& waiting,
       "takes part (a stopped, hung or slower peer, or one waiting for "
       "another rank), or fails after HETCCL_TIMEOUT if that is set",
       rank_, describeOp(stall->sequence).c_str(), stall->seconds,
-      names_->peer(stall->peer).c_str(), names_->leg(*stall).c_str(),
+      names_->waitedFor(*stall).c_str(), names_->leg(*stall).c_str(),
       chain.c_str());
   LOG_WARN(kLogColl, "%s", line.c_str());
   nextWarnSeconds_ = 2 * stall->seconds;

@@ -1,11 +1,13 @@
 // Stall reports: which peer an operation waits for, said while it waits.
-// Once a wait for a peer's transfer in a collective (op/waiting_call.h:
-// the cross-domain plans' waits, the GPU engine proxy's) has lasted
-// HETCCL_STALL_WARN seconds, this rank logs a WARN line naming the call,
-// the peer, its domain, host and link, then again each time the same wait
-// has lasted twice as long, so that a job that hangs says who it waits
-// for without a debugger, and a slow one says so once. Checked on the call
-// probe's thread (core/call_probe.h), which looks at the waits anyway.
+// Once a wait for a peer in a collective (op/waiting_call.h: the
+// cross-domain plans' waits, the GPU engine proxy's, the host domain's
+// waits for its peers) has lasted HETCCL_STALL_WARN seconds, this rank
+// logs a WARN line naming the call, the peer, its domain, host and link
+// (or the domain's step), then again each time the same wait has lasted
+// twice as long, so that a job that hangs says who it waits for without a
+// debugger, and a slow one says so once. Checked on the call probe's
+// thread (core/call_probe.h), which looks at the waits anyway, or in a
+// communicator of one domain on the stall watch's (core/stall_watch.h).
 // When the peer waited for said it waits for another rank itself (the
 // probe's relay), the line names that rank too: a chain of waits ends at
 // the rank that stopped, whichever rank the line's own wait is for.

@@ -1,16 +1,17 @@
 // Status files (HETCCL_STATUS_DIR): a job that hangs says, in one place,
 // how far each rank got and whom it waits for, without a debugger and
-// without logs. Each rank of a communicator of several domains keeps
-// DIR/<comm>.rank<R>, a few "key value" lines: its rank, nranks, host,
-// pid, the latest collective call it made, what it waits for now (the
-// call, the peer, seconds, and the leg: "on its tcp link: 2 of 4 pieces
-// received"; when the peer said it waits for another rank itself, the
-// rank at the end of that chain of waits: "waiting_root 1") and the
-// wall-clock time of writing. The call
-// probe's thread (core/call_probe.h) refreshes it at most once a second,
-// so no operation ever waits on the file system; a file whose time stops
-// moving belongs to a stopped or dead process. `hetccl-info --status DIR`
-// reads them all (tools/info/status_view.h). The file is written under a
+// without logs. Each rank of a communicator keeps DIR/<comm>.rank<R>, a
+// few "key value" lines: its rank, nranks, host, pid, the latest
+// collective call it made, what it waits for now (the call, the peer,
+// seconds, and the leg: "on its tcp link: 2 of 4 pieces received", or
+// "inside domain 0's host collectives, ..."; when the peer said it waits
+// for another rank itself, the rank at the end of that chain of waits:
+// "waiting_root 1") and the wall-clock time of writing. The call probe's
+// thread (core/call_probe.h; in a communicator of one domain, the stall
+// watch's: core/stall_watch.h) refreshes it at most once a second, so no
+// operation ever waits on the file system; a file whose time stops moving
+// belongs to a stopped or dead process. `hetccl-info --status DIR` reads
+// them all (tools/info/status_view.h). The file is written under a
 // temporary name and renamed, so readers never see half of one, and it is
 // removed when the communicator goes.
 #pragma once

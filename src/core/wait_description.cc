@@ -19,11 +19,22 @@ std::string WaitDescription::peer(int rank) const {
   return peers_[rank].who;
 }
 
+std::string WaitDescription::waitedFor(const WaitingCall::Stall& stall) const {
+  if (stall.peer < 0 && stall.leg.kind == WaitLeg::Kind::kDomain)
+    return format("a rank of domain %d", domain_);
+  return peer(stall.peer);
+}
+
 std::string WaitDescription::leg(const WaitingCall::Stall& stall) const {
   if (stall.leg.kind == WaitLeg::Kind::kDomain) {
     std::string text =
         format("inside domain %d's %s", domain_, backend_.c_str());
-    if (stall.leg.step) text += format(", waiting for its %s", stall.leg.step);
+    // A step may name its owner already ("its input of a collective").
+    const char* step = stall.leg.step;
+    if (step)
+      text +=
+          format(", waiting for %s%s",
+                 std::string(step).rfind("its ", 0) == 0 ? "" : "its ", step);
     return text;
   }
   return onLink(stall);

@@ -46,6 +46,9 @@ class WaitDescription {
   // "rank 6 (domain 1, host nodeB, pid 42)"; "a rank of another domain"
   // when unknown.
   std::string peer(int rank) const;
+  // Whom `stall` waits for: peer(stall.peer), or "a rank of domain 0" for
+  // a wait inside the domain for any of several.
+  std::string waitedFor(const WaitingCall::Stall& stall) const;
   // Where `stall` waits and how far it got: "on its tcp link: 2 of 4
   // pieces received; the staged GPU engine's stage: network; the latest
   // transfer from rank 6 here belonged to op #41", or "inside domain 0's

@@ -14,6 +14,7 @@
 
 #include "domain/host/shm_settings.h"
 #include "op/executor.h"
+#include "op/waiting_call.h"
 #include "runtime/runtime.h"
 #include "util/abort_signal.h"
 #include "util/oob.h"
@@ -35,7 +36,10 @@ struct BackendSettings {
 // back-ends' settings (each takes its own slice), how long an operation
 // may wait for a peer (HETCCL_TIMEOUT; 0: forever), this rank's device
 // ordinal (GPU back-ends), the communicator's abort signal (raised by any
-// failed operation) and the liveness of the domain's peers.
+// failed operation), the liveness of the domain's peers, where a wait for
+// a peer is marked for the stall reports and status files (may be null:
+// unmarked) and the communicator's rank of each of the domain's ranks
+// (empty: the same as in the domain), which a marked wait names.
 struct DomainSetup {
   Oob& oob;
   const BackendSettings& settings;
@@ -43,6 +47,8 @@ struct DomainSetup {
   int device;
   std::shared_ptr<AbortSignal> abort;
   std::shared_ptr<const PeerLiveness> liveness;
+  std::shared_ptr<WaitingCall> waiting = nullptr;
+  std::vector<int> globalRanks = {};
 };
 
 class DomainBackend {
@@ -51,6 +57,9 @@ class DomainBackend {
   // "host collectives", "NCCL", "RCCL": for logs and hetccl-info.
   virtual const char* name() const = 0;
   virtual RuntimeKind runtime() const = 0;
+  // Whether its waits for the domain's peers mark DomainSetup::waiting
+  // (the host collectives'); a GPU back-end's wait on its stream does not.
+  virtual bool marksWaits() const { return false; }
   // Collective over setup.oob: the domain's communicator on this rank.
   virtual std::shared_ptr<Executor> create(const DomainSetup& setup) const = 0;
 };

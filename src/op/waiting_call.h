@@ -4,10 +4,14 @@
 // so no header ever shows the disagreement; the call probe
 // (core/call_probe.h) reads this to ask the peer about a call that has
 // waited long, and the stall reports and status files say from it who is
-// waited for, on which leg and how far the transfer got. The waits mark it
-// (a plan's waits on its links, the host domain's waits for its peers, the
-// GPU engine proxy's); the probe's thread reads it. One wait at a time is
-// remembered, the latest: a stall is what stays the latest for long.
+// waited for, on which leg and how far the transfer got. One per
+// communicator (core/communicator.h owns it): the waits mark it (a plan's
+// waits on its links, the host domain's waits for its peers through
+// DomainSetup, the GPU engine proxy's); the probe's thread (or, in a
+// communicator of one domain, the stall watch's: core/stall_watch.h) reads
+// it. One wait at a time is remembered, the latest: a stall is what stays
+// the latest for long. A scope that ends clears only its own wait, so a
+// wait that ends on one thread does not hide another thread's later one.
 #pragma once
 
 #include <chrono>
@@ -75,23 +79,23 @@ class WaitingCall {
 
   // A wait for `peer` (-1: unknown) in collective `sequence` (0: a send
   // or a receive) began `since`, on `leg`; `source` (may be null) says how
-  // many of the transfer's pieces are done whenever it is read.
-  void enter(uint64_t sequence, int peer, Clock::time_point since,
-             const WaitLeg& leg = {},
-             std::shared_ptr<const PieceSource> source = nullptr) {
+  // many of the transfer's pieces are done whenever it is read. Returns
+  // the wait's number, for leave().
+  uint64_t enter(uint64_t sequence, int peer, Clock::time_point since,
+                 const WaitLeg& leg = {},
+                 std::shared_ptr<const PieceSource> source = nullptr) {
     std::lock_guard<std::mutex> lock(mutex_);
-    wait_ = Wait{sequence, peer, since, leg, std::move(source)};
+    wait_ = Wait{sequence, peer, since, leg, std::move(source), ++entered_};
+    return entered_;
   }
-  void enter(uint64_t sequence, int peer, const WaitLeg& leg = {},
-             std::shared_ptr<const PieceSource> source = nullptr) {
-    enter(sequence, peer, Clock::now(), leg, std::move(source));
+  uint64_t enter(uint64_t sequence, int peer, const WaitLeg& leg = {},
+                 std::shared_ptr<const PieceSource> source = nullptr) {
+    return enter(sequence, peer, Clock::now(), leg, std::move(source));
   }
-  void leave() {
-    std::shared_ptr<const PieceSource> dropped;  // released unlocked
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (wait_) dropped = std::move(wait_->source);
-    wait_.reset();
-  }
+  // Ends the wait remembered now, whichever it is.
+  void leave() { leaveIf(0); }
+  // Ends wait number `entered` (from enter()), if it is still the latest.
+  void leave(uint64_t entered) { leaveIf(entered); }
 
   // The wait that has lasted at least `seconds`, if one has.
   std::optional<Stall> stalledFor(double seconds) const {
@@ -112,9 +116,20 @@ class WaitingCall {
     Clock::time_point since;
     WaitLeg leg;
     std::shared_ptr<const PieceSource> source;
+    uint64_t entered;
   };
+  // 0: any wait.
+  void leaveIf(uint64_t entered) {
+    std::shared_ptr<const PieceSource> dropped;  // released unlocked
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!wait_ || (entered != 0 && wait_->entered != entered)) return;
+    dropped = std::move(wait_->source);
+    wait_.reset();
+  }
+
   mutable std::mutex mutex_;
   std::optional<Wait> wait_;
+  uint64_t entered_ = 0;  // waits entered so far
 };
 
 // Marks one wait on `waiting` (may be null) for its scope.
@@ -124,16 +139,18 @@ class WaitScope {
             const WaitLeg& leg = {},
             std::shared_ptr<const PieceSource> source = nullptr)
       : waiting_(waiting) {
-    if (waiting_) waiting_->enter(sequence, peer, leg, std::move(source));
+    if (waiting_)
+      entered_ = waiting_->enter(sequence, peer, leg, std::move(source));
   }
   ~WaitScope() {
-    if (waiting_) waiting_->leave();
+    if (waiting_) waiting_->leave(entered_);
   }
   WaitScope(const WaitScope&) = delete;
   WaitScope& operator=(const WaitScope&) = delete;
 
  private:
   WaitingCall* waiting_;
+  uint64_t entered_ = 0;
 };
 
 }  // namespace hetccl

@@ -6,9 +6,13 @@
 // rank 1 go on (SIGCONT), and the all-reduce and the next one complete
 // with the right result: a stall is reported, not turned into an error.
 // In 2 domains over shm and over tcp (CPU ranks), 3 domains over tcp,
-// and emulated GPU ranks over tcp (the staged engine's proxy). A chain of
-// waits: a rank that waits for a live rank, itself waiting for the
-// stopped one, names the stopped one too (the call probe's relay).
+// and emulated GPU ranks over tcp (the staged engine's proxy). Waits inside
+// a host domain are named too: in 2 domains of 2 CPU ranks, rank 0 waits
+// for rank 1 inside its domain's host collectives, and in one domain of 2
+// CPU ranks (no call probe, a stall watch) rank 0 names rank 1 likewise,
+// in an all-reduce and in a send and receive. A chain of waits: a rank
+// that waits for a live rank, itself waiting for the stopped one, names
+// the stopped one too (the call probe's relay).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -147,6 +151,105 @@ TEST_P(StoppedPeerTest, IsNamedInAStallLineThenCarriesOn) {
   (void)std::system(("rm -rf " + dir).c_str());
 }
 
+// The stall line of this rank's log about `rank`'s wait for a rank, or ""
+// if none: "has waited ... for rank N (domain D".
+std::string stallLineFor(const std::string& log, const std::string& about) {
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("has waited") != std::string::npos &&
+        line.find(about) != std::string::npos)
+      return line;
+  return "";
+}
+
+struct DomainStallParam {
+  DomainLayout domains;
+  std::string transport;  // of the links; "" in one domain
+  std::string name() const { return domains.name(); }
+};
+
+void PrintTo(const DomainStallParam& param, std::ostream* out) {
+  *out << param.name();
+}
+
+class StoppedDomainPeerTest
+    : public ::testing::TestWithParam<DomainStallParam> {};
+
+// Rank 1 stops just after the others entered an all-reduce. Rank 0, of
+// its domain, must name it within HETCCL_STALL_WARN + 2 s as waited for
+// inside domain 0's host collectives; any rank of another domain names
+// whom it waits for with its domain and leg (its link, or its own domain's
+// step). After SIGCONT the all-reduces complete.
+TEST_P(StoppedDomainPeerTest, IsNamedInsideTheDomainThenCarriesOn) {
+  const DomainStallParam& param = GetParam();
+  const int nranks = static_cast<int>(
+      param.domains.labels.empty() ? 2 : param.domains.labels.size());
+  char dirTemplate[] = "/tmp/hetccl-stall-XXXXXX";
+  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  RunOptions options;
+  options.timeoutSeconds = 60;
+  options.env = {{"HETCCL_STALL_WARN", std::to_string(kStallWarnSeconds)},
+                 {"HETCCL_DEBUG", "WARN"},
+                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
+  param.domains.applyTo(&options);
+  runRanks(
+      nranks,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        checkDomainCount(comm, param.domains.count());
+        checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "before the stop");
+        const std::vector<std::string> pids =
+            ctx.exchange(std::to_string(::getpid()));
+        const std::string log = dir + "/rank." + pids[ctx.rank()] + ".log";
+        std::string lineInTime;
+        std::thread waker;
+        if (ctx.rank() == 1) {
+          sleepSeconds(0.3);
+          ::kill(::getpid(), SIGSTOP);  // goes on at rank 0's SIGCONT
+        } else if (ctx.rank() == 0) {
+          waker = std::thread([&] {
+            sleepSeconds(0.3 + kStallWarnSeconds + kReportSlackSeconds);
+            lineInTime = stallLineFor(readFile(log), "for rank 1 (domain 0");
+            ::kill(std::stoi(pids[1]), SIGCONT);
+          });
+        }
+        checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "across the stop");
+        if (waker.joinable()) waker.join();
+        checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "after the stop");
+        if (ctx.rank() == 1) return;
+        if (ctx.rank() == 0) {
+          std::printf("rank 0: %s\n", lineInTime.c_str());
+          MP_CHECK(lineInTime.find("allReduce") != std::string::npos &&
+                   lineInTime.find("host ") != std::string::npos &&
+                   lineInTime.find("inside domain 0's host collectives") !=
+                       std::string::npos)
+              << "rank 0 logged no stall line naming rank 1 inside domain "
+                 "0's host collectives within HETCCL_STALL_WARN + 2 s: '"
+              << lineInTime << "'; its log:\n"
+              << readFile(log);
+          return;
+        }
+        // Another domain's rank: whom it waits for, with the leg.
+        const std::string line = stallLineFor(readFile(log), "for rank ");
+        std::printf("rank %d: %s\n", ctx.rank(), line.c_str());
+        const std::string ownDomain =
+            "inside domain " + std::to_string(ctx.rank() / 2) + "'s";
+        MP_CHECK(line.find("allReduce") != std::string::npos &&
+                 line.find(" (domain ") != std::string::npos &&
+                 (line.find("on its " + param.transport + " link") !=
+                      std::string::npos ||
+                  line.find(ownDomain) != std::string::npos))
+            << "rank " << ctx.rank()
+            << " logged no stall line naming the rank it waits for, its "
+               "domain and the leg: '"
+            << line << "'; its log:\n"
+            << readFile(log);
+      },
+      options);
+  (void)std::system(("rm -rf " + dir).c_str());
+}
+
 // Rank 2 starts its init late: once the root has waited HETCCL_STALL_WARN
 // for the ranks, its process (rank 0's, which made the id) logs which ranks
 // arrived, from where, and which have not; the communicator then forms.
@@ -180,8 +283,13 @@ TEST(StallReport, ABootstrapRootNamesTheRanksThatHaveNotArrived) {
 }
 
 // The same for a send and a receive: rank 0's grouped exchange with a
-// stopped rank 1 is reported, then completes once rank 1 goes on.
-TEST(StallReport, ASendAndReceiveWithAStoppedPeerIsReported) {
+// stopped rank 1 is reported, then completes once rank 1 goes on; across
+// domains over tcp, and in one domain of CPU ranks (the host collectives).
+class StoppedSendPeerTest : public ::testing::TestWithParam<DomainStallParam> {
+};
+
+TEST_P(StoppedSendPeerTest, ASendAndReceiveWithAStoppedPeerIsReported) {
+  const DomainStallParam& param = GetParam();
   char dirTemplate[] = "/tmp/hetccl-stall-XXXXXX";
   ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
   const std::string dir = dirTemplate;
@@ -190,12 +298,16 @@ TEST(StallReport, ASendAndReceiveWithAStoppedPeerIsReported) {
   options.env = {{"HETCCL_STALL_WARN", std::to_string(kStallWarnSeconds)},
                  {"HETCCL_DEBUG", "WARN"},
                  {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
-  DomainLayout{{0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}.applyTo(
-      &options);
+  param.domains.applyTo(&options);
+  const std::string leg = param.transport.empty()
+                              ? "inside domain 0's host collectives, waiting "
+                                "for its matching send or receive"
+                              : "on its " + param.transport + " link";
   runRanks(
       2,
       [&](RankContext& ctx) {
         ncclComm_t comm = ctx.initComm();
+        checkDomainCount(comm, param.domains.count());
         const std::vector<std::string> pids =
             ctx.exchange(std::to_string(::getpid()));
         std::string lineInTime;
@@ -225,7 +337,7 @@ TEST(StallReport, ASendAndReceiveWithAStoppedPeerIsReported) {
         if (ctx.rank() == 1) return;
         MP_CHECK(lineInTime.find("a send or receive has waited") !=
                      std::string::npos &&
-                 lineInTime.find("on its tcp link") != std::string::npos)
+                 lineInTime.find(leg) != std::string::npos)
             << "rank 0 logged no stall line about its send/receive with rank "
                "1 within HETCCL_STALL_WARN + 2 s: '"
             << lineInTime << "'";
@@ -379,6 +491,29 @@ INSTANTIATE_TEST_SUITE_P(
             DomainLayout{{0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}},
         StreamModeParam{2, true, emulatedCapturesOverTcp({0, 1})}),
     [](const ::testing::TestParamInfo<StreamModeParam>& info) {
+      return info.param.name();
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    Mp, StoppedSendPeerTest,
+    ::testing::Values(
+        DomainStallParam{
+            DomainLayout{{0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}},
+            "tcp"},
+        DomainStallParam{oneDomain(), ""}),
+    [](const ::testing::TestParamInfo<DomainStallParam>& info) {
+      return info.param.name();
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    Mp, StoppedDomainPeerTest,
+    ::testing::Values(
+        DomainStallParam{domainsByLabel({0, 0, 1, 1}), "shm"},
+        DomainStallParam{
+            DomainLayout{{0, 0, 1, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}},
+            "tcp"},
+        DomainStallParam{oneDomain(), ""}),
+    [](const ::testing::TestParamInfo<DomainStallParam>& info) {
       return info.param.name();
     });
 

@@ -8,6 +8,8 @@
 // with rank 1's file made old (its `time` line set back a minute, which
 // the stopped process cannot undo): the summary must call it stale and
 // still name rank 1 as the root, without the test waiting kStaleSeconds.
+// The same in one domain of two CPU ranks (a stall watch, no call probe):
+// rank 0 waits for rank 1 inside the domain's host collectives.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -169,6 +171,63 @@ TEST(StatusFiles, NameTheStoppedRankAndGoAwayWithTheCommunicator) {
 
 TEST(StatusFiles, CallAStoppedRanksOldFileStaleAndNameItTheRoot) {
   runWithRankOneStopped(true);
+}
+
+TEST(StatusFiles, NameTheStoppedRankInsideOneDomain) {
+  char dirTemplate[] = "/tmp/hetccl-status-XXXXXX";
+  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  RunOptions options;
+  options.timeoutSeconds = 60;
+  options.env = {{"HETCCL_STATUS_DIR", dir}};
+  oneDomain().applyTo(&options);
+  runRanks(
+      2,
+      [&](RankContext& ctx) {
+        Comm comm(ctx.initComm());
+        checkDomainCount(comm.get(), 1);
+        checkAllReduceSum(comm.get(), 1, 2, nullptr, "before the stop");
+        const std::vector<std::string> pids =
+            ctx.exchange(std::to_string(::getpid()));
+        std::string summary;
+        std::thread waker;
+        if (ctx.rank() == 1) {
+          sleepSeconds(0.3);
+          ::kill(::getpid(), SIGSTOP);  // goes on at rank 0's SIGCONT
+        } else {
+          waker = std::thread([&] {
+            sleepSeconds(0.3 + kStoppedSeconds);
+            summary =
+                outputOf(std::string(HETCCL_INFO_PATH) + " --status " + dir);
+            ::kill(std::stoi(pids[1]), SIGCONT);
+          });
+        }
+        checkAllReduceSum(comm.get(), 1, 2, nullptr, "across the stop");
+        if (waker.joinable()) waker.join();
+        if (ctx.rank() == 0) {
+          std::printf("hetccl-info --status %s:\n%s", dir.c_str(),
+                      summary.c_str());
+          MP_CHECK(hasLine(summary,
+                           "  most likely at the root of the stall: rank 1 ",
+                           "rank(s) 0 wait for it"))
+              << "the summary does not name rank 1 as the root:\n"
+              << summary;
+          MP_CHECK(hasLine(summary, "  rank 0 (host ",
+                           "waits for rank 1 in call #") &&
+                   hasLine(summary, "  rank 0 (host ",
+                           "inside domain 0's host collectives"))
+              << "the summary does not show rank 0 waiting for rank 1 "
+                 "inside the domain:\n"
+              << summary;
+        }
+        comm.destroy();
+        ctx.barrier();
+        if (ctx.rank() == 0)
+          MP_CHECK(filesIn(dir) == 0)
+              << "status files remain after the communicator was destroyed";
+      },
+      options);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -153,6 +153,36 @@ TEST_F(StallReportTest, AWaitInsideTheDomainNamesItsBackendAndStep) {
       << *line;
 }
 
+TEST_F(StallReportTest, AStepThatNamesItsOwnerAndSeveralPeersReadWell) {
+  StallReport stalls = report(30);
+  WaitLeg leg;
+  leg.kind = WaitLeg::Kind::kDomain;
+  leg.step = "its input of a collective";
+  waitingSince(31, /*peer=*/-1, leg);
+  const std::optional<std::string> line = stalls.check(waiting_);
+  ASSERT_TRUE(line.has_value());
+  EXPECT_NE(line->find("for a rank of domain 0 inside domain 0's host "
+                       "collectives, waiting for its input of a collective;"),
+            std::string::npos)
+      << *line;
+}
+
+// A scope that ends clears its own wait only: a later wait marked on
+// another thread (a GPU rank's proxy, its domain's stream) stays.
+TEST(WaitScopeTest, EndingClearsOnlyItsOwnWait) {
+  WaitingCall waiting;
+  {
+    WaitScope first(&waiting, 3, 1);
+    EXPECT_TRUE(waiting.stalledFor(0).has_value());
+    waiting.enter(3, 2);  // another thread's, later
+  }
+  const std::optional<WaitingCall::Stall> left = waiting.stalledFor(0);
+  ASSERT_TRUE(left.has_value());
+  EXPECT_EQ(left->peer, 2);
+  { WaitScope second(&waiting, 4, 1); }
+  EXPECT_FALSE(waiting.stalledFor(0).has_value());
+}
+
 TEST_F(StallReportTest, ZeroTurnsReportsOff) {
   StallReport stalls = report(0);
   waitingSince(1000);

@@ -66,8 +66,11 @@ std::string describeRank(const RankStatus& status) {
 
 std::string waitText(const RankStatus& status) {
   if (!status.waiting) return "waits for nobody";
+  // No peer named: one of several inside its domain, or across.
   const std::string peer = status.waitingPeer >= 0
                                ? "rank " + std::to_string(status.waitingPeer)
+                           : status.waitingLeg.rfind("inside domain", 0) == 0
+                               ? "a rank of its domain"
                                : "a rank of another domain";
   // Call number 0: a send or receive, which has none.
   const std::string in =

@@ -19,6 +19,7 @@ void CallBoard::begin(uint64_t index, const CallSignature& call) {
   entry.call = call;
   entry.index.store(index, std::memory_order_release);
   current_ = index;
+  currentSequence_ = call.sequence;
 }
 
 // Read like a sequence lock: the index before and after the call must be

@@ -56,6 +56,10 @@ class CallBoard {
   // This rank starts collective number `index` (1, 2, ...): published
   // before any flag of it. By the collectives' thread.
   void begin(uint64_t index, const CallSignature& call);
+  // The current collective's number on the communicator (its
+  // CallSignature::sequence, the user's call's); 0 before the first. By
+  // the collectives' thread.
+  uint64_t currentSequence() const { return currentSequence_; }
   // Compares `peer`'s current collective with this rank's once the peer
   // published it; throws if they disagree. By the collectives' thread.
   void checkPeer(int peer);
@@ -83,6 +87,7 @@ class CallBoard {
   const std::vector<CallBoardArea*> areas_;
   const std::shared_ptr<AbortSignal> abort_;
   uint64_t current_ = 0;           // this rank's current collective
+  uint64_t currentSequence_ = 0;   // its number on the communicator
   std::vector<uint64_t> checked_;  // by peer: the collective compared last
   mutable std::mutex reportMutex_;
 };

@@ -7,16 +7,18 @@ namespace hetccl {
 std::shared_ptr<HostComm> HostComm::create(
     Oob& oob, const ShmSettings& settings, double timeoutSeconds,
     std::shared_ptr<AbortSignal> abort,
-    std::shared_ptr<const PeerLiveness> liveness) {
-  return std::shared_ptr<HostComm>(new HostComm(
-      oob, settings, timeoutSeconds, std::move(abort), std::move(liveness)));
+    std::shared_ptr<const PeerLiveness> liveness, WaitMarks marks) {
+  return std::shared_ptr<HostComm>(
+      new HostComm(oob, settings, timeoutSeconds, std::move(abort),
+                   std::move(liveness), std::move(marks)));
 }
 
 HostComm::HostComm(Oob& oob, const ShmSettings& settings, double timeoutSeconds,
                    std::shared_ptr<AbortSignal> abort,
-                   std::shared_ptr<const PeerLiveness> liveness)
+                   std::shared_ptr<const PeerLiveness> liveness,
+                   WaitMarks marks)
     : world_(oob, settings, timeoutSeconds, std::move(abort),
-             std::move(liveness)),
+             std::move(liveness), std::move(marks)),
       engine_(world_) {}
 
 void HostComm::launch(const std::vector<Op>& ops, StreamHandle stream) {

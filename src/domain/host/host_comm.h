@@ -19,11 +19,12 @@ class HostComm : public Executor,
   // at the same time. `abort` ends every wait of this communicator and is
   // raised by any failed operation, since a failed collective leaves the
   // ranks out of step; a wait for a peer ends after `timeoutSeconds` (0:
-  // never); `liveness` ends the waits for peers that exited.
+  // never); `liveness` ends the waits for peers that exited; `marks` say
+  // where waits for peers are marked, naming the communicator's ranks.
   static std::shared_ptr<HostComm> create(
       Oob& oob, const ShmSettings& settings, double timeoutSeconds,
       std::shared_ptr<AbortSignal> abort,
-      std::shared_ptr<const PeerLiveness> liveness);
+      std::shared_ptr<const PeerLiveness> liveness, WaitMarks marks = {});
 
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
   bool drain(double timeoutSeconds) override;
@@ -34,7 +35,7 @@ class HostComm : public Executor,
  private:
   HostComm(Oob& oob, const ShmSettings& settings, double timeoutSeconds,
            std::shared_ptr<AbortSignal> abort,
-           std::shared_ptr<const PeerLiveness> liveness);
+           std::shared_ptr<const PeerLiveness> liveness, WaitMarks marks);
   void execute(const std::vector<Op>& ops);
 
   ShmWorld world_;

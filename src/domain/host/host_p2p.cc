@@ -9,10 +9,10 @@
 #include <cstring>
 #include <deque>
 
-#include "util/dtype.h"
-#include "util/error.h"
 #include "domain/host/host_collectives.h"
 #include "op/op_traits.h"
+#include "util/dtype.h"
+#include "util/error.h"
 
 namespace hetccl {
 namespace {
@@ -118,7 +118,14 @@ void HostCollectives::sendRecv(const std::vector<const Op*>& ops) {
       }
     }
     if (progressed) continue;
-    // Nothing moved: back off until something can.
+    // Nothing moved: back off until something can. The wait is marked
+    // for the one peer left, or for several (-1).
+    int waitedFor = -1;
+    for (int peer = 0; peer < nranks_; ++peer)
+      if (!sends[peer].empty() || !recvs[peer].empty())
+        waitedFor = waitedFor == -1 ? peer : -2;
+    WaitScope marked =
+        world_.markP2pWait(waitedFor, "matching send or receive");
     SpinWait wait = world_.makeWait("a matching send or receive", -1);
     auto anyReady = [&] {
       for (int peer = 0; peer < nranks_; ++peer)

@@ -45,13 +45,15 @@ ShmWorld::Layout ShmWorld::layoutFor(int nranks, const ShmSettings& s) {
 
 ShmWorld::ShmWorld(Oob& oob, const ShmSettings& settings, double timeoutSeconds,
                    std::shared_ptr<AbortSignal> abort,
-                   std::shared_ptr<const PeerLiveness> liveness)
+                   std::shared_ptr<const PeerLiveness> liveness,
+                   WaitMarks marks)
     : rank_(oob.rank()),
       nranks_(oob.nranks()),
       settings_(settings),
       timeoutSeconds_(timeoutSeconds),
       abort_(std::move(abort)),
       liveness_(std::move(liveness)),
+      marks_(std::move(marks)),
       layout_(layoutFor(oob.nranks(), settings)),
       bases_(oob.nranks()) {
   SegmentExchange exchange;
@@ -109,6 +111,13 @@ void ShmWorld::waitFor(ShmCounter& flag, uint64_t target, int peer,
                        const char* what) {
   board_->checkPeer(peer);
   if (reached(flag, target)) return;
+  // Not there at the first look: the wait is marked (a lock, the clock),
+  // which the fast path never pays.
+  WaitLeg leg;
+  leg.kind = WaitLeg::Kind::kDomain;
+  leg.step = what;
+  WaitScope marked(marks_.waiting.get(), board_->currentSequence(),
+                   marks_.global(peer), leg);
   SpinWait wait = makeWait(what, peer);
   while (!reached(flag, target)) {
     wait.pause();

@@ -3,7 +3,9 @@
 // its own flags; peers read them. All flags are monotonic counters, so no
 // flag is ever reset and a stale value can never be mistaken for a new one.
 // The segments also hold the ranks' calls (call_board.h), which every wait
-// for a peer compares.
+// for a peer compares. A wait for a peer's flag that is not over at its
+// first look is marked on the communicator's WaitingCall (WaitMarks), so
+// that the stall reports and status files name the rank waited for.
 #pragma once
 
 #include <atomic>
@@ -13,6 +15,7 @@
 
 #include "domain/host/call_board.h"
 #include "domain/host/shm_settings.h"
+#include "op/waiting_call.h"
 #include "shm/shm_counter.h"
 #include "shm/shm_segment.h"
 #include "util/abort_signal.h"
@@ -22,13 +25,27 @@
 
 namespace hetccl {
 
+// Where a host domain marks its waits for peers (null: nowhere), and the
+// communicator's rank of each of the domain's ranks (empty: the same).
+struct WaitMarks {
+  std::shared_ptr<WaitingCall> waiting;
+  std::vector<int> globalRanks;
+
+  int global(int local) const {
+    return local >= 0 && local < static_cast<int>(globalRanks.size())
+               ? globalRanks[local]
+               : local;
+  }
+};
+
 class ShmWorld {
  public:
   // `abort` ends every wait, and so does `timeoutSeconds` (0: none) without
-  // progress; `liveness` ends waits for peers that exited.
+  // progress; `liveness` ends waits for peers that exited; `marks` say
+  // where the waits that last are marked.
   ShmWorld(Oob& oob, const ShmSettings& settings, double timeoutSeconds,
            std::shared_ptr<AbortSignal> abort,
-           std::shared_ptr<const PeerLiveness> liveness);
+           std::shared_ptr<const PeerLiveness> liveness, WaitMarks marks = {});
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
@@ -67,8 +84,19 @@ class ShmWorld {
   }
   // Compares the peer's current collective with this rank's (as soon as
   // the peer published it) while it waits, and fails if a peer reported
-  // calls that disagree.
+  // calls that disagree. A wait past the first look is marked, in the
+  // current collective, as a step of the domain: `what` (static storage)
+  // names it.
   void waitFor(ShmCounter& flag, uint64_t target, int peer, const char* what);
+  // Marks a wait of a send or receive for `peer` (-1: several) for its
+  // scope.
+  WaitScope markP2pWait(int peer, const char* what) {
+    WaitLeg leg;
+    leg.kind = WaitLeg::Kind::kDomain;
+    leg.step = what;
+    return WaitScope(marks_.waiting.get(), 0,
+                     peer < 0 ? -1 : marks_.global(peer), leg);
+  }
   // Waits until `flagOf(r)` reached `target` for every rank r.
   template <typename FlagOf>
   void waitAll(FlagOf flagOf, uint64_t target, const char* what) {
@@ -93,6 +121,7 @@ class ShmWorld {
   const double timeoutSeconds_;
   std::shared_ptr<AbortSignal> abort_;
   std::shared_ptr<const PeerLiveness> liveness_;
+  const WaitMarks marks_;
   Layout layout_;
   std::vector<ShmSegment> segments_;
   std::vector<void*> bases_;
