@@ -12,6 +12,7 @@
 // instead of any size mismatch it causes.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -78,6 +79,19 @@ class Link {
   // stall reports. Any thread.
   virtual uint64_t latestCallFrom() const { return 0; }
 };
+
+// Raises `latest` (a link's latestCallFrom) to `call`'s number where the
+// call is a collective of a later number: one compare on a receive path,
+// a store only when a new call arrives. Several threads may raise it.
+inline void raiseLatestCall(std::atomic<uint64_t>& latest,
+                            const CallSignature& call) {
+  if (call.pointToPoint()) return;
+  uint64_t seen = latest.load(std::memory_order_relaxed);
+  while (call.sequence > seen &&
+         !latest.compare_exchange_weak(seen, call.sequence,
+                                       std::memory_order_relaxed)) {
+  }
+}
 
 // A link over another one that changes how transfers travel (cut into
 // pieces, staged through host memory); the peer and the byte counts are

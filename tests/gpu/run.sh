@@ -44,6 +44,16 @@
 #               whose calls disagree (another count; a broadcast where each
 #               names the other as the root): PASS when no rank reads a
 #               result, both end with an error that names both calls
+#   stalls      stall reports (HETCCL_STALL_WARN=1): 2 GPU ranks in 2 domains
+#               (split:2) over shm on the stream-driven path, then as
+#               pretend hosts A,B over tcp (the staged engine's proxy), in a
+#               loop of checked all-reduces (tests/gpu/torch_fault_allreduce.py
+#               --agreed-stop, started by hand); rank 1 stopped (SIGSTOP)
+#               for 4 s, then continued: PASS when rank 0's HETCCL_DEBUG_FILE
+#               has the stall line (shm: "on the stream-driven path ... has
+#               waited"; tcp: "has waited ... for rank 1 (domain ..." with
+#               "the staged GPU engine's stage:") and both ranks end the
+#               loop with every result right (NO_FAULT ... wrong=0, exit 0)
 #   soak        tests/gpu/torch_soak.py under torchrun, HetCCL preloaded, 2 ranks
 #               in 2 domains: random collectives and send/receive rings on
 #               GPU buffers for SOAK_SECONDS (default 300), every result
@@ -150,7 +160,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams one-process graphs faults mismatch soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu hosts4 hetero-all overhead sweep hetero compare net-bench train} "
+steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu hosts4 hetero-all overhead sweep hetero compare net-bench train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -653,6 +663,106 @@ step_mismatch() {
   grep '^MISMATCH \|^Traceback' "$out/mismatch.log" | head -10
   ((code == 0)) && result=PASS
   note="exit $code; $(grep '^MISMATCH ' "$out/mismatch.log" | cut -c1-90 | tr '\n' ' ')"
+}
+
+# stalls_pass PATH SECONDS: 2 GPU ranks in 2 domains, over shm (the
+# stream-driven path) or, PATH tcp, as pretend hosts A,B over tcp, each a
+# process of tests/gpu/torch_fault_allreduce.py started by hand with
+# HETCCL_STALL_WARN=1 and its own HETCCL_DEBUG_FILE; 1 s after both are
+# READY rank 1 is stopped (SIGSTOP) for 4 s, and the loop (all-reduces,
+# each checked, for 9 s on rank 0's clock) goes on. Sets pass_note;
+# returns 0 when rank 0's log has the stall line and both ranks end the
+# loop with every result right.
+stalls_pass() {
+  local path=$1 seconds=$2
+  local dir=$out/stalls-$path
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  local where=(HETCCL_TRANSPORT=shm)
+  [[ $path == tcp ]] && where=(HETCCL_TRANSPORT=auto "HETCCL_HOSTID=A,B")
+  local port
+  port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  local rank pids=()
+  for rank in 0 1; do
+    timeout -k 5 "$seconds" env -u HETCCL_TIMEOUT -u HETCCL_COMM_ID \
+      -u NCCL_COMM_ID -u HETCCL_HOSTID \
+      LD_PRELOAD="$build/src/libnccl.so.2" HETCCL_NCCL_LIBRARY="$real_nccl" \
+      "${where[@]}" HETCCL_DOMAINS=split:2 HETCCL_STALL_WARN=1 HETCCL_DEBUG=WARN \
+      HETCCL_DEBUG_FILE="$dir/rank$rank.hetccl.log" NCCL_NVLS_ENABLE=0 \
+      PYTHONUNBUFFERED=1 RANK="$rank" WORLD_SIZE=2 LOCAL_RANK="$rank" \
+      MASTER_ADDR=127.0.0.1 MASTER_PORT="$port" \
+      "$py" "$repo/tests/gpu/torch_fault_allreduce.py" --mode kill --agreed-stop \
+      --seconds 9 --pg-timeout 60 >"$dir/rank$rank.log" 2>&1 &
+    pids+=($!)
+  done
+  # The victim: rank 1's Python process (timeout runs it as its child).
+  local victim="" ready=0 waited=0
+  while ((waited < seconds - 15)); do
+    ready=$(cat "$dir/rank0.log" "$dir/rank1.log" 2>/dev/null | grep -c '^READY rank=')
+    ((ready >= 2)) && break
+    if ! kill -0 "${pids[0]}" 2>/dev/null || ! kill -0 "${pids[1]}" 2>/dev/null; then
+      break
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
+  victim=$(sed -n 's/^READY rank=1 pid=\([0-9]*\).*/\1/p' "$dir/rank1.log" | head -1)
+  if ((ready < 2)) || [[ -z $victim ]]; then
+    kill "${pids[@]}" 2>/dev/null
+    wait "${pids[@]}"
+    pass_note="$path: not both ranks READY within $((seconds - 15)) s (or one exited)"
+    tail -n 3 "$dir/rank0.log" "$dir/rank1.log"
+    return 1
+  fi
+  sleep 1
+  kill -STOP "$victim"
+  sleep 4
+  kill -CONT "$victim"
+  local codes=() pid
+  for pid in "${pids[@]}"; do
+    wait "$pid"
+    codes+=($?)
+  done
+  local line
+  if [[ $path == tcp ]]; then
+    line=$(grep 'has waited' "$dir/rank0.hetccl.log" 2>/dev/null | grep 'for rank 1 (domain' |
+      grep "the staged GPU engine's stage:" | head -1)
+  else
+    line=$(grep 'on the stream-driven path' "$dir/rank0.hetccl.log" 2>/dev/null |
+      grep 'has waited' | head -1)
+  fi
+  local done0 done1 wrong
+  done0=$(grep -c '^NO_FAULT rank=0 .* wrong=0$' "$dir/rank0.log")
+  done1=$(grep -c '^NO_FAULT rank=1 .* wrong=0$' "$dir/rank1.log")
+  wrong=$(cat "$dir/rank0.log" "$dir/rank1.log" | grep -c '^WRONG\|^FAULT_SEEN')
+  local seen=NONE
+  [[ -n $line ]] && seen=yes
+  pass_note="$path: exit ${codes[0]}/${codes[1]}, $(grep -h '^NO_FAULT' "$dir/rank0.log" | cut -c10-60), stall line: $seen"
+  echo "STALLS $path rank 0: ${line:-no stall line}"
+  grep -h '^NO_FAULT\|^WRONG\|^FAULT_SEEN\|Traceback' "$dir/rank0.log" "$dir/rank1.log" | head -6
+  if [[ -n $line ]] && ((codes[0] == 0 && codes[1] == 0 && done0 == 1 && done1 == 1 && wrong == 0)); then
+    return 0
+  fi
+  [[ -n $line ]] || grep -h 'HETCCL WARN' "$dir/rank0.hetccl.log" 2>/dev/null | tail -n 3
+  tail -n 3 "$dir/rank0.log" "$dir/rank1.log"
+  return 1
+}
+
+# Stall reports on GPU ranks: the stream-driven path and the staged proxy.
+step_stalls() {
+  local start=$SECONDS notes=() ok=1 path left
+  for path in shm tcp; do
+    left=$((limit - (SECONDS - start) - 5))
+    if ((left < 25)); then
+      notes+=("$path: skipped (no time left)")
+      ok=0
+      continue
+    fi
+    stalls_pass "$path" $((left > 45 ? 45 : left)) || ok=0
+    notes+=("$pass_note")
+  done
+  ((ok)) && result=PASS
+  note=$(IFS=";"; echo "${notes[*]}")
 }
 
 step_soak() {
@@ -1563,6 +1673,7 @@ run_step one-process 150
 run_step graphs 150
 run_step faults "${FAULTS_LIMIT:-200}"
 run_step mismatch 200
+run_step stalls 100
 run_step soak $((${SOAK_SECONDS:-300} + 120))
 run_step sanitizer 240
 run_step collectives 150

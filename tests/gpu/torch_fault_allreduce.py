@@ -24,6 +24,11 @@ NCCL function, so that call is where a lost peer reaches the program.
 READY, printing LEAVING rank=1 first: a departure without destroy, which
 the survivor must not take for a finished operation.
 --check-every N: check every N-th result (1: every one).
+--agreed-stop (kill mode): the loop ends when rank 0 says so, carried in
+the all-reduce itself (the last element: rank 0 adds 1 once --seconds have
+passed on its clock), so that every rank makes the same all-reduces and a
+run without a fault ends cleanly even if one rank was stopped for a while;
+every result is checked.
 --mode abort: both ranks loop --iters all-reduces; then rank 1 stops calling
 collectives (it sleeps, keeping its communicator), rank 0 launches one more
 all-reduce, which cannot finish, and a thread aborts the process group
@@ -85,6 +90,8 @@ def main():
     parser.add_argument("--leave-after", type=float, default=None,
                         help="kill mode: rank 1 calls os._exit(0) then")
     parser.add_argument("--check-every", type=int, default=10)
+    parser.add_argument("--agreed-stop", action="store_true",
+                        help="kill mode: rank 0 ends every rank's loop")
     args = parser.parse_args()
 
     rank = int(os.environ["RANK"])
@@ -103,9 +110,12 @@ def main():
     # Every iteration's values are fresh, so that a stale result (the
     # previous iteration's sum) is caught: rank r adds r + 1 + iteration.
     fill_value = torch.zeros(1, device=device)
+    stop_flag = torch.zeros(1, device=device)  # --agreed-stop: rank 0's
 
     def all_reduce():
         x.copy_(fill_value.expand_as(x))
+        if args.agreed_stop:
+            x[-1:].copy_(stop_flag)
         dist.all_reduce(x)
 
     def expected(at_iteration):
@@ -136,13 +146,22 @@ def main():
         ready_at = time.monotonic()
         say(f"READY rank={rank} pid={os.getpid()}")
         if args.mode == "kill":
-            while time.monotonic() - ready_at < args.seconds:
+            while True:
+                over = time.monotonic() - ready_at >= args.seconds
+                if args.agreed_stop:
+                    if rank == 0 and over:
+                        stop_flag.fill_(1.0)
+                elif over:
+                    break
                 if (rank == 1 and args.leave_after is not None and
                         time.monotonic() - ready_at > args.leave_after):
                     torch.cuda.synchronize()
                     say(f"LEAVING rank={rank} iter={iteration}")
                     os._exit(0)
-                step(check=iteration % args.check_every == 0)
+                step(check=args.agreed_stop or
+                     iteration % args.check_every == 0)
+                if args.agreed_stop and x[-1].item() > 0:
+                    break
             torch.cuda.synchronize()
             say(f"NO_FAULT rank={rank} iters={iteration} wrong={wrong}")
             dist.destroy_process_group()

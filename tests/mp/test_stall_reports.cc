@@ -5,14 +5,16 @@
 // operation and rank 1 with its domain, host and link; rank 0 then lets
 // rank 1 go on (SIGCONT), and the all-reduce and the next one complete
 // with the right result: a stall is reported, not turned into an error.
-// In 2 domains over shm and over tcp (CPU ranks), 3 domains over tcp,
-// and emulated GPU ranks over tcp (the staged engine's proxy). Waits inside
-// a host domain are named too: in 2 domains of 2 CPU ranks, rank 0 waits
-// for rank 1 inside its domain's host collectives, and in one domain of 2
-// CPU ranks (no call probe, a stall watch) rank 0 names rank 1 likewise,
-// in an all-reduce and in a send and receive. A chain of waits: a rank
-// that waits for a live rank, itself waiting for the stopped one, names
-// the stopped one too (the call probe's relay).
+// In 2 domains over shm, tcp and ucx (CPU ranks), 3 domains over tcp,
+// and emulated GPU ranks over tcp (the staged engine's proxy). The line
+// says that the latest transfer from rank 1 belonged to the all-reduce
+// before; the proxy's says its stage and pieces too. Waits inside a host
+// domain are named too: in 2 domains of 2 CPU ranks, rank 0 waits for
+// rank 1 inside its domain's host collectives, and in one domain of 2 CPU
+// ranks (no call probe, a stall watch) rank 0 names rank 1 likewise, in an
+// all-reduce and in a send and receive. A chain of waits: a rank that
+// waits for a live rank, itself waiting for the stopped one, names the
+// stopped one too (the call probe's relay).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -88,10 +90,21 @@ void checkAllReduceOfOne(ncclComm_t comm, int64_t mine, int64_t total,
       << context << ": all-reduce gave " << result << ", expected " << total;
 }
 
+// The number after "op #" where `prefix` ends in `line`, or 0.
+unsigned long long opNumberAfter(const std::string& line,
+                                 const std::string& prefix) {
+  const size_t at = line.find(prefix);
+  if (at == std::string::npos) return 0;
+  return std::strtoull(line.c_str() + at + prefix.size(), nullptr, 10);
+}
+
 class StoppedPeerTest : public ::testing::TestWithParam<StreamModeParam> {};
 
 TEST_P(StoppedPeerTest, IsNamedInAStallLineThenCarriesOn) {
   const StreamModeParam& param = GetParam();
+  if (param.domains.env.count("HETCCL_TRANSPORT") &&
+      param.domains.env.at("HETCCL_TRANSPORT") == "ucx" && !ucxModuleBuilt())
+    GTEST_SKIP() << "this build has no UCX module";
   char dirTemplate[] = "/tmp/hetccl-stall-XXXXXX";
   ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
   const std::string dir = dirTemplate;
@@ -146,6 +159,27 @@ TEST_P(StoppedPeerTest, IsNamedInAStallLineThenCarriesOn) {
             << "the stall line does not name the operation, the host and "
                "the link: "
             << line;
+        // Rank 1 stopped before the all-reduce across the stop, so the
+        // latest of its transfers that arrived belonged to the one before
+        // (the same plan: a rank that waits for rank 1 in one received from
+        // it in the other).
+        const unsigned long long waited = opNumberAfter(line, ": op #");
+        const std::string latest =
+            "the latest transfer from rank 1 here belonged to op #";
+        MP_CHECK(waited > 1 && opNumberAfter(line, latest) == waited - 1)
+            << "the stall line does not say that the latest transfer from "
+               "rank 1 belonged to the operation before: "
+            << line;
+        // Emulated GPU ranks: the staged engine's proxy waits on the
+        // network for the stopped rank's piece.
+        if (param.domains.emulatedGpus)
+          MP_CHECK(line.find("the staged GPU engine's stage: network") !=
+                       std::string::npos &&
+                   (line.find("pieces received") != std::string::npos ||
+                    line.find("pieces sent") != std::string::npos))
+              << "the stall line does not say the staged engine's stage and "
+                 "pieces: "
+              << line;
       },
       options);
   (void)std::system(("rm -rf " + dir).c_str());
@@ -489,7 +523,8 @@ INSTANTIATE_TEST_SUITE_P(
         StreamModeParam{
             3, true,
             DomainLayout{{0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}},
-        StreamModeParam{2, true, emulatedCapturesOverTcp({0, 1})}),
+        StreamModeParam{2, true, emulatedCapturesOverTcp({0, 1})},
+        StreamModeParam{2, false, ucxBetweenPretendHosts({0, 1})}),
     [](const ::testing::TestParamInfo<StreamModeParam>& info) {
       return info.param.name();
     });

@@ -313,6 +313,11 @@ TEST(ShmLink, AnUnclaimedTransferOfACallThatDisagreesFailsBothEnds) {
   expectUnclaimedCallThatDisagreesFailsBothEnds(twoOf(ranks));
 }
 
+TEST(ShmLink, SaysTheLatestCollectiveThatArrived) {
+  Ranks ranks = makeRanks(2);
+  expectLatestCallFromFollowsCollectives(twoOf(ranks));
+}
+
 // A send meets its receive: their signatures differ in name and peer only.
 TEST(ShmLink, ASendAndItsReceiveAgree) {
   Ranks ranks = makeRanks(2);

@@ -1,14 +1,23 @@
 // The staging proxy's control words: a captured launch keeps one for as
 // long as the communicator lives (a graph may replay it until then), and
 // a capture past the last word fails with ncclInvalidUsage and says what
-// to do, rather than sharing a word with another graph's launch.
+// to do, rather than sharing a word with another graph's launch. And the
+// waits it marks for the stall reports: which way, at which stage of the
+// engine and how many of the transfer's pieces are done.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "engine/gpu/proxy/staging_proxy.h"
+#include "engine/gpu/proxy/staging_ring.h"
 #include "runtime/host/emulated_device_module.h"
 #include "util/abort_signal.h"
 
@@ -35,6 +44,144 @@ TEST(StagingProxyWords, ACaptureBeyondTheLastWordFailsWithInvalidUsage) {
               std::string::npos)
         << error.what();
   }
+}
+
+// A request that completes when the test says.
+class HeldRequest : public TransferRequest {
+ public:
+  bool done() override { return finished.load(); }
+  void wait(const AbortSignal&, double) override {}
+  std::atomic<bool> finished{false};
+};
+
+// A link to rank 1 whose transfers wait for the test.
+class HeldLink : public Link {
+ public:
+  int peer() const override { return 1; }
+  std::shared_ptr<TransferRequest> send(const void*, size_t,
+                                        const CallSignature&) override {
+    return hold();
+  }
+  std::shared_ptr<TransferRequest> recv(void*, size_t,
+                                        const CallSignature&) override {
+    return hold();
+  }
+  size_t bytesSent() const override { return 0; }
+  size_t bytesReceived() const override { return 0; }
+
+  size_t posted() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return requests_.size();
+  }
+  void finish(size_t index) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    requests_.at(index)->finished = true;
+  }
+
+ private:
+  std::shared_ptr<TransferRequest> hold() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    requests_.push_back(std::make_shared<HeldRequest>());
+    return requests_.back();
+  }
+  std::mutex mutex_;
+  std::vector<std::shared_ptr<HeldRequest>> requests_;
+};
+
+CallSignature allReduce(uint64_t sequence) {
+  CallSignature call;
+  call.sequence = sequence;
+  return call;
+}
+
+// The proxy's wait once it satisfies `want` (within 5 s), as marked.
+WaitingCall::Stall markedWait(
+    const WaitingCall& waiting,
+    const std::function<bool(const WaitingCall::Stall&)>& want) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::optional<WaitingCall::Stall> stall;
+  do {
+    stall = waiting.stalledFor(0);
+    if (stall && want(*stall)) return *stall;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  } while (std::chrono::steady_clock::now() < deadline);
+  ADD_FAILURE() << "the proxy never marked the wait expected";
+  return stall.value_or(WaitingCall::Stall{0, -1, 0, {}});
+}
+
+bool at(const WaitingCall::Stall& stall, EngineStage stage, uint32_t done) {
+  return stall.leg.stage == stage && stall.leg.pieces.done == done;
+}
+
+TEST(StagingProxyWaits, SayTheWayTheStageAndThePiecesDone) {
+  const DeviceModule& module = emulatedDeviceModule();
+  uint64_t gateWord = 0;
+  WaitingCall waiting;
+  HeldLink link;
+  StagingRing receiveRing(module, 64, 2), sendRing(module, 64, 2);
+  StagingProxy proxy(
+      std::make_shared<AbortSignal>(), /*timeoutSeconds=*/0, &gateWord,
+      PinnedHostMemory(module, kWords * sizeof(uint64_t)), [](const Error&) {},
+      &waiting);
+  auto& receives =
+      proxy.addQueue(link, receiveRing, StagingProxy::Direction::kReceive);
+  auto& sends = proxy.addQueue(link, sendRing, StagingProxy::Direction::kSend);
+  // All-reduce #4 receives 3 pieces through 2 slots.
+  for (uint32_t i = 0; i < 3; ++i) {
+    StagingProxy::Job job{&receives, i, 64, 0, nullptr, allReduce(4)};
+    job.pieceOfTransfer = i;
+    job.transferPieces = 3;
+    proxy.post(job);
+  }
+  WaitingCall::Stall stall = markedWait(
+      waiting, [](const auto& s) { return at(s, EngineStage::kNetwork, 0); });
+  EXPECT_EQ(stall.sequence, 4u);
+  EXPECT_EQ(stall.peer, 1);
+  EXPECT_EQ(stall.leg.way, TransferWay::kReceive);
+  EXPECT_EQ(stall.leg.pieces.total, 3u);
+  link.finish(0);
+  markedWait(waiting,
+             [](const auto& s) { return at(s, EngineStage::kNetwork, 1); });
+  // Piece 2 waits for the stream to copy piece 0 out of its slot.
+  link.finish(1);
+  stall = markedWait(waiting, [](const auto& s) {
+    return at(s, EngineStage::kHostToDevice, 2);
+  });
+  EXPECT_EQ(stall.leg.way, TransferWay::kReceive);
+  __atomic_store_n(receiveRing.streamCounter(), 1, __ATOMIC_RELEASE);
+  markedWait(waiting,
+             [](const auto& s) { return at(s, EngineStage::kNetwork, 2); });
+  // All-reduce #5 sends a piece behind a gate its stream has not reached:
+  // the older receive is still the wait.
+  StagingProxy::Job send{&sends, 0, 64, 10, nullptr, allReduce(5)};
+  send.transferPieces = 1;
+  proxy.post(send);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  stall = markedWait(waiting, [](const auto&) { return true; });
+  EXPECT_EQ(stall.sequence, 4u);
+  link.finish(2);
+  stall = markedWait(waiting, [](const auto& s) {
+    return at(s, EngineStage::kStreamNotThere, 0);
+  });
+  EXPECT_EQ(stall.sequence, 5u);
+  EXPECT_EQ(stall.leg.way, TransferWay::kSend);
+  EXPECT_EQ(stall.leg.pieces.total, 1u);
+  __atomic_store_n(&gateWord, 10, __ATOMIC_RELEASE);
+  markedWait(waiting, [](const auto& s) {
+    return at(s, EngineStage::kDeviceToHost, 0);
+  });
+  __atomic_store_n(sendRing.streamCounter(), 1, __ATOMIC_RELEASE);
+  stall = markedWait(
+      waiting, [](const auto& s) { return at(s, EngineStage::kNetwork, 0); });
+  EXPECT_EQ(stall.leg.way, TransferWay::kSend);
+  link.finish(3);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (waiting.stalledFor(0) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_FALSE(waiting.stalledFor(0)) << "a wait is marked once all is done";
+  EXPECT_EQ(link.posted(), 4u);
 }
 
 }  // namespace

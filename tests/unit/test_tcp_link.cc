@@ -365,6 +365,11 @@ TEST(TcpLink, AnUnclaimedTransferOfACallThatDisagreesFailsBothEnds) {
   expectUnclaimedCallThatDisagreesFailsBothEnds(twoOf(ranks));
 }
 
+TEST(TcpLink, SaysTheLatestCollectiveThatArrived) {
+  Ranks ranks = makeRanks(2);
+  expectLatestCallFromFollowsCollectives(twoOf(ranks));
+}
+
 TEST(TcpLink, WaitTimesOut) {
   Ranks ranks = makeRanks(2);
   expectSilentPeerTimesOut(*ranks.transports[0]->link(1));

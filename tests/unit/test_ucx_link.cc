@@ -280,6 +280,11 @@ TEST_F(UcxLinkTest, AnUnclaimedTransferOfACallThatDisagreesFailsBothEnds) {
   expectUnclaimedCallThatDisagreesFailsBothEnds(twoOf(ranks));
 }
 
+TEST_F(UcxLinkTest, SaysTheLatestCollectiveThatArrived) {
+  Ranks ranks = makeRanks(2);
+  expectLatestCallFromFollowsCollectives(twoOf(ranks));
+}
+
 TEST_F(UcxLinkTest, MismatchedSizesAreReported) {
   std::vector<uint8_t> out(5000, 1), in(3000), small(100, 2), big(200);
   Ranks ranks = makeRanks(2);

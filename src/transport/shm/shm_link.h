@@ -50,6 +50,9 @@ class ShmLink : public Link {
   size_t bytesReceived() const override {
     return engine_->bytesReceived(index_);
   }
+  uint64_t latestCallFrom() const override {
+    return engine_->latestCallFrom(index_);
+  }
 
  private:
   const int peer_;

@@ -73,6 +73,9 @@ class ShmLinkProgress {
   size_t bytesReceived(size_t link) const {
     return receivers_[link]->bytesReceived();
   }
+  uint64_t latestCallFrom(size_t link) const {
+    return receivers_[link]->latestCall();
+  }
 
  private:
   void progressAllLocked();

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "op/call_disagreement.h"
+#include "transport/link.h"
 
 namespace hetccl {
 
@@ -45,6 +46,7 @@ bool ShmRingReceiver::pullChunks(ShmTransfer& transfer, bool& progressed) {
     std::memcpy(transfer.buffer() + transfer.moved(),
                 end_.ring.data(end_.chunks, n), n);
     transfer.advance(n);
+    raiseLatestCall(latestCall_, transfer.call());
     // Release: the slot is read before the sender may overwrite it.
     ownControl_.consumed.post(++end_.chunks);
     end_.bytes.fetch_add(n, std::memory_order_relaxed);
@@ -58,6 +60,7 @@ void ShmRingReceiver::checkUnclaimed() {
   const ShmSlotHeader& header = end_.ring.header(end_.chunks);
   if (header.filled.load(std::memory_order_acquire) != end_.chunks + 1) return;
   const CallSignature sent = end_.ring.call(end_.chunks);
+  raiseLatestCall(latestCall_, sent);
   if (sent.pointToPoint() || !calls_->made(sent.sequence)) return;
   std::optional<CallSignature> own = calls_->find(sent.sequence);
   if (own && !callsAgree(sent, *own)) reportDisagreement(sent, *own);

@@ -10,6 +10,8 @@
 // message numbers means the peer's message was empty.
 #pragma once
 
+#include <atomic>
+
 #include <memory>
 
 #include "op/call_log.h"
@@ -40,6 +42,11 @@ class ShmRingReceiver {
   size_t bytesReceived() const {
     return end_.bytes.load(std::memory_order_relaxed);
   }
+  // The latest collective a chunk of the peer's belonged to
+  // (Link::latestCallFrom). Any thread.
+  uint64_t latestCall() const {
+    return latestCall_.load(std::memory_order_relaxed);
+  }
 
  private:
   // Copies filled chunks into `transfer`; true once it is complete.
@@ -56,6 +63,7 @@ class ShmRingReceiver {
   ShmLinkControl& ownControl_;
   AbortSignal& abort_;
   const std::shared_ptr<const CallLog> calls_;
+  std::atomic<uint64_t> latestCall_{0};
 };
 
 }  // namespace hetccl

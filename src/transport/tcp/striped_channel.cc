@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "op/call_disagreement.h"
+#include "transport/link.h"
 #include "util/log.h"
 
 namespace hetccl {
@@ -226,6 +227,7 @@ StripeHeader StripedChannel::decodeHeader(const Cursor& cursor) {
          "connection to rank %d lost: the stream is out of step (expected "
          "stripe %llu)",
          peer_, static_cast<unsigned long long>(cursor.stripe));
+  raiseLatestCall(counters_->latestCall, header->call);
   return *header;
 }
 

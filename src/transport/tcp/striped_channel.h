@@ -32,10 +32,12 @@
 
 namespace hetccl {
 
-// Payload bytes moved over a link, read by any thread.
+// Payload bytes moved over a link, and the latest collective a stripe
+// from the peer belonged to (Link::latestCallFrom), read by any thread.
 struct LinkCounters {
   std::atomic<size_t> sent{0};
   std::atomic<size_t> received{0};
+  std::atomic<uint64_t> latestCall{0};
 };
 
 class StripedChannel {

@@ -56,4 +56,8 @@ size_t TcpLink::bytesReceived() const {
   return counters_->received.load(std::memory_order_relaxed);
 }
 
+uint64_t TcpLink::latestCallFrom() const {
+  return counters_->latestCall.load(std::memory_order_relaxed);
+}
+
 }  // namespace hetccl

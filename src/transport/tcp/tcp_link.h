@@ -46,6 +46,7 @@ class TcpLink : public Link {
                                         const CallSignature& call) override;
   size_t bytesSent() const override;
   size_t bytesReceived() const override;
+  uint64_t latestCallFrom() const override;
 
  private:
   std::shared_ptr<TransferRequest> post(TcpProgressThread::Direction direction,

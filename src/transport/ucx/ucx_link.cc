@@ -155,4 +155,11 @@ std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
   return requestFor(std::move(requests));
 }
 
+uint64_t UcxLink::latestCallFrom() const {
+  uint64_t latest = 0;
+  for (const auto& lane : lanes_)
+    latest = std::max(latest, lane->latestCallFrom(peer_));
+  return latest;
+}
+
 }  // namespace hetccl

@@ -68,6 +68,7 @@ class UcxLink : public Link {
                                            const CallSignature& call) override;
   size_t bytesSent() const override { return bytesSent_.load(); }
   size_t bytesReceived() const override { return bytesReceived_.load(); }
+  uint64_t latestCallFrom() const override;
 
  private:
   const int rank_;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "transport/link.h"
 #include "transport/ucx/ucx_tag.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -87,6 +88,7 @@ void UcxWorkerThread::start(
     const std::map<int, std::vector<uint8_t>>& addresses, uint8_t linkSet) {
   linkSet_ = linkSet;
   for (const auto& [rank, address] : addresses) {
+    latestCalls_.emplace(rank, 0);
     auto peer = std::make_unique<Peer>(Peer{this, rank});
     ucx_.check(table_.endpointCreate(worker_, address.data(), onPeerFailure,
                                      peer.get(), &peer->endpoint),
@@ -94,6 +96,13 @@ void UcxWorkerThread::start(
     peers_[rank] = std::move(peer);
   }
   thread_ = std::thread([this] { run(); });
+}
+
+uint64_t UcxWorkerThread::latestCallFrom(int peer) const {
+  auto latest = latestCalls_.find(peer);
+  return latest == latestCalls_.end()
+             ? 0
+             : latest->second.load(std::memory_order_relaxed);
 }
 
 void UcxWorkerThread::post(int peer, Direction direction, uint64_t tag,
@@ -357,6 +366,8 @@ void UcxWorkerThread::onControlMessage(uint64_t tag, const uint8_t* message) {
 
 void UcxWorkerThread::onPeerCall(const TransferKey& key,
                                  const CallSignature& call) {
+  auto latest = latestCalls_.find(key.first);
+  if (latest != latestCalls_.end()) raiseLatestCall(latest->second, call);
   auto waiting = callChecks_.find(key);
   if (waiting == callChecks_.end()) {
     unclaimed_[key] = call;

@@ -68,6 +68,10 @@ class UcxWorkerThread {
   void postCall(int peer, Direction direction, uint64_t tag,
                 const CallSignature& call,
                 std::shared_ptr<PostedRequest> request);
+  // The latest collective a call arriving from `peer` on this worker
+  // belonged to (Link::latestCallFrom); 0 if none. Any thread, after
+  // start().
+  uint64_t latestCallFrom(int peer) const;
   // Stops and joins the progress thread: what is still pending fails,
   // what was sent is flushed to the peers (a few seconds at most), then
   // the endpoints and the worker go. Idempotent.
@@ -159,6 +163,8 @@ class UcxWorkerThread {
   uint8_t linkSet_ = 0;
   hetcclUcxWorker* worker_ = nullptr;
   std::map<int, std::unique_ptr<Peer>> peers_;
+  // Per peer, made by start() and kept until the end: read by any thread.
+  std::map<int, std::atomic<uint64_t>> latestCalls_;
   std::map<Operation*, std::unique_ptr<Operation>> pending_;
   bool anyPeerLost_ = false;  // set by onPeerFailure (progress thread)
   // The progress thread's record of calls.

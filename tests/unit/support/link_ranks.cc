@@ -226,6 +226,52 @@ void expectUnclaimedCallThatDisagreesFailsBothEnds(const TwoRanks& ranks) {
   expectRaisedSoon(*ranks.aborts[0], *ranks.sets[0], first, second);
 }
 
+void expectLatestCallFromFollowsCollectives(const TwoRanks& ranks,
+                                            size_t bigBytes) {
+  const std::shared_ptr<Link> links[2] = {ranks.sets[0]->link(1),
+                                          ranks.sets[1]->link(0)};
+  EXPECT_EQ(links[0]->latestCallFrom(), 0u);
+  EXPECT_EQ(links[1]->latestCallFrom(), 0u);
+  // Both ranks exchange `bytes` for `call`, recorded first as a rank does.
+  auto exchange = [&](const CallSignature& call, size_t bytes) {
+    std::vector<uint8_t> in[2];
+    runRanks(2, [&](int r) {
+      if (!call.pointToPoint()) ranks.calls[r]->record(call);
+      std::vector<uint8_t> out(bytes, static_cast<uint8_t>(r + 1));
+      in[r].assign(bytes, 0);
+      CallSignature sent = call, received = call;
+      if (call.pointToPoint()) {
+        sent.call = OpKind::Send;
+        received.call = OpKind::Recv;
+        sent.root = received.root = 1 - r;
+      }
+      auto send = links[r]->send(out.data(), bytes, sent);
+      auto recv = links[r]->recv(in[r].data(), bytes, received);
+      recv->wait(AbortSignal(), kLinkWaitSeconds);
+      send->wait(AbortSignal(), kLinkWaitSeconds);
+    });
+    EXPECT_EQ(in[0], std::vector<uint8_t>(bytes, 2));
+    EXPECT_EQ(in[1], std::vector<uint8_t>(bytes, 1));
+  };
+  CallSignature first = allReduceCall(ncclInt64, 5);
+  exchange(first, 5 * 8);
+  EXPECT_EQ(links[0]->latestCallFrom(), 1u);
+  EXPECT_EQ(links[1]->latestCallFrom(), 1u);
+  CallSignature second = allReduceCall(ncclInt8, bigBytes);
+  second.sequence = 2;
+  exchange(second, bigBytes);
+  EXPECT_EQ(links[0]->latestCallFrom(), 2u);
+  EXPECT_EQ(links[1]->latestCallFrom(), 2u);
+  CallSignature pointToPoint;
+  pointToPoint.sequence = 7;
+  pointToPoint.call = OpKind::Send;
+  pointToPoint.count = 64;
+  pointToPoint.dtype = ncclInt8;
+  exchange(pointToPoint, 64);
+  EXPECT_EQ(links[0]->latestCallFrom(), 2u);
+  EXPECT_EQ(links[1]->latestCallFrom(), 2u);
+}
+
 void expectSilentPeerTimesOut(Link& link) {
   std::vector<uint8_t> buffer(8);
   auto request = link.recv(buffer.data(), buffer.size(), kTestCall);

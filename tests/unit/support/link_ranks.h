@@ -111,4 +111,11 @@ void expectDisagreementBeforeSizes(const TwoRanks& ranks, size_t bytes = 4096);
 // second, naming both calls.
 void expectUnclaimedCallThatDisagreesFailsBothEnds(const TwoRanks& ranks);
 
+// Link::latestCallFrom: 0 before anything arrived; after all-reduce #1
+// and then #2 over both directions (the second in several pieces of
+// `bigBytes`), each end's link says the latest call it received; a send
+// and a receive (their own numbering) change nothing.
+void expectLatestCallFromFollowsCollectives(const TwoRanks& ranks,
+                                            size_t bigBytes = 1 << 20);
+
 }  // namespace hetccl

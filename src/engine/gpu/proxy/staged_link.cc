@@ -106,17 +106,23 @@ StagedLink::Lane& StagedLink::opened(Lane& lane,
 template <typename Post>
 void StagedLink::forEachPiece(size_t bytes, Post post) const {
   const size_t piece = pieced_->pieceBytesFor(bytes);
+  const auto count = static_cast<uint32_t>((bytes + piece - 1) / piece);
+  uint32_t index = 0;
   for (size_t offset = 0; offset < bytes; offset += piece)
-    post(offset, std::min(piece, bytes - offset));
+    post(offset, std::min(piece, bytes - offset), PieceOf{index++, count});
 }
 
 void StagedLink::post(const Lane& lane, uint64_t piece, size_t bytes,
-                      const CallSignature& call, char* gpuBuffer) {
-  if (script_ != nullptr)
-    script_->add({lane.queue, piece, bytes, 0, gpuBuffer, call});
-  else
-    path_.proxy.post(
-        {lane.queue, piece, bytes, *path_.launchGate, gpuBuffer, call});
+                      const CallSignature& call, PieceOf of, char* gpuBuffer) {
+  StagingProxy::Job job{lane.queue, piece, bytes, 0, gpuBuffer, call};
+  job.pieceOfTransfer = of.index;
+  job.transferPieces = of.count;
+  if (script_ != nullptr) {
+    script_->add(job);
+  } else {
+    job.gate = *path_.launchGate;
+    path_.proxy.post(job);
+  }
 }
 
 // A staged transfer is done for the engine's stream once its pieces are
@@ -133,8 +139,8 @@ std::shared_ptr<TransferRequest> StagedLink::postDirect(
     Lane& lane, StagingProxy::Direction direction, char* data, size_t bytes,
     const CallSignature& call) {
   opened(lane, direction);
-  forEachPiece(bytes, [&](size_t offset, size_t length) {
-    post(lane, lane.pieces++, length, call, data + offset);
+  forEachPiece(bytes, [&](size_t offset, size_t length, PieceOf of) {
+    post(lane, lane.pieces++, length, call, of, data + offset);
   });
   check(path_.module.api().writeValue64(
             path_.stream, lane.ring->streamCounter(), lane.pieces),
@@ -167,7 +173,7 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
   const auto& api = path_.module.api();
   void* up = path_.copies.up();
   path_.copies.followEngine(up);
-  forEachPiece(bytes, [&](size_t offset, size_t piece) {
+  forEachPiece(bytes, [&](size_t offset, size_t piece, PieceOf of) {
     const uint64_t n = d.pieces++;
     if (n >= ring.slots())
       check(api.waitValue64(up, ring.proxyCounter(), n - ring.slots() + 1),
@@ -176,7 +182,7 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
           "copying bytes to send from the GPU");
     check(api.writeValue64(up, ring.streamCounter(), n + 1),
           "signalling a staged piece");
-    post(d, n, piece, call);
+    post(d, n, piece, call, of);
   });
   return std::make_shared<StagedTransfer>(path_, doneCounter(d), d.pieces);
 }
@@ -193,9 +199,9 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes,
   const auto& api = path_.module.api();
   void* down = path_.copies.down();
   path_.copies.followEngine(down);
-  forEachPiece(bytes, [&](size_t offset, size_t piece) {
+  forEachPiece(bytes, [&](size_t offset, size_t piece, PieceOf of) {
     const uint64_t n = d.pieces++;
-    post(d, n, piece, call);
+    post(d, n, piece, call, of);
     check(api.waitValue64(down, ring.proxyCounter(), n + 1),
           "waiting for a staged piece");
     check(api.copyAsync(target + offset, ring.slot(n), piece, down),

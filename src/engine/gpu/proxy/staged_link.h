@@ -119,7 +119,13 @@ class StagedLink : public LinkOver {
   };
 
   Lane& opened(Lane& lane, StagingProxy::Direction direction);
-  // Calls post(offset, length) for each piece of a transfer of `bytes`.
+  // A piece's place in its transfer, and the transfer's pieces.
+  struct PieceOf {
+    uint32_t index;
+    uint32_t count;
+  };
+  // Calls post(offset, length, PieceOf) for each piece of a transfer of
+  // `bytes`.
   template <typename Post>
   void forEachPiece(size_t bytes, Post post) const;
   std::shared_ptr<TransferRequest> postDirect(Lane& lane,
@@ -127,7 +133,7 @@ class StagedLink : public LinkOver {
                                               char* data, size_t bytes,
                                               const CallSignature& call);
   void post(const Lane& lane, uint64_t piece, size_t bytes,
-            const CallSignature& call, char* gpuBuffer = nullptr);
+            const CallSignature& call, PieceOf of, char* gpuBuffer = nullptr);
   // The counter that passes a piece once its transfer is done for the
   // engine's stream.
   const uint64_t* doneCounter(const Lane& lane) const;

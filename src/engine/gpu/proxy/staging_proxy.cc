@@ -9,6 +9,14 @@
 #include "util/log.h"
 
 namespace hetccl {
+namespace {
+
+// Its collective's number; 0 for a send or receive.
+uint64_t collectiveOf(const StagingProxy::Job& job) {
+  return job.call.pointToPoint() ? 0 : job.call.sequence;
+}
+
+}  // namespace
 
 // The pieces of one ring: waiting for their slot (receives) or their bytes
 // (sends), then posted on the link. Readiness only grows with the piece
@@ -24,6 +32,8 @@ class StagingProxy::Queue {
     std::shared_ptr<TransferRequest> onLink;
     std::chrono::steady_clock::time_point since;
     uint64_t collective;  // its number; 0 for a send or receive
+    std::chrono::steady_clock::time_point adopted;
+    PieceCount pieces;  // done: the ones before it in its transfer
   };
 
   Link& link;
@@ -116,9 +126,12 @@ void StagingProxy::adopt(std::vector<Queue*>& active) {
   for (auto& script : newScripts_) scripts_.push_back(std::move(script));
   newScripts_.clear();
   if (failed_) inbox_.clear();  // a failed proxy moves nothing more
-  for (const Job& job : inbox_) {
+  if (inbox_.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  for (Job& job : inbox_) {
     if (job.queue->waiting.empty() && job.queue->posted.empty())
       active.push_back(job.queue);
+    job.adopted = now;
     job.queue->waiting.push_back(job);
   }
   inbox_.clear();
@@ -162,7 +175,10 @@ void StagingProxy::run() {
             abort_->reason());
       moved = serveScripts(active, failed, released);
       if (!failed)
-        for (Queue* queue : active) moved = progress(*queue, oldest) || moved;
+        for (Queue* queue : active) {
+          moved = progress(*queue) || moved;
+          offerWait(*queue, oldest);
+        }
     } catch (...) {
       failAll(currentExceptionAsError());
     }
@@ -182,7 +198,7 @@ void StagingProxy::run() {
 void StagingProxy::markWait(const OldestWait& oldest) {
   if (!waiting_) return;
   if (oldest.since)
-    waiting_->enter(oldest.collective, oldest.peer, *oldest.since);
+    waiting_->enter(oldest.collective, oldest.peer, *oldest.since, oldest.leg);
   else
     waiting_->leave();
 }
@@ -219,32 +235,34 @@ bool StagingProxy::serveScripts(std::vector<Queue*>& active, bool failed,
 void StagingProxy::startScript(const StagedLaunchScript& script,
                                std::vector<Queue*>& active) {
   std::map<Queue*, size_t> placed;
+  const auto now = std::chrono::steady_clock::now();
   for (const Job& job : script.jobs()) {
     if (job.queue->waiting.empty() && job.queue->posted.empty())
       active.push_back(job.queue);
     size_t& at = placed[job.queue];
-    job.queue->waiting.insert(job.queue->waiting.begin() + at++, job);
+    auto inserted =
+        job.queue->waiting.insert(job.queue->waiting.begin() + at++, job);
+    inserted->adopted = now;
   }
 }
 
 // Posts the pieces whose slot is ready, then retires finished ones in
 // order. Throws the link's error or a timeout.
-bool StagingProxy::progress(Queue& queue, OldestWait& oldest) {
+bool StagingProxy::progress(Queue& queue) {
   bool moved = false;
   while (!queue.waiting.empty() && gateOpen(queue.waiting.front()) &&
          queue.ready(queue.waiting.front().piece)) {
     const Job& job = queue.waiting.front();
-    queue.posted.push_back({job.piece, queue.post(job),
-                            std::chrono::steady_clock::now(),
-                            job.call.pointToPoint() ? 0 : job.call.sequence});
+    queue.posted.push_back(
+        {job.piece, queue.post(job), std::chrono::steady_clock::now(),
+         collectiveOf(job), job.adopted,
+         PieceCount{job.pieceOfTransfer, job.transferPieces}});
     queue.waiting.pop_front();
     moved = true;
   }
   while (!queue.posted.empty()) {
     Queue::Posted& front = queue.posted.front();
     if (!front.onLink->done()) {
-      if (!oldest.since || front.since < oldest.since)
-        oldest = {front.collective, queue.link.peer(), front.since};
       double waited = std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - front.since)
                           .count();
@@ -261,6 +279,50 @@ bool StagingProxy::progress(Queue& queue, OldestWait& oldest) {
     moved = true;
   }
   return moved;
+}
+
+// After progress(): the queue's front posted piece is not done, or its
+// front waiting piece waits for the stream. Pieces finish in order on a
+// queue, so those before it in its transfer are done.
+void StagingProxy::offerWait(const Queue& queue, OldestWait& oldest) const {
+  const TransferWay way = queue.direction == Direction::kSend
+                              ? TransferWay::kSend
+                              : TransferWay::kReceive;
+  if (!queue.posted.empty()) {
+    const Queue::Posted& front = queue.posted.front();
+    if (oldest.since &&
+        (oldest.posted ? !(front.since < *oldest.since)
+                       : oldest.adopted < front.adopted &&
+                             oldest.collective != front.collective))
+      return;
+    oldest.collective = front.collective;
+    oldest.peer = queue.link.peer();
+    oldest.since = front.since;
+    oldest.adopted = front.adopted;
+    oldest.posted = true;
+    oldest.leg = WaitLeg{WaitLeg::Kind::kLink, way, EngineStage::kNetwork,
+                         front.pieces, nullptr};
+    return;
+  }
+  if (queue.waiting.empty()) return;
+  const Job& job = queue.waiting.front();
+  const uint64_t collective = collectiveOf(job);
+  if (oldest.since && !(job.adopted < oldest.adopted &&
+                        (!oldest.posted || collective != oldest.collective)))
+    return;
+  // A direct queue's piece waits for the stream to reach its transfer.
+  EngineStage stage = EngineStage::kStreamNotThere;
+  if (gateOpen(job) && queue.gpuMemory == MemoryKind{})
+    stage = queue.direction == Direction::kSend ? EngineStage::kDeviceToHost
+                                                : EngineStage::kHostToDevice;
+  oldest.collective = collective;
+  oldest.peer = queue.link.peer();
+  oldest.since = job.adopted;
+  oldest.adopted = job.adopted;
+  oldest.posted = false;
+  oldest.leg =
+      WaitLeg{WaitLeg::Kind::kLink, way, stage,
+              PieceCount{job.pieceOfTransfer, job.transferPieces}, nullptr};
 }
 
 // Nothing more is posted: a link that failed may still hold slots, and the

@@ -73,6 +73,12 @@ class StagingProxy {
     uint64_t gate = 0;
     char* gpuBuffer = nullptr;
     CallSignature call{};  // of the user call the piece belongs to
+    // The piece's place in its transfer, and the transfer's pieces, for
+    // the stall reports.
+    uint32_t pieceOfTransfer = 0;
+    uint32_t transferPieces = 0;
+    // When the proxy took it in (set by the proxy).
+    std::chrono::steady_clock::time_point adopted{};
   };
   // The queue of one ring of `link`; it lives as long as the proxy.
   // `gpuMemory`: the kind of GPU memory its pieces are in, for a link
@@ -105,13 +111,24 @@ class StagingProxy {
   void startScript(const StagedLaunchScript& script,
                    std::vector<Queue*>& active);
   bool gateOpen(const Job& job) const;
-  // The oldest collective's transfer a pass found not done.
+  // The oldest wait a pass found: a piece posted on a link and not done
+  // (since it was posted), or, on a queue with none of those, the piece
+  // at the front that waits for the stream (since the proxy took it in).
+  // Posted pieces compare by when they were posted, waiting ones by when
+  // the proxy took them in; a waiting piece is older than a posted one
+  // only if the proxy took it in earlier and it belongs to another call
+  // (within one call the stream's copies wait for its network legs).
   struct OldestWait {
     uint64_t collective = 0;
     int peer = -1;
     std::optional<std::chrono::steady_clock::time_point> since;
+    std::chrono::steady_clock::time_point adopted{};
+    bool posted = false;
+    WaitLeg leg;
   };
-  bool progress(Queue& queue, OldestWait& oldest);
+  bool progress(Queue& queue);
+  // Offers the queue's front wait (after progress()) to `oldest`.
+  void offerWait(const Queue& queue, OldestWait& oldest) const;
   void markWait(const OldestWait& oldest);
   void failAll(const Error& error);
   void pause(int& idlePolls) const;
