@@ -81,7 +81,7 @@ struct PlanContext {
     WaitLeg leg;
     leg.way = request->way();
     WaitScope marked(waiting, call ? call->sequence : 0, request->peer(), leg,
-                     request);
+                     request.get());
     request->wait(*abort, timeoutSeconds);
   }
   char* scratchBytes(size_t bytes) const { return data->scratch(bytes); }

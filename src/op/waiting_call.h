@@ -16,7 +16,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -79,18 +78,23 @@ class WaitingCall {
 
   // A wait for `peer` (-1: unknown) in collective `sequence` (0: a send
   // or a receive) began `since`, on `leg`; `source` (may be null) says how
-  // many of the transfer's pieces are done whenever it is read. Returns
-  // the wait's number, for leave().
+  // many of the transfer's pieces are done whenever it is read, and must
+  // live until the wait is left. Returns the wait's number, for leave().
   uint64_t enter(uint64_t sequence, int peer, Clock::time_point since,
-                 const WaitLeg& leg = {},
-                 std::shared_ptr<const PieceSource> source = nullptr) {
+                 const WaitLeg& leg = {}, const PieceSource* source = nullptr) {
     std::lock_guard<std::mutex> lock(mutex_);
-    wait_ = Wait{sequence, peer, since, leg, std::move(source), ++entered_};
+    wait_ = Wait{sequence, peer, since, leg, source, ++entered_};
     return entered_;
   }
+  // The same for a wait that begins now, as the next look at it finds it:
+  // the waits of every operation mark themselves, and a clock read costs
+  // more than the rest of a mark; a stall is measured in seconds, the
+  // looks come every few tens of milliseconds.
   uint64_t enter(uint64_t sequence, int peer, const WaitLeg& leg = {},
-                 std::shared_ptr<const PieceSource> source = nullptr) {
-    return enter(sequence, peer, Clock::now(), leg, std::move(source));
+                 const PieceSource* source = nullptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wait_ = Wait{sequence, peer, std::nullopt, leg, source, ++entered_};
+    return entered_;
   }
   // Ends the wait remembered now, whichever it is.
   void leave() { leaveIf(0); }
@@ -101,8 +105,10 @@ class WaitingCall {
   std::optional<Stall> stalledFor(double seconds) const {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!wait_) return std::nullopt;
+    const Clock::time_point now = Clock::now();
+    if (!wait_->since) wait_->since = now;
     const double waited =
-        std::chrono::duration<double>(Clock::now() - wait_->since).count();
+        std::chrono::duration<double>(now - *wait_->since).count();
     if (waited < seconds) return std::nullopt;
     Stall stall{wait_->sequence, wait_->peer, waited, wait_->leg};
     if (wait_->source) stall.leg.pieces = wait_->source->pieces();
@@ -113,34 +119,32 @@ class WaitingCall {
   struct Wait {
     uint64_t sequence;
     int peer;
-    Clock::time_point since;
+    // None until a look found the wait (enter() without a time).
+    std::optional<Clock::time_point> since;
     WaitLeg leg;
-    std::shared_ptr<const PieceSource> source;
+    const PieceSource* source;
     uint64_t entered;
   };
   // 0: any wait.
   void leaveIf(uint64_t entered) {
-    std::shared_ptr<const PieceSource> dropped;  // released unlocked
     std::lock_guard<std::mutex> lock(mutex_);
     if (!wait_ || (entered != 0 && wait_->entered != entered)) return;
-    dropped = std::move(wait_->source);
     wait_.reset();
   }
 
   mutable std::mutex mutex_;
-  std::optional<Wait> wait_;
-  uint64_t entered_ = 0;  // waits entered so far
+  mutable std::optional<Wait> wait_;  // a look dates a wait it finds
+  uint64_t entered_ = 0;              // waits entered so far
 };
 
 // Marks one wait on `waiting` (may be null) for its scope.
 class WaitScope {
  public:
+  // `source` must outlive the scope.
   WaitScope(WaitingCall* waiting, uint64_t sequence, int peer,
-            const WaitLeg& leg = {},
-            std::shared_ptr<const PieceSource> source = nullptr)
+            const WaitLeg& leg = {}, const PieceSource* source = nullptr)
       : waiting_(waiting) {
-    if (waiting_)
-      entered_ = waiting_->enter(sequence, peer, leg, std::move(source));
+    if (waiting_) entered_ = waiting_->enter(sequence, peer, leg, source);
   }
   ~WaitScope() {
     if (waiting_) waiting_->leave(entered_);

@@ -5,6 +5,8 @@
 // operation and rank 1 with its domain, host and link; rank 0 then lets
 // rank 1 go on (SIGCONT), and the all-reduce and the next one complete
 // with the right result: a stall is reported, not turned into an error.
+// While rank 1 is stopped, `hetccl-info --status` on the ranks' status
+// files (HETCCL_STATUS_DIR) must name it as the root of the stall.
 // In 2 domains over shm, tcp and ucx (CPU ranks), 3 domains over tcp,
 // and emulated GPU ranks over tcp (the staged engine's proxy). The line
 // says that the latest transfer from rank 1 belonged to the all-reduce
@@ -25,6 +27,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -98,6 +101,18 @@ unsigned long long opNumberAfter(const std::string& line,
   return std::strtoull(line.c_str() + at + prefix.size(), nullptr, 10);
 }
 
+// What `command` printed on its standard output.
+std::string outputOf(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"),
+                                             ::pclose);
+  std::string output;
+  if (!pipe) return output;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe.get())) > 0;)
+    output.append(buffer, n);
+  return output;
+}
+
 class StoppedPeerTest : public ::testing::TestWithParam<StreamModeParam> {};
 
 TEST_P(StoppedPeerTest, IsNamedInAStallLineThenCarriesOn) {
@@ -112,7 +127,8 @@ TEST_P(StoppedPeerTest, IsNamedInAStallLineThenCarriesOn) {
   options.timeoutSeconds = 60;
   options.env = {{"HETCCL_STALL_WARN", std::to_string(kStallWarnSeconds)},
                  {"HETCCL_DEBUG", "WARN"},
-                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
+                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"},
+                 {"HETCCL_STATUS_DIR", dir}};
   param.domains.applyTo(&options);
   const std::string transport = param.domains.env.count("HETCCL_TRANSPORT")
                                     ? param.domains.env.at("HETCCL_TRANSPORT")
@@ -128,7 +144,7 @@ TEST_P(StoppedPeerTest, IsNamedInAStallLineThenCarriesOn) {
         const std::vector<std::string> pids =
             ctx.exchange(std::to_string(::getpid()));
         const std::string log = dir + "/rank." + pids[ctx.rank()] + ".log";
-        std::string lineInTime;
+        std::string lineInTime, summary;
         std::thread waker;
         if (ctx.rank() == 1) {
           sleepSeconds(0.3);
@@ -137,6 +153,8 @@ TEST_P(StoppedPeerTest, IsNamedInAStallLineThenCarriesOn) {
           waker = std::thread([&] {
             sleepSeconds(0.3 + kStallWarnSeconds + kReportSlackSeconds);
             lineInTime = stallLineAboutRankOne(readFile(log));
+            summary =
+                outputOf(std::string(HETCCL_INFO_PATH) + " --status " + dir);
             ::kill(std::stoi(pids[1]), SIGCONT);
           });
         }
@@ -144,6 +162,11 @@ TEST_P(StoppedPeerTest, IsNamedInAStallLineThenCarriesOn) {
         if (waker.joinable()) waker.join();
         checkAllReduceSum(comm, 1, ctx.nranks(), onStream, "after the stop");
         if (ctx.rank() == 1) return;
+        if (ctx.rank() == 0)
+          MP_CHECK(summary.find("most likely at the root of the stall: rank "
+                                "1 ") != std::string::npos)
+              << "hetccl-info --status does not name rank 1 as the root:\n"
+              << summary;
         const std::string line =
             ctx.rank() == 0 ? lineInTime : stallLineAboutRankOne(readFile(log));
         std::printf("rank %d: %s\n", ctx.rank(), line.c_str());
@@ -531,11 +554,13 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(
     Mp, StoppedSendPeerTest,
-    ::testing::Values(
-        DomainStallParam{
-            DomainLayout{{0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}},
-            "tcp"},
-        DomainStallParam{oneDomain(), ""}),
+    ::testing::Values(DomainStallParam{domainsByLabel({0, 1}), "shm"},
+                      DomainStallParam{
+                          DomainLayout{
+                              {0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}},
+                          "tcp"},
+                      DomainStallParam{emulatedCapturesOverTcp({0, 1}), "tcp"},
+                      DomainStallParam{oneDomain(), ""}),
     [](const ::testing::TestParamInfo<DomainStallParam>& info) {
       return info.param.name();
     });

@@ -29,12 +29,12 @@ class StallReportTest : public ::testing::Test {
 
   // The wait for `peer` in call #7 began `secondsAgo`, on `leg`.
   void waitingSince(double secondsAgo, int peer = 1, const WaitLeg& leg = {},
-                    std::shared_ptr<const PieceSource> pieces = nullptr) {
+                    const PieceSource* pieces = nullptr) {
     waiting_.enter(
         7, peer,
         Clock::now() - std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(secondsAgo)),
-        leg, std::move(pieces));
+        leg, pieces);
   }
 
   // Rank 0 in domain 0 with rank 2; rank 1 in domain 1 over tcp, whose
@@ -113,7 +113,7 @@ TEST_F(StallReportTest, SaysHowManyPiecesArrivedAndThePeersLatestCall) {
   auto pieces = std::make_shared<ThreePieces>();
   WaitLeg leg;
   leg.way = TransferWay::kReceive;
-  waitingSince(31, 1, leg, pieces);
+  waitingSince(31, 1, leg, pieces.get());
   pieces->done = 2;
   const std::optional<std::string> line = stalls.check(waiting_);
   ASSERT_TRUE(line.has_value());

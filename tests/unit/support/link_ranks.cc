@@ -176,12 +176,15 @@ void expectNamesBoth(const std::string& text, const std::string& first,
 // a transport without a thread of its own) or a second passes.
 void expectRaisedSoon(const AbortSignal& signal, LinkSet& set,
                       const std::string& first, const std::string& second) {
+  // Within a few milliseconds on an idle machine; the bound leaves room
+  // for a loaded one (the tests run beside multi-process ones).
+  constexpr double kSoonSeconds = 5;
   const auto start = Clock::now();
-  while (!signal.raised() && secondsSince(start) < 1.0) {
+  while (!signal.raised() && secondsSince(start) < kSoonSeconds) {
     set.poll();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ASSERT_TRUE(signal.raised()) << "not raised within a second";
+  ASSERT_TRUE(signal.raised()) << "not raised within " << kSoonSeconds << " s";
   EXPECT_EQ(signal.code(), ncclInvalidUsage);
   expectNamesBoth(signal.reason(), first, second);
 }
