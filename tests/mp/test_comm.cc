@@ -19,6 +19,7 @@
 
 #include "harness/check.h"
 #include "harness/domains.h"
+#include "harness/files_and_commands.h"
 #include "harness/nccl_handles.h"
 #include "harness/quick_collectives.h"
 #include "harness/run_ranks.h"
@@ -28,13 +29,6 @@ namespace hetccl::mp {
 namespace {
 
 constexpr double kSettleSeconds = 30;
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 int commCount(ncclComm_t comm) {
   int count = -1;

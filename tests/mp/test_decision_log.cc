@@ -19,6 +19,7 @@
 
 #include "harness/check.h"
 #include "harness/domains.h"
+#include "harness/files_and_commands.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
 
@@ -43,13 +44,6 @@ struct DecisionCase {
 };
 
 void PrintTo(const DecisionCase& c, std::ostream* out) { *out << c.name; }
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The lines of `log` that hold `needle`.
 std::vector<std::string> linesWith(const std::string& log,

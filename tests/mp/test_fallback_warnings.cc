@@ -19,6 +19,7 @@
 
 #include "harness/check.h"
 #include "harness/domains.h"
+#include "harness/files_and_commands.h"
 #include "harness/nccl_handles.h"
 #include "harness/quick_collectives.h"
 #include "harness/run_ranks.h"
@@ -125,13 +126,6 @@ bool hasInterfaceOtherHostsReach() {
   }
   freeifaddrs(list);
   return found;
-}
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The WARN lines of `log` that hold `marker`.

@@ -22,6 +22,7 @@
 
 #include "harness/check.h"
 #include "harness/domains.h"
+#include "harness/files_and_commands.h"
 #include "harness/nccl_handles.h"
 #include "harness/quick_collectives.h"
 #include "harness/run_ranks.h"
@@ -85,10 +86,6 @@ constexpr double kAbortLimitSeconds = 5;
 // HETCCL_TIMEOUT for the killed-peer tests, and the slack allowed on top.
 constexpr int kPeerTimeoutSeconds = 10;
 constexpr double kDetectionSlackSeconds = 8;
-
-void sleepSeconds(double seconds) {
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-}
 
 RunOptions withEnv(std::map<std::string, std::string> env, int timeout) {
   RunOptions options;

@@ -35,6 +35,7 @@
 
 #include "harness/check.h"
 #include "harness/domains.h"
+#include "harness/files_and_commands.h"
 #include "harness/nccl_handles.h"
 #include "harness/quick_collectives.h"
 #include "harness/run_ranks.h"
@@ -46,17 +47,6 @@ namespace {
 constexpr int kStallWarnSeconds = 1;
 // What the issue allows past HETCCL_STALL_WARN before the line shows.
 constexpr double kReportSlackSeconds = 2;
-
-void sleepSeconds(double seconds) {
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-}
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The stall line of this rank's log about rank 1, or "" if none.
 std::string stallLineAboutRankOne(const std::string& log) {
@@ -99,18 +89,6 @@ unsigned long long opNumberAfter(const std::string& line,
   const size_t at = line.find(prefix);
   if (at == std::string::npos) return 0;
   return std::strtoull(line.c_str() + at + prefix.size(), nullptr, 10);
-}
-
-// What `command` printed on its standard output.
-std::string outputOf(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"),
-                                             ::pclose);
-  std::string output;
-  if (!pipe) return output;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe.get())) > 0;)
-    output.append(buffer, n);
-  return output;
 }
 
 class StoppedPeerTest : public ::testing::TestWithParam<StreamModeParam> {};

@@ -27,6 +27,7 @@
 
 #include "harness/check.h"
 #include "harness/domains.h"
+#include "harness/files_and_commands.h"
 #include "harness/nccl_handles.h"
 #include "harness/quick_collectives.h"
 #include "harness/run_ranks.h"
@@ -36,22 +37,6 @@ namespace {
 
 // Long enough for the waits to show in the files, refreshed each second.
 constexpr double kStoppedSeconds = 2.5;
-
-void sleepSeconds(double seconds) {
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-}
-
-// What `command` printed on its standard output.
-std::string outputOf(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"),
-                                             ::pclose);
-  std::string output;
-  if (!pipe) return output;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe.get())) > 0;)
-    output.append(buffer, n);
-  return output;
-}
 
 bool hasLine(const std::string& text, const std::string& start,
              const std::string& part) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/check.h"
+#include "harness/files_and_commands.h"
 #include "harness/nccl_handles.h"
 #include "harness/run_ranks.h"
 #include "hetccl.h"
@@ -149,13 +150,6 @@ TEST(TopologyMap, BadArgumentsAreRefused) {
                     hetcclCommTopology(nullptr, text, sizeof(text), &needed));
     comm.destroy();
   });
-}
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 TEST(TopologyMap, RankZeroLogsItAtInfo) {

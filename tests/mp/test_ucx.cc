@@ -10,6 +10,7 @@
 #include <string>
 
 #include "harness/check.h"
+#include "harness/files_and_commands.h"
 #include "harness/nccl_handles.h"
 #include "harness/quick_collectives.h"
 #include "harness/run_ranks.h"
@@ -19,13 +20,6 @@ namespace hetccl::mp {
 namespace {
 
 constexpr const char* kMissingModule = "/nonexistent/libhetccl-ucx.so";
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Two ranks as two domains on two pretend hosts, UCX's module missing.
 RunOptions pretendHostsWithoutUcx() {

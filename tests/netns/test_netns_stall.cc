@@ -28,6 +28,7 @@
 
 #include "harness/check.h"
 #include "harness/domains.h"
+#include "harness/files_and_commands.h"
 #include "harness/quick_collectives.h"
 #include "harness/run_ranks.h"
 #include "two_namespaces.h"
@@ -41,17 +42,6 @@ constexpr int kStopped = 1;
 constexpr int kStallWarnSeconds = 1;
 // What the issue allows past HETCCL_STALL_WARN before the line shows.
 constexpr double kReportSlackSeconds = 2;
-
-void sleepSeconds(double seconds) {
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-}
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The stall lines of a log.
 std::vector<std::string> stallLines(const std::string& log) {
@@ -71,18 +61,6 @@ bool namesTheStoppedRank(const std::string& log) {
   for (const std::string& line : stallLines(log))
     if (line.find(stoppedRankNamed()) != std::string::npos) return true;
   return false;
-}
-
-// What `command` printed on its standard output.
-std::string outputOf(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"),
-                                             ::pclose);
-  std::string output;
-  if (!pipe) return output;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe.get())) > 0;)
-    output.append(buffer, n);
-  return output;
 }
 
 TEST(NetnsStall, AStoppedRankIsNamedInEveryOtherRanksStallLine) {
