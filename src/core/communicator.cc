@@ -253,13 +253,21 @@ void Communicator::setUpHeterogeneous(
         settings_.timeoutSeconds, domainComm, opsAbort_);
     return;
   }
-  GpuExecutor chosen = createGpuExecutor(GpuExecutorSetup{
-      GpuPlanExecutorSetup{deviceModuleOf(*gpu_), gpu_->ordinal, rank_, domains,
-                           std::move(links), std::move(domainComm),
-                           settings_.plans, settings_.gpuEngine,
-                           settings_.timeoutSeconds, opsAbort_},
-      oob, settings_.transports.selection, everyRankIsALocalGpu(), liveness_,
-      rankNames(), settings_.bootstrap.stallWarnSeconds});
+  GpuPlanExecutorSetup engine{deviceModuleOf(*gpu_),
+                              gpu_->ordinal,
+                              rank_,
+                              domains,
+                              std::move(links),
+                              std::move(domainComm),
+                              settings_.plans,
+                              settings_.gpuEngine,
+                              settings_.timeoutSeconds,
+                              opsAbort_};
+  engine.domainMarksWaits = domainBackendFor(domainRuntime()).marksWaits();
+  GpuExecutor chosen = createGpuExecutor(
+      GpuExecutorSetup{std::move(engine), oob, settings_.transports.selection,
+                       everyRankIsALocalGpu(), liveness_, rankNames(),
+                       settings_.bootstrap.stallWarnSeconds});
   streamDriven_ = chosen.streamDriven;
   executor_ = std::move(chosen.executor);
 }

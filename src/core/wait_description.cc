@@ -31,6 +31,14 @@ std::string WaitDescription::leg(const WaitingCall::Stall& stall) const {
         format("inside domain %d's %s", domain_, backend_.c_str());
     // A step may name its owner already ("its input of a collective").
     const char* step = stall.leg.step;
+    if (step && stall.leg.stepIndex > 0) {
+      // The GPU engine's stream has not got past a vendor-library call.
+      text += format(", in its %s (step %u", step,
+                     static_cast<unsigned>(stall.leg.stepIndex));
+      if (stall.leg.stepCount > 0)
+        text += format(" of %u", static_cast<unsigned>(stall.leg.stepCount));
+      return text + ")";
+    }
     if (step)
       text +=
           format(", waiting for %s%s",

@@ -51,8 +51,10 @@ class WaitDescription {
   std::string waitedFor(const WaitingCall::Stall& stall) const;
   // Where `stall` waits and how far it got: "on its tcp link: 2 of 4
   // pieces received; the staged GPU engine's stage: network; the latest
-  // transfer from rank 6 here belonged to op #41", or "inside domain 0's
-  // host collectives, waiting for its broadcast data".
+  // transfer from rank 6 here belonged to op #41", "inside domain 0's
+  // host collectives, waiting for its broadcast data", or, where the GPU
+  // engine's stream has not got past a domain step, "inside domain 0's
+  // NCCL, in its reduceScatter (step 1 of 3)".
   std::string leg(const WaitingCall::Stall& stall) const;
   // "rank 0 itself waits for rank 1 (domain 0, host X, pid 9) inside
   // domain 0's host collectives", then "; rank 1 in turn waits for ..."

@@ -59,8 +59,14 @@ struct WaitLeg {
   TransferWay way = TransferWay::kUnknown;  // link: the transfer's
   EngineStage stage = EngineStage::kNone;
   PieceCount pieces;  // link: of the transfer waited for
-  // Domain: what the step waits for ("broadcast data"); static storage.
+  // Domain: what the step waits for ("broadcast data"), or, where
+  // stepIndex > 0, the step the GPU engine's stream has not got past
+  // ("reduceScatter", a vendor-library call); static storage.
   const char* step = nullptr;
+  // Domain, GPU engine: the step's place among its op's domain steps
+  // (from 1) and their count (0: unknown).
+  uint16_t stepIndex = 0;
+  uint16_t stepCount = 0;
 };
 
 class WaitingCall {

@@ -197,6 +197,13 @@ std::string stallLineFor(const std::string& log, const std::string& about) {
   return "";
 }
 
+// Emulated GPU ranks linked over tcp: the staged GPU engine.
+DomainLayout emulatedOverTcp(std::vector<int> labels) {
+  DomainLayout layout = emulatedGpuDomains(std::move(labels));
+  layout.env = {{"HETCCL_TRANSPORT", "tcp"}};
+  return layout;
+}
+
 struct DomainStallParam {
   DomainLayout domains;
   std::string transport;  // of the links; "" in one domain
@@ -214,7 +221,9 @@ class StoppedDomainPeerTest
 // its domain, must name it within HETCCL_STALL_WARN + 2 s as waited for
 // inside domain 0's host collectives; any rank of another domain names
 // whom it waits for with its domain and leg (its link, or its own domain's
-// step). After SIGCONT the all-reduces complete.
+// step). After SIGCONT the all-reduces complete. With GPU ranks (emulated,
+// the staged engine) rank 0's stream is inside the domain step; the host
+// collectives' mark of rank 1 wins over the proxy's pieces behind it.
 TEST_P(StoppedDomainPeerTest, IsNamedInsideTheDomainThenCarriesOn) {
   const DomainStallParam& param = GetParam();
   const int nranks = static_cast<int>(
@@ -550,7 +559,11 @@ INSTANTIATE_TEST_SUITE_P(
         DomainStallParam{
             DomainLayout{{0, 0, 1, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}},
             "tcp"},
-        DomainStallParam{oneDomain(), ""}),
+        DomainStallParam{oneDomain(), ""},
+        // GPU ranks (emulated) on the staged engine, whose domain steps run
+        // in the host collectives: their own mark of rank 1 stands, not the
+        // proxy's of the pieces behind the step.
+        DomainStallParam{emulatedOverTcp({0, 0, 1, 1}), "tcp"}),
     [](const ::testing::TestParamInfo<DomainStallParam>& info) {
       return info.param.name();
     });

@@ -3,7 +3,8 @@
 // a capture past the last word fails with ncclInvalidUsage and says what
 // to do, rather than sharing a word with another graph's launch. And the
 // waits it marks for the stall reports: which way, at which stage of the
-// engine and how many of the transfer's pieces are done.
+// engine and how many of the transfer's pieces are done, or the domain
+// step that the stream has not got past.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -182,6 +183,148 @@ TEST(StagingProxyWaits, SayTheWayTheStageAndThePiecesDone) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_FALSE(waiting.stalledFor(0)) << "a wait is marked once all is done";
   EXPECT_EQ(link.posted(), 4u);
+}
+
+Op domainStep(OpKind kind, uint64_t sequence) {
+  Op op;
+  op.kind = kind;
+  op.sequence = sequence;
+  return op;
+}
+
+// All-reduce #5's plan: a reduce-scatter inside the domain, then a send
+// of piece 0 across (its copy behind the reduce-scatter), then two more
+// domain steps. The stream has not reached them yet.
+void planOfFive(DomainStepLog& log, StagingProxy& proxy,
+                StagingProxy::Queue& sends) {
+  log.add({domainStep(OpKind::ReduceScatter, 5)});
+  StagingProxy::Job send{&sends, 0, 64, 0, nullptr, allReduce(5)};
+  send.transferPieces = 1;
+  send.domainStepsBefore = log.enqueued();
+  proxy.post(send);
+  log.add({domainStep(OpKind::AllReduce, 5)});
+  log.add({domainStep(OpKind::AllGather, 5)});
+  log.endLaunch();
+}
+
+// A piece whose copy the stream has not reached because the stream is
+// inside a domain step waits inside the domain: the step, its place among
+// the op's domain steps, and a rank of the domain (the vendor library
+// knows which). Before the stream enters the step, and once it is past
+// it, the piece's own stage.
+TEST(StagingProxyWaits, BehindADomainStepSayTheStep) {
+  const DeviceModule& module = emulatedDeviceModule();
+  uint64_t gateWord = 0;
+  WaitingCall waiting;
+  HeldLink link;
+  DomainStepLog log(module);
+  StagingRing sendRing(module, 64, 2);
+  StagingProxy proxy(
+      std::make_shared<AbortSignal>(), /*timeoutSeconds=*/0, &gateWord,
+      PinnedHostMemory(module, kWords * sizeof(uint64_t)), [](const Error&) {},
+      &waiting, &log, /*domainMarksWaits=*/false);
+  auto& sends = proxy.addQueue(link, sendRing, StagingProxy::Direction::kSend);
+  planOfFive(log, proxy, sends);
+  markedWait(waiting, [](const auto& s) {
+    return at(s, EngineStage::kDeviceToHost, 0);
+  });
+  __atomic_store_n(log.word(), 1, __ATOMIC_RELEASE);  // inside step 1
+  WaitingCall::Stall stall = markedWait(waiting, [](const auto& s) {
+    return s.leg.kind == WaitLeg::Kind::kDomain;
+  });
+  EXPECT_EQ(stall.sequence, 5u);
+  EXPECT_EQ(stall.peer, -1);
+  EXPECT_STREQ(stall.leg.step, "reduceScatter");
+  EXPECT_EQ(stall.leg.stepIndex, 1u);
+  EXPECT_EQ(stall.leg.stepCount, 3u);
+  EXPECT_EQ(stall.leg.stage, EngineStage::kNone);
+  // The stream got past the reduce-scatter: the copy is what waits.
+  __atomic_store_n(log.word(), 2, __ATOMIC_RELEASE);
+  stall = markedWait(waiting, [](const auto& s) {
+    return at(s, EngineStage::kDeviceToHost, 0);
+  });
+  EXPECT_EQ(stall.leg.kind, WaitLeg::Kind::kLink);
+  EXPECT_EQ(stall.peer, 1);
+  __atomic_store_n(sendRing.streamCounter(), 1, __ATOMIC_RELEASE);
+  stall = markedWait(
+      waiting, [](const auto& s) { return at(s, EngineStage::kNetwork, 0); });
+  EXPECT_EQ(stall.leg.kind, WaitLeg::Kind::kLink);
+  EXPECT_EQ(stall.sequence, 5u);
+  link.finish(0);
+}
+
+// Where the domain's back-end marks its own waits (host collectives under
+// emulated GPUs), its mark of the peer it waits for stands while the
+// stream is in the domain step: the proxy neither replaces nor clears it.
+TEST(StagingProxyWaits, LeaveADomainThatMarksItsWaitsToIt) {
+  const DeviceModule& module = emulatedDeviceModule();
+  uint64_t gateWord = 0;
+  WaitingCall waiting;
+  HeldLink link;
+  DomainStepLog log(module);
+  StagingRing sendRing(module, 64, 2);
+  StagingProxy proxy(
+      std::make_shared<AbortSignal>(), /*timeoutSeconds=*/0, &gateWord,
+      PinnedHostMemory(module, kWords * sizeof(uint64_t)), [](const Error&) {},
+      &waiting, &log, /*domainMarksWaits=*/true);
+  auto& sends = proxy.addQueue(link, sendRing, StagingProxy::Direction::kSend);
+  WaitLeg backend;
+  backend.kind = WaitLeg::Kind::kDomain;
+  backend.step = "its input of a collective";
+  __atomic_store_n(log.word(), 1, __ATOMIC_RELEASE);  // inside step 1
+  waiting.enter(5, /*peer=*/3, backend);
+  planOfFive(log, proxy, sends);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::optional<WaitingCall::Stall> stall = waiting.stalledFor(0);
+  ASSERT_TRUE(stall.has_value()) << "the proxy cleared the domain's wait";
+  EXPECT_EQ(stall->peer, 3);
+  EXPECT_STREQ(stall->leg.step, "its input of a collective");
+  // Past the step, the proxy's own wait again.
+  __atomic_store_n(log.word(), 2, __ATOMIC_RELEASE);
+  markedWait(waiting, [](const auto& s) {
+    return s.peer == 1 && at(s, EngineStage::kDeviceToHost, 0);
+  });
+  __atomic_store_n(sendRing.streamCounter(), 1, __ATOMIC_RELEASE);
+  markedWait(waiting,
+             [](const auto& s) { return at(s, EngineStage::kNetwork, 0); });
+  link.finish(0);
+}
+
+// The steps of one op are numbered among themselves, each op's from 1,
+// and learn their count once the op's plan is enqueued; a group of sends
+// and receives is a step of its own.
+TEST(DomainStepLogTest, NumbersEachOpsStepsAndCountsThem) {
+  DomainStepLog log(emulatedDeviceModule());
+  EXPECT_EQ(log.add({domainStep(OpKind::ReduceScatter, 7)}), 1u);
+  EXPECT_EQ(log.add({domainStep(OpKind::AllGather, 7)}), 2u);
+  ASSERT_TRUE(log.step(2).has_value());
+  EXPECT_EQ(log.step(2)->count, 0u) << "op #7's plan is still enqueuing";
+  EXPECT_EQ(log.add({domainStep(OpKind::Broadcast, 8)}), 3u);
+  EXPECT_EQ(log.add({domainStep(OpKind::Send, 3), domainStep(OpKind::Recv, 3)}),
+            4u);
+  log.endLaunch();
+  EXPECT_EQ(log.enqueued(), 4u);
+  EXPECT_EQ(log.inside(), 0u);
+  __atomic_store_n(log.word(), 5, __ATOMIC_RELEASE);
+  EXPECT_EQ(log.inside(), 3u);
+  __atomic_store_n(log.word(), 6, __ATOMIC_RELEASE);
+  EXPECT_EQ(log.inside(), 0u);
+  const auto first = log.step(1), second = log.step(2), third = log.step(3),
+             fourth = log.step(4);
+  ASSERT_TRUE(first && second && third && fourth);
+  EXPECT_EQ(first->sequence, 7u);
+  EXPECT_STREQ(first->name, "reduceScatter");
+  EXPECT_EQ(first->index, 1u);
+  EXPECT_EQ(first->count, 2u);
+  EXPECT_EQ(second->index, 2u);
+  EXPECT_EQ(second->count, 2u);
+  EXPECT_EQ(third->sequence, 8u);
+  EXPECT_EQ(third->index, 1u);
+  EXPECT_EQ(third->count, 1u);
+  EXPECT_EQ(fourth->sequence, 0u);
+  EXPECT_STREQ(fourth->name, "sends and receives");
+  EXPECT_FALSE(log.step(5).has_value());
+  EXPECT_FALSE(log.step(0).has_value());
 }
 
 }  // namespace

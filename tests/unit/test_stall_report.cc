@@ -39,14 +39,15 @@ class StallReportTest : public ::testing::Test {
 
   // Rank 0 in domain 0 with rank 2; rank 1 in domain 1 over tcp, whose
   // latest transfer here belonged to `latestFromRankOne` (0: none).
-  StallReport report(double warnSeconds, uint64_t latestFromRankOne = 0) {
+  StallReport report(double warnSeconds, uint64_t latestFromRankOne = 0,
+                     const std::string& backend = "host collectives") {
     std::vector<WaitDescription::Peer> peers{
         {"rank 0 (domain 0, host nodeA, pid 41)", 0, ""},
         {"rank 1 (domain 1, host nodeB, pid 42)", 1, "tcp"},
         {"rank 2 (domain 0, host nodeA, pid 43)", 0, ""}};
     return StallReport(0, warnSeconds,
                        std::make_shared<WaitDescription>(
-                           0, "host collectives", peers,
+                           0, backend, peers,
                            [latestFromRankOne](int peer) {
                              return peer == 1 ? latestFromRankOne : 0;
                            }),
@@ -163,6 +164,37 @@ TEST_F(StallReportTest, AStepThatNamesItsOwnerAndSeveralPeersReadWell) {
   ASSERT_TRUE(line.has_value());
   EXPECT_NE(line->find("for a rank of domain 0 inside domain 0's host "
                        "collectives, waiting for its input of a collective;"),
+            std::string::npos)
+      << *line;
+}
+
+// A GPU rank's proxy finds its engine's stream not past a domain step of
+// the vendor library: the step's op kind and its place among the op's
+// domain steps, waited for with a rank of the domain (which one, only
+// the library knows).
+TEST_F(StallReportTest, AGpuDomainStepNamesTheCallAndItsPlace) {
+  StallReport stalls = report(30, 0, "NCCL");
+  WaitLeg leg;
+  leg.kind = WaitLeg::Kind::kDomain;
+  leg.step = "reduceScatter";
+  leg.stepIndex = 1;
+  leg.stepCount = 3;
+  waitingSince(31, /*peer=*/-1, leg);
+  std::optional<std::string> line = stalls.check(waiting_);
+  ASSERT_TRUE(line.has_value());
+  EXPECT_NE(line->find("for a rank of domain 0 inside domain 0's NCCL, in "
+                       "its reduceScatter (step 1 of 3)"),
+            std::string::npos)
+      << *line;
+  EXPECT_EQ(line->find("waiting for its reduceScatter"), std::string::npos)
+      << *line;
+  // The count is not known yet while the op's plan is being enqueued.
+  leg.stepCount = 0;
+  waitingSince(70, /*peer=*/-1, leg);  // twice as long: a line again
+  line = stalls.check(waiting_);
+  ASSERT_TRUE(line.has_value());
+  EXPECT_NE(line->find("inside domain 0's NCCL, in its reduceScatter (step "
+                       "1)"),
             std::string::npos)
       << *line;
 }

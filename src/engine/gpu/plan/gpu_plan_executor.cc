@@ -65,6 +65,15 @@ std::shared_ptr<Executor> domainStepsOf(GpuPlanExecutorSetup& setup) {
                                             std::move(setup.domainComm));
 }
 
+// The numbered domain steps of a domain of several GPUs; none for one GPU,
+// whose steps are local copies that wait for no peer.
+std::unique_ptr<DomainStepLog> domainStepLogOf(const DeviceModule& module,
+                                               const DomainMap& domains,
+                                               int rank) {
+  if (domains.members(domains.domainOf(rank)).size() < 2) return nullptr;
+  return std::make_unique<DomainStepLog>(module);
+}
+
 // The memory a link must move to take the GPU's buffers as they are; an
 // emulated GPU's is host memory.
 MemoryKind deviceMemoryOf(const DeviceModule& module) {
@@ -107,11 +116,12 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
       data_(module_, stream_.handle(), scratchBytes(setup), timeline_.get()),
       onFailure_(std::move(setup.onFailure)),
       links_(std::move(setup.links)),
+      domainSteps_(domainStepLogOf(module_, domains_, rank_)),
       proxy_(
           abort_, timeoutSeconds_, &flags_->engineReached,
           PinnedHostMemory(module_, kScriptControlWords * sizeof(uint64_t)),
           [this](const Error& error) { failed(error); },
-          links_->waiting().get()),
+          links_->waiting().get(), domainSteps_.get(), setup.domainMarksWaits),
       callerReached_(module_),
       enginePassed_(module_) {
   for (uint64_t* word :
@@ -125,7 +135,8 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                          kRingSlots,
                          timeline_.get(),
                          &launchGate_,
-                         deviceMemoryOf(module_)};
+                         deviceMemoryOf(module_),
+                         domainSteps_.get()};
   const int directLinks = openStagedLinks(path);
   warnOfNeedlessStaging(path.deviceMemory);
   context_.rank = rank_;
@@ -136,6 +147,11 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
     timedDomainSteps_ =
         std::make_unique<TimedDomainSteps>(*domainComm_, *timeline_);
     context_.domainComm = timedDomainSteps_.get();
+  }
+  if (domainSteps_) {
+    loggedDomainSteps_ = std::make_unique<LoggedDomainSteps>(
+        module_, *context_.domainComm, *domainSteps_);
+    context_.domainComm = loggedDomainSteps_.get();
   }
   context_.domainStream = static_cast<StreamHandle>(stream_.handle());
   context_.linkTo = [this](int peer) -> Link& {
@@ -331,6 +347,7 @@ void GpuPlanExecutor::enqueueLaunch(const std::vector<Op>& ops,
     entry.second->beginLaunch(perLaunch_, script.get());
   try {
     runPlans(context_, ops);
+    if (domainSteps_) domainSteps_->endLaunch();
     for (auto& entry : stagedLinks_) entry.second->finishLaunch();
     if (capturing) copies_.joinEngine();
   } catch (...) {

@@ -27,6 +27,11 @@
 // first capture on, the pieces of the other launches wait until the engine's
 // stream reaches their launch (StagingProxy's gate), so that a replay it
 // reaches first is served first.
+//
+// In a domain of several GPUs the stream writes into a host word as it
+// enters and leaves each domain step (DomainStepLog): a stall inside the
+// domain (a peer of the domain stopped, the vendor library waiting for
+// it) is then reported as that step, not as the staged pieces behind it.
 #pragma once
 
 #include <functional>
@@ -61,6 +66,9 @@ struct GpuPlanExecutorSetup {
   std::shared_ptr<AbortSignal> abort;
   // Who else must hear of a failure (null: nobody), on any thread.
   std::function<void(const Error&)> onFailure = nullptr;
+  // The domain's back-end marks its own waits (DomainBackend::marksWaits):
+  // the proxy then leaves a wait inside the domain to it.
+  bool domainMarksWaits = false;
 };
 
 class GpuPlanExecutor : public Executor {
@@ -132,6 +140,7 @@ class GpuPlanExecutor : public Executor {
   StagingStreams copies_;
   std::unique_ptr<StreamTimeline> timeline_;  // HETCCL_ENGINE_TIMELINE
   std::unique_ptr<TimedDomainSteps> timedDomainSteps_;
+  std::unique_ptr<LoggedDomainSteps> loggedDomainSteps_;
   DevicePlanData data_;
   const std::function<void(const Error&)> onFailure_;
   // Destroyed after the links: a link that failed may write into a slot
@@ -139,6 +148,8 @@ class GpuPlanExecutor : public Executor {
   StagingRings rings_;
   // Destroyed after the proxy, which posts to them.
   std::shared_ptr<CrossDomainLinks> links_;
+  // Null in a domain of one GPU. Read by the proxy.
+  const std::unique_ptr<DomainStepLog> domainSteps_;
   StagingProxy proxy_;
   std::map<int, std::unique_ptr<StagedLink>> stagedLinks_;
   DeviceEvent callerReached_;

@@ -117,6 +117,7 @@ void StagedLink::post(const Lane& lane, uint64_t piece, size_t bytes,
   StagingProxy::Job job{lane.queue, piece, bytes, 0, gpuBuffer, call};
   job.pieceOfTransfer = of.index;
   job.transferPieces = of.count;
+  if (path_.domainSteps) job.domainStepsBefore = path_.domainSteps->enqueued();
   if (script_ != nullptr) {
     script_->add(job);
   } else {

@@ -64,6 +64,9 @@ struct StagingPath {
   // The gate of the pieces posted now (StagingProxy::Job::gate).
   const uint64_t* launchGate;
   MemoryKind deviceMemory;  // the GPU's (host for an emulated one)
+  // The engine's domain steps (null: a domain of one GPU): each piece
+  // remembers how many came before its stream work.
+  const DomainStepLog* domainSteps = nullptr;
 };
 
 // The rings of every staged link of an engine, made on first use and kept

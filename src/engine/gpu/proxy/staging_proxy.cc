@@ -66,13 +66,17 @@ StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
                            double timeoutSeconds, const uint64_t* gateWord,
                            PinnedHostMemory controlWords,
                            std::function<void(const Error&)> onFailure,
-                           WaitingCall* waiting)
+                           WaitingCall* waiting,
+                           const DomainStepLog* domainSteps,
+                           bool domainMarksWaits)
     : abort_(std::move(abort)),
       timeoutSeconds_(timeoutSeconds),
       gateWord_(gateWord),
       controlWords_(std::move(controlWords)),
       onFailure_(std::move(onFailure)),
-      waiting_(waiting) {
+      waiting_(waiting),
+      domainSteps_(domainSteps),
+      domainMarksWaits_(domainMarksWaits) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -168,6 +172,7 @@ void StagingProxy::run() {
     }
     bool moved = false;
     OldestWait oldest;
+    if (domainSteps_) oldest.streamInStep = domainSteps_->inside();
     try {
       if (!failed && abort_->raised())
         throw Error(
@@ -195,12 +200,30 @@ void StagingProxy::run() {
   }
 }
 
+// Leaves only its own wait: the domain's back-end may have marked one
+// since. While the stream is inside a domain step, a back-end that marks
+// its waits speaks for this rank: its mark stands.
 void StagingProxy::markWait(const OldestWait& oldest) {
   if (!waiting_) return;
-  if (oldest.since)
-    waiting_->enter(oldest.collective, oldest.peer, *oldest.since, oldest.leg);
-  else
-    waiting_->leave();
+  if (!oldest.since || (oldest.streamInStep != 0 && domainMarksWaits_)) {
+    if (marked_ != 0) waiting_->leave(marked_);
+    marked_ = 0;
+    return;
+  }
+  if (oldest.domainStep == 0) {
+    marked_ = waiting_->enter(oldest.collective, oldest.peer, *oldest.since,
+                              oldest.leg);
+    return;
+  }
+  WaitLeg leg = oldest.leg;
+  uint64_t collective = oldest.collective;
+  if (const auto step = domainSteps_->step(oldest.domainStep)) {
+    leg.step = step->name;
+    leg.stepIndex = step->index;
+    leg.stepCount = step->count;
+    if (step->sequence != 0) collective = step->sequence;
+  }
+  marked_ = waiting_->enter(collective, -1, *oldest.since, leg);
 }
 
 void StagingProxy::pause(int& idlePolls) const {
@@ -300,6 +323,7 @@ void StagingProxy::offerWait(const Queue& queue, OldestWait& oldest) const {
     oldest.since = front.since;
     oldest.adopted = front.adopted;
     oldest.posted = true;
+    oldest.domainStep = 0;
     oldest.leg = WaitLeg{WaitLeg::Kind::kLink, way, EngineStage::kNetwork,
                          front.pieces, nullptr};
     return;
@@ -320,9 +344,19 @@ void StagingProxy::offerWait(const Queue& queue, OldestWait& oldest) const {
   oldest.since = job.adopted;
   oldest.adopted = job.adopted;
   oldest.posted = false;
+  oldest.domainStep = 0;
   oldest.leg =
       WaitLeg{WaitLeg::Kind::kLink, way, stage,
               PieceCount{job.pieceOfTransfer, job.transferPieces}, nullptr};
+  // The stream is inside a domain step that comes before the piece's
+  // work: the piece waits for the domain.
+  if (oldest.streamInStep != 0 &&
+      job.domainStepsBefore >= oldest.streamInStep) {
+    oldest.domainStep = oldest.streamInStep;
+    oldest.leg = WaitLeg{};
+    oldest.leg.kind = WaitLeg::Kind::kDomain;
+    oldest.leg.way = way;
+  }
 }
 
 // Nothing more is posted: a link that failed may still hold slots, and the

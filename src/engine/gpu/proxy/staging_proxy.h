@@ -20,6 +20,15 @@
 // the proxy keeps the rings' waits released for as long as it holds
 // replayable scripts (a replay puts the counters back to 0), so that
 // replays of the released communicator run through.
+//
+// It marks the oldest wait it sees for the stall reports: a piece on the
+// network, or one that waits for the stream. Where the engine's domain has
+// several GPUs, a piece waiting for the stream while the stream is inside a
+// domain step not after the piece's work (DomainStepLog) waits for the
+// domain instead: that step is marked, with a rank of the domain. Where
+// the domain's back-end marks its own waits (host collectives under
+// emulated GPUs), the proxy marks nothing while the stream is inside a
+// domain step, so the back-end's mark of the peer it waits for stands.
 #pragma once
 
 #include <chrono>
@@ -32,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/gpu/proxy/domain_step_log.h"
 #include "engine/gpu/proxy/staging_ring.h"
 #include "op/waiting_call.h"
 #include "runtime/device/device_resources.h"
@@ -51,11 +61,15 @@ class StagingProxy {
   // launches. `controlWords`: pinned memory, a word per script alive at
   // once. `waiting` (may be null): where the proxy marks the oldest
   // transfer that the links have not completed, for the call probe and
-  // the stall reports.
+  // the stall reports. `domainSteps` (may be null: a domain of one GPU)
+  // says which domain steps the engine's stream got past;
+  // `domainMarksWaits`: the domain's back-end marks its own waits on
+  // `waiting`.
   StagingProxy(std::shared_ptr<AbortSignal> abort, double timeoutSeconds,
                const uint64_t* gateWord, PinnedHostMemory controlWords,
                std::function<void(const Error&)> onFailure,
-               WaitingCall* waiting);
+               WaitingCall* waiting, const DomainStepLog* domainSteps = nullptr,
+               bool domainMarksWaits = false);
   // Drops what is still queued (the engine is going away) and stops.
   ~StagingProxy();
   StagingProxy(const StagingProxy&) = delete;
@@ -77,6 +91,9 @@ class StagingProxy {
     // the stall reports.
     uint32_t pieceOfTransfer = 0;
     uint32_t transferPieces = 0;
+    // The domain steps enqueued before its stream work
+    // (DomainStepLog::enqueued; 0: none).
+    uint64_t domainStepsBefore = 0;
     // When the proxy took it in (set by the proxy).
     std::chrono::steady_clock::time_point adopted{};
   };
@@ -117,14 +134,19 @@ class StagingProxy {
   // Posted pieces compare by when they were posted, waiting ones by when
   // the proxy took them in; a waiting piece is older than a posted one
   // only if the proxy took it in earlier and it belongs to another call
-  // (within one call the stream's copies wait for its network legs).
+  // (within one call the stream's copies wait for its network legs). A
+  // piece behind the domain step the stream is inside waits for that step
+  // (`domainStep`).
   struct OldestWait {
     uint64_t collective = 0;
     int peer = -1;
     std::optional<std::chrono::steady_clock::time_point> since;
     std::chrono::steady_clock::time_point adopted{};
     bool posted = false;
+    uint64_t domainStep = 0;  // the step's number (0: not in the domain)
     WaitLeg leg;
+    // Set before the pass: the domain step the stream is inside (0: none).
+    uint64_t streamInStep = 0;
   };
   bool progress(Queue& queue);
   // Offers the queue's front wait (after progress()) to `oldest`.
@@ -139,6 +161,9 @@ class StagingProxy {
   PinnedHostMemory controlWords_;
   std::function<void(const Error&)> onFailure_;
   WaitingCall* const waiting_;
+  const DomainStepLog* const domainSteps_;
+  const bool domainMarksWaits_;
+  uint64_t marked_ = 0;  // the proxy thread's: its wait's number (0: none)
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Queue> queues_;  // stable addresses
