@@ -6,6 +6,7 @@ GpuEngineSettings GpuEngineSettings::fromEnvironment() {
   GpuEngineSettings s;
   s.direct = readFlag(kGpuDirect);
   s.timeline = readFlag(kEngineTimeline);
+  s.stallSteps = readFlag(kStallSteps);
   s.chunkBytes = readBytes(kGpuChunk);
   s.lowLatencyMaxBytes = readBytes(kGpuLowLatencyMax);
   return s;

@@ -19,6 +19,7 @@ struct GpuEngineSettings {
   size_t chunkBytes;          // HETCCL_GPU_CHUNK
   size_t lowLatencyMaxBytes;  // HETCCL_GPU_LL_MAX
   bool timeline;              // HETCCL_ENGINE_TIMELINE
+  bool stallSteps;            // HETCCL_STALL_STEPS
 
   // Throws ncclInvalidArgument for the first bad value.
   static GpuEngineSettings fromEnvironment();

@@ -65,13 +65,20 @@ std::shared_ptr<Executor> domainStepsOf(GpuPlanExecutorSetup& setup) {
                                             std::move(setup.domainComm));
 }
 
-// The numbered domain steps of a domain of several GPUs; none for one GPU,
-// whose steps are local copies that wait for no peer.
-std::unique_ptr<DomainStepLog> domainStepLogOf(const DeviceModule& module,
-                                               const DomainMap& domains,
-                                               int rank) {
-  if (domains.members(domains.domainOf(rank)).size() < 2) return nullptr;
-  return std::make_unique<DomainStepLog>(module);
+// The numbered domain steps of a domain of several GPUs. A vendor
+// library's take them with HETCCL_STALL_STEPS only: their two stream
+// writes cost a few microseconds per step on a real GPU
+// (bench/gpu_step_marks_cost.cu), too much for every job. A back-end that
+// marks its own waits (the host collectives under emulated GPUs) takes
+// them always, so that the proxy leaves its marks standing. None for one
+// GPU, whose steps are local copies that wait for no peer.
+std::unique_ptr<DomainStepLog> domainStepLogOf(
+    const GpuPlanExecutorSetup& setup) {
+  const DomainMap& domains = setup.domains;
+  if (!(setup.engine.stallSteps || setup.domainMarksWaits) ||
+      domains.members(domains.domainOf(setup.rank)).size() < 2)
+    return nullptr;
+  return std::make_unique<DomainStepLog>(setup.module);
 }
 
 // The memory a link must move to take the GPU's buffers as they are; an
@@ -116,7 +123,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
       data_(module_, stream_.handle(), scratchBytes(setup), timeline_.get()),
       onFailure_(std::move(setup.onFailure)),
       links_(std::move(setup.links)),
-      domainSteps_(domainStepLogOf(module_, domains_, rank_)),
+      domainSteps_(domainStepLogOf(setup)),
       proxy_(
           abort_, timeoutSeconds_, &flags_->engineReached,
           PinnedHostMemory(module_, kScriptControlWords * sizeof(uint64_t)),
