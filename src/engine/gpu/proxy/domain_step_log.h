@@ -1,15 +1,16 @@
 // The domain steps of a GPU engine whose domain has several GPUs, for the
-// stall reports: each step (one vendor-library launch of a plan, e.g. an
-// op's reduce-scatter inside the domain) is numbered from 1 as the plan
-// enqueues it, and the engine's stream writes into a pinned host word
-// 2n - 1 as it enters step n and 2n once past it (two stream memory
-// operations per step: one word written after the step alone could not
-// tell a stream inside the step from one still before it, waiting for a
-// transfer). A staged piece remembers how many steps were enqueued before
-// its stream work; while the stream is inside a step that is not before
-// the piece's work, the piece waits for the domain, not for its link peer
-// (StagingProxy marks that wait). A domain of one GPU has no log: its
-// steps are local copies, which wait for no peer.
+// stall reports, with HETCCL_STALL_STEPS (a few microseconds per step on a
+// real GPU) or where the domain's back-end marks its own waits: each step (one
+// vendor-library launch of a plan, e.g. an op's reduce-scatter inside the
+// domain) is numbered from 1 as the plan enqueues it, and the engine's stream
+// writes into a pinned host word 2n - 1 as it enters step n and 2n once past it
+// (two stream memory operations per step: one word written after the step alone
+// could not tell a stream inside the step from one still before it, waiting for
+// a transfer). A staged piece remembers how many steps were enqueued before its
+// stream work; while the stream is inside a step that is not before the piece's
+// work, the piece waits for the domain, not for its link peer (StagingProxy
+// marks that wait). A domain of one GPU has no log: its steps are local copies,
+// which wait for no peer.
 //
 // The plan thread adds steps (under the engine's launch mutex); the
 // proxy's thread reads the word (one atomic load per pass) and, only for
