@@ -1,15 +1,19 @@
 // link-bandwidth: one cross-domain link of a registered transport between
 // two processes, in one direction, the way ucx_perftest's tag_bw measures
 // UCX itself: rank 0 sends, rank 1 receives, `--window` transfers in
-// flight, about `--bytes` per size. With `--pingpong N` it measures latency
+// flight, about `--bytes` per size. With `--two-way` both ranks send and
+// receive at once, `--window` transfers in flight each way, as a 2-rank
+// exchange loads the link (the yardstick of cross-host collectives: their
+// busbw is a rate each way); it reports the rate each way, the slower
+// rank's. With `--pingpong N` it measures latency
 // instead: N round trips per size, each rank sending once it has received,
 // as ucx_perftest's tag_lat does. The two processes are forked before
 // either touches a transport (UCX must not be initialised before a fork)
 // and meet through a socketpair.
 //
 //   build/bench/link-bandwidth --transport tcp|ucx|shm [--sizes 4M,64M]
-//       [--bytes 2G] [--window 4] [--pingpong N] [--memory host|cuda]
-//       [--json FILE]
+//       [--bytes 2G] [--window 4] [--two-way] [--pingpong N]
+//       [--memory host|cuda] [--json FILE]
 //
 // With --memory cuda both ranks' buffers are on GPU 0, handed to the link
 // as they are (Link::sendGpu; a ucx link of a UCX built with CUDA), through
@@ -17,6 +21,7 @@
 //
 // Prints a line per size; --json writes one object per size:
 //   {"transport":T,"bytes":SIZE,"transfers":N,"seconds":S,"GBps":X}
+// ("twoWay":true with --two-way: N transfers and X GB/s each way)
 // (GB = 10^9 bytes), or with --pingpong
 //   {"transport":T,"bytes":SIZE,"roundTrips":N,"seconds":S,"oneWayUs":X}.
 // The transport's own variables apply (HETCCL_TCP_*, UCX_TLS,
@@ -25,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -59,6 +65,7 @@ struct Options {
   size_t bytesPerSize = size_t{2} << 30;
   size_t window = 4;
   size_t roundTrips = 0;   // 0: bandwidth, else latency
+  bool twoWay = false;     // both ranks send and receive at once
   bool gpuMemory = false;  // --memory cuda
   std::string jsonPath;
 };
@@ -74,6 +81,10 @@ Options parseOptions(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--two-way") {
+      options.twoWay = true;
+      continue;
+    }
     if (i + 1 >= argc)
       fail(ncclInvalidArgument, "link-bandwidth: %s needs a value", argv[i]);
     const std::string value = argv[++i];
@@ -96,8 +107,8 @@ Options parseOptions(int argc, char** argv) {
     } else {
       fail(ncclInvalidArgument,
            "usage: link-bandwidth --transport NAME [--sizes LIST] [--bytes "
-           "SIZE] [--window N] [--pingpong N] [--memory host|cuda] [--json "
-           "FILE] (unknown %s)",
+           "SIZE] [--window N] [--two-way] [--pingpong N] [--memory "
+           "host|cuda] [--json FILE] (unknown %s)",
            flag.c_str());
     }
   }
@@ -197,6 +208,32 @@ double moveTransfers(Link& link, bool sending, size_t size, size_t count,
       .count();
 }
 
+// `count` transfers of `size` bytes each way at once, `window` in flight
+// each way, sends from `out` and receives into `in`; returns the seconds
+// from the first post to the last completion.
+double moveBothWays(Link& link, size_t size, size_t count, size_t window,
+                    TransferBuffer& out, TransferBuffer& in) {
+  AbortSignal never;
+  std::deque<std::shared_ptr<TransferRequest>> sends, receives;
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < count; ++i) {
+    for (auto* inFlight : {&sends, &receives})
+      if (inFlight->size() == window) {
+        inFlight->front()->wait(never, kWaitSeconds);
+        inFlight->pop_front();
+      }
+    receives.push_back(in.post(link, false, size));
+    sends.push_back(out.post(link, true, size));
+  }
+  for (auto* inFlight : {&sends, &receives})
+    while (!inFlight->empty()) {
+      inFlight->front()->wait(never, kWaitSeconds);
+      inFlight->pop_front();
+    }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 // `roundTrips` times: rank 0 sends and then receives, rank 1 receives and
 // then sends; returns the seconds of them all.
 double pingPong(Link& link, int rank, size_t size, size_t roundTrips,
@@ -220,14 +257,23 @@ const char* memoryName(const Options& options) {
 void reportBandwidth(const Options& options, size_t size, size_t count,
                      double seconds, std::ofstream& json) {
   const double gbps = static_cast<double>(size) * count / seconds / 1e9;
-  std::printf("%-4s %-4s %10zu B x %5zu: %8.3f s  %7.3f GB/s\n",
+  std::printf("%-4s %-4s %10zu B x %5zu: %8.3f s  %7.3f GB/s%s\n",
               options.transport.c_str(), memoryName(options), size, count,
-              seconds, gbps);
+              seconds, gbps, options.twoWay ? " each way" : "");
   if (json.is_open())
     json << "{\"transport\":\"" << options.transport << "\",\"memory\":\""
          << memoryName(options) << "\",\"bytes\":" << size
          << ",\"transfers\":" << count << ",\"seconds\":" << seconds
-         << ",\"GBps\":" << gbps << "}\n";
+         << ",\"GBps\":" << gbps << (options.twoWay ? ",\"twoWay\":true" : "")
+         << "}\n";
+}
+
+// The slower rank's seconds: a two-way run is done when both are.
+double slowerOf(PairOob& oob, double seconds) {
+  double both[2] = {};
+  both[oob.rank()] = seconds;
+  oob.allGather(both, sizeof(double));
+  return std::max(both[0], both[1]);
 }
 
 void reportLatency(const Options& options, size_t size, double seconds,
@@ -258,6 +304,10 @@ void runRank(int rank, OwnedFd fd, const Options& options) {
   size_t largest = 0;
   for (size_t size : options.sizes) largest = std::max(largest, size);
   TransferBuffer buffer(largest, options.gpuMemory);
+  // A two-way run's receives land apart from its sends.
+  std::unique_ptr<TransferBuffer> incoming;
+  if (options.twoWay)
+    incoming = std::make_unique<TransferBuffer>(largest, options.gpuMemory);
   std::ofstream json;
   if (rank == 1 && !options.jsonPath.empty()) json.open(options.jsonPath);
   for (size_t size : options.sizes) {
@@ -265,11 +315,15 @@ void runRank(int rank, OwnedFd fd, const Options& options) {
     // A warm-up transfer (connection set-up, first-touch of the buffer).
     moveTransfers(*link, rank == 0, size, 1, 1, buffer);
     oob.barrier();
-    const double seconds =
-        options.roundTrips > 0
-            ? pingPong(*link, rank, size, options.roundTrips, buffer)
-            : moveTransfers(*link, rank == 0, size, count, options.window,
-                            buffer);
+    double seconds = 0;
+    if (options.roundTrips > 0)
+      seconds = pingPong(*link, rank, size, options.roundTrips, buffer);
+    else if (options.twoWay)
+      seconds = slowerOf(oob, moveBothWays(*link, size, count, options.window,
+                                           buffer, *incoming));
+    else
+      seconds =
+          moveTransfers(*link, rank == 0, size, count, options.window, buffer);
     oob.barrier();
     if (rank != 1) continue;
     if (options.roundTrips > 0)
