@@ -4,15 +4,19 @@
 // flight, about `--bytes` per size. With `--two-way` both ranks send and
 // receive at once, `--window` transfers in flight each way, as a 2-rank
 // exchange loads the link (the yardstick of cross-host collectives: their
-// busbw is a rate each way); it reports the rate each way, the slower
-// rank's. With `--pingpong N` it measures latency
-// instead: N round trips per size, each rank sending once it has received,
-// as ucx_perftest's tag_lat does. The two processes are forked before
-// either touches a transport (UCX must not be initialised before a fork)
-// and meet through a socketpair.
+// busbw is a rate each way); it reports the rate each way. With
+// `--ranks N` (even) N processes form N/2 such links at once, rank r with
+// rank (r + N/2) % N: the rail pairs of 2 domains of N/2 ranks on 2 hosts,
+// which load one machine's loopback (or a host's NIC) as an N-rank
+// collective between those hosts does. Every figure is the slowest rank's.
+// With `--pingpong N` it measures latency instead: N round trips per size,
+// each rank sending once it has received, as ucx_perftest's tag_lat does.
+// The processes are forked before any touches a transport (UCX must not
+// be initialised before a fork) and meet through the parent, which relays
+// their out-of-band exchanges.
 //
 //   build/bench/link-bandwidth --transport tcp|ucx|shm [--sizes 4M,64M]
-//       [--bytes 2G] [--window 4] [--two-way] [--pingpong N]
+//       [--bytes 2G] [--window 4] [--two-way] [--ranks N] [--pingpong N]
 //       [--memory host|cuda] [--json FILE]
 //
 // With --memory cuda both ranks' buffers are on GPU 0, handed to the link
@@ -21,7 +25,8 @@
 //
 // Prints a line per size; --json writes one object per size:
 //   {"transport":T,"bytes":SIZE,"transfers":N,"seconds":S,"GBps":X}
-// ("twoWay":true with --two-way: N transfers and X GB/s each way)
+// ("twoWay":true with --two-way: N transfers and X GB/s each way;
+// "ranks":N with --ranks: X per link)
 // (GB = 10^9 bytes), or with --pingpong
 //   {"transport":T,"bytes":SIZE,"roundTrips":N,"seconds":S,"oneWayUs":X}.
 // The transport's own variables apply (HETCCL_TCP_*, UCX_TLS,
@@ -65,6 +70,7 @@ struct Options {
   size_t bytesPerSize = size_t{2} << 30;
   size_t window = 4;
   size_t roundTrips = 0;   // 0: bandwidth, else latency
+  int ranks = 2;           // N/2 links, rank r to rank (r + N/2) % N
   bool twoWay = false;     // both ranks send and receive at once
   bool gpuMemory = false;  // --memory cuda
   std::string jsonPath;
@@ -98,6 +104,12 @@ Options parseOptions(int argc, char** argv) {
       options.bytesPerSize = sizeValue(value);
     } else if (flag == "--window") {
       options.window = sizeValue(value);
+    } else if (flag == "--ranks") {
+      options.ranks = static_cast<int>(sizeValue(value));
+      if (options.ranks % 2 != 0 || options.ranks > 256)
+        fail(ncclInvalidArgument,
+             "link-bandwidth: --ranks must be even and at most 256, not %s",
+             value.c_str());
     } else if (flag == "--pingpong") {
       options.roundTrips = sizeValue(value);
     } else if (flag == "--json") {
@@ -105,51 +117,85 @@ Options parseOptions(int argc, char** argv) {
     } else if (flag == "--memory" && (value == "host" || value == "cuda")) {
       options.gpuMemory = value == "cuda";
     } else {
-      fail(ncclInvalidArgument,
-           "usage: link-bandwidth --transport NAME [--sizes LIST] [--bytes "
-           "SIZE] [--window N] [--two-way] [--pingpong N] [--memory "
-           "host|cuda] [--json FILE] (unknown %s)",
-           flag.c_str());
+      fail(
+          ncclInvalidArgument,
+          "usage: link-bandwidth --transport NAME [--sizes LIST] [--bytes "
+          "SIZE] [--window N] [--two-way] [--ranks N] [--pingpong N] [--memory "
+          "host|cuda] [--json FILE] (unknown %s)",
+          flag.c_str());
     }
   }
   return options;
 }
 
-// The two ranks' out-of-band channel: a connected socketpair.
-class PairOob : public Oob {
+void writeAll(int fd, const void* data, size_t bytes) {
+  const auto* bytesLeft = static_cast<const uint8_t*>(data);
+  for (size_t done = 0; done < bytes;) {
+    ssize_t n = ::write(fd, bytesLeft + done, bytes - done);
+    if (n <= 0) failErrno("link-bandwidth: out-of-band write");
+    done += static_cast<size_t>(n);
+  }
+}
+
+// False at the end of the stream before the first byte.
+bool readAll(int fd, void* data, size_t bytes) {
+  auto* into = static_cast<uint8_t*>(data);
+  for (size_t done = 0; done < bytes;) {
+    ssize_t n = ::read(fd, into + done, bytes - done);
+    if (n == 0 && done == 0) return false;
+    if (n <= 0) failErrno("link-bandwidth: out-of-band read");
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// A rank's out-of-band channel: a socketpair to the parent, which gathers
+// every rank's slot and hands each the whole row (relayExchanges).
+class RelayOob : public Oob {
  public:
-  PairOob(int rank, OwnedFd fd) : rank_(rank), fd_(std::move(fd)) {}
+  RelayOob(int rank, int nranks, OwnedFd fd)
+      : rank_(rank), nranks_(nranks), fd_(std::move(fd)) {}
   int rank() const override { return rank_; }
-  int nranks() const override { return 2; }
+  int nranks() const override { return nranks_; }
   void allGather(void* data, size_t bytesPerRank) override {
     auto* slots = static_cast<uint8_t*>(data);
-    transfer(slots + bytesPerRank * rank_, slots + bytesPerRank * (1 - rank_),
-             bytesPerRank);
+    const uint64_t length = bytesPerRank;
+    writeAll(fd_.get(), &length, sizeof length);
+    writeAll(fd_.get(), slots + bytesPerRank * rank_, bytesPerRank);
+    if (!readAll(fd_.get(), slots, bytesPerRank * nranks_))
+      fail(ncclSystemError, "link-bandwidth: the parent went away");
   }
   void barrier() override {
-    uint8_t slots[2] = {};
-    allGather(slots, 1);
+    std::vector<uint8_t> slots(nranks_);
+    allGather(slots.data(), 1);
   }
 
  private:
-  // Both write first: a socketpair buffers far more than the few hundred
-  // bytes a setup exchanges.
-  void transfer(const uint8_t* mine, uint8_t* theirs, size_t bytes) {
-    for (size_t done = 0; done < bytes;) {
-      ssize_t n = ::write(fd_.get(), mine + done, bytes - done);
-      if (n <= 0) failErrno("link-bandwidth: socketpair write");
-      done += static_cast<size_t>(n);
-    }
-    for (size_t done = 0; done < bytes;) {
-      ssize_t n = ::read(fd_.get(), theirs + done, bytes - done);
-      if (n <= 0) failErrno("link-bandwidth: socketpair read");
-      done += static_cast<size_t>(n);
-    }
-  }
-
   const int rank_;
+  const int nranks_;
   OwnedFd fd_;
 };
+
+// The parent's side of RelayOob: one all-gather after another until the
+// ranks close their ends.
+void relayExchanges(std::vector<OwnedFd>& ranks) {
+  for (;;) {
+    std::vector<uint8_t> row;
+    uint64_t length = 0;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      uint64_t mine = 0;
+      if (!readAll(ranks[r].get(), &mine, sizeof mine)) return;
+      if (r == 0) {
+        length = mine;
+        row.resize(length * ranks.size());
+      }
+      if (mine != length)
+        fail(ncclInternalError, "link-bandwidth: ranks gather unlike slots");
+      readAll(ranks[r].get(), row.data() + r * length, length);
+    }
+    for (auto& fd : ranks) writeAll(fd.get(), row.data(), row.size());
+  }
+}
 
 const Transport& transportNamed(const std::string& name) {
   for (const Transport* transport : registeredTransports())
@@ -234,15 +280,15 @@ double moveBothWays(Link& link, size_t size, size_t count, size_t window,
       .count();
 }
 
-// `roundTrips` times: rank 0 sends and then receives, rank 1 receives and
-// then sends; returns the seconds of them all.
-double pingPong(Link& link, int rank, size_t size, size_t roundTrips,
+// `roundTrips` times: the first rank of the link sends and then receives,
+// the other receives and then sends; returns the seconds of them all.
+double pingPong(Link& link, bool first, size_t size, size_t roundTrips,
                 TransferBuffer& buffer) {
   AbortSignal never;
   const auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < roundTrips; ++i) {
     for (int turn = 0; turn < 2; ++turn) {
-      const bool sending = (turn == 0) == (rank == 0);
+      const bool sending = (turn == 0) == first;
       buffer.post(link, sending, size)->wait(never, kWaitSeconds);
     }
   }
@@ -257,23 +303,28 @@ const char* memoryName(const Options& options) {
 void reportBandwidth(const Options& options, size_t size, size_t count,
                      double seconds, std::ofstream& json) {
   const double gbps = static_cast<double>(size) * count / seconds / 1e9;
-  std::printf("%-4s %-4s %10zu B x %5zu: %8.3f s  %7.3f GB/s%s\n",
+  std::printf("%-4s %-4s %10zu B x %5zu: %8.3f s  %7.3f GB/s%s",
               options.transport.c_str(), memoryName(options), size, count,
               seconds, gbps, options.twoWay ? " each way" : "");
-  if (json.is_open())
-    json << "{\"transport\":\"" << options.transport << "\",\"memory\":\""
-         << memoryName(options) << "\",\"bytes\":" << size
-         << ",\"transfers\":" << count << ",\"seconds\":" << seconds
-         << ",\"GBps\":" << gbps << (options.twoWay ? ",\"twoWay\":true" : "")
-         << "}\n";
+  if (options.ranks != 2)
+    std::printf(" per link, %d links at once", options.ranks / 2);
+  std::printf("\n");
+  if (!json.is_open()) return;
+  json << "{\"transport\":\"" << options.transport << "\",\"memory\":\""
+       << memoryName(options) << "\",\"bytes\":" << size
+       << ",\"transfers\":" << count << ",\"seconds\":" << seconds
+       << ",\"GBps\":" << gbps;
+  if (options.twoWay) json << ",\"twoWay\":true";
+  if (options.ranks != 2) json << ",\"ranks\":" << options.ranks;
+  json << "}\n";
 }
 
-// The slower rank's seconds: a two-way run is done when both are.
-double slowerOf(PairOob& oob, double seconds) {
-  double both[2] = {};
-  both[oob.rank()] = seconds;
-  oob.allGather(both, sizeof(double));
-  return std::max(both[0], both[1]);
+// The slowest rank's seconds: a run is done when every rank is.
+double slowestOf(Oob& oob, double seconds) {
+  std::vector<double> all(oob.nranks());
+  all[oob.rank()] = seconds;
+  oob.allGather(all.data(), sizeof(double));
+  return *std::max_element(all.begin(), all.end());
 }
 
 void reportLatency(const Options& options, size_t size, double seconds,
@@ -291,16 +342,20 @@ void reportLatency(const Options& options, size_t size, double seconds,
 }
 
 void runRank(int rank, OwnedFd fd, const Options& options) {
-  PairOob oob(rank, std::move(fd));
+  RelayOob oob(rank, options.ranks, std::move(fd));
+  // The first half of the ranks sends one way, and sends first in a
+  // ping-pong.
+  const bool first = rank < options.ranks / 2;
+  const int peer = (rank + options.ranks / 2) % options.ranks;
   const TransportSettings settings = TransportSettings::fromEnvironment();
   auto set = transportNamed(options.transport)
                  .connect({oob,
                            settings,
                            BootstrapSettings::fromEnvironment().timeoutSeconds,
-                           {1 - rank},
+                           {peer},
                            std::make_shared<AbortSignal>(),
                            nullptr});
-  auto link = set->link(1 - rank);
+  auto link = set->link(peer);
   size_t largest = 0;
   for (size_t size : options.sizes) largest = std::max(largest, size);
   TransferBuffer buffer(largest, options.gpuMemory);
@@ -309,23 +364,23 @@ void runRank(int rank, OwnedFd fd, const Options& options) {
   if (options.twoWay)
     incoming = std::make_unique<TransferBuffer>(largest, options.gpuMemory);
   std::ofstream json;
-  if (rank == 1 && !options.jsonPath.empty()) json.open(options.jsonPath);
+  if (rank == 0 && !options.jsonPath.empty()) json.open(options.jsonPath);
   for (size_t size : options.sizes) {
     const size_t count = std::max<size_t>(8, options.bytesPerSize / size);
     // A warm-up transfer (connection set-up, first-touch of the buffer).
-    moveTransfers(*link, rank == 0, size, 1, 1, buffer);
+    moveTransfers(*link, first, size, 1, 1, buffer);
     oob.barrier();
     double seconds = 0;
     if (options.roundTrips > 0)
-      seconds = pingPong(*link, rank, size, options.roundTrips, buffer);
+      seconds = pingPong(*link, first, size, options.roundTrips, buffer);
     else if (options.twoWay)
-      seconds = slowerOf(oob, moveBothWays(*link, size, count, options.window,
-                                           buffer, *incoming));
+      seconds =
+          moveBothWays(*link, size, count, options.window, buffer, *incoming);
     else
       seconds =
-          moveTransfers(*link, rank == 0, size, count, options.window, buffer);
-    oob.barrier();
-    if (rank != 1) continue;
+          moveTransfers(*link, first, size, count, options.window, buffer);
+    seconds = slowestOf(oob, seconds);
+    if (rank != 0) continue;
     if (options.roundTrips > 0)
       reportLatency(options, size, seconds, json);
     else
@@ -335,26 +390,36 @@ void runRank(int rank, OwnedFd fd, const Options& options) {
 }
 
 int runRanks(const Options& options) {
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
-    failErrno("link-bandwidth: socketpair");
-  OwnedFd ends[2] = {OwnedFd(fds[0]), OwnedFd(fds[1])};
-  pid_t children[2];
-  for (int rank = 0; rank < 2; ++rank) {
-    children[rank] = ::fork();
-    if (children[rank] < 0) failErrno("link-bandwidth: fork");
-    if (children[rank] == 0) {
-      ends[1 - rank].reset();
+  std::vector<OwnedFd> parentEnds;
+  std::vector<pid_t> children;
+  for (int rank = 0; rank < options.ranks; ++rank) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+      failErrno("link-bandwidth: socketpair");
+    OwnedFd childEnd(fds[1]);
+    parentEnds.emplace_back(fds[0]);
+    pid_t child = ::fork();
+    if (child < 0) failErrno("link-bandwidth: fork");
+    if (child == 0) {
+      parentEnds.clear();  // a rank sees the end of the relay only
       try {
-        runRank(rank, std::move(ends[rank]), options);
+        runRank(rank, std::move(childEnd), options);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "link-bandwidth: rank %d: %s\n", rank, e.what());
         _exit(1);
       }
       _exit(0);
     }
+    children.push_back(child);
   }
   int failed = 0;
+  try {
+    relayExchanges(parentEnds);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "link-bandwidth: %s\n", e.what());
+    failed = 1;
+  }
+  parentEnds.clear();  // ranks still waiting for a row see the end
   for (pid_t child : children) {
     int status = 0;
     ::waitpid(child, &status, 0);

@@ -14,11 +14,14 @@
 namespace hetccl {
 namespace {
 
-// Posts the pieces of elements [offset, offset + n) of every block.
+// Posts the pieces of elements [offset, offset + n) of every block. This
+// rank's own pieces are read from its input in place, so the copy of its
+// block into the output overlaps their travel.
 Transfers sendPieces(const PlanContext& ctx, const Op& op, size_t offset,
                      size_t n) {
   size_t elt = dtypeSize(op.dtype);
   auto* recv = static_cast<char*>(op.recvbuff);
+  auto* send = static_cast<const char*>(op.sendbuff);
   Transfers across;
   for (int q = 0; q < ctx.nranks; ++q) {
     int source = ctx.domains->domainOf(q);
@@ -28,11 +31,13 @@ Transfers sendPieces(const PlanContext& ctx, const Op& op, size_t offset,
       int pieces = static_cast<int>(receivers.size());
       for (int j = 0; j < pieces; ++j) {
         ElementRange range = ownedRange(n, pieces, j);
-        char* data = recv + (q * op.count + offset + range.begin) * elt;
+        const size_t bytes = range.size() * elt;
         if (q == ctx.rank)
-          across.push_back(ctx.sendTo(receivers[j], data, range.size() * elt));
+          across.push_back(ctx.sendTo(
+              receivers[j], send + (offset + range.begin) * elt, bytes));
         else if (receivers[j] == ctx.rank)
-          across.push_back(ctx.recvFrom(q, data, range.size() * elt));
+          across.push_back(ctx.recvFrom(
+              q, recv + (q * op.count + offset + range.begin) * elt, bytes));
       }
     }
   }
@@ -69,15 +74,20 @@ void spreadInDomain(const PlanContext& ctx, const Op& op, size_t offset,
 
 void allGatherPlan(const PlanContext& ctx, const Op& op) {
   size_t elt = dtypeSize(op.dtype);
-  size_t block = op.count * elt;
   const PlanChoice choice = choosePlan(ctx, op);
   if (choice.plan == PlanChoice::Plan::OneShot)
     return allGatherOneShotPlan(ctx, op);
-  char* own = static_cast<char*>(op.recvbuff) + ctx.rank * block;
-  if (own != op.sendbuff) ctx.data->copy(own, op.sendbuff, block);
+  char* own = static_cast<char*>(op.recvbuff) + ctx.rank * op.count * elt;
+  auto* send = static_cast<const char*>(op.sendbuff);
   pipelineChunks(
       ctx, op.count, choice.chunkElements,
-      [&](size_t offset, size_t n) { return sendPieces(ctx, op, offset, n); },
+      [&](size_t offset, size_t n) {
+        Transfers across = sendPieces(ctx, op, offset, n);
+        // While the chunk travels; its spread inside the domain reads it.
+        if (own != send)
+          ctx.data->copy(own + offset * elt, send + offset * elt, n * elt);
+        return across;
+      },
       [&](size_t offset, size_t n) { spreadInDomain(ctx, op, offset, n); });
 }
 

@@ -27,6 +27,9 @@ using Requests = std::vector<std::shared_ptr<TransferRequest>>;
 struct ChunkExchange {
   size_t offset = 0;  // first element of the chunk
   size_t count = 0;
+  // This rank's partial of the chunk: the output, or the input itself
+  // (partialIsInput).
+  const char* partial = nullptr;
   std::vector<Piece> pieces;
   Requests partials;  // partials arriving at a reducer, piece by piece
   Requests others;    // everything else: sends, results arriving
@@ -39,7 +42,6 @@ struct ChunkExchange {
 void startExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
   size_t elt = dtypeSize(op.dtype);
   int domains = ctx.domains->count();
-  auto* recv = static_cast<char*>(op.recvbuff) + x.offset * elt;
   char* scratch = x.scratch;
   for (const Piece& piece : x.pieces) {
     if (piece.owners[ctx.domain()] != ctx.rank) continue;
@@ -53,7 +55,7 @@ void startExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
     } else {
       const int reducer = piece.owners[piece.reducerDomain];
       x.others.push_back(
-          ctx.sendTo(reducer, recv + piece.range.begin * elt, bytes));
+          ctx.sendTo(reducer, x.partial + piece.range.begin * elt, bytes));
     }
   }
 }
@@ -86,7 +88,7 @@ void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
     size_t bytes = piece.range.size() * elt;
     for (int d = 0; d < domains; ++d) {
       if (d == ctx.domain()) {
-        sources[d] = mine;
+        sources[d] = x.partial + piece.range.begin * elt;
         continue;
       }
       ctx.wait(x.partials[next++]);
@@ -139,8 +141,13 @@ void allReducePlan(const PlanContext& ctx, const Op& op) {
         x.count = chunk.n;
         x.pieces = crossDomainPieces(chunk.n, *ctx.domains);
         x.scratch = scratch + (chunk.index % 2) * half;
-        reduceInDomain(ctx, op, send + x.offset * elt, recv + x.offset * elt,
-                       x.count);
+        if (partialIsInput(ctx, op)) {
+          x.partial = send + x.offset * elt;
+        } else {
+          reduceInDomain(ctx, op, send + x.offset * elt, recv + x.offset * elt,
+                         x.count);
+          x.partial = recv + x.offset * elt;
+        }
         startExchange(ctx, op, x);
         return x;
       },

@@ -30,21 +30,31 @@ Op broadcastOf(const Op& op, size_t offset, size_t n, int localRoot) {
   return piece;
 }
 
+// The chunk inside the root's domain, from the root's send buffer.
+void broadcastFromRoot(const PlanContext& ctx, const Op& op, size_t offset,
+                       size_t n) {
+  size_t elt = dtypeSize(op.dtype);
+  Op local = op;
+  local.sendbuff = static_cast<const char*>(op.sendbuff) + offset * elt;
+  local.recvbuff = static_cast<char*>(op.recvbuff) + offset * elt;
+  local.count = n;
+  local.root = ctx.domains->localRank(op.root);
+  ctx.inDomain(local);
+}
+
 // The root's domain broadcasts the chunk; then pieces go to the others.
+// The root's own pieces are read from its send buffer, so a root alone in
+// its domain copies the chunk into its output while they travel.
 Transfers startChunk(const PlanContext& ctx, const Op& op, size_t offset,
                      size_t n) {
   size_t elt = dtypeSize(op.dtype);
   int rootDomain = ctx.domains->domainOf(op.root);
-  if (ctx.domain() == rootDomain) {
-    Op local = op;  // the root's own send buffer feeds the first broadcast
-    local.sendbuff = static_cast<const char*>(op.sendbuff) + offset * elt;
-    local.recvbuff = static_cast<char*>(op.recvbuff) + offset * elt;
-    local.count = n;
-    local.root = ctx.domains->localRank(op.root);
-    ctx.inDomain(local);
-  }
   const std::vector<int>& senders = ctx.domains->members(rootDomain);
+  const bool rootAlone = senders.size() == 1;
+  if (ctx.domain() == rootDomain && !rootAlone)
+    broadcastFromRoot(ctx, op, offset, n);
   auto* recv = static_cast<char*>(op.recvbuff);
+  auto* send = static_cast<const char*>(op.sendbuff);
   Transfers across;
   for (int d = 0; d < ctx.domains->count(); ++d) {
     if (d == rootDomain) continue;
@@ -54,13 +64,17 @@ Transfers startChunk(const PlanContext& ctx, const Op& op, size_t offset,
       ElementRange range = ownedRange(n, pieces, j);
       int sender = senders[j % senders.size()];
       int receiver = receivers[j % receivers.size()];
-      char* data = recv + (offset + range.begin) * elt;
+      const size_t at = (offset + range.begin) * elt;
+      const size_t bytes = range.size() * elt;
       if (sender == ctx.rank)
-        across.push_back(ctx.sendTo(receiver, data, range.size() * elt));
+        across.push_back(ctx.sendTo(
+            receiver, (sender == op.root ? send : recv) + at, bytes));
       if (receiver == ctx.rank)
-        across.push_back(ctx.recvFrom(sender, data, range.size() * elt));
+        across.push_back(ctx.recvFrom(sender, recv + at, bytes));
     }
   }
+  if (ctx.domain() == rootDomain && rootAlone)
+    broadcastFromRoot(ctx, op, offset, n);
   return across;
 }
 

@@ -41,6 +41,10 @@ void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
                           recv + base * size * elt, tail));
 }
 
+bool partialIsInput(const PlanContext& ctx, const Op& op) {
+  return ctx.domainSize() == 1 && !op.reduce.preMultiply;
+}
+
 void gatherInDomain(const PlanContext& ctx, const Op& op, char* buffer,
                     size_t n) {
   int size = ctx.domainSize();

@@ -22,6 +22,11 @@ void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
 void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
                     char* recv, size_t n, size_t base);
 
+// Whether this rank's partial is its input as it is: a rank alone in its
+// domain whose reduction scales nothing (no PreMulSum). Plans then read
+// the input in place instead of running the domain's step, a copy.
+bool partialIsInput(const PlanContext& ctx, const Op& op);
+
 // Spreads every rank's owned range of `buffer` (n elements) to the whole
 // domain.
 void gatherInDomain(const PlanContext& ctx, const Op& op, char* buffer,

@@ -35,6 +35,9 @@ struct Chunk {
   size_t count;
   char* scratch;
   std::vector<std::shared_ptr<TransferRequest>> across;
+  // This domain's partial of the chunk of this rank's block, where the
+  // partial is the input itself (partialIsInput); else it is assembled.
+  const char* ownPartial = nullptr;
 };
 
 size_t scratchBytes(const PlanContext& ctx, const Delivery& delivery,
@@ -58,36 +61,49 @@ void layOutPartMajor(const PlanContext& ctx, const char* send, char* out,
 }
 
 // Reduces the chunk inside the domain, runs the transfers inside the
-// domain and posts those across.
+// domain and posts those across. A rank whose partial is its input
+// (partialIsInput) sends from the input in place and combines its own
+// block's chunk from there: no layout, no domain step, no self-transfer.
 void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
                 Chunk& chunk) {
   size_t elt = dtypeSize(op.dtype);
   size_t n = delivery.blocks * chunk.count;
   int domains = ctx.domains->count();
   int size = ctx.domainSize();
+  const bool inPlace = partialIsInput(ctx, op);
   char* laidOut = chunk.scratch;
   char* partial = laidOut + n * elt;
   char* assembled = partial + n * elt;
-  layOutPartMajor(ctx, static_cast<const char*>(op.sendbuff), laidOut, delivery,
-                  chunk, size, elt);
   size_t base = delivery.blocks * (chunk.count / size);
-  reduceInDomain(ctx, op, laidOut, partial, n, base);
+  if (!inPlace) {
+    layOutPartMajor(ctx, static_cast<const char*>(op.sendbuff), laidOut,
+                    delivery, chunk, size, elt);
+    reduceInDomain(ctx, op, laidOut, partial, n, base);
+  }
 
   std::vector<Op> transfers;
   ElementRange ownPart = ownedRange(chunk.count, size, ctx.localRank());
   const char* owned = partial + ctx.localRank() * base * elt;
+  auto ownedOf = [&](size_t b) {
+    return inPlace ? static_cast<const char*>(op.sendbuff) +
+                         (b * delivery.blockCount + chunk.offset) * elt
+                   : owned + b * ownPart.size() * elt;
+  };
   for (size_t b = 0; b < delivery.blocks; ++b) {
-    if (ownPart.size() > 0)
-      transfers.push_back(
-          pointToPoint(OpKind::Send, op, owned + b * ownPart.size() * elt,
-                       ownPart.size(), delivery.destinationOf(b)));
-    if (delivery.destinationOf(b) != ctx.rank) continue;
+    const int destination = delivery.destinationOf(b);
+    if (inPlace && destination == ctx.rank) {
+      chunk.ownPartial = ownedOf(b);
+    } else if (ownPart.size() > 0) {
+      transfers.push_back(pointToPoint(OpKind::Send, op, ownedOf(b),
+                                       ownPart.size(), destination));
+    }
+    if (destination != ctx.rank) continue;
     for (int d = 0; d < domains; ++d) {
       const std::vector<int>& members = ctx.domains->members(d);
       int senders = static_cast<int>(members.size());
       for (int i = 0; i < senders; ++i) {
         ElementRange part = ownedRange(chunk.count, senders, i);
-        if (part.size() == 0) continue;
+        if (part.size() == 0 || (inPlace && members[i] == ctx.rank)) continue;
         char* slot = assembled + (d * chunk.count + part.begin) * elt;
         transfers.push_back(
             pointToPoint(OpKind::Recv, op, slot, part.size(), members[i]));
@@ -111,7 +127,9 @@ void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
   reduction.preScale = nullptr;
   std::vector<const void*> sources;
   for (int d = 0; d < domains; ++d)
-    sources.push_back(assembled + d * chunk.count * elt);
+    sources.push_back(d == ctx.domain() && chunk.ownPartial != nullptr
+                          ? chunk.ownPartial
+                          : assembled + d * chunk.count * elt);
   ctx.combine(static_cast<char*>(result) + chunk.offset * elt, sources.data(),
               domains, chunk.count, reduction);
 }

@@ -51,6 +51,7 @@ void HostCollectives::run(const std::vector<Op>& ops) {
 // The call is on the board before any flag of it.
 void HostCollectives::runCollective(const Op& op) {
   world_.board().begin(++collectives_, signatureOf(op));
+  if (nranks_ == 1) return runAlone(op);
   switch (op.kind) {
     case OpKind::AllReduce:
       return allReduce(op);
@@ -72,6 +73,20 @@ void HostCollectives::runCollective(const Op& op) {
     case OpKind::Recv:
       fail(ncclInternalError, "not a collective: %s", opKindName(op.kind));
   }
+}
+
+// Every kind reads and writes one block of op.count elements here. The
+// cross-domain plans of CPU ranks (one rank per domain is their common
+// layout between hosts) call these steps chunk by chunk, so staging them
+// in shared memory would cost a copy of every chunk for nothing.
+void HostCollectives::runAlone(const Op& op) {
+  const Reduction reduction = op.reduce.over(op.dtype, 1);
+  if (opTraits(op.kind).reduces && reduction.preScale != nullptr) {
+    const void* source = op.sendbuff;
+    return hostReduce(op.recvbuff, &source, 1, op.count, reduction);
+  }
+  if (op.sendbuff != op.recvbuff)
+    std::memcpy(op.recvbuff, op.sendbuff, op.count * dtypeSize(op.dtype));
 }
 
 // Elements [offset, offset + n) of every block of a collective's buffers.

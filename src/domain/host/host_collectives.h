@@ -37,6 +37,8 @@ class HostCollectives {
   struct Round;
 
   void runCollective(const Op& op);
+  // A domain of one rank: the collective is its input, no staging.
+  void runAlone(const Op& op);
   void allReduce(const Op& op);
   void reduce(const Op& op);
   void reduceRounds(const Op& op, bool everyRankReceives);

@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""Cross-host busbw as a fraction of the link it crosses, in the same run.
+
+HetCCL's path between hosts (the staged GPU engine over a link, the host
+engine for CPU ranks) should carry what the link carries. This measures
+both on one machine, 2 ranks as 2 pretend hosts (HETCCL_HOSTID=A,B, every
+byte over the transport, tcp over loopback by default), in alternating
+rounds:
+
+- the yardstick: `link-bandwidth` one way and both ways at once (each way;
+  a 2-rank exchange loads the link both ways, and busbw is a rate each way);
+- `hetccl-perf -np 2` with CPU ranks (HETCCL_FORCE_CPU=1, -D 0,1) and, where
+  the build has the CUDA module and the machine a GPU, GPU ranks on one GPU
+  (-D split:2): the collectives' busbw, out of place by default, float32
+  sum.
+
+Every figure is reported per round and as the median of the rounds; each
+collective's median busbw is divided by the median two-way link figure of
+the same variant and size (the fraction #36 targets: 0.9). A variant
+(--variant NAME:VAR=VALUE,...) runs the link and the collectives with those
+variables set, so one call compares settings of the transport or engine
+side by side. --ranks 4 runs 2 domains of 2 ranks on 2 pretend hosts
+(A,A,B,B) against `link-bandwidth --ranks 4` (2 links at once).
+
+Writes a markdown record (commands, machine, tables, raw JSON) to --out or
+bench/results/cross-host-<date>.md; prints "MISSED TARGET" for each
+fraction below --target and a "KEY" line. The exit status is 1 if a run
+failed.
+
+    python3 bench/cross_host.py --build-dir build [--kinds cpu,gpu]
+        [--sizes 64M,256M] [--rounds 3] [--variant NAME:VAR=V,...]
+"""
+
+import argparse
+import datetime
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_common as common  # noqa: E402  (the shared helpers, beside us)
+
+COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast",
+               "sendrecv")
+LINK_MODES = ("one-way", "two-way")
+
+
+def parse_variant(text):
+    name, _, settings = text.partition(":")
+    changes = {}
+    for item in filter(None, settings.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"not VAR=VALUE: {item}")
+        changes[key] = value
+    if not name:
+        raise argparse.ArgumentTypeError(f"a variant needs a name: {text}")
+    return name, changes
+
+
+def gpu_present():
+    lines = common.first_lines(["nvidia-smi", "-L"], 4)
+    return any(line.startswith("GPU ") for line in lines)
+
+
+def cuda_module_built(build_dir):
+    return any(Path(build_dir).rglob("libhetccl-cuda.so*"))
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", default=str(common.REPO / "build"))
+    parser.add_argument("--kinds", help="cpu, gpu or both (default: cpu, "
+                        "and gpu where a GPU and the CUDA module are found)")
+    parser.add_argument("--sizes", default="64M,256M")
+    parser.add_argument("--collectives", default=",".join(COLLECTIVES))
+    parser.add_argument("--ranks", type=int, default=2, choices=(2, 4))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--variant", type=parse_variant, action="append",
+                        help="NAME:VAR=VALUE,... (repeatable; default: one "
+                        "variant, 'default', with nothing set)")
+    parser.add_argument("--transport", default="tcp")
+    parser.add_argument("--placement", default="out",
+                        choices=("out", "in", "both"))
+    parser.add_argument("--link-bytes", default="4G",
+                        help="bytes per size of each link run")
+    parser.add_argument("-w", "--warmup", type=int, default=2)
+    parser.add_argument("-n", "--iters", type=int, default=5)
+    parser.add_argument("--target", type=float, default=0.9)
+    parser.add_argument("--timeout", type=int, default=120,
+                        help="seconds allowed for one run")
+    parser.add_argument("--deadline", type=float,
+                        help="seconds after which no further run starts "
+                        "(the report is still written)")
+    parser.add_argument("--log-dir")
+    parser.add_argument("--out", help="report path (default: bench/results/"
+                        "cross-host-<date>.md)")
+    args = parser.parse_args()
+    args.sizes = [common.parse_size(s) for s in args.sizes.split(",")]
+    args.collectives = args.collectives.split(",")
+    if args.kinds:
+        args.kinds = args.kinds.split(",")
+    else:
+        args.kinds = ["cpu"]
+        if gpu_present() and cuda_module_built(args.build_dir):
+            args.kinds.append("gpu")
+    args.variant = args.variant or [("default", {})]
+    return args
+
+
+class Results:
+    """Every figure of the run: (variant, what, size) -> one value per
+    round, where `what` is a link mode or (kind, collective)."""
+
+    def __init__(self):
+        self.values = {}
+        self.raw = []
+
+    def add(self, variant, what, size, value):
+        self.values.setdefault((variant, what, size), []).append(value)
+
+    def median(self, variant, what, size):
+        values = self.values.get((variant, what, size))
+        return statistics.median(values) if values else None
+
+    def rounds(self, variant, what, size):
+        return self.values.get((variant, what, size), [])
+
+
+def hosts(ranks):
+    return "A,B" if ranks == 2 else "A,A,B,B"
+
+
+def link_runs(args, exe, variant, changes, log_dir, round_index):
+    """The link both ways for every size, as (label, command, env, json)."""
+    runs = []
+    for mode in LINK_MODES:
+        json_path = log_dir / f"link-{variant}-{mode}-r{round_index}.json"
+        command = [str(exe), "--transport", args.transport, "--sizes",
+                   ",".join(str(s) for s in args.sizes), "--bytes",
+                   args.link_bytes, "--json", str(json_path)]
+        if mode == "two-way":
+            command.append("--two-way")
+        if args.ranks != 2:
+            command += ["--ranks", str(args.ranks)]
+        runs.append((mode, command, dict(changes), json_path))
+    return runs
+
+
+def perf_run(args, exe, variant, changes, kind, log_dir, round_index):
+    json_path = log_dir / f"perf-{variant}-{kind}-r{round_index}.json"
+    domains = ("0,1" if args.ranks == 2 else "0,0,1,1") if kind == "cpu" \
+        else f"split:{2}"
+    command = [str(exe), "-np", str(args.ranks), "-D", domains,
+               "-x", ",".join(args.collectives), "-d", "float32", "-o", "sum",
+               "--check", "0", "--placement", args.placement,
+               "-b", str(min(args.sizes)), "-e", str(max(args.sizes)),
+               "-f", str(max(2, max(args.sizes) // min(args.sizes))),
+               "-w", str(args.warmup), "-n", str(args.iters),
+               "--json", str(json_path), "--timeout", str(args.timeout)]
+    env = {"HETCCL_HOSTID": hosts(args.ranks),
+           "HETCCL_TRANSPORT": args.transport}
+    if kind == "cpu":
+        env["HETCCL_FORCE_CPU"] = "1"
+    env.update(changes)
+    return common.PerfRun(f"{kind} {variant} round {round_index}", command,
+                          env, json_path, log_dir /
+                          f"perf-{variant}-{kind}-r{round_index}.log")
+
+
+def run_link(results, commands, args, start, variant, log_dir, round_index,
+             failures):
+    for mode, command, changes, json_path in commands:
+        if common.remaining(start, args.deadline) < 10:
+            failures.append(f"link {mode} {variant}: not run, deadline")
+            return
+        log_path = log_dir / f"link-{variant}-{mode}-r{round_index}.log"
+        common.log(f"$ {common.shown_command(command, changes)}")
+        status = common.run_logged(command, common.tool_environment(changes),
+                                   log_path, args.timeout)
+        records = common.read_json_lines(json_path)
+        if status != 0 or not records:
+            failures.append(f"link {mode} {variant} round {round_index}: exit "
+                            f"{status} (log {log_path})")
+            continue
+        for record in records:
+            results.add(variant, mode, record["bytes"], record["GBps"])
+            results.raw.append(dict(record, variant=variant,
+                                    round=round_index))
+
+
+def run_perf(results, run, args, start, kind, variant, failures):
+    if common.remaining(start, args.deadline) < 10:
+        failures.append(f"{run.label}: not run, deadline")
+        return
+    run.run(args.timeout + 30)
+    runtime = "host" if kind == "cpu" else "cuda"
+    try:
+        run.require(runtime, 2, args.ranks)
+    except common.RunFailure as failure:
+        failures.append(str(failure))
+        return
+    for record in run.records:
+        if record.get("wrong"):
+            failures.append(f"{run.label}: {record['coll']} at "
+                            f"{record['bytes']} B had wrong results")
+        results.add(variant, (kind, record["coll"]), record["bytes"],
+                    record["busbw_GBps"])
+        results.raw.append(dict(record, variant=variant, kind=kind))
+
+
+def measure(args, log_dir):
+    build = Path(args.build_dir)
+    link_exe = build / "bench" / "link-bandwidth"
+    if not link_exe.is_file():
+        common.die(f"{link_exe} is not built")
+    perf_exe = common.perf_binary(build)
+    results, failures, commands = Results(), [], []
+    start = time.monotonic()
+    for round_index in range(1, args.rounds + 1):
+        # Alternate the order, so that no variant always runs first.
+        order = args.variant if round_index % 2 else args.variant[::-1]
+        for variant, changes in order:
+            links = link_runs(args, link_exe, variant, changes, log_dir,
+                              round_index)
+            run_link(results, links, args, start, variant, log_dir,
+                     round_index, failures)
+            for kind in args.kinds:
+                run = perf_run(args, perf_exe, variant, changes, kind,
+                               log_dir, round_index)
+                run_perf(results, run, args, start, kind, variant, failures)
+                if round_index == 1:
+                    commands.append(run.shown)
+            if round_index == 1:
+                commands += [common.shown_command(c, e)
+                             for _, c, e, _ in links]
+    return results, failures, commands
+
+
+def figure(values):
+    return " / ".join(f"{v:.2f}" for v in values) if values else "-"
+
+
+def tables(args, results):
+    """The markdown tables, and the fractions below the target."""
+    parts, misses = [], []
+    for variant, changes in args.variant:
+        shown = ", ".join(f"{k}={v}" for k, v in changes.items()) or \
+            "nothing set"
+        parts += [f"### Variant `{variant}` ({shown})", "",
+                  "| | " + " | ".join(common.format_bytes(s)
+                                      for s in args.sizes) + " |",
+                  "|---|" + "---:|" * len(args.sizes)]
+        for mode in LINK_MODES:
+            cells = [f"{figure(results.rounds(variant, mode, s))}"
+                     for s in args.sizes]
+            parts.append(f"| link {mode} GB/s (rounds) | " +
+                         " | ".join(cells) + " |")
+        parts += ["", "busbw GB/s per round, then median / two-way link "
+                  "median of the same size:", "",
+                  "| ranks | collective | " + " | ".join(
+                      common.format_bytes(s) for s in args.sizes) + " |",
+                  "|---|---|" + "---|" * len(args.sizes)]
+        for kind in args.kinds:
+            for coll in args.collectives:
+                cells = []
+                for size in args.sizes:
+                    busbw = results.median(variant, (kind, coll), size)
+                    link = results.median(variant, "two-way", size)
+                    rounds = figure(results.rounds(variant, (kind, coll),
+                                                   size))
+                    if busbw is None or not link:
+                        cells.append(rounds)
+                        continue
+                    fraction = busbw / link
+                    cells.append(f"{rounds}: **{fraction:.2f}x**")
+                    if fraction < args.target:
+                        misses.append(
+                            f"{variant}: {kind} ranks {coll} "
+                            f"{common.format_bytes(size)}: {busbw:.2f} GB/s "
+                            f"= {fraction:.2f}x of the two-way link "
+                            f"({link:.2f}), target {args.target}")
+                parts.append(f"| {kind} | {coll} | " + " | ".join(cells) +
+                             " |")
+        parts.append("")
+    return parts, misses
+
+
+def key_line(args, results):
+    items = []
+    for variant, _ in args.variant:
+        size = max(args.sizes)
+        link = results.median(variant, "two-way", size)
+        for kind in args.kinds:
+            for coll in args.collectives:
+                busbw = results.median(variant, (kind, coll), size)
+                if busbw is not None and link:
+                    items.append(f"{variant}/{kind}/{coll}={busbw / link:.2f}")
+    return "KEY cross-host fractions of the two-way link at " \
+        f"{common.format_bytes(max(args.sizes))}: " + (" ".join(items) or
+                                                      "none")
+
+
+def main():
+    args = parse_args()
+    log_dir = Path(args.log_dir or tempfile.mkdtemp(prefix="cross-host-"))
+    log_dir.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    results, failures, commands = measure(args, log_dir)
+    parts, misses = tables(args, results)
+    path = common.report_path(args.out, "cross-host")
+    facts = [("date", datetime.datetime.now().isoformat(timespec="seconds")),
+             ("CPU", f"{common.cpu_model()}, {len(os.sched_getaffinity(0))} "
+              "cores available"),
+             ("HetCCL commit", common.hetccl_commit()),
+             ("load average at start", common.load_average())]
+    if "gpu" in args.kinds:
+        facts.append(("GPUs", "; ".join(common.first_lines(
+            ["nvidia-smi", "-L"], 4))))
+    report = [f"# Cross-host busbw against the link ({args.ranks} ranks, "
+              f"{args.transport}, {args.rounds} rounds)", ""]
+    report += [f"- {name}: {value}" for name, value in facts] + [""]
+    report += ["Commands (round 1; later rounds the same, the variants in "
+               "alternating order):", "", "```"] + commands + ["```", "",
+                                                               common.environment_note(), ""]
+    report += common.summary_section(
+        failures, misses, f"Below {args.target}x of the two-way link:",
+        f"Every fraction at least {args.target}x.")
+    report += parts + ["## Raw JSON", "", "```"]
+    report += [common.json_line(r) for r in results.raw] + ["```", ""]
+    common.write_report_file(path, report)
+    text = "\n".join(parts)
+    return common.log_outcome([text], misses, failures,
+                              key_line(args, results), path,
+                              time.monotonic() - began)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
