@@ -6,6 +6,7 @@ PlanSettings PlanSettings::fromEnvironment() {
   PlanSettings s;
   s.chunkBytes = readBytes(kChunk);
   s.oneShotMaxBytes = readBytes(kOneShotMax);
+  s.hostThreads = static_cast<int>(readInteger(kHostThreads));
   return s;
 }
 

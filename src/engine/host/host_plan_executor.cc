@@ -1,10 +1,31 @@
 #include "engine/host/host_plan_executor.h"
 
+#include <sched.h>
+
+#include <algorithm>
+
 #include "runtime/runtime.h"
 #include "util/error.h"
 #include "util/log.h"
 
 namespace hetccl {
+namespace {
+
+// HETCCL_HOST_THREADS's helpers beside the plan's thread; by default one
+// thread per 2 cores of each of the domain's ranks (CPU domains never span
+// hosts), at most 4: a CPU rank's link threads need cores too.
+int helperThreads(int setting, size_t domainRanks) {
+  constexpr int kCoresPerThread = 2;
+  constexpr int kMaxAutoThreads = 4;
+  if (setting > 0) return setting - 1;
+  cpu_set_t cores;
+  int count =
+      sched_getaffinity(0, sizeof cores, &cores) == 0 ? CPU_COUNT(&cores) : 1;
+  int perRank = count / static_cast<int>(std::max<size_t>(1, domainRanks));
+  return std::clamp(perRank / kCoresPerThread, 1, kMaxAutoThreads) - 1;
+}
+
+}  // namespace
 
 std::shared_ptr<HostPlanExecutor> HostPlanExecutor::create(
     int rank, const DomainMap& domains, std::shared_ptr<CrossDomainLinks> links,
@@ -25,6 +46,8 @@ HostPlanExecutor::HostPlanExecutor(int rank, const DomainMap& domains,
       links_(std::move(links)),
       domainComm_(std::move(domainComm)),
       abort_(std::move(abort)),
+      data_(helperThreads(plans.hostThreads,
+                          domains_.members(domains_.domainOf(rank)).size())),
       decisions_(rank, "links: " + links_->summary()) {
   context_.rank = rank;
   context_.nranks = domains_.nranks();

@@ -50,7 +50,7 @@ class HostPlanExecutor : public Executor,
   std::shared_ptr<CrossDomainLinks> links_;
   std::shared_ptr<Executor> domainComm_;
   std::shared_ptr<AbortSignal> abort_;
-  HostPlanData data_;
+  HostPlanData data_;      // after domains_: its helpers count the domain
   DecisionLog decisions_;  // the plans' choices, once per kind and size
   PlanContext context_;
   std::mutex planMutex_;  // one plan at a time
