@@ -126,6 +126,11 @@
 #   net-bench   [2 GPUs] bench/gpu_network_compare.py: 2 pretend hosts, HetCCL's tcp
 #               vs NCCL's sockets (default and HetCCL-like settings), 5
 #               collectives at 64M and 256M; 4 ranks 2 per GPU; NCCL NVLink
+#   cross-host  bench/cross_host.py: 2 ranks as pretend hosts over tcp, CPU
+#               ranks and GPU ranks on one GPU, every collective's busbw at
+#               64 and 256 MB as a fraction of link-bandwidth --two-way in
+#               the same run (3 alternating rounds; CROSS_HOST_ARGS adds
+#               options, e.g. --variant NAME:VAR=VALUE); #36's target 0.9
 #   train       [2 GPUs] tests/gpu/torch_gpt_training.py, a small GPT, fsdp2 and ddp:
 #               NCCL over NVLink and over sockets, HetCCL with 2 pretend
 #               hosts and with 4 ranks (A,A,B,B; A,B,C,D): every run DONE
@@ -160,7 +165,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu hosts4 hetero-all overhead sweep hetero compare net-bench train} "
+steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu hosts4 hetero-all overhead sweep hetero compare net-bench cross-host train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -1222,10 +1227,17 @@ step_hosts4() {
 bench_script() {
   local name=$1 script=$2 report=$3
   shift 3
+  bench_run "$name" "$script" "$report" --nccl-library "$real_nccl" "$@"
+}
+
+# bench_script without NVIDIA's NCCL, for the scripts that do not drive it.
+bench_run() {
+  local name=$1 script=$2 report=$3
+  shift 3
   # --deadline leaves the script time to write its report before the
   # timeout would kill it.
   timeout "$limit" "$py" "$repo/bench/$script" --build-dir "$build" \
-    --nccl-library "$real_nccl" --out "$out/$report" --log-dir "$out/$name-logs" \
+    --out "$out/$report" --log-dir "$out/$name-logs" \
     --deadline $((limit - 20)) "$@" >"$out/$name.log" 2>&1
   local code=$?
   grep '^MISSED TARGET\|^FAILED RUN\|^KEY ' "$out/$name.log" | head -20
@@ -1343,6 +1355,19 @@ step_compare() {
   [[ -f $report && -n $results_dir ]] && mkdir -p "$results_dir" && cp "$report" "$results_dir/"
   ((code == 0)) && result=PASS
   note="exit $code; $(grep '| 1G |' "$out/compare.log" | tr -s ' ')"
+}
+
+step_cross_host() {
+  # link-bandwidth, the yardstick, lives in bench/, which the build step
+  # leaves out: configure it in and build it alone.
+  if [[ ! -x $build/bench/link-bandwidth ]]; then
+    timeout "$limit" cmake -S "$repo" -B "$build" -DHETCCL_BUILD_BENCH=ON \
+      >"$out/cmake-bench.log" 2>&1 &&
+      timeout "$limit" cmake --build "$build" -j "$(nproc)" \
+        --target link-bandwidth >"$out/build-bench.log" 2>&1
+  fi
+  # shellcheck disable=SC2086  # CROSS_HOST_ARGS is a list of words
+  bench_run cross-host cross_host.py "cross-host-$today.md" ${CROSS_HOST_ARGS:-}
 }
 
 step_net_bench() {
@@ -1690,6 +1715,7 @@ run_step sweep 270
 run_step hetero 180
 run_step compare 200
 run_step net-bench 260
+run_step cross-host 240
 run_step train 300
 summary
 exit $failed
