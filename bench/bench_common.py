@@ -285,6 +285,31 @@ class PerfRun:
                     f"(log {self.log_path})")
 
 
+def link_bandwidth(build_dir, transport, sizes, json_path, log_path, timeout,
+                   two_way=True, ranks=2, total="4G", env_changes=None):
+    """Runs bench/link-bandwidth (the yardstick of cross-host busbw: with
+    `two_way`, the rate each way of a link loaded both ways) and returns
+    ({bytes: GB/s}, the command as a shell line); empty on failure, which
+    the log at `log_path` explains."""
+    exe = Path(build_dir) / "bench" / "link-bandwidth"
+    command = [str(exe), "--transport", transport, "--sizes",
+               ",".join(str(s) for s in sizes), "--bytes", total,
+               "--json", str(json_path)]
+    if two_way:
+        command.append("--two-way")
+    if ranks != 2:
+        command += ["--ranks", str(ranks)]
+    changes = env_changes or {}
+    shown = shown_command(command, changes)
+    if not exe.is_file():
+        Path(log_path).write_text(f"{exe} is not built\n")
+        return {}, shown
+    log(f"$ {shown}")
+    status = run_logged(command, tool_environment(changes), log_path, timeout)
+    records = read_json_lines(Path(json_path)) if status == 0 else []
+    return {r["bytes"]: r["GBps"] for r in records}, shown
+
+
 def remaining(start, deadline):
     """Seconds left before `deadline` (seconds after `start`; None: no
     deadline)."""

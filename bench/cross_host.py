@@ -135,22 +135,6 @@ def hosts(ranks):
     return "A,B" if ranks == 2 else "A,A,B,B"
 
 
-def link_runs(args, exe, variant, changes, log_dir, round_index):
-    """The link both ways for every size, as (label, command, env, json)."""
-    runs = []
-    for mode in LINK_MODES:
-        json_path = log_dir / f"link-{variant}-{mode}-r{round_index}.json"
-        command = [str(exe), "--transport", args.transport, "--sizes",
-                   ",".join(str(s) for s in args.sizes), "--bytes",
-                   args.link_bytes, "--json", str(json_path)]
-        if mode == "two-way":
-            command.append("--two-way")
-        if args.ranks != 2:
-            command += ["--ranks", str(args.ranks)]
-        runs.append((mode, command, dict(changes), json_path))
-    return runs
-
-
 def perf_run(args, exe, variant, changes, kind, log_dir, round_index):
     json_path = log_dir / f"perf-{variant}-{kind}-r{round_index}.json"
     domains = ("0,1" if args.ranks == 2 else "0,0,1,1") if kind == "cpu" \
@@ -172,25 +156,26 @@ def perf_run(args, exe, variant, changes, kind, log_dir, round_index):
                           f"perf-{variant}-{kind}-r{round_index}.log")
 
 
-def run_link(results, commands, args, start, variant, log_dir, round_index,
-             failures):
-    for mode, command, changes, json_path in commands:
+def run_link(results, args, start, variant, changes, log_dir, round_index,
+             failures, commands):
+    for mode in LINK_MODES:
         if common.remaining(start, args.deadline) < 10:
             failures.append(f"link {mode} {variant}: not run, deadline")
             return
-        log_path = log_dir / f"link-{variant}-{mode}-r{round_index}.log"
-        common.log(f"$ {common.shown_command(command, changes)}")
-        status = common.run_logged(command, common.tool_environment(changes),
-                                   log_path, args.timeout)
-        records = common.read_json_lines(json_path)
-        if status != 0 or not records:
-            failures.append(f"link {mode} {variant} round {round_index}: exit "
-                            f"{status} (log {log_path})")
-            continue
-        for record in records:
-            results.add(variant, mode, record["bytes"], record["GBps"])
-            results.raw.append(dict(record, variant=variant,
-                                    round=round_index))
+        stem = log_dir / f"link-{variant}-{mode}-r{round_index}"
+        rates, shown = common.link_bandwidth(
+            args.build_dir, args.transport, args.sizes, f"{stem}.json",
+            f"{stem}.log", args.timeout, two_way=mode == "two-way",
+            ranks=args.ranks, total=args.link_bytes, env_changes=changes)
+        if round_index == 1:
+            commands.append(shown)
+        if not rates:
+            failures.append(f"link {mode} {variant} round {round_index}: "
+                            f"no result (log {stem}.log)")
+        for size, rate in rates.items():
+            results.add(variant, mode, size, rate)
+            results.raw.append({"link": mode, "bytes": size, "GBps": rate,
+                                "variant": variant, "round": round_index})
 
 
 def run_perf(results, run, args, start, kind, variant, failures):
@@ -215,9 +200,8 @@ def run_perf(results, run, args, start, kind, variant, failures):
 
 def measure(args, log_dir):
     build = Path(args.build_dir)
-    link_exe = build / "bench" / "link-bandwidth"
-    if not link_exe.is_file():
-        common.die(f"{link_exe} is not built")
+    if not (build / "bench" / "link-bandwidth").is_file():
+        common.die(f"{build}/bench/link-bandwidth is not built")
     perf_exe = common.perf_binary(build)
     results, failures, commands = Results(), [], []
     start = time.monotonic()
@@ -225,19 +209,14 @@ def measure(args, log_dir):
         # Alternate the order, so that no variant always runs first.
         order = args.variant if round_index % 2 else args.variant[::-1]
         for variant, changes in order:
-            links = link_runs(args, link_exe, variant, changes, log_dir,
-                              round_index)
-            run_link(results, links, args, start, variant, log_dir,
-                     round_index, failures)
+            run_link(results, args, start, variant, changes, log_dir,
+                     round_index, failures, commands)
             for kind in args.kinds:
                 run = perf_run(args, perf_exe, variant, changes, kind,
                                log_dir, round_index)
                 run_perf(results, run, args, start, kind, variant, failures)
                 if round_index == 1:
                     commands.append(run.shown)
-            if round_index == 1:
-                commands += [common.shown_command(c, e)
-                             for _, c, e, _ in links]
     return results, failures, commands
 
 

@@ -15,7 +15,10 @@ a. 2 ranks as 2 pretend hosts. HetCCL: `hetccl-perf -np 2 -D split:2` with
    1 socket) and, when time allows, 1 thread x 4 sockets. allreduce,
    allgather, reducescatter, broadcast and sendrecv at 64M and 256M.
    Ratios HetCCL / NCCL-default and HetCCL / NCCL-tuned (4x1); target >= 1.0
-   against both at every point.
+   against both at every point. Beside them, HetCCL as a fraction of its
+   tcp link loaded both ways (`link-bandwidth --two-way`, once per round,
+   the best; where the build has bench/: -DHETCCL_BUILD_BENCH=ON), the
+   yardstick of bench/cross_host.py.
 b. 4 ranks, 2 per GPU (rank r on GPU r % 2), `-D 0,0,1,1`: HetCCL with
    HETCCL_HOSTID=A,A,B,B (each domain one pretend host whose 2 GPUs run
    NCCL, tcp between the hosts) and with A,B,C,D: all-reduce busbw at 256M
@@ -302,6 +305,23 @@ def estimate(plans, plan):
     return max(alike) if alike else DEFAULT_ESTIMATE_S
 
 
+def measure_link(args, log_dir):
+    """The yardstick: HetCCL's tcp link both ways at once (the rate each
+    way, `link-bandwidth --two-way`), once per round, over loopback like
+    the runs; {size: best GB/s}. Empty where the build lacks the tool
+    (configure with -DHETCCL_BUILD_BENCH=ON)."""
+    best_rates = {}
+    for round_no in range(1, args.rounds + 1):
+        rates, _ = common.link_bandwidth(
+            args.build_dir, "tcp", SIZES,
+            log_dir / f"link-two-way-r{round_no}.json",
+            log_dir / f"link-two-way-r{round_no}.log", args.timeout,
+            env_changes={"HETCCL_SOCKET_IFNAME": "lo"})
+        for size, rate in rates.items():
+            best_rates[size] = max(best_rates.get(size, 0.0), rate)
+    return best_rates
+
+
 def run_all(args, plans, start, failures):
     for index, plan in enumerate(plans):
         left = common.remaining(start, args.deadline)
@@ -364,8 +384,10 @@ def format_ratio(value):
     return "-" if value is None else f"{value:.2f}"
 
 
-def two_rank_table(plans):
-    """Markdown table of part a and its misses."""
+def two_rank_table(plans, link):
+    """Markdown table of part a and its misses; `link` is the two-way tcp
+    link's rate each way by size (the yardstick, informational here:
+    bench/cross_host.py holds #36's target)."""
     keys = [HETCCL2] + [v[0] for v in NCCL_SOCKET_VARIANTS]
     titles = {HETCCL2: "HetCCL tcp"}
     titles.update({v[0]: v[0] for v in NCCL_SOCKET_VARIANTS})
@@ -373,6 +395,7 @@ def two_rank_table(plans):
     values = {key: best(plans, key) for key in keys}
     header = ([f"{titles[k]} busbw" for k in keys] +
               [f"HetCCL / {v[0]}" for v in NCCL_SOCKET_VARIANTS] +
+              ["two-way tcp link GB/s", "HetCCL / two-way link"] +
               [f"target: HetCCL / ({', '.join(targeted)}) >= "
                f"{TARGET_RATIO:g}"])
     lines = ["| collective | size | " + " | ".join(header) + " |",
@@ -407,6 +430,8 @@ def two_rank_table(plans):
                         f"{common.format_bytes(size)}: {r:.2f} < "
                         f"{TARGET_RATIO:g} (HetCCL {mine:.2f}, NCCL "
                         f"{theirs:.2f} GB/s)")
+            cells.append(common.format_busbw(link.get(size)))
+            cells.append(format_ratio(ratio(mine, link.get(size))))
             cells.append(verdict)
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n", misses
@@ -613,9 +638,10 @@ def main():
         log_dir = Path(args.log_dir) if args.log_dir else workdir
         log_dir.mkdir(parents=True, exist_ok=True)
         plans = plan_runs(args, exe, nccl_library, workdir, log_dir)
+        link = measure_link(args, log_dir)
         run_all(args, plans, start, failures)
         seconds = time.monotonic() - start
-        two, misses = two_rank_table(plans)
+        two, misses = two_rank_table(plans, link)
         four, four_misses, numbers = four_rank_table(plans)
         misses += four_misses
         tables = {"two": two, "rounds": rounds_table(plans), "four": four,

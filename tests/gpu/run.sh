@@ -1357,20 +1357,24 @@ step_compare() {
   note="exit $code; $(grep '| 1G |' "$out/compare.log" | tr -s ' ')"
 }
 
+# link-bandwidth, the yardstick of cross-host busbw, lives in bench/, which
+# the build step leaves out: configure it in and build it alone.
+build_link_tool() {
+  [[ -x $build/bench/link-bandwidth ]] && return
+  timeout "$limit" cmake -S "$repo" -B "$build" -DHETCCL_BUILD_BENCH=ON \
+    >"$out/cmake-bench.log" 2>&1 &&
+    timeout "$limit" cmake --build "$build" -j "$(nproc)" \
+      --target link-bandwidth >"$out/build-bench.log" 2>&1
+}
+
 step_cross_host() {
-  # link-bandwidth, the yardstick, lives in bench/, which the build step
-  # leaves out: configure it in and build it alone.
-  if [[ ! -x $build/bench/link-bandwidth ]]; then
-    timeout "$limit" cmake -S "$repo" -B "$build" -DHETCCL_BUILD_BENCH=ON \
-      >"$out/cmake-bench.log" 2>&1 &&
-      timeout "$limit" cmake --build "$build" -j "$(nproc)" \
-        --target link-bandwidth >"$out/build-bench.log" 2>&1
-  fi
+  build_link_tool
   # shellcheck disable=SC2086  # CROSS_HOST_ARGS is a list of words
   bench_run cross-host cross_host.py "cross-host-$today.md" ${CROSS_HOST_ARGS:-}
 }
 
 step_net_bench() {
+  build_link_tool
   # shellcheck disable=SC2086  # NET_ARGS is a list of words
   bench_script net-bench gpu_network_compare.py "gpu-network-compare-$today.md" ${NET_ARGS:-}
 }
