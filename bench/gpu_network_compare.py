@@ -7,8 +7,9 @@ busbw as nccl-tests, GB = 1e9 bytes):
 a. 2 ranks as 2 pretend hosts. HetCCL: `hetccl-perf -np 2 -D split:2` with
    HETCCL_HOSTID=A,B, so the two GPUs are different hosts to it and every
    byte crosses its tcp transport (HETCCL_TRANSPORT=auto picks tcp between
-   hosts; HETCCL_SOCKET_IFNAME=lo, its default 4 sockets per link, each
-   on its own progress thread). NVIDIA's NCCL: the same tool with `--nccl-library`, forced onto
+   hosts; HETCCL_SOCKET_IFNAME=lo, 4 sockets per link, each on its own
+   progress thread: HETCCL_TCP_THREADS=4 HETCCL_TCP_SOCKETS=4, as in the
+   script's earlier records; the default grows with the cores). NVIDIA's NCCL: the same tool with `--nccl-library`, forced onto
    its socket network (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1
    NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo), once per entry of
    NCCL_SOCKET_VARIANTS: its default socket settings, HetCCL's (4 threads x
@@ -162,11 +163,17 @@ def perf_run(exe, args, key, round_no, nranks, collectives, sizes, extra,
                           log_dir / f"network-{label}.log")
 
 
+# HetCCL's tcp geometry here: 4 threads of 1 socket each, the one NCCL's
+# "4x1" variant copies and every earlier record of this script ran (its
+# default now grows with the cores: 8 on these machines).
+HETCCL_TCP_GEOMETRY = {"HETCCL_TCP_THREADS": "4", "HETCCL_TCP_SOCKETS": "4"}
+
+
 def hetccl_env(nccl_library, hostids):
     env = {"HETCCL_NCCL_LIBRARY": nccl_library, "HETCCL_HOSTID": hostids,
            "HETCCL_TRANSPORT": "auto", "HETCCL_SOCKET_IFNAME": "lo",
-           "HETCCL_TCP_SOCKETS": None, "HETCCL_DEBUG": "INFO",
-           "HETCCL_DEBUG_SUBSYS": "INIT,NET,ENV"}
+           "HETCCL_DEBUG": "INFO", "HETCCL_DEBUG_SUBSYS": "INIT,NET,ENV",
+           **HETCCL_TCP_GEOMETRY}
     # NCCL's socket settings stay out of HetCCL's runs (HetCCL reads
     # NCCL_SOCKET_IFNAME, and its domains' NCCL all of them).
     for name in list(NCCL_SOCKET_BASE) + list(SOCKET_KNOBS):
@@ -316,7 +323,8 @@ def measure_link(args, log_dir):
             args.build_dir, "tcp", SIZES,
             log_dir / f"link-two-way-r{round_no}.json",
             log_dir / f"link-two-way-r{round_no}.log", args.timeout,
-            env_changes={"HETCCL_SOCKET_IFNAME": "lo"})
+            env_changes={"HETCCL_SOCKET_IFNAME": "lo",
+                         **HETCCL_TCP_GEOMETRY})
         for size, rate in rates.items():
             best_rates[size] = max(best_rates.get(size, 0.0), rate)
     return best_rates
@@ -569,7 +577,8 @@ def write_report(path, args, facts, topo, plans, tables, misses, failures,
         "HetCCL treats the 2 GPUs as 2 hosts (HETCCL_HOSTID=A,B, one domain "
         "each: `-D split:2`), so every byte crosses its tcp transport over "
         "loopback (HETCCL_TRANSPORT=auto chooses tcp between hosts; its "
-        "default 4 sockets per link, each on its own progress thread). "
+        "4 sockets per link, each on its own progress thread: "
+        "HETCCL_TCP_THREADS=4 HETCCL_TCP_SOCKETS=4). "
         "NVIDIA's NCCL "
         "is forced onto its socket network over loopback "
         f"({' '.join(f'{k}={v}' for k, v in NCCL_SOCKET_BASE.items())}), "

@@ -118,7 +118,7 @@ TEST(Params, OutOfRangeValuesAreRejectedNotClamped) {
        "HETCCL_SHM_CHUNK=\"4611686018427387904\": expected a size from 4K to "
        "1G"},
       {"HETCCL_TCP_SOCKETS", "17",
-       "HETCCL_TCP_SOCKETS=\"17\": expected an integer from 1 to 16"},
+       "HETCCL_TCP_SOCKETS=\"17\": expected an integer from 0 to 16"},
       {"HETCCL_GPU_DIRECT", "yes",
        "HETCCL_GPU_DIRECT=\"yes\": expected 0 or 1"},
   };

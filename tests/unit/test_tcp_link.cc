@@ -409,3 +409,28 @@ TEST(TcpLink, AskingForAMissingLinkIsAnError) {
 
 }  // namespace
 }  // namespace hetccl
+
+namespace hetccl {
+namespace {
+
+// 0 (the default) asks for one progress thread per 2 cores, 4 to 8, and as
+// many sockets per link; explicit values stand as they are.
+TEST(TcpSettings, ThreadsFollowTheCoresAndSocketsTheThreadsByDefault) {
+  {
+    ScopedEnv threads("HETCCL_TCP_THREADS", nullptr);
+    ScopedEnv sockets("HETCCL_TCP_SOCKETS", nullptr);
+    const TcpSettings settings = TcpSettings::fromEnvironment();
+    EXPECT_EQ(TcpSettings::threadsForCores(), settings.threads);
+    EXPECT_GE(settings.threads, 4);
+    EXPECT_LE(settings.threads, 8);
+    EXPECT_EQ(settings.threads, settings.socketsPerLink);
+  }
+  ScopedEnv threads("HETCCL_TCP_THREADS", "3");
+  ScopedEnv sockets("HETCCL_TCP_SOCKETS", "5");
+  const TcpSettings settings = TcpSettings::fromEnvironment();
+  EXPECT_EQ(3, settings.threads);
+  EXPECT_EQ(5, settings.socketsPerLink);
+}
+
+}  // namespace
+}  // namespace hetccl

@@ -16,10 +16,12 @@ namespace hetccl {
 #include "util/declare_params.inc"
 
 struct TcpSettings {
-  // HETCCL_TCP_SOCKETS: connections per peer pair (1..16).
+  // HETCCL_TCP_SOCKETS: connections per peer pair (1..16; 0 in the
+  // environment: as many as threads).
   int socketsPerLink = 4;
-  // HETCCL_TCP_THREADS: progress threads (1..16); a link's sockets are
-  // shared out among min(threads, sockets) of them, its lanes.
+  // HETCCL_TCP_THREADS: progress threads (1..16; 0 in the environment:
+  // threadsForCores()); a link's sockets are shared out among
+  // min(threads, sockets) of them, its lanes.
   int threads = 4;
   // HETCCL_TCP_CHUNK: bytes per stripe (4 KiB .. 1 GiB).
   size_t stripeBytes = 512 * 1024;
@@ -32,6 +34,8 @@ struct TcpSettings {
 
   // Throws ncclInvalidArgument for the first bad value.
   static TcpSettings fromEnvironment();
+  // One thread per 2 cores this process may run on, 4 to 8.
+  static int threadsForCores();
 };
 
 constexpr int kMaxTcpSocketsPerLink = 16;
