@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include "util/error.h"
+
 namespace hetccl {
 
 HelperThreads::HelperThreads(int helpers) {
@@ -19,6 +21,9 @@ HelperThreads::~HelperThreads() {
 }
 
 void HelperThreads::run(int parts, const std::function<void(int)>& body) {
+  HETCCL_CHECK_ARG(parts <= this->parts(),
+                   "helper threads: %d parts for %d threads", parts,
+                   this->parts());
   if (parts <= 1) return body(0);
   {
     std::lock_guard<std::mutex> lock(mutex_);
