@@ -1,10 +1,9 @@
 #include "engine/host/host_plan_executor.h"
 
-#include <sched.h>
-
 #include <algorithm>
 
 #include "runtime/runtime.h"
+#include "util/cpu_cores.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -18,10 +17,8 @@ int helperThreads(int setting, size_t domainRanks) {
   constexpr int kCoresPerThread = 2;
   constexpr int kMaxAutoThreads = 4;
   if (setting > 0) return setting - 1;
-  cpu_set_t cores;
-  int count =
-      sched_getaffinity(0, sizeof cores, &cores) == 0 ? CPU_COUNT(&cores) : 1;
-  int perRank = count / static_cast<int>(std::max<size_t>(1, domainRanks));
+  int perRank =
+      availableCores() / static_cast<int>(std::max<size_t>(1, domainRanks));
   return std::clamp(perRank / kCoresPerThread, 1, kMaxAutoThreads) - 1;
 }
 

@@ -1,8 +1,8 @@
 #include "transport/tcp/tcp_settings.h"
 
-#include <sched.h>
-
 #include <algorithm>
+
+#include "util/cpu_cores.h"
 
 namespace hetccl {
 
@@ -10,17 +10,15 @@ namespace hetccl {
 // loaded both ways moves about half of what it moves one way on as many
 // threads; more threads lift both where there are cores for them. On the
 // H200 machine (16 cores, tcp over loopback, 256 MB), 8 threads and
-// sockets moved 10.4-11.2 GB/s each way both ways at once where 4 moved
-// 6.3-8.2, and 24-28 GB/s one way where 4 moved 13-18
+// sockets moved 9.3-11.2 GB/s each way both ways at once where 4 moved
+// 5.7-8.2, and 20-28 GB/s one way where 4 moved 12.5-18
 // (bench/results/cross-host-2026-12-02.md); on 2 cores 8 moved no more.
 int TcpSettings::threadsForCores() {
   constexpr int kCoresPerThread = 2;
   constexpr int kMinAutoThreads = 4;
   constexpr int kMaxAutoThreads = 8;
-  cpu_set_t cores;
-  int count =
-      sched_getaffinity(0, sizeof cores, &cores) == 0 ? CPU_COUNT(&cores) : 1;
-  return std::clamp(count / kCoresPerThread, kMinAutoThreads, kMaxAutoThreads);
+  return std::clamp(availableCores() / kCoresPerThread, kMinAutoThreads,
+                    kMaxAutoThreads);
 }
 
 // The bounds are tcp_params.def's.

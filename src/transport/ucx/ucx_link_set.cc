@@ -1,13 +1,12 @@
 #include "transport/ucx/ucx_link_set.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 #include <random>
 
 #include "transport/peer_list.h"
 #include "transport/ucx/ucx_link.h"
+#include "util/cpu_cores.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -32,10 +31,7 @@ struct SetupNotice {
 int lanesForCores() {
   constexpr int kCoresPerLane = 4;
   constexpr int kMaxAutoLanes = 4;
-  cpu_set_t cores;
-  int count =
-      sched_getaffinity(0, sizeof cores, &cores) == 0 ? CPU_COUNT(&cores) : 1;
-  return std::clamp(count / kCoresPerLane, 1, kMaxAutoLanes);
+  return std::clamp(availableCores() / kCoresPerLane, 1, kMaxAutoLanes);
 }
 
 uint8_t randomLinkSetId() {

@@ -27,8 +27,9 @@ constexpr auto kCancelGrace = std::chrono::seconds(2);
 
 constexpr uint64_t kWakeToken = 0;
 constexpr uint64_t kWorkerToken = 1;
-// How long a notice of calls that disagree may take to leave.
-constexpr auto kNoticeGrace = std::chrono::milliseconds(200);
+// How long a notice of calls that disagree may take to reach the peer
+// (a loaded machine's worker threads may wait for a core).
+constexpr auto kNoticeGrace = std::chrono::milliseconds(1000);
 
 void watch(int epoll, int fd, uint64_t token) {
   epoll_event event{};
@@ -443,6 +444,21 @@ void UcxWorkerThread::sendNotices() {
   };
   while (anySending() && std::chrono::steady_clock::now() < deadline)
     table_.workerProgress(worker_);
+  // A send complete here may still wait in UCX's queues, and the forced
+  // close of the endpoints that follows the raise would drop it: the peer
+  // would see a lost connection instead of the calls (seen once on a
+  // loaded 2-core machine). A flush returns once the peer has it.
+  const double left =
+      std::chrono::duration<double>(deadline - std::chrono::steady_clock::now())
+          .count();
+  if (!sending.empty() && left > 0) {
+    int status = table_.workerFlush(worker_, left);
+    if (status != 0)
+      LOG_INFO(kLogNet,
+               "ucx transport (rank %d): flushing the notice of calls that "
+               "disagree: %s",
+               rank_, table_.statusString(status));
+  }
   abort_->raise(disagreement_->code(), disagreement_->what());
 }
 
