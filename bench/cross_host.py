@@ -11,7 +11,7 @@ rounds:
   a 2-rank exchange loads the link both ways, and busbw is a rate each way);
 - `hetccl-perf -np 2` with CPU ranks (HETCCL_FORCE_CPU=1, -D 0,1) and, where
   the build has the CUDA module and the machine a GPU, GPU ranks on one GPU
-  (-D split:2): the collectives' busbw, out of place by default, float32
+  (-D 0,1): the collectives' busbw, out of place by default, float32
   sum.
 
 Every figure is reported per round and as the median of the rounds; each
@@ -20,7 +20,9 @@ the same variant and size (the fraction #36 targets: 0.9). A variant
 (--variant NAME:VAR=VALUE,...) runs the link and the collectives with those
 variables set, so one call compares settings of the transport or engine
 side by side. --ranks 4 runs 2 domains of 2 ranks on 2 pretend hosts
-(A,A,B,B) against `link-bandwidth --ranks 4` (2 links at once).
+(A,A,B,B, -D 0,0,1,1) against `link-bandwidth --ranks 4` (2 links at
+once); its GPU ranks need 2 GPUs (NVIDIA's NCCL refuses two ranks of one
+domain on one GPU).
 
 Writes a markdown record (commands, machine, tables, raw JSON) to --out or
 bench/results/cross-host-<date>.md; prints "MISSED TARGET" for each
@@ -137,8 +139,8 @@ def hosts(ranks):
 
 def perf_run(args, exe, variant, changes, kind, log_dir, round_index):
     json_path = log_dir / f"perf-{variant}-{kind}-r{round_index}.json"
-    domains = ("0,1" if args.ranks == 2 else "0,0,1,1") if kind == "cpu" \
-        else f"split:{2}"
+    # Rank r with rank r + N/2: the pairs link-bandwidth --ranks N loads.
+    domains = "0,1" if args.ranks == 2 else "0,0,1,1"
     command = [str(exe), "-np", str(args.ranks), "-D", domains,
                "-x", ",".join(args.collectives), "-d", "float32", "-o", "sum",
                "--check", "0", "--placement", args.placement,
