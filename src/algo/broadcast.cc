@@ -44,7 +44,9 @@ void broadcastFromRoot(const PlanContext& ctx, const Op& op, size_t offset,
 
 // The root's domain broadcasts the chunk; then pieces go to the others.
 // The root's own pieces are read from its send buffer, so a root alone in
-// its domain copies the chunk into its output while they travel.
+// its domain copies the chunk into its output while they travel, as the
+// plan's own copy (which a CPU rank shares with its helper threads; the
+// domain's step would copy on one thread).
 Transfers startChunk(const PlanContext& ctx, const Op& op, size_t offset,
                      size_t n) {
   size_t elt = dtypeSize(op.dtype);
@@ -73,8 +75,8 @@ Transfers startChunk(const PlanContext& ctx, const Op& op, size_t offset,
         across.push_back(ctx.recvFrom(sender, recv + at, bytes));
     }
   }
-  if (ctx.domain() == rootDomain && rootAlone)
-    broadcastFromRoot(ctx, op, offset, n);
+  if (rootAlone && ctx.rank == op.root && send != recv)
+    ctx.data->copy(recv + offset * elt, send + offset * elt, n * elt);
   return across;
 }
 
