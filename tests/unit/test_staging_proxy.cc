@@ -183,6 +183,15 @@ TEST(StagingProxyWaits, SayTheWayTheStageAndThePiecesDone) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_FALSE(waiting.stalledFor(0)) << "a wait is marked once all is done";
   EXPECT_EQ(link.posted(), 4u);
+  // Where its time went counts every piece moved, each way.
+  proxy.stop();
+  const std::string occupancy = proxy.occupancy();
+  EXPECT_NE(occupancy.find("sends 0.00 GB in 1 pieces: network"),
+            std::string::npos)
+      << occupancy;
+  EXPECT_NE(occupancy.find("receives 0.00 GB in 3 pieces: network"),
+            std::string::npos)
+      << occupancy;
 }
 
 Op domainStep(OpKind kind, uint64_t sequence) {

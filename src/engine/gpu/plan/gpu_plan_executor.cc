@@ -143,7 +143,8 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                          timeline_.get(),
                          &launchGate_,
                          deviceMemoryOf(module_),
-                         domainSteps_.get()};
+                         domainSteps_.get(),
+                         &unchangedInputs_};
   const int directLinks = openStagedLinks(path);
   warnOfNeedlessStaging(path.deviceMemory);
   context_.rank = rank_;
@@ -172,6 +173,10 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
   context_.chunkBytes = setup.plans.chunkBytes;
   context_.oneShotMaxBytes = setup.plans.oneShotMaxBytes;
   context_.data = &data_;
+  context_.onPlanStart = [this](const std::vector<Op>& ops) {
+    unchangedInputs_.start(ops, rank_, domains_.nranks());
+    copies_.markPlanStart();
+  };
   decisions_ = std::make_unique<DecisionLog>(
       rank_,
       "links: " + links_->summary() + "; GPU buffers " +
@@ -270,10 +275,16 @@ GpuPlanExecutor::~GpuPlanExecutor() {
   if (abort_->raised() || !launchesIdle()) releaseWaits();
   const int streamError = module_.api().streamSynchronize(stream_.handle());
   copies_.synchronize();  // before the rings go
-  if (streamError != 0)
+  proxy_.stop();
+  if (streamError != 0) {
     LOG_WARN(kLogColl, "rank %d: the GPU engine's stream failed", rank_);
-  else if (timeline_)
-    logTimeline();
+    return;
+  }
+  if (timeline_) logTimeline();
+  const std::string occupancy = proxy_.occupancy();
+  if (!occupancy.empty())
+    LOG_INFO(kLogTuning, "rank %d: GPU engine proxy: %s", rank_,
+             occupancy.c_str());
 }
 
 void GpuPlanExecutor::logTimeline() {

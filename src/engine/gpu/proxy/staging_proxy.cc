@@ -34,6 +34,7 @@ class StagingProxy::Queue {
     uint64_t collective;  // its number; 0 for a send or receive
     std::chrono::steady_clock::time_point adopted;
     PieceCount pieces;  // done: the ones before it in its transfer
+    size_t bytes;
   };
 
   Link& link;
@@ -80,13 +81,15 @@ StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
   thread_ = std::thread([this] { run(); });
 }
 
-StagingProxy::~StagingProxy() {
+StagingProxy::~StagingProxy() { stop(); }
+
+void StagingProxy::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 StagingProxy::Queue& StagingProxy::addQueue(Link& link, const StagingRing& ring,
@@ -163,6 +166,7 @@ void StagingProxy::run() {
       failed = failed_;
       released = released_;
       if ((active.empty() || failed) && scripts_.empty()) {
+        account({});
         wake_.wait(lock, [&] {
           return stopping_ || !inbox_.empty() || !newScripts_.empty() ||
                  released_ != released;
@@ -188,6 +192,7 @@ void StagingProxy::run() {
       failAll(currentExceptionAsError());
     }
     markWait(oldest);
+    account(active);
     std::vector<Queue*> still;
     for (Queue* queue : active)
       if (!queue->waiting.empty() || !queue->posted.empty())
@@ -279,7 +284,7 @@ bool StagingProxy::progress(Queue& queue) {
     queue.posted.push_back(
         {job.piece, queue.post(job), std::chrono::steady_clock::now(),
          collectiveOf(job), job.adopted,
-         PieceCount{job.pieceOfTransfer, job.transferPieces}});
+         PieceCount{job.pieceOfTransfer, job.transferPieces}, job.bytes});
     queue.waiting.pop_front();
     moved = true;
   }
@@ -298,10 +303,33 @@ bool StagingProxy::progress(Queue& queue) {
       break;
     }
     queue.ring.raiseProxyCounter(front.piece + 1);
+    occupancy_.addPiece(queue.direction == Direction::kSend
+                            ? ProxyOccupancy::kSends
+                            : ProxyOccupancy::kReceives,
+                        front.bytes);
     queue.posted.pop_front();
     moved = true;
   }
   return moved;
+}
+
+// A direction is on the network while any of its pieces is posted; else
+// it waits for the stream while a piece's launch is reached, else for a
+// launch while pieces are queued.
+void StagingProxy::account(const std::vector<Queue*>& active) {
+  using State = ProxyOccupancy::State;
+  State states[2] = {State::kIdle, State::kIdle};
+  for (const Queue* queue : active) {
+    State& state = states[queue->direction == Direction::kSend ? 0 : 1];
+    State found = State::kIdle;
+    if (!queue->posted.empty())
+      found = State::kNetwork;
+    else if (!queue->waiting.empty())
+      found =
+          gateOpen(queue->waiting.front()) ? State::kStream : State::kLaunch;
+    if (found > state) state = found;
+  }
+  occupancy_.account(std::chrono::steady_clock::now(), states[0], states[1]);
 }
 
 // After progress(): the queue's front posted piece is not done, or its

@@ -38,10 +38,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/gpu/proxy/domain_step_log.h"
+#include "engine/gpu/proxy/proxy_occupancy.h"
 #include "engine/gpu/proxy/staging_ring.h"
 #include "op/waiting_call.h"
 #include "runtime/device/device_resources.h"
@@ -114,6 +116,10 @@ class StagingProxy {
   // From now on the rings' waits are kept released (the engine released
   // its streams): nothing more moves.
   void release();
+  // Drops what is still queued and ends the thread; nothing moves after.
+  void stop();
+  // Where the thread's time went (ProxyOccupancy::summary); once stopped.
+  std::string occupancy() const { return occupancy_.summary(); }
 
  private:
   void run();
@@ -149,6 +155,8 @@ class StagingProxy {
     uint64_t streamInStep = 0;
   };
   bool progress(Queue& queue);
+  // What the queues of each direction wait for, into occupancy_.
+  void account(const std::vector<Queue*>& active);
   // Offers the queue's front wait (after progress()) to `oldest`.
   void offerWait(const Queue& queue, OldestWait& oldest) const;
   void markWait(const OldestWait& oldest);
@@ -175,6 +183,7 @@ class StagingProxy {
   bool released_ = false;
   // The proxy thread's own.
   std::vector<std::unique_ptr<StagedLaunchScript>> scripts_;
+  ProxyOccupancy occupancy_;
   std::thread thread_;
 };
 
