@@ -50,6 +50,9 @@ struct PlanContext {
   // Where runPlans says which plan each kind and size class of op took
   // (null: nowhere).
   DecisionLog* decisions = nullptr;
+  // Called by runPlans as the plan of `ops` starts (one collective, or a
+  // group's sends and receives); may be empty.
+  std::function<void(const std::vector<Op>& ops)> onPlanStart;
 
   int domain() const { return domains->domainOf(rank); }
   int domainSize() const {

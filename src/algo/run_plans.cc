@@ -51,11 +51,13 @@ void runPlans(const PlanContext& ctx, const std::vector<Op>& ops) {
     }
     PlanContext planned = ctx;
     planned.call = signatureOf(op);
+    if (ctx.onPlanStart) ctx.onPlanStart({op});
     runCollectivePlan(planned, op);
   }
   if (pointToPoint.empty()) return;
   PlanContext grouped = ctx;
   grouped.call.reset();
+  if (ctx.onPlanStart) ctx.onPlanStart(pointToPoint);
   sendRecvPlan(grouped, pointToPoint);
 }
 

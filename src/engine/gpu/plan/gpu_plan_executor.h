@@ -152,6 +152,7 @@ class GpuPlanExecutor : public Executor {
   const std::unique_ptr<DomainStepLog> domainSteps_;
   StagingProxy proxy_;
   std::map<int, std::unique_ptr<StagedLink>> stagedLinks_;
+  UnchangedInputs unchangedInputs_;  // of the plan being enqueued
   DeviceEvent callerReached_;
   DeviceEvent enginePassed_;
   PlanContext context_;

@@ -173,7 +173,10 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
   const StagingRing& ring = *d.ring;
   const auto& api = path_.module.api();
   void* up = path_.copies.up();
-  path_.copies.followEngine(up);
+  if (path_.unchangedInputs && path_.unchangedInputs->hold(source, bytes))
+    path_.copies.followPlanStart(up);
+  else
+    path_.copies.followEngine(up);
   forEachPiece(bytes, [&](size_t offset, size_t piece, PieceOf of) {
     const uint64_t n = d.pieces++;
     if (n >= ring.slots())

@@ -5,7 +5,10 @@
 // when the plan posts the transfer, after what the engine's stream had
 // been given by then:
 //   send: the up stream waits for a free slot, copies the piece into it
-//         and raises the ring's stream counter; the proxy sends it. Waiting
+//         and raises the ring's stream counter; the proxy sends it. A send
+//         out of an input the plan only reads (unchanged_inputs.h) starts
+//         after the plan's start rather than after what the engine's
+//         stream had been given by then. Waiting
 //         for the request makes the engine's stream wait until the pieces
 //         are copied (then the plan may reuse its buffer).
 //   recv: the proxy receives the pieces into their slots as slots free up;
@@ -47,6 +50,7 @@
 #include "engine/gpu/proxy/staging_proxy.h"
 #include "engine/gpu/proxy/staging_ring.h"
 #include "engine/gpu/proxy/staging_streams.h"
+#include "engine/gpu/proxy/unchanged_inputs.h"
 #include "engine/gpu/stream_timeline.h"
 #include "transport/link.h"
 
@@ -67,6 +71,9 @@ struct StagingPath {
   // The engine's domain steps (null: a domain of one GPU): each piece
   // remembers how many came before its stream work.
   const DomainStepLog* domainSteps = nullptr;
+  // The running plan's inputs that it only reads (null: none): sends out
+  // of them follow the plan's start, not the engine's stream.
+  const UnchangedInputs* unchangedInputs = nullptr;
 };
 
 // The rings of every staged link of an engine, made on first use and kept

@@ -12,6 +12,7 @@ StagingStreams::StagingStreams(const DeviceModule& module, void* engineStream)
       up_(module),
       down_(module),
       enginePosition_(module),
+      planStart_(module),
       upPosition_(module),
       downPosition_(module) {}
 
@@ -24,7 +25,15 @@ void StagingStreams::synchronize() const {
 
 void StagingStreams::followEngine(void* side) {
   enginePosition_.record(engine_);
-  module_.check(module_.api().streamWaitEvent(side, enginePosition_.handle()),
+  follow(side, enginePosition_);
+}
+
+void StagingStreams::markPlanStart() { planStart_.record(engine_); }
+
+void StagingStreams::followPlanStart(void* side) { follow(side, planStart_); }
+
+void StagingStreams::follow(void* side, const DeviceEvent& position) {
+  module_.check(module_.api().streamWaitEvent(side, position.handle()),
                 "ordering staging copies after the engine's stream");
   (side == up() ? upFollowed_ : downFollowed_) = true;
 }

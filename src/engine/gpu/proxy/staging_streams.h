@@ -25,6 +25,12 @@ class StagingStreams {
   // What is enqueued on `side` from now on runs after everything enqueued
   // on the engine's stream so far.
   void followEngine(void* side);
+  // A plan starts: followPlanStart() orders after the engine's stream as
+  // it is now.
+  void markPlanStart();
+  // What is enqueued on `side` from now on runs after everything enqueued
+  // on the engine's stream before the plan's start.
+  void followPlanStart(void* side);
   // Starts a launch: joinEngine() joins the streams that follow the
   // engine's from now on.
   void beginLaunch() { upFollowed_ = downFollowed_ = false; }
@@ -36,12 +42,15 @@ class StagingStreams {
   bool idle() const;
 
  private:
+  void follow(void* side, const DeviceEvent& position);
+
   const DeviceModule& module_;
   void* engine_;
   DeviceStream up_;
   DeviceStream down_;
   // Recorded and waited for at once, so one event serves every transfer.
   DeviceEvent enginePosition_;
+  DeviceEvent planStart_;
   DeviceEvent upPosition_;
   DeviceEvent downPosition_;
   bool upFollowed_ = false;
