@@ -8,7 +8,8 @@
 // graph must replay right 100 times with new inputs each time, between
 // eager launches of the same communicator; a replayed 8 KB all-reduce is
 // timed against eager launches (with HETERO_STREAM_SWEEP=1 also all-reduce,
-// all-gather and reduce-scatter from 8 B to 1 MiB). Over shm the
+// all-gather and reduce-scatter from 8 B to 1 MiB; HETERO_STREAM_PER_GRAPH
+// sets how many a graph holds, default 20). Over shm the
 // launches are stream-driven; over tcp (HETCCL_TRANSPORT=tcp) every launch goes
 // through the staging proxy, as does, over shm too, a reduction by a scalar in
 // device memory, which is captured and replayed with a changing scalar.
@@ -195,12 +196,20 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// Collectives per captured graph: HETERO_STREAM_PER_GRAPH (default 20), so
+// that what a replay's start costs shows against what each op costs.
+int opsPerGraph() {
+  const char* value = std::getenv("HETERO_STREAM_PER_GRAPH");
+  const int perGraph = value ? std::atoi(value) : 20;
+  return perGraph > 0 && 1000 % perGraph == 0 ? perGraph : 20;
+}
+
 // Per-op microseconds of `enqueue` (one collective on `stream`, `bytes`
 // its larger buffer): eager launches, and replays of a graph that holds
-// `perGraph` of them. Printed as "rank R: <what> of B bytes: ...".
+// opsPerGraph() of them. Printed as "rank R: <what> of B bytes: ...".
 void timeGraphReplays(int rank, cudaStream_t stream, const char* what,
                       size_t bytes, const std::function<void()>& enqueue) {
-  const int ops = 1000, perGraph = 20;
+  const int ops = 1000, perGraph = opsPerGraph();
   auto eager = [&] {
     for (int i = 0; i < ops; ++i) enqueue();
   };
