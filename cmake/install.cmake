@@ -36,9 +36,10 @@ install(FILES ${PROJECT_SOURCE_DIR}/include/nccl.h
   DESTINATION ${HETCCL_INSTALL_INCLUDEDIR})
 
 # Device-runtime and transport modules, dlopen'ed at run time; they exist
-# only where a vendor toolkit (or UCX) was found, and sit beside the
-# libraries that load them.
-foreach(module hetccl_cuda hetccl_hip hetccl_ucx hetccl-cuda hetccl-hip)
+# only where a vendor toolkit (or UCX) was found (the net module always),
+# and sit beside the libraries that load them.
+foreach(module hetccl_cuda hetccl_hip hetccl_ucx hetccl_net hetccl-cuda
+               hetccl-hip)
   if(TARGET ${module})
     install(TARGETS ${module}
       LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -1,0 +1,77 @@
+// Owners of what a network plugin hands out for one communicator: its
+// context, its comms (listen, send, receive) and its memory registrations.
+// Each gives its handle back to the plugin when it goes, so that no path
+// out of the transport, a failure included, leaks one. A comm outlives the
+// registrations made on it (declare them after it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "transport/net/net_library.h"
+
+namespace hetccl {
+
+class NetContext {
+ public:
+  // The plugin's init for communicator `commId`; throws like
+  // NetLibrary::check.
+  NetContext(const NetLibrary& library, uint64_t commId);
+  ~NetContext();
+  NetContext(const NetContext&) = delete;
+  NetContext& operator=(const NetContext&) = delete;
+
+  const NetLibrary& library() const { return library_; }
+  hetcclNetContext* get() const { return context_; }
+
+ private:
+  const NetLibrary& library_;
+  hetcclNetContext* context_;
+};
+
+class NetComm {
+ public:
+  enum class Kind { kListen, kSend, kReceive };
+
+  NetComm() = default;
+  NetComm(const NetContext& context, Kind kind, void* comm)
+      : context_(&context), kind_(kind), comm_(comm) {}
+  NetComm(NetComm&& other) noexcept { *this = std::move(other); }
+  NetComm& operator=(NetComm&& other) noexcept;
+  ~NetComm() { close(); }
+
+  void* get() const { return comm_; }
+  explicit operator bool() const { return comm_ != nullptr; }
+  // Closes it now (a failure is logged: nothing waits on it any more).
+  void close();
+
+ private:
+  const NetContext* context_ = nullptr;
+  Kind kind_ = Kind::kSend;
+  void* comm_ = nullptr;
+};
+
+class NetRegistration {
+ public:
+  NetRegistration() = default;
+  // Registers `bytes` of host memory at `data` with `comm`; throws like
+  // NetLibrary::check (a plugin that refuses the memory).
+  NetRegistration(const NetContext& context, void* comm, void* data,
+                  size_t bytes);
+  NetRegistration(NetRegistration&& other) noexcept {
+    *this = std::move(other);
+  }
+  NetRegistration& operator=(NetRegistration&& other) noexcept;
+  ~NetRegistration() { release(); }
+
+  void* handle() const { return handle_; }
+
+ private:
+  void release();
+
+  const NetContext* context_ = nullptr;
+  void* comm_ = nullptr;
+  void* handle_ = nullptr;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,29 @@
+// Tunables of the net transport, read from its parameters (net_params.def)
+// when a communicator is created; HETCCL_NET_PLUGIN and HETCCL_NET_MODULE
+// are read where the plugin loads (net_library.cc).
+#pragma once
+
+#include <cstddef>
+
+#include "util/params.h"
+
+namespace hetccl {
+
+#define HETCCL_PARAMS_FILE "transport/net/net_params.def"
+#define HETCCL_PARAMS_LIST netParams
+#include "util/declare_params.inc"
+
+// The largest message of a cut transfer by default (HETCCL_NET_PART), and
+// its bounds.
+constexpr size_t kNetPartBytes = size_t{1} << 20;
+constexpr size_t kMinNetPartBytes = 4096;
+constexpr size_t kMaxNetPartBytes = size_t{1} << 30;
+
+struct NetSettings {
+  size_t partBytes = kNetPartBytes;  // HETCCL_NET_PART
+
+  // Throws ncclInvalidArgument for a bad value.
+  static NetSettings fromEnvironment();
+};
+
+}  // namespace hetccl
