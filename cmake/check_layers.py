@@ -29,8 +29,8 @@ LAYERS = [
            "which the tools and tests read too), Executor, call signatures "
            "and their log"),
     ("shm", "shared-memory segments, names, rooms, counters, their exchange"),
-    ("transport", "links between ranks: shm rings, tcp sockets, ucx (and the "
-                  "UCX module)"),
+    ("transport", "links between ranks: shm rings, tcp sockets, ucx and net "
+                  "(NCCL net plugins), with their modules"),
     ("domain", "one domain's back-end: host (HetCCL's shared-memory "
                "collectives), nccl, rccl, nccl_api (what both share)"),
     ("bootstrap", "unique ids, root, rank-to-rank exchanges"),

@@ -18,6 +18,7 @@ const ParamList& allParams() {
              &shmLinkParams(),
              &tcpParams(),
              &ucxParams(),
+             &netParams(),
              &shmParams(),
              &ncclParams(),
              &rcclParams(),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "transport/net/net_transport.h"
 #include "transport/shm/shm_transport.h"
 #include "transport/tcp/tcp_transport.h"
 #include "transport/ucx/ucx_transport.h"
@@ -15,6 +16,7 @@ const std::vector<const Transport*>& registeredTransports() {
       &shmTransport(),
       &tcpTransport(),
       &ucxTransport(),
+      &netTransport(),
   };
   return transports;
 }

@@ -11,6 +11,7 @@ TransportSettings TransportSettings::fromEnvironment() {
   s.shm = ShmLinkSettings::fromEnvironment();
   s.tcp = TcpSettings::fromEnvironment();
   s.ucx = UcxSettings::fromEnvironment();
+  s.net = NetSettings::fromEnvironment();
   return s;
 }
 

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "transport/net/net_settings.h"
 #include "transport/shm/shm_link_settings.h"
 #include "transport/tcp/tcp_settings.h"
 #include "transport/ucx/ucx_settings.h"
@@ -22,6 +23,7 @@ struct TransportSettings {
   ShmLinkSettings shm;
   TcpSettings tcp;
   UcxSettings ucx;
+  NetSettings net;
 
   // Throws ncclInvalidArgument for the first bad value, a transport this
   // build does not have included (TransportSelection::parse).

@@ -10,6 +10,8 @@
 #include "support/built_ucx_module.h"
 #include "support/expect_error.h"
 #include "support/in_process_oob.h"
+#include "support/standin_net_plugin.h"
+#include "support/standin_net_plugin.h"
 #include "support/test_call.h"
 #include "support/thread_ranks.h"
 #include "transport/transport_registry.h"
@@ -17,9 +19,9 @@
 namespace hetccl {
 namespace {
 
-TEST(TransportRegistry, RegistersShmTcpAndUcxWithTheirProperties) {
+TEST(TransportRegistry, RegistersShmTcpUcxAndNetWithTheirProperties) {
   const auto& transports = registeredTransports();
-  ASSERT_EQ(transports.size(), 3u);
+  ASSERT_EQ(transports.size(), 4u);
   EXPECT_STREQ(transports[0]->name(), "shm");
   EXPECT_FALSE(transports[0]->reachesOtherHosts());
   EXPECT_TRUE(transports[0]->sharesHostMemory());
@@ -29,11 +31,14 @@ TEST(TransportRegistry, RegistersShmTcpAndUcxWithTheirProperties) {
   EXPECT_STREQ(transports[2]->name(), "ucx");
   EXPECT_TRUE(transports[2]->reachesOtherHosts());
   EXPECT_FALSE(transports[2]->sharesHostMemory());
+  EXPECT_STREQ(transports[3]->name(), "net");
+  EXPECT_TRUE(transports[3]->reachesOtherHosts());
+  EXPECT_FALSE(transports[3]->sharesHostMemory());
   for (const Transport* transport : transports) {
     EXPECT_NE(transport->memoryKinds() & kHostMemory, 0u) << transport->name();
     EXPECT_GT(std::string(transport->description()).size(), 0u);
   }
-  EXPECT_EQ(registeredTransportNames(), "shm, tcp, ucx");
+  EXPECT_EQ(registeredTransportNames(), "shm, tcp, ucx, net");
 }
 
 TEST(TransportRegistry, AutoPrefersShmOnOneHost) {
@@ -64,10 +69,11 @@ TEST(TransportRegistry, ThisMachinePrefersTcpBetweenHostsWithoutRdma) {
   const char* noUcx = nullptr;
   useBuiltUcxModule(&noUcx);
   auto preferences = TransportSelection::parse("").preferencesBetweenHosts();
-  ASSERT_EQ(preferences.size(), 3u);
+  ASSERT_EQ(preferences.size(), 4u);
   EXPECT_EQ(preferences[0], 0);   // shm
   EXPECT_EQ(preferences[1], 10);  // tcp
   EXPECT_LT(preferences[2], 10);  // ucx: absent, or no rc/dc/ud here
+  EXPECT_EQ(preferences[3], 0);   // net: only when named, for now
 }
 
 // The reason goes with the lower preference: what the user must install.
@@ -87,7 +93,7 @@ TEST(TransportRegistry, UcxSaysWhatIsMissingBetweenHosts) {
 
 TEST(TransportRegistry, AForcedTransportLinksEveryPairItCanReach) {
   const std::vector<uint8_t> none;
-  for (const char* name : {"tcp", "ucx"}) {
+  for (const char* name : {"tcp", "ucx", "net"}) {
     auto forced = TransportSelection::parse(name);
     EXPECT_STREQ(forced.onOneHost().name(), name);
     EXPECT_STREQ(forced.betweenHosts(none, none).name(), name);
@@ -119,6 +125,7 @@ TEST(TransportRegistry, EveryTransportConnectsThroughTheInterface) {
   constexpr double kSetupSeconds = 60;
   const char* noUcx = nullptr;
   const bool ucx = useBuiltUcxModule(&noUcx);
+  useStandInNetPlugin();
   for (const Transport* transport : registeredTransports()) {
     if (!ucx && std::string(transport->name()) == "ucx") {
       std::printf("ucx left out: %s\n", noUcx);

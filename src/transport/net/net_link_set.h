@@ -1,0 +1,46 @@
+// The net transport's links: one progress thread per communicator that
+// owns the plugin's comms with every peer, connected through the listen
+// handles that every rank contributes to the out-of-band all-gather.
+// Created collectively by every rank.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "op/call_log.h"
+#include "transport/net/net_library.h"
+#include "transport/net/net_progress_thread.h"
+#include "transport/net/net_settings.h"
+#include "transport/transport.h"
+#include "util/abort_signal.h"
+#include "util/oob.h"
+
+namespace hetccl {
+
+class NetLinkSet : public LinkSet {
+ public:
+  // Collective over `oob` (every rank calls it, even one without peers).
+  // Only ranks with peers load the plugin (`library`, or the process's,
+  // netLibrary(), when null); when no rank has any, nothing is loaded. Throws
+  // on every rank if a rank with peers cannot use the plugin or connect (naming
+  // the rank and, on that rank, why). Rank 0's part size applies to every rank,
+  // cut to the smallest maxP2pBytes any rank's plugin reports.
+  // `setupTimeoutSeconds` bounds connecting (0: no limit).
+  NetLinkSet(Oob& oob, const std::vector<int>& peers,
+             std::shared_ptr<AbortSignal> abort, NetSettings settings,
+             double setupTimeoutSeconds,
+             std::shared_ptr<const CallLog> calls = nullptr,
+             const NetLibrary* library = nullptr);
+  // Stops the progress thread; pending transfers fail.
+  ~NetLinkSet() override;
+
+  std::shared_ptr<Link> link(int peer) const override;
+
+ private:
+  const int rank_;
+  std::shared_ptr<NetProgressThread> thread_;
+  std::map<int, std::shared_ptr<Link>> links_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,93 @@
+// The progress engine of a net link set: one thread that makes every call
+// on the plugin's comms, so that a plugin need not be thread-safe per comm.
+// It first connects to every peer (net_connect.h), then drives the
+// channels: threads that post transfers queue them in an inbox and wake the
+// thread. A plugin has no descriptor to sleep on, so the thread polls while
+// a transfer waits (and a moment after the last one moved), and otherwise
+// sleeps a millisecond at a time between looks at the peers' next headers.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "op/call_log.h"
+#include "transport/net/net_channel.h"
+#include "transport/net/net_connect.h"
+#include "transport/progress_inbox.h"
+#include "util/abort_signal.h"
+
+namespace hetccl {
+
+class NetProgressThread {
+ public:
+  enum class Direction { kSend, kRecv };
+
+  // Inits the plugin for this communicator and listens on device 0;
+  // throws the plugin's error. `calls` (may be null) are this rank's.
+  NetProgressThread(const NetLibrary& library, uint64_t commId, int rank,
+                    std::shared_ptr<AbortSignal> abort,
+                    std::shared_ptr<const CallLog> calls);
+  // Stops the thread (see stop()).
+  ~NetProgressThread();
+  NetProgressThread(const NetProgressThread&) = delete;
+  NetProgressThread& operator=(const NetProgressThread&) = delete;
+
+  // What peers connect to.
+  const NetListenHandle& handle() const { return handle_; }
+  // Starts the thread, which connects to the peers of `plan`; returns once
+  // it has, or throws why it could not. `partBytes`: the largest message.
+  void start(const NetConnectPlan& plan, size_t partBytes);
+  // Hands a transfer to the thread; after stop(), or once the link with
+  // `peer` broke, it fails at once.
+  void post(int peer, Direction direction,
+            std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
+            const CallSignature& call);
+  // The latest collective a transfer from `peer` belonged to
+  // (Link::latestCallFrom). Any thread, after start().
+  uint64_t latestCallFrom(int peer) const;
+  // Stops and joins the thread: what is pending fails, the comms close and
+  // the plugin's context ends. Idempotent.
+  void stop();
+
+ private:
+  struct Posted {
+    int peer;
+    Direction direction;
+    std::shared_ptr<PostedRequest> request;
+    void* data;
+    size_t bytes;
+    CallSignature call;
+  };
+
+  void run(NetConnectPlan plan, size_t partBytes);
+  void loop();
+  // Whether anything was posted.
+  bool adoptPosted();
+  void sleep(bool busy);
+  void shutDown(const Error& reason);
+
+  const int rank_;
+  const std::shared_ptr<AbortSignal> abort_;
+  const std::shared_ptr<const CallLog> calls_;
+  NetContext context_;
+  NetComm listen_;
+  NetListenHandle handle_{};
+  // Per peer, made by start() and kept to the end: read by any thread.
+  std::map<int, std::atomic<uint64_t>> latestCalls_;
+  std::map<int, std::unique_ptr<NetChannel>> channels_;
+  std::promise<void> connected_;
+
+  ProgressInbox<Posted> inbox_;
+  std::mutex sleepMutex_;
+  std::condition_variable woken_;
+  std::atomic<bool> stopRequested_{false};
+  std::mutex stopMutex_;  // serialises stop()
+  std::thread thread_;
+};
+
+}  // namespace hetccl

@@ -1,0 +1,201 @@
+// The net transport over the stand-in NCCL net plugin (tests/net_plugin),
+// ranks as threads of this process: listen handles exchanged over the
+// out-of-band channel, polled connects and accepts, transfers of every
+// size both ways over every ABI version, posts the plugin asks to retry,
+// and that every failure (abort, a silent or lost peer, calls or sizes
+// that disagree, a plugin call that fails) ends waits promptly with an
+// error that says what happened.
+#include "transport/net/net_link_set.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/elapsed.h"
+#include "support/expect_error.h"
+#include "support/link_ranks.h"
+#include "support/scoped_env.h"
+#include "support/standin_net_plugin.h"
+#include "support/test_call.h"
+
+namespace hetccl {
+namespace {
+
+using Ranks = LinkRanks<NetLinkSet>;
+constexpr double kWaitSeconds = 20;
+
+// Every rank of the set loads `version` of the stand-in (0: all versions,
+// so v12); the knobs in the environment apply from here on.
+Ranks makeRanks(int nranks, int version = 0,
+                std::function<std::vector<int>(int)> peersOf = nullptr) {
+  const NetLibrary* net =
+      NetLibrary::load(builtNetModule(), standInNetPlugin(version));
+  return makeLinkRanks<NetLinkSet>(
+      nranks,
+      [net](Oob& oob, const std::vector<int>& peers,
+            std::shared_ptr<AbortSignal> abort,
+            std::shared_ptr<const CallLog> calls) {
+        return std::make_unique<NetLinkSet>(oob, peers, abort, NetSettings{},
+                                            30, calls, net);
+      },
+      std::move(peersOf));
+}
+
+TwoRanks twoOf(Ranks& ranks) {
+  return {{ranks.transports[0].get(), ranks.transports[1].get()},
+          {ranks.aborts[0].get(), ranks.aborts[1].get()},
+          {ranks.calls[0].get(), ranks.calls[1].get()}};
+}
+
+TEST(NetLink, EverySizeBothDirectionsOnEveryVersion) {
+  // Messages of at most 64 KiB (v9 on): a 9 MiB transfer goes in 144.
+  ScopedEnv cut("HETCCL_TEST_NET_MAX_BYTES", "65536");
+  for (int version = 8; version <= 12; ++version) {
+    SCOPED_TRACE(version);
+    Ranks ranks = makeRanks(2, version);
+    exchangeAll(ranks.sets(), {0, 1, 4097, (1u << 20) + 3, 9u << 20, 0, 7});
+  }
+}
+
+// Every post is refused three times first and every connect and accept
+// needs 20 polls; three ranks, fully connected, each with 60 transfers to
+// each peer in flight at once: the plugin's limit of 32 requests per comm
+// holds (the stand-in fails a post beyond it).
+TEST(NetLink, RetriedPostsSlowConnectsAndManyTransfersInFlight) {
+  ScopedEnv retry("HETCCL_TEST_NET_RETRY", "3");
+  ScopedEnv polls("HETCCL_TEST_NET_CONNECT_POLLS", "20");
+  ScopedEnv cut("HETCCL_TEST_NET_MAX_BYTES", "32768");
+  Ranks ranks = makeRanks(3);
+  std::vector<size_t> sizes;
+  for (int i = 0; i < 60; ++i)
+    sizes.push_back(i % 7 == 0   ? 0
+                    : i % 5 == 0 ? (1u << 20) + static_cast<size_t>(i)
+                                 : (static_cast<size_t>(i) * 40009) % 300000);
+  exchangeAll(ranks.sets(), sizes);
+}
+
+// Only the ranks with peers load and connect: rank 2 links with nobody.
+TEST(NetLink, RanksWithoutPeersTakeNoPart) {
+  Ranks ranks = makeRanks(3, 0, [](int rank) {
+    return rank == 2 ? std::vector<int>{} : std::vector<int>{1 - rank};
+  });
+  exchangeAll({ranks.sets()[0], ranks.sets()[1]}, {0, 100000});
+  EXPECT_EQ(expectError([&] { ranks.transports[2]->link(0); }).code(),
+            ncclInvalidArgument);
+}
+
+TEST(NetLink, CallerAbortEndsAWaitPromptly) {
+  Ranks ranks = makeRanks(2);
+  expectCallerAbortEndsAWait(*ranks.transports[1]->link(0));
+}
+
+TEST(NetLink, TransportAbortStopsProgressAndFailsWaits) {
+  Ranks ranks = makeRanks(2);
+  expectTransportAbortFailsWaits(*ranks.transports[1]->link(0),
+                                 *ranks.aborts[1]);
+}
+
+TEST(NetLink, ASilentPeerTimesOut) {
+  Ranks ranks = makeRanks(2);
+  expectSilentPeerTimesOut(*ranks.transports[0]->link(1));
+}
+
+TEST(NetLink, APeerThatGoesAwayIsARemoteError) {
+  // Declared first: it must outlive the transfers still pending at the end.
+  std::vector<uint8_t> buffer(1 << 20);
+  Ranks ranks = makeRanks(2);
+  auto link = ranks.transports[1]->link(0);
+  auto request = link->recv(buffer.data(), buffer.size(), kTestCall);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto start = Clock::now();
+  ranks.transports[0].reset();
+  Error e = expectError([&] { request->wait(AbortSignal(), kWaitSeconds); });
+  EXPECT_LT(secondsSince(start), 1.0);
+  EXPECT_EQ(e.code(), ncclRemoteError);
+  EXPECT_NE(std::string(e.what()).find("on the link with rank 0"),
+            std::string::npos)
+      << e.what();
+  auto later = link->recv(buffer.data(), 10, kTestCall);
+  EXPECT_EQ(
+      expectError([&] { later->wait(AbortSignal(), kWaitSeconds); }).code(),
+      ncclRemoteError);
+}
+
+TEST(NetLink, ATestThatFailsMidTransferFailsItNamingThePluginAndCall) {
+  ScopedEnv failing("HETCCL_TEST_NET_FAIL_TEST_AFTER", "40");
+  ScopedEnv cut("HETCCL_TEST_NET_MAX_BYTES", "4096");
+  std::vector<uint8_t> out(1 << 20), in(1 << 20);
+  Ranks ranks = makeRanks(2, 11);
+  auto send =
+      ranks.transports[0]->link(1)->send(out.data(), out.size(), kTestCall);
+  auto recv =
+      ranks.transports[1]->link(0)->recv(in.data(), in.size(), kTestCall);
+  for (auto* request : {send.get(), recv.get()}) {
+    Error e = expectError([&] { request->wait(AbortSignal(), kWaitSeconds); });
+    EXPECT_EQ(e.code(), ncclSystemError);
+    EXPECT_NE(std::string(e.what()).find("net plugin hetccl-test (ABI v11, "),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("test failed: ncclSystemError"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(NetLink, ARefusedRegistrationFailsTheTransfer) {
+  ScopedEnv refuse("HETCCL_TEST_NET_FAIL_REGMR", "4096");
+  std::vector<uint8_t> out(8192), in(8192);
+  Ranks ranks = makeRanks(2);
+  auto recv =
+      ranks.transports[1]->link(0)->recv(in.data(), in.size(), kTestCall);
+  auto send =
+      ranks.transports[0]->link(1)->send(out.data(), out.size(), kTestCall);
+  Error e = expectError([&] { send->wait(AbortSignal(), kWaitSeconds); });
+  EXPECT_EQ(e.code(), ncclSystemError);
+  EXPECT_NE(std::string(e.what()).find("regMr failed"), std::string::npos)
+      << e.what();
+  // The receiver's registration is refused as well, once the header says
+  // the sizes agree.
+  EXPECT_NE(
+      expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); }).code(),
+      ncclSuccess);
+}
+
+TEST(NetLink, SizesThatDifferFailTheReceive) {
+  std::vector<uint8_t> out(5000), in(4096);
+  Ranks ranks = makeRanks(2);
+  auto send =
+      ranks.transports[0]->link(1)->send(out.data(), out.size(), kTestCall);
+  auto recv =
+      ranks.transports[1]->link(0)->recv(in.data(), in.size(), kTestCall);
+  Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  EXPECT_NE(std::string(e.what()).find("5000-byte"), std::string::npos)
+      << e.what();
+}
+
+TEST(NetLink, CallsThatDisagreeFailBothEnds) {
+  Ranks ranks = makeRanks(2);
+  expectCallsThatDisagreeFailBothEnds(twoOf(ranks));
+}
+
+TEST(NetLink, CallsThatDisagreeAreReportedBeforeSizes) {
+  Ranks ranks = makeRanks(2);
+  expectDisagreementBeforeSizes(twoOf(ranks));
+}
+
+TEST(NetLink, AnUnclaimedTransferOfACallThatDisagreesFailsBothEnds) {
+  Ranks ranks = makeRanks(2);
+  expectUnclaimedCallThatDisagreesFailsBothEnds(twoOf(ranks));
+}
+
+TEST(NetLink, SaysTheLatestCollectiveThatArrived) {
+  Ranks ranks = makeRanks(2);
+  expectLatestCallFromFollowsCollectives(twoOf(ranks));
+}
+
+}  // namespace
+}  // namespace hetccl
