@@ -11,7 +11,6 @@
 #include "support/expect_error.h"
 #include "support/in_process_oob.h"
 #include "support/standin_net_plugin.h"
-#include "support/standin_net_plugin.h"
 #include "support/test_call.h"
 #include "support/thread_ranks.h"
 #include "transport/transport_registry.h"

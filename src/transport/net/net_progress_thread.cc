@@ -14,6 +14,11 @@ constexpr auto kSpinBeforeSleep = std::chrono::microseconds(50);
 // How long it sleeps, with no transfer waiting, before it looks at the
 // peers' next headers (and the abort signal) again.
 constexpr auto kIdleSleep = std::chrono::milliseconds(1);
+// A transfer that has waited this long without any movement is waiting for
+// its peer: the thread then naps between polls instead of spinning on a
+// core that the ranks share.
+constexpr auto kStalledAfter = std::chrono::milliseconds(1);
+constexpr auto kStalledNap = std::chrono::microseconds(50);
 
 }  // namespace
 
@@ -81,7 +86,8 @@ void NetProgressThread::loop() {
     }
     const auto now = std::chrono::steady_clock::now();
     if (moved) lastMove = now;
-    if (!moved && now - lastMove > kSpinBeforeSleep) sleep(busy);
+    if (!moved && now - lastMove > kSpinBeforeSleep)
+      sleep(busy, now - lastMove > kStalledAfter);
   }
 }
 
@@ -104,9 +110,11 @@ bool NetProgressThread::adoptPosted() {
 }
 
 // A waiting transfer keeps the thread polling (the plugin moves data only
-// when asked), yielding the core between rounds; with none it sleeps until
-// a post or the next look at the peers' headers.
-void NetProgressThread::sleep(bool busy) {
+// when asked), yielding the core between rounds, or napping once nothing
+// moved for a while; with none it sleeps until a post or the next look at
+// the peers' headers.
+void NetProgressThread::sleep(bool busy, bool stalled) {
+  if (busy && stalled) return std::this_thread::sleep_for(kStalledNap);
   if (busy) return std::this_thread::yield();
   std::unique_lock<std::mutex> lock(sleepMutex_);
   woken_.wait_for(lock, kIdleSleep,

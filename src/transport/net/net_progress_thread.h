@@ -3,8 +3,8 @@
 // It first connects to every peer (net_connect.h), then drives the
 // channels: threads that post transfers queue them in an inbox and wake the
 // thread. A plugin has no descriptor to sleep on, so the thread polls while
-// a transfer waits (and a moment after the last one moved), and otherwise
-// sleeps a millisecond at a time between looks at the peers' next headers.
+// a transfer waits (napping once it stalls), and otherwise sleeps a
+// millisecond at a time between looks at the peers' next headers.
 #pragma once
 
 #include <atomic>
@@ -68,7 +68,8 @@ class NetProgressThread {
   void loop();
   // Whether anything was posted.
   bool adoptPosted();
-  void sleep(bool busy);
+  // `busy`: a transfer waits; `stalled`: nothing moved for a while.
+  void sleep(bool busy, bool stalled);
   void shutDown(const Error& reason);
 
   const int rank_;
