@@ -427,7 +427,7 @@ TEST(Errors, BadEnvironmentParameter) {
 TEST(Errors, UnknownTransportNamesTheRegisteredOnes) {
   expectParameterRefused("HETCCL_TRANSPORT", "rdma",
                          "HETCCL_TRANSPORT=\"rdma\": expected auto or one of "
-                         "the transports of this build (shm, tcp, ucx)",
+                         "the transports of this build (shm, tcp, ucx, net)",
                          "");
 }
 

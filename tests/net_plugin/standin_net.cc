@@ -34,6 +34,7 @@
 #include <deque>
 #include <string>
 #include <type_traits>
+#include <unordered_set>
 
 #include "transport/net/module/net_plugin_abi.h"
 
@@ -116,7 +117,9 @@ struct Comm {
   bool sending = false;
   int refusals = 0;            // "retry" answers given for the next post
   std::deque<Request*> queue;  // not done yet, in posting order
-  int inFlight = 0;            // made and not yet reported done
+  // Made and not yet handed back done by test(); freed by the close.
+  std::unordered_set<Request*> unreturned;
+  int inFlight = 0;  // made and not yet reported done
   bool broken = false;
 };
 
@@ -299,6 +302,7 @@ Request* newRequest(Comm* comm, void* data, size_t bytes) {
   auto* request =
       new Request{comm, requestsMade++, static_cast<char*>(data), bytes, bytes};
   comm->queue.push_back(request);
+  comm->unreturned.insert(request);
   ++comm->inFlight;
   return request;
 }
@@ -385,6 +389,7 @@ hetcclNetResult test(void* request, int* done, int* sizes) {
   *done = 1;
   if (sizes) *sizes = static_cast<int>(r->size);
   if (!r->flush) --r->comm->inFlight;
+  r->comm->unreturned.erase(r);
   delete r;
   return HETCCL_NET_SUCCESS;
 }
@@ -394,13 +399,14 @@ hetcclNetResult iflush(void* recvComm, int, void**, int*, void**,
   auto* r =
       new Request{static_cast<Comm*>(recvComm), requestsMade++, nullptr, 0, 0};
   r->flush = r->done = true;
+  r->comm->unreturned.insert(r);
   *request = r;
   return HETCCL_NET_SUCCESS;
 }
 
 hetcclNetResult closeComm(void* comm) {
   auto* c = static_cast<Comm*>(comm);
-  for (Request* r : c->queue) delete r;
+  for (Request* r : c->unreturned) delete r;
   close(c->fd);
   delete c;
   return HETCCL_NET_SUCCESS;

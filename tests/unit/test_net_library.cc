@@ -20,7 +20,7 @@ namespace hetccl {
 namespace {
 
 const NetLibrary& load(const std::string& plugin) {
-  return *NetLibrary::load(builtNetModule(), plugin);
+  return loadedNetLibrary(plugin);
 }
 
 TEST(NetLibrary, TakesTheNewestVersionAPluginExports) {

@@ -31,8 +31,7 @@ constexpr double kWaitSeconds = 20;
 // so v12); the knobs in the environment apply from here on.
 Ranks makeRanks(int nranks, int version = 0,
                 std::function<std::vector<int>(int)> peersOf = nullptr) {
-  const NetLibrary* net =
-      NetLibrary::load(builtNetModule(), standInNetPlugin(version));
+  const NetLibrary* net = &loadedNetLibrary(standInNetPlugin(version));
   return makeLinkRanks<NetLinkSet>(
       nranks,
       [net](Oob& oob, const std::vector<int>& peers,

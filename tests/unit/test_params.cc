@@ -168,7 +168,7 @@ TEST(Params, AnUnknownTransportIsRejected) {
   EXPECT_EQ(readString(kTransport), "carrier-pigeon");
   EXPECT_EQ(settingsRejection(),
             "HETCCL_TRANSPORT=\"carrier-pigeon\": expected auto or one of "
-            "the transports of this build (shm, tcp, ucx)");
+            "the transports of this build (shm, tcp, ucx, net)");
 }
 
 // Every declared default parses under its own rules, and every name is

@@ -76,8 +76,16 @@ NetLibrary::NetLibrary(const std::string& modulePath,
   // Before v11 the plugin has one init, which this is; from v11 on this
   // context stays for good, like the plugin, and communicators get their
   // own.
-  init(0);
-  readDevices();
+  try {
+    processContext_ = init(0);
+    readDevices();
+  } catch (...) {
+    // A plugin that cannot serve is closed again, before the module goes
+    // with this object.
+    if (processContext_ != nullptr) table_->finalize(processContext_);
+    table_->unload(plugin_);
+    throw;
+  }
 }
 
 void NetLibrary::loadPlugin(const std::optional<std::string>& pluginSetting) {

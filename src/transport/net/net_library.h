@@ -57,6 +57,8 @@ class NetLibrary {
   SharedLibrary module_;
   const hetcclNetModuleTable* table_ = nullptr;
   hetcclNetPlugin* plugin_ = nullptr;
+  // The plugin's one init before v11; from v11 a context kept for good.
+  hetcclNetContext* processContext_ = nullptr;
   std::string pluginPath_;
   std::string name_;
   int abiVersion_ = 0;

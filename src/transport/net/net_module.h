@@ -108,6 +108,9 @@ typedef struct {
   /* `*bytes`: what a finished receive holds. A finished request is gone. */
   int (*test)(hetcclNetContext* context, void* request, int* done,
               size_t* bytes);
+  /* Closes a plugin whose load went no further than its init or its
+   * devices (one that works stays loaded: net_library.h). */
+  void (*unload)(hetcclNetPlugin* plugin);
 } hetcclNetModuleTable;
 
 typedef const hetcclNetModuleTable* (*hetcclNetModuleEntry)(void);

@@ -123,6 +123,11 @@ int load(const char* path, hetcclNetLogSink log, hetcclNetPlugin** plugin,
   return -1;
 }
 
+void unload(hetcclNetPlugin* plugin) {
+  dlclose(plugin->library);
+  delete plugin;
+}
+
 int version(const hetcclNetPlugin* plugin) { return plugin->version; }
 
 const char* name(const hetcclNetPlugin* plugin) {
@@ -370,6 +375,7 @@ const hetcclNetModuleTable kTable = {
     irecv,
     iflush,
     test,
+    unload,
 };
 
 }  // namespace
