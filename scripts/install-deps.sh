@@ -25,6 +25,10 @@ PACKAGES=(
   # HIP probe tests look for AMD devices. nvcc for the CUDA module comes
   # from the CUDA toolkit in /usr/local/cuda, not from Debian.
   hipcc libamdhip64-dev
+  # aws-ofi-nccl, the real NCCL net plugin the net transport's tests run
+  # over (scripts/build-aws-ofi-nccl.sh builds it from ../shared/third_party
+  # against Debian's libfabric 1.17 and hwloc).
+  libfabric-dev libhwloc-dev autoconf automake libtool
 )
 
 missing_packages() {

@@ -296,7 +296,11 @@ INSTANTIATE_TEST_SUITE_P(
         // handling, with the watchdog's pidfds as well.
         KilledPeerParam{4, true, ucxBetweenPretendHosts({0, 0, 1, 1})},
         // The same with the GPU engine handing its buffers to UCX.
-        KilledPeerParam{3, true, ucxGpuBuffersBetweenPretendHosts({0, 1, 2})}),
+        KilledPeerParam{3, true, ucxGpuBuffersBetweenPretendHosts({0, 1, 2})},
+        // Pretend hosts linked by an NCCL net plugin (the stand-in, or
+        // aws-ofi-nccl in the ctest aws_ofi_nccl_faults).
+        KilledPeerParam{4, true, netBetweenPretendHosts({0, 0, 1, 1})},
+        KilledPeerParam{3, false, netBetweenPretendHosts({0, 1, 2})}),
     [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
       return info.param.name();
     });
@@ -322,7 +326,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Each its own domain: the stream-driven path.
         KilledPeerParam{3, true, emulatedGpuDomains({0, 1, 2})},
         KilledPeerParam{3, true, emulatedCapturesOverTcp({0, 1, 2})},
-        KilledPeerParam{3, false, ucxBetweenPretendHosts({0, 1, 1})}),
+        KilledPeerParam{3, false, ucxBetweenPretendHosts({0, 1, 1})},
+        KilledPeerParam{3, true, netBetweenPretendHosts({0, 1, 1})}),
     [](const ::testing::TestParamInfo<KilledPeerParam>& info) {
       return info.param.name();
     });

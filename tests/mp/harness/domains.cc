@@ -1,6 +1,7 @@
 #include "harness/domains.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <set>
 #include <utility>
 
@@ -85,6 +86,17 @@ DomainLayout ucxBetweenPretendHosts(std::vector<int> labels) {
 DomainLayout ucxGpuBuffersBetweenPretendHosts(std::vector<int> labels) {
   DomainLayout layout = ucxBetweenPretendHosts(std::move(labels));
   layout.emulatedGpus = true;
+  return layout;
+}
+
+DomainLayout netBetweenPretendHosts(std::vector<int> labels) {
+  DomainLayout layout = ucxBetweenPretendHosts(std::move(labels));
+  layout.env.erase("UCX_TLS");
+  layout.env["HETCCL_TRANSPORT"] = "net";
+  // A plugin the run was given (tests/net_plugin/with-aws-ofi-nccl.sh)
+  // stands; the stand-in otherwise.
+  if (getenv("HETCCL_NET_PLUGIN") == nullptr)
+    layout.env["HETCCL_NET_PLUGIN"] = HETCCL_TEST_STANDIN_NET;
   return layout;
 }
 

@@ -47,6 +47,10 @@ DomainLayout ucxBetweenPretendHosts(std::vector<int> labels);
 // The same, the ranks emulating GPUs: their GPU buffers go to UCX as they
 // are (an emulated GPU's memory is host memory, which UCX moves).
 DomainLayout ucxGpuBuffersBetweenPretendHosts(std::vector<int> labels);
+// The same linked by the net transport: over the stand-in NCCL net plugin
+// (tests/net_plugin), or over the plugin HETCCL_NET_PLUGIN names in this
+// process's environment (aws-ofi-nccl's runs set it).
+DomainLayout netBetweenPretendHosts(std::vector<int> labels);
 
 // Emulated GPU ranks joined over tcp (the staged GPU engine), every other
 // launch said to be captured and run once at once, as a graph's replay
