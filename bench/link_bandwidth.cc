@@ -15,7 +15,7 @@
 // be initialised before a fork) and meet through the parent, which relays
 // their out-of-band exchanges.
 //
-//   build/bench/link-bandwidth --transport tcp|ucx|shm [--sizes 4M,64M]
+//   build/bench/link-bandwidth --transport tcp|ucx|shm|net [--sizes 4M,64M]
 //       [--bytes 2G] [--window 4] [--two-way] [--ranks N] [--pingpong N]
 //       [--memory host|cuda] [--json FILE]
 //
@@ -31,10 +31,6 @@
 //   {"transport":T,"bytes":SIZE,"roundTrips":N,"seconds":S,"oneWayUs":X}.
 // The transport's own variables apply (HETCCL_TCP_*, UCX_TLS,
 // UCX_NET_DEVICES, ...).
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -46,17 +42,20 @@
 #include <vector>
 
 #include "bootstrap/bootstrap_settings.h"
+#include "forked_ranks.h"
 #include "op/call_signature.h"
 #include "runtime/device/device_module_loader.h"
 #include "runtime/device/device_resources.h"
 #include "transport/transport_registry.h"
 #include "util/comma_list.h"
 #include "util/error.h"
-#include "util/owned_fd.h"
 #include "util/params.h"
 
 namespace hetccl {
 namespace {
+
+using bench::sizeValue;
+using bench::slowestOf;
 
 // Both ends' transfers belong to the same call.
 constexpr CallSignature kBenchCall{};
@@ -76,13 +75,6 @@ struct Options {
   std::string jsonPath;
 };
 
-size_t sizeValue(const std::string& text) {
-  int64_t value = 0;
-  if (!parseSize(text, &value) || value <= 0)
-    fail(ncclInvalidArgument, "link-bandwidth: bad size '%s'", text.c_str());
-  return static_cast<size_t>(value);
-}
-
 Options parseOptions(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -99,19 +91,19 @@ Options parseOptions(int argc, char** argv) {
     } else if (flag == "--sizes") {
       options.sizes.clear();
       for (const std::string& size : splitCommaList(value))
-        options.sizes.push_back(sizeValue(size));
+        options.sizes.push_back(sizeValue("link-bandwidth", size));
     } else if (flag == "--bytes") {
-      options.bytesPerSize = sizeValue(value);
+      options.bytesPerSize = sizeValue("link-bandwidth", value);
     } else if (flag == "--window") {
-      options.window = sizeValue(value);
+      options.window = sizeValue("link-bandwidth", value);
     } else if (flag == "--ranks") {
-      options.ranks = static_cast<int>(sizeValue(value));
+      options.ranks = static_cast<int>(sizeValue("link-bandwidth", value));
       if (options.ranks % 2 != 0 || options.ranks > 256)
         fail(ncclInvalidArgument,
              "link-bandwidth: --ranks must be even and at most 256, not %s",
              value.c_str());
     } else if (flag == "--pingpong") {
-      options.roundTrips = sizeValue(value);
+      options.roundTrips = sizeValue("link-bandwidth", value);
     } else if (flag == "--json") {
       options.jsonPath = value;
     } else if (flag == "--memory" && (value == "host" || value == "cuda")) {
@@ -126,75 +118,6 @@ Options parseOptions(int argc, char** argv) {
     }
   }
   return options;
-}
-
-void writeAll(int fd, const void* data, size_t bytes) {
-  const auto* bytesLeft = static_cast<const uint8_t*>(data);
-  for (size_t done = 0; done < bytes;) {
-    ssize_t n = ::write(fd, bytesLeft + done, bytes - done);
-    if (n <= 0) failErrno("link-bandwidth: out-of-band write");
-    done += static_cast<size_t>(n);
-  }
-}
-
-// False at the end of the stream before the first byte.
-bool readAll(int fd, void* data, size_t bytes) {
-  auto* into = static_cast<uint8_t*>(data);
-  for (size_t done = 0; done < bytes;) {
-    ssize_t n = ::read(fd, into + done, bytes - done);
-    if (n == 0 && done == 0) return false;
-    if (n <= 0) failErrno("link-bandwidth: out-of-band read");
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// A rank's out-of-band channel: a socketpair to the parent, which gathers
-// every rank's slot and hands each the whole row (relayExchanges).
-class RelayOob : public Oob {
- public:
-  RelayOob(int rank, int nranks, OwnedFd fd)
-      : rank_(rank), nranks_(nranks), fd_(std::move(fd)) {}
-  int rank() const override { return rank_; }
-  int nranks() const override { return nranks_; }
-  void allGather(void* data, size_t bytesPerRank) override {
-    auto* slots = static_cast<uint8_t*>(data);
-    const uint64_t length = bytesPerRank;
-    writeAll(fd_.get(), &length, sizeof length);
-    writeAll(fd_.get(), slots + bytesPerRank * rank_, bytesPerRank);
-    if (!readAll(fd_.get(), slots, bytesPerRank * nranks_))
-      fail(ncclSystemError, "link-bandwidth: the parent went away");
-  }
-  void barrier() override {
-    std::vector<uint8_t> slots(nranks_);
-    allGather(slots.data(), 1);
-  }
-
- private:
-  const int rank_;
-  const int nranks_;
-  OwnedFd fd_;
-};
-
-// The parent's side of RelayOob: one all-gather after another until the
-// ranks close their ends.
-void relayExchanges(std::vector<OwnedFd>& ranks) {
-  for (;;) {
-    std::vector<uint8_t> row;
-    uint64_t length = 0;
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      uint64_t mine = 0;
-      if (!readAll(ranks[r].get(), &mine, sizeof mine)) return;
-      if (r == 0) {
-        length = mine;
-        row.resize(length * ranks.size());
-      }
-      if (mine != length)
-        fail(ncclInternalError, "link-bandwidth: ranks gather unlike slots");
-      readAll(ranks[r].get(), row.data() + r * length, length);
-    }
-    for (auto& fd : ranks) writeAll(fd.get(), row.data(), row.size());
-  }
 }
 
 const Transport& transportNamed(const std::string& name) {
@@ -319,14 +242,6 @@ void reportBandwidth(const Options& options, size_t size, size_t count,
   json << "}\n";
 }
 
-// The slowest rank's seconds: a run is done when every rank is.
-double slowestOf(Oob& oob, double seconds) {
-  std::vector<double> all(oob.nranks());
-  all[oob.rank()] = seconds;
-  oob.allGather(all.data(), sizeof(double));
-  return *std::max_element(all.begin(), all.end());
-}
-
 void reportLatency(const Options& options, size_t size, double seconds,
                    std::ofstream& json) {
   const double oneWayUs =
@@ -341,8 +256,8 @@ void reportLatency(const Options& options, size_t size, double seconds,
          << ",\"seconds\":" << seconds << ",\"oneWayUs\":" << oneWayUs << "}\n";
 }
 
-void runRank(int rank, OwnedFd fd, const Options& options) {
-  RelayOob oob(rank, options.ranks, std::move(fd));
+void runRank(Oob& oob, const Options& options) {
+  const int rank = oob.rank();
   // The first half of the ranks sends one way, and sends first in a
   // ping-pong.
   const bool first = rank < options.ranks / 2;
@@ -390,42 +305,9 @@ void runRank(int rank, OwnedFd fd, const Options& options) {
 }
 
 int runRanks(const Options& options) {
-  std::vector<OwnedFd> parentEnds;
-  std::vector<pid_t> children;
-  for (int rank = 0; rank < options.ranks; ++rank) {
-    int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
-      failErrno("link-bandwidth: socketpair");
-    OwnedFd childEnd(fds[1]);
-    parentEnds.emplace_back(fds[0]);
-    pid_t child = ::fork();
-    if (child < 0) failErrno("link-bandwidth: fork");
-    if (child == 0) {
-      parentEnds.clear();  // a rank sees the end of the relay only
-      try {
-        runRank(rank, std::move(childEnd), options);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "link-bandwidth: rank %d: %s\n", rank, e.what());
-        _exit(1);
-      }
-      _exit(0);
-    }
-    children.push_back(child);
-  }
-  int failed = 0;
-  try {
-    relayExchanges(parentEnds);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "link-bandwidth: %s\n", e.what());
-    failed = 1;
-  }
-  parentEnds.clear();  // ranks still waiting for a row see the end
-  for (pid_t child : children) {
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
-  }
-  return failed;
+  return bench::runForkedRanks(
+      "link-bandwidth", options.ranks,
+      [&](bench::RelayOob& oob) { runRank(oob, options); });
 }
 
 }  // namespace
