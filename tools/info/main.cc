@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/all_params.h"
@@ -23,6 +25,8 @@
 #include "nccl.h"
 #include "runtime/runtime_params.h"
 #include "status_view.h"
+#include "transport/net/net_library.h"
+#include "transport/net/net_settings.h"
 #include "transport/transport_registry.h"
 #include "transport/ucx/ucx_library.h"
 #include "transport/ucx/ucx_link.h"
@@ -197,6 +201,44 @@ void printUcx() {
   }
 }
 
+// The ABI's NCCL_PTR_* bits as words.
+std::string describePointerSupport(int bits) {
+  std::string text;
+  for (auto [bit, name] :
+       {std::pair{1, "host"}, std::pair{2, "cuda"}, std::pair{4, "dmabuf"}})
+    if (bits & bit) text += std::string(text.empty() ? "" : "|") + name;
+  return text.empty() ? "none" : text;
+}
+
+// The NCCL net plugin the net transport would load (HETCCL_NET_PLUGIN, or
+// libnccl-net.so where the loader finds one): its name, ABI version and
+// devices.
+void printNet() {
+  const std::optional<std::string> setting =
+      hetccl::readString(hetccl::kNetPlugin);
+  try {
+    const hetccl::NetLibrary& net = hetccl::netLibrary();
+    std::printf("  net    %s: %zu device(s)\n", net.description().c_str(),
+                net.devices().size());
+    for (size_t dev = 0; dev < net.devices().size(); ++dev) {
+      const hetcclNetDeviceInfo& d = net.devices()[dev];
+      std::printf(
+          "         device %zu %s: %d Mbps, ptrSupport %s, maxComms %d, "
+          "maxRecvs %d, port %d, %s\n",
+          dev, d.name, d.speedMbps,
+          describePointerSupport(d.ptrSupport).c_str(), d.maxComms, d.maxRecvs,
+          d.port, d.pciPath[0] ? d.pciPath : "virtual");
+    }
+  } catch (const std::exception& e) {
+    if (setting)
+      std::printf("  net    not available: %s\n", e.what());
+    else
+      std::printf(
+          "  net    no plugin (HETCCL_NET_PLUGIN unset, and no "
+          "libnccl-net.so on the loader's path)\n");
+  }
+}
+
 // The registered transports, what each can do here, and which one the
 // current HETCCL_TRANSPORT picks within a host and between hosts.
 void printTransports() {
@@ -221,6 +263,7 @@ void printTransports() {
     std::printf("  tcp    no usable interface: %s\n", e.what());
   }
   printUcx();
+  printNet();
   try {
     auto selection = hetccl::TransportSelection::parse(
         hetccl::readString(hetccl::kTransport).value_or(""));
