@@ -4,7 +4,9 @@
 # it built, with scripts/build-aws-ofi-nccl.sh into CACHE_DIR, then runs
 # COMMAND with HETCCL_NET_PLUGIN naming it, libfabric's tcp provider
 # (FI_PROVIDER=tcp, over loopback here) and the stand-in CUDA runtime of
-# CUDART_DIR first on LD_LIBRARY_PATH (tests/net_plugin/standin_cudart.cc).
+# CUDART_DIR first on LD_LIBRARY_PATH (tests/net_plugin/standin_cudart.cc),
+# and, for the ASan build, LeakSanitizer's suppressions of what the plugin
+# and libfabric keep for good (aws-ofi-nccl.lsan.supp).
 #
 #   with-aws-ofi-nccl.sh CACHE_DIR CUDART_DIR COMMAND [ARGS...]
 #
@@ -41,5 +43,8 @@ fi
 export HETCCL_NET_PLUGIN=$plugin
 export FI_PROVIDER=tcp
 export LD_LIBRARY_PATH=$cudart${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# In a sanitised build: what the plugin and libfabric keep for good is not
+# HetCCL's leak (aws-ofi-nccl.lsan.supp).
+export LSAN_OPTIONS="suppressions=$(dirname "$0")/aws-ofi-nccl.lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 echo "with-aws-ofi-nccl: HETCCL_NET_PLUGIN=$plugin FI_PROVIDER=tcp LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 exec "$@"
