@@ -216,6 +216,20 @@ def run_logged(command, env, log_path, timeout):
             return 124
 
 
+def parse_variant(text):
+    """NAME:VAR=VALUE,... (argparse type of --variant): (NAME, {VAR: VALUE})."""
+    name, _, settings = text.partition(":")
+    changes = {}
+    for item in filter(None, settings.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"not VAR=VALUE: {item}")
+        changes[key] = value
+    if not name:
+        raise argparse.ArgumentTypeError(f"a variant needs a name: {text}")
+    return name, changes
+
+
 def shown_command(command, env_changes):
     """The command as a shell line, with the variables this script set."""
     prefix = [f"{name}={shlex.quote(value)}"

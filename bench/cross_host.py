@@ -51,19 +51,6 @@ COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast",
 LINK_MODES = ("one-way", "two-way")
 
 
-def parse_variant(text):
-    name, _, settings = text.partition(":")
-    changes = {}
-    for item in filter(None, settings.split(",")):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise argparse.ArgumentTypeError(f"not VAR=VALUE: {item}")
-        changes[key] = value
-    if not name:
-        raise argparse.ArgumentTypeError(f"a variant needs a name: {text}")
-    return name, changes
-
-
 def gpu_present():
     lines = common.first_lines(["nvidia-smi", "-L"], 4)
     return any(line.startswith("GPU ") for line in lines)
@@ -82,7 +69,8 @@ def parse_args():
     parser.add_argument("--collectives", default=",".join(COLLECTIVES))
     parser.add_argument("--ranks", type=int, default=2, choices=(2, 4))
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--variant", type=parse_variant, action="append",
+    parser.add_argument("--variant", type=common.parse_variant,
+                        action="append",
                         help="NAME:VAR=VALUE,... (repeatable; default: one "
                         "variant, 'default', with nothing set)")
     parser.add_argument("--transport", default="tcp")

@@ -44,19 +44,6 @@ import bench_common as common  # noqa: E402  (the shared helpers, beside us)
 TARGET = 0.9
 
 
-def parse_variant(text):
-    name, _, settings = text.partition(":")
-    changes = {}
-    for item in filter(None, settings.split(",")):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise argparse.ArgumentTypeError(f"not VAR=VALUE: {item}")
-        changes[key] = value
-    if not name:
-        raise argparse.ArgumentTypeError(f"a variant needs a name: {text}")
-    return name, changes
-
-
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=str(common.REPO / "build"))
@@ -65,7 +52,8 @@ def parse_args():
     parser.add_argument("--bytes", default="1G",
                         help="bytes moved per size and run (default 1G)")
     parser.add_argument("--plugins", default="aws-ofi-nccl,standin")
-    parser.add_argument("--variant", type=parse_variant, action="append",
+    parser.add_argument("--variant", type=common.parse_variant,
+                        action="append",
                         help="NAME:VAR=VALUE,... for the HetCCL link (the "
                         "default variant, 'default', sets nothing)")
     parser.add_argument("--target", type=float, default=TARGET)
