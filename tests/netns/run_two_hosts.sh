@@ -26,7 +26,10 @@
 #                           clearing below (e.g. "HETCCL_EMULATED_GPU=1
 #                           HETCCL_DOMAINS=host": GPU ranks emulated on the
 #                           host, one domain per namespace, so the GPU engine
-#                           crosses the veth)
+#                           crosses the veth); @VETH@ and @ADDR@ in them
+#                           become the rank's veth and its address (e.g.
+#                           FI_TCP_IFACE=@VETH@ for a net plugin over
+#                           libfabric)
 #   HETCCL_DEBUG            passed through to the ranks
 set -u -o pipefail
 
@@ -81,6 +84,10 @@ start_rank() {
   local -a sweep_args rank_env
   read -r -a sweep_args <<<"$sweep"
   read -r -a rank_env <<<"${HETCCL_NETNS_RANK_ENV:-}"
+  local addr=$addr_a
+  [[ $ns == "$ns_b" ]] && addr=$addr_b
+  rank_env=("${rank_env[@]//@VETH@/$veth}")
+  rank_env=("${rank_env[@]//@ADDR@/$addr}")
   ip netns exec "$ns" env "${kClearEnv[@]}" \
     RANK="$rank" WORLD_SIZE="$nranks" LOCAL_RANK="$local_rank" \
     HETCCL_COMM_ID="$addr_a:$port" HETCCL_SOCKET_IFNAME="=$veth" \
