@@ -209,8 +209,9 @@ void runRank(Oob& oob, const Options& options) {
   plan.peers[peer] = handles[peer];
   plan.timeoutSeconds = kConnectSeconds;
   AbortSignal never;
+  const std::atomic<bool> notStopped{false};
   std::map<int, NetPeerComms> comms =
-      connectNetPeers(context, listen, plan, never);
+      connectNetPeers(context, listen, plan, never, notStopped);
   NetPeerComms& mine = comms.at(peer);
   const bool sending = rank == 0;
   size_t largest = 0;

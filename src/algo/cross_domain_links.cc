@@ -7,6 +7,19 @@
 #include "util/log.h"
 
 namespace hetccl {
+namespace {
+
+HostSlot hostSlotOf(const std::vector<RankPlacement>& placements, int rank) {
+  HostSlot slot{0, 0};
+  for (int r = 0; r < static_cast<int>(placements.size()); ++r) {
+    if (placements[r].hostId != placements[rank].hostId) continue;
+    if (r < rank) ++slot.index;
+    ++slot.ranks;
+  }
+  return slot;
+}
+
+}  // namespace
 
 // Every registered transport is connected, since connecting is collective,
 // even by the ranks that need none of its links.
@@ -31,10 +44,12 @@ CrossDomainLinks::CrossDomainLinks(
   const std::string fallback = choice_->fallbackBetweenHosts(rank_, others);
   if (!fallback.empty())
     LOG_WARN(kLogNet, "rank %d: %s", rank_, fallback.c_str());
+  const HostSlot slot = hostSlotOf(placements, rank_);
   for (const Transport* transport : registeredTransports()) {
     const std::vector<int>& peers = peersOf[transport];
-    linkSets_.push_back(transport->connect(
-        {oob, transports, setupTimeoutSeconds, peers, abort, liveness, calls}));
+    linkSets_.push_back(
+        transport->connect({oob, transports, setupTimeoutSeconds, peers, abort,
+                            liveness, calls, slot}));
     for (int peer : peers)
       links_[peer] =
           std::make_shared<PiecedLink>(linkSets_.back()->link(peer),

@@ -47,7 +47,9 @@ std::vector<std::vector<uint8_t>> preferencesOfEveryRank(
 std::string missingBesides(const Transport& taken) {
   std::string missing;
   for (const Transport* transport : registeredTransports()) {
-    if (transport == &taken || !transport->reachesOtherHosts()) continue;
+    if (transport == &taken || !transport->reachesOtherHosts() ||
+        transport->preferenceAtBest() <= taken.preference(false))
+      continue;
     const std::string why = transport->missingBetweenHosts();
     if (!why.empty()) missing += (missing.empty() ? "" : "; ") + why;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "domain/domain_backend.h"
 #include "util/error.h"
@@ -80,6 +81,24 @@ std::string linksBetween(const TopologyFacts& facts, int a, int b) {
   return text;
 }
 
+// "net on rank 0: net plugin X (...), devices ...": what the transports
+// that link some pair of domains loaded in this process (rank 0's view).
+void describeLoadedTransports(const TopologyFacts& facts,
+                              std::vector<std::string>& lines) {
+  std::set<const Transport*> used;
+  const int domains = facts.domains.count();
+  for (int a = 0; a < domains; ++a)
+    for (int b = a + 1; b < domains; ++b)
+      for (int r : facts.domains.members(a))
+        for (int s : facts.domains.members(b))
+          used.insert(&facts.links->between(r, s));
+  for (const Transport* transport : used) {
+    const std::string loaded = transport->loadedHere();
+    if (!loaded.empty())
+      lines.push_back(format("%s here: %s", transport->name(), loaded.c_str()));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> describeTopology(const TopologyFacts& facts) {
@@ -106,6 +125,7 @@ std::vector<std::string> describeTopology(const TopologyFacts& facts) {
     for (int b = a + 1; b < domains; ++b)
       lines.push_back(format("domains %d and %d linked by %s", a, b,
                              linksBetween(facts, a, b).c_str()));
+  if (facts.links) describeLoadedTransports(facts, lines);
   if (facts.streamDriven)
     lines.push_back(
         "GPU ranks of this host: collectives and send/receive stream-driven "

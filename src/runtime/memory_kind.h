@@ -3,6 +3,8 @@
 // (gpu_runtimes.h).
 #pragma once
 
+#include <string>
+
 namespace hetccl {
 
 enum MemoryKind : unsigned {
@@ -10,5 +12,8 @@ enum MemoryKind : unsigned {
   kCudaMemory = 1u << 1,
   kHipMemory = 1u << 2,
 };
+
+// "host, cuda": MemoryKind bits for messages.
+std::string describeMemoryKinds(unsigned kinds);
 
 }  // namespace hetccl

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "op/call_log.h"
+#include "transport/host_slot.h"
 #include "transport/link.h"
 #include "transport/transport_settings.h"
 #include "util/abort_signal.h"
@@ -44,7 +45,8 @@ class LinkSet {
 // ranks this rank needs links to through this transport (possibly none);
 // the relation is symmetric. `calls` (may be null) are this rank's
 // collective calls, which a peer's transfer that no receive waits for is
-// compared with (call_log.h).
+// compared with (call_log.h). `hostSlot`: this rank among its host's
+// ranks.
 struct TransportSetup {
   Oob& oob;
   const TransportSettings& settings;
@@ -53,6 +55,7 @@ struct TransportSetup {
   std::shared_ptr<AbortSignal> abort;
   std::shared_ptr<const PeerLiveness> liveness;
   std::shared_ptr<const CallLog> calls = nullptr;
+  HostSlot hostSlot = {};
 };
 
 class Transport {
@@ -74,12 +77,20 @@ class Transport {
   // the less eager of the two wants most. On one host the answer must be
   // the same everywhere.
   virtual int preference(bool sameHost) const = 0;
+  // What preference(false) is with the machine's full support (its library
+  // and drivers present), so that only a transport that could have beaten
+  // the one taken is named as missing.
+  virtual int preferenceAtBest() const { return preference(false); }
   // Why preference(false) is lower here than this transport would have
   // with the machine's full support (its library or the RDMA drivers
   // missing), and what to install; empty when nothing is missing. Asked
   // only where preference(false) was, so that the user hears why `auto`
   // took a slower transport between hosts.
   virtual std::string missingBetweenHosts() const { return {}; }
+  // What this rank's process has loaded for the transport (a plugin and
+  // its devices), for the topology map; empty when nothing worth naming or
+  // nothing was loaded (asking never loads anything).
+  virtual std::string loadedHere() const { return {}; }
   // Collective over setup.oob: every rank calls it for every registered
   // transport, even with no peers, and a failure on one rank fails all.
   virtual std::unique_ptr<LinkSet> connect(

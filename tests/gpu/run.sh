@@ -103,6 +103,15 @@
 #               runs out of time shows "-"); the same three with the 2
 #               ranks as threads of one process (single_process_check
 #               --busbw: one CUDA context, no turns on the GPU), checked
+#   net-gpu     2 GPU ranks as 2 pretend hosts over the net transport with
+#               the stand-in NCCL net plugin (tests/net_plugin/standin_net.cc,
+#               compiled here; it moves device memory through a host copy
+#               of its own, as a GPUDirect NIC moves it without one): with
+#               HETCCL_TEST_NET_PTR_CUDA=1 and HETCCL_NET_GPU=1 (GPU buffers
+#               registered as NCCL_PTR_CUDA and handed over as they are, each
+#               receive flushed) every collective, type and op checked and
+#               float32 sums up to 64 MB over 2 rails; without it the
+#               buffers staged (auto), checked; the INFO log must say which
 #   hosts4      [2 GPUs] 4 ranks on 2 GPUs (rank r on GPU r % 2, -D 0,0,1,1) as
 #               pretend hosts A,A,B,B, then A,B,C,D: every collective, type
 #               and op checked up to 1 MB, float32 sums up to 64 MB; the
@@ -165,7 +174,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu hosts4 hetero-all overhead sweep hetero compare net-bench cross-host train} "
+steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu net-gpu hosts4 hetero-all overhead sweep hetero compare net-bench cross-host train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -1096,6 +1105,36 @@ ucx_gpu_busbw() {
     >"$out/ucx-gpu-busbw-$label-$round.log" 2>&1
 }
 
+step_net_gpu() {
+  local plugin=$build/libnccl-net-hetccl-test.so ok=1 notes=() direct
+  if ! g++ -O2 -std=c++17 -shared -fPIC -fvisibility=hidden -I"$repo/src" \
+    -o "$plugin" "$repo/tests/net_plugin/standin_net.cc" -ldl \
+    >"$out/net-gpu-plugin-build.log" 2>&1; then
+    result=FAIL note="the stand-in plugin did not build: $(tail -1 "$out/net-gpu-plugin-build.log")"
+    return
+  fi
+  export HETCCL_HOSTID=A,B HETCCL_NET_PLUGIN=$plugin HETCCL_DEBUG=INFO \
+    HETCCL_DEBUG_SUBSYS=INIT,NET
+  HETCCL_TEST_NET_PTR_CUDA=1 HETCCL_NET_GPU=1 matrix_pass net gpu-direct \
+    $((limit / 3)) -x all -d all -o "$plain_ops" -b 7 -e 2M -f 8 || ok=0
+  direct=$(grep -c 'GPU buffers go to 1 of them as they are' "$out/matrix-net-gpu-direct.log")
+  ((direct == 2)) || ok=0
+  notes+=("$pass_note; $direct ranks hand GPU buffers to the plugin (2 expected)")
+  HETCCL_TEST_NET_PTR_CUDA=1 HETCCL_TEST_NET_DEVICES=2 HETCCL_NET_DEVICES=0,1 \
+    matrix_pass net gpu-direct-rails $((limit / 4)) -x all -d float32 -o sum \
+    -b 14680071 -e 64M -f 4 || ok=0
+  notes+=("$pass_note; $(grep -c 'devices 0 (standin0), 1 (standin1)' \
+    "$out/matrix-net-gpu-direct-rails.log") ranks on 2 rails")
+  matrix_pass net gpu-staged $((limit / 4)) -x all -d float32,bfloat16 \
+    -o sum,max -b 7 -e 4M -f 8 || ok=0
+  direct=$(grep -c 'GPU buffers go to' "$out/matrix-net-gpu-staged.log")
+  ((direct == 0)) || ok=0
+  notes+=("$pass_note; $direct ranks hand GPU buffers to a host-memory plugin (0 expected)")
+  unset HETCCL_HOSTID HETCCL_NET_PLUGIN HETCCL_DEBUG HETCCL_DEBUG_SUBSYS
+  ((ok)) && result=PASS
+  note=$(IFS=";"; echo "${notes[*]}")
+}
+
 step_ucx_gpu() {
   if [[ -z ${CUDA_UCX:-} || ! -x $CUDA_UCX/bin/ucx_info ]]; then
     result=SKIP note="no CUDA_UCX (a UCX built with CUDA; scripts/build-ucx-cuda.sh)"
@@ -1712,6 +1751,7 @@ run_step matrix-tcp 120
 run_step hosts2 150
 run_step ucx 150
 run_step ucx-gpu 360
+run_step net-gpu 240
 run_step hosts4 200
 run_step hetero-all 150
 run_step overhead 120

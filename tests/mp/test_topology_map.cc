@@ -93,6 +93,35 @@ std::vector<MapCase> mapCases() {
         "domains 0 and 1 linked by shm (1 rank pair)",
         "GPU ranks of this host: collectives and send/receive stream-driven "
         "through shared pinned memory (no proxy thread)"}},
+      // `auto` takes the NCCL net plugin between hosts where its devices
+      // are not plain sockets, and names the plugin and its devices.
+      {"CpuDomainsOverTheNetPluginAutoChose",
+       4,
+       {{"HETCCL_DOMAINS", "0,0,1,1"},
+        {"HETCCL_HOSTID", "A,A,B,B"},
+        {"HETCCL_NET_PLUGIN", HETCCL_TEST_STANDIN_NET},
+        {"HETCCL_TEST_NET_DEVICES", "2"}},
+       {"4 ranks, 2 domains, 2 hosts", "host 0 (%h): ranks 0-1",
+        "host 1 (%h): ranks 2-3",
+        "domain 0: ranks 0-1 on host 0, CPU, host collectives",
+        "domain 1: ranks 2-3 on host 1, CPU, host collectives",
+        "domains 0 and 1 linked by net (4 rank pairs)",
+        std::string("net here: net plugin hetccl-test (ABI v12, ") +
+            HETCCL_TEST_STANDIN_NET +
+            "), devices standin0 (10000 Mbps, host), standin1 (10000 Mbps, "
+            "host)"}},
+      // ... and leaves a plugin of plain sockets to the tcp transport.
+      {"CpuDomainsWithASocketPluginStayOnTcp",
+       4,
+       {{"HETCCL_DOMAINS", "0,0,1,1"},
+        {"HETCCL_HOSTID", "A,A,B,B"},
+        {"HETCCL_NET_PLUGIN", HETCCL_TEST_STANDIN_NET},
+        {"HETCCL_TEST_NET_NAME", "lo"}},
+       {"4 ranks, 2 domains, 2 hosts", "host 0 (%h): ranks 0-1",
+        "host 1 (%h): ranks 2-3",
+        "domain 0: ranks 0-1 on host 0, CPU, host collectives",
+        "domain 1: ranks 2-3 on host 1, CPU, host collectives",
+        "domains 0 and 1 linked by tcp (4 rank pairs)"}},
   };
 }
 

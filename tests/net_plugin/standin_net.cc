@@ -19,7 +19,17 @@
 //   HETCCL_TEST_NET_MAX_BYTES=N        maxP2pBytes (v9 on; 512 KiB)
 //   HETCCL_TEST_NET_SET_ENV=NAME=VALUE init sets it (as some plugins do)
 //   HETCCL_TEST_NET_ADDR=IPv4          where listen binds (127.0.0.1)
+//   HETCCL_TEST_NET_NAME=NAME          every device's name (standinN; "lo"
+//                                      makes them look like plain sockets)
+//   HETCCL_TEST_NET_PTR_CUDA=1         devices take GPU memory
+//                                      (NCCL_PTR_CUDA): device pointers of
+//                                      the process's CUDA runtime move
+//                                      through a host copy, as GPUDirect
+//                                      would move them without one
+//   HETCCL_TEST_NET_FAIL_FLUSH=1       iflush fails
+// At close each connection says (INFO) how many bytes its device moved.
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -35,6 +45,7 @@
 #include <string>
 #include <type_traits>
 #include <unordered_set>
+#include <vector>
 
 #include "transport/net/module/net_plugin_abi.h"
 
@@ -59,6 +70,9 @@ struct Knobs {
   size_t maxBytes = 512 << 10;
   std::string setEnv;
   std::string address = "127.0.0.1";
+  std::string name;
+  bool cudaPointers = false;
+  bool failFlush = false;
 };
 
 long knob(const char* name, long fallback) {
@@ -79,6 +93,9 @@ Knobs readKnobs() {
       knob("HETCCL_TEST_NET_MAX_BYTES", static_cast<long>(k.maxBytes)));
   if (const char* v = getenv("HETCCL_TEST_NET_SET_ENV")) k.setEnv = v;
   if (const char* v = getenv("HETCCL_TEST_NET_ADDR"); v && *v) k.address = v;
+  if (const char* v = getenv("HETCCL_TEST_NET_NAME"); v && *v) k.name = v;
+  k.cudaPointers = knob("HETCCL_TEST_NET_PTR_CUDA", 0) != 0;
+  k.failFlush = knob("HETCCL_TEST_NET_FAIL_FLUSH", 0) != 0;
   return k;
 }
 
@@ -88,11 +105,11 @@ Knobs knobs;
 hetcclNetLogger logger = nullptr;
 std::atomic<long> requestsMade{0};
 
-#define STANDIN_WARN(...)                                                 \
-  do {                                                                    \
-    if (logger)                                                           \
-      logger(HETCCL_NET_LOG_WARN, ~0ul, __FILE__, __LINE__, __VA_ARGS__); \
+#define STANDIN_LOG(level, ...)                                       \
+  do {                                                                \
+    if (logger) logger(level, ~0ul, __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
+#define STANDIN_WARN(...) STANDIN_LOG(HETCCL_NET_LOG_WARN, __VA_ARGS__)
 
 struct Handle {
   uint32_t magic;
@@ -107,6 +124,7 @@ struct Context {
 
 struct Listen {
   int fd;
+  int dev;
   int polls = 0;
 };
 
@@ -114,9 +132,11 @@ struct Request;
 
 struct Comm {
   int fd = -1;
+  int dev = 0;
   bool sending = false;
-  int refusals = 0;            // "retry" answers given for the next post
-  std::deque<Request*> queue;  // not done yet, in posting order
+  unsigned long long bytes = 0;  // payload moved
+  int refusals = 0;              // "retry" answers given for the next post
+  std::deque<Request*> queue;    // not done yet, in posting order
   // Made and not yet handed back done by test(); freed by the close.
   std::unordered_set<Request*> unreturned;
   int inFlight = 0;  // made and not yet reported done
@@ -133,9 +153,60 @@ struct Registration {
   Comm* comm;
   char* data;
   size_t size;
+  bool gpu;  // registered as NCCL_PTR_CUDA
+};
+
+// The process's CUDA runtime, where it has one loaded (a GPU rank's):
+// device memory registered as NCCL_PTR_CUDA moves through a host copy made
+// on a stream of its own, so that no stream of the program waits for it.
+// Without one (CPU machines, emulated GPUs) such memory is the host's.
+struct CudaRuntime {
+  using PointerAttributes = int (*)(void*, const void*);
+  using StreamCreate = int (*)(void**, unsigned);
+  using MemcpyAsync = int (*)(void*, const void*, size_t, int, void*);
+  using StreamSynchronize = int (*)(void*);
+  PointerAttributes pointerAttributes = nullptr;
+  StreamCreate streamCreate = nullptr;
+  MemcpyAsync memcpyAsync = nullptr;
+  StreamSynchronize streamSynchronize = nullptr;
+  void* stream = nullptr;
+
+  static CudaRuntime& get() {
+    static CudaRuntime runtime;
+    return runtime;
+  }
+  CudaRuntime() {
+    void* lib = nullptr;
+    for (const char* name :
+         {"libcudart.so.13", "libcudart.so.12", "libcudart.so"})
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) != nullptr) break;
+    if (lib == nullptr) return;
+    pointerAttributes =
+        (PointerAttributes)dlsym(lib, "cudaPointerGetAttributes");
+    streamCreate = (StreamCreate)dlsym(lib, "cudaStreamCreateWithFlags");
+    memcpyAsync = (MemcpyAsync)dlsym(lib, "cudaMemcpyAsync");
+    streamSynchronize = (StreamSynchronize)dlsym(lib, "cudaStreamSynchronize");
+    if (!pointerAttributes || !streamCreate || !memcpyAsync ||
+        !streamSynchronize || streamCreate(&stream, /*NonBlocking*/ 1) != 0)
+      pointerAttributes = nullptr;
+  }
+  // cudaPointerAttributes begins with its cudaMemoryType (2: device).
+  bool isDevice(const void* data) const {
+    int attributes[16] = {};
+    return pointerAttributes && pointerAttributes(attributes, data) == 0 &&
+           attributes[0] == 2;
+  }
+  // `kind`: cudaMemcpyHostToDevice 1, DeviceToHost 2.
+  bool copy(void* to, const void* from, size_t bytes, int kind) const {
+    return memcpyAsync(to, from, bytes, kind, stream) == 0 &&
+           streamSynchronize(stream) == 0;
+  }
 };
 
 struct Request {
+  Request(Comm* comm, long number, char* data, size_t bytes)
+      : comm(comm), number(number), data(data), capacity(bytes), size(bytes) {}
+
   Comm* comm;
   long number;
   char* data;
@@ -145,7 +216,9 @@ struct Request {
   size_t headerDone = 0;
   size_t payloadDone = 0;
   bool done = false;
-  bool flush = false;  // an iflush's: done at once
+  bool flush = false;        // an iflush's: done at once
+  char* device = nullptr;    // GPU memory this request moves through `data`
+  std::vector<char> bounce;  // its host copy
 };
 
 // Each init starts the request count again, so that a test's
@@ -191,22 +264,24 @@ hetcclNetResult listenOn(int dev, void* handle, void** listenComm) {
   }
   memset(handle, 0, HETCCL_NET_HANDLE_BYTES);
   memcpy(handle, &h, sizeof h);
-  *listenComm = new Listen{fd};
+  *listenComm = new Listen{fd, dev};
   return HETCCL_NET_SUCCESS;
 }
 
-Comm* newComm(int fd, bool sending) {
+Comm* newComm(int fd, int dev, bool sending) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   auto* comm = new Comm;
   comm->fd = fd;
+  comm->dev = dev;
   comm->sending = sending;
   return comm;
 }
 
 // The connecting state rides in the handle's spare bytes, which the host
 // passes back on every poll of the same connection.
-hetcclNetResult connectTo(void* handle, void** sendComm) {
+hetcclNetResult connectTo(int dev, void* handle, void** sendComm) {
+  if (dev < 0 || dev >= knobs.devices) return HETCCL_NET_INTERNAL_ERROR;
   *sendComm = nullptr;
   Handle h;
   memcpy(&h, handle, sizeof h);
@@ -234,7 +309,7 @@ hetcclNetResult connectTo(void* handle, void** sendComm) {
     STANDIN_WARN("stand-in: connect failed: %s", strerror(error));
     return HETCCL_NET_SYSTEM_ERROR;
   }
-  *sendComm = newComm(state->fd, true);
+  *sendComm = newComm(state->fd, dev, true);
   return HETCCL_NET_SUCCESS;
 }
 
@@ -250,7 +325,7 @@ hetcclNetResult acceptFrom(void* listenComm, void** recvComm,
     return HETCCL_NET_SYSTEM_ERROR;
   }
   l->polls = 0;  // the next connection needs its own polls
-  *recvComm = newComm(fd, false);
+  *recvComm = newComm(fd, l->dev, false);
   return HETCCL_NET_SUCCESS;
 }
 
@@ -260,9 +335,13 @@ hetcclNetResult regMr(void* comm, void* data, size_t size, int type,
     STANDIN_WARN("stand-in: regMr refused (HETCCL_TEST_NET_FAIL_REGMR)");
     return HETCCL_NET_SYSTEM_ERROR;
   }
-  if (type != HETCCL_NET_PTR_HOST) return HETCCL_NET_INTERNAL_ERROR;
+  const bool gpu = type == HETCCL_NET_PTR_CUDA && knobs.cudaPointers;
+  if (type != HETCCL_NET_PTR_HOST && !gpu) {
+    STANDIN_WARN("stand-in: regMr of memory type %d it does not take", type);
+    return HETCCL_NET_INTERNAL_ERROR;
+  }
   *mhandle = new Registration{static_cast<Comm*>(comm),
-                              static_cast<char*>(data), size};
+                              static_cast<char*>(data), size, gpu};
   return HETCCL_NET_SUCCESS;
 }
 
@@ -298,9 +377,20 @@ bool refuseForNow(Comm* comm) {
   return false;
 }
 
-Request* newRequest(Comm* comm, void* data, size_t bytes) {
+// A request over GPU memory moves through a host copy: a send's is made
+// now, a receive's is copied in once all has arrived (step).
+Request* newRequest(Comm* comm, void* data, size_t bytes, void* mhandle) {
   auto* request =
-      new Request{comm, requestsMade++, static_cast<char*>(data), bytes, bytes};
+      new Request(comm, requestsMade++, static_cast<char*>(data), bytes);
+  const CudaRuntime& cuda = CudaRuntime::get();
+  if (static_cast<Registration*>(mhandle)->gpu && bytes > 0 &&
+      cuda.isDevice(data)) {
+    request->device = request->data;
+    request->bounce.resize(bytes);
+    request->data = request->bounce.data();
+    if (comm->sending && !cuda.copy(request->data, data, bytes, 2))
+      comm->broken = true;
+  }
   comm->queue.push_back(request);
   comm->unreturned.insert(request);
   ++comm->inFlight;
@@ -313,7 +403,7 @@ hetcclNetResult isend(void* sendComm, void* data, size_t size, int,
   auto* comm = static_cast<Comm*>(sendComm);
   if (hetcclNetResult r = checkPost(comm, data, size, mhandle)) return r;
   if (refuseForNow(comm)) return HETCCL_NET_SUCCESS;
-  Request* posted = newRequest(comm, data, size);
+  Request* posted = newRequest(comm, data, size, mhandle);
   uint64_t length = size;
   memcpy(posted->header, &length, sizeof length);
   *request = posted;
@@ -328,7 +418,7 @@ hetcclNetResult irecv(void* recvComm, int n, void** data, size_t* sizes,
   if (hetcclNetResult r = checkPost(comm, data[0], sizes[0], mhandles[0]))
     return r;
   if (refuseForNow(comm)) return HETCCL_NET_SUCCESS;
-  *request = newRequest(comm, data[0], sizes[0]);
+  *request = newRequest(comm, data[0], sizes[0], mhandles[0]);
   return HETCCL_NET_SUCCESS;
 }
 
@@ -354,6 +444,7 @@ bool step(Request* r) {
     return false;
   }
   (inHeader ? r->headerDone : r->payloadDone) += static_cast<size_t>(moved);
+  if (!inHeader) comm->bytes += static_cast<unsigned long long>(moved);
   if (!comm->sending && inHeader && r->headerDone == sizeof r->header) {
     uint64_t length;
     memcpy(&length, r->header, sizeof length);
@@ -366,6 +457,12 @@ bool step(Request* r) {
     r->size = length;
   }
   r->done = r->headerDone == sizeof r->header && r->payloadDone == r->size;
+  if (r->done && !comm->sending && r->device != nullptr && r->size > 0 &&
+      !CudaRuntime::get().copy(r->device, r->data, r->size, 1)) {
+    STANDIN_WARN("stand-in: copying a receive into GPU memory failed");
+    comm->broken = true;
+    return false;
+  }
   return true;
 }
 
@@ -396,8 +493,12 @@ hetcclNetResult test(void* request, int* done, int* sizes) {
 
 hetcclNetResult iflush(void* recvComm, int, void**, int*, void**,
                        void** request) {
+  if (knobs.failFlush) {
+    STANDIN_WARN("stand-in: iflush fails (HETCCL_TEST_NET_FAIL_FLUSH)");
+    return HETCCL_NET_SYSTEM_ERROR;
+  }
   auto* r =
-      new Request{static_cast<Comm*>(recvComm), requestsMade++, nullptr, 0, 0};
+      new Request(static_cast<Comm*>(recvComm), requestsMade++, nullptr, 0);
   r->flush = r->done = true;
   r->comm->unreturned.insert(r);
   *request = r;
@@ -406,6 +507,9 @@ hetcclNetResult iflush(void* recvComm, int, void**, int*, void**,
 
 hetcclNetResult closeComm(void* comm) {
   auto* c = static_cast<Comm*>(comm);
+  if (c->bytes > 0)
+    STANDIN_LOG(HETCCL_NET_LOG_INFO, "stand-in: device %d %s %llu bytes",
+                c->dev, c->sending ? "sent" : "received", c->bytes);
   for (Request* r : c->unreturned) delete r;
   close(c->fd);
   delete c;
@@ -423,10 +527,16 @@ hetcclNetResult closeListen(void* listenComm) {
 template <typename Properties>
 void fillCommon(int dev, Properties* p) {
   memset(p, 0, sizeof *p);
-  p->name = const_cast<char*>("standin0");
+  // Names live as long as the plugin: the host may keep the pointer.
+  static char names[64][32];
+  snprintf(names[dev % 64], sizeof names[0], "%s",
+           knobs.name.empty() ? ("standin" + std::to_string(dev)).c_str()
+                              : knobs.name.c_str());
+  p->name = names[dev % 64];
   p->pciPath = nullptr;  // a virtual device
   p->guid = 0x5354414e44000000ull + static_cast<uint64_t>(dev);
-  p->ptrSupport = HETCCL_NET_PTR_HOST;
+  p->ptrSupport =
+      HETCCL_NET_PTR_HOST | (knobs.cudaPointers ? HETCCL_NET_PTR_CUDA : 0);
   p->speed = 10000;
   p->port = 1;
   p->latency = 5.0f;
@@ -472,18 +582,18 @@ hetcclNetResult listenV11(void* context, int dev, void* handle, void** l) {
   return context == nullptr ? HETCCL_NET_INTERNAL_ERROR
                             : listenOn(dev, handle, l);
 }
-hetcclNetResult connectV8(int, void* handle, void** sendComm,
+hetcclNetResult connectV8(int dev, void* handle, void** sendComm,
                           hetcclNetDeviceHandle**) {
-  return connectTo(handle, sendComm);
+  return connectTo(dev, handle, sendComm);
 }
-hetcclNetResult connectV10(int, hetcclNetCommConfig*, void* handle,
+hetcclNetResult connectV10(int dev, hetcclNetCommConfig*, void* handle,
                            void** sendComm, hetcclNetDeviceHandle**) {
-  return connectTo(handle, sendComm);
+  return connectTo(dev, handle, sendComm);
 }
-hetcclNetResult connectV11(void* context, int, void* handle, void** sendComm,
-                           hetcclNetDeviceHandle**) {
+hetcclNetResult connectV11(void* context, int dev, void* handle,
+                           void** sendComm, hetcclNetDeviceHandle**) {
   return context == nullptr ? HETCCL_NET_INTERNAL_ERROR
-                            : connectTo(handle, sendComm);
+                            : connectTo(dev, handle, sendComm);
 }
 hetcclNetResult isendV8(void* comm, void* data, int size, int tag, void* mh,
                         void** request) {

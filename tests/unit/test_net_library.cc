@@ -42,7 +42,7 @@ TEST(NetLibrary, ReadsEachVersionsProperties) {
     const NetLibrary& net = load(standInNetPlugin(version));
     ASSERT_EQ(net.devices().size(), 2u) << version;
     const hetcclNetDeviceInfo& second = net.devices()[1];
-    EXPECT_STREQ(second.name, "standin0");
+    EXPECT_STREQ(second.name, "standin1");
     EXPECT_STREQ(second.pciPath, "");
     EXPECT_EQ(second.guid, 0x5354414e44000001ull);
     EXPECT_EQ(second.ptrSupport, 1);  // host memory only

@@ -20,6 +20,7 @@
 #include "support/scoped_env.h"
 #include "support/standin_net_plugin.h"
 #include "support/test_call.h"
+#include "transport/net/net_link.h"
 
 namespace hetccl {
 namespace {
@@ -28,19 +29,30 @@ using Ranks = LinkRanks<NetLinkSet>;
 constexpr double kWaitSeconds = 20;
 
 // Every rank of the set loads `version` of the stand-in (0: all versions,
-// so v12); the knobs in the environment apply from here on.
+// so v12); the knobs in the environment apply from here on. `settingsOf`
+// gives each rank's settings (the defaults without it).
 Ranks makeRanks(int nranks, int version = 0,
-                std::function<std::vector<int>(int)> peersOf = nullptr) {
+                std::function<std::vector<int>(int)> peersOf = nullptr,
+                std::function<NetSettings(int)> settingsOf = nullptr) {
   const NetLibrary* net = &loadedNetLibrary(standInNetPlugin(version));
   return makeLinkRanks<NetLinkSet>(
       nranks,
-      [net](Oob& oob, const std::vector<int>& peers,
-            std::shared_ptr<AbortSignal> abort,
-            std::shared_ptr<const CallLog> calls) {
-        return std::make_unique<NetLinkSet>(oob, peers, abort, NetSettings{},
-                                            30, calls, net);
+      [net, settingsOf](Oob& oob, const std::vector<int>& peers,
+                        std::shared_ptr<AbortSignal> abort,
+                        std::shared_ptr<const CallLog> calls) {
+        const NetSettings settings =
+            settingsOf ? settingsOf(oob.rank()) : NetSettings{};
+        return std::make_unique<NetLinkSet>(oob, peers, abort, settings, 30,
+                                            calls, net);
       },
       std::move(peersOf));
+}
+
+NetSettings onDevices(const char* devices, GpuBuffers gpu = GpuBuffers::kAuto) {
+  NetSettings settings;
+  settings.devices = devices;
+  settings.gpu = gpu;
+  return settings;
 }
 
 TwoRanks twoOf(Ranks& ranks) {
@@ -197,6 +209,105 @@ TEST(NetLink, CallsThatDisagreeAreReportedBeforeSizes) {
 TEST(NetLink, AnUnclaimedTransferOfACallThatDisagreesFailsBothEnds) {
   Ranks ranks = makeRanks(2);
   expectUnclaimedCallThatDisagreesFailsBothEnds(twoOf(ranks));
+}
+
+// Three devices: rank 0 uses all, rank 1 two of them, so their link has
+// two lanes; transfers of 512 KiB (256 KiB per lane) and more are cut
+// across them, smaller ones alternate.
+TEST(NetLink, TransfersAreSharedAcrossTheRailsBothEndsUse) {
+  ScopedEnv devices("HETCCL_TEST_NET_DEVICES", "3");
+  ScopedEnv cut("HETCCL_TEST_NET_MAX_BYTES", "65536");
+  Ranks ranks = makeRanks(2, 0, nullptr, [](int rank) {
+    return onDevices(rank == 0 ? "auto" : "2,0");
+  });
+  exchangeAll(ranks.sets(), {0, 1, 2 * kNetSplitBytes - 1, 2 * kNetSplitBytes,
+                             2 * kNetSplitBytes + 1, (3u << 20) + 5, 7, 0});
+}
+
+// Three ranks on rails chosen by hand, each pair with a different number
+// of lanes, every transfer in flight at once.
+TEST(NetLink, EveryPairGetsTheLanesItsEndsShare) {
+  ScopedEnv devices("HETCCL_TEST_NET_DEVICES", "4");
+  ScopedEnv cut("HETCCL_TEST_NET_MAX_BYTES", "32768");
+  const char* const rails[] = {"0,1,2,3", "1", "3,2"};
+  Ranks ranks = makeRanks(3, 12, nullptr,
+                          [&](int rank) { return onDevices(rails[rank]); });
+  exchangeAll(ranks.sets(),
+              {4 * kNetSplitBytes + 3, 100, kNetSplitBytes, 0, (2u << 20) + 1});
+}
+
+TEST(NetLink, ADeviceThePluginLacksFailsEveryRank) {
+  ScopedEnv devices("HETCCL_TEST_NET_DEVICES", "2");
+  Error e = expectError([] {
+    makeRanks(2, 0, nullptr,
+              [](int rank) { return onDevices(rank == 1 ? "0,2" : "auto"); });
+  });
+  EXPECT_EQ(e.code(), ncclSystemError) << e.what();
+  EXPECT_NE(std::string(e.what()).find("rank 1"), std::string::npos)
+      << e.what();
+}
+
+// Devices that take GPU memory (NCCL_PTR_CUDA): GPU buffers go to the
+// plugin as they are, registered as GPU memory, and a receive ends with
+// the plugin's flush. (Without a GPU the stand-in moves such memory as
+// host memory, as a GPUDirect NIC would move it.)
+TEST(NetLink, GpuBuffersGoToAPluginThatTakesThem) {
+  ScopedEnv cuda("HETCCL_TEST_NET_PTR_CUDA", "1");
+  ScopedEnv devices("HETCCL_TEST_NET_DEVICES", "2");
+  Ranks ranks = makeRanks(2, 0, nullptr, [](int) { return onDevices("0,1"); });
+  auto sender = ranks.transports[0]->link(1);
+  auto receiver = ranks.transports[1]->link(0);
+  ASSERT_TRUE(sender->movesGpuMemory(kCudaMemory));
+  ASSERT_TRUE(receiver->movesGpuMemory(kHipMemory));
+  EXPECT_EQ(sender->whyStagesGpuMemory(kCudaMemory), "");
+  for (size_t bytes : {size_t{0}, size_t{5}, 2 * kNetSplitBytes + 3}) {
+    std::vector<uint8_t> out(bytes), in(bytes, 0xEE);
+    for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<uint8_t>(i * 7);
+    auto send = sender->sendGpu(kCudaMemory, out.data(), bytes, kTestCall);
+    auto recv = receiver->recvGpu(kCudaMemory, in.data(), bytes, kTestCall);
+    recv->wait(AbortSignal(), kWaitSeconds);
+    send->wait(AbortSignal(), kWaitSeconds);
+    EXPECT_EQ(in, out) << bytes;
+  }
+}
+
+TEST(NetLink, AFlushThatFailsFailsTheReceiveIntoGpuMemory) {
+  ScopedEnv cuda("HETCCL_TEST_NET_PTR_CUDA", "1");
+  ScopedEnv flush("HETCCL_TEST_NET_FAIL_FLUSH", "1");
+  std::vector<uint8_t> out(4096), in(4096);
+  Ranks ranks = makeRanks(2);
+  auto sender = ranks.transports[0]->link(1);
+  auto receiver = ranks.transports[1]->link(0);
+  // A receive into host memory needs no flush.
+  auto hostSend = sender->send(out.data(), out.size(), kTestCall);
+  auto hostRecv = receiver->recv(in.data(), in.size(), kTestCall);
+  hostRecv->wait(AbortSignal(), kWaitSeconds);
+  hostSend->wait(AbortSignal(), kWaitSeconds);
+  auto send = sender->send(out.data(), out.size(), kTestCall);
+  auto recv = receiver->recvGpu(kCudaMemory, in.data(), in.size(), kTestCall);
+  send->wait(AbortSignal(), kWaitSeconds);
+  Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
+  EXPECT_EQ(e.code(), ncclSystemError);
+  EXPECT_NE(std::string(e.what()).find("iflush failed"), std::string::npos)
+      << e.what();
+}
+
+// Devices of host memory only: GPU buffers are staged, and demanding
+// otherwise (HETCCL_NET_GPU=1) fails, naming the plugin.
+TEST(NetLink, GpuBuffersAreStagedWhereThePluginTakesHostMemoryOnly) {
+  Ranks ranks = makeRanks(2, 0, nullptr, [](int rank) {
+    return onDevices("auto",
+                     rank == 0 ? GpuBuffers::kAuto : GpuBuffers::kRequired);
+  });
+  EXPECT_FALSE(ranks.transports[0]->link(1)->movesGpuMemory(kCudaMemory));
+  EXPECT_TRUE(ranks.transports[0]->link(1)->movesGpuMemory(kHostMemory));
+  Error e = expectError(
+      [&] { ranks.transports[1]->link(0)->movesGpuMemory(kCudaMemory); });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  EXPECT_NE(std::string(e.what()).find("HETCCL_NET_GPU=1, but net plugin "
+                                       "hetccl-test"),
+            std::string::npos)
+      << e.what();
 }
 
 TEST(NetLink, SaysTheLatestCollectiveThatArrived) {

@@ -43,7 +43,7 @@ class UcxLinkTest : public ::testing::Test {
   static Ranks makeRanks(int nranks,
                          std::function<std::vector<int>(int)> peersOf = nullptr,
                          int lanes = 3, size_t partBytes = kUcxPartBytes,
-                         UcxGpuBuffers gpu = UcxGpuBuffers::kAuto) {
+                         GpuBuffers gpu = GpuBuffers::kAuto) {
     return makeLinkRanks<UcxLinkSet>(
         nranks,
         [lanes, partBytes, gpu](Oob& oob, const std::vector<int>& peers,
@@ -330,15 +330,14 @@ TEST_F(UcxLinkTest, MismatchedSizesCutDifferentlyAreReported) {
 TEST_F(UcxLinkTest, GpuBuffersGoToUcxWhereItMovesTheirMemory) {
   const bool ucxHasCuda = ucxLibrary().memoryKinds() & kCudaMemory;
   {
-    Ranks ranks = makeRanks(2, nullptr, 1, kUcxPartBytes, UcxGpuBuffers::kAuto);
+    Ranks ranks = makeRanks(2, nullptr, 1, kUcxPartBytes, GpuBuffers::kAuto);
     const auto link = ranks.transports[0]->link(1);
     EXPECT_TRUE(link->movesGpuMemory(kHostMemory));
     EXPECT_EQ(link->movesGpuMemory(kCudaMemory),
               ucxHasCuda && ucxLibrary().hasRdma());
   }
   {
-    Ranks ranks =
-        makeRanks(2, nullptr, 1, kUcxPartBytes, UcxGpuBuffers::kStaged);
+    Ranks ranks = makeRanks(2, nullptr, 1, kUcxPartBytes, GpuBuffers::kStaged);
     const auto link = ranks.transports[0]->link(1);
     EXPECT_FALSE(link->movesGpuMemory(kHostMemory));
     EXPECT_FALSE(link->movesGpuMemory(kCudaMemory));
@@ -347,8 +346,7 @@ TEST_F(UcxLinkTest, GpuBuffersGoToUcxWhereItMovesTheirMemory) {
               }).code(),
               ncclInvalidArgument);
   }
-  Ranks ranks =
-      makeRanks(2, nullptr, 1, kUcxPartBytes, UcxGpuBuffers::kRequired);
+  Ranks ranks = makeRanks(2, nullptr, 1, kUcxPartBytes, GpuBuffers::kRequired);
   const auto link = ranks.transports[0]->link(1);
   EXPECT_TRUE(link->movesGpuMemory(kHostMemory));
   if (ucxHasCuda) return;
@@ -364,7 +362,7 @@ TEST_F(UcxLinkTest, GpuBuffersGoToUcxWhereItMovesTheirMemory) {
 // RDMA).
 TEST(UcxGpuPolicy, EveryModeWithAndWithoutRdmaAndTheMemoryType) {
   const unsigned withCuda = kHostMemory | kCudaMemory;
-  using Mode = UcxGpuBuffers;
+  using Mode = GpuBuffers;
   EXPECT_TRUE(takesGpuMemory({Mode::kAuto, withCuda, true}, kCudaMemory));
   EXPECT_FALSE(takesGpuMemory({Mode::kAuto, withCuda, false}, kCudaMemory));
   EXPECT_FALSE(takesGpuMemory({Mode::kAuto, kHostMemory, true}, kCudaMemory));
@@ -388,7 +386,7 @@ TEST(UcxGpuPolicy, EveryModeWithAndWithoutRdmaAndTheMemoryType) {
 // the buffers over.
 TEST(UcxGpuPolicy, StagingIsNeedlessOnlyWhereAutoTakesTheBuffers) {
   const unsigned withCuda = kHostMemory | kCudaMemory;
-  using Mode = UcxGpuBuffers;
+  using Mode = GpuBuffers;
   EXPECT_EQ(needlessStaging({Mode::kStaged, withCuda, true}, kCudaMemory),
             "HETCCL_UCX_GPU=0, though UCX here moves cuda memory itself (with "
             "RDMA); unset HETCCL_UCX_GPU");

@@ -25,6 +25,7 @@
 #include "nccl.h"
 #include "runtime/runtime_params.h"
 #include "status_view.h"
+#include "transport/net/net_devices.h"
 #include "transport/net/net_library.h"
 #include "transport/net/net_settings.h"
 #include "transport/transport_registry.h"
@@ -162,7 +163,7 @@ void printAmd() {
 
 // What a GPU rank's ucx links do with its buffers under HETCCL_UCX_GPU.
 void printUcxGpuBuffers(const hetccl::UcxLibrary& ucx) {
-  hetccl::UcxGpuPolicy policy{hetccl::UcxGpuBuffers::kAuto, ucx.memoryKinds(),
+  hetccl::UcxGpuPolicy policy{hetccl::GpuBuffers::kAuto, ucx.memoryKinds(),
                               ucx.hasRdma()};
   try {
     policy.mode = hetccl::UcxSettings::fromEnvironment().gpu;
@@ -201,13 +202,29 @@ void printUcx() {
   }
 }
 
-// The ABI's NCCL_PTR_* bits as words.
-std::string describePointerSupport(int bits) {
-  std::string text;
-  for (auto [bit, name] :
-       {std::pair{1, "host"}, std::pair{2, "cuda"}, std::pair{4, "dmabuf"}})
-    if (bits & bit) text += std::string(text.empty() ? "" : "|") + name;
-  return text.empty() ? "none" : text;
+// Whether `auto` takes the plugin between hosts, and what a GPU rank's net
+// links do with its buffers under HETCCL_NET_GPU (on every device).
+void printNetChoices(const hetccl::NetLibrary& net) {
+  int pointerSupport = ~0;
+  bool fabric = false;
+  for (const hetcclNetDeviceInfo& d : net.devices()) {
+    pointerSupport &= d.ptrSupport;
+    fabric = fabric || !hetccl::isPlainSocket(d);
+  }
+  std::printf("         between hosts under HETCCL_TRANSPORT=auto: %s\n",
+              fabric ? "chosen (a device that is not a plain socket)"
+                     : "left to tcp (its devices are plain sockets)");
+  std::string what;
+  try {
+    what = hetccl::netTakesGpuMemory(hetccl::NetSettings::fromEnvironment().gpu,
+                                     pointerSupport, hetccl::kCudaMemory,
+                                     net.description())
+               ? "handed to the plugin as they are"
+               : "staged through host memory";
+  } catch (const std::exception& e) {
+    what = e.what();
+  }
+  std::printf("         GPU buffers (HETCCL_NET_GPU): %s\n", what.c_str());
 }
 
 // The NCCL net plugin the net transport would load (HETCCL_NET_PLUGIN, or
@@ -226,9 +243,10 @@ void printNet() {
           "         device %zu %s: %d Mbps, ptrSupport %s, maxComms %d, "
           "maxRecvs %d, port %d, %s\n",
           dev, d.name, d.speedMbps,
-          describePointerSupport(d.ptrSupport).c_str(), d.maxComms, d.maxRecvs,
-          d.port, d.pciPath[0] ? d.pciPath : "virtual");
+          hetccl::describePointerSupport(d.ptrSupport).c_str(), d.maxComms,
+          d.maxRecvs, d.port, d.pciPath[0] ? d.pciPath : "virtual");
     }
+    printNetChoices(net);
   } catch (const std::exception& e) {
     if (setting)
       std::printf("  net    not available: %s\n", e.what());

@@ -39,7 +39,7 @@ NetChannel::NetChannel(const NetContext& context, int rank, int peer,
 }
 
 void NetChannel::postSend(std::shared_ptr<PostedRequest> request,
-                          const void* data, size_t bytes,
+                          const void* data, size_t bytes, int pointerType,
                           const CallSignature& call) {
   if (error_) return request->failWith(*error_);
   Transfer& t = sends_.emplace_back();
@@ -47,18 +47,21 @@ void NetChannel::postSend(std::shared_ptr<PostedRequest> request,
   // A send's bytes are only ever read.
   t.data = static_cast<char*>(const_cast<void*>(data));
   t.bytes = bytes;
+  t.pointerType = pointerType;
   t.call = call;
   t.partBytes = partBytes_;
   t.parts = (bytes + partBytes_ - 1) / partBytes_;
 }
 
 void NetChannel::postRecv(std::shared_ptr<PostedRequest> request, void* data,
-                          size_t bytes, const CallSignature& call) {
+                          size_t bytes, int pointerType,
+                          const CallSignature& call) {
   if (error_) return request->failWith(*error_);
   Transfer& t = receives_.emplace_back();
   t.request = std::move(request);
   t.data = static_cast<char*>(data);
   t.bytes = bytes;
+  t.pointerType = pointerType;
   t.call = call;
 }
 
@@ -117,7 +120,8 @@ bool NetChannel::progressReceives() {
     moved = postHeaderReceive() || moved;
   moved = testInFlight(receiveFlight_, false) || moved;
   while (!receives_.empty() && receives_.front().matched &&
-         receives_.front().partsDone == receives_.front().parts)
+         receives_.front().partsDone == receives_.front().parts &&
+         flushed(receives_.front()))
     completeFront(receives_);
   if (awaitingCall_ && unclaimed_) checkUnclaimed();
   return moved;
@@ -142,8 +146,25 @@ bool NetChannel::postHeader(Transfer& transfer) {
 
 void NetChannel::ensureRegistered(Transfer& transfer, void* comm) {
   if (transfer.registration.handle() == nullptr)
-    transfer.registration =
-        NetRegistration(context_, comm, transfer.data, transfer.bytes);
+    transfer.registration = NetRegistration(
+        context_, comm, transfer.data, transfer.bytes, transfer.pointerType);
+}
+
+bool NetChannel::flushed(Transfer& receive) {
+  if (receive.pointerType == HETCCL_NET_MODULE_PTR_HOST || receive.bytes == 0)
+    return true;
+  if (!receive.flushPosted) {
+    check(table_.iflush(context_.get(), comms_.receive.get(), receive.data,
+                        receive.bytes, receive.registration.handle(),
+                        &receive.flush),
+          "iflush");
+    receive.flushPosted = true;
+  }
+  if (receive.flush == nullptr) return true;  // nothing to flush
+  int done = 0;
+  check(table_.test(context_.get(), receive.flush, &done, nullptr), "test");
+  if (done) receive.flush = nullptr;
+  return done != 0;
 }
 
 bool NetChannel::postPart(Transfer& transfer, bool sending) {

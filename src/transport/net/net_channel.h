@@ -41,10 +41,13 @@ class NetChannel {
              std::atomic<uint64_t>& latestCall);
 
   // Queue a transfer; fail it at once if the channel is broken.
+  // `pointerType`: the ABI's NCCL_PTR_* of the buffer's memory, with which
+  // it is registered; a receive into GPU memory ends with the plugin's
+  // flush (iflush), so that its bytes are visible to the GPU.
   void postSend(std::shared_ptr<PostedRequest> request, const void* data,
-                size_t bytes, const CallSignature& call);
+                size_t bytes, int pointerType, const CallSignature& call);
   void postRecv(std::shared_ptr<PostedRequest> request, void* data,
-                size_t bytes, const CallSignature& call);
+                size_t bytes, int pointerType, const CallSignature& call);
 
   // One turn: posts what the plugin takes, tests what is in flight.
   // Whether anything moved; throws the error that breaks the channel.
@@ -61,6 +64,7 @@ class NetChannel {
     std::shared_ptr<PostedRequest> request;
     char* data = nullptr;
     size_t bytes = 0;
+    int pointerType = HETCCL_NET_MODULE_PTR_HOST;
     CallSignature call;
     size_t partBytes = 0;  // a receive's: the sender's, from its header
     uint64_t parts = 0;
@@ -68,6 +72,8 @@ class NetChannel {
     uint64_t partsDone = 0;
     bool headerPosted = false;  // a send's
     bool matched = false;       // a receive's: its header is in
+    bool flushPosted = false;   // a receive's into GPU memory
+    void* flush = nullptr;      // its flush request, until done
     NetRegistration registration;
 
     size_t partLength(uint64_t part) const {
@@ -98,6 +104,9 @@ class NetChannel {
                              const CallSignature& posted);
   void sendNotice(const NetDisagreementNotice& notice);
   void completeFront(std::deque<Transfer>& transfers);
+  // Whether a receive whose parts are all in may complete: at once in host
+  // memory, in GPU memory once the plugin's flush is done.
+  bool flushed(Transfer& receive);
   void check(int result, const char* call) const;
   void ensureRegistered(Transfer& transfer, void* comm);
 

@@ -98,8 +98,9 @@ class Connector {
   bool pollOutgoing(Outgoing& out) {
     if (out.comm) return pollHello(out.comm, out.hello, true);
     void* comm = nullptr;
-    library_.check(table_.connect(context_.get(), 0, out.handle.data(), &comm),
-                   "connect");
+    library_.check(
+        table_.connect(context_.get(), plan_.device, out.handle.data(), &comm),
+        "connect");
     if (comm == nullptr) return false;
     out.comm = NetComm(context_, NetComm::Kind::kSend, comm);
     out.hello = std::make_unique<Hello>();
@@ -176,15 +177,19 @@ class Connector {
 
 }  // namespace
 
-std::map<int, NetPeerComms> connectNetPeers(const NetContext& context,
-                                            const NetComm& listen,
-                                            const NetConnectPlan& plan,
-                                            const AbortSignal& abort) {
+std::map<int, NetPeerComms> connectNetPeers(
+    const NetContext& context, const NetComm& listen,
+    const NetConnectPlan& plan, const AbortSignal& abort,
+    const std::atomic<bool>& stopRequested) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   Connector connector(context, listen, plan);
   while (!connector.finished()) {
     abort.throwIfRaised();
+    if (stopRequested.load())
+      fail(ncclSystemError,
+           "net transport (rank %d): stopped while connecting on device %d",
+           plan.rank, plan.device);
     if (plan.timeoutSeconds > 0 &&
         std::chrono::duration<double>(Clock::now() - start).count() >
             plan.timeoutSeconds)

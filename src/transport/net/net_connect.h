@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 
@@ -28,6 +29,7 @@ struct NetPeerComms {
 struct NetConnectPlan {
   int rank = 0;
   uint32_t linkSet = 0;
+  int device = 0;  // this rank's device (rail) the connections leave from
   // Each peer's listen handle.
   std::map<int, NetListenHandle> peers;
   double timeoutSeconds = 0;  // 0: no limit
@@ -35,11 +37,11 @@ struct NetConnectPlan {
 
 // Connects to every peer of `plan` and accepts each one's connection on
 // `listen`. Throws the plugin's error (naming the call), ncclRemoteError
-// when the time runs out (naming the peers still missing), or the abort's
-// reason.
-std::map<int, NetPeerComms> connectNetPeers(const NetContext& context,
-                                            const NetComm& listen,
-                                            const NetConnectPlan& plan,
-                                            const AbortSignal& abort);
+// when the time runs out (naming the peers still missing), the abort's
+// reason, or ncclSystemError once `stopRequested` (the link set is going).
+std::map<int, NetPeerComms> connectNetPeers(
+    const NetContext& context, const NetComm& listen,
+    const NetConnectPlan& plan, const AbortSignal& abort,
+    const std::atomic<bool>& stopRequested);
 
 }  // namespace hetccl

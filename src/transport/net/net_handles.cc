@@ -7,9 +7,6 @@
 namespace hetccl {
 namespace {
 
-// The ABI's NCCL_PTR_HOST.
-constexpr int kHostPointer = 1;
-
 // A close that fails has nobody left to tell but the log.
 void logFailure(const NetLibrary& library, int result, const char* call) {
   if (result != 0)
@@ -54,11 +51,11 @@ void NetComm::close() {
 }
 
 NetRegistration::NetRegistration(const NetContext& context, void* comm,
-                                 void* data, size_t bytes)
+                                 void* data, size_t bytes, int pointerType)
     : context_(&context), comm_(comm) {
   context.library().check(
       context.library().table().regMr(context.get(), comm, data, bytes,
-                                      kHostPointer, &handle_),
+                                      pointerType, &handle_),
       "regMr");
 }
 

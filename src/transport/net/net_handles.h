@@ -54,10 +54,11 @@ class NetComm {
 class NetRegistration {
  public:
   NetRegistration() = default;
-  // Registers `bytes` of host memory at `data` with `comm`; throws like
-  // NetLibrary::check (a plugin that refuses the memory).
+  // Registers `bytes` at `data` with `comm`, memory of the ABI's
+  // NCCL_PTR_* `pointerType`; throws like NetLibrary::check (a plugin that
+  // refuses the memory).
   NetRegistration(const NetContext& context, void* comm, void* data,
-                  size_t bytes);
+                  size_t bytes, int pointerType = HETCCL_NET_MODULE_PTR_HOST);
   NetRegistration(NetRegistration&& other) noexcept {
     *this = std::move(other);
   }

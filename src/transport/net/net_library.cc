@@ -1,5 +1,7 @@
 #include "transport/net/net_library.h"
 
+#include <atomic>
+
 #include "transport/net/environment_guard.h"
 #include "transport/net/net_plugin_name.h"
 #include "transport/net/net_settings.h"
@@ -152,6 +154,13 @@ void NetLibrary::check(int result, const char* call) const {
   if (result != 0) throw failure(result, call);
 }
 
+namespace {
+
+// Set once netLibrary() has loaded the plugin, for loadedNetLibrary().
+std::atomic<const NetLibrary*> loadedLibrary{nullptr};
+
+}  // namespace
+
 const NetLibrary& netLibrary() {
   struct Outcome {
     const NetLibrary* library = nullptr;
@@ -166,6 +175,7 @@ const NetLibrary& netLibrary() {
     } catch (const Error& e) {
       result->failure = e.what();
     }
+    loadedLibrary.store(result->library);
     return result;
   }();
   if (outcome->library == nullptr)
@@ -173,5 +183,7 @@ const NetLibrary& netLibrary() {
          outcome->failure.c_str());
   return *outcome->library;
 }
+
+const NetLibrary* netLibraryIfLoaded() { return loadedLibrary.load(); }
 
 }  // namespace hetccl

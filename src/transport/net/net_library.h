@@ -70,5 +70,7 @@ class NetLibrary {
 // at the first call. Throws ncclSystemError saying why the net transport
 // cannot be used; the first failure is kept and thrown again.
 const NetLibrary& netLibrary();
+// The process's plugin if netLibrary() loaded it, else null; never loads.
+const NetLibrary* netLibraryIfLoaded();
 
 }  // namespace hetccl

@@ -1,8 +1,19 @@
 #include "transport/net/net_link.h"
 
+#include <algorithm>
+
+#include "transport/net/net_devices.h"
+#include "transport/request_group.h"
 #include "util/error.h"
 
 namespace hetccl {
+
+NetLink::NetLink(int peer,
+                 std::vector<std::shared_ptr<NetProgressThread>> lanes,
+                 NetGpuPolicy gpu)
+    : peer_(peer), lanes_(std::move(lanes)), gpu_(std::move(gpu)) {
+  HETCCL_CHECK_ARG(!lanes_.empty(), "net link to rank %d without lanes", peer);
+}
 
 std::shared_ptr<TransferRequest> NetLink::send(const void* data, size_t bytes,
                                                const CallSignature& call) {
@@ -10,11 +21,8 @@ std::shared_ptr<TransferRequest> NetLink::send(const void* data, size_t bytes,
                    "net link send of %zu bytes to rank %d: null buffer", bytes,
                    peer_);
   bytesSent_ += bytes;
-  auto request =
-      std::make_shared<PostedRequest>(TransferName{bytes, true, peer_});
-  thread_->post(peer_, NetProgressThread::Direction::kSend, request,
-                const_cast<void*>(data), bytes, call);
-  return request;
+  return post(Direction::kSend, static_cast<char*>(const_cast<void*>(data)),
+              bytes, kHostMemory, call);
 }
 
 std::shared_ptr<TransferRequest> NetLink::recv(void* data, size_t bytes,
@@ -23,11 +31,71 @@ std::shared_ptr<TransferRequest> NetLink::recv(void* data, size_t bytes,
                    "net link receive of %zu bytes from rank %d: null buffer",
                    bytes, peer_);
   bytesReceived_ += bytes;
-  auto request =
-      std::make_shared<PostedRequest>(TransferName{bytes, false, peer_});
-  thread_->post(peer_, NetProgressThread::Direction::kRecv, request, data,
-                bytes, call);
-  return request;
+  return post(Direction::kRecv, static_cast<char*>(data), bytes, kHostMemory,
+              call);
+}
+
+bool NetLink::movesGpuMemory(MemoryKind kind) const {
+  return netTakesGpuMemory(gpu_.mode, gpu_.pointerSupport, kind, gpu_.plugin);
+}
+
+std::string NetLink::whyStagesGpuMemory(MemoryKind kind) const {
+  return netNeedlessStaging(gpu_.mode, gpu_.pointerSupport, kind);
+}
+
+std::shared_ptr<TransferRequest> NetLink::sendGpu(MemoryKind kind,
+                                                  const void* data,
+                                                  size_t bytes,
+                                                  const CallSignature& call) {
+  HETCCL_CHECK_ARG(movesGpuMemory(kind),
+                   "net link to rank %d: a send of %s memory it cannot move",
+                   peer_, describeMemoryKinds(kind).c_str());
+  bytesSent_ += bytes;
+  return post(Direction::kSend, static_cast<char*>(const_cast<void*>(data)),
+              bytes, kind, call);
+}
+
+std::shared_ptr<TransferRequest> NetLink::recvGpu(MemoryKind kind, void* data,
+                                                  size_t bytes,
+                                                  const CallSignature& call) {
+  HETCCL_CHECK_ARG(movesGpuMemory(kind),
+                   "net link from rank %d: a receive of %s memory it cannot "
+                   "move",
+                   peer_, describeMemoryKinds(kind).c_str());
+  bytesReceived_ += bytes;
+  return post(Direction::kRecv, static_cast<char*>(data), bytes, kind, call);
+}
+
+std::shared_ptr<TransferRequest> NetLink::post(Direction direction, char* data,
+                                               size_t bytes, MemoryKind memory,
+                                               const CallSignature& call) {
+  const bool sending = direction == Direction::kSend;
+  const uint64_t number = (sending ? sends_ : receives_)++;
+  const int pointerType = memory == kHostMemory ? HETCCL_NET_MODULE_PTR_HOST
+                                                : HETCCL_NET_MODULE_PTR_CUDA;
+  const size_t lanes = lanes_.size();
+  const size_t shares = bytes >= lanes * kNetSplitBytes ? lanes : 1;
+  std::vector<std::shared_ptr<TransferRequest>> requests;
+  size_t offset = 0;
+  for (size_t share = 0; share < shares; ++share) {
+    // Even shares, the first ones a byte longer where it does not divide.
+    const size_t length = bytes / shares + (share < bytes % shares ? 1 : 0);
+    const size_t lane = shares == 1 ? number % lanes : share;
+    auto request =
+        std::make_shared<PostedRequest>(TransferName{length, sending, peer_});
+    lanes_[lane]->post(peer_, direction, request, data + offset, length,
+                       pointerType, call);
+    requests.push_back(std::move(request));
+    offset += length;
+  }
+  return requestFor(std::move(requests));
+}
+
+uint64_t NetLink::latestCallFrom() const {
+  uint64_t latest = 0;
+  for (const auto& lane : lanes_)
+    latest = std::max(latest, lane->latestCallFrom(peer_));
+  return latest;
 }
 
 }  // namespace hetccl

@@ -1,38 +1,73 @@
-// The Link that users of the net transport hold: each transfer goes to the
-// link set's progress thread whole; the thread's channel cuts it into the
-// plugin's messages (net_channel.h). Host memory only for now: GPU
-// buffers are staged by the GPU engine (movesGpuMemory is false). It keeps
-// the thread alive, so that a link that outlives its transport fails new
-// transfers instead of crashing.
+// The Link that users of the net transport hold. Its lanes are the rails
+// both ends use (net_devices.h): one progress thread of each end per rail,
+// each thread's channel cutting its transfers into the plugin's messages
+// (net_channel.h). A transfer of at least kNetSplitBytes per lane is cut
+// into even shares, one per lane; a smaller one goes whole to the lane its
+// number picks. Both ends count their transfers each way alike, so they
+// cut and place them alike, and every share carries the call's signature
+// in its own header. GPU buffers go to the plugin as they are where the
+// devices take them (HETCCL_NET_GPU, movesGpuMemory), else the GPU engine
+// stages them. It keeps the threads alive, so that a link that outlives
+// its transport fails new transfers instead of crashing.
 #pragma once
 
 #include <atomic>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "transport/gpu_buffers.h"
 #include "transport/link.h"
 #include "transport/net/net_progress_thread.h"
 
 namespace hetccl {
 
+// Below this many bytes per lane a transfer is not worth cutting.
+constexpr size_t kNetSplitBytes = 256 * 1024;
+
+// Which GPU buffers a net link takes as they are: HETCCL_NET_GPU and what
+// this rank's devices take (their NCCL_PTR_* bits, ANDed).
+struct NetGpuPolicy {
+  GpuBuffers mode = GpuBuffers::kAuto;
+  int pointerSupport = HETCCL_NET_MODULE_PTR_HOST;
+  std::string plugin;  // for messages
+};
+
 class NetLink : public Link {
  public:
-  NetLink(int peer, std::shared_ptr<NetProgressThread> thread)
-      : peer_(peer), thread_(std::move(thread)) {}
+  NetLink(int peer, std::vector<std::shared_ptr<NetProgressThread>> lanes,
+          NetGpuPolicy gpu);
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
                                         const CallSignature& call) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
                                         const CallSignature& call) override;
+  bool movesGpuMemory(MemoryKind kind) const override;
+  std::string whyStagesGpuMemory(MemoryKind kind) const override;
+  std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind, const void* data,
+                                           size_t bytes,
+                                           const CallSignature& call) override;
+  std::shared_ptr<TransferRequest> recvGpu(MemoryKind kind, void* data,
+                                           size_t bytes,
+                                           const CallSignature& call) override;
   size_t bytesSent() const override { return bytesSent_.load(); }
   size_t bytesReceived() const override { return bytesReceived_.load(); }
-  uint64_t latestCallFrom() const override {
-    return thread_->latestCallFrom(peer_);
-  }
+  uint64_t latestCallFrom() const override;
 
  private:
+  using Direction = NetProgressThread::Direction;
+
+  std::shared_ptr<TransferRequest> post(Direction direction, char* data,
+                                        size_t bytes, MemoryKind memory,
+                                        const CallSignature& call);
+
   const int peer_;
-  const std::shared_ptr<NetProgressThread> thread_;
+  const std::vector<std::shared_ptr<NetProgressThread>> lanes_;
+  const NetGpuPolicy gpu_;
+  // Transfers posted each way: the number picks a whole transfer's lane.
+  std::atomic<uint64_t> sends_{0};
+  std::atomic<uint64_t> receives_{0};
   std::atomic<size_t> bytesSent_{0};  // counted when posted
   std::atomic<size_t> bytesReceived_{0};
 };

@@ -19,12 +19,12 @@ struct SetupNotice {
   uint64_t partBytes;  // likewise
 };
 
-// Once ranks with peers have loaded the plugin and listen.
+// Once ranks with peers have loaded the plugin and listen on their rails.
 struct ListenNotice {
-  uint32_t ready;
-  uint32_t reserved;
-  uint64_t maxMessage;  // the plugin's maxP2pBytes here
-  NetListenHandle handle;
+  uint32_t rails;          // 0: not ready
+  int32_t pointerSupport;  // NCCL_PTR_* of every rail, ANDed
+  uint64_t maxMessage;     // the least maxP2pBytes of its rails
+  NetListenHandle handles[kMaxNetRails];
 };
 
 uint32_t randomLinkSetId() {
@@ -47,13 +47,24 @@ void agreeOrFail(Oob& oob, const std::string& failure, const char* what) {
            "net transport: rank %d cannot %s (its log says why)", r, what);
 }
 
+// "devices 0 (mlx5_0), 1 (mlx5_1)", for the log.
+std::string describeRails(
+    const NetLibrary& net,
+    const std::vector<std::shared_ptr<NetProgressThread>>& rails) {
+  std::string text;
+  for (const auto& rail : rails)
+    text += format("%s%d (%s)", text.empty() ? "" : ", ", rail->device(),
+                   net.devices()[rail->device()].name);
+  return format("device%s %s", rails.size() > 1 ? "s" : "", text.c_str());
+}
+
 }  // namespace
 
 NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
                        std::shared_ptr<AbortSignal> abort, NetSettings settings,
                        double setupTimeoutSeconds,
                        std::shared_ptr<const CallLog> calls,
-                       const NetLibrary* library)
+                       const NetLibrary* library, HostSlot slot)
     : rank_(oob.rank()) {
   HETCCL_CHECK_ARG(abort != nullptr, "net transport needs an abort signal");
   HETCCL_CHECK_ARG(settings.partBytes >= kMinNetPartBytes &&
@@ -78,49 +89,80 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
   if (!sortedPeers.empty()) {
     try {
       net = library ? library : &netLibrary();
-      thread_ = std::make_shared<NetProgressThread>(*net, linkSet, rank_, abort,
-                                                    calls);
-      listens[rank_].ready = 1;
-      listens[rank_].maxMessage = net->devices().front().maxP2pBytes;
-      listens[rank_].handle = thread_->handle();
+      ListenNotice& own = listens[rank_];
+      own.pointerSupport = ~0;
+      own.maxMessage = SIZE_MAX;
+      for (int device :
+           chooseNetDevices(settings.devices,
+                            static_cast<int>(net->devices().size()), slot)) {
+        const hetcclNetDeviceInfo& info = net->devices()[device];
+        rails_.push_back(std::make_shared<NetProgressThread>(
+            *net, linkSet, rank_, device, abort, calls));
+        own.handles[own.rails++] = rails_.back()->handle();
+        own.pointerSupport &= info.ptrSupport;
+        own.maxMessage = std::min<uint64_t>(own.maxMessage, info.maxP2pBytes);
+      }
     } catch (const Error& e) {
       failure = e.what();
-      thread_.reset();
+      rails_.clear();
+      listens[rank_] = ListenNotice{};
     }
   }
   oob.allGather(listens.data(), sizeof(ListenNotice));
   agreeOrFail(oob, failure, "use the net plugin");
 
   // Both ends of a link cut alike: rank 0's part size, within what every
-  // rank's plugin takes as one message.
+  // device used takes as one message.
   size_t partBytes = notices[0].partBytes;
   for (int r = 0; r < oob.nranks(); ++r)
-    if (listens[r].ready)
+    if (listens[r].rails > 0)
       partBytes = std::min<size_t>(partBytes, listens[r].maxMessage);
-  if (thread_) {
-    NetConnectPlan plan;
-    plan.rank = rank_;
-    plan.linkSet = linkSet;
-    plan.timeoutSeconds = setupTimeoutSeconds;
-    for (int peer : sortedPeers) plan.peers[peer] = listens[peer].handle;
-    try {
-      thread_->start(plan, std::max<size_t>(partBytes, 1));
-    } catch (const Error& e) {
-      failure = e.what();
+  partBytes = std::max<size_t>(partBytes, 1);
+  // Lane k of a link joins both ends' k-th rails.
+  std::map<int, size_t> lanesWith;
+  size_t railsUsed = 0;
+  for (int peer : sortedPeers) {
+    lanesWith[peer] = std::min<size_t>(rails_.size(), listens[peer].rails);
+    railsUsed = std::max(railsUsed, lanesWith[peer]);
+  }
+  rails_.resize(railsUsed);  // those no peer shares are not started
+  try {
+    for (size_t k = 0; k < rails_.size(); ++k) {
+      NetConnectPlan plan;
+      plan.rank = rank_;
+      plan.linkSet = linkSet;
+      plan.timeoutSeconds = setupTimeoutSeconds;
+      for (int peer : sortedPeers)
+        if (k < lanesWith[peer]) plan.peers[peer] = listens[peer].handles[k];
+      rails_[k]->start(plan, partBytes);
     }
+    for (const auto& rail : rails_) rail->awaitConnected();
+  } catch (const Error& e) {
+    failure = e.what();
+    for (const auto& rail : rails_) rail->stop();
   }
   agreeOrFail(oob, failure, "connect to its peers");
-  if (!thread_) return;
-  for (int peer : sortedPeers)
-    links_[peer] = std::make_shared<NetLink>(peer, thread_);
+  if (rails_.empty()) return;
+  NetGpuPolicy gpu{settings.gpu, listens[rank_].pointerSupport,
+                   net->description()};
+  for (int peer : sortedPeers) {
+    std::vector<std::shared_ptr<NetProgressThread>> lanes(
+        rails_.begin(), rails_.begin() + lanesWith[peer]);
+    links_[peer] = std::make_shared<NetLink>(peer, std::move(lanes), gpu);
+  }
   LOG_INFO(kLogNet,
-           "net transport (rank %d): %zu link(s) over %s, messages of up to "
-           "%zu bytes",
-           rank_, links_.size(), net->description().c_str(), partBytes);
+           "net transport (rank %d): %zu link(s) over %s, %s, messages of up "
+           "to %zu bytes, memory the devices take: %s%s",
+           rank_, links_.size(), net->description().c_str(),
+           describeRails(*net, rails_).c_str(), partBytes,
+           describePointerSupport(gpu.pointerSupport).c_str(),
+           gpu.mode == GpuBuffers::kStaged ? " (GPU buffers staged: "
+                                             "HETCCL_NET_GPU=0)"
+                                           : "");
 }
 
 NetLinkSet::~NetLinkSet() {
-  if (thread_) thread_->stop();
+  for (const auto& rail : rails_) rail->stop();
 }
 
 std::shared_ptr<Link> NetLinkSet::link(int peer) const {

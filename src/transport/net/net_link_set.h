@@ -1,7 +1,9 @@
-// The net transport's links: one progress thread per communicator that
-// owns the plugin's comms with every peer, connected through the listen
-// handles that every rank contributes to the out-of-band all-gather.
-// Created collectively by every rank.
+// The net transport's links: one progress thread per rail (a device of
+// the plugin this rank uses, net_devices.h) that owns the plugin's comms
+// with every peer on that rail, connected through the listen handles that
+// every rank contributes to the out-of-band all-gather. A link with a peer
+// has as many lanes as the one of the two with fewer rails: lane k joins
+// each end's k-th rail. Created collectively by every rank.
 #pragma once
 
 #include <map>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "op/call_log.h"
+#include "transport/net/net_devices.h"
 #include "transport/net/net_library.h"
 #include "transport/net/net_progress_thread.h"
 #include "transport/net/net_settings.h"
@@ -25,13 +28,14 @@ class NetLinkSet : public LinkSet {
   // netLibrary(), when null); when no rank has any, nothing is loaded. Throws
   // on every rank if a rank with peers cannot use the plugin or connect (naming
   // the rank and, on that rank, why). Rank 0's part size applies to every rank,
-  // cut to the smallest maxP2pBytes any rank's plugin reports.
+  // cut to the smallest maxP2pBytes of any device used. `slot`: where this
+  // rank sits among its host's ranks, for HETCCL_NET_DEVICES=auto.
   // `setupTimeoutSeconds` bounds connecting (0: no limit).
   NetLinkSet(Oob& oob, const std::vector<int>& peers,
              std::shared_ptr<AbortSignal> abort, NetSettings settings,
              double setupTimeoutSeconds,
              std::shared_ptr<const CallLog> calls = nullptr,
-             const NetLibrary* library = nullptr);
+             const NetLibrary* library = nullptr, HostSlot slot = {});
   // Stops the progress thread; pending transfers fail.
   ~NetLinkSet() override;
 
@@ -39,7 +43,7 @@ class NetLinkSet : public LinkSet {
 
  private:
   const int rank_;
-  std::shared_ptr<NetProgressThread> thread_;
+  std::vector<std::shared_ptr<NetProgressThread>> rails_;
   std::map<int, std::shared_ptr<Link>> links_;
 };
 

@@ -29,6 +29,10 @@ extern "C" {
 /* Requests a comm takes in flight at once (the ABI's promise; more is the
  * caller's error). */
 #define HETCCL_NET_MODULE_MAX_REQUESTS 32
+/* The ABI's NCCL_PTR_* bits: memory a device reads and writes itself. */
+#define HETCCL_NET_MODULE_PTR_HOST 0x1
+#define HETCCL_NET_MODULE_PTR_CUDA 0x2 /* GPU memory (RCCL's plugins too) */
+#define HETCCL_NET_MODULE_PTR_DMABUF 0x4
 
 typedef struct hetcclNetPlugin hetcclNetPlugin;
 /* What init gave one communicator (v11 on: the plugin's context). */

@@ -23,16 +23,17 @@ constexpr auto kStalledNap = std::chrono::microseconds(50);
 }  // namespace
 
 NetProgressThread::NetProgressThread(const NetLibrary& library, uint64_t commId,
-                                     int rank,
+                                     int rank, int device,
                                      std::shared_ptr<AbortSignal> abort,
                                      std::shared_ptr<const CallLog> calls)
     : rank_(rank),
+      device_(device),
       abort_(std::move(abort)),
       calls_(std::move(calls)),
       context_(library, commId) {
   void* comm = nullptr;
   library.check(
-      library.table().listen(context_.get(), 0, handle_.data(), &comm),
+      library.table().listen(context_.get(), device, handle_.data(), &comm),
       "listen");
   listen_ = NetComm(context_, NetComm::Kind::kListen, comm);
 }
@@ -41,15 +42,18 @@ NetProgressThread::~NetProgressThread() { stop(); }
 
 void NetProgressThread::start(const NetConnectPlan& plan, size_t partBytes) {
   for (const auto& [peer, handle] : plan.peers) latestCalls_.emplace(peer, 0);
-  std::future<void> connected = connected_.get_future();
-  thread_ = std::thread([this, plan, partBytes] { run(plan, partBytes); });
-  connected.get();
+  connection_ = connected_.get_future();
+  NetConnectPlan own = plan;
+  own.device = device_;
+  thread_ = std::thread([this, own, partBytes] { run(own, partBytes); });
 }
+
+void NetProgressThread::awaitConnected() { connection_.get(); }
 
 void NetProgressThread::run(NetConnectPlan plan, size_t partBytes) {
   try {
     std::map<int, NetPeerComms> comms =
-        connectNetPeers(context_, listen_, plan, *abort_);
+        connectNetPeers(context_, listen_, plan, *abort_, stopRequested_);
     listen_.close();
     for (auto& [peer, pair] : comms)
       channels_[peer] = std::make_unique<NetChannel>(
@@ -101,9 +105,11 @@ bool NetProgressThread::adoptPosted() {
                                        "rank %d",
                                        rank_, p.peer)));
     } else if (p.direction == Direction::kSend) {
-      channel->second->postSend(std::move(p.request), p.data, p.bytes, p.call);
+      channel->second->postSend(std::move(p.request), p.data, p.bytes,
+                                p.pointerType, p.call);
     } else {
-      channel->second->postRecv(std::move(p.request), p.data, p.bytes, p.call);
+      channel->second->postRecv(std::move(p.request), p.data, p.bytes,
+                                p.pointerType, p.call);
     }
   }
   return !posted.empty();
@@ -123,8 +129,10 @@ void NetProgressThread::sleep(bool busy, bool stalled) {
 
 void NetProgressThread::post(int peer, Direction direction,
                              std::shared_ptr<PostedRequest> request, void* data,
-                             size_t bytes, const CallSignature& call) {
-  if (inbox_.push({peer, direction, std::move(request), data, bytes, call})) {
+                             size_t bytes, int pointerType,
+                             const CallSignature& call) {
+  if (inbox_.push({peer, direction, std::move(request), data, bytes,
+                   pointerType, call})) {
     std::lock_guard<std::mutex> lock(sleepMutex_);
     woken_.notify_one();
   }

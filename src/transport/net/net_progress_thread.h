@@ -27,26 +27,32 @@ class NetProgressThread {
  public:
   enum class Direction { kSend, kRecv };
 
-  // Inits the plugin for this communicator and listens on device 0;
-  // throws the plugin's error. `calls` (may be null) are this rank's.
+  // Inits the plugin for this communicator and listens on `device` (the
+  // rail this thread serves); throws the plugin's error. `calls` (may be
+  // null) are this rank's.
   NetProgressThread(const NetLibrary& library, uint64_t commId, int rank,
-                    std::shared_ptr<AbortSignal> abort,
+                    int device, std::shared_ptr<AbortSignal> abort,
                     std::shared_ptr<const CallLog> calls);
   // Stops the thread (see stop()).
   ~NetProgressThread();
   NetProgressThread(const NetProgressThread&) = delete;
   NetProgressThread& operator=(const NetProgressThread&) = delete;
 
-  // What peers connect to.
+  // What peers connect to, and the device it listens on.
   const NetListenHandle& handle() const { return handle_; }
-  // Starts the thread, which connects to the peers of `plan`; returns once
-  // it has, or throws why it could not. `partBytes`: the largest message.
+  int device() const { return device_; }
+  // Starts the thread, which connects to the peers of `plan` (its device
+  // is this thread's). `partBytes`: the largest message.
   void start(const NetConnectPlan& plan, size_t partBytes);
+  // Returns once the thread started has connected, or throws why it could
+  // not.
+  void awaitConnected();
   // Hands a transfer to the thread; after stop(), or once the link with
-  // `peer` broke, it fails at once.
+  // `peer` broke, it fails at once. `pointerType`: the ABI's NCCL_PTR_* of
+  // the buffer's memory.
   void post(int peer, Direction direction,
             std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-            const CallSignature& call);
+            int pointerType, const CallSignature& call);
   // The latest collective a transfer from `peer` belonged to
   // (Link::latestCallFrom). Any thread, after start().
   uint64_t latestCallFrom(int peer) const;
@@ -61,6 +67,7 @@ class NetProgressThread {
     std::shared_ptr<PostedRequest> request;
     void* data;
     size_t bytes;
+    int pointerType;
     CallSignature call;
   };
 
@@ -73,6 +80,7 @@ class NetProgressThread {
   void shutDown(const Error& reason);
 
   const int rank_;
+  const int device_;
   const std::shared_ptr<AbortSignal> abort_;
   const std::shared_ptr<const CallLog> calls_;
   NetContext context_;
@@ -82,6 +90,7 @@ class NetProgressThread {
   std::map<int, std::atomic<uint64_t>> latestCalls_;
   std::map<int, std::unique_ptr<NetChannel>> channels_;
   std::promise<void> connected_;
+  std::future<void> connection_;
 
   ProgressInbox<Posted> inbox_;
   std::mutex sleepMutex_;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
+#include "transport/gpu_buffers.h"
 #include "util/params.h"
 
 namespace hetccl {
@@ -20,9 +22,12 @@ constexpr size_t kMinNetPartBytes = 4096;
 constexpr size_t kMaxNetPartBytes = size_t{1} << 30;
 
 struct NetSettings {
-  size_t partBytes = kNetPartBytes;  // HETCCL_NET_PART
+  size_t partBytes = kNetPartBytes;    // HETCCL_NET_PART
+  std::string devices = "auto";        // HETCCL_NET_DEVICES
+  GpuBuffers gpu = GpuBuffers::kAuto;  // HETCCL_NET_GPU
 
-  // Throws ncclInvalidArgument for a bad value.
+  // Throws ncclInvalidArgument for a bad value (HETCCL_NET_DEVICES is
+  // checked against the plugin's devices where they are chosen).
   static NetSettings fromEnvironment();
 };
 

@@ -109,15 +109,6 @@ void UcxLibrary::check(int status, const char* what) const {
        table_->statusString(status));
 }
 
-std::string describeMemoryKinds(unsigned kinds) {
-  std::string names;
-  for (auto [kind, name] : {std::pair{kHostMemory, "host"},
-                            {kCudaMemory, "cuda"},
-                            {kHipMemory, "rocm"}})
-    if (kinds & kind) names += (names.empty() ? "" : ", ") + std::string(name);
-  return names.empty() ? "none" : names;
-}
-
 const UcxLibrary& ucxLibrary() {
   struct Outcome {
     UcxLibrary* library = nullptr;

@@ -53,9 +53,6 @@ class UcxLibrary {
 // again, so one process asks UCX once.
 const UcxLibrary& ucxLibrary();
 
-// "host, cuda": MemoryKind bits for messages.
-std::string describeMemoryKinds(unsigned kinds);
-
 // Whether UCX transport names (as transports() lists them) include one
 // that moves data by RDMA: rc, dc or ud on an InfiniBand/RoCE device.
 bool listsRdmaTransport(const std::string& transports);

@@ -50,10 +50,10 @@ std::shared_ptr<TransferRequest> UcxLink::recv(void* data, size_t bytes,
 // (bench/results/ucx-gpu-direct-2026-12-01.md). So by default only RDMA
 // gets the buffers as they are.
 bool takesGpuMemory(const UcxGpuPolicy& policy, MemoryKind kind) {
-  if (policy.mode == UcxGpuBuffers::kStaged) return false;
+  if (policy.mode == GpuBuffers::kStaged) return false;
   if (kind == kHostMemory) return true;
   const bool typeKnown = policy.ucxMemory & kind;
-  if (policy.mode == UcxGpuBuffers::kAuto) return typeKnown && policy.rdma;
+  if (policy.mode == GpuBuffers::kAuto) return typeKnown && policy.rdma;
   if (!typeKnown)
     fail(ncclInvalidUsage,
          "HETCCL_UCX_GPU=1, but UCX here cannot move %s memory (its memory "
@@ -67,9 +67,8 @@ bool takesGpuMemory(const UcxGpuPolicy& policy, MemoryKind kind) {
 // Only where `auto` would hand the buffers over: without RDMA staging is
 // the faster path (above), and HETCCL_UCX_GPU=0 is then no loss.
 std::string needlessStaging(const UcxGpuPolicy& policy, MemoryKind kind) {
-  if (policy.mode != UcxGpuBuffers::kStaged ||
-      !takesGpuMemory({UcxGpuBuffers::kAuto, policy.ucxMemory, policy.rdma},
-                      kind))
+  if (policy.mode != GpuBuffers::kStaged ||
+      !takesGpuMemory({GpuBuffers::kAuto, policy.ucxMemory, policy.rdma}, kind))
     return "";
   return format(
       "HETCCL_UCX_GPU=0, though UCX here moves %s memory itself%s; unset "

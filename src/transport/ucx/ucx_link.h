@@ -29,7 +29,7 @@ constexpr size_t kUcxSplitBytes = 256 * 1024;
 // memory types (MemoryKind bits) UCX reports here, and whether it has an
 // RDMA transport.
 struct UcxGpuPolicy {
-  UcxGpuBuffers mode = UcxGpuBuffers::kAuto;
+  GpuBuffers mode = GpuBuffers::kAuto;
   unsigned ucxMemory = kHostMemory;
   bool rdma = false;
 };

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 
+#include "transport/gpu_buffers.h"
 #include "util/params.h"
 
 namespace hetccl {
@@ -21,13 +22,10 @@ constexpr size_t kUcxPartBytes = size_t{1} << 20;
 constexpr size_t kMinUcxPartBytes = size_t{64} << 10;
 constexpr size_t kMaxUcxPartBytes = size_t{1} << 30;
 
-// What the ucx transport does with GPU buffers (HETCCL_UCX_GPU).
-enum class UcxGpuBuffers { kStaged, kAuto, kRequired };
-
 struct UcxSettings {
-  int lanes = 0;                             // HETCCL_UCX_LANES; 0: by cores
-  size_t partBytes = kUcxPartBytes;          // HETCCL_UCX_PART
-  UcxGpuBuffers gpu = UcxGpuBuffers::kAuto;  // HETCCL_UCX_GPU
+  int lanes = 0;                       // HETCCL_UCX_LANES; 0: by cores
+  size_t partBytes = kUcxPartBytes;    // HETCCL_UCX_PART
+  GpuBuffers gpu = GpuBuffers::kAuto;  // HETCCL_UCX_GPU
 
   // Throws ncclInvalidArgument for the first bad value.
   static UcxSettings fromEnvironment();

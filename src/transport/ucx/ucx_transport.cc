@@ -28,11 +28,12 @@ class UcxTransport : public Transport {
   int preference(bool sameHost) const override {
     if (sameHost) return 0;
     try {
-      return ucxLibrary().hasRdma() ? 20 : 5;
+      return ucxLibrary().hasRdma() ? preferenceAtBest() : 5;
     } catch (const Error&) {
       return 0;
     }
   }
+  int preferenceAtBest() const override { return 20; }
   std::string missingBetweenHosts() const override {
     try {
       const UcxLibrary& ucx = ucxLibrary();

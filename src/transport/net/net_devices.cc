@@ -1,0 +1,106 @@
+#include "transport/net/net_devices.h"
+
+#include <net/if.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+#include "util/error.h"
+
+namespace hetccl {
+namespace {
+
+std::vector<int> devicesByHostSlot(int deviceCount, HostSlot slot) {
+  const int ranks = std::max(slot.ranks, 1);
+  const int index = slot.index % ranks;
+  if (ranks >= deviceCount) return {index % deviceCount};
+  std::vector<int> devices;
+  for (int dev = index; dev < deviceCount; dev += ranks) devices.push_back(dev);
+  return devices;
+}
+
+[[noreturn]] void badList(const std::string& setting, int deviceCount,
+                          const char* why) {
+  fail(ncclInvalidArgument,
+       "HETCCL_NET_DEVICES=\"%s\": %s; expected auto or a comma list of "
+       "device indices from 0 to %d (the plugin's devices: hetccl-info)",
+       setting.c_str(), why, deviceCount - 1);
+}
+
+std::vector<int> parseDeviceList(const std::string& setting, int deviceCount) {
+  std::vector<int> devices;
+  size_t at = 0;
+  while (at <= setting.size()) {
+    const size_t comma = std::min(setting.find(',', at), setting.size());
+    const std::string item = setting.substr(at, comma - at);
+    char* end = nullptr;
+    const long dev = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0')
+      badList(setting, deviceCount, "not a list");
+    if (dev < 0 || dev >= deviceCount)
+      badList(setting, deviceCount, "no such device");
+    if (std::find(devices.begin(), devices.end(), dev) != devices.end())
+      badList(setting, deviceCount, "a device named twice");
+    devices.push_back(static_cast<int>(dev));
+    at = comma + 1;
+  }
+  if (static_cast<int>(devices.size()) > kMaxNetRails)
+    badList(setting, deviceCount, "more devices than a rank may use (16)");
+  return devices;
+}
+
+}  // namespace
+
+std::vector<int> chooseNetDevices(const std::string& setting, int deviceCount,
+                                  HostSlot slot) {
+  HETCCL_CHECK_ARG(deviceCount > 0, "a net plugin without devices");
+  std::vector<int> devices = setting.empty() || setting == "auto"
+                                 ? devicesByHostSlot(deviceCount, slot)
+                                 : parseDeviceList(setting, deviceCount);
+  if (static_cast<int>(devices.size()) > kMaxNetRails)
+    devices.resize(kMaxNetRails);
+  return devices;
+}
+
+bool isPlainSocket(const hetcclNetDeviceInfo& device) {
+  const int gpuBits = HETCCL_NET_MODULE_PTR_CUDA | HETCCL_NET_MODULE_PTR_DMABUF;
+  return (device.ptrSupport & gpuBits) == 0 && if_nametoindex(device.name) != 0;
+}
+
+bool netTakesGpuMemory(GpuBuffers mode, int pointerSupport, MemoryKind kind,
+                       const std::string& plugin) {
+  if (mode == GpuBuffers::kStaged) return false;
+  if (kind == kHostMemory) return true;
+  const bool takes = pointerSupport & HETCCL_NET_MODULE_PTR_CUDA;
+  if (mode == GpuBuffers::kAuto || takes) return takes;
+  fail(ncclInvalidUsage,
+       "HETCCL_NET_GPU=1, but %s cannot take %s memory on the devices this "
+       "rank uses (their ptrSupport: %s); use a plugin with GPUDirect RDMA "
+       "(hetccl-info lists what it takes), or unset HETCCL_NET_GPU to stage "
+       "GPU buffers through host memory",
+       plugin.c_str(), describeMemoryKinds(kind).c_str(),
+       describePointerSupport(pointerSupport).c_str());
+}
+
+std::string netNeedlessStaging(GpuBuffers mode, int pointerSupport,
+                               MemoryKind kind) {
+  if (mode != GpuBuffers::kStaged ||
+      !netTakesGpuMemory(GpuBuffers::kAuto, pointerSupport, kind, ""))
+    return "";
+  return format(
+      "HETCCL_NET_GPU=0, though the net plugin takes %s memory itself; unset "
+      "HETCCL_NET_GPU",
+      describeMemoryKinds(kind).c_str());
+}
+
+std::string describePointerSupport(int bits) {
+  std::string text;
+  for (auto [bit, name] : {std::pair{HETCCL_NET_MODULE_PTR_HOST, "host"},
+                           {HETCCL_NET_MODULE_PTR_CUDA, "cuda"},
+                           {HETCCL_NET_MODULE_PTR_DMABUF, "dmabuf"}})
+    if (bits & bit) text += std::string(text.empty() ? "" : "|") + name;
+  return text.empty() ? "none" : text;
+}
+
+}  // namespace hetccl

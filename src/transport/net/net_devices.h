@@ -1,0 +1,49 @@
+// Which of a plugin's devices a rank's net links use, and what those
+// devices take: the rails (HETCCL_NET_DEVICES), whether a device is a plain
+// socket (which `auto` leaves to the tcp transport), and whether GPU
+// buffers go to the plugin as they are (HETCCL_NET_GPU).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/memory_kind.h"
+#include "transport/gpu_buffers.h"
+#include "transport/host_slot.h"
+#include "transport/net/net_module.h"
+
+namespace hetccl {
+
+// At most this many devices per rank (a host's NICs; 16 covers two per GPU
+// on 8-GPU nodes).
+constexpr int kMaxNetRails = 16;
+
+// The devices (indices into the plugin's list) a rank uses, one rail each.
+// `setting` is HETCCL_NET_DEVICES: "auto" shares the host's devices among
+// its ranks (rank i of n on a host of d devices takes device i mod d when
+// n >= d, the rail NCCL gives the i-th GPU, else every device j with
+// j mod n == i), or a comma list of indices. Throws ncclInvalidArgument
+// for a malformed list or an index the plugin does not have.
+std::vector<int> chooseNetDevices(const std::string& setting, int deviceCount,
+                                  HostSlot slot);
+
+// Whether a device is one of the kernel's network interfaces reached
+// through plain sockets (NCCL's socket transport, libfabric's tcp
+// provider): a device name the kernel knows and no GPU memory.
+bool isPlainSocket(const hetcclNetDeviceInfo& device);
+
+// Whether net links take buffers in memory of `kind` as they are, under
+// `mode`, on devices whose NCCL_PTR_* bits, ANDed, are `pointerSupport`
+// (host memory: always, unless staged). Throws ncclInvalidUsage where
+// HETCCL_NET_GPU=1 asks for GPU memory the devices cannot take.
+bool netTakesGpuMemory(GpuBuffers mode, int pointerSupport, MemoryKind kind,
+                       const std::string& plugin);
+// Why the links stage memory of `kind` that `auto` would hand over
+// (HETCCL_NET_GPU=0), and what to set; empty otherwise.
+std::string netNeedlessStaging(GpuBuffers mode, int pointerSupport,
+                               MemoryKind kind);
+
+// The ABI's NCCL_PTR_* bits as words: "host|cuda".
+std::string describePointerSupport(int bits);
+
+}  // namespace hetccl

@@ -1,0 +1,101 @@
+// Which of a plugin's devices a rank uses (HETCCL_NET_DEVICES), which
+// devices `auto` leaves to the tcp transport, and which GPU buffers go to
+// the plugin as they are (HETCCL_NET_GPU).
+#include "transport/net/net_devices.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "support/expect_error.h"
+
+namespace hetccl {
+namespace {
+
+using Devices = std::vector<int>;
+
+TEST(NetDevices, AutoGivesEachRankOfAFullHostItsRail) {
+  for (int index = 0; index < 8; ++index)
+    EXPECT_EQ(chooseNetDevices("auto", 8, {index, 8}), Devices{index});
+  // More ranks than devices: they share them round the host.
+  EXPECT_EQ(chooseNetDevices("auto", 4, {6, 8}), Devices{2});
+  EXPECT_EQ(chooseNetDevices("", 1, {3, 4}), Devices{0});
+}
+
+TEST(NetDevices, AutoSharesAHostsDevicesAmongFewerRanks) {
+  EXPECT_EQ(chooseNetDevices("auto", 4, {0, 1}), (Devices{0, 1, 2, 3}));
+  EXPECT_EQ(chooseNetDevices("auto", 8, {1, 2}), (Devices{1, 3, 5, 7}));
+  EXPECT_EQ(chooseNetDevices("auto", 3, {0, 2}), (Devices{0, 2}));
+  EXPECT_EQ(chooseNetDevices("auto", 3, {1, 2}), (Devices{1}));
+  // Never more rails than a rank may have.
+  EXPECT_EQ(chooseNetDevices("auto", 40, {0, 1}).size(),
+            static_cast<size_t>(kMaxNetRails));
+}
+
+TEST(NetDevices, AListNamesTheDevicesInItsOrder) {
+  EXPECT_EQ(chooseNetDevices("3,1", 4, {0, 1}), (Devices{3, 1}));
+  EXPECT_EQ(chooseNetDevices("0", 1, {5, 8}), Devices{0});
+}
+
+TEST(NetDevices, AMalformedListIsAnInvalidArgument) {
+  for (const char* bad : {"1,", "a", "0,0", "4", "-1", "1;2", ","}) {
+    Error e = expectError([&] { chooseNetDevices(bad, 4, {0, 1}); });
+    EXPECT_EQ(e.code(), ncclInvalidArgument) << bad;
+    EXPECT_NE(std::string(e.what()).find("HETCCL_NET_DEVICES"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+hetcclNetDeviceInfo device(const char* name, int ptrSupport) {
+  hetcclNetDeviceInfo info{};
+  std::strncpy(info.name, name, sizeof info.name - 1);
+  info.ptrSupport = ptrSupport;
+  return info;
+}
+
+TEST(NetDevices, AKernelInterfaceOfHostMemoryIsAPlainSocket) {
+  EXPECT_TRUE(isPlainSocket(device("lo", HETCCL_NET_MODULE_PTR_HOST)));
+  // GPUDirect over sockets (TCPX) is more than a socket.
+  EXPECT_FALSE(isPlainSocket(
+      device("lo", HETCCL_NET_MODULE_PTR_HOST | HETCCL_NET_MODULE_PTR_CUDA)));
+  // RDMA devices are not the kernel's interfaces (mlx5_0, rdmap0s6, cxi0).
+  EXPECT_FALSE(isPlainSocket(device("mlx5_0", HETCCL_NET_MODULE_PTR_HOST)));
+}
+
+TEST(NetDevices, GpuBuffersGoAsTheyAreOnlyWhereEveryDeviceTakesThem) {
+  const int host = HETCCL_NET_MODULE_PTR_HOST;
+  const int gpu = host | HETCCL_NET_MODULE_PTR_CUDA;
+  EXPECT_TRUE(netTakesGpuMemory(GpuBuffers::kAuto, gpu, kCudaMemory, "p"));
+  EXPECT_TRUE(netTakesGpuMemory(GpuBuffers::kAuto, gpu, kHipMemory, "p"));
+  EXPECT_FALSE(netTakesGpuMemory(GpuBuffers::kAuto, host, kCudaMemory, "p"));
+  EXPECT_FALSE(netTakesGpuMemory(GpuBuffers::kStaged, gpu, kCudaMemory, "p"));
+  EXPECT_TRUE(netTakesGpuMemory(GpuBuffers::kRequired, gpu, kCudaMemory, "p"));
+  // Emulated GPUs' memory is the host's.
+  EXPECT_TRUE(netTakesGpuMemory(GpuBuffers::kAuto, host, kHostMemory, "p"));
+  EXPECT_FALSE(netTakesGpuMemory(GpuBuffers::kStaged, host, kHostMemory, "p"));
+  Error e = expectError([&] {
+    netTakesGpuMemory(GpuBuffers::kRequired, host, kCudaMemory, "plugin X");
+  });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  EXPECT_NE(std::string(e.what()).find("plugin X cannot take cuda memory"),
+            std::string::npos)
+      << e.what();
+}
+
+TEST(NetDevices, StagingSaysWhyOnlyWhereItCostsSomething) {
+  const int gpu = HETCCL_NET_MODULE_PTR_HOST | HETCCL_NET_MODULE_PTR_CUDA;
+  EXPECT_NE(netNeedlessStaging(GpuBuffers::kStaged, gpu, kCudaMemory), "");
+  EXPECT_EQ(netNeedlessStaging(GpuBuffers::kStaged, HETCCL_NET_MODULE_PTR_HOST,
+                               kCudaMemory),
+            "");
+  EXPECT_EQ(netNeedlessStaging(GpuBuffers::kAuto, gpu, kCudaMemory), "");
+}
+
+TEST(NetDevices, PointerSupportInWords) {
+  EXPECT_EQ(describePointerSupport(0), "none");
+  EXPECT_EQ(describePointerSupport(7), "host|cuda|dmabuf");
+}
+
+}  // namespace
+}  // namespace hetccl
