@@ -190,9 +190,10 @@ struct CudaRuntime {
         !streamSynchronize || streamCreate(&stream, /*NonBlocking*/ 1) != 0)
       pointerAttributes = nullptr;
   }
-  // cudaPointerAttributes begins with its cudaMemoryType (2: device).
+  // cudaPointerAttributes begins with its cudaMemoryType (2: device); the
+  // room is more than any version's struct needs.
   bool isDevice(const void* data) const {
-    int attributes[16] = {};
+    alignas(16) int attributes[256] = {};
     return pointerAttributes && pointerAttributes(attributes, data) == 0 &&
            attributes[0] == 2;
   }
