@@ -14,32 +14,49 @@ namespace {
 
 using Devices = std::vector<int>;
 
+// `count` devices of distinct names.
+std::vector<std::string> nics(int count) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) names.push_back("mlx5_" + std::to_string(i));
+  return names;
+}
+
 TEST(NetDevices, AutoGivesEachRankOfAFullHostItsRail) {
   for (int index = 0; index < 8; ++index)
-    EXPECT_EQ(chooseNetDevices("auto", 8, {index, 8}), Devices{index});
+    EXPECT_EQ(chooseNetDevices("auto", nics(8), {index, 8}), Devices{index});
   // More ranks than devices: they share them round the host.
-  EXPECT_EQ(chooseNetDevices("auto", 4, {6, 8}), Devices{2});
-  EXPECT_EQ(chooseNetDevices("", 1, {3, 4}), Devices{0});
+  EXPECT_EQ(chooseNetDevices("auto", nics(4), {6, 8}), Devices{2});
+  EXPECT_EQ(chooseNetDevices("", nics(1), {3, 4}), Devices{0});
 }
 
 TEST(NetDevices, AutoSharesAHostsDevicesAmongFewerRanks) {
-  EXPECT_EQ(chooseNetDevices("auto", 4, {0, 1}), (Devices{0, 1, 2, 3}));
-  EXPECT_EQ(chooseNetDevices("auto", 8, {1, 2}), (Devices{1, 3, 5, 7}));
-  EXPECT_EQ(chooseNetDevices("auto", 3, {0, 2}), (Devices{0, 2}));
-  EXPECT_EQ(chooseNetDevices("auto", 3, {1, 2}), (Devices{1}));
+  EXPECT_EQ(chooseNetDevices("auto", nics(4), {0, 1}), (Devices{0, 1, 2, 3}));
+  EXPECT_EQ(chooseNetDevices("auto", nics(8), {1, 2}), (Devices{1, 3, 5, 7}));
+  EXPECT_EQ(chooseNetDevices("auto", nics(3), {0, 2}), (Devices{0, 2}));
+  EXPECT_EQ(chooseNetDevices("auto", nics(3), {1, 2}), (Devices{1}));
   // Never more rails than a rank may have.
-  EXPECT_EQ(chooseNetDevices("auto", 40, {0, 1}).size(),
+  EXPECT_EQ(chooseNetDevices("auto", nics(40), {0, 1}).size(),
             static_cast<size_t>(kMaxNetRails));
 }
 
+// libfabric's tcp provider lists an interface once per address: one NIC.
+TEST(NetDevices, AutoCountsDevicesOfOneNameAsOneNic) {
+  const std::vector<std::string> names = {"eth0", "eth0", "eth1", "eth0"};
+  EXPECT_EQ(chooseNetDevices("auto", names, {0, 1}), (Devices{0, 2}));
+  EXPECT_EQ(chooseNetDevices("auto", names, {1, 2}), Devices{2});
+  EXPECT_EQ(chooseNetDevices("auto", {"eth0", "eth0"}, {1, 2}), Devices{0});
+  // A list is taken as it is.
+  EXPECT_EQ(chooseNetDevices("0,1", names, {0, 1}), (Devices{0, 1}));
+}
+
 TEST(NetDevices, AListNamesTheDevicesInItsOrder) {
-  EXPECT_EQ(chooseNetDevices("3,1", 4, {0, 1}), (Devices{3, 1}));
-  EXPECT_EQ(chooseNetDevices("0", 1, {5, 8}), Devices{0});
+  EXPECT_EQ(chooseNetDevices("3,1", nics(4), {0, 1}), (Devices{3, 1}));
+  EXPECT_EQ(chooseNetDevices("0", nics(1), {5, 8}), Devices{0});
 }
 
 TEST(NetDevices, AMalformedListIsAnInvalidArgument) {
   for (const char* bad : {"1,", "a", "0,0", "4", "-1", "1;2", ","}) {
-    Error e = expectError([&] { chooseNetDevices(bad, 4, {0, 1}); });
+    Error e = expectError([&] { chooseNetDevices(bad, nics(4), {0, 1}); });
     EXPECT_EQ(e.code(), ncclInvalidArgument) << bad;
     EXPECT_NE(std::string(e.what()).find("HETCCL_NET_DEVICES"),
               std::string::npos)

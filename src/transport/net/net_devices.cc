@@ -11,12 +11,26 @@
 namespace hetccl {
 namespace {
 
-std::vector<int> devicesByHostSlot(int deviceCount, HostSlot slot) {
+// The first device of each name: one per NIC.
+std::vector<int> distinctNics(const std::vector<std::string>& deviceNames) {
+  std::vector<int> nics;
+  for (int dev = 0; dev < static_cast<int>(deviceNames.size()); ++dev) {
+    bool seen = false;
+    for (int nic : nics) seen = seen || deviceNames[nic] == deviceNames[dev];
+    if (!seen) nics.push_back(dev);
+  }
+  return nics;
+}
+
+std::vector<int> devicesByHostSlot(const std::vector<std::string>& deviceNames,
+                                   HostSlot slot) {
+  const std::vector<int> nics = distinctNics(deviceNames);
+  const int count = static_cast<int>(nics.size());
   const int ranks = std::max(slot.ranks, 1);
   const int index = slot.index % ranks;
-  if (ranks >= deviceCount) return {index % deviceCount};
+  if (ranks >= count) return {nics[index % count]};
   std::vector<int> devices;
-  for (int dev = index; dev < deviceCount; dev += ranks) devices.push_back(dev);
+  for (int nic = index; nic < count; nic += ranks) devices.push_back(nics[nic]);
   return devices;
 }
 
@@ -52,12 +66,14 @@ std::vector<int> parseDeviceList(const std::string& setting, int deviceCount) {
 
 }  // namespace
 
-std::vector<int> chooseNetDevices(const std::string& setting, int deviceCount,
+std::vector<int> chooseNetDevices(const std::string& setting,
+                                  const std::vector<std::string>& deviceNames,
                                   HostSlot slot) {
-  HETCCL_CHECK_ARG(deviceCount > 0, "a net plugin without devices");
-  std::vector<int> devices = setting.empty() || setting == "auto"
-                                 ? devicesByHostSlot(deviceCount, slot)
-                                 : parseDeviceList(setting, deviceCount);
+  HETCCL_CHECK_ARG(!deviceNames.empty(), "a net plugin without devices");
+  std::vector<int> devices =
+      setting.empty() || setting == "auto"
+          ? devicesByHostSlot(deviceNames, slot)
+          : parseDeviceList(setting, static_cast<int>(deviceNames.size()));
   if (static_cast<int>(devices.size()) > kMaxNetRails)
     devices.resize(kMaxNetRails);
   return devices;

@@ -19,12 +19,15 @@ namespace hetccl {
 constexpr int kMaxNetRails = 16;
 
 // The devices (indices into the plugin's list) a rank uses, one rail each.
-// `setting` is HETCCL_NET_DEVICES: "auto" shares the host's devices among
-// its ranks (rank i of n on a host of d devices takes device i mod d when
-// n >= d, the rail NCCL gives the i-th GPU, else every device j with
-// j mod n == i), or a comma list of indices. Throws ncclInvalidArgument
-// for a malformed list or an index the plugin does not have.
-std::vector<int> chooseNetDevices(const std::string& setting, int deviceCount,
+// `setting` is HETCCL_NET_DEVICES: "auto" shares the host's NICs among its
+// ranks (rank i of n on a host of d NICs takes NIC i mod d when n >= d, the
+// rail NCCL gives the i-th GPU, else every NIC j with j mod n == i), where
+// a NIC is the first of the devices that share a name (libfabric's tcp
+// provider lists one interface several times); or a comma list of
+// indices, taken as they are. Throws ncclInvalidArgument for a malformed
+// list or an index the plugin does not have.
+std::vector<int> chooseNetDevices(const std::string& setting,
+                                  const std::vector<std::string>& deviceNames,
                                   HostSlot slot);
 
 // Whether a device is one of the kernel's network interfaces reached

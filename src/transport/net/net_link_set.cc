@@ -92,9 +92,10 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
       ListenNotice& own = listens[rank_];
       own.pointerSupport = ~0;
       own.maxMessage = SIZE_MAX;
-      for (int device :
-           chooseNetDevices(settings.devices,
-                            static_cast<int>(net->devices().size()), slot)) {
+      std::vector<std::string> names;
+      for (const hetcclNetDeviceInfo& info : net->devices())
+        names.emplace_back(info.name);
+      for (int device : chooseNetDevices(settings.devices, names, slot)) {
         const hetcclNetDeviceInfo& info = net->devices()[device];
         rails_.push_back(std::make_shared<NetProgressThread>(
             *net, linkSet, rank_, device, abort, calls));
