@@ -199,7 +199,8 @@ def main():
         f"{args.plugins}"
         + "".join(f" --variant {v}:" + ",".join(f"{k}={x}" for k, x in
                                               c.items())
-                  for v, c in args.variant if c)
+                  for v, c in args.variant
+                  if c or len(args.variant) > 1)
         + "`",
         f"- Machine: {common.cpu_model()}, {os.cpu_count()} cores; load "
         f"{load_at_start} at start, {common.load_average()} at the end; "
