@@ -94,7 +94,9 @@ if(HETCCL_CUDA_MODULE_BUILT)
   add_library(hetccl_cuda SHARED
     ${PROJECT_SOURCE_DIR}/src/runtime/cuda/cuda_module.cu
     ${PROJECT_SOURCE_DIR}/src/runtime/cuda/cuda_reduce.cu
-    ${PROJECT_SOURCE_DIR}/src/runtime/cuda/cuda_stream_memops.cc)
+    ${PROJECT_SOURCE_DIR}/src/runtime/cuda/cuda_stream_memops.cc
+    ${PROJECT_SOURCE_DIR}/src/runtime/cuda/cuda_driver.cc
+    ${PROJECT_SOURCE_DIR}/src/runtime/cuda/cuda_dma_buf.cc)
   target_include_directories(hetccl_cuda PRIVATE
     ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
   # The driver is reached through the runtime's driver entry points only:

@@ -29,7 +29,8 @@ CrossDomainLinks::CrossDomainLinks(
     double setupTimeoutSeconds, const PlanSettings& plans,
     std::shared_ptr<AbortSignal> abort,
     std::shared_ptr<const PeerLiveness> liveness,
-    std::shared_ptr<const CallLog> calls, std::shared_ptr<WaitingCall> waiting)
+    std::shared_ptr<const CallLog> calls, std::shared_ptr<WaitingCall> waiting,
+    const DeviceModule* gpuModule)
     : rank_(oob.rank()),
       choice_(std::make_shared<TransportChoice>(oob, placements, domains,
                                                 transports.selection)),

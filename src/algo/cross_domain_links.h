@@ -26,7 +26,8 @@ class CrossDomainLinks {
   // into pieces after the plans' pipeline chunk (`plans`). `calls` (may be
   // null) are this rank's collective calls, for the transports' checks of
   // calls that disagree. `waiting`: the communicator's, where the waits on
-  // these links are marked (null: one of their own).
+  // these links are marked (null: one of their own). `gpuModule`: this
+  // rank's GPU's device module (null for a CPU rank), with the GPU current.
   CrossDomainLinks(Oob& oob, const std::vector<RankPlacement>& placements,
                    const DomainMap& domains,
                    const TransportSettings& transports,
@@ -34,7 +35,8 @@ class CrossDomainLinks {
                    std::shared_ptr<AbortSignal> abort,
                    std::shared_ptr<const PeerLiveness> liveness,
                    std::shared_ptr<const CallLog> calls = nullptr,
-                   std::shared_ptr<WaitingCall> waiting = nullptr);
+                   std::shared_ptr<WaitingCall> waiting = nullptr,
+                   const DeviceModule* gpuModule = nullptr);
   ~CrossDomainLinks();
 
   Link& to(int peer) const;

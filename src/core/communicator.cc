@@ -237,7 +237,7 @@ void Communicator::setUpHeterogeneous(
   auto links = std::make_shared<CrossDomainLinks>(
       oob, placements, domains, settings_.transports,
       settings_.bootstrap.timeoutSeconds, settings_.plans, opsAbort_, liveness_,
-      calls_, waiting_);
+      calls_, waiting_, gpu_ ? &deviceModuleOf(*gpu_) : nullptr);
   crossDomainLinks_ = links;
   startCallProbe(domains, links);
   transportChoice_ = links->choice();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "op/call_log.h"
+#include "runtime/device/device_module_loader.h"
 #include "transport/host_slot.h"
 #include "transport/link.h"
 #include "transport/transport_settings.h"
@@ -46,7 +47,9 @@ class LinkSet {
 // the relation is symmetric. `calls` (may be null) are this rank's
 // collective calls, which a peer's transfer that no receive waits for is
 // compared with (call_log.h). `hostSlot`: this rank among its host's
-// ranks.
+// ranks. `gpuModule`: the device module of this rank's GPU (null for a CPU
+// rank), for links that take GPU memory themselves; made with the GPU
+// current.
 struct TransportSetup {
   Oob& oob;
   const TransportSettings& settings;
@@ -56,6 +59,7 @@ struct TransportSetup {
   std::shared_ptr<const PeerLiveness> liveness;
   std::shared_ptr<const CallLog> calls = nullptr;
   HostSlot hostSlot = {};
+  const DeviceModule* gpuModule = nullptr;
 };
 
 class Transport {

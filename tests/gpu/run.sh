@@ -110,8 +110,12 @@
 #               HETCCL_TEST_NET_PTR_CUDA=1 and HETCCL_NET_GPU=1 (GPU buffers
 #               registered as NCCL_PTR_CUDA and handed over as they are, each
 #               receive flushed) every collective, type and op checked and
-#               float32 sums up to 64 MB over 2 rails; without it the
-#               buffers staged (auto), checked; the INFO log must say which
+#               float32 sums up to 64 MB over 2 rails; with devices of
+#               DMA-BUF only (HETCCL_TEST_NET_PTR_DMABUF=1) the buffers go
+#               through DMA-BUF descriptors where the GPU exports them
+#               (regMrDmaBuf), else are staged, checked either way; with
+#               neither the buffers staged (auto), checked; the INFO log
+#               must say which
 #   hosts4      [2 GPUs] 4 ranks on 2 GPUs (rank r on GPU r % 2, -D 0,0,1,1) as
 #               pretend hosts A,A,B,B, then A,B,C,D: every collective, type
 #               and op checked up to 1 MB, float32 sums up to 64 MB; the
@@ -1125,6 +1129,13 @@ step_net_gpu() {
     -b 14680071 -e 64M -f 4 || ok=0
   notes+=("$pass_note; $(grep -c 'devices 0 (standin0), 1 (standin1)' \
     "$out/matrix-net-gpu-direct-rails.log") ranks on 2 rails")
+  # Devices of DMA-BUF only: GPU buffers through the descriptor where the
+  # GPU exports one (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED), else staged.
+  HETCCL_TEST_NET_PTR_DMABUF=1 matrix_pass net gpu-dmabuf $((limit / 4)) \
+    -x all -d float32,bfloat16 -o sum,max -b 7 -e 4M -f 8 || ok=0
+  notes+=("$pass_note; $(grep -c 'GPU buffers through DMA-BUF' \
+    "$out/matrix-net-gpu-dmabuf.log") ranks through DMA-BUF, $(grep -c \
+    'stand-in: regMrDmaBuf of' "$out/matrix-net-gpu-dmabuf.log") say regMrDmaBuf")
   matrix_pass net gpu-staged $((limit / 4)) -x all -d float32,bfloat16 \
     -o sum,max -b 7 -e 4M -f 8 || ok=0
   direct=$(grep -c 'GPU buffers go to' "$out/matrix-net-gpu-staged.log")

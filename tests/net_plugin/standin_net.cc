@@ -26,6 +26,10 @@
 //                                      the process's CUDA runtime move
 //                                      through a host copy, as GPUDirect
 //                                      would move them without one
+//   HETCCL_TEST_NET_PTR_DMABUF=1       devices take GPU memory through
+//                                      DMA-BUF (NCCL_PTR_DMABUF): regMrDmaBuf
+//                                      checks the descriptor and then moves
+//                                      the memory as NCCL_PTR_CUDA's
 //   HETCCL_TEST_NET_FAIL_FLUSH=1       iflush fails
 // At close each connection says (INFO) how many bytes its device moved.
 #include <arpa/inet.h>
@@ -72,6 +76,7 @@ struct Knobs {
   std::string address = "127.0.0.1";
   std::string name;
   bool cudaPointers = false;
+  bool dmaBuf = false;
   bool failFlush = false;
 };
 
@@ -95,6 +100,7 @@ Knobs readKnobs() {
   if (const char* v = getenv("HETCCL_TEST_NET_ADDR"); v && *v) k.address = v;
   if (const char* v = getenv("HETCCL_TEST_NET_NAME"); v && *v) k.name = v;
   k.cudaPointers = knob("HETCCL_TEST_NET_PTR_CUDA", 0) != 0;
+  k.dmaBuf = knob("HETCCL_TEST_NET_PTR_DMABUF", 0) != 0;
   k.failFlush = knob("HETCCL_TEST_NET_FAIL_FLUSH", 0) != 0;
   return k;
 }
@@ -346,6 +352,32 @@ hetcclNetResult regMr(void* comm, void* data, size_t size, int type,
   return HETCCL_NET_SUCCESS;
 }
 
+// The first registration of each process says what it got (INFO), so that
+// a test sees the path taken.
+hetcclNetResult regMrDmaBuf(void* comm, void* data, size_t size, int type,
+                            uint64_t offset, int fd, void** mhandle) {
+  // A DMA-BUF's size is where SEEK_END puts it: the registration must lie
+  // within it.
+  const off_t bytes = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
+  if (!knobs.dmaBuf || type != HETCCL_NET_PTR_CUDA || bytes < 0 ||
+      offset + size > static_cast<uint64_t>(bytes)) {
+    STANDIN_WARN(
+        "stand-in: regMrDmaBuf of type %d, %zu bytes at offset %llu of "
+        "descriptor %d (%lld bytes) refused",
+        type, size, (unsigned long long)offset, fd, (long long)bytes);
+    return HETCCL_NET_INTERNAL_ERROR;
+  }
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true))
+    STANDIN_LOG(HETCCL_NET_LOG_INFO,
+                "stand-in: regMrDmaBuf of %zu bytes at offset %llu of a "
+                "%lld-byte DMA-BUF",
+                size, (unsigned long long)offset, (long long)bytes);
+  *mhandle = new Registration{static_cast<Comm*>(comm),
+                              static_cast<char*>(data), size, true};
+  return HETCCL_NET_SUCCESS;
+}
+
 hetcclNetResult deregMr(void*, void* mhandle) {
   delete static_cast<Registration*>(mhandle);
   return HETCCL_NET_SUCCESS;
@@ -536,8 +568,9 @@ void fillCommon(int dev, Properties* p) {
   p->name = names[dev % 64];
   p->pciPath = nullptr;  // a virtual device
   p->guid = 0x5354414e44000000ull + static_cast<uint64_t>(dev);
-  p->ptrSupport =
-      HETCCL_NET_PTR_HOST | (knobs.cudaPointers ? HETCCL_NET_PTR_CUDA : 0);
+  p->ptrSupport = HETCCL_NET_PTR_HOST |
+                  (knobs.cudaPointers ? HETCCL_NET_PTR_CUDA : 0) |
+                  (knobs.dmaBuf ? HETCCL_NET_PTR_DMABUF : 0);
   p->speed = 10000;
   p->port = 1;
   p->latency = 5.0f;
@@ -626,17 +659,17 @@ hetcclNetResult irecvV10(void* comm, int n, void** data, size_t* sizes, int*,
 }  // namespace
 
 // The tables, as the ABI names them. Members left out stay null: the
-// stand-in offers no DMA-BUF, device offload, virtual NICs or net
-// attributes.
-#define STANDIN_SHARED     \
-  t.devices = devices;     \
-  t.accept = acceptFrom;   \
-  t.regMr = regMr;         \
-  t.deregMr = deregMr;     \
-  t.iflush = iflush;       \
-  t.test = test;           \
-  t.closeSend = closeComm; \
-  t.closeRecv = closeComm; \
+// stand-in offers no device offload, virtual NICs or net attributes.
+#define STANDIN_SHARED         \
+  t.devices = devices;         \
+  t.accept = acceptFrom;       \
+  t.regMr = regMr;             \
+  t.regMrDmaBuf = regMrDmaBuf; \
+  t.deregMr = deregMr;         \
+  t.iflush = iflush;           \
+  t.test = test;               \
+  t.closeSend = closeComm;     \
+  t.closeRecv = closeComm;     \
   t.closeListen = closeListen;
 
 template <typename Table>

@@ -142,6 +142,8 @@ TEST_P(DeviceModuleTable, EveryFunctionIsThere) {
       reinterpret_cast<const void*>(t.loadKernels),
       reinterpret_cast<const void*>(t.timingEventCreate),
       reinterpret_cast<const void*>(t.eventElapsedMs),
+      reinterpret_cast<const void*>(t.dmaBufSupported),
+      reinterpret_cast<const void*>(t.exportDmaBuf),
   };
   // Every pointer member of the table is listed above.
   static_assert(
@@ -231,6 +233,14 @@ TEST_P(DeviceModuleTable, WithoutDeviceCallsFailCleanly) {
   r.op = ncclSum;
   EXPECT_NE(table_->reduceAsync(&r, nullptr), 0);
   EXPECT_EQ(data[0], 1.0f);
+  // No DMA-BUF without a device: not supported, or an error saying why.
+  int supported = -1;
+  const int dmaBuf = table_->dmaBufSupported(&supported);
+  EXPECT_EQ(supported, 0) << "code " << dmaBuf;
+  int fd = -1;
+  uint64_t offset = 0;
+  EXPECT_NE(table_->exportDmaBuf(data, &fd, &offset), 0);
+  EXPECT_EQ(fd, -1);
 }
 
 TEST_P(DeviceModuleTable, ErrorStringsAreMessages) {

@@ -80,19 +80,27 @@ TEST(NetDevices, AKernelInterfaceOfHostMemoryIsAPlainSocket) {
   EXPECT_FALSE(isPlainSocket(device("mlx5_0", HETCCL_NET_MODULE_PTR_HOST)));
 }
 
+NetGpuPolicy policy(GpuBuffers mode, int pointerSupport,
+                    bool gpuExportsDmaBuf = false) {
+  return {mode, pointerSupport, gpuExportsDmaBuf, "plugin X"};
+}
+
 TEST(NetDevices, GpuBuffersGoAsTheyAreOnlyWhereEveryDeviceTakesThem) {
   const int host = HETCCL_NET_MODULE_PTR_HOST;
   const int gpu = host | HETCCL_NET_MODULE_PTR_CUDA;
-  EXPECT_TRUE(netTakesGpuMemory(GpuBuffers::kAuto, gpu, kCudaMemory, "p"));
-  EXPECT_TRUE(netTakesGpuMemory(GpuBuffers::kAuto, gpu, kHipMemory, "p"));
-  EXPECT_FALSE(netTakesGpuMemory(GpuBuffers::kAuto, host, kCudaMemory, "p"));
-  EXPECT_FALSE(netTakesGpuMemory(GpuBuffers::kStaged, gpu, kCudaMemory, "p"));
-  EXPECT_TRUE(netTakesGpuMemory(GpuBuffers::kRequired, gpu, kCudaMemory, "p"));
+  EXPECT_TRUE(netTakesGpuMemory(policy(GpuBuffers::kAuto, gpu), kCudaMemory));
+  EXPECT_TRUE(netTakesGpuMemory(policy(GpuBuffers::kAuto, gpu), kHipMemory));
+  EXPECT_FALSE(netTakesGpuMemory(policy(GpuBuffers::kAuto, host), kCudaMemory));
+  EXPECT_FALSE(
+      netTakesGpuMemory(policy(GpuBuffers::kStaged, gpu), kCudaMemory));
+  EXPECT_TRUE(
+      netTakesGpuMemory(policy(GpuBuffers::kRequired, gpu), kCudaMemory));
   // Emulated GPUs' memory is the host's.
-  EXPECT_TRUE(netTakesGpuMemory(GpuBuffers::kAuto, host, kHostMemory, "p"));
-  EXPECT_FALSE(netTakesGpuMemory(GpuBuffers::kStaged, host, kHostMemory, "p"));
+  EXPECT_TRUE(netTakesGpuMemory(policy(GpuBuffers::kAuto, host), kHostMemory));
+  EXPECT_FALSE(
+      netTakesGpuMemory(policy(GpuBuffers::kStaged, host), kHostMemory));
   Error e = expectError([&] {
-    netTakesGpuMemory(GpuBuffers::kRequired, host, kCudaMemory, "plugin X");
+    netTakesGpuMemory(policy(GpuBuffers::kRequired, host), kCudaMemory);
   });
   EXPECT_EQ(e.code(), ncclInvalidUsage);
   EXPECT_NE(std::string(e.what()).find("plugin X cannot take cuda memory"),
@@ -100,13 +108,38 @@ TEST(NetDevices, GpuBuffersGoAsTheyAreOnlyWhereEveryDeviceTakesThem) {
       << e.what();
 }
 
+TEST(NetDevices, DevicesOfDmaBufTakeGpuBuffersOnlyFromAGpuThatExports) {
+  const int dmaBuf = HETCCL_NET_MODULE_PTR_HOST | HETCCL_NET_MODULE_PTR_DMABUF;
+  EXPECT_FALSE(
+      netTakesGpuMemory(policy(GpuBuffers::kAuto, dmaBuf), kCudaMemory));
+  EXPECT_TRUE(
+      netTakesGpuMemory(policy(GpuBuffers::kAuto, dmaBuf, true), kCudaMemory));
+  EXPECT_TRUE(policy(GpuBuffers::kAuto, dmaBuf, true).viaDmaBuf());
+  // Both kinds: DMA-BUF first, as NCCL prefers it.
+  EXPECT_TRUE(
+      policy(GpuBuffers::kAuto, dmaBuf | HETCCL_NET_MODULE_PTR_CUDA, true)
+          .viaDmaBuf());
+  EXPECT_FALSE(
+      policy(GpuBuffers::kAuto, dmaBuf | HETCCL_NET_MODULE_PTR_CUDA, false)
+          .viaDmaBuf());
+  Error e = expectError([&] {
+    netTakesGpuMemory(policy(GpuBuffers::kRequired, dmaBuf), kCudaMemory);
+  });
+  EXPECT_NE(std::string(e.what()).find("this GPU exports no DMA-BUF"),
+            std::string::npos)
+      << e.what();
+}
+
 TEST(NetDevices, StagingSaysWhyOnlyWhereItCostsSomething) {
   const int gpu = HETCCL_NET_MODULE_PTR_HOST | HETCCL_NET_MODULE_PTR_CUDA;
-  EXPECT_NE(netNeedlessStaging(GpuBuffers::kStaged, gpu, kCudaMemory), "");
-  EXPECT_EQ(netNeedlessStaging(GpuBuffers::kStaged, HETCCL_NET_MODULE_PTR_HOST,
-                               kCudaMemory),
+  EXPECT_NE(netNeedlessStaging(policy(GpuBuffers::kStaged, gpu), kCudaMemory),
             "");
-  EXPECT_EQ(netNeedlessStaging(GpuBuffers::kAuto, gpu, kCudaMemory), "");
+  EXPECT_EQ(
+      netNeedlessStaging(
+          policy(GpuBuffers::kStaged, HETCCL_NET_MODULE_PTR_HOST), kCudaMemory),
+      "");
+  EXPECT_EQ(netNeedlessStaging(policy(GpuBuffers::kAuto, gpu), kCudaMemory),
+            "");
 }
 
 TEST(NetDevices, PointerSupportInWords) {

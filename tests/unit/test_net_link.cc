@@ -9,11 +9,14 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "runtime/host/emulated_device_module.h"
 #include "support/elapsed.h"
 #include "support/expect_error.h"
 #include "support/link_ranks.h"
@@ -31,21 +34,47 @@ constexpr double kWaitSeconds = 20;
 // Every rank of the set loads `version` of the stand-in (0: all versions,
 // so v12); the knobs in the environment apply from here on. `settingsOf`
 // gives each rank's settings (the defaults without it).
+// `gpuModule`: every rank's GPU's (null: CPU ranks).
 Ranks makeRanks(int nranks, int version = 0,
                 std::function<std::vector<int>(int)> peersOf = nullptr,
-                std::function<NetSettings(int)> settingsOf = nullptr) {
+                std::function<NetSettings(int)> settingsOf = nullptr,
+                const DeviceModule* gpuModule = nullptr) {
   const NetLibrary* net = &loadedNetLibrary(standInNetPlugin(version));
   return makeLinkRanks<NetLinkSet>(
       nranks,
-      [net, settingsOf](Oob& oob, const std::vector<int>& peers,
-                        std::shared_ptr<AbortSignal> abort,
-                        std::shared_ptr<const CallLog> calls) {
+      [net, settingsOf, gpuModule](Oob& oob, const std::vector<int>& peers,
+                                   std::shared_ptr<AbortSignal> abort,
+                                   std::shared_ptr<const CallLog> calls) {
         const NetSettings settings =
             settingsOf ? settingsOf(oob.rank()) : NetSettings{};
         return std::make_unique<NetLinkSet>(oob, peers, abort, settings, 30,
-                                            calls, net);
+                                            calls, net, HostSlot{}, gpuModule);
       },
       std::move(peersOf));
+}
+
+// A GPU runtime (the emulated one) whose devices export DMA-BUF: a memfd
+// stands for the allocation, or the export fails.
+const DeviceModule& dmaBufModule(bool exportWorks) {
+  auto make = [](bool works) {
+    hetcclDeviceModuleTable table = emulatedDeviceModule().api();
+    table.dmaBufSupported = [](int* supported) {
+      *supported = 1;
+      return 0;
+    };
+    table.exportDmaBuf = works ? [](const void*, int* fd, uint64_t* offset) {
+      // Sparse, as large as any buffer of the tests; the buffer at its start.
+      *fd = memfd_create("hetccl-test-dmabuf", MFD_CLOEXEC);
+      *offset = 0;
+      return *fd >= 0 && ftruncate(*fd, off_t{1} << 30) == 0 ? 0 : 1;
+    } : [](const void*, int*, uint64_t*) { return 1; };
+    return table;
+  };
+  static const hetcclDeviceModuleTable working = make(true);
+  static const hetcclDeviceModuleTable failing = make(false);
+  static const DeviceModule workingModule(working, "DMA-BUF test module");
+  static const DeviceModule failingModule(failing, "DMA-BUF test module");
+  return exportWorks ? workingModule : failingModule;
 }
 
 NetSettings onDevices(const char* devices, GpuBuffers gpu = GpuBuffers::kAuto) {
@@ -289,6 +318,48 @@ TEST(NetLink, AFlushThatFailsFailsTheReceiveIntoGpuMemory) {
   Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
   EXPECT_EQ(e.code(), ncclSystemError);
   EXPECT_NE(std::string(e.what()).find("iflush failed"), std::string::npos)
+      << e.what();
+}
+
+// Devices of DMA-BUF only (no NCCL_PTR_CUDA): GPU buffers go through a
+// descriptor of their allocation (regMrDmaBuf; the stand-in refuses GPU
+// memory through regMr) where the GPU exports one, shared by the shares of
+// a transfer cut across two rails.
+TEST(NetLink, GpuBuffersGoThroughDmaBufWhereTheGpuExportsIt) {
+  ScopedEnv dmaBuf("HETCCL_TEST_NET_PTR_DMABUF", "1");
+  ScopedEnv devices("HETCCL_TEST_NET_DEVICES", "2");
+  Ranks ranks = makeRanks(
+      2, 0, nullptr, [](int) { return onDevices("0,1"); }, &dmaBufModule(true));
+  auto sender = ranks.transports[0]->link(1);
+  auto receiver = ranks.transports[1]->link(0);
+  ASSERT_TRUE(sender->movesGpuMemory(kCudaMemory));
+  for (size_t bytes : {size_t{3}, 2 * kNetSplitBytes + 5}) {
+    std::vector<uint8_t> out(bytes), in(bytes, 0xEE);
+    for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<uint8_t>(i * 13);
+    auto send = sender->sendGpu(kCudaMemory, out.data(), bytes, kTestCall);
+    auto recv = receiver->recvGpu(kCudaMemory, in.data(), bytes, kTestCall);
+    recv->wait(AbortSignal(), kWaitSeconds);
+    send->wait(AbortSignal(), kWaitSeconds);
+    EXPECT_EQ(in, out) << bytes;
+  }
+}
+
+// Without a GPU that exports DMA-BUF such devices take no GPU buffers, and
+// an export that fails fails the transfer, saying so.
+TEST(NetLink, DmaBufDevicesNeedAGpuThatExports) {
+  ScopedEnv dmaBuf("HETCCL_TEST_NET_PTR_DMABUF", "1");
+  {
+    Ranks ranks = makeRanks(2);
+    EXPECT_FALSE(ranks.transports[0]->link(1)->movesGpuMemory(kCudaMemory));
+  }
+  Ranks ranks = makeRanks(2, 0, nullptr, nullptr, &dmaBufModule(false));
+  std::vector<uint8_t> buffer(4096);
+  Error e = expectError([&] {
+    ranks.transports[0]->link(1)->sendGpu(kCudaMemory, buffer.data(),
+                                          buffer.size(), kTestCall);
+  });
+  EXPECT_NE(std::string(e.what()).find("exporting a GPU buffer as DMA-BUF"),
+            std::string::npos)
       << e.what();
 }
 

@@ -216,10 +216,16 @@ void printNetChoices(const hetccl::NetLibrary& net) {
                      : "left to tcp (its devices are plain sockets)");
   std::string what;
   try {
-    what = hetccl::netTakesGpuMemory(hetccl::NetSettings::fromEnvironment().gpu,
-                                     pointerSupport, hetccl::kCudaMemory,
-                                     net.description())
+    // Whether this machine's GPU exports DMA-BUF is for a rank to find out
+    // (hetccl-info makes no GPU current): plain GPU pointers only here.
+    const hetccl::NetGpuPolicy policy{
+        hetccl::NetSettings::fromEnvironment().gpu, pointerSupport, false,
+        net.description()};
+    what = hetccl::netTakesGpuMemory(policy, hetccl::kCudaMemory)
                ? "handed to the plugin as they are"
+           : pointerSupport & HETCCL_NET_MODULE_PTR_DMABUF
+               ? "handed over through DMA-BUF where the GPU exports it, "
+                 "else staged"
                : "staged through host memory";
   } catch (const std::exception& e) {
     what = e.what();

@@ -9,6 +9,7 @@
 // cudart that the program loaded).
 #include <cuda_runtime_api.h>
 
+#include "runtime/cuda/cuda_dma_buf.h"
 #include "runtime/cuda/cuda_reduce.h"
 #include "runtime/cuda/cuda_stream_memops.h"
 
@@ -59,8 +60,9 @@ struct CudaRuntime {
 
   static int hostFree(void* pointer) { return cudaFreeHost(pointer); }
 
-  // The stream memory operations and the kernels live in their own sources
-  // (cuda_stream_memops.h, cuda_reduce.h), in namespace cuda.
+  // The stream memory operations, the kernels and the DMA-BUF export live
+  // in their own sources (cuda_stream_memops.h, cuda_reduce.h,
+  // cuda_dma_buf.h), in namespace cuda.
   static int writeValue64(void* stream, uint64_t* address, uint64_t value) {
     return cuda::writeValue64(asStream(stream), address, value);
   }
@@ -86,6 +88,14 @@ struct CudaRuntime {
   }
 
   static int loadKernels() { return cuda::loadKernels(); }
+
+  static int dmaBufSupported(int* supported) {
+    return cuda::dmaBufSupported(supported);
+  }
+
+  static int exportDmaBuf(const void* pointer, int* fd, uint64_t* offset) {
+    return cuda::exportDmaBuf(pointer, fd, offset);
+  }
 };
 
 }  // namespace

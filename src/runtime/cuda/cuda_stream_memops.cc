@@ -2,6 +2,8 @@
 
 #include <cuda.h>  // driver types and flag values only; libcuda is not linked
 
+#include "runtime/cuda/cuda_driver.h"
+
 namespace hetccl {
 namespace cuda {
 namespace {
@@ -10,42 +12,21 @@ namespace {
 using StreamValue64Fn = CUresult (*)(CUstream stream, CUdeviceptr address,
                                      cuuint64_t value, unsigned int flags);
 
-// The ABI version asked for: CUDA 12.0's, the first with the _v2 functions
-// as the default ones.
-constexpr unsigned int kDriverApiVersion = 12000;
-
 struct StreamMemOps {
   StreamValue64Fn write = nullptr;
   StreamValue64Fn wait = nullptr;
-  cudaError_t error = cudaSuccess;  // why they could not be found
+  int error = cudaSuccess;  // why they could not be found
 };
-
-cudaError_t findDriverFunction(const char* name, StreamValue64Fn* function) {
-  void* address = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-  const cudaError_t error = cudaGetDriverEntryPointByVersion(
-      name, &address, kDriverApiVersion, cudaEnableDefault, &found);
-#else
-  // Toolkits before 12.5 lack the versioned query; the unversioned one
-  // gives the functions of the toolkit's own version, 12.0 or later here.
-  const cudaError_t error =
-      cudaGetDriverEntryPoint(name, &address, cudaEnableDefault, &found);
-#endif
-  if (error != cudaSuccess) return error;
-  if (found == cudaDriverEntryPointVersionNotSufficent)
-    return cudaErrorInsufficientDriver;
-  if (found != cudaDriverEntryPointSuccess || address == nullptr)
-    return cudaErrorSymbolNotFound;
-  *function = reinterpret_cast<StreamValue64Fn>(address);
-  return cudaSuccess;
-}
 
 StreamMemOps findStreamMemOps() {
   StreamMemOps ops;
-  ops.error = findDriverFunction("cuStreamWriteValue64", &ops.write);
+  void* write = nullptr;
+  void* wait = nullptr;
+  ops.error = findDriverFunction("cuStreamWriteValue64", &write);
   if (ops.error == cudaSuccess)
-    ops.error = findDriverFunction("cuStreamWaitValue64", &ops.wait);
+    ops.error = findDriverFunction("cuStreamWaitValue64", &wait);
+  ops.write = reinterpret_cast<StreamValue64Fn>(write);
+  ops.wait = reinterpret_cast<StreamValue64Fn>(wait);
   return ops;
 }
 

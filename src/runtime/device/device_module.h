@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HETCCL_DEVICE_MODULE_ABI 6
+#define HETCCL_DEVICE_MODULE_ABI 7
 /* The module's one exported function returns its table. */
 #define HETCCL_DEVICE_MODULE_ENTRY "hetcclDeviceModule"
 
@@ -176,6 +176,15 @@ typedef struct {
    * them), and the milliseconds between two such events once both were. */
   int (*timingEventCreate)(void** event);
   int (*eventElapsedMs)(void* start, void* end, float* milliseconds);
+
+  /* DMA-BUF (Linux) of device memory, for NICs that read and write it
+   * themselves (a network plugin's regMrDmaBuf): *supported = 1 when the
+   * current device and its driver export it; exportDmaBuf gives a file
+   * descriptor of the whole allocation that holds `pointer` (the caller
+   * closes it) and `pointer`'s offset in it. An error where the runtime has
+   * no such export. */
+  int (*dmaBufSupported)(int* supported);
+  int (*exportDmaBuf)(const void* pointer, int* fd, uint64_t* offset);
 } hetcclDeviceModuleTable;
 
 typedef const hetcclDeviceModuleTable* (*hetcclDeviceModuleEntry)(void);

@@ -185,7 +185,8 @@ void fillCommonEntries(hetcclDeviceModuleTable& table) {
 //     static constexpr const char* kName = "cuda";
 //     static int memoryKind(const void* pointer, int* kind);
 //     ... hostAlloc, hostFree, writeValue64, waitValue64, waitBits64,
-//         reduceAsync, lowLatencyCollective, loadKernels
+//         reduceAsync, lowLatencyCollective, loadKernels, dmaBufSupported,
+//         exportDmaBuf
 //   };
 template <class Runtime>
 hetcclDeviceModuleTable makeTable() {
@@ -201,6 +202,8 @@ hetcclDeviceModuleTable makeTable() {
   table.reduceAsync = Runtime::reduceAsync;
   table.lowLatencyCollective = Runtime::lowLatencyCollective;
   table.loadKernels = Runtime::loadKernels;
+  table.dmaBufSupported = Runtime::dmaBufSupported;
+  table.exportDmaBuf = Runtime::exportDmaBuf;
   return table;
 }
 

@@ -94,6 +94,18 @@ struct HipRuntime {
     KernelLoader loader;
     return device::visitEveryKernel(loader);
   }
+
+  // HIP's DMA-BUF export (hipMemGetHandleForAddressRange) is newer than
+  // the HIP this module is built against (Debian 12's); until it is used,
+  // AMD GPU buffers on a plugin of DMA-BUF only are staged.
+  static int dmaBufSupported(int* supported) {
+    *supported = 0;
+    return hipSuccess;
+  }
+
+  static int exportDmaBuf(const void*, int*, uint64_t*) {
+    return hipErrorNotSupported;
+  }
 };
 
 }  // namespace

@@ -512,6 +512,12 @@ hetcclDeviceModuleTable makeTable() {
     return 0;
   };
   t.loadKernels = [] { return 0; };
+  // Emulated devices' memory is the host's: nothing to export.
+  t.dmaBufSupported = [](int* supported) {
+    *supported = 0;
+    return 0;
+  };
+  t.exportDmaBuf = [](const void*, int*, uint64_t*) { return kFailed; };
   return t;
 }
 

@@ -39,7 +39,7 @@ NetChannel::NetChannel(const NetContext& context, int rank, int peer,
 }
 
 void NetChannel::postSend(std::shared_ptr<PostedRequest> request,
-                          const void* data, size_t bytes, int pointerType,
+                          const void* data, size_t bytes, NetMemory memory,
                           const CallSignature& call) {
   if (error_) return request->failWith(*error_);
   Transfer& t = sends_.emplace_back();
@@ -47,21 +47,21 @@ void NetChannel::postSend(std::shared_ptr<PostedRequest> request,
   // A send's bytes are only ever read.
   t.data = static_cast<char*>(const_cast<void*>(data));
   t.bytes = bytes;
-  t.pointerType = pointerType;
+  t.memory = std::move(memory);
   t.call = call;
   t.partBytes = partBytes_;
   t.parts = (bytes + partBytes_ - 1) / partBytes_;
 }
 
 void NetChannel::postRecv(std::shared_ptr<PostedRequest> request, void* data,
-                          size_t bytes, int pointerType,
+                          size_t bytes, NetMemory memory,
                           const CallSignature& call) {
   if (error_) return request->failWith(*error_);
   Transfer& t = receives_.emplace_back();
   t.request = std::move(request);
   t.data = static_cast<char*>(data);
   t.bytes = bytes;
-  t.pointerType = pointerType;
+  t.memory = std::move(memory);
   t.call = call;
 }
 
@@ -146,12 +146,13 @@ bool NetChannel::postHeader(Transfer& transfer) {
 
 void NetChannel::ensureRegistered(Transfer& transfer, void* comm) {
   if (transfer.registration.handle() == nullptr)
-    transfer.registration = NetRegistration(
-        context_, comm, transfer.data, transfer.bytes, transfer.pointerType);
+    transfer.registration = NetRegistration(context_, comm, transfer.data,
+                                            transfer.bytes, transfer.memory);
 }
 
 bool NetChannel::flushed(Transfer& receive) {
-  if (receive.pointerType == HETCCL_NET_MODULE_PTR_HOST || receive.bytes == 0)
+  if (receive.memory.pointerType == HETCCL_NET_MODULE_PTR_HOST ||
+      receive.bytes == 0)
     return true;
   if (!receive.flushPosted) {
     check(table_.iflush(context_.get(), comms_.receive.get(), receive.data,

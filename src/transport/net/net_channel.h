@@ -40,14 +40,14 @@ class NetChannel {
              std::shared_ptr<const CallLog> calls,
              std::atomic<uint64_t>& latestCall);
 
-  // Queue a transfer; fail it at once if the channel is broken.
-  // `pointerType`: the ABI's NCCL_PTR_* of the buffer's memory, with which
-  // it is registered; a receive into GPU memory ends with the plugin's
-  // flush (iflush), so that its bytes are visible to the GPU.
+  // Queue a transfer; fail it at once if the channel is broken. `memory`:
+  // where the buffer is, for its registration; a receive into GPU memory
+  // ends with the plugin's flush (iflush), so that its bytes are visible
+  // to the GPU.
   void postSend(std::shared_ptr<PostedRequest> request, const void* data,
-                size_t bytes, int pointerType, const CallSignature& call);
+                size_t bytes, NetMemory memory, const CallSignature& call);
   void postRecv(std::shared_ptr<PostedRequest> request, void* data,
-                size_t bytes, int pointerType, const CallSignature& call);
+                size_t bytes, NetMemory memory, const CallSignature& call);
 
   // One turn: posts what the plugin takes, tests what is in flight.
   // Whether anything moved; throws the error that breaks the channel.
@@ -64,7 +64,7 @@ class NetChannel {
     std::shared_ptr<PostedRequest> request;
     char* data = nullptr;
     size_t bytes = 0;
-    int pointerType = HETCCL_NET_MODULE_PTR_HOST;
+    NetMemory memory;
     CallSignature call;
     size_t partBytes = 0;  // a receive's: the sender's, from its header
     uint64_t parts = 0;

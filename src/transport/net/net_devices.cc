@@ -84,25 +84,27 @@ bool isPlainSocket(const hetcclNetDeviceInfo& device) {
   return (device.ptrSupport & gpuBits) == 0 && if_nametoindex(device.name) != 0;
 }
 
-bool netTakesGpuMemory(GpuBuffers mode, int pointerSupport, MemoryKind kind,
-                       const std::string& plugin) {
-  if (mode == GpuBuffers::kStaged) return false;
+bool netTakesGpuMemory(const NetGpuPolicy& policy, MemoryKind kind) {
+  if (policy.mode == GpuBuffers::kStaged) return false;
   if (kind == kHostMemory) return true;
-  const bool takes = pointerSupport & HETCCL_NET_MODULE_PTR_CUDA;
-  if (mode == GpuBuffers::kAuto || takes) return takes;
+  const bool takes = (policy.pointerSupport & HETCCL_NET_MODULE_PTR_CUDA) ||
+                     policy.viaDmaBuf();
+  if (policy.mode == GpuBuffers::kAuto || takes) return takes;
+  const bool dmaBufOnly = policy.pointerSupport & HETCCL_NET_MODULE_PTR_DMABUF;
   fail(ncclInvalidUsage,
        "HETCCL_NET_GPU=1, but %s cannot take %s memory on the devices this "
-       "rank uses (their ptrSupport: %s); use a plugin with GPUDirect RDMA "
+       "rank uses (their ptrSupport: %s%s); use a plugin with GPUDirect RDMA "
        "(hetccl-info lists what it takes), or unset HETCCL_NET_GPU to stage "
        "GPU buffers through host memory",
-       plugin.c_str(), describeMemoryKinds(kind).c_str(),
-       describePointerSupport(pointerSupport).c_str());
+       policy.plugin.c_str(), describeMemoryKinds(kind).c_str(),
+       describePointerSupport(policy.pointerSupport).c_str(),
+       dmaBufOnly ? "; this GPU exports no DMA-BUF" : "");
 }
 
-std::string netNeedlessStaging(GpuBuffers mode, int pointerSupport,
-                               MemoryKind kind) {
-  if (mode != GpuBuffers::kStaged ||
-      !netTakesGpuMemory(GpuBuffers::kAuto, pointerSupport, kind, ""))
+std::string netNeedlessStaging(const NetGpuPolicy& policy, MemoryKind kind) {
+  NetGpuPolicy automatic = policy;
+  automatic.mode = GpuBuffers::kAuto;
+  if (policy.mode != GpuBuffers::kStaged || !netTakesGpuMemory(automatic, kind))
     return "";
   return format(
       "HETCCL_NET_GPU=0, though the net plugin takes %s memory itself; unset "

@@ -35,16 +35,29 @@ std::vector<int> chooseNetDevices(const std::string& setting,
 // provider): a device name the kernel knows and no GPU memory.
 bool isPlainSocket(const hetcclNetDeviceInfo& device);
 
-// Whether net links take buffers in memory of `kind` as they are, under
-// `mode`, on devices whose NCCL_PTR_* bits, ANDed, are `pointerSupport`
-// (host memory: always, unless staged). Throws ncclInvalidUsage where
-// HETCCL_NET_GPU=1 asks for GPU memory the devices cannot take.
-bool netTakesGpuMemory(GpuBuffers mode, int pointerSupport, MemoryKind kind,
-                       const std::string& plugin);
+// Which GPU buffers a rank's net links take as they are: HETCCL_NET_GPU,
+// what its devices take (their NCCL_PTR_* bits, ANDed), and whether its GPU
+// exports DMA-BUF, which a device of NCCL_PTR_DMABUF needs.
+struct NetGpuPolicy {
+  GpuBuffers mode = GpuBuffers::kAuto;
+  int pointerSupport = HETCCL_NET_MODULE_PTR_HOST;
+  bool gpuExportsDmaBuf = false;
+  std::string plugin;  // for messages
+
+  // Whether GPU buffers go through a DMA-BUF descriptor (preferred, as
+  // NCCL prefers it) rather than as plain GPU pointers (NCCL_PTR_CUDA).
+  bool viaDmaBuf() const {
+    return gpuExportsDmaBuf && (pointerSupport & HETCCL_NET_MODULE_PTR_DMABUF);
+  }
+};
+
+// Whether net links under `policy` take buffers in memory of `kind` as
+// they are (host memory: always, unless staged). Throws ncclInvalidUsage
+// where HETCCL_NET_GPU=1 asks for GPU memory the devices cannot take.
+bool netTakesGpuMemory(const NetGpuPolicy& policy, MemoryKind kind);
 // Why the links stage memory of `kind` that `auto` would hand over
 // (HETCCL_NET_GPU=0), and what to set; empty otherwise.
-std::string netNeedlessStaging(GpuBuffers mode, int pointerSupport,
-                               MemoryKind kind);
+std::string netNeedlessStaging(const NetGpuPolicy& policy, MemoryKind kind);
 
 // The ABI's NCCL_PTR_* bits as words: "host|cuda".
 std::string describePointerSupport(int bits);

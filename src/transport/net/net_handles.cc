@@ -51,12 +51,19 @@ void NetComm::close() {
 }
 
 NetRegistration::NetRegistration(const NetContext& context, void* comm,
-                                 void* data, size_t bytes, int pointerType)
+                                 void* data, size_t bytes,
+                                 const NetMemory& memory)
     : context_(&context), comm_(comm) {
-  context.library().check(
-      context.library().table().regMr(context.get(), comm, data, bytes,
-                                      pointerType, &handle_),
-      "regMr");
+  const hetcclNetModuleTable& table = context.library().table();
+  if (memory.dmaBuf)
+    context.library().check(
+        table.regMrDmaBuf(context.get(), comm, data, bytes, memory.pointerType,
+                          memory.dmaBufOffset, memory.dmaBuf->get(), &handle_),
+        "regMrDmaBuf");
+  else
+    context.library().check(table.regMr(context.get(), comm, data, bytes,
+                                        memory.pointerType, &handle_),
+                            "regMr");
 }
 
 NetRegistration& NetRegistration::operator=(NetRegistration&& other) noexcept {

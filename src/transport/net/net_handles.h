@@ -7,8 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "transport/net/net_library.h"
+#include "util/owned_fd.h"
 
 namespace hetccl {
 
@@ -51,14 +53,29 @@ class NetComm {
   void* comm_ = nullptr;
 };
 
+// Where a transfer's buffer is, for its registration: host memory, GPU
+// memory the plugin maps itself (NCCL_PTR_CUDA), or GPU memory through a
+// DMA-BUF descriptor of its allocation, shared by the transfer's shares
+// (`dmaBufOffset`: where the buffer starts in it).
+struct NetMemory {
+  int pointerType = HETCCL_NET_MODULE_PTR_HOST;
+  std::shared_ptr<const OwnedFd> dmaBuf;
+  uint64_t dmaBufOffset = 0;
+
+  // The same memory `bytes` further on.
+  NetMemory advancedBy(size_t bytes) const {
+    return {pointerType, dmaBuf, dmaBuf ? dmaBufOffset + bytes : 0};
+  }
+};
+
 class NetRegistration {
  public:
   NetRegistration() = default;
-  // Registers `bytes` at `data` with `comm`, memory of the ABI's
-  // NCCL_PTR_* `pointerType`; throws like NetLibrary::check (a plugin that
-  // refuses the memory).
+  // Registers `bytes` at `data` with `comm` (regMr, or regMrDmaBuf where
+  // `memory` has a descriptor); throws like NetLibrary::check (a plugin
+  // that refuses the memory).
   NetRegistration(const NetContext& context, void* comm, void* data,
-                  size_t bytes, int pointerType = HETCCL_NET_MODULE_PTR_HOST);
+                  size_t bytes, const NetMemory& memory = {});
   NetRegistration(NetRegistration&& other) noexcept {
     *this = std::move(other);
   }

@@ -10,9 +10,15 @@ namespace hetccl {
 
 NetLink::NetLink(int peer,
                  std::vector<std::shared_ptr<NetProgressThread>> lanes,
-                 NetGpuPolicy gpu)
-    : peer_(peer), lanes_(std::move(lanes)), gpu_(std::move(gpu)) {
+                 NetGpuPolicy gpu, const DeviceModule* gpuModule)
+    : peer_(peer),
+      lanes_(std::move(lanes)),
+      gpu_(std::move(gpu)),
+      gpuModule_(gpuModule) {
   HETCCL_CHECK_ARG(!lanes_.empty(), "net link to rank %d without lanes", peer);
+  HETCCL_CHECK_ARG(!gpu_.viaDmaBuf() || gpuModule_ != nullptr,
+                   "net link to rank %d: DMA-BUF without a device module",
+                   peer);
 }
 
 std::shared_ptr<TransferRequest> NetLink::send(const void* data, size_t bytes,
@@ -36,11 +42,25 @@ std::shared_ptr<TransferRequest> NetLink::recv(void* data, size_t bytes,
 }
 
 bool NetLink::movesGpuMemory(MemoryKind kind) const {
-  return netTakesGpuMemory(gpu_.mode, gpu_.pointerSupport, kind, gpu_.plugin);
+  return netTakesGpuMemory(gpu_, kind);
 }
 
 std::string NetLink::whyStagesGpuMemory(MemoryKind kind) const {
-  return netNeedlessStaging(gpu_.mode, gpu_.pointerSupport, kind);
+  return netNeedlessStaging(gpu_, kind);
+}
+
+// One export per transfer, whose shares register parts of it; the
+// descriptor closes with the last of them.
+NetMemory NetLink::memoryOf(MemoryKind kind, const void* data) const {
+  if (kind == kHostMemory) return {};
+  if (!gpu_.viaDmaBuf()) return {HETCCL_NET_MODULE_PTR_CUDA, nullptr, 0};
+  int fd = -1;
+  uint64_t offset = 0;
+  gpuModule_->check(gpuModule_->api().exportDmaBuf(data, &fd, &offset),
+                    "exporting a GPU buffer as DMA-BUF for the net plugin");
+  // regMrDmaBuf's type is the memory's (NCCL_PTR_CUDA), as regMr's.
+  return {HETCCL_NET_MODULE_PTR_CUDA, std::make_shared<const OwnedFd>(fd),
+          offset};
 }
 
 std::shared_ptr<TransferRequest> NetLink::sendGpu(MemoryKind kind,
@@ -71,8 +91,7 @@ std::shared_ptr<TransferRequest> NetLink::post(Direction direction, char* data,
                                                const CallSignature& call) {
   const bool sending = direction == Direction::kSend;
   const uint64_t number = (sending ? sends_ : receives_)++;
-  const int pointerType = memory == kHostMemory ? HETCCL_NET_MODULE_PTR_HOST
-                                                : HETCCL_NET_MODULE_PTR_CUDA;
+  const NetMemory whole = memoryOf(memory, data);
   const size_t lanes = lanes_.size();
   const size_t shares = bytes >= lanes * kNetSplitBytes ? lanes : 1;
   std::vector<std::shared_ptr<TransferRequest>> requests;
@@ -84,7 +103,7 @@ std::shared_ptr<TransferRequest> NetLink::post(Direction direction, char* data,
     auto request =
         std::make_shared<PostedRequest>(TransferName{length, sending, peer_});
     lanes_[lane]->post(peer_, direction, request, data + offset, length,
-                       pointerType, call);
+                       whole.advancedBy(offset), call);
     requests.push_back(std::move(request));
     offset += length;
   }

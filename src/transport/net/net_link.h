@@ -16,8 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "transport/gpu_buffers.h"
+#include "runtime/device/device_module_loader.h"
 #include "transport/link.h"
+#include "transport/net/net_devices.h"
 #include "transport/net/net_progress_thread.h"
 
 namespace hetccl {
@@ -25,18 +26,12 @@ namespace hetccl {
 // Below this many bytes per lane a transfer is not worth cutting.
 constexpr size_t kNetSplitBytes = 256 * 1024;
 
-// Which GPU buffers a net link takes as they are: HETCCL_NET_GPU and what
-// this rank's devices take (their NCCL_PTR_* bits, ANDed).
-struct NetGpuPolicy {
-  GpuBuffers mode = GpuBuffers::kAuto;
-  int pointerSupport = HETCCL_NET_MODULE_PTR_HOST;
-  std::string plugin;  // for messages
-};
-
 class NetLink : public Link {
  public:
+  // `gpuModule`: the rank's GPU's device module (null for a CPU rank), which
+  // exports GPU buffers as DMA-BUF where `gpu` says so.
   NetLink(int peer, std::vector<std::shared_ptr<NetProgressThread>> lanes,
-          NetGpuPolicy gpu);
+          NetGpuPolicy gpu, const DeviceModule* gpuModule = nullptr);
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
@@ -61,10 +56,13 @@ class NetLink : public Link {
   std::shared_ptr<TransferRequest> post(Direction direction, char* data,
                                         size_t bytes, MemoryKind memory,
                                         const CallSignature& call);
+  // Where a buffer of `kind` at `data` is, for its registration.
+  NetMemory memoryOf(MemoryKind kind, const void* data) const;
 
   const int peer_;
   const std::vector<std::shared_ptr<NetProgressThread>> lanes_;
   const NetGpuPolicy gpu_;
+  const DeviceModule* const gpuModule_;
   // Transfers posted each way: the number picks a whole transfer's lane.
   std::atomic<uint64_t> sends_{0};
   std::atomic<uint64_t> receives_{0};

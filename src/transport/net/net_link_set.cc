@@ -58,13 +58,21 @@ std::string describeRails(
   return format("device%s %s", rails.size() > 1 ? "s" : "", text.c_str());
 }
 
+// Whether the current GPU exports DMA-BUF (a runtime that cannot say, no).
+bool exportsDmaBuf(const DeviceModule* gpuModule) {
+  int supported = 0;
+  return gpuModule != nullptr &&
+         gpuModule->api().dmaBufSupported(&supported) == 0 && supported;
+}
+
 }  // namespace
 
 NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
                        std::shared_ptr<AbortSignal> abort, NetSettings settings,
                        double setupTimeoutSeconds,
                        std::shared_ptr<const CallLog> calls,
-                       const NetLibrary* library, HostSlot slot)
+                       const NetLibrary* library, HostSlot slot,
+                       const DeviceModule* gpuModule)
     : rank_(oob.rank()) {
   HETCCL_CHECK_ARG(abort != nullptr, "net transport needs an abort signal");
   HETCCL_CHECK_ARG(settings.partBytes >= kMinNetPartBytes &&
@@ -144,19 +152,21 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
   }
   agreeOrFail(oob, failure, "connect to its peers");
   if (rails_.empty()) return;
-  NetGpuPolicy gpu{settings.gpu, listens[rank_].pointerSupport,
-                   net->description()};
+  const NetGpuPolicy gpu{settings.gpu, listens[rank_].pointerSupport,
+                         exportsDmaBuf(gpuModule), net->description()};
   for (int peer : sortedPeers) {
     std::vector<std::shared_ptr<NetProgressThread>> lanes(
         rails_.begin(), rails_.begin() + lanesWith[peer]);
-    links_[peer] = std::make_shared<NetLink>(peer, std::move(lanes), gpu);
+    links_[peer] =
+        std::make_shared<NetLink>(peer, std::move(lanes), gpu, gpuModule);
   }
   LOG_INFO(kLogNet,
            "net transport (rank %d): %zu link(s) over %s, %s, messages of up "
-           "to %zu bytes, memory the devices take: %s%s",
+           "to %zu bytes, memory the devices take: %s%s%s",
            rank_, links_.size(), net->description().c_str(),
            describeRails(*net, rails_).c_str(), partBytes,
            describePointerSupport(gpu.pointerSupport).c_str(),
+           gpu.viaDmaBuf() ? " (GPU buffers through DMA-BUF)" : "",
            gpu.mode == GpuBuffers::kStaged ? " (GPU buffers staged: "
                                              "HETCCL_NET_GPU=0)"
                                            : "");

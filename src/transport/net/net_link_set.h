@@ -30,12 +30,15 @@ class NetLinkSet : public LinkSet {
   // the rank and, on that rank, why). Rank 0's part size applies to every rank,
   // cut to the smallest maxP2pBytes of any device used. `slot`: where this
   // rank sits among its host's ranks, for HETCCL_NET_DEVICES=auto.
+  // `gpuModule`: the rank's GPU's (null for a CPU rank), whose buffers go
+  // to devices of DMA-BUF through it.
   // `setupTimeoutSeconds` bounds connecting (0: no limit).
   NetLinkSet(Oob& oob, const std::vector<int>& peers,
              std::shared_ptr<AbortSignal> abort, NetSettings settings,
              double setupTimeoutSeconds,
              std::shared_ptr<const CallLog> calls = nullptr,
-             const NetLibrary* library = nullptr, HostSlot slot = {});
+             const NetLibrary* library = nullptr, HostSlot slot = {},
+             const DeviceModule* gpuModule = nullptr);
   // Stops the progress thread; pending transfers fail.
   ~NetLinkSet() override;
 

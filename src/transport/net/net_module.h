@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HETCCL_NET_MODULE_ABI 1
+#define HETCCL_NET_MODULE_ABI 2
 /* The module's one exported function returns its table. */
 #define HETCCL_NET_MODULE_ENTRY "hetcclNetModule"
 /* Bytes of a listen handle (the ABI's). */
@@ -99,6 +99,11 @@ typedef struct {
   /* `type`: the ABI's NCCL_PTR_* of the memory. */
   int (*regMr)(hetcclNetContext* context, void* comm, void* data, size_t size,
                int type, void** mhandle);
+  /* GPU memory through a DMA-BUF descriptor `fd` of which `data` is at
+   * `offset` (the plugin imports it during the call). */
+  int (*regMrDmaBuf)(hetcclNetContext* context, void* comm, void* data,
+                     size_t size, int type, uint64_t offset, int fd,
+                     void** mhandle);
   int (*deregMr)(hetcclNetContext* context, void* comm, void* mhandle);
 
   /* One message each; 0 with *request NULL means "post again later". */

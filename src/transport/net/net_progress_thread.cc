@@ -106,10 +106,10 @@ bool NetProgressThread::adoptPosted() {
                                        rank_, p.peer)));
     } else if (p.direction == Direction::kSend) {
       channel->second->postSend(std::move(p.request), p.data, p.bytes,
-                                p.pointerType, p.call);
+                                std::move(p.memory), p.call);
     } else {
       channel->second->postRecv(std::move(p.request), p.data, p.bytes,
-                                p.pointerType, p.call);
+                                std::move(p.memory), p.call);
     }
   }
   return !posted.empty();
@@ -129,10 +129,10 @@ void NetProgressThread::sleep(bool busy, bool stalled) {
 
 void NetProgressThread::post(int peer, Direction direction,
                              std::shared_ptr<PostedRequest> request, void* data,
-                             size_t bytes, int pointerType,
+                             size_t bytes, NetMemory memory,
                              const CallSignature& call) {
   if (inbox_.push({peer, direction, std::move(request), data, bytes,
-                   pointerType, call})) {
+                   std::move(memory), call})) {
     std::lock_guard<std::mutex> lock(sleepMutex_);
     woken_.notify_one();
   }

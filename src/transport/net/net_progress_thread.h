@@ -48,11 +48,10 @@ class NetProgressThread {
   // not.
   void awaitConnected();
   // Hands a transfer to the thread; after stop(), or once the link with
-  // `peer` broke, it fails at once. `pointerType`: the ABI's NCCL_PTR_* of
-  // the buffer's memory.
+  // `peer` broke, it fails at once. `memory`: where the buffer is.
   void post(int peer, Direction direction,
             std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-            int pointerType, const CallSignature& call);
+            NetMemory memory, const CallSignature& call);
   // The latest collective a transfer from `peer` belonged to
   // (Link::latestCallFrom). Any thread, after start().
   uint64_t latestCallFrom(int peer) const;
@@ -67,7 +66,7 @@ class NetProgressThread {
     std::shared_ptr<PostedRequest> request;
     void* data;
     size_t bytes;
-    int pointerType;
+    NetMemory memory;
     CallSignature call;
   };
 

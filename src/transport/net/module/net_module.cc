@@ -289,6 +289,16 @@ int regMr(hetcclNetContext* context, void* comm, void* data, size_t size,
   });
 }
 
+// A plugin without regMrDmaBuf (the ABI lets it be null) takes no DMA-BUF.
+int regMrDmaBuf(hetcclNetContext* context, void* comm, void* data, size_t size,
+                int type, uint64_t offset, int fd, void** mhandle) {
+  return withTable(context->plugin, [&](const auto& t) {
+    return t.regMrDmaBuf == nullptr
+               ? HETCCL_NET_INTERNAL_ERROR
+               : t.regMrDmaBuf(comm, data, size, type, offset, fd, mhandle);
+  });
+}
+
 int deregMr(hetcclNetContext* context, void* comm, void* mhandle) {
   return withTable(context->plugin,
                    [&](const auto& t) { return t.deregMr(comm, mhandle); });
@@ -370,6 +380,7 @@ const hetcclNetModuleTable kTable = {
     closeRecv,
     closeListen,
     regMr,
+    regMrDmaBuf,
     deregMr,
     isend,
     irecv,
