@@ -50,7 +50,7 @@ CrossDomainLinks::CrossDomainLinks(
     const std::vector<int>& peers = peersOf[transport];
     linkSets_.push_back(
         transport->connect({oob, transports, setupTimeoutSeconds, peers, abort,
-                            liveness, calls, slot}));
+                            liveness, calls, slot, gpuModule}));
     for (int peer : peers)
       links_[peer] =
           std::make_shared<PiecedLink>(linkSets_.back()->link(peer),

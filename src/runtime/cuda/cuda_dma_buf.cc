@@ -41,7 +41,9 @@ const DmaBufFunctions& dmaBufFunctions() {
   return functions;
 }
 
-// The whole allocation that holds `pointer`, widened to the host page.
+// The allocation that holds `pointer`, widened to whole host pages (the
+// driver's requirement; small cudaMalloc allocations share pages, so the
+// range may take in a neighbour's bytes, which the plugin never touches).
 int exportRange(const DmaBufFunctions& f, const void* pointer, int* fd,
                 uint64_t* offset) {
   CUdeviceptr base = 0;
@@ -49,12 +51,13 @@ int exportRange(const DmaBufFunctions& f, const void* pointer, int* fd,
   const auto address = reinterpret_cast<CUdeviceptr>(pointer);
   if (const CUresult error = f.memGetAddressRange(&base, &bytes, address))
     return error;
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t length = (bytes + page - 1) / page * page;
+  const auto page = static_cast<CUdeviceptr>(sysconf(_SC_PAGESIZE));
+  const CUdeviceptr begin = base / page * page;
+  const CUdeviceptr end = (base + bytes + page - 1) / page * page;
   if (const CUresult error = f.memGetHandleForAddressRange(
-          fd, base, length, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0))
+          fd, begin, end - begin, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0))
     return error;
-  *offset = address - base;
+  *offset = address - begin;
   return cudaSuccess;
 }
 

@@ -11,8 +11,8 @@ namespace cuda {
 // *supported = 1 when the current device and its driver export DMA-BUF.
 int dmaBufSupported(int* supported);
 
-// A DMA-BUF file descriptor of the whole allocation that holds `pointer`
-// (its range widened to the host page size, as the driver requires) and
+// A DMA-BUF file descriptor of the allocation that holds `pointer` (its
+// range widened to whole host pages, as the driver requires) and
 // `pointer`'s offset in it; the caller closes the descriptor.
 int exportDmaBuf(const void* pointer, int* fd, uint64_t* offset);
 

@@ -58,11 +58,15 @@ std::string describeRails(
   return format("device%s %s", rails.size() > 1 ? "s" : "", text.c_str());
 }
 
-// Whether the current GPU exports DMA-BUF (a runtime that cannot say, no).
-bool exportsDmaBuf(const DeviceModule* gpuModule) {
+// Why the current GPU exports no DMA-BUF; empty when it does.
+std::string whyNoDmaBuf(const DeviceModule* gpuModule) {
+  if (gpuModule == nullptr) return "a CPU rank";
   int supported = 0;
-  return gpuModule != nullptr &&
-         gpuModule->api().dmaBufSupported(&supported) == 0 && supported;
+  const int code = gpuModule->api().dmaBufSupported(&supported);
+  if (code != 0)
+    return format("%s says %s", gpuModule->runtimeName(),
+                  gpuModule->api().errorString(code));
+  return supported ? "" : "its driver exports none";
 }
 
 }  // namespace
@@ -152,24 +156,29 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
   }
   agreeOrFail(oob, failure, "connect to its peers");
   if (rails_.empty()) return;
+  const std::string noDmaBuf = whyNoDmaBuf(gpuModule);
   const NetGpuPolicy gpu{settings.gpu, listens[rank_].pointerSupport,
-                         exportsDmaBuf(gpuModule), net->description()};
+                         noDmaBuf.empty(), net->description()};
   for (int peer : sortedPeers) {
     std::vector<std::shared_ptr<NetProgressThread>> lanes(
         rails_.begin(), rails_.begin() + lanesWith[peer]);
     links_[peer] =
         std::make_shared<NetLink>(peer, std::move(lanes), gpu, gpuModule);
   }
+  std::string gpuMemory;
+  if (gpu.viaDmaBuf())
+    gpuMemory = " (GPU buffers through DMA-BUF)";
+  else if (gpuModule && (gpu.pointerSupport & HETCCL_NET_MODULE_PTR_DMABUF))
+    gpuMemory = format(" (no DMA-BUF from this GPU: %s)", noDmaBuf.c_str());
+  if (gpu.mode == GpuBuffers::kStaged)
+    gpuMemory += " (GPU buffers staged: HETCCL_NET_GPU=0)";
   LOG_INFO(kLogNet,
            "net transport (rank %d): %zu link(s) over %s, %s, messages of up "
-           "to %zu bytes, memory the devices take: %s%s%s",
+           "to %zu bytes, memory the devices take: %s%s",
            rank_, links_.size(), net->description().c_str(),
            describeRails(*net, rails_).c_str(), partBytes,
            describePointerSupport(gpu.pointerSupport).c_str(),
-           gpu.viaDmaBuf() ? " (GPU buffers through DMA-BUF)" : "",
-           gpu.mode == GpuBuffers::kStaged ? " (GPU buffers staged: "
-                                             "HETCCL_NET_GPU=0)"
-                                           : "");
+           gpuMemory.c_str());
 }
 
 NetLinkSet::~NetLinkSet() {

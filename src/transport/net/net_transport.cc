@@ -48,7 +48,8 @@ class NetTransport : public Transport {
   std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
     return std::make_unique<NetLinkSet>(
         setup.oob, setup.peers, setup.abort, setup.settings.net,
-        setup.setupTimeoutSeconds, setup.calls, nullptr, setup.hostSlot);
+        setup.setupTimeoutSeconds, setup.calls, nullptr, setup.hostSlot,
+        setup.gpuModule);
   }
 };
 
