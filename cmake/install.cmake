@@ -5,9 +5,11 @@
 #   lib/hetccl/libnccl.so.2      drop-in copies, kept out of the default
 #   lib/hetccl/librccl.so.1      search path so that installing HetCCL never
 #                                shadows a real NCCL or RCCL by accident; use
-#                                them with LD_LIBRARY_PATH=<prefix>/lib/hetccl
+#                                them with hetccl-run (LD_PRELOAD) or
+#                                LD_LIBRARY_PATH=<prefix>/lib/hetccl
+#   lib/hetccl/libhetccl-*.so    the run-time modules (CUDA, HIP, UCX, net)
 #   include/hetccl/{nccl,hetccl}.h   apart from a real nccl.h
-#   bin/hetccl-perf, bin/hetccl-info
+#   bin/hetccl-perf, bin/hetccl-info, bin/hetccl-run
 #   lib/cmake/HetCCL/            find_package(HetCCL): HetCCL::hetccl,
 #                                HetCCL::nccl, HetCCL::rccl
 #   lib/pkgconfig/hetccl.pc
@@ -25,34 +27,41 @@ set_target_properties(hetccl_rccl PROPERTIES EXPORT_NAME rccl)
 
 # INCLUDES DESTINATION puts include/hetccl on the imported targets, so that
 # consumers write #include <nccl.h> exactly as they would with NCCL.
+# Each file belongs to one of the packages (cmake/packaging.cmake): runtime
+# (the libraries and modules), dev (headers, the libhetccl.so link, CMake
+# and pkg-config files), tools (bin/).
 install(TARGETS hetccl EXPORT HetCCLTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime
+          NAMELINK_COMPONENT dev
   INCLUDES DESTINATION ${HETCCL_INSTALL_INCLUDEDIR})
 install(TARGETS hetccl_nccl hetccl_rccl EXPORT HetCCLTargets
-  LIBRARY DESTINATION ${HETCCL_INSTALL_DROPIN_LIBDIR}
+  LIBRARY DESTINATION ${HETCCL_INSTALL_DROPIN_LIBDIR} COMPONENT runtime
+          NAMELINK_COMPONENT dev
   INCLUDES DESTINATION ${HETCCL_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/nccl.h
               ${PROJECT_SOURCE_DIR}/include/hetccl.h
-  DESTINATION ${HETCCL_INSTALL_INCLUDEDIR})
+  DESTINATION ${HETCCL_INSTALL_INCLUDEDIR} COMPONENT dev)
 
 # Device-runtime and transport modules, dlopen'ed at run time; they exist
-# only where a vendor toolkit (or UCX) was found (the net module always),
-# and sit beside the libraries that load them.
+# only where a vendor toolkit (or UCX) was found (the net module always).
+# They have no soname, so they stay out of the loader's directories, in the
+# drop-ins' private folder (util/module_path.cc finds them there).
 foreach(module hetccl_cuda hetccl_hip hetccl_ucx hetccl_net hetccl-cuda
                hetccl-hip)
   if(TARGET ${module})
     install(TARGETS ${module}
-      LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-      RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR})
+      LIBRARY DESTINATION ${HETCCL_INSTALL_DROPIN_LIBDIR} COMPONENT runtime
+      RUNTIME DESTINATION ${HETCCL_INSTALL_DROPIN_LIBDIR} COMPONENT runtime)
   endif()
 endforeach()
 
 # Tools find libhetccl.so relative to themselves, wherever the prefix is.
-foreach(tool hetccl-perf hetccl-info)
+foreach(tool hetccl-perf hetccl-info hetccl-run)
   if(TARGET ${tool})
     set_target_properties(${tool} PROPERTIES
       INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
-    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+      COMPONENT tools)
   endif()
 endforeach()
 
@@ -60,7 +69,7 @@ endforeach()
 install(EXPORT HetCCLTargets
   NAMESPACE HetCCL::
   FILE HetCCLTargets.cmake
-  DESTINATION ${HETCCL_INSTALL_CMAKEDIR})
+  DESTINATION ${HETCCL_INSTALL_CMAKEDIR} COMPONENT dev)
 configure_package_config_file(
   ${CMAKE_CURRENT_LIST_DIR}/HetCCLConfig.cmake.in
   ${PROJECT_BINARY_DIR}/HetCCLConfig.cmake
@@ -73,7 +82,7 @@ write_basic_package_version_file(
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/HetCCLConfig.cmake
               ${PROJECT_BINARY_DIR}/HetCCLConfigVersion.cmake
-  DESTINATION ${HETCCL_INSTALL_CMAKEDIR})
+  DESTINATION ${HETCCL_INSTALL_CMAKEDIR} COMPONENT dev)
 
 # pkg-config. The file finds the prefix relative to itself (${pcfiledir}),
 # so it stays right when `cmake --install --prefix` or DESTDIR moves the
@@ -96,4 +105,4 @@ endforeach()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/hetccl.pc.in
   ${PROJECT_BINARY_DIR}/hetccl.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/hetccl.pc
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)

@@ -6,16 +6,22 @@
 # package says.
 #
 # Usage: scripts/check-install.sh [BUILD_DIR]   (default: build)
+#        scripts/check-install.sh --installed PREFIX
+#   (checks a tree installed already, e.g. the packages unpacked)
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "${1:-$repo/build}" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/hetccl-install-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-prefix=$work/prefix
-
-echo "check-install: installing $build into $prefix"
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+if [[ ${1:-} == --installed ]]; then
+  prefix=$(cd "$2" && pwd)
+  echo "check-install: the tree installed in $prefix"
+else
+  build=$(cd "${1:-$repo/build}" && pwd)
+  prefix=$work/prefix
+  echo "check-install: installing $build into $prefix"
+  cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+fi
 
 mkdir -p "$work/consumer"
 cat >"$work/consumer/main.c" <<'SRC'

@@ -29,6 +29,9 @@ PACKAGES=(
   # over (scripts/build-aws-ofi-nccl.sh builds it from ../shared/third_party
   # against Debian's libfabric 1.17 and hwloc).
   libfabric-dev libhwloc-dev autoconf automake libtool
+  # The Debian packages (scripts/build-packages.sh, CPack): dpkg-shlibdeps
+  # for their dependencies, lintian for the check of them.
+  dpkg-dev lintian
 )
 
 missing_packages() {

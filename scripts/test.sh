@@ -3,7 +3,9 @@
 # (RelWithDebInfo, with the CUDA, HIP and UCX modules where their
 # toolkits are), then in build-asan/ with AddressSanitizer and UBSan and
 # without the modules.
-# Also installs build/ into a scratch prefix and builds a consumer against it.
+# Also installs build/ into a scratch prefix and builds a consumer against it,
+# and builds the Debian packages from build/ and checks them
+# (scripts/check-packages.sh).
 # Exits non-zero if any stage fails; later stages still run, so that one log
 # shows every failure.
 #
@@ -82,6 +84,8 @@ section "HetCCL tests on $(nproc) cores, jobs=$jobs"
 if configure_and_build release build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
   run_stage "release: ctest build" run_ctest build || true
   run_stage "release: install check" bash scripts/check-install.sh build ||
+    true
+  run_stage "release: package check" bash scripts/check-packages.sh build ||
     true
 fi
 if [[ ${HETCCL_SKIP_ASAN:-0} != 1 ]]; then

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "hetccl_version.h"
+
 namespace hetccl {
 namespace {
 
@@ -21,12 +23,15 @@ std::string directoryOfThisLibrary() {
 std::string modulePath(const ParamSpec& variable, const char* fileName) {
   if (auto chosen = readString(variable)) return *chosen;
   const std::string directory = directoryOfThisLibrary();
-  // Beside the library; one directory up (the drop-in copies installed in
-  // lib/hetccl/); and for the tools, which link HetCCL statically, lib/
-  // beside bin/ when installed and src/ beside tools/ in a build tree.
+  // Beside the library (a build tree's src/, and the drop-in copies
+  // installed in lib/hetccl/ with the modules); in hetccl/ below it (the
+  // installed libhetccl.so); and for the tools, which link HetCCL
+  // statically, the installed modules' folder seen from bin/ and src/
+  // beside tools/ in a build tree.
   for (const std::string& candidate :
-       {directory + fileName, directory + "../" + fileName,
-        directory + "../lib/" + fileName, directory + "../src/" + fileName})
+       {directory + fileName, directory + "hetccl/" + fileName,
+        directory + HETCCL_MODULE_DIR_FROM_BIN "/" + fileName,
+        directory + "../src/" + fileName})
     if (access(candidate.c_str(), R_OK) == 0) return candidate;
   return fileName;
 }

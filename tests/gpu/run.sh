@@ -70,6 +70,9 @@
 #               summaries whose errors are all known ones (NVIDIA NCCL's
 #               probe of its own kernels in ncclCommInitRank, see
 #               sanitizer_findings)
+#   run-ddp     tests/gpu/torch_ddp_losses.py, unchanged, started by
+#               hetccl-run --domains split:2 under torchrun: 2 ranks on the
+#               one GPU as 2 domains; the ranks must agree bit for bit
 #   collectives [2 GPUs] every PyTorch collective with NVIDIA's NCCL and with HetCCL
 #               preloaded as libnccl.so.2: result digests equal bit for bit
 #   ddp         [2 GPUs] a deterministic DDP training run both ways: losses and final
@@ -178,7 +181,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu net-gpu hosts4 hetero-all overhead sweep hetero compare net-bench cross-host train} "
+steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu net-gpu run-ddp hosts4 hetero-all overhead sweep hetero compare net-bench cross-host train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -798,6 +801,27 @@ torch_run() {
   local prefix=()
   [[ $how == hetccl ]] && prefix=("${preload[@]}")
   timeout $((limit / 2)) "${prefix[@]}" "${torchrun[@]}" "$script" >"$log" 2>&1
+}
+
+# tests/gpu/torch_ddp_losses.py, unchanged, under hetccl-run: 2 ranks on
+# this GPU as 2 domains (--domains split:2; NVIDIA's NCCL refuses two ranks
+# on one GPU, so nothing compares here but the ranks with each other).
+step_run_ddp() {
+  local run=$build/tools/hetccl-run log=$out/run-ddp.log
+  [[ -x $run ]] || { result=FAIL note="no $run"; return; }
+  "$run" --dry-run --domains split:2 -- "${torchrun[@]}" \
+    "$repo/tests/gpu/torch_ddp_losses.py" >"$out/run-ddp-dry.log" 2>&1
+  HETCCL_DEBUG=INFO HETCCL_DEBUG_SUBSYS=INIT timeout $((limit - 10)) \
+    "$run" --domains split:2 -- "${torchrun[@]}" \
+    "$repo/tests/gpu/torch_ddp_losses.py" >"$log" 2>&1
+  local code=$? communicators agree steps
+  communicators=$(grep -c 'domain [01] of 2' "$log")
+  agree=$(grep -o '^RANKS_AGREE [a-z]*' "$log")
+  steps=$(grep -o '^LOSSES [0-9]*' "$log")
+  note="exit $code; $(grep -m1 '^# hetccl-run' "$out/run-ddp-dry.log"); ${steps:-no LOSSES}; ${agree:-no RANKS_AGREE}; $communicators rank logs of a 2-domain communicator"
+  ((code == 0 && communicators >= 2)) && [[ $agree == "RANKS_AGREE yes" ]] &&
+    result=PASS
+  ((code == 0)) || tail -5 "$log"
 }
 
 step_collectives() {
@@ -1763,6 +1787,7 @@ run_step hosts2 150
 run_step ucx 150
 run_step ucx-gpu 360
 run_step net-gpu 240
+run_step run-ddp 150
 run_step hosts4 200
 run_step hetero-all 150
 run_step overhead 120

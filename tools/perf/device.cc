@@ -211,8 +211,17 @@ class VendorDevice : public Device {
 
 }  // namespace
 
+bool cpuRanksForced() {
+  const char* value = std::getenv("HETCCL_FORCE_CPU");
+  return value && *value && std::strcmp(value, "0") != 0;
+}
+
 GpuSelection selectGpuForRank(int localRank) {
   GpuSelection selection;
+  if (cpuRanksForced()) {
+    selection.text = "HETCCL_FORCE_CPU asks for CPU ranks";
+    return selection;
+  }
   selection.text = "no GPU runtime with devices found";
   for (const char* prefix : {"cuda", "hip"}) {
     VendorApi api;

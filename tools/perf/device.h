@@ -43,7 +43,11 @@ struct GpuSelection {
 // Before the communicator exists: makes GPU number localRank % count current
 // when a CUDA or HIP runtime with GPUs is present (as NCCL programs do), so
 // that the library puts the rank on it.
+// With HETCCL_FORCE_CPU set (not 0) it finds none without loading any GPU
+// runtime: every rank is then a CPU rank, however many GPUs the machine has.
 GpuSelection selectGpuForRank(int localRank);
+// HETCCL_FORCE_CPU is set to something other than 0 (the library's rule).
+bool cpuRanksForced();
 
 // Whether a CUDA or HIP runtime with GPUs is present, without changing the
 // current device; `why` says what was found.

@@ -163,12 +163,11 @@ void checkLibraryFits(const Options& options, const NcclApi& nccl) {
         "HETCCL_DOMAINS=%s is set, but %s %s and would ignore it; unset it",
         domains, library.c_str(), notHetccl);
   }
-  const char* forceCpu = std::getenv("HETCCL_FORCE_CPU");
-  if (forceCpu && *forceCpu && std::strcmp(forceCpu, "0") != 0) {
+  if (cpuRanksForced()) {
     perfFail(
         "HETCCL_FORCE_CPU=%s asks for CPU ranks, but %s %s: its ranks can only "
         "be GPUs (CPU ranks need the linked HetCCL: drop --nccl-library)",
-        forceCpu, library.c_str(), notHetccl);
+        std::getenv("HETCCL_FORCE_CPU"), library.c_str(), notHetccl);
   }
   std::string why;
   if (!gpusPresent(&why)) {
