@@ -28,15 +28,16 @@ foreach(component runtime dev tools)
 endforeach()
 
 # What the runtime package holds of the optional modules, for its
-# description.
+# description (lines of the control file: CPack indents them; a ';' would
+# split them).
 set(HETCCL_DEB_MODULES "")
 foreach(module CUDA HIP UCX)
   if(HETCCL_${module}_MODULE_BUILT)
-    string(APPEND HETCCL_DEB_MODULES
-      "\n The ${module} module is included (${HETCCL_${module}_MODULE_WHY}).")
+    string(APPEND HETCCL_DEB_MODULES "\nThe ${module} module is included.")
   else()
+    string(REPLACE ";" ", " why "${HETCCL_${module}_MODULE_WHY}")
     string(APPEND HETCCL_DEB_MODULES
-      "\n The ${module} module is not included: ${HETCCL_${module}_MODULE_WHY}.")
+      "\nThe ${module} module is not included, because:\n${why}.")
   endif()
 endforeach()
 
@@ -54,6 +55,10 @@ set(CPACK_COMPONENTS_ALL runtime dev tools)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The tools' libhetccl.so.0 is the runtime package's, which they depend on
+# by name: dpkg-shlibdeps finds it in the build tree.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS
+    ${PROJECT_BINARY_DIR}/src)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 
@@ -61,18 +66,38 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME ${HETCCL_DEB_RUNTIME})
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION
 "collective communication across NVIDIA, AMD and CPU ranks
- HetCCL exports the NCCL C API, so that an unchanged program (PyTorch,
- Megatron, DeepSpeed) loads it as its libnccl.so.2 or librccl.so.1. Among
- GPUs of one vendor it hands the work to that vendor's library; where ranks
- of different vendors meet it runs its own cross-vendor algorithms over
- shared memory, TCP, UCX or an NCCL network plugin.
- .
- This package holds libhetccl.so.0 and, in a folder of their own, the
- drop-in libnccl.so.2 and librccl.so.1 (hetccl-run preloads them) and the
- run-time modules.${HETCCL_DEB_MODULES}")
+HetCCL exports the NCCL C API, so that an unchanged program (PyTorch,
+Megatron, DeepSpeed) loads it as its libnccl.so.2 or librccl.so.1. Among
+GPUs of one vendor it hands the work to that vendor's library, and where
+ranks of different vendors meet it runs its own cross-vendor algorithms
+over shared memory, TCP, UCX or an NCCL network plugin.
+
+This package holds libhetccl.so.0 and, in a folder of their own, the
+drop-in libnccl.so.2 and librccl.so.1 (hetccl-run preloads them) and the
+run-time modules.${HETCCL_DEB_MODULES}")
+# The loader's cache follows the library through dpkg's ldconfig trigger.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA
+    ${CMAKE_CURRENT_LIST_DIR}/debian/triggers
+    ${CMAKE_CURRENT_LIST_DIR}/debian/postinst
+    ${CMAKE_CURRENT_LIST_DIR}/debian/postrm)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# The modules are opened at run time, and one whose library is missing is
+# passed over (no UCX, no HIP): what they link is recommended, not
+# required, so dpkg-shlibdeps (which would require it) does not run on this
+# package. What libhetccl.so.0 itself needs on Debian 12 is written here;
+# scripts/check-packages.sh checks it against dpkg-shlibdeps.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS OFF)
+set(HETCCL_DEB_RUNTIME_DEPENDS
+    "libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstdc++6 (>= 12)")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "${HETCCL_DEB_RUNTIME_DEPENDS}")
+set(HETCCL_DEB_RECOMMENDS "")
 if(HETCCL_UCX_MODULE_BUILT)
-  set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS libucx0)
+  list(APPEND HETCCL_DEB_RECOMMENDS libucx0)
 endif()
+if(HETCCL_HIP_MODULE_BUILT)
+  list(APPEND HETCCL_DEB_RECOMMENDS libamdhip64-5)
+endif()
+list(JOIN HETCCL_DEB_RECOMMENDS ", " CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS ${HETCCL_DEB_TOOLS})
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME ${HETCCL_DEB_DEV})
@@ -81,10 +106,10 @@ set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "${HETCCL_DEB_RUNTIME} (= ${PROJECT_VERSION})")
 set(CPACK_DEBIAN_DEV_DESCRIPTION
 "collective communication across NVIDIA, AMD and CPU ranks (development)
- The headers of HetCCL (nccl.h of the NCCL 2.28 API, hetccl.h of its
- extensions) under include/hetccl, the libhetccl.so link, the CMake
- package (find_package(HetCCL): HetCCL::hetccl, HetCCL::nccl,
- HetCCL::rccl) and the pkg-config file hetccl.pc.")
+The headers of HetCCL (nccl.h of the NCCL 2.28 API, hetccl.h of its
+extensions) under include/hetccl, the libhetccl.so link, the CMake
+package (find_package(HetCCL): HetCCL::hetccl, HetCCL::nccl,
+HetCCL::rccl) and the pkg-config file hetccl.pc.")
 
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME ${HETCCL_DEB_TOOLS})
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION net)
@@ -92,9 +117,10 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS
     "${HETCCL_DEB_RUNTIME} (= ${PROJECT_VERSION})")
 set(CPACK_DEBIAN_TOOLS_DESCRIPTION
 "collective communication across NVIDIA, AMD and CPU ranks (tools)
- hetccl-run starts a command with HetCCL in place of NCCL or RCCL
- (hetccl-run torchrun ..., srun hetccl-run ..., mpirun hetccl-run ...);
- hetccl-perf measures and checks every collective (nccl-tests style) on
- CPU and GPU ranks; hetccl-info reports what HetCCL finds on a machine.")
+hetccl-run starts a command with HetCCL in place of NCCL or RCCL
+(hetccl-run torchrun ..., srun hetccl-run ..., mpirun hetccl-run ...),
+hetccl-perf measures and checks every collective (nccl-tests style) on
+CPU and GPU ranks, and hetccl-info reports what HetCCL finds on a
+machine.")
 
 include(CPack)

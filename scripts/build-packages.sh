@@ -12,6 +12,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$repo/build-packages}
 jobs=${JOBS:-$(nproc)}
+mkdir -p "$build"
+build=$(cd "$build" && pwd)
 
 if [[ ! -f $build/CMakeCache.txt ]]; then
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \

@@ -27,13 +27,39 @@ for deb in "${debs[@]}"; do
   dpkg -x "$deb" "$root"
 done
 
+# The runtime package's Depends are written by hand (its modules' libraries
+# are only recommended): they must be what dpkg-shlibdeps finds for the
+# library.
+runtime=$(printf '%s\n' "${debs[@]}" | grep '/libhetccl[0-9]_')
+library=$(find "$root" -name 'libhetccl.so.[0-9]*.*' | head -1)
+mkdir -p "$work/shlibdeps/debian" && touch "$work/shlibdeps/debian/control"
+found=$(cd "$work/shlibdeps" && dpkg-shlibdeps -O "$library" |
+  sed -n 's/^shlibs:Depends=//p')
+declared=$(dpkg-deb -f "$runtime" Depends)
+[[ $found == "$declared" ]] ||
+  { echo "check-packages: $runtime depends on '$declared'; dpkg-shlibdeps finds '$found' (cmake/packaging.cmake)" >&2; exit 1; }
+
 if ! command -v lintian >/dev/null; then
   echo "check-packages: lintian is not installed (scripts/install-deps.sh)" >&2
   exit 1
 fi
 echo "check-packages: lintian"
 # Errors fail the check; warnings are shown.
-lintian --fail-on error --no-tag-display-limit "${debs[@]}"
+lintian --fail-on error --tag-display-limit 0 "${debs[@]}"
+
+echo "check-packages: the packaged hetccl-info finds the packaged modules"
+info=$("$root/usr/bin/hetccl-info" 2>&1)
+for module in $(find "$root" -name 'libhetccl-*.so' -printf '%f\n' | sort); do
+  case $module in
+    libhetccl-cuda.so | libhetccl-hip.so) pattern="$root/.*/$module: found" ;;
+    libhetccl-ucx.so) pattern="UCX [0-9.]* \\($root/.*/$module\\)" ;;
+    *) continue ;;
+  esac
+  grep -Eq "$pattern" <<<"$info" ||
+    { echo "check-packages: hetccl-info does not find $module:" >&2
+      grep -E "cuda|hip|ucx" <<<"$info" >&2; exit 1; }
+  echo "check-packages: $module found"
+done
 
 bash "$repo/scripts/check-install.sh" --installed "$root/usr"
 

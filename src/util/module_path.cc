@@ -20,18 +20,21 @@ std::string directoryOfThisLibrary() {
 
 }  // namespace
 
-std::string modulePath(const ParamSpec& variable, const char* fileName) {
-  if (auto chosen = readString(variable)) return *chosen;
+std::vector<std::string> moduleCandidates(const char* fileName) {
   const std::string directory = directoryOfThisLibrary();
   // Beside the library (a build tree's src/, and the drop-in copies
   // installed in lib/hetccl/ with the modules); in hetccl/ below it (the
   // installed libhetccl.so); and for the tools, which link HetCCL
   // statically, the installed modules' folder seen from bin/ and src/
   // beside tools/ in a build tree.
-  for (const std::string& candidate :
-       {directory + fileName, directory + "hetccl/" + fileName,
-        directory + HETCCL_MODULE_DIR_FROM_BIN "/" + fileName,
-        directory + "../src/" + fileName})
+  return {directory + fileName, directory + "hetccl/" + fileName,
+          directory + HETCCL_MODULE_DIR_FROM_BIN "/" + fileName,
+          directory + "../src/" + fileName};
+}
+
+std::string modulePath(const ParamSpec& variable, const char* fileName) {
+  if (auto chosen = readString(variable)) return *chosen;
+  for (const std::string& candidate : moduleCandidates(fileName))
     if (access(candidate.c_str(), R_OK) == 0) return candidate;
   return fileName;
 }

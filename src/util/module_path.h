@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "util/params.h"
 
@@ -14,5 +15,9 @@ namespace hetccl {
 // tree puts modules relative to it; else `fileName` alone, for the
 // loader's search path.
 std::string modulePath(const ParamSpec& variable, const char* fileName);
+
+// Where modulePath looks for `fileName` when no variable names it, in
+// order (hetccl-info lists them when none holds it).
+std::vector<std::string> moduleCandidates(const char* fileName);
 
 }  // namespace hetccl

@@ -31,6 +31,7 @@
 #include "transport/transport_registry.h"
 #include "transport/ucx/ucx_library.h"
 #include "transport/ucx/ucx_link.h"
+#include "util/module_path.h"
 #include "util/net_interfaces.h"
 #include "util/params.h"
 
@@ -64,28 +65,6 @@ void printIndented(const char* label, const std::string& text) {
   std::printf("  %-6s %s\n", label, indented.c_str());
 }
 
-// The directory of the HetCCL code this tool runs (the tool itself when it
-// links HetCCL statically, libhetccl.so otherwise): where the build and
-// the install put the device-runtime modules, or beside it.
-std::vector<std::string> moduleDirectories() {
-  Dl_info info{};
-  std::vector<std::string> dirs;
-  if (dladdr(reinterpret_cast<void*>(&ncclGetVersion), &info) == 0 ||
-      info.dli_fname == nullptr)
-    return dirs;
-  std::string file = info.dli_fname;
-  std::string dir = file.substr(0, file.rfind('/') + 1);
-  // Beside libhetccl.so; lib/ for an installed tool in bin/; src/ for the
-  // build tree's tools/.
-  for (const std::string& candidate : {dir, dir + "../lib", dir + "../src"}) {
-    char* real = realpath(candidate.empty() ? "." : candidate.c_str(), nullptr);
-    if (real == nullptr) continue;  // no such directory
-    hetccl::appendUnique(dirs, std::string(real) + "/");
-    std::free(real);
-  }
-  return dirs;
-}
-
 void printModule(const char* runtime, const hetccl::ParamSpec& variable,
                  const char* fileName) {
   if (auto chosen = hetccl::readString(variable)) {
@@ -93,15 +72,16 @@ void printModule(const char* runtime, const hetccl::ParamSpec& variable,
                 fileExists(*chosen) ? "found" : "missing!");
     return;
   }
+  // The library's own search (util/module_path.h), shown as it looked.
   std::string looked;
-  for (const std::string& dir : moduleDirectories()) {
-    if (fileExists(dir + fileName)) {
-      std::printf("  %-6s %s%s: found\n", runtime, dir.c_str(), fileName);
+  for (const std::string& candidate : hetccl::moduleCandidates(fileName)) {
+    if (fileExists(candidate)) {
+      std::printf("  %-6s %s: found\n", runtime, candidate.c_str());
       return;
     }
-    looked += (looked.empty() ? "" : ", ") + dir;
+    looked += (looked.empty() ? "" : ", ") + candidate;
   }
-  std::printf("  %-6s %s: not found (looked in %s)\n", runtime, fileName,
+  std::printf("  %-6s %s: not found (looked at %s)\n", runtime, fileName,
               looked.c_str());
 }
 

@@ -1,5 +1,7 @@
 #include "run/run_plan.h"
 
+#include <tuple>
+
 namespace hetccl_run {
 namespace {
 
@@ -10,11 +12,19 @@ std::optional<Vendor> parseVendor(const std::string& text) {
   return std::nullopt;
 }
 
-// One line of `text` (a search's failure lists its places on lines).
-std::string oneLine(std::string text) {
-  for (size_t at; (at = text.find("\n")) != std::string::npos;)
-    text.replace(at, 1, "; ");
-  return text;
+// One line of `text` (a search's failure lists its places on indented
+// lines after a colon): "looked in: a: why; b: why".
+std::string oneLine(const std::string& text) {
+  std::string line;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') {
+      line += text[i];
+      continue;
+    }
+    while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
+    line += line.empty() || line.back() == ':' ? " " : "; ";
+  }
+  return line;
 }
 
 }  // namespace
