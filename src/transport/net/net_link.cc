@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "transport/even_shares.h"
 #include "transport/net/net_devices.h"
 #include "transport/request_group.h"
 #include "util/error.h"
@@ -97,8 +98,7 @@ std::shared_ptr<TransferRequest> NetLink::post(Direction direction, char* data,
   std::vector<std::shared_ptr<TransferRequest>> requests;
   size_t offset = 0;
   for (size_t share = 0; share < shares; ++share) {
-    // Even shares, the first ones a byte longer where it does not divide.
-    const size_t length = bytes / shares + (share < bytes % shares ? 1 : 0);
+    const size_t length = evenShare(bytes, shares, share);
     const size_t lane = shares == 1 ? number % lanes : share;
     auto request =
         std::make_shared<PostedRequest>(TransferName{length, sending, peer_});

@@ -1,5 +1,6 @@
 #include "transport/tcp/tcp_link.h"
 
+#include "transport/even_shares.h"
 #include "transport/posted_request.h"
 #include "transport/request_group.h"
 #include "util/error.h"
@@ -34,8 +35,7 @@ std::shared_ptr<TransferRequest> TcpLink::post(
   std::vector<std::shared_ptr<TransferRequest>> requests;
   size_t offset = 0;
   for (size_t part = 0; part < parts; ++part) {
-    // Even shares, the first ones a byte longer where it does not divide.
-    const size_t length = bytes / parts + (part < bytes % parts ? 1 : 0);
+    const size_t length = evenShare(bytes, parts, part);
     auto request = std::make_shared<PostedRequest>(
         TransferName{length, sending, peer_},
         length <= kPolledBytes ? poll_ : std::chrono::microseconds(0));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "transport/even_shares.h"
 #include "transport/request_group.h"
 #include "transport/ucx/ucx_library.h"
 #include "util/error.h"
@@ -139,9 +140,7 @@ std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
                                          call, check);
   size_t offset = 0;
   for (tag.part = 0; tag.part < tag.parts; ++tag.part) {
-    // Even shares, the first ones a byte longer where it does not divide.
-    const size_t length =
-        bytes / tag.parts + (tag.part < bytes % tag.parts ? 1 : 0);
+    const size_t length = evenShare(bytes, tag.parts, tag.part);
     const size_t lane =
         tag.parts == 1 ? tag.transfer % lanes : tag.part % lanes;
     auto request =
