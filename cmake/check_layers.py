@@ -54,10 +54,10 @@ ORDER = {
 # The README lines that are not layers of src/.
 OTHER_FOLDERS = [
     ("include/", "nccl.h (NCCL 2.28 compatible), hetccl.h (extensions)"),
-    ("tools/", "hetccl-perf, hetccl-info, hetccl-run"),
+    ("tools/", "hetccl-perf, hetccl-info, hetccl-run, hetccl-doctor"),
     ("tests/", "unit, mp (multi-process), soak, fake_vendor (stand-in NCCL), "
-               "netns (multi-host), run (hetccl-run), gpu (run on the GPU "
-               "machine)"),
+               "netns (multi-host), run and doctor (the tools of that name), "
+               "gpu (run on the GPU machine)"),
     ("bench/", "peer comparisons and recorded results"),
     ("docs/", "architecture, status, results, configuration, how-tos"),
 ]

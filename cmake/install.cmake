@@ -9,7 +9,7 @@
 #                                LD_LIBRARY_PATH=<prefix>/lib/hetccl
 #   lib/hetccl/libhetccl-*.so    the run-time modules (CUDA, HIP, UCX, net)
 #   include/hetccl/{nccl,hetccl}.h   apart from a real nccl.h
-#   bin/hetccl-perf, bin/hetccl-info, bin/hetccl-run
+#   bin/hetccl-perf, bin/hetccl-info, bin/hetccl-run, bin/hetccl-doctor
 #   lib/cmake/HetCCL/            find_package(HetCCL): HetCCL::hetccl,
 #                                HetCCL::nccl, HetCCL::rccl
 #   lib/pkgconfig/hetccl.pc
@@ -56,7 +56,7 @@ foreach(module hetccl_cuda hetccl_hip hetccl_ucx hetccl_net hetccl-cuda
 endforeach()
 
 # Tools find libhetccl.so relative to themselves, wherever the prefix is.
-foreach(tool hetccl-perf hetccl-info hetccl-run)
+foreach(tool hetccl-perf hetccl-info hetccl-run hetccl-doctor)
   if(TARGET ${tool})
     set_target_properties(${tool} PROPERTIES
       INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")

@@ -3,7 +3,7 @@
 #   libhetccl0     runtime: libhetccl.so.0, the drop-ins and the modules
 #                  (lib/<triplet>/hetccl/), as built here
 #   libhetccl-dev  dev: headers, libhetccl.so, CMake package, pkg-config
-#   hetccl-tools   tools: hetccl-perf, hetccl-info, hetccl-run
+#   hetccl-tools   tools: hetccl-perf, hetccl-info, hetccl-run, hetccl-doctor
 # Every file lies under /usr. Dependencies on Debian's libraries come from
 # dpkg-shlibdeps; the UCX module, where built, recommends libucx0.
 
@@ -119,8 +119,9 @@ set(CPACK_DEBIAN_TOOLS_DESCRIPTION
 "collective communication across NVIDIA, AMD and CPU ranks (tools)
 hetccl-run starts a command with HetCCL in place of NCCL or RCCL
 (hetccl-run torchrun ..., srun hetccl-run ..., mpirun hetccl-run ...),
-hetccl-perf measures and checks every collective (nccl-tests style) on
-CPU and GPU ranks, and hetccl-info reports what HetCCL finds on a
-machine.")
+hetccl-doctor checks a job's ranks before the job (links, libraries,
+every collective), hetccl-perf measures and checks every collective
+(nccl-tests style) on CPU and GPU ranks, and hetccl-info reports what
+HetCCL finds on a machine.")
 
 include(CPack)

@@ -70,6 +70,9 @@
 #               summaries whose errors are all known ones (NVIDIA NCCL's
 #               probe of its own kernels in ncclCommInitRank, see
 #               sanitizer_findings)
+#   doctor      hetccl-doctor on GPU ranks: 1 rank in pass-through, and 2
+#               ranks on the GPU as 2 pretend hosts over tcp: ready, every
+#               collective checked, the link probed
 #   run-ddp     tests/gpu/torch_ddp_losses.py, unchanged, started by
 #               hetccl-run --domains split:2 under torchrun: 2 ranks on the
 #               one GPU as 2 domains; the ranks must agree bit for bit
@@ -181,7 +184,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu net-gpu run-ddp hosts4 hetero-all overhead sweep hetero compare net-bench cross-host train} "
+steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu net-gpu doctor run-ddp hosts4 hetero-all overhead sweep hetero compare net-bench cross-host train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -801,6 +804,25 @@ torch_run() {
   local prefix=()
   [[ $how == hetccl ]] && prefix=("${preload[@]}")
   timeout $((limit / 2)) "${prefix[@]}" "${torchrun[@]}" "$script" >"$log" 2>&1
+}
+
+# hetccl-doctor on GPU ranks: one rank in pass-through (NVIDIA's NCCL
+# under it), then 2 ranks on this GPU as 2 pretend hosts over tcp.
+step_doctor() {
+  local doctor=$build/tools/hetccl-doctor ok=1 notes=() log
+  [[ -x $doctor ]] || { result=FAIL note="no $doctor"; return; }
+  log=$out/doctor-passthrough.log
+  HETCCL_NCCL_LIBRARY="$real_nccl" timeout $((limit / 3)) "$doctor" -np 1 \
+    --timeout $((limit / 3 - 5)) --json "$out/doctor-passthrough.json" >"$log" 2>&1 || ok=0
+  notes+=("pass-through: $(grep -E '^(ready|not ready)' "$log"), $(grep -o 'checks: .*' "$log")")
+  log=$out/doctor-hosts.log
+  HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_DOMAINS=split:2 HETCCL_HOSTID=A,B \
+    timeout $((limit / 2)) "$doctor" -np 2 --timeout $((limit / 2 - 5)) \
+    --json "$out/doctor-hosts.json" >"$log" 2>&1 || ok=0
+  notes+=("pretend hosts: $(grep -E '^(ready|not ready)' "$log"), $(grep -o 'checks: .*' "$log"); $(grep -E '^  domains 0 and 1' "$log")")
+  ((ok)) || tail -5 "$log"
+  ((ok)) && result=PASS
+  note=$(IFS=";"; echo "${notes[*]}")
 }
 
 # tests/gpu/torch_ddp_losses.py, unchanged, under hetccl-run: 2 ranks on
@@ -1787,6 +1809,7 @@ run_step hosts2 150
 run_step ucx 150
 run_step ucx-gpu 360
 run_step net-gpu 240
+run_step doctor 150
 run_step run-ddp 150
 run_step hosts4 200
 run_step hetero-all 150

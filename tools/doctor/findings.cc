@@ -1,0 +1,163 @@
+#include "doctor/findings.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <set>
+
+namespace hetccl {
+namespace doctor {
+namespace {
+
+std::string format(const char* pattern, ...)
+    __attribute__((format(printf, 1, 2)));
+std::string format(const char* pattern, ...) {
+  va_list args;
+  va_start(args, pattern);
+  char buffer[1024];
+  std::vsnprintf(buffer, sizeof buffer, pattern, args);
+  va_end(args);
+  return buffer;
+}
+
+std::string probeName(const Probe& probe) {
+  return probe.domainB < 0
+             ? format("domain %d", probe.domainA)
+             : format("domains %d and %d", probe.domainA, probe.domainB);
+}
+
+std::string jsonString(const std::string& text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      quoted += '\\';
+      quoted += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      quoted += format("\\u%04x", c);
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "\"";
+}
+
+int hostsOf(const Findings& findings) {
+  std::set<std::string> hosts;
+  for (const perf::RankInfo& rank : findings.ranks) hosts.insert(rank.host);
+  return static_cast<int>(hosts.size());
+}
+
+// What to do about an init that failed, from what the library said.
+std::string adviceFor(const std::string& failure) {
+  if (failure.find("never arrived") != std::string::npos)
+    return "start every rank of the job, and make sure each reaches rank 0's "
+           "host (HETCCL_COMM_ID, or the launcher's MASTER_ADDR and port)";
+  if (failure.find("no NCCL found") != std::string::npos ||
+      failure.find("no RCCL found") != std::string::npos)
+    return "install the vendor library on that node, or set "
+           "HETCCL_NCCL_LIBRARY / HETCCL_RCCL_LIBRARY to its path there";
+  if (failure.find("release") != std::string::npos ||
+      failure.find("protocol") != std::string::npos)
+    return "install the same HetCCL release on every node";
+  return "the message above says what failed";
+}
+
+}  // namespace
+
+std::vector<std::string> problemsOf(const Findings& findings) {
+  if (!findings.initFailure.empty())
+    return {"the communicator could not be created: " + findings.initFailure +
+            "; what to do: " + adviceFor(findings.initFailure)};
+  std::vector<std::string> problems;
+  if (findings.wrong > 0)
+    problems.push_back(format(
+        "%lld wrong result element(s) in the collective checks: the ranks "
+        "compute different results; run hetccl-perf --check 1 on the same "
+        "ranks to see which collective, type and size",
+        findings.wrong));
+  for (const Probe& probe : findings.probes)
+    if (probe.failed)
+      problems.push_back(
+          "the probe of " + probeName(probe) +
+          " failed (the ranks that saw it say why on their stderr): the " +
+          (probe.domainB < 0 ? "domain's library" : "link between them") +
+          " does not work");
+  return problems;
+}
+
+const Probe* slowestLink(const Findings& findings) {
+  const Probe* slowest = nullptr;
+  for (const Probe& probe : findings.probes)
+    if (probe.domainB >= 0 && !probe.failed &&
+        (!slowest || probe.busbwGBps < slowest->busbwGBps))
+      slowest = &probe;
+  return slowest;
+}
+
+std::string reportText(const Findings& findings) {
+  const std::vector<std::string> problems = problemsOf(findings);
+  std::string text =
+      format("hetccl-doctor (HetCCL %s)\n", findings.release.c_str());
+  if (findings.initFailure.empty()) {
+    text += format("%d rank(s) on %d host(s) in %d domain(s)\n",
+                   findings.nranks, hostsOf(findings), findings.ndomains);
+    text += findings.topology + "\n";
+    for (const perf::RankInfo& rank : findings.ranks)
+      text += format("  rank %d: %s pid %d, %s, domain %d\n", rank.rank,
+                     rank.host, rank.pid, rank.device, rank.domain);
+    text += format("checks: %s: %lld wrong\n", findings.checks.c_str(),
+                   findings.wrong);
+    text +=
+        format("probes (all-reduce; latency of 8 bytes, busbw of %zu bytes):\n",
+               findings.probeBytes);
+    for (const Probe& probe : findings.probes)
+      text += probe.failed ? format("  %s (%d ranks): FAILED\n",
+                                    probeName(probe).c_str(), probe.ranks)
+                           : format("  %s (%d ranks): %.1f us, %.2f GB/s\n",
+                                    probeName(probe).c_str(), probe.ranks,
+                                    probe.latencyUs, probe.busbwGBps);
+    if (const Probe* slowest = slowestLink(findings))
+      text += format("slowest link between domains: %s, %.2f GB/s\n",
+                     probeName(*slowest).c_str(), slowest->busbwGBps);
+  }
+  for (const std::string& problem : problems)
+    text += "PROBLEM: " + problem + "\n";
+  text += problems.empty()
+              ? "ready: every check passed\n"
+              : format("not ready: %zu problem(s)\n", problems.size());
+  return text;
+}
+
+std::string reportJson(const Findings& findings) {
+  const std::vector<std::string> problems = problemsOf(findings);
+  std::string json = format("{\"release\":%s,\"ready\":%s",
+                            jsonString(findings.release).c_str(),
+                            problems.empty() ? "true" : "false");
+  json += ",\"problems\":[";
+  for (size_t i = 0; i < problems.size(); ++i)
+    json += (i ? "," : "") + jsonString(problems[i]);
+  json += "]";
+  if (findings.initFailure.empty()) {
+    json += format(",\"ranks\":%d,\"hosts\":%d,\"domains\":%d,\"wrong\":%lld",
+                   findings.nranks, hostsOf(findings), findings.ndomains,
+                   findings.wrong);
+    json += ",\"topology\":" + jsonString(findings.topology);
+    json += format(",\"probe_bytes\":%zu,\"probes\":[", findings.probeBytes);
+    for (size_t i = 0; i < findings.probes.size(); ++i) {
+      const Probe& p = findings.probes[i];
+      json += format(
+          "%s{\"domains\":[%d%s],\"ranks\":%d,\"failed\":%s,"
+          "\"latency_us\":%.3f,\"busbw_GBps\":%.4f}",
+          i ? "," : "", p.domainA,
+          p.domainB < 0 ? "" : format(",%d", p.domainB).c_str(), p.ranks,
+          p.failed ? "true" : "false", p.latencyUs, p.busbwGBps);
+    }
+    json += "]";
+    if (const Probe* slowest = slowestLink(findings))
+      json += format(",\"slowest_link\":[%d,%d]", slowest->domainA,
+                     slowest->domainB);
+  }
+  return json + "}";
+}
+
+}  // namespace doctor
+}  // namespace hetccl

@@ -1,0 +1,40 @@
+// What hetccl-doctor found, judged and written out once by rank 0: the
+// report a person reads and the JSON a script reads. Pure: the facts come
+// in, so that every judgement is testable.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "doctor/probes.h"
+#include "perf/report.h"
+
+namespace hetccl {
+namespace doctor {
+
+struct Findings {
+  int nranks = 0;
+  int ndomains = 0;
+  std::string release;   // HetCCL's ("0.1.0")
+  std::string topology;  // hetcclCommTopology's lines
+  std::vector<perf::RankInfo> ranks;
+  std::string checks;     // what the collective checks covered
+  long long wrong = 0;    // wrong result elements, all ranks
+  size_t probeBytes = 0;  // the bandwidth probe's size
+  std::vector<Probe> probes;
+  // A failure before any of the above (the communicator's init): then the
+  // report is this problem alone.
+  std::string initFailure;
+};
+
+// Each problem found, with what to do about it; empty when all is right.
+std::vector<std::string> problemsOf(const Findings& findings);
+// The cross-domain probe of the lowest bandwidth; null without any.
+const Probe* slowestLink(const Findings& findings);
+
+std::string reportText(const Findings& findings);
+// One JSON object (no newline inside).
+std::string reportJson(const Findings& findings);
+
+}  // namespace doctor
+}  // namespace hetccl

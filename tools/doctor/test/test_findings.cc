@@ -1,0 +1,98 @@
+// hetccl-doctor's judgement of what it found (doctor/findings.h): the
+// problems and what to do about them, the slowest link, the report and its
+// JSON.
+#include "doctor/findings.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace hetccl {
+namespace doctor {
+namespace {
+
+Findings healthy() {
+  Findings f;
+  f.nranks = 4;
+  f.ndomains = 2;
+  f.release = "0.1.0";
+  f.topology = "4 ranks, 2 domains, 2 hosts";
+  for (int r = 0; r < 4; ++r) {
+    perf::RankInfo info{};
+    info.rank = r;
+    info.domain = r / 2;
+    std::strcpy(info.host, r < 2 ? "nodeA" : "nodeB");
+    std::strcpy(info.device, "host");
+    f.ranks.push_back(info);
+  }
+  f.checks = "every collective";
+  f.probeBytes = 4 << 20;
+  f.probes = {{0, -1, 2, 10, 20, false},
+              {1, -1, 2, 12, 18, false},
+              {0, 1, 4, 40, 3.5, false}};
+  return f;
+}
+
+TEST(DoctorFindings, AHealthyJobIsReady) {
+  const Findings f = healthy();
+  EXPECT_TRUE(problemsOf(f).empty());
+  const std::string text = reportText(f);
+  EXPECT_NE(text.find("4 rank(s) on 2 host(s) in 2 domain(s)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("slowest link between domains: domains 0 and 1, 3.50 "
+                      "GB/s"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ready: every check passed"), std::string::npos);
+  EXPECT_EQ(reportJson(f).rfind("{\"release\":\"0.1.0\",\"ready\":true,", 0),
+            0u)
+      << reportJson(f);
+}
+
+TEST(DoctorFindings, WrongResultsAndFailedProbesAreProblems) {
+  Findings f = healthy();
+  f.wrong = 3;
+  f.probes[2].failed = true;
+  const std::vector<std::string> problems = problemsOf(f);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_NE(problems[0].find("3 wrong result element(s)"), std::string::npos);
+  EXPECT_NE(problems[1].find("the probe of domains 0 and 1 failed"),
+            std::string::npos);
+  EXPECT_EQ(slowestLink(f), nullptr);  // the only link failed
+  EXPECT_NE(reportText(f).find("not ready: 2 problem(s)"), std::string::npos);
+  EXPECT_NE(reportJson(f).find("\"ready\":false"), std::string::npos);
+}
+
+TEST(DoctorFindings, AnInitThatFailedSaysWhatToDo) {
+  Findings f;
+  f.release = "0.1.0";
+  f.initFailure = "bootstrap: 3 of 4 rank(s) arrived; rank(s) 3 never arrived";
+  ASSERT_EQ(problemsOf(f).size(), 1u);
+  EXPECT_NE(problemsOf(f)[0].find("what to do: start every rank"),
+            std::string::npos);
+  f.initFailure =
+      "rank 0 (host a) runs HetCCL 0.1.0 (protocol 6) and rank 1 "
+      "(host b) runs HetCCL 0.2.0 (protocol 7): every node of a "
+      "communicator needs the same HetCCL release";
+  EXPECT_NE(problemsOf(f)[0].find("install the same HetCCL release"),
+            std::string::npos);
+  f.initFailure = "no NCCL found (set HETCCL_NCCL_LIBRARY to its path)";
+  EXPECT_NE(problemsOf(f)[0].find("HETCCL_NCCL_LIBRARY / HETCCL_RCCL_LIBRARY"),
+            std::string::npos);
+}
+
+TEST(DoctorFindings, JsonEscapesWhatItQuotes) {
+  Findings f = healthy();
+  f.topology = "a \"quoted\" line\nand a second";
+  const std::string json = reportJson(f);
+  EXPECT_NE(
+      json.find("\"topology\":\"a \\\"quoted\\\" line\\u000aand a second\""),
+      std::string::npos)
+      << json;
+  EXPECT_EQ(json.find('\n'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace doctor
+}  // namespace hetccl
