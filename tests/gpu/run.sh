@@ -73,9 +73,10 @@
 #   doctor      hetccl-doctor on GPU ranks: 1 rank in pass-through, and 2
 #               ranks on the GPU as 2 pretend hosts over tcp: ready, every
 #               collective checked, the link probed
-#   run-ddp     tests/gpu/torch_ddp_losses.py, unchanged, started by
-#               hetccl-run --domains split:2 under torchrun: 2 ranks on the
-#               one GPU as 2 domains; the ranks must agree bit for bit
+#   run-ddp     tests/gpu/torch_gpt_training.py --mode ddp, unchanged,
+#               started by hetccl-run --domains split:2 under torchrun: 2
+#               ranks on the one GPU as 2 domains; the ranks must agree bit
+#               for bit
 #   collectives [2 GPUs] every PyTorch collective with NVIDIA's NCCL and with HetCCL
 #               preloaded as libnccl.so.2: result digests equal bit for bit
 #   ddp         [2 GPUs] a deterministic DDP training run both ways: losses and final
@@ -825,21 +826,22 @@ step_doctor() {
   note=$(IFS=";"; echo "${notes[*]}")
 }
 
-# tests/gpu/torch_ddp_losses.py, unchanged, under hetccl-run: 2 ranks on
-# this GPU as 2 domains (--domains split:2; NVIDIA's NCCL refuses two ranks
-# on one GPU, so nothing compares here but the ranks with each other).
+# tests/gpu/torch_gpt_training.py (DDP), unchanged, under hetccl-run: 2
+# ranks on this GPU as 2 domains (--domains split:2; NVIDIA's NCCL refuses
+# two ranks on one GPU, so nothing compares here but the ranks with each
+# other).
 step_run_ddp() {
   local run=$build/tools/hetccl-run log=$out/run-ddp.log
+  local script=("$repo/tests/gpu/torch_gpt_training.py" --mode ddp --steps 10)
   [[ -x $run ]] || { result=FAIL note="no $run"; return; }
-  "$run" --dry-run --domains split:2 -- "${torchrun[@]}" \
-    "$repo/tests/gpu/torch_ddp_losses.py" >"$out/run-ddp-dry.log" 2>&1
+  "$run" --dry-run --domains split:2 -- "${torchrun[@]}" "${script[@]}" \
+    >"$out/run-ddp-dry.log" 2>&1
   HETCCL_DEBUG=INFO HETCCL_DEBUG_SUBSYS=INIT timeout $((limit - 10)) \
-    "$run" --domains split:2 -- "${torchrun[@]}" \
-    "$repo/tests/gpu/torch_ddp_losses.py" >"$log" 2>&1
+    "$run" --domains split:2 -- "${torchrun[@]}" "${script[@]}" >"$log" 2>&1
   local code=$? communicators agree steps
   communicators=$(grep -c 'domain [01] of 2' "$log")
   agree=$(grep -o '^RANKS_AGREE [a-z]*' "$log")
-  steps=$(grep -o '^LOSSES [0-9]*' "$log")
+  steps=$(grep -o '^LOSSES .*' "$log" | cut -c1-60)
   note="exit $code; $(grep -m1 '^# hetccl-run' "$out/run-ddp-dry.log"); ${steps:-no LOSSES}; ${agree:-no RANKS_AGREE}; $communicators rank logs of a 2-domain communicator"
   ((code == 0 && communicators >= 2)) && [[ $agree == "RANKS_AGREE yes" ]] &&
     result=PASS

@@ -143,14 +143,18 @@ RunPlan planRun(const RunRequest& request, const RunMachine& machine) {
   if (machine.preload && !machine.preload->empty())
     preload += ":" + *machine.preload;
   plan.environment.emplace_back("LD_PRELOAD", preload);
+  // Said, not set: the rank looks again itself, and there it prefers a
+  // copy beside a framework it has loaded (a PyTorch wheel's), which this
+  // launcher cannot see.
   if (plan.vendor != Vendor::kCpu) {
-    const char* variable = plan.vendor == Vendor::kHip ? "HETCCL_RCCL_LIBRARY"
-                                                       : "HETCCL_NCCL_LIBRARY";
+    const std::string vendor = plan.vendor == Vendor::kHip ? "RCCL" : "NCCL";
     if (!machine.vendorLibrary.empty())
-      plan.environment.emplace_back(variable, machine.vendorLibrary);
+      plan.notes.push_back(vendor + " found at " + machine.vendorLibrary +
+                           " (a framework's own copy, where the rank has "
+                           "one, comes first)");
     else
       plan.notes.push_back(
-          std::string(plan.vendor == Vendor::kHip ? "RCCL" : "NCCL") +
+          vendor +
           " not found, so GPU domains of more than one rank will fail their "
           "init: " +
           oneLine(machine.vendorLibraryFailure));

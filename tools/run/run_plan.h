@@ -1,7 +1,7 @@
 // What hetccl-run sets before it starts a rank's command: which drop-in of
 // HetCCL the rank preloads (its GPU vendor's name of the collective
-// library), the vendor library HetCCL is to hand the rank's domain to, and
-// the options passed through as HetCCL's variables. Pure: the facts of the
+// library) and the options passed through as HetCCL's variables; and what
+// it says: the vendor library HetCCL would hand the rank's domain to. Pure: the facts of the
 // machine come in a RunMachine, so that every decision is testable.
 #pragma once
 
