@@ -1,43 +1,20 @@
 #include "doctor/findings.h"
 
-#include <cstdarg>
-#include <cstdio>
 #include <set>
+
+#include "kit/json_text.h"
+#include "perf/perf_error.h"
 
 namespace hetccl {
 namespace doctor {
 namespace {
 
-std::string format(const char* pattern, ...)
-    __attribute__((format(printf, 1, 2)));
-std::string format(const char* pattern, ...) {
-  va_list args;
-  va_start(args, pattern);
-  char buffer[1024];
-  std::vsnprintf(buffer, sizeof buffer, pattern, args);
-  va_end(args);
-  return buffer;
-}
+using perf::strprintf;
 
 std::string probeName(const Probe& probe) {
   return probe.domainB < 0
-             ? format("domain %d", probe.domainA)
-             : format("domains %d and %d", probe.domainA, probe.domainB);
-}
-
-std::string jsonString(const std::string& text) {
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      quoted += '\\';
-      quoted += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      quoted += format("\\u%04x", c);
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "\"";
+             ? strprintf("domain %d", probe.domainA)
+             : strprintf("domains %d and %d", probe.domainA, probe.domainB);
 }
 
 int hostsOf(const Findings& findings) {
@@ -69,7 +46,7 @@ std::vector<std::string> problemsOf(const Findings& findings) {
             "; what to do: " + adviceFor(findings.initFailure)};
   std::vector<std::string> problems;
   if (findings.wrong > 0)
-    problems.push_back(format(
+    problems.push_back(strprintf(
         "%lld wrong result element(s) in the collective checks: the ranks "
         "compute different results; run hetccl-perf --check 1 on the same "
         "ranks to see which collective, type and size",
@@ -96,65 +73,65 @@ const Probe* slowestLink(const Findings& findings) {
 std::string reportText(const Findings& findings) {
   const std::vector<std::string> problems = problemsOf(findings);
   std::string text =
-      format("hetccl-doctor (HetCCL %s)\n", findings.release.c_str());
+      strprintf("hetccl-doctor (HetCCL %s)\n", findings.release.c_str());
   if (findings.initFailure.empty()) {
-    text += format("%d rank(s) on %d host(s) in %d domain(s)\n",
-                   findings.nranks, hostsOf(findings), findings.ndomains);
+    text += strprintf("%d rank(s) on %d host(s) in %d domain(s)\n",
+                      findings.nranks, hostsOf(findings), findings.ndomains);
     text += findings.topology + "\n";
     for (const perf::RankInfo& rank : findings.ranks)
-      text += format("  rank %d: %s pid %d, %s, domain %d\n", rank.rank,
-                     rank.host, rank.pid, rank.device, rank.domain);
-    text += format("checks: %s: %lld wrong\n", findings.checks.c_str(),
-                   findings.wrong);
-    text +=
-        format("probes (all-reduce; latency of 8 bytes, busbw of %zu bytes):\n",
-               findings.probeBytes);
+      text += strprintf("  rank %d: %s pid %d, %s, domain %d\n", rank.rank,
+                        rank.host, rank.pid, rank.device, rank.domain);
+    text += strprintf("checks: %s: %lld wrong\n", findings.checks.c_str(),
+                      findings.wrong);
+    text += strprintf(
+        "probes (all-reduce; latency of 8 bytes, busbw of %zu bytes):\n",
+        findings.probeBytes);
     for (const Probe& probe : findings.probes)
-      text += probe.failed ? format("  %s (%d ranks): FAILED\n",
-                                    probeName(probe).c_str(), probe.ranks)
-                           : format("  %s (%d ranks): %.1f us, %.2f GB/s\n",
-                                    probeName(probe).c_str(), probe.ranks,
-                                    probe.latencyUs, probe.busbwGBps);
+      text += probe.failed ? strprintf("  %s (%d ranks): FAILED\n",
+                                       probeName(probe).c_str(), probe.ranks)
+                           : strprintf("  %s (%d ranks): %.1f us, %.2f GB/s\n",
+                                       probeName(probe).c_str(), probe.ranks,
+                                       probe.latencyUs, probe.busbwGBps);
     if (const Probe* slowest = slowestLink(findings))
-      text += format("slowest link between domains: %s, %.2f GB/s\n",
-                     probeName(*slowest).c_str(), slowest->busbwGBps);
+      text += strprintf("slowest link between domains: %s, %.2f GB/s\n",
+                        probeName(*slowest).c_str(), slowest->busbwGBps);
   }
   for (const std::string& problem : problems)
     text += "PROBLEM: " + problem + "\n";
   text += problems.empty()
               ? "ready: every check passed\n"
-              : format("not ready: %zu problem(s)\n", problems.size());
+              : strprintf("not ready: %zu problem(s)\n", problems.size());
   return text;
 }
 
 std::string reportJson(const Findings& findings) {
   const std::vector<std::string> problems = problemsOf(findings);
-  std::string json = format("{\"release\":%s,\"ready\":%s",
-                            jsonString(findings.release).c_str(),
-                            problems.empty() ? "true" : "false");
+  std::string json = strprintf("{\"release\":%s,\"ready\":%s",
+                               kit::jsonQuote(findings.release).c_str(),
+                               problems.empty() ? "true" : "false");
   json += ",\"problems\":[";
   for (size_t i = 0; i < problems.size(); ++i)
-    json += (i ? "," : "") + jsonString(problems[i]);
+    json += (i ? "," : "") + kit::jsonQuote(problems[i]);
   json += "]";
   if (findings.initFailure.empty()) {
-    json += format(",\"ranks\":%d,\"hosts\":%d,\"domains\":%d,\"wrong\":%lld",
-                   findings.nranks, hostsOf(findings), findings.ndomains,
-                   findings.wrong);
-    json += ",\"topology\":" + jsonString(findings.topology);
-    json += format(",\"probe_bytes\":%zu,\"probes\":[", findings.probeBytes);
+    json += strprintf(
+        ",\"ranks\":%d,\"hosts\":%d,\"domains\":%d,\"wrong\":%lld",
+        findings.nranks, hostsOf(findings), findings.ndomains, findings.wrong);
+    json += ",\"topology\":" + kit::jsonQuote(findings.topology);
+    json += strprintf(",\"probe_bytes\":%zu,\"probes\":[", findings.probeBytes);
     for (size_t i = 0; i < findings.probes.size(); ++i) {
       const Probe& p = findings.probes[i];
-      json += format(
+      json += strprintf(
           "%s{\"domains\":[%d%s],\"ranks\":%d,\"failed\":%s,"
           "\"latency_us\":%.3f,\"busbw_GBps\":%.4f}",
           i ? "," : "", p.domainA,
-          p.domainB < 0 ? "" : format(",%d", p.domainB).c_str(), p.ranks,
+          p.domainB < 0 ? "" : strprintf(",%d", p.domainB).c_str(), p.ranks,
           p.failed ? "true" : "false", p.latencyUs, p.busbwGBps);
     }
     json += "]";
     if (const Probe* slowest = slowestLink(findings))
-      json += format(",\"slowest_link\":[%d,%d]", slowest->domainA,
-                     slowest->domainB);
+      json += strprintf(",\"slowest_link\":[%d,%d]", slowest->domainA,
+                        slowest->domainB);
   }
   return json + "}";
 }

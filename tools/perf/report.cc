@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "hetccl.h"
+#include "kit/json_text.h"
 #include "perf/perf_error.h"
 
 namespace hetccl {
@@ -66,19 +67,7 @@ std::string placementColumns(const PlacementResult& result) {
 // A JSON string literal: quotes, backslashes and control characters
 // escaped; "" becomes null (the linked library has no path).
 std::string jsonString(const std::string& text) {
-  if (text.empty()) return "null";
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      quoted += '\\';
-      quoted += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      quoted += strprintf("\\u%04x", static_cast<unsigned char>(c));
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "\"";
+  return text.empty() ? "null" : kit::jsonQuote(text);
 }
 
 std::string joinNames(const std::vector<const kit::DataType*>& items) {

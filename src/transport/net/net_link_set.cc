@@ -69,6 +69,80 @@ std::string whyNoDmaBuf(const DeviceModule* gpuModule) {
   return supported ? "" : "its driver exports none";
 }
 
+// What each rail's progress thread needs to know of the link set.
+struct RailSetup {
+  uint32_t linkSet;
+  int rank;
+  std::shared_ptr<AbortSignal> abort;
+  std::shared_ptr<const CallLog> calls;
+};
+
+// A rail (a progress thread listening on its device) for each device this
+// rank uses (HETCCL_NET_DEVICES), and in `own` what the peers need of them.
+std::vector<std::shared_ptr<NetProgressThread>> openRails(
+    const NetLibrary& net, const std::string& devicesSetting, HostSlot slot,
+    const RailSetup& setup, ListenNotice& own) {
+  std::vector<std::string> names;
+  for (const hetcclNetDeviceInfo& info : net.devices())
+    names.emplace_back(info.name);
+  std::vector<std::shared_ptr<NetProgressThread>> rails;
+  own.pointerSupport = ~0;
+  own.maxMessage = SIZE_MAX;
+  for (int device : chooseNetDevices(devicesSetting, names, slot)) {
+    const hetcclNetDeviceInfo& info = net.devices()[device];
+    rails.push_back(std::make_shared<NetProgressThread>(
+        net, setup.linkSet, setup.rank, device, setup.abort, setup.calls));
+    own.handles[own.rails++] = rails.back()->handle();
+    own.pointerSupport &= info.ptrSupport;
+    own.maxMessage = std::min<uint64_t>(own.maxMessage, info.maxP2pBytes);
+  }
+  return rails;
+}
+
+struct ConnectSetup {
+  uint32_t linkSet;
+  int rank;
+  double timeoutSeconds;
+  size_t partBytes;
+};
+
+// Starts every rail's connections to the peers that share it (all at once:
+// the peers connect their rails in the same order), and waits for them;
+// on a failure stops them all and throws it.
+void connectRails(const std::vector<std::shared_ptr<NetProgressThread>>& rails,
+                  const std::map<int, size_t>& lanesWith,
+                  const std::vector<ListenNotice>& listens,
+                  const ConnectSetup& setup) {
+  try {
+    for (size_t k = 0; k < rails.size(); ++k) {
+      NetConnectPlan plan;
+      plan.rank = setup.rank;
+      plan.linkSet = setup.linkSet;
+      plan.timeoutSeconds = setup.timeoutSeconds;
+      for (const auto& [peer, lanes] : lanesWith)
+        if (k < lanes) plan.peers[peer] = listens[peer].handles[k];
+      rails[k]->start(plan, setup.partBytes);
+    }
+    for (const auto& rail : rails) rail->awaitConnected();
+  } catch (const Error&) {
+    for (const auto& rail : rails) rail->stop();
+    throw;
+  }
+}
+
+// " (GPU buffers through DMA-BUF)", or why not, for the log line.
+std::string gpuMemoryNote(const NetGpuPolicy& gpu, bool gpuRank,
+                          const std::string& noDmaBuf) {
+  std::string note;
+  if (gpu.viaDmaBuf())
+    note = " (GPU buffers through DMA-BUF)";
+  else if (gpuRank && (gpu.pointerSupport & HETCCL_NET_MODULE_PTR_DMABUF))
+    note = format(" (no DMA-BUF from this GPU: %s)", noDmaBuf.c_str());
+  if (gpu.mode == GpuBuffers::kStaged)
+    note += " (GPU buffers staged: HETCCL_NET_GPU=0)";
+  return note;
+}
+
 }  // namespace
 
 NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
@@ -101,20 +175,8 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
   if (!sortedPeers.empty()) {
     try {
       net = library ? library : &netLibrary();
-      ListenNotice& own = listens[rank_];
-      own.pointerSupport = ~0;
-      own.maxMessage = SIZE_MAX;
-      std::vector<std::string> names;
-      for (const hetcclNetDeviceInfo& info : net->devices())
-        names.emplace_back(info.name);
-      for (int device : chooseNetDevices(settings.devices, names, slot)) {
-        const hetcclNetDeviceInfo& info = net->devices()[device];
-        rails_.push_back(std::make_shared<NetProgressThread>(
-            *net, linkSet, rank_, device, abort, calls));
-        own.handles[own.rails++] = rails_.back()->handle();
-        own.pointerSupport &= info.ptrSupport;
-        own.maxMessage = std::min<uint64_t>(own.maxMessage, info.maxP2pBytes);
-      }
+      rails_ = openRails(*net, settings.devices, slot,
+                         {linkSet, rank_, abort, calls}, listens[rank_]);
     } catch (const Error& e) {
       failure = e.what();
       rails_.clear();
@@ -130,7 +192,6 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
   for (int r = 0; r < oob.nranks(); ++r)
     if (listens[r].rails > 0)
       partBytes = std::min<size_t>(partBytes, listens[r].maxMessage);
-  partBytes = std::max<size_t>(partBytes, 1);
   // Lane k of a link joins both ends' k-th rails.
   std::map<int, size_t> lanesWith;
   size_t railsUsed = 0;
@@ -140,19 +201,11 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
   }
   rails_.resize(railsUsed);  // those no peer shares are not started
   try {
-    for (size_t k = 0; k < rails_.size(); ++k) {
-      NetConnectPlan plan;
-      plan.rank = rank_;
-      plan.linkSet = linkSet;
-      plan.timeoutSeconds = setupTimeoutSeconds;
-      for (int peer : sortedPeers)
-        if (k < lanesWith[peer]) plan.peers[peer] = listens[peer].handles[k];
-      rails_[k]->start(plan, partBytes);
-    }
-    for (const auto& rail : rails_) rail->awaitConnected();
+    connectRails(
+        rails_, lanesWith, listens,
+        {linkSet, rank_, setupTimeoutSeconds, std::max<size_t>(partBytes, 1)});
   } catch (const Error& e) {
     failure = e.what();
-    for (const auto& rail : rails_) rail->stop();
   }
   agreeOrFail(oob, failure, "connect to its peers");
   if (rails_.empty()) return;
@@ -165,20 +218,13 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
     links_[peer] =
         std::make_shared<NetLink>(peer, std::move(lanes), gpu, gpuModule);
   }
-  std::string gpuMemory;
-  if (gpu.viaDmaBuf())
-    gpuMemory = " (GPU buffers through DMA-BUF)";
-  else if (gpuModule && (gpu.pointerSupport & HETCCL_NET_MODULE_PTR_DMABUF))
-    gpuMemory = format(" (no DMA-BUF from this GPU: %s)", noDmaBuf.c_str());
-  if (gpu.mode == GpuBuffers::kStaged)
-    gpuMemory += " (GPU buffers staged: HETCCL_NET_GPU=0)";
   LOG_INFO(kLogNet,
            "net transport (rank %d): %zu link(s) over %s, %s, messages of up "
            "to %zu bytes, memory the devices take: %s%s",
            rank_, links_.size(), net->description().c_str(),
            describeRails(*net, rails_).c_str(), partBytes,
            describePointerSupport(gpu.pointerSupport).c_str(),
-           gpuMemory.c_str());
+           gpuMemoryNote(gpu, gpuModule != nullptr, noDmaBuf).c_str());
 }
 
 NetLinkSet::~NetLinkSet() {
