@@ -51,6 +51,16 @@ std::vector<std::string> problemsOf(const Findings& findings) {
         "compute different results; run hetccl-perf --check 1 on the same "
         "ranks to see which collective, type and size",
         findings.wrong));
+  if (findings.warnings > 0)
+    problems.push_back(strprintf(
+        "the library warned %lld time(s) on %d rank(s)%s%s; each warning "
+        "says what to install or set (each rank printed its own: "
+        "\"hetccl-doctor: rank R: the library warned: ...\")",
+        findings.warnings, findings.warningRanks,
+        findings.rankZeroWarnings.empty() ? "" : ", rank 0 first: ",
+        findings.rankZeroWarnings.empty()
+            ? ""
+            : findings.rankZeroWarnings.front().c_str()));
   for (const Probe& probe : findings.probes)
     if (probe.failed)
       problems.push_back(
@@ -92,6 +102,10 @@ std::string reportText(const Findings& findings) {
                            : strprintf("  %s (%d ranks): %.1f us, %.2f GB/s\n",
                                        probeName(probe).c_str(), probe.ranks,
                                        probe.latencyUs, probe.busbwGBps);
+    if (!findings.rankZeroWarnings.empty())
+      text += "library warnings (rank 0):\n";
+    for (const std::string& warning : findings.rankZeroWarnings)
+      text += "  " + warning + "\n";
     if (const Probe* slowest = slowestLink(findings))
       text += strprintf("slowest link between domains: %s, %.2f GB/s\n",
                         probeName(*slowest).c_str(), slowest->busbwGBps);
@@ -118,6 +132,10 @@ std::string reportJson(const Findings& findings) {
         ",\"ranks\":%d,\"hosts\":%d,\"domains\":%d,\"wrong\":%lld",
         findings.nranks, hostsOf(findings), findings.ndomains, findings.wrong);
     json += ",\"topology\":" + kit::jsonQuote(findings.topology);
+    json += strprintf(",\"warnings\":%lld,\"warning_ranks\":%d",
+                      findings.warnings, findings.warningRanks);
+    json += strprintf(",\"warnings\":%lld,\"warning_ranks\":%d",
+                      findings.warnings, findings.warningRanks);
     json += strprintf(",\"probe_bytes\":%zu,\"probes\":[", findings.probeBytes);
     for (size_t i = 0; i < findings.probes.size(); ++i) {
       const Probe& p = findings.probes[i];

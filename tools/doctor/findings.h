@@ -22,6 +22,11 @@ struct Findings {
   long long wrong = 0;    // wrong result elements, all ranks
   size_t probeBytes = 0;  // the bandwidth probe's size
   std::vector<Probe> probes;
+  // The library's WARN lines while the doctor ran (library_warnings.h):
+  // how many, on how many ranks, and rank 0's own.
+  long long warnings = 0;
+  int warningRanks = 0;
+  std::vector<std::string> rankZeroWarnings;
   // A failure before any of the above (the communicator's init): then the
   // report is this problem alone.
   std::string initFailure;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "doctor/findings.h"
+#include "doctor/library_warnings.h"
 #include "doctor/probes.h"
 #include "kit/byte_size.h"
 #include "perf/benchmark.h"
@@ -122,10 +123,12 @@ void publish(const DoctorOptions& options, const Findings& findings) {
   if (!json) perf::perfFail("cannot write %s", options.jsonPath.c_str());
 }
 
-// Everything a rank checks once its communicator exists.
+// Everything a rank checks once its communicator exists, the library's
+// warnings until then included.
 Findings examine(const DoctorOptions& options, const perf::NcclApi& nccl,
                  const perf::RankSetup& setup, perf::Communicator& communicator,
-                 const perf::GpuSelection& gpu) {
+                 const perf::GpuSelection& gpu,
+                 const LibraryWarnings& libraryWarnings) {
   const hetcclRuntimeKind_t kind =
       perf::rankRuntime(nccl, communicator.get(), gpu);
   const std::unique_ptr<perf::Device> device = perf::makeDevice(kind, nccl);
@@ -157,19 +160,36 @@ Findings examine(const DoctorOptions& options, const perf::NcclApi& nccl,
     findings.probeBytes = options.probeBytes;
     findings.probes =
         probeDomainsAndLinks(context, control, domainOf, options.probeBytes);
+
+    const std::vector<std::string> mine = libraryWarnings.read();
+    findings.warnings = static_cast<long long>(
+        control.allReduce(static_cast<double>(mine.size()), ncclSum));
+    findings.warningRanks =
+        static_cast<int>(control.allReduce(mine.empty() ? 0 : 1, ncclSum));
+    if (setup.rank == 0) findings.rankZeroWarnings = mine;
   }
   communicator.destroy();
   return findings;
 }
 
+// The library's warnings went to the doctor's file: each rank prints its
+// own, so that none is lost.
+void printWarnings(const LibraryWarnings& warnings, int rank) {
+  for (const std::string& warning : warnings.read())
+    std::fprintf(stderr, "hetccl-doctor: rank %d: the library warned: %s\n",
+                 rank, warning.c_str());
+}
+
 int runRank(const DoctorOptions& options, const perf::NcclApi& nccl) {
   perf::Watchdog watchdog(perf::isSpawnedRank() ? 0 : options.timeoutSeconds);
+  const LibraryWarnings libraryWarnings;  // before the library reads its log
   const perf::RankSetup setup = perf::discoverRank(nccl);
   const perf::GpuSelection gpu = perf::selectGpuForRank(setup.localRank);
   Findings findings;
   try {
     perf::Communicator communicator(nccl, setup);
-    findings = examine(options, nccl, setup, communicator, gpu);
+    findings =
+        examine(options, nccl, setup, communicator, gpu, libraryWarnings);
   } catch (const std::exception& error) {
     // The init failed (or the checks could not run): every rank says what
     // it saw; rank 0 writes the report of it.
@@ -178,6 +198,7 @@ int runRank(const DoctorOptions& options, const perf::NcclApi& nccl) {
     std::fprintf(stderr, "hetccl-doctor: rank %d: %s\n", setup.rank,
                  error.what());
   }
+  printWarnings(libraryWarnings, setup.rank);
   if (setup.rank == 0) publish(options, findings);
   return problemsOf(findings).empty() ? 0 : perf::kExitWrongResults;
 }

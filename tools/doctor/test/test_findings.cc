@@ -64,6 +64,22 @@ TEST(DoctorFindings, WrongResultsAndFailedProbesAreProblems) {
   EXPECT_NE(reportJson(f).find("\"ready\":false"), std::string::npos);
 }
 
+TEST(DoctorFindings, TheLibrarysWarningsAreProblems) {
+  Findings f = healthy();
+  f.warnings = 2;
+  f.warningRanks = 2;
+  f.rankZeroWarnings = {"rank 0: links to 2 ranks on other hosts use tcp"};
+  ASSERT_EQ(problemsOf(f).size(), 1u);
+  EXPECT_NE(problemsOf(f)[0].find("the library warned 2 time(s) on 2 "
+                                  "rank(s), rank 0 first: rank 0: links"),
+            std::string::npos)
+      << problemsOf(f)[0];
+  EXPECT_NE(reportText(f).find("library warnings (rank 0):\n  rank 0: links"),
+            std::string::npos);
+  EXPECT_NE(reportJson(f).find("\"warnings\":2,\"warning_ranks\":2"),
+            std::string::npos);
+}
+
 TEST(DoctorFindings, AnInitThatFailedSaysWhatToDo) {
   Findings f;
   f.release = "0.1.0";
