@@ -19,6 +19,18 @@ add_custom_command(OUTPUT ${HETCCL_DEB_CHANGELOG}
           > ${HETCCL_DEB_CHANGELOG}
   DEPENDS ${CMAKE_CURRENT_LIST_DIR}/debian/changelog)
 add_custom_target(hetccl_deb_changelog ALL DEPENDS ${HETCCL_DEB_CHANGELOG})
+# The tools' manual pages, compressed as Debian installs them.
+set(HETCCL_DEB_MAN_PAGES)
+foreach(tool hetccl-run hetccl-doctor hetccl-perf hetccl-info)
+  set(page ${PROJECT_BINARY_DIR}/debian/${tool}.1.gz)
+  add_custom_command(OUTPUT ${page}
+    COMMAND gzip -9n -c ${CMAKE_CURRENT_LIST_DIR}/debian/man/${tool}.1 > ${page}
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/debian/man/${tool}.1)
+  list(APPEND HETCCL_DEB_MAN_PAGES ${page})
+endforeach()
+add_custom_target(hetccl_man_pages ALL DEPENDS ${HETCCL_DEB_MAN_PAGES})
+install(FILES ${HETCCL_DEB_MAN_PAGES}
+  DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tools)
 foreach(component runtime dev tools)
   string(TOUPPER ${component} upper)
   install(FILES ${CMAKE_CURRENT_LIST_DIR}/debian/copyright
