@@ -48,6 +48,12 @@ ncclResult_t hetcclCommCrossDomainBytes(ncclComm_t comm, size_t* sent,
  * 0) and the size the whole map needs, NUL included, to `needed`. */
 ncclResult_t hetcclCommTopology(ncclComm_t comm, char* text, size_t size,
                                 size_t* needed);
+/* What runs this rank's domain: the vendor library's name, version and file
+ * ("NCCL 2.28.9, /usr/lib/x86_64-linux-gnu/libnccl.so.2"), or HetCCL's own
+ * back-end ("HetCCL's host collectives 0.1.0"). Written as
+ * hetcclCommTopology writes. */
+ncclResult_t hetcclCommDomainLibrary(ncclComm_t comm, char* text, size_t size,
+                                     size_t* needed);
 
 #ifdef __cplusplus
 }

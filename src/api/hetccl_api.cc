@@ -78,19 +78,38 @@ HETCCL_EXPORT ncclResult_t hetcclCommCrossDomainBytes(ncclComm_t comm,
   });
 }
 
+namespace {
+
+// Writes `text` as hetcclCommTopology and hetcclCommDomainLibrary promise.
+ncclResult_t copyText(const std::string& text, char* out, size_t size,
+                      size_t* needed) {
+  HETCCL_CHECK_ARG(needed != nullptr, "needed is NULL");
+  HETCCL_CHECK_ARG(out != nullptr || size == 0, "text is NULL, size %zu", size);
+  *needed = text.size() + 1;
+  if (size > 0) std::snprintf(out, size, "%s", text.c_str());
+  return ncclSuccess;
+}
+
+}  // namespace
+
 HETCCL_EXPORT ncclResult_t hetcclCommTopology(ncclComm_t comm, char* text,
                                               size_t size, size_t* needed) {
   return apiCall(__func__, [&] {
     auto target = hetccl::CommRegistry::instance().find(comm);
-    HETCCL_CHECK_ARG(needed != nullptr, "needed is NULL");
-    HETCCL_CHECK_ARG(text != nullptr || size == 0, "text is NULL, size %zu",
-                     size);
     target->checkUsable();
     std::string map;
     for (const std::string& line : target->topology())
       map += (map.empty() ? "" : "\n") + line;
-    *needed = map.size() + 1;
-    if (size > 0) std::snprintf(text, size, "%s", map.c_str());
-    return ncclSuccess;
+    return copyText(map, text, size, needed);
+  });
+}
+
+HETCCL_EXPORT ncclResult_t hetcclCommDomainLibrary(ncclComm_t comm, char* text,
+                                                   size_t size,
+                                                   size_t* needed) {
+  return apiCall(__func__, [&] {
+    auto target = hetccl::CommRegistry::instance().find(comm);
+    target->checkUsable();
+    return copyText(target->domainLibrary(), text, size, needed);
   });
 }

@@ -15,6 +15,7 @@
 #include "domain/domain_backend.h"
 #include "engine/gpu/gpu_executor.h"
 #include "engine/host/host_plan_executor.h"
+#include "hetccl_version.h"
 #include "op/op_traits.h"
 #include "runtime/device/current_device.h"
 #include "runtime/device/device_module_loader.h"
@@ -367,9 +368,15 @@ std::shared_ptr<Executor> Communicator::createDomainComm(
   const DomainBackend& backend = domainBackendFor(runtime);
   LOG_INFO(kLogInit, "rank %d: its domain of %zu rank(s) runs on %s", rank_,
            members.size(), backend.name());
-  return backend.create({oob, settings_.backends, settings_.timeoutSeconds,
-                         gpu_ ? gpu_->ordinal : -1, opsAbort_,
-                         liveness_->subset(members), waiting_, members});
+  std::shared_ptr<Executor> comm =
+      backend.create({oob, settings_.backends, settings_.timeoutSeconds,
+                      gpu_ ? gpu_->ordinal : -1, opsAbort_,
+                      liveness_->subset(members), waiting_, members});
+  LibraryFeatures* vendor = comm->libraryFeatures();
+  domainLibrary_ =
+      vendor ? vendor->describe()
+             : format("HetCCL's %s %s", backend.name(), HETCCL_RELEASE);
+  return comm;
 }
 
 // A GPU emulated on the host runs its domain on the host collectives, which

@@ -87,6 +87,9 @@ class Communicator {
   size_t crossDomainBytesReceived() const;
   // Its hosts, domains and links, one line each (topology_map.h).
   std::vector<std::string> topology() const;
+  // What runs this rank's domain: the vendor library's name, version and
+  // file, or HetCCL's own back-end.
+  const std::string& domainLibrary() const { return domainLibrary_; }
 
   // ncclInProgress while initialising, ncclSuccess when usable, otherwise
   // the error that ended initialisation or that the communicator hit since.
@@ -206,6 +209,7 @@ class Communicator {
   // What topology() describes, kept from init.
   std::optional<DomainMap> domains_;
   std::vector<RuntimeKind> domainBackends_;  // by rank
+  std::string domainLibrary_;                // domainLibrary()
   std::shared_ptr<const TransportChoice> transportChoice_;
   bool streamDriven_ = false;
   std::shared_ptr<Executor> executor_;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "nccl.h"
 
@@ -34,6 +35,9 @@ class LibraryFeatures {
   // Which loaded library this is: communicators with the same one group
   // together.
   virtual const void* library() const = 0;
+  // Its name, version and file ("NCCL 2.28.9, /usr/lib/libnccl.so.2"), for
+  // hetcclCommDomainLibrary.
+  virtual std::string describe() const = 0;
 };
 
 }  // namespace hetccl

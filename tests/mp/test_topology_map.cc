@@ -162,6 +162,37 @@ TEST(TopologyMap, ShortBufferIsCutAndSaysTheSizeNeeded) {
   });
 }
 
+// hetcclCommDomainLibrary: CPU ranks in one domain and GPU ranks emulated
+// on the host in two both run their domains on HetCCL's host collectives;
+// it is written as the map is.
+TEST(TopologyMap, TheDomainLibraryIsHetcclsOwnHere) {
+  for (const char* emulatedGpu : {"0", "1"}) {
+    RunOptions options;
+    options.env = {
+        {"HETCCL_DOMAINS", *emulatedGpu == '1' ? "0,0,1,1" : "0,0,0,0"},
+        {"HETCCL_EMULATED_GPU", emulatedGpu}};
+    runRanks(
+        4,
+        [](RankContext& ctx) {
+          Comm comm(ctx.initComm());
+          size_t needed = 0;
+          MP_CHECK_NCCL(
+              hetcclCommDomainLibrary(comm.get(), nullptr, 0, &needed));
+          std::string library(needed, '\0');
+          MP_CHECK_NCCL(hetcclCommDomainLibrary(comm.get(), library.data(),
+                                                library.size(), &needed));
+          library.resize(needed - 1);
+          MP_CHECK(library.rfind("HetCCL's host collectives ", 0) == 0)
+              << "rank " << ctx.rank() << ": " << library;
+          MP_CHECK_RESULT(
+              ncclInvalidArgument,
+              hetcclCommDomainLibrary(comm.get(), nullptr, 4, &needed));
+          comm.destroy();
+        },
+        options);
+  }
+}
+
 TEST(TopologyMap, BadArgumentsAreRefused) {
   runRanks(2, [](RankContext& ctx) {
     Comm comm(ctx.initComm());

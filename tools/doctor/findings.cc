@@ -1,5 +1,6 @@
 #include "doctor/findings.h"
 
+#include <map>
 #include <set>
 
 #include "kit/json_text.h"
@@ -38,6 +39,81 @@ std::string adviceFor(const std::string& failure) {
   return "the message above says what failed";
 }
 
+// "0,1,3".
+std::string rankList(const std::vector<int>& ranks) {
+  std::string text;
+  for (int rank : ranks)
+    text += (text.empty() ? "" : ",") + std::to_string(rank);
+  return text;
+}
+
+// The release part of a domain library's description ("NCCL 2.28.9" of
+// "NCCL 2.28.9, /usr/lib/libnccl.so.2"): nodes may keep it in different
+// places, but must run the same release.
+std::string releasePart(const std::string& library) {
+  return library.substr(0, library.find(", "));
+}
+
+// Domain by domain: each library description and the ranks that run it.
+using DomainLibraries = std::map<int, std::map<std::string, std::vector<int>>>;
+
+DomainLibraries librariesByDomain(const Findings& findings) {
+  DomainLibraries domains;
+  for (size_t r = 0; r < findings.domainLibraries.size(); ++r)
+    domains[findings.ranks[r].domain][findings.domainLibraries[r]].push_back(
+        static_cast<int>(r));
+  return domains;
+}
+
+void addLibraryProblems(const Findings& findings,
+                        std::vector<std::string>& problems) {
+  for (const auto& [domain, libraries] : librariesByDomain(findings)) {
+    std::map<std::string, std::vector<int>> releases;
+    for (const auto& [library, ranks] : libraries)
+      for (int rank : ranks) releases[releasePart(library)].push_back(rank);
+    if (releases.size() < 2) continue;
+    std::string which;
+    for (const auto& [release, ranks] : releases)
+      which += strprintf("%s%s on rank(s) %s", which.empty() ? "" : ", ",
+                         release.c_str(), rankList(ranks).c_str());
+    problems.push_back(strprintf(
+        "the ranks of domain %d run different library releases (%s): a "
+        "domain's library needs the same release on every node; install one "
+        "release everywhere or set HETCCL_NCCL_LIBRARY / HETCCL_RCCL_LIBRARY "
+        "to it",
+        domain, which.c_str()));
+  }
+}
+
+void addSettingProblems(const Findings& findings,
+                        std::vector<std::string>& problems) {
+  for (size_t r = 0; r < findings.settingProblems.size(); ++r)
+    if (!findings.settingProblems[r].empty())
+      problems.push_back(strprintf("rank %zu (host %s): %s", r,
+                                   findings.ranks[r].host,
+                                   findings.settingProblems[r].c_str()));
+}
+
+void addProbeProblems(const Findings& findings,
+                      std::vector<std::string>& problems) {
+  for (const Probe& probe : findings.probes) {
+    if (probe.failed) {
+      problems.push_back(
+          "the probe of " + probeName(probe) +
+          " failed (the ranks that saw it say why on their stderr): the " +
+          (probe.domainB < 0 ? "domain's library" : "link between them") +
+          " does not work");
+    } else if (probe.domainB >= 0 && probe.busbwGBps < findings.minLinkGBps) {
+      problems.push_back(strprintf(
+          "the link between %s carries %.3f GB/s, less than the %.3g GB/s "
+          "expected of any link (--min-link-bandwidth): check the interface "
+          "it uses (the topology above; HETCCL_SOCKET_IFNAME chooses it), "
+          "its speed and what else loads it",
+          probeName(probe).c_str(), probe.busbwGBps, findings.minLinkGBps));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> problemsOf(const Findings& findings) {
@@ -61,13 +137,9 @@ std::vector<std::string> problemsOf(const Findings& findings) {
         findings.rankZeroWarnings.empty()
             ? ""
             : findings.rankZeroWarnings.front().c_str()));
-  for (const Probe& probe : findings.probes)
-    if (probe.failed)
-      problems.push_back(
-          "the probe of " + probeName(probe) +
-          " failed (the ranks that saw it say why on their stderr): the " +
-          (probe.domainB < 0 ? "domain's library" : "link between them") +
-          " does not work");
+  addLibraryProblems(findings, problems);
+  addSettingProblems(findings, problems);
+  addProbeProblems(findings, problems);
   return problems;
 }
 
@@ -91,6 +163,11 @@ std::string reportText(const Findings& findings) {
     for (const perf::RankInfo& rank : findings.ranks)
       text += strprintf("  rank %d: %s pid %d, %s, domain %d\n", rank.rank,
                         rank.host, rank.pid, rank.device, rank.domain);
+    if (!findings.domainLibraries.empty()) text += "domain libraries:\n";
+    for (const auto& [domain, libraries] : librariesByDomain(findings))
+      for (const auto& [library, ranks] : libraries)
+        text += strprintf("  domain %d: %s (rank(s) %s)\n", domain,
+                          library.c_str(), rankList(ranks).c_str());
     text += strprintf("checks: %s: %lld wrong\n", findings.checks.c_str(),
                       findings.wrong);
     text += strprintf(
@@ -134,8 +211,16 @@ std::string reportJson(const Findings& findings) {
     json += ",\"topology\":" + kit::jsonQuote(findings.topology);
     json += strprintf(",\"warnings\":%lld,\"warning_ranks\":%d",
                       findings.warnings, findings.warningRanks);
-    json += strprintf(",\"warnings\":%lld,\"warning_ranks\":%d",
-                      findings.warnings, findings.warningRanks);
+    json += ",\"domain_libraries\":[";
+    bool first = true;
+    for (const auto& [domain, libraries] : librariesByDomain(findings))
+      for (const auto& [library, ranks] : libraries) {
+        json += strprintf(
+            "%s{\"domain\":%d,\"library\":%s,\"ranks\":[%s]}", first ? "" : ",",
+            domain, kit::jsonQuote(library).c_str(), rankList(ranks).c_str());
+        first = false;
+      }
+    json += "]";
     json += strprintf(",\"probe_bytes\":%zu,\"probes\":[", findings.probeBytes);
     for (size_t i = 0; i < findings.probes.size(); ++i) {
       const Probe& p = findings.probes[i];

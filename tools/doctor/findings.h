@@ -18,10 +18,17 @@ struct Findings {
   std::string release;   // HetCCL's ("0.1.0")
   std::string topology;  // hetcclCommTopology's lines
   std::vector<perf::RankInfo> ranks;
+  // By rank: what runs its domain (hetcclCommDomainLibrary: "NCCL 2.28.9,
+  // /path"), and what is wrong with its own settings (rank_settings.h;
+  // empty: nothing).
+  std::vector<std::string> domainLibraries;
+  std::vector<std::string> settingProblems;
   std::string checks;     // what the collective checks covered
   long long wrong = 0;    // wrong result elements, all ranks
   size_t probeBytes = 0;  // the bandwidth probe's size
   std::vector<Probe> probes;
+  // A link between domains slower than this (GB/s busbw) is a problem.
+  double minLinkGBps = 0;
   // The library's WARN lines while the doctor ran (library_warnings.h):
   // how many, on how many ranks, and rank 0's own.
   long long warnings = 0;

@@ -14,6 +14,7 @@
 #include "doctor/findings.h"
 #include "doctor/library_warnings.h"
 #include "doctor/probes.h"
+#include "doctor/rank_settings.h"
 #include "kit/byte_size.h"
 #include "perf/benchmark.h"
 #include "perf/communicator.h"
@@ -30,8 +31,8 @@ namespace doctor {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: hetccl-doctor [-np N] [--json FILE] [--probe-bytes SIZE] "
-    "[--timeout SECONDS]\n"
+    "usage: hetccl-doctor [-np N] [--json FILE] [--probe-bytes SIZE]\n"
+    "                     [--min-link-bandwidth GBPS] [--timeout SECONDS]\n"
     "A readiness check of a job's ranks: start it as the job starts\n"
     "(torchrun ... hetccl-doctor, srun hetccl-doctor, mpirun hetccl-doctor),\n"
     "or with -np N for N ranks on this host. Rank 0 prints one report: hosts,\n"
@@ -42,6 +43,10 @@ constexpr const char* kUsage =
     "  -np N              start N ranks here\n"
     "  --json FILE        the report as one JSON object (rank 0 writes it)\n"
     "  --probe-bytes SIZE the bandwidth probes' all-reduce (default 4M)\n"
+    "  --min-link-bandwidth GBPS\n"
+    "                     a link between domains slower than this (busbw,\n"
+    "                     GB/s) is a problem (default 0.1: below gigabit\n"
+    "                     Ethernet)\n"
     "  --timeout SECONDS  give up after this long (default 300)\n";
 // The checks: every collective, two types, two ops, 8 B to 64 KB.
 const char* const kCheckArguments[] = {"hetccl-doctor",
@@ -71,6 +76,7 @@ struct DoctorOptions {
   int localRanks = 0;
   std::string jsonPath;
   size_t probeBytes = size_t{4} << 20;
+  double minLinkGBps = 0.1;
   double timeoutSeconds = 300;
   bool help = false;
 };
@@ -96,6 +102,8 @@ DoctorOptions parseArguments(int argc, char** argv) {
       if (!bytes || *bytes < 64)
         perf::perfFail("--probe-bytes %s", text.c_str());
       options.probeBytes = *bytes;
+    } else if (arg == "--min-link-bandwidth") {
+      options.minLinkGBps = std::atof(value().c_str());
     } else if (arg == "--timeout") {
       options.timeoutSeconds = std::atof(value().c_str());
     } else {
@@ -145,6 +153,9 @@ Findings examine(const DoctorOptions& options, const perf::NcclApi& nccl,
     findings.topology = perf::topologyOf(nccl, communicator.get());
     findings.ranks = control.allGather(perf::describeRank(context, kind));
     findings.ndomains = findings.ranks.front().ndomains;
+    findings.domainLibraries =
+        control.allGather(perf::domainLibraryOf(nccl, communicator.get()));
+    findings.settingProblems = control.allGather(settingProblemsHere());
     std::vector<int> domainOf;
     for (const perf::RankInfo& rank : findings.ranks)
       domainOf.push_back(rank.domain);
@@ -158,6 +169,7 @@ Findings examine(const DoctorOptions& options, const perf::NcclApi& nccl,
     findings.wrong = benchmark.run();
 
     findings.probeBytes = options.probeBytes;
+    findings.minLinkGBps = options.minLinkGBps;
     findings.probes =
         probeDomainsAndLinks(context, control, domainOf, options.probeBytes);
 
@@ -197,6 +209,10 @@ int runRank(const DoctorOptions& options, const perf::NcclApi& nccl) {
     findings.initFailure = error.what();
     std::fprintf(stderr, "hetccl-doctor: rank %d: %s\n", setup.rank,
                  error.what());
+    const std::string settings = settingProblemsHere();
+    if (!settings.empty())
+      std::fprintf(stderr, "hetccl-doctor: rank %d: %s\n", setup.rank,
+                   settings.c_str());
   }
   printWarnings(libraryWarnings, setup.rank);
   if (setup.rank == 0) publish(options, findings);

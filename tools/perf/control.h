@@ -4,6 +4,7 @@
 // runtime.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "perf/device.h"
@@ -21,8 +22,14 @@ class Control {
   double allReduce(double value, ncclRedOp_t op);
   // Every rank's RankInfo, in rank order.
   std::vector<RankInfo> allGather(const RankInfo& mine);
+  // Every rank's text, in rank order, each cut to kTextBytes - 1 bytes.
+  static constexpr size_t kTextBytes = 512;
+  std::vector<std::string> allGather(const std::string& mine);
 
  private:
+  // Every rank's `bytes` bytes at `mine`, in rank order, into `all`.
+  void allGatherBytes(const void* mine, size_t bytes, void* all);
+
   RankContext context_;
   DeviceBuffer scratch_;
 };

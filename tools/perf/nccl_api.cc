@@ -78,6 +78,7 @@ void resolveHetcclExtensions(const SymbolResolver& symbols, NcclApi* api) {
   api->streamDestroy = found.streamDestroy;
   api->streamSynchronize = found.streamSynchronize;
   symbols.optional("hetcclCommTopology", &api->commTopology);
+  symbols.optional("hetcclCommDomainLibrary", &api->commDomainLibrary);
 }
 
 NcclApi makeLinkedApi() {
@@ -110,6 +111,7 @@ NcclApi makeLinkedApi() {
   api.streamDestroy = &::hetcclStreamDestroy;
   api.streamSynchronize = &::hetcclStreamSynchronize;
   api.commTopology = &::hetcclCommTopology;
+  api.commDomainLibrary = &::hetcclCommDomainLibrary;
   return api;
 }
 

@@ -49,8 +49,9 @@ struct NcclApi {
   decltype(&::hetcclStreamCreate) streamCreate = nullptr;
   decltype(&::hetcclStreamDestroy) streamDestroy = nullptr;
   decltype(&::hetcclStreamSynchronize) streamSynchronize = nullptr;
-  // Newer than the others: null with a HetCCL that lacks it.
+  // Newer than the others: null with a HetCCL that lacks them.
   decltype(&::hetcclCommTopology) commTopology = nullptr;
+  decltype(&::hetcclCommDomainLibrary) commDomainLibrary = nullptr;
 
   bool isLinked() const { return libraryPath.empty(); }
   bool hasHetcclExtensions() const { return commRuntime != nullptr; }

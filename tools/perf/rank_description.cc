@@ -12,6 +12,20 @@ void copyText(char* dst, size_t capacity, const std::string& text) {
   std::snprintf(dst, capacity, "%s", text.c_str());
 }
 
+// The text an extension of hetcclCommTopology's kind writes; empty from a
+// library without it.
+std::string extensionText(const NcclApi& nccl, ncclComm_t comm,
+                          decltype(&::hetcclCommTopology) extension,
+                          const char* name) {
+  if (!extension) return "";
+  size_t needed = 0;
+  nccl.check(extension(comm, nullptr, 0, &needed), name, comm);
+  std::string text(needed, '\0');
+  nccl.check(extension(comm, text.data(), text.size(), &needed), name, comm);
+  text.resize(needed - 1);
+  return text;
+}
+
 }  // namespace
 
 RankInfo describeRank(const RankContext& context, hetcclRuntimeKind_t kind) {
@@ -45,17 +59,13 @@ hetcclRuntimeKind_t rankRuntime(const NcclApi& nccl, ncclComm_t comm,
   return gpu.runtime;
 }
 
-// HetCCL's map of the communicator; empty from a library without one.
 std::string topologyOf(const NcclApi& nccl, ncclComm_t comm) {
-  if (!nccl.commTopology) return "";
-  size_t needed = 0;
-  nccl.check(nccl.commTopology(comm, nullptr, 0, &needed), "hetcclCommTopology",
-             comm);
-  std::string map(needed, '\0');
-  nccl.check(nccl.commTopology(comm, map.data(), map.size(), &needed),
-             "hetcclCommTopology", comm);
-  map.resize(needed - 1);
-  return map;
+  return extensionText(nccl, comm, nccl.commTopology, "hetcclCommTopology");
+}
+
+std::string domainLibraryOf(const NcclApi& nccl, ncclComm_t comm) {
+  return extensionText(nccl, comm, nccl.commDomainLibrary,
+                       "hetcclCommDomainLibrary");
 }
 
 }  // namespace perf

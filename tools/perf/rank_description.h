@@ -23,6 +23,9 @@ hetcclRuntimeKind_t rankRuntime(const NcclApi& nccl, ncclComm_t comm,
 // HetCCL's map of the communicator (hetcclCommTopology); empty from a
 // library without one.
 std::string topologyOf(const NcclApi& nccl, ncclComm_t comm);
+// What runs this rank's domain (hetcclCommDomainLibrary); empty from a
+// library without it.
+std::string domainLibraryOf(const NcclApi& nccl, ncclComm_t comm);
 
 }  // namespace perf
 }  // namespace hetccl

@@ -215,6 +215,11 @@ void NcclApiComm::groupEnd() {
   check(library_->api().GroupEnd(), "ncclGroupEnd");
 }
 
+std::string NcclApiComm::describe() const {
+  return format("%s %s, %s", library_->vendor(),
+                library_->versionText().c_str(), library_->path().c_str());
+}
+
 void NcclApiComm::issue(ncclComm_t comm, const Op& op, StreamHandle stream) {
   const NcclApi& api = library_->api();
   ncclRedOp_t redOp = builtinOp(op.reduce);

@@ -60,6 +60,7 @@ class NcclApiComm : public Executor, public LibraryFeatures {
   void groupStart() override;
   void groupEnd() override;
   const void* library() const override { return library_; }
+  std::string describe() const override;
 
  private:
   // The library's communicator; throws once abort() has taken it.

@@ -63,4 +63,13 @@ NcclApiLibrary::NcclApiLibrary(SharedLibrary library, const char* vendor)
            library_.path().c_str());
 }
 
+// NCCL_VERSION's code: X*1000 + Y*100 + Z up to 2.8, X*10000 + Y*100 + Z
+// since 2.9.
+std::string NcclApiLibrary::versionText() const {
+  const int major = version_ >= 10000 ? version_ / 10000 : version_ / 1000;
+  const int minor =
+      version_ >= 10000 ? version_ % 10000 / 100 : version_ % 1000 / 100;
+  return format("%d.%d.%d", major, minor, version_ % 100);
+}
+
 }  // namespace hetccl

@@ -86,6 +86,8 @@ class NcclApiLibrary {
   int version() const { return version_; }
   // "NCCL" or "RCCL", for messages.
   const char* vendor() const { return vendor_; }
+  // "2.28.9": version() as its release reads.
+  std::string versionText() const;
 
  protected:
   // Resolves the table; throws ncclSystemError when a required function

@@ -98,6 +98,63 @@ TEST(DoctorFindings, AnInitThatFailedSaysWhatToDo) {
             std::string::npos);
 }
 
+TEST(DoctorFindings, EachDomainsLibraryIsReported) {
+  Findings f = healthy();
+  f.domainLibraries = {"NCCL 2.28.9, /a/libnccl.so.2",
+                       "NCCL 2.28.9, /b/libnccl.so.2",
+                       "RCCL 2.22.3, /opt/rocm/lib/librccl.so.1",
+                       "RCCL 2.22.3, /opt/rocm/lib/librccl.so.1"};
+  EXPECT_TRUE(problemsOf(f).empty());  // the same release in two places
+  const std::string text = reportText(f);
+  EXPECT_NE(text.find("domain libraries:\n"
+                      "  domain 0: NCCL 2.28.9, /a/libnccl.so.2 (rank(s) 0)\n"
+                      "  domain 0: NCCL 2.28.9, /b/libnccl.so.2 (rank(s) 1)\n"
+                      "  domain 1: RCCL 2.22.3, /opt/rocm/lib/librccl.so.1 "
+                      "(rank(s) 2,3)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(reportJson(f).find("{\"domain\":1,\"library\":\"RCCL 2.22.3, "
+                               "/opt/rocm/lib/librccl.so.1\",\"ranks\":[2,3]}"),
+            std::string::npos)
+      << reportJson(f);
+}
+
+TEST(DoctorFindings, ADomainOfTwoLibraryReleasesIsAProblem) {
+  Findings f = healthy();
+  f.domainLibraries = {"NCCL 2.28.9, /a/libnccl.so.2",
+                       "NCCL 2.27.3, /a/libnccl.so.2", "RCCL 2.22.3, /r",
+                       "RCCL 2.22.3, /r"};
+  ASSERT_EQ(problemsOf(f).size(), 1u);
+  EXPECT_NE(problemsOf(f)[0].find("the ranks of domain 0 run different "
+                                  "library releases (NCCL 2.27.3 on rank(s) "
+                                  "1, NCCL 2.28.9 on rank(s) 0)"),
+            std::string::npos)
+      << problemsOf(f)[0];
+}
+
+TEST(DoctorFindings, ARanksSettingProblemNamesTheRankAndHost) {
+  Findings f = healthy();
+  f.settingProblems = {"", "", "", "HETCCL_NCCL_LIBRARY=/x is not a file"};
+  ASSERT_EQ(problemsOf(f).size(), 1u);
+  EXPECT_EQ(problemsOf(f)[0],
+            "rank 3 (host nodeB): HETCCL_NCCL_LIBRARY=/x is not a file");
+}
+
+TEST(DoctorFindings, ALinkBelowTheMinimumIsAProblem) {
+  Findings f = healthy();
+  f.minLinkGBps = 3.5;  // the link's 3.5 GB/s is enough
+  EXPECT_TRUE(problemsOf(f).empty());
+  f.minLinkGBps = 4;
+  ASSERT_EQ(problemsOf(f).size(), 1u);
+  EXPECT_NE(problemsOf(f)[0].find("the link between domains 0 and 1 carries "
+                                  "3.500 GB/s, less than the 4 GB/s"),
+            std::string::npos)
+      << problemsOf(f)[0];
+  f.probes[2].failed = true;  // a failed probe is one problem, not two
+  ASSERT_EQ(problemsOf(f).size(), 1u);
+  EXPECT_NE(problemsOf(f)[0].find("failed"), std::string::npos);
+}
+
 TEST(DoctorFindings, JsonEscapesWhatItQuotes) {
   Findings f = healthy();
   f.topology = "a \"quoted\" line\nand a second";
