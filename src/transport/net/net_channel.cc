@@ -67,7 +67,16 @@ void NetChannel::postRecv(std::shared_ptr<PostedRequest> request, void* data,
 
 bool NetChannel::progress() {
   if (error_) return false;
-  bool moved = progressSends();
+  bool moved = false;
+  try {
+    moved = progressSends();
+  } catch (const Error&) {
+    // A peer that found the calls disagree sends a notice, then closes
+    // the connection, which may fail a send here first: the notice, if it
+    // came, is the cause to report (it raises the abort and throws).
+    progressReceives();
+    throw;
+  }
   return progressReceives() || moved;
 }
 
