@@ -54,6 +54,13 @@ ncclResult_t hetcclCommTopology(ncclComm_t comm, char* text, size_t size,
  * hetcclCommTopology writes. */
 ncclResult_t hetcclCommDomainLibrary(ncclComm_t comm, char* text, size_t size,
                                      size_t* needed);
+/* Where this GPU rank's buffers go toward each other domain and why, one
+ * line per domain: "domain 1: tcp, staged through host memory (...)" or
+ * "domain 1: ucx, handed to UCX as they are (cuda memory, over RDMA)".
+ * Empty for a CPU rank and in a communicator of one domain. Written as
+ * hetcclCommTopology writes. */
+ncclResult_t hetcclCommGpuBuffers(ncclComm_t comm, char* text, size_t size,
+                                  size_t* needed);
 
 #ifdef __cplusplus
 }

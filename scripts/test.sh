@@ -26,6 +26,7 @@ fi
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
 failed_stages=()
+failed_tests=()
 tests_passed=0
 tests_failed=0
 script_start=$SECONDS
@@ -60,6 +61,11 @@ run_ctest() {
   local summary
   summary=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" |
     tail -1 || true)
+  # The names under "The following tests FAILED:", for the summary.
+  local failed_here
+  mapfile -t failed_here < <(sed -n '/The following tests FAILED:/,/^[^[:space:]]/p' "$log" |
+    grep -E '^[[:space:]]+[0-9]+ - ' | sed -E "s/^[[:space:]]+/$dir: /" || true)
+  failed_tests+=("${failed_here[@]}")
   rm -f "$log"
   if [[ -n $summary ]]; then
     local failed total
@@ -103,6 +109,9 @@ fi
 section "summary ($((SECONDS - script_start))s)"
 if [[ ${#failed_stages[@]} -gt 0 ]]; then
   printf 'failed stage: %s\n' "${failed_stages[@]}"
+fi
+if [[ ${#failed_tests[@]} -gt 0 ]]; then
+  printf 'failed test: %s\n' "${failed_tests[@]}"
 fi
 echo "tests: $tests_passed passed, $tests_failed failed"
 [[ ${#failed_stages[@]} -eq 0 ]]

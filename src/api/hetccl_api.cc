@@ -80,7 +80,7 @@ HETCCL_EXPORT ncclResult_t hetcclCommCrossDomainBytes(ncclComm_t comm,
 
 namespace {
 
-// Writes `text` as hetcclCommTopology and hetcclCommDomainLibrary promise.
+// Writes `text` as hetcclCommTopology and the extensions after it promise.
 ncclResult_t copyText(const std::string& text, char* out, size_t size,
                       size_t* needed) {
   HETCCL_CHECK_ARG(needed != nullptr, "needed is NULL");
@@ -90,6 +90,13 @@ ncclResult_t copyText(const std::string& text, char* out, size_t size,
   return ncclSuccess;
 }
 
+std::string joinLines(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines)
+    text += (text.empty() ? "" : "\n") + line;
+  return text;
+}
+
 }  // namespace
 
 HETCCL_EXPORT ncclResult_t hetcclCommTopology(ncclComm_t comm, char* text,
@@ -97,10 +104,7 @@ HETCCL_EXPORT ncclResult_t hetcclCommTopology(ncclComm_t comm, char* text,
   return apiCall(__func__, [&] {
     auto target = hetccl::CommRegistry::instance().find(comm);
     target->checkUsable();
-    std::string map;
-    for (const std::string& line : target->topology())
-      map += (map.empty() ? "" : "\n") + line;
-    return copyText(map, text, size, needed);
+    return copyText(joinLines(target->topology()), text, size, needed);
   });
 }
 
@@ -111,5 +115,14 @@ HETCCL_EXPORT ncclResult_t hetcclCommDomainLibrary(ncclComm_t comm, char* text,
     auto target = hetccl::CommRegistry::instance().find(comm);
     target->checkUsable();
     return copyText(target->domainLibrary(), text, size, needed);
+  });
+}
+
+HETCCL_EXPORT ncclResult_t hetcclCommGpuBuffers(ncclComm_t comm, char* text,
+                                                size_t size, size_t* needed) {
+  return apiCall(__func__, [&] {
+    auto target = hetccl::CommRegistry::instance().find(comm);
+    target->checkUsable();
+    return copyText(joinLines(target->gpuBuffers()), text, size, needed);
   });
 }

@@ -270,6 +270,7 @@ void Communicator::setUpHeterogeneous(
                        everyRankIsALocalGpu(), liveness_, rankNames(),
                        settings_.bootstrap.stallWarnSeconds});
   streamDriven_ = chosen.streamDriven;
+  gpuBuffers_ = std::move(chosen.gpuBuffers);
   executor_ = std::move(chosen.executor);
 }
 

@@ -90,6 +90,9 @@ class Communicator {
   // What runs this rank's domain: the vendor library's name, version and
   // file, or HetCCL's own back-end.
   const std::string& domainLibrary() const { return domainLibrary_; }
+  // A GPU rank's: where its buffers go toward each other domain and why,
+  // one line per domain; none for a CPU rank or a single domain.
+  const std::vector<std::string>& gpuBuffers() const { return gpuBuffers_; }
 
   // ncclInProgress while initialising, ncclSuccess when usable, otherwise
   // the error that ended initialisation or that the communicator hit since.
@@ -210,6 +213,7 @@ class Communicator {
   std::optional<DomainMap> domains_;
   std::vector<RuntimeKind> domainBackends_;  // by rank
   std::string domainLibrary_;                // domainLibrary()
+  std::vector<std::string> gpuBuffers_;      // gpuBuffers()
   std::shared_ptr<const TransportChoice> transportChoice_;
   bool streamDriven_ = false;
   std::shared_ptr<Executor> executor_;

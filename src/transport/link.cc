@@ -8,6 +8,11 @@ bool Link::movesGpuMemory(MemoryKind) const { return false; }
 
 std::string Link::whyStagesGpuMemory(MemoryKind) const { return {}; }
 
+std::string Link::gpuMemoryPath(MemoryKind) const {
+  return "staged through host memory (the transport carries host memory "
+         "only)";
+}
+
 std::shared_ptr<TransferRequest> Link::sendGpu(MemoryKind, const void*,
                                                size_t bytes,
                                                const CallSignature&) {

@@ -61,6 +61,11 @@ class Link {
   // as they are (a setting said so), and what to set instead; empty when
   // it takes them or cannot.
   virtual std::string whyStagesGpuMemory(MemoryKind kind) const;
+  // Where the GPU engine's buffers in GPU memory of `kind` go on this link
+  // and why, in words for the doctor and hetcclCommGpuBuffers ("staged
+  // through host memory: ..."); by default the link carries host memory
+  // only.
+  virtual std::string gpuMemoryPath(MemoryKind kind) const;
   // Transfers of buffers in GPU memory of `kind`, on a link that
   // movesGpuMemory(kind). They match the peer's transfers like send() and
   // recv(), whatever memory the peer's side is in.

@@ -808,7 +808,8 @@ torch_run() {
 }
 
 # hetccl-doctor on GPU ranks: one rank in pass-through (NVIDIA's NCCL
-# under it), then 2 ranks on this GPU as 2 pretend hosts over tcp.
+# under it), then 2 ranks on this GPU as 2 pretend hosts over tcp and over
+# ucx.
 step_doctor() {
   local doctor=$build/tools/hetccl-doctor ok=1 notes=() log
   [[ -x $doctor ]] || { result=FAIL note="no $doctor"; return; }
@@ -821,6 +822,12 @@ step_doctor() {
     timeout $((limit / 2)) "$doctor" -np 2 --timeout $((limit / 2 - 5)) \
     --json "$out/doctor-hosts.json" >"$log" 2>&1 || ok=0
   notes+=("pretend hosts: $(grep -E '^(ready|not ready)' "$log"), $(grep -o 'checks: .*' "$log"); $(grep -E '^  domains 0 and 1' "$log")")
+  # The same over UCX: where the GPU buffers go is then UCX's to say.
+  log=$out/doctor-hosts-ucx.log
+  HETCCL_NCCL_LIBRARY="$real_nccl" HETCCL_DOMAINS=split:2 HETCCL_HOSTID=A,B \
+    HETCCL_TRANSPORT=ucx timeout $((limit / 3)) "$doctor" -np 2 \
+    --timeout $((limit / 3 - 5)) >"$log" 2>&1 || ok=0
+  notes+=("pretend hosts over ucx: $(grep -E '^(ready|not ready)' "$log"); $(grep -E '^  domains 0 and 1: ' "$log")")
   ((ok)) || tail -5 "$log"
   ((ok)) && result=PASS
   note=$(IFS=";"; echo "${notes[*]}")
@@ -1811,7 +1818,7 @@ run_step hosts2 150
 run_step ucx 150
 run_step ucx-gpu 360
 run_step net-gpu 240
-run_step doctor 150
+run_step doctor 200
 run_step run-ddp 150
 run_step hosts4 200
 run_step hetero-all 150

@@ -25,14 +25,19 @@ std::string hostName() {
   return name;
 }
 
-std::string topologyOf(ncclComm_t comm) {
+// What an extension of hetcclCommTopology's kind writes.
+std::string textOf(decltype(&hetcclCommTopology) extension, ncclComm_t comm) {
   size_t needed = 0;
-  MP_CHECK_NCCL(hetcclCommTopology(comm, nullptr, 0, &needed));
-  std::string map(needed, '\0');
-  MP_CHECK_NCCL(hetcclCommTopology(comm, map.data(), map.size(), &needed));
-  MP_CHECK(needed == map.size()) << "the needed size changed";
-  map.resize(needed - 1);
-  return map;
+  MP_CHECK_NCCL(extension(comm, nullptr, 0, &needed));
+  std::string text(needed, '\0');
+  MP_CHECK_NCCL(extension(comm, text.data(), text.size(), &needed));
+  MP_CHECK(needed == text.size()) << "the needed size changed";
+  text.resize(needed - 1);
+  return text;
+}
+
+std::string topologyOf(ncclComm_t comm) {
+  return textOf(hetcclCommTopology, comm);
 }
 
 std::string lines(const std::vector<std::string>& each) {
@@ -175,15 +180,11 @@ TEST(TopologyMap, TheDomainLibraryIsHetcclsOwnHere) {
         4,
         [](RankContext& ctx) {
           Comm comm(ctx.initComm());
-          size_t needed = 0;
-          MP_CHECK_NCCL(
-              hetcclCommDomainLibrary(comm.get(), nullptr, 0, &needed));
-          std::string library(needed, '\0');
-          MP_CHECK_NCCL(hetcclCommDomainLibrary(comm.get(), library.data(),
-                                                library.size(), &needed));
-          library.resize(needed - 1);
+          const std::string library =
+              textOf(hetcclCommDomainLibrary, comm.get());
           MP_CHECK(library.rfind("HetCCL's host collectives ", 0) == 0)
               << "rank " << ctx.rank() << ": " << library;
+          size_t needed = 0;
           MP_CHECK_RESULT(
               ncclInvalidArgument,
               hetcclCommDomainLibrary(comm.get(), nullptr, 4, &needed));
@@ -192,6 +193,66 @@ TEST(TopologyMap, TheDomainLibraryIsHetcclsOwnHere) {
         options);
   }
 }
+
+// hetcclCommGpuBuffers: each GPU rank says, per other domain, where its
+// buffers go and why; a CPU rank says nothing.
+struct GpuBuffersCase {
+  const char* name;
+  int nranks;
+  std::map<std::string, std::string> env;
+  std::vector<std::string> expected;  // by rank
+};
+
+constexpr const char* kStaged =
+    "staged through host memory (the transport carries host memory only)";
+
+std::vector<GpuBuffersCase> gpuBuffersCases() {
+  const std::string staged = kStaged;
+  return {
+      {"CpuRanks", 2, {{"HETCCL_DOMAINS", "split:2"}}, {"", ""}},
+      {"EmulatedGpusUnevenOverShmAndTcp",
+       4,
+       {{"HETCCL_EMULATED_GPU", "1"},
+        {"HETCCL_DOMAINS", "0,0,1,2"},
+        {"HETCCL_HOSTID", "A,A,A,B"}},
+       {"domain 1: shm, " + staged + "\ndomain 2: tcp, " + staged,
+        "domain 1: shm, " + staged + "\ndomain 2: tcp, " + staged,
+        "domain 0: shm, " + staged + "\ndomain 2: tcp, " + staged,
+        "domain 0: tcp, " + staged + "\ndomain 1: tcp, " + staged}},
+      {"EmulatedGpusStreamDriven",
+       2,
+       {{"HETCCL_EMULATED_GPU", "1"}, {"HETCCL_DOMAINS", "split:2"}},
+       {"domain 1: through pinned host memory on this host, written and read "
+        "by the GPUs' own streams (stream-driven, no proxy)",
+        "domain 0: through pinned host memory on this host, written and read "
+        "by the GPUs' own streams (stream-driven, no proxy)"}},
+      {"EmulatedGpusInOneDomain", 2, {{"HETCCL_EMULATED_GPU", "1"}}, {"", ""}},
+  };
+}
+
+class GpuBuffersTest : public ::testing::TestWithParam<GpuBuffersCase> {};
+
+TEST_P(GpuBuffersTest, EachGpuRankSaysWhereItsBuffersGo) {
+  const GpuBuffersCase& c = GetParam();
+  RunOptions options;
+  options.env = c.env;
+  runRanks(
+      c.nranks,
+      [&](RankContext& ctx) {
+        Comm comm(ctx.initComm());
+        const std::string paths = textOf(hetcclCommGpuBuffers, comm.get());
+        MP_CHECK(paths == c.expected[ctx.rank()])
+            << "rank " << ctx.rank() << ":\n"
+            << paths << "\nexpected:\n"
+            << c.expected[ctx.rank()];
+        comm.destroy();
+      },
+      options);
+}
+
+INSTANTIATE_TEST_SUITE_P(Mp, GpuBuffersTest,
+                         ::testing::ValuesIn(gpuBuffersCases()),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(TopologyMap, BadArgumentsAreRefused) {
   runRanks(2, [](RankContext& ctx) {

@@ -142,6 +142,29 @@ TEST(NetDevices, StagingSaysWhyOnlyWhereItCostsSomething) {
             "");
 }
 
+// What hetcclCommGpuBuffers and the doctor say of each case.
+TEST(NetDevices, WhereGpuBuffersGoIsSaidWithWhy) {
+  const int host = HETCCL_NET_MODULE_PTR_HOST;
+  const int gpu = host | HETCCL_NET_MODULE_PTR_CUDA;
+  const int dmaBuf = host | HETCCL_NET_MODULE_PTR_DMABUF;
+  EXPECT_EQ(netGpuMemoryPath(policy(GpuBuffers::kAuto, gpu), kCudaMemory),
+            "handed to plugin X as they are (cuda memory, as GPU pointers)");
+  EXPECT_EQ(
+      netGpuMemoryPath(policy(GpuBuffers::kAuto, dmaBuf, true), kCudaMemory),
+      "handed to plugin X as they are (cuda memory, through DMA-BUF)");
+  EXPECT_EQ(netGpuMemoryPath(policy(GpuBuffers::kAuto, host), kHostMemory),
+            "handed to plugin X as they are (a GPU emulated in host memory)");
+  EXPECT_EQ(netGpuMemoryPath(policy(GpuBuffers::kAuto, host), kCudaMemory),
+            "staged through host memory: plugin X takes no cuda memory on "
+            "these devices (their ptrSupport: host)");
+  EXPECT_EQ(netGpuMemoryPath(policy(GpuBuffers::kStaged, host), kCudaMemory),
+            "staged through host memory (HETCCL_NET_GPU=0)");
+  EXPECT_EQ(
+      netGpuMemoryPath(policy(GpuBuffers::kStaged, gpu), kCudaMemory),
+      "staged through host memory: " +
+          netNeedlessStaging(policy(GpuBuffers::kStaged, gpu), kCudaMemory));
+}
+
 TEST(NetDevices, PointerSupportInWords) {
   EXPECT_EQ(describePointerSupport(0), "none");
   EXPECT_EQ(describePointerSupport(7), "host|cuda|dmabuf");

@@ -399,6 +399,30 @@ TEST(UcxGpuPolicy, StagingIsNeedlessOnlyWhereAutoTakesTheBuffers) {
     EXPECT_EQ(needlessStaging({mode, withCuda, true}, kCudaMemory), "");
 }
 
+// What hetcclCommGpuBuffers and the doctor say of each case.
+TEST(UcxGpuPolicy, WhereGpuBuffersGoIsSaidWithWhy) {
+  const unsigned withCuda = kHostMemory | kCudaMemory;
+  using Mode = GpuBuffers;
+  EXPECT_EQ(ucxGpuMemoryPath({Mode::kAuto, withCuda, true}, kCudaMemory),
+            "handed to UCX as they are (cuda memory, over RDMA)");
+  EXPECT_EQ(ucxGpuMemoryPath({Mode::kRequired, withCuda, false}, kCudaMemory),
+            "handed to UCX as they are (cuda memory; HETCCL_UCX_GPU=1 without "
+            "RDMA: UCX copies them itself)");
+  EXPECT_EQ(ucxGpuMemoryPath({Mode::kAuto, kHostMemory, false}, kHostMemory),
+            "handed to UCX as they are (a GPU emulated in host memory)");
+  EXPECT_EQ(ucxGpuMemoryPath({Mode::kAuto, withCuda, false}, kCudaMemory),
+            "staged through host memory: UCX here has no RDMA transport, and "
+            "its own copies of cuda memory are slower than staging");
+  EXPECT_EQ(ucxGpuMemoryPath({Mode::kAuto, kHostMemory, true}, kCudaMemory),
+            "staged through host memory: UCX here does not move cuda memory "
+            "(its memory types: host; ucx_info -v shows how it was built)");
+  EXPECT_EQ(ucxGpuMemoryPath({Mode::kStaged, withCuda, false}, kCudaMemory),
+            "staged through host memory (HETCCL_UCX_GPU=0)");
+  EXPECT_EQ(ucxGpuMemoryPath({Mode::kStaged, withCuda, true}, kCudaMemory),
+            "staged through host memory: " +
+                needlessStaging({Mode::kStaged, withCuda, true}, kCudaMemory));
+}
+
 // A side that hands over its GPU buffers sends the same messages as one
 // that stages them: each matches the other's plain transfers.
 TEST_F(UcxLinkTest, GpuTransfersMatchHostTransfers) {

@@ -1,7 +1,10 @@
 #include "doctor/findings.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "kit/json_text.h"
 #include "perf/perf_error.h"
@@ -18,10 +21,17 @@ std::string probeName(const Probe& probe) {
              : strprintf("domains %d and %d", probe.domainA, probe.domainB);
 }
 
+// As HetCCL counts them (its map's first line: "4 ranks, 2 domains, 2
+// hosts"): ranks of one machine in other network namespaces, or that
+// HETCCL_HOSTID puts on hosts of their own, share a host name.
 int hostsOf(const Findings& findings) {
-  std::set<std::string> hosts;
-  for (const perf::RankInfo& rank : findings.ranks) hosts.insert(rank.host);
-  return static_cast<int>(hosts.size());
+  int ranks = 0, domains = 0, hosts = 0;
+  if (std::sscanf(findings.topology.c_str(), "%d %*[a-z], %d %*[a-z], %d",
+                  &ranks, &domains, &hosts) == 3)
+    return hosts;
+  std::set<std::string> names;
+  for (const perf::RankInfo& rank : findings.ranks) names.insert(rank.host);
+  return static_cast<int>(names.size());
 }
 
 // What to do about an init that failed, from what the library said.
@@ -63,6 +73,31 @@ DomainLibraries librariesByDomain(const Findings& findings) {
     domains[findings.ranks[r].domain][findings.domainLibraries[r]].push_back(
         static_cast<int>(r));
   return domains;
+}
+
+// Pair of domains (the lower first) by pair: each way their GPU ranks'
+// buffers go, with the ranks (of either side) whose buffers go that way.
+using GpuBufferPaths =
+    std::map<std::pair<int, int>, std::map<std::string, std::vector<int>>>;
+
+GpuBufferPaths gpuBufferPathsByPair(const Findings& findings) {
+  GpuBufferPaths pairs;
+  for (size_t r = 0; r < findings.gpuBuffers.size(); ++r) {
+    const int own = findings.ranks[r].domain;
+    std::istringstream lines(findings.gpuBuffers[r]);
+    std::string line;
+    while (std::getline(lines, line)) {
+      int other = -1;
+      const size_t colon = line.find(": ");
+      if (std::sscanf(line.c_str(), "domain %d:", &other) != 1 ||
+          colon == std::string::npos)
+        continue;
+      pairs[{std::min(own, other), std::max(own, other)}]
+           [line.substr(colon + 2)]
+               .push_back(static_cast<int>(r));
+    }
+  }
+  return pairs;
 }
 
 void addLibraryProblems(const Findings& findings,
@@ -168,6 +203,12 @@ std::string reportText(const Findings& findings) {
       for (const auto& [library, ranks] : libraries)
         text += strprintf("  domain %d: %s (rank(s) %s)\n", domain,
                           library.c_str(), rankList(ranks).c_str());
+    const GpuBufferPaths paths = gpuBufferPathsByPair(findings);
+    if (!paths.empty()) text += "GPU buffers between domains:\n";
+    for (const auto& [pair, ways] : paths)
+      for (const auto& [way, ranks] : ways)
+        text += strprintf("  domains %d and %d: %s (rank(s) %s)\n", pair.first,
+                          pair.second, way.c_str(), rankList(ranks).c_str());
     text += strprintf("checks: %s: %lld wrong\n", findings.checks.c_str(),
                       findings.wrong);
     text += strprintf(
@@ -218,6 +259,16 @@ std::string reportJson(const Findings& findings) {
         json += strprintf(
             "%s{\"domain\":%d,\"library\":%s,\"ranks\":[%s]}", first ? "" : ",",
             domain, kit::jsonQuote(library).c_str(), rankList(ranks).c_str());
+        first = false;
+      }
+    json += "]";
+    json += ",\"gpu_buffers\":[";
+    first = true;
+    for (const auto& [pair, ways] : gpuBufferPathsByPair(findings))
+      for (const auto& [way, ranks] : ways) {
+        json += strprintf("%s{\"domains\":[%d,%d],\"path\":%s,\"ranks\":[%s]}",
+                          first ? "" : ",", pair.first, pair.second,
+                          kit::jsonQuote(way).c_str(), rankList(ranks).c_str());
         first = false;
       }
     json += "]";

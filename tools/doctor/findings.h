@@ -23,6 +23,10 @@ struct Findings {
   // empty: nothing).
   std::vector<std::string> domainLibraries;
   std::vector<std::string> settingProblems;
+  // By rank: where a GPU rank's buffers go toward each other domain, one
+  // line per domain (hetcclCommGpuBuffers: "domain 1: tcp, staged ...");
+  // empty for a CPU rank.
+  std::vector<std::string> gpuBuffers;
   std::string checks;     // what the collective checks covered
   long long wrong = 0;    // wrong result elements, all ranks
   size_t probeBytes = 0;  // the bandwidth probe's size

@@ -156,6 +156,8 @@ Findings examine(const DoctorOptions& options, const perf::NcclApi& nccl,
     findings.domainLibraries =
         control.allGather(perf::domainLibraryOf(nccl, communicator.get()));
     findings.settingProblems = control.allGather(settingProblemsHere());
+    findings.gpuBuffers =
+        control.allGather(perf::gpuBuffersOf(nccl, communicator.get()));
     std::vector<int> domainOf;
     for (const perf::RankInfo& rank : findings.ranks)
       domainOf.push_back(rank.domain);

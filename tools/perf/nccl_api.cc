@@ -79,6 +79,7 @@ void resolveHetcclExtensions(const SymbolResolver& symbols, NcclApi* api) {
   api->streamSynchronize = found.streamSynchronize;
   symbols.optional("hetcclCommTopology", &api->commTopology);
   symbols.optional("hetcclCommDomainLibrary", &api->commDomainLibrary);
+  symbols.optional("hetcclCommGpuBuffers", &api->commGpuBuffers);
 }
 
 NcclApi makeLinkedApi() {
@@ -112,6 +113,7 @@ NcclApi makeLinkedApi() {
   api.streamSynchronize = &::hetcclStreamSynchronize;
   api.commTopology = &::hetcclCommTopology;
   api.commDomainLibrary = &::hetcclCommDomainLibrary;
+  api.commGpuBuffers = &::hetcclCommGpuBuffers;
   return api;
 }
 

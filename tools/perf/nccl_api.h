@@ -52,6 +52,7 @@ struct NcclApi {
   // Newer than the others: null with a HetCCL that lacks them.
   decltype(&::hetcclCommTopology) commTopology = nullptr;
   decltype(&::hetcclCommDomainLibrary) commDomainLibrary = nullptr;
+  decltype(&::hetcclCommGpuBuffers) commGpuBuffers = nullptr;
 
   bool isLinked() const { return libraryPath.empty(); }
   bool hasHetcclExtensions() const { return commRuntime != nullptr; }

@@ -68,5 +68,9 @@ std::string domainLibraryOf(const NcclApi& nccl, ncclComm_t comm) {
                        "hetcclCommDomainLibrary");
 }
 
+std::string gpuBuffersOf(const NcclApi& nccl, ncclComm_t comm) {
+  return extensionText(nccl, comm, nccl.commGpuBuffers, "hetcclCommGpuBuffers");
+}
+
 }  // namespace perf
 }  // namespace hetccl

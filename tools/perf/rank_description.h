@@ -26,6 +26,10 @@ std::string topologyOf(const NcclApi& nccl, ncclComm_t comm);
 // What runs this rank's domain (hetcclCommDomainLibrary); empty from a
 // library without it.
 std::string domainLibraryOf(const NcclApi& nccl, ncclComm_t comm);
+// Where this GPU rank's buffers go toward each other domain, one line per
+// domain (hetcclCommGpuBuffers); empty for a CPU rank, and from a library
+// without it.
+std::string gpuBuffersOf(const NcclApi& nccl, ncclComm_t comm);
 
 }  // namespace perf
 }  // namespace hetccl

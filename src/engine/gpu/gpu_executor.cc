@@ -35,12 +35,27 @@ bool takesOutboxes(const GpuExecutorSetup& setup) {
   return false;
 }
 
+// Every other rank is a GPU of this host in a domain of its own.
+std::vector<std::string> outboxPaths(const GpuPlanExecutorSetup& plans) {
+  std::vector<std::string> lines;
+  for (int peer = 0; peer < plans.domains.nranks(); ++peer)
+    if (peer != plans.rank)
+      lines.push_back(format(
+          "domain %d: through pinned host memory on this host, written and "
+          "read by the GPUs' own streams (stream-driven, no proxy)",
+          plans.domains.domainOf(peer)));
+  return lines;
+}
+
 }  // namespace
 
 GpuExecutor createGpuExecutor(GpuExecutorSetup setup) {
   GpuPlanExecutorSetup& plans = setup.plans;
-  if (!takesOutboxes(setup))
-    return {std::make_shared<GpuPlanExecutor>(std::move(plans)), false};
+  if (!takesOutboxes(setup)) {
+    auto executor = std::make_shared<GpuPlanExecutor>(std::move(plans));
+    return {executor, false, executor->gpuBufferPaths()};
+  }
+  std::vector<std::string> paths = outboxPaths(plans);
   auto collectives = std::make_unique<DeviceShmCollectives>(
       setup.oob, plans.module, plans.engine.chunkBytes,
       plans.engine.lowLatencyMaxBytes);
@@ -58,7 +73,7 @@ GpuExecutor createGpuExecutor(GpuExecutorSetup setup) {
   return {std::make_shared<StreamDrivenExecutor>(
               std::move(streamDriven),
               std::make_unique<GpuPlanExecutor>(std::move(plans))),
-          true};
+          true, std::move(paths)};
 }
 
 }  // namespace hetccl

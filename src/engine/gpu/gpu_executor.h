@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/gpu/plan/gpu_plan_executor.h"
 #include "util/oob.h"
@@ -33,6 +34,9 @@ struct GpuExecutorSetup {
 struct GpuExecutor {
   std::shared_ptr<Executor> executor;
   bool streamDriven;  // for the topology map
+  // Where its buffers go toward each other domain, one line per domain
+  // (GpuPlanExecutor::gpuBufferPaths), for hetcclCommGpuBuffers.
+  std::vector<std::string> gpuBuffers;
 };
 
 // Collective over setup.oob; the same choice on every rank.

@@ -112,6 +112,29 @@ std::string netNeedlessStaging(const NetGpuPolicy& policy, MemoryKind kind) {
       describeMemoryKinds(kind).c_str());
 }
 
+std::string netGpuMemoryPath(const NetGpuPolicy& policy, MemoryKind kind) {
+  const std::string memory = describeMemoryKinds(kind);
+  if (netTakesGpuMemory(policy, kind))
+    return kind == kHostMemory
+               ? format(
+                     "handed to %s as they are (a GPU emulated in host "
+                     "memory)",
+                     policy.plugin.c_str())
+               : format("handed to %s as they are (%s memory, %s)",
+                        policy.plugin.c_str(), memory.c_str(),
+                        policy.viaDmaBuf() ? "through DMA-BUF"
+                                           : "as GPU pointers");
+  const std::string needless = netNeedlessStaging(policy, kind);
+  if (!needless.empty()) return "staged through host memory: " + needless;
+  if (policy.mode == GpuBuffers::kStaged)
+    return "staged through host memory (HETCCL_NET_GPU=0)";
+  return format(
+      "staged through host memory: %s takes no %s memory on these devices "
+      "(their ptrSupport: %s)",
+      policy.plugin.c_str(), memory.c_str(),
+      describePointerSupport(policy.pointerSupport).c_str());
+}
+
 std::string describePointerSupport(int bits) {
   std::string text;
   for (auto [bit, name] : {std::pair{HETCCL_NET_MODULE_PTR_HOST, "host"},

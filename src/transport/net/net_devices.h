@@ -58,6 +58,9 @@ bool netTakesGpuMemory(const NetGpuPolicy& policy, MemoryKind kind);
 // Why the links stage memory of `kind` that `auto` would hand over
 // (HETCCL_NET_GPU=0), and what to set; empty otherwise.
 std::string netNeedlessStaging(const NetGpuPolicy& policy, MemoryKind kind);
+// Where the links put buffers in memory of `kind` and why
+// (NetLink::gpuMemoryPath).
+std::string netGpuMemoryPath(const NetGpuPolicy& policy, MemoryKind kind);
 
 // The ABI's NCCL_PTR_* bits as words: "host|cuda".
 std::string describePointerSupport(int bits);

@@ -50,6 +50,10 @@ std::string NetLink::whyStagesGpuMemory(MemoryKind kind) const {
   return netNeedlessStaging(gpu_, kind);
 }
 
+std::string NetLink::gpuMemoryPath(MemoryKind kind) const {
+  return netGpuMemoryPath(gpu_, kind);
+}
+
 // One export per transfer, whose shares register parts of it; the
 // descriptor closes with the last of them.
 NetMemory NetLink::memoryOf(MemoryKind kind, const void* data) const {

@@ -40,6 +40,7 @@ class NetLink : public Link {
                                         const CallSignature& call) override;
   bool movesGpuMemory(MemoryKind kind) const override;
   std::string whyStagesGpuMemory(MemoryKind kind) const override;
+  std::string gpuMemoryPath(MemoryKind kind) const override;
   std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind, const void* data,
                                            size_t bytes,
                                            const CallSignature& call) override;

@@ -78,12 +78,41 @@ std::string needlessStaging(const UcxGpuPolicy& policy, MemoryKind kind) {
       kind == kHostMemory ? "" : " (with RDMA)");
 }
 
+std::string ucxGpuMemoryPath(const UcxGpuPolicy& policy, MemoryKind kind) {
+  const std::string memory = describeMemoryKinds(kind);
+  if (takesGpuMemory(policy, kind)) {
+    if (kind == kHostMemory)
+      return "handed to UCX as they are (a GPU emulated in host memory)";
+    return format("handed to UCX as they are (%s memory%s)", memory.c_str(),
+                  policy.rdma ? ", over RDMA"
+                              : "; HETCCL_UCX_GPU=1 without RDMA: UCX "
+                                "copies them itself");
+  }
+  const std::string needless = needlessStaging(policy, kind);
+  if (!needless.empty()) return "staged through host memory: " + needless;
+  if (policy.mode == GpuBuffers::kStaged)
+    return "staged through host memory (HETCCL_UCX_GPU=0)";
+  if (!(policy.ucxMemory & kind))
+    return format(
+        "staged through host memory: UCX here does not move %s memory (its "
+        "memory types: %s; ucx_info -v shows how it was built)",
+        memory.c_str(), describeMemoryKinds(policy.ucxMemory).c_str());
+  return format(
+      "staged through host memory: UCX here has no RDMA transport, and its "
+      "own copies of %s memory are slower than staging",
+      memory.c_str());
+}
+
 bool UcxLink::movesGpuMemory(MemoryKind kind) const {
   return takesGpuMemory(gpu_, kind);
 }
 
 std::string UcxLink::whyStagesGpuMemory(MemoryKind kind) const {
   return needlessStaging(gpu_, kind);
+}
+
+std::string UcxLink::gpuMemoryPath(MemoryKind kind) const {
+  return ucxGpuMemoryPath(gpu_, kind);
 }
 
 std::shared_ptr<TransferRequest> UcxLink::sendGpu(MemoryKind kind,

@@ -42,6 +42,9 @@ bool takesGpuMemory(const UcxGpuPolicy& policy, MemoryKind kind);
 // `auto` would hand to UCX as they are (HETCCL_UCX_GPU=0), and what to set
 // instead; empty otherwise (UcxLink::whyStagesGpuMemory).
 std::string needlessStaging(const UcxGpuPolicy& policy, MemoryKind kind);
+// Where a ucx link under `policy` puts buffers in memory of `kind` and why
+// (UcxLink::gpuMemoryPath).
+std::string ucxGpuMemoryPath(const UcxGpuPolicy& policy, MemoryKind kind);
 
 class UcxLink : public Link {
  public:
@@ -60,6 +63,7 @@ class UcxLink : public Link {
   // memory, which UCX always moves, unless HETCCL_UCX_GPU=0.)
   bool movesGpuMemory(MemoryKind kind) const override;
   std::string whyStagesGpuMemory(MemoryKind kind) const override;
+  std::string gpuMemoryPath(MemoryKind kind) const override;
   std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind, const void* data,
                                            size_t bytes,
                                            const CallSignature& call) override;

@@ -50,6 +50,19 @@ TEST(DoctorFindings, AHealthyJobIsReady) {
       << reportJson(f);
 }
 
+// HetCCL's map counts hosts as the library does; without it the host
+// names count.
+TEST(DoctorFindings, HostsAreCountedAsTheLibraryCountsThem) {
+  Findings f = healthy();
+  f.topology = "4 ranks, 2 domains, 3 hosts\nhost 0 (nodeA): ranks 0-1";
+  EXPECT_NE(reportText(f).find("4 rank(s) on 3 host(s)"), std::string::npos);
+  EXPECT_NE(reportJson(f).find("\"hosts\":3,"), std::string::npos);
+  f.topology = "1 rank, 1 domain, 1 host";
+  EXPECT_NE(reportJson(f).find("\"hosts\":1,"), std::string::npos);
+  f.topology.clear();
+  EXPECT_NE(reportJson(f).find("\"hosts\":2,"), std::string::npos);
+}
+
 TEST(DoctorFindings, WrongResultsAndFailedProbesAreProblems) {
   Findings f = healthy();
   f.wrong = 3;
@@ -117,6 +130,29 @@ TEST(DoctorFindings, EachDomainsLibraryIsReported) {
                                "/opt/rocm/lib/librccl.so.1\",\"ranks\":[2,3]}"),
             std::string::npos)
       << reportJson(f);
+}
+
+// Each pair of domains: every way its GPU ranks' buffers go, seen from
+// either side, with the ranks that said it; CPU ranks say nothing.
+TEST(DoctorFindings, WhereGpuBuffersGoIsReportedPerPairOfDomains) {
+  Findings f = healthy();
+  const std::string staged = "tcp, staged through host memory (why)";
+  f.gpuBuffers = {"domain 1: " + staged, "domain 1: " + staged,
+                  "domain 0: " + staged, ""};
+  const std::string text = reportText(f);
+  EXPECT_NE(text.find("GPU buffers between domains:\n  domains 0 and 1: " +
+                      staged + " (rank(s) 0,1,2)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(reportJson(f).find("\"gpu_buffers\":[{\"domains\":[0,1],"
+                               "\"path\":\"" +
+                               staged + "\",\"ranks\":[0,1,2]}]"),
+            std::string::npos)
+      << reportJson(f);
+  EXPECT_TRUE(problemsOf(f).empty());
+  f.gpuBuffers = {"", "", "", ""};
+  EXPECT_EQ(reportText(f).find("GPU buffers"), std::string::npos);
+  EXPECT_NE(reportJson(f).find("\"gpu_buffers\":[]"), std::string::npos);
 }
 
 TEST(DoctorFindings, ADomainOfTwoLibraryReleasesIsAProblem) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "algo/pipeline.h"
@@ -129,6 +130,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
           PinnedHostMemory(module_, kScriptControlWords * sizeof(uint64_t)),
           [this](const Error& error) { failed(error); },
           links_->waiting().get(), domainSteps_.get(), setup.domainMarksWaits),
+      deviceMemory_(deviceMemoryOf(module_)),
       callerReached_(module_),
       enginePassed_(module_) {
   for (uint64_t* word :
@@ -142,7 +144,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                          kRingSlots,
                          timeline_.get(),
                          &launchGate_,
-                         deviceMemoryOf(module_),
+                         deviceMemory_,
                          domainSteps_.get(),
                          &unchangedInputs_};
   const int directLinks = openStagedLinks(path);
@@ -214,6 +216,24 @@ int GpuPlanExecutor::openStagedLinks(const StagingPath& path) {
     stagedLinks_[peer] = std::move(link);
   }
   return direct;
+}
+
+// Links of one domain may differ (a peer on this host, another elsewhere):
+// each distinct path is said once.
+std::vector<std::string> GpuPlanExecutor::gpuBufferPaths() const {
+  std::map<int, std::set<std::string>> pathsByDomain;
+  for (const auto& [peer, link] : stagedLinks_)
+    pathsByDomain[domains_.domainOf(peer)].insert(
+        format("%s, %s", links_->choice()->between(rank_, peer).name(),
+               link->innerLink()->gpuMemoryPath(deviceMemory_).c_str()));
+  std::vector<std::string> lines;
+  for (const auto& [domain, paths] : pathsByDomain) {
+    std::string line = format("domain %d: ", domain);
+    for (const std::string& path : paths)
+      line += (&path == &*paths.begin() ? "" : "; ") + path;
+    lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 // Staging costs two copies and a proxy hop per transfer; where a setting

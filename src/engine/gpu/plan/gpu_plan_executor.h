@@ -93,6 +93,9 @@ class GpuPlanExecutor : public Executor {
   bool capturingAllowed(const std::vector<Op>& ops, StreamHandle stream) const;
   // Every launch's work has passed the caller's stream.
   bool launchesIdle() const;
+  // Where its buffers go toward each other domain and why, one line per
+  // domain: "domain 1: tcp, staged through host memory (...)".
+  std::vector<std::string> gpuBufferPaths() const;
 
  private:
   // Words the caller's stream and the engine signal each other with:
@@ -152,6 +155,7 @@ class GpuPlanExecutor : public Executor {
   const std::unique_ptr<DomainStepLog> domainSteps_;
   StagingProxy proxy_;
   std::map<int, std::unique_ptr<StagedLink>> stagedLinks_;
+  MemoryKind deviceMemory_;          // its GPU's (host for an emulated one)
   UnchangedInputs unchangedInputs_;  // of the plan being enqueued
   DeviceEvent callerReached_;
   DeviceEvent enginePassed_;
