@@ -7,7 +7,9 @@
 // combines the domains' partials in domain order. The work goes chunk by
 // chunk, one chunk's exchange overlapping the next chunk's reduction. Every
 // domain sends across only what other domains' ranks need, spread over all of
-// its ranks.
+// its ranks. A reduce-scatter over domains of one size does better: each
+// local rank reduces whole blocks, those of its matching ranks in every
+// domain, and sends each across once (startChunkForMatchingRanks).
 #include <algorithm>
 #include <memory>
 
@@ -27,6 +29,9 @@ struct Delivery {
   size_t blocks;
   size_t blockCount;
   std::function<int(size_t)> destinationOf;
+  // Block b goes to rank b and the domains are of one size: the blocks
+  // cross to matching ranks (startChunkForMatchingRanks).
+  bool toMatchingRanks = false;
 };
 
 // One chunk: elements [offset, offset + count) of every block.
@@ -134,6 +139,57 @@ void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
               domains, chunk.count, reduction);
 }
 
+// Whether every domain has `size` ranks, at least 2.
+bool domainsOfOneSize(const DomainMap& domains, int size) {
+  if (size < 2) return false;
+  for (int d = 0; d < domains.count(); ++d)
+    if (static_cast<int>(domains.members(d).size()) != size) return false;
+  return true;
+}
+
+// Reduce-scatter over domains of one size: local rank i of each domain
+// reduces, whole, the blocks of the ranks of local index i (one per
+// domain), so each block crosses once to its rank from that rank's
+// matching rank in every other domain. A rank exchanges with D-1 peers
+// however many ranks there are, and nothing is delivered inside the
+// domain afterwards. Block order after the layout: local index, then
+// domain.
+void startChunkForMatchingRanks(const PlanContext& ctx, const Op& op,
+                                const Delivery& delivery, Chunk& chunk) {
+  const size_t elt = dtypeSize(op.dtype);
+  const int domains = ctx.domains->count();
+  const int size = ctx.domainSize();
+  const size_t n = delivery.blocks * chunk.count;
+  char* laidOut = chunk.scratch;
+  char* partial = laidOut + n * elt;
+  char* assembled = partial + n * elt;
+  const auto* send = static_cast<const char*>(op.sendbuff);
+  char* out = laidOut;
+  for (int local = 0; local < size; ++local)
+    for (int d = 0; d < domains; ++d) {
+      const size_t block = ctx.domains->members(d)[local];
+      ctx.data->copy(out,
+                     send + (block * delivery.blockCount + chunk.offset) * elt,
+                     chunk.count * elt);
+      out += chunk.count * elt;
+    }
+  const size_t base = domains * chunk.count;
+  reduceInDomain(ctx, op, laidOut, partial, n, base);
+  const char* owned = partial + ctx.localRank() * base * elt;
+  chunk.ownPartial = owned + ctx.domain() * chunk.count * elt;
+  std::vector<Op> transfers;
+  for (int d = 0; d < domains; ++d) {
+    if (d == ctx.domain()) continue;
+    const int peer = ctx.domains->members(d)[ctx.localRank()];
+    transfers.push_back(pointToPoint(
+        OpKind::Send, op, owned + d * chunk.count * elt, chunk.count, peer));
+    transfers.push_back(pointToPoint(OpKind::Recv, op,
+                                     assembled + d * chunk.count * elt,
+                                     chunk.count, peer));
+  }
+  chunk.across = startSendRecv(ctx, transfers);
+}
+
 // Chunk by chunk (HETCCL_CHUNK bytes of the whole buffer at most), the
 // exchange of one chunk in flight while the next chunk is reduced.
 void reduceAndDeliver(const PlanContext& ctx, const Op& op,
@@ -147,7 +203,10 @@ void reduceAndDeliver(const PlanContext& ctx, const Op& op,
       delivery.blockCount, perChunk,
       [&](const ChunkSpan& span) {
         Chunk chunk{span.offset, span.n, scratch + (span.index % 2) * half, {}};
-        startChunk(ctx, op, delivery, chunk);
+        if (delivery.toMatchingRanks)
+          startChunkForMatchingRanks(ctx, op, delivery, chunk);
+        else
+          startChunk(ctx, op, delivery, chunk);
         return chunk;
       },
       [&](Chunk& chunk) { finishChunk(ctx, op, delivery, chunk, result); });
@@ -165,7 +224,8 @@ void reduceScatterPlan(const PlanContext& ctx, const Op& op) {
   if (choosePlan(ctx, op).plan == PlanChoice::Plan::OneShot)
     return reduceScatterOneShotPlan(ctx, op);
   Delivery delivery{static_cast<size_t>(ctx.nranks), op.count,
-                    [](size_t block) { return static_cast<int>(block); }};
+                    [](size_t block) { return static_cast<int>(block); },
+                    domainsOfOneSize(*ctx.domains, ctx.domainSize())};
   reduceAndDeliver(ctx, op, delivery, op.recvbuff);
 }
 

@@ -298,6 +298,15 @@ std::vector<Layout> allLayouts() {
        "",
        false,
        Density::kMedium},
+      // Three interleaved domains of 2: a reduce-scatter's blocks cross
+      // to the matching rank of each other domain.
+      {"6ranks_012012",
+       6,
+       "0,1,2,0,1,2",
+       {0, 1, 2, 0, 1, 2},
+       "",
+       true,
+       Density::kMedium},
       // GPU ranks (emulated on the host): the GPU engine's plans, staging
       // and proxy, 2 + 2 over shm and 1 + 1 + 2 over tcp.
       {"4ranks_0011_gpu",
