@@ -298,6 +298,29 @@ std::vector<Layout> allLayouts() {
        "",
        false,
        Density::kMedium},
+      // 2 + 2 with the shm links moved by a progress thread
+      // (HETCCL_SHM_LINK_THREAD=1; auto takes it only with cores to
+      // spare), CPU ranks and emulated GPU ranks.
+      {"4ranks_0011_shm_thread",
+       4,
+       "0,0,1,1",
+       {0, 0, 1, 1},
+       "",
+       true,
+       Density::kMedium,
+       false,
+       {},
+       {{"HETCCL_SHM_LINK_THREAD", "1"}}},
+      {"4ranks_0011_gpu_shm_thread",
+       4,
+       "0,0,1,1",
+       {0, 0, 1, 1},
+       "",
+       true,
+       Density::kMedium,
+       true,
+       {},
+       {{"HETCCL_SHM_LINK_THREAD", "1"}}},
       // Three interleaved domains of 2: a reduce-scatter's blocks cross
       // to the matching rank of each other domain.
       {"6ranks_012012",

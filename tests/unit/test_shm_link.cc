@@ -55,11 +55,14 @@ struct Ranks {
 };
 
 // The ring geometry the tests' sizes are written for (4 slots of 1 MiB),
-// whatever the library's defaults.
-ShmLinkSettings testGeometry() {
+// whatever the library's defaults; transfers moved only by the ranks
+// themselves unless `thread`.
+ShmLinkSettings testGeometry(bool thread = false) {
   ShmLinkSettings settings;
   settings.slots = 4;
   settings.chunkBytes = size_t{1} << 20;
+  settings.progressThread = thread ? ShmLinkSettings::ProgressThread::kAlways
+                                   : ShmLinkSettings::ProgressThread::kNever;
   return settings;
 }
 
@@ -154,6 +157,72 @@ TEST(ShmLink, EnvironmentSetsTheGeometry) {
   EXPECT_EQ(ranks.transports[1]->settings().slots, 2u);
   EXPECT_EQ(ranks.transports[1]->settings().chunkBytes, 8192u);
   exchangeAll(ranks, {8191, 8192, 8193, 100000});
+}
+
+// With a progress thread (HETCCL_SHM_LINK_THREAD=1) the same exchanges
+// arrive whole and in order, two and three ranks, every size.
+TEST(ShmLink, AProgressThreadKeepsEverySizeWholeAndInOrder) {
+  RankOptions options;
+  options.settingsOf = [](int) { return testGeometry(true); };
+  Ranks two = makeRanks(2, options);
+  exchangeAll(two, {0, 1, 4097, kMiB + 3, 32 * kMiB, 0, 7});
+  Ranks three = makeRanks(3, options);
+  std::vector<size_t> sizes;
+  for (int i = 0; i < 60; ++i)
+    sizes.push_back(i % 7 == 0 ? 0 : (static_cast<size_t>(i) * 40009) % 300000);
+  exchangeAll(three, sizes);
+}
+
+// A transfer larger than the ring, posted on both ends and then left
+// alone (pieces() moves nothing): the progress thread moves it all; without
+// it, it stops where the ring was full.
+TEST(ShmLink, AProgressThreadMovesWhatNobodyWaitsFor) {
+  for (bool thread : {true, false}) {
+    RankOptions options;
+    options.settingsOf = [thread](int) { return testGeometry(thread); };
+    Ranks ranks = makeRanks(2, options);
+    const size_t bytes = 16 * kMiB + 3;
+    std::vector<uint8_t> out = makePayload(0, 1, 0, bytes);
+    std::vector<uint8_t> in(bytes, 0);
+    auto send = ranks.link(0, 1)->send(out.data(), bytes, kTestCall);
+    auto recv = ranks.link(1, 0)->recv(in.data(), bytes, kTestCall);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(thread ? 20000 : 300);
+    while (std::chrono::steady_clock::now() < deadline &&
+           recv->pieces().done < 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(recv->pieces().done, thread ? 1u : 0u) << "thread " << thread;
+    if (thread) {
+      EXPECT_EQ(send->pieces().done, 1u);
+      EXPECT_EQ(firstMismatch(in, 0, 1, 0), -1);
+    }
+    // Either way the waits finish it (each end waits on its own thread,
+    // as ranks do).
+    std::thread sender([&] { send->wait(AbortSignal(), kWaitSeconds); });
+    recv->wait(AbortSignal(), kWaitSeconds);
+    sender.join();
+    EXPECT_EQ(firstMismatch(in, 0, 1, 0), -1) << "thread " << thread;
+  }
+}
+
+// auto takes the thread only where every rank of the host can have two
+// cores; the environment chooses.
+TEST(ShmLink, TheProgressThreadIsChosenByCoresOrTheEnvironment) {
+  ShmLinkSettings automatic;
+  EXPECT_TRUE(automatic.usesProgressThread(16, 8));
+  EXPECT_FALSE(automatic.usesProgressThread(16, 9));
+  EXPECT_FALSE(automatic.usesProgressThread(2, 2));
+  {
+    ScopedEnv never("HETCCL_SHM_LINK_THREAD", "0");
+    EXPECT_FALSE(ShmLinkSettings::fromEnvironment().usesProgressThread(64, 1));
+  }
+  {
+    ScopedEnv always("HETCCL_SHM_LINK_THREAD", "1");
+    EXPECT_TRUE(ShmLinkSettings::fromEnvironment().usesProgressThread(1, 8));
+  }
+  ScopedEnv bad("HETCCL_SHM_LINK_THREAD", "yes");
+  EXPECT_EQ(expectError([] { ShmLinkSettings::fromEnvironment(); }).code(),
+            ncclInvalidArgument);
 }
 
 // Each rank posts a send much larger than the ring and then a receive,
@@ -433,6 +502,19 @@ TEST(ShmLink, TransportAbortEndsAWaitPromptly) {
   std::vector<uint8_t> buffer(10);
   auto later = ranks.link(1, 0)->recv(buffer.data(), 10, kTestCall);
   EXPECT_EQ(expectError([&] { later->done(); }).code(), ncclInvalidUsage);
+}
+
+// An abort ends a wait with the thread running, and the transport still
+// goes away (its thread joined).
+TEST(ShmLink, AnAbortEndsAWaitWithAProgressThread) {
+  RankOptions options;
+  options.settingsOf = [](int) { return testGeometry(true); };
+  Ranks ranks = makeRanks(2, options);
+  Error e = waitUntilRaised(ranks, AbortSignal(), [&] {
+    ranks.aborts[1]->raise(ncclInvalidUsage, "the user called abort");
+  });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  ranks.transports.clear();
 }
 
 TEST(ShmLink, CallerAbortEndsAWaitPromptly) {

@@ -57,7 +57,17 @@ ShmLinkSettings ShmLinkSettings::fromEnvironment() {
   ShmLinkSettings s;
   s.slots = static_cast<size_t>(readInteger(kShmLinkSlots));
   s.chunkBytes = roundUp(readBytes(kShmLinkChunk), 64);
+  const std::string thread = readChoice(kShmLinkThread);
+  s.progressThread = thread == "auto" ? ProgressThread::kAuto
+                     : thread == "1"  ? ProgressThread::kAlways
+                                      : ProgressThread::kNever;
   return s;
+}
+
+bool ShmLinkSettings::usesProgressThread(int cores, int hostRanks) const {
+  if (progressThread != ProgressThread::kAuto)
+    return progressThread == ProgressThread::kAlways;
+  return cores >= 2 * hostRanks;
 }
 
 // Of what callsAgree compares (a send and its receive get the same digest),

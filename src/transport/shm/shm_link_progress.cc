@@ -1,5 +1,7 @@
 #include "transport/shm/shm_link_progress.h"
 
+#include <chrono>
+
 #include "util/spin_wait.h"
 
 namespace hetccl {
@@ -21,7 +23,8 @@ ShmLinkProgress::ShmLinkProgress(int rank, std::vector<ShmSegment> segments,
                                  const std::vector<ShmPeerRings>& rings,
                                  std::shared_ptr<AbortSignal> abort,
                                  std::shared_ptr<const PeerLiveness> liveness,
-                                 std::shared_ptr<const CallLog> calls)
+                                 std::shared_ptr<const CallLog> calls,
+                                 bool progressThread)
     : segments_(std::move(segments)),
       abort_(std::move(abort)),
       liveness_(std::move(liveness)) {
@@ -31,22 +34,50 @@ ShmLinkProgress::ShmLinkProgress(int rank, std::vector<ShmSegment> segments,
     receivers_.push_back(std::make_unique<ShmRingReceiver>(
         rank, r.peer, r.incoming, r.outgoing.control(), *abort_, calls));
   }
+  if (progressThread)
+    progressThread_ = std::thread([this] {
+      try {
+        runProgressThread();
+      } catch (const std::exception& error) {
+        // The waiters see it as the transport's abort.
+        abort_->raise(ncclInternalError,
+                      std::string("shm progress thread: ") + error.what());
+      }
+    });
+}
+
+ShmLinkProgress::~ShmLinkProgress() {
+  if (!progressThread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  posted_.notify_one();
+  progressThread_.join();
+}
+
+template <typename Post>
+std::shared_ptr<ShmTransfer> ShmLinkProgress::postAndProgress(Post post) {
+  std::shared_ptr<ShmTransfer> transfer;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    transfer = post();
+    progressAllLocked();
+  }
+  if (progressThread_.joinable()) posted_.notify_one();
+  return transfer;
 }
 
 std::shared_ptr<ShmTransfer> ShmLinkProgress::postSend(
     size_t link, const void* data, size_t bytes, const CallSignature& call) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto transfer = senders_[link]->post(data, bytes, call);
-  progressAllLocked();
-  return transfer;
+  return postAndProgress(
+      [&] { return senders_[link]->post(data, bytes, call); });
 }
 
 std::shared_ptr<ShmTransfer> ShmLinkProgress::postRecv(
     size_t link, void* data, size_t bytes, const CallSignature& call) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto transfer = receivers_[link]->post(data, bytes, call);
-  progressAllLocked();
-  return transfer;
+  return postAndProgress(
+      [&] { return receivers_[link]->post(data, bytes, call); });
 }
 
 void ShmLinkProgress::poll() {
@@ -92,9 +123,10 @@ void ShmLinkProgress::wait(const ShmTransfer& transfer,
   }
 }
 
-void ShmLinkProgress::progressAllLocked() {
+bool ShmLinkProgress::progressAllLocked() {
   // Passes until nothing moves: a pass can free slots that the next pass
   // (or the peer, meanwhile) fills.
+  bool any = false;
   bool progressed = true;
   while (progressed) {
     progressed = false;
@@ -102,6 +134,40 @@ void ShmLinkProgress::progressAllLocked() {
       progressed |= senders_[i]->progress();
       progressed |= receivers_[i]->progress();
     }
+    any |= progressed;
+  }
+  return any;
+}
+
+bool ShmLinkProgress::pendingLocked() const {
+  for (size_t i = 0; i < senders_.size(); ++i)
+    if (senders_[i]->pending() || receivers_[i]->pending()) return true;
+  return false;
+}
+
+// Sleeps while nothing is posted (or the transport was aborted: the waiters
+// end their transfers). While transfers wait for the peers, it backs off
+// from spinning to short sleeps, so that a slow peer costs no core.
+void ShmLinkProgress::runProgressThread() {
+  constexpr int kSpins = 64;
+  constexpr auto kNap = std::chrono::microseconds(20);
+  std::unique_lock<std::mutex> lock(mutex_);
+  int idlePasses = 0;
+  while (!stopping_) {
+    if (abort_->raised() || !pendingLocked()) {
+      posted_.wait(lock, [this] {
+        return stopping_ || (!abort_->raised() && pendingLocked());
+      });
+      idlePasses = 0;
+      continue;
+    }
+    idlePasses = progressAllLocked() ? 0 : idlePasses + 1;
+    lock.unlock();
+    if (idlePasses < kSpins)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(kNap);
+    lock.lock();
   }
 }
 

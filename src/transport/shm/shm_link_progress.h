@@ -1,15 +1,23 @@
-// The shared progress of every link of one shm transport. There is no
-// progress thread (cores are scarce, and ranks often outnumber them):
-// whoever asks whether a transfer is done, or waits for one, moves every
-// pending transfer of every link as far as it can, under one mutex; so does
+// The shared progress of every link of one shm transport. Whoever asks
+// whether a transfer is done, or waits for one, moves every pending
+// transfer of every link as far as it can, under one mutex; so does
 // posting a transfer, so that a message that fits in the ring leaves at
 // once even if its sender looks away before waiting for it. So two
 // ranks that each post a send larger than a ring and then a receive, and
 // wait on the send, drain each other's rings and both finish.
+//
+// Where cores are to spare (HETCCL_SHM_LINK_THREAD), a progress thread
+// also moves them in the background: a plan that posts a chunk's
+// transfers and then runs the next chunk's domain step or reduction would
+// otherwise move nothing past the ring's first slots until it waits. The
+// thread sleeps while nothing is posted and backs off while the peers have
+// nothing for it.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "op/call_log.h"
@@ -41,7 +49,10 @@ class ShmLinkProgress {
                   const std::vector<ShmPeerRings>& rings,
                   std::shared_ptr<AbortSignal> abort,
                   std::shared_ptr<const PeerLiveness> liveness,
-                  std::shared_ptr<const CallLog> calls);
+                  std::shared_ptr<const CallLog> calls,
+                  bool progressThread = false);
+  // Stops the progress thread, if any.
+  ~ShmLinkProgress();
   ShmLinkProgress(const ShmLinkProgress&) = delete;
   ShmLinkProgress& operator=(const ShmLinkProgress&) = delete;
 
@@ -78,14 +89,23 @@ class ShmLinkProgress {
   }
 
  private:
-  void progressAllLocked();
+  // True if anything moved or ended.
+  bool progressAllLocked();
+  bool pendingLocked() const;
+  // Queues a transfer, moves what it can and wakes the progress thread.
+  template <typename Post>
+  std::shared_ptr<ShmTransfer> postAndProgress(Post post);
+  void runProgressThread();
 
   std::mutex mutex_;
+  std::condition_variable posted_;  // for the progress thread
+  bool stopping_ = false;           // under mutex_
   std::vector<ShmSegment> segments_;
   std::vector<std::unique_ptr<ShmRingSender>> senders_;
   std::vector<std::unique_ptr<ShmRingReceiver>> receivers_;
   const std::shared_ptr<AbortSignal> abort_;
   const std::shared_ptr<const PeerLiveness> liveness_;
+  std::thread progressThread_;  // last: it uses the members above
 };
 
 }  // namespace hetccl

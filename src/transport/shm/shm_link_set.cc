@@ -5,6 +5,7 @@
 #include "shm/segment_exchange.h"
 #include "transport/peer_list.h"
 #include "transport/shm/shm_link.h"
+#include "util/cpu_cores.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/params.h"
@@ -15,7 +16,7 @@ ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
                        const ShmLinkSettings& settings,
                        std::shared_ptr<AbortSignal> abort,
                        std::shared_ptr<const PeerLiveness> liveness,
-                       std::shared_ptr<const CallLog> calls)
+                       std::shared_ptr<const CallLog> calls, int hostRanks)
     : rank_(oob.rank()), settings_(settings) {
   if (!abort) abort = std::make_shared<AbortSignal>();
 
@@ -55,16 +56,22 @@ ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
   for (ShmSegment& segment : byRank)
     if (segment.data() != nullptr) segments.push_back(std::move(segment));
 
+  const bool progressThread =
+      !rings.empty() &&
+      settings_.usesProgressThread(availableCores(), hostRanks);
   engine_ = std::make_shared<ShmLinkProgress>(
       rank_, std::move(segments), rings, std::move(abort), std::move(liveness),
-      std::move(calls));
+      std::move(calls), progressThread);
   for (size_t i = 0; i < rings.size(); ++i)
     links_[rings[i].peer] =
         std::make_shared<ShmLink>(rings[i].peer, i, engine_);
   LOG_INFO(kLogShm,
            "shm transport (rank %d): %zu link(s), %zu slot(s) of %zu KiB per "
-           "ring",
-           rank_, links_.size(), settings_.slots, settings_.chunkBytes >> 10);
+           "ring, %s",
+           rank_, links_.size(), settings_.slots, settings_.chunkBytes >> 10,
+           progressThread
+               ? "moved by a progress thread (HETCCL_SHM_LINK_THREAD)"
+               : "moved while the rank posts or waits");
 }
 
 std::shared_ptr<Link> ShmLinkSet::link(int peer) const {

@@ -33,11 +33,13 @@ class ShmLinkSet : public LinkSet {
   // either may be null (a signal that is never raised). `settings` is this
   // rank's ring geometry; ranks may differ: each direction uses its
   // sender's. `calls` (may be null) are this rank's, for poll().
+  // `hostRanks`: how many ranks this host has, for the settings' choice of
+  // a progress thread (ShmLinkSettings::usesProgressThread).
   ShmLinkSet(Oob& oob, const std::vector<int>& peers,
              const ShmLinkSettings& settings,
              std::shared_ptr<AbortSignal> abort,
              std::shared_ptr<const PeerLiveness> liveness,
-             std::shared_ptr<const CallLog> calls = nullptr);
+             std::shared_ptr<const CallLog> calls = nullptr, int hostRanks = 1);
   ShmLinkSet(const ShmLinkSet&) = delete;
   ShmLinkSet& operator=(const ShmLinkSet&) = delete;
 

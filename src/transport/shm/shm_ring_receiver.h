@@ -42,6 +42,8 @@ class ShmRingReceiver {
   size_t bytesReceived() const {
     return end_.bytes.load(std::memory_order_relaxed);
   }
+  // Whether a posted transfer waits to be moved (under the engine's lock).
+  bool pending() const { return !end_.queue.empty(); }
   // The latest collective a chunk of the peer's belonged to
   // (Link::latestCallFrom). Any thread.
   uint64_t latestCall() const {

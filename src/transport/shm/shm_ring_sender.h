@@ -30,6 +30,8 @@ class ShmRingSender {
                                     const CallSignature& call);
   // Moves what it can without waiting; true if anything moved or ended.
   bool progress();
+  // Whether a posted transfer waits to be moved (under the engine's lock).
+  bool pending() const { return !end_.queue.empty(); }
   size_t bytesSent() const {
     return end_.bytes.load(std::memory_order_relaxed);
   }

@@ -16,9 +16,9 @@ class ShmTransport : public Transport {
   unsigned memoryKinds() const override { return kHostMemory; }
   int preference(bool sameHost) const override { return sameHost ? 100 : 0; }
   std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
-    return std::make_unique<ShmLinkSet>(setup.oob, setup.peers,
-                                        setup.settings.shm, setup.abort,
-                                        setup.liveness, setup.calls);
+    return std::make_unique<ShmLinkSet>(
+        setup.oob, setup.peers, setup.settings.shm, setup.abort, setup.liveness,
+        setup.calls, setup.hostSlot.ranks);
   }
 };
 
