@@ -147,10 +147,14 @@ bool ShmLinkProgress::pendingLocked() const {
 
 // Sleeps while nothing is posted (or the transport was aborted: the waiters
 // end their transfers). While transfers wait for the peers, it backs off
-// from spinning to short sleeps, so that a slow peer costs no core.
+// from yielding to short naps, and after about 5 ms of them to naps of a
+// millisecond, so that a stopped or slow peer costs no core; a rank that
+// waits moves its transfers itself meanwhile.
 void ShmLinkProgress::runProgressThread() {
   constexpr int kSpins = 64;
+  constexpr int kShortNaps = 256;
   constexpr auto kNap = std::chrono::microseconds(20);
+  constexpr auto kLongNap = std::chrono::milliseconds(1);
   std::unique_lock<std::mutex> lock(mutex_);
   int idlePasses = 0;
   while (!stopping_) {
@@ -165,8 +169,10 @@ void ShmLinkProgress::runProgressThread() {
     lock.unlock();
     if (idlePasses < kSpins)
       std::this_thread::yield();
-    else
+    else if (idlePasses < kSpins + kShortNaps)
       std::this_thread::sleep_for(kNap);
+    else
+      std::this_thread::sleep_for(kLongNap);
     lock.lock();
   }
 }
