@@ -4,6 +4,7 @@
 // its own copies, reductions and scratch run: host or device).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -47,12 +48,19 @@ struct PlanContext {
   // take their one-shot plans.
   size_t oneShotMaxBytes = 0;
   PlanData* data = nullptr;
+  // The domain communicator is the host collectives, whose reduce-scatter
+  // reads input blocks that lie apart (Op::blockStride). The same on every
+  // rank of a domain: a domain's ranks are all CPU ranks or all GPU ranks.
+  bool domainReadsBlocksApart = false;
   // Where runPlans says which plan each kind and size class of op took
   // (null: nowhere).
   DecisionLog* decisions = nullptr;
   // Called by runPlans as the plan of `ops` starts (one collective, or a
   // group's sends and receives); may be empty.
   std::function<void(const std::vector<Op>& ops)> onPlanStart;
+  // Told how long each wait for a transfer took (a CPU rank's timeline,
+  // HETCCL_ENGINE_TIMELINE); may be empty.
+  std::function<void(std::chrono::steady_clock::duration)> onWaited;
 
   int domain() const { return domains->domainOf(rank); }
   int domainSize() const {
@@ -85,7 +93,10 @@ struct PlanContext {
     leg.way = request->way();
     WaitScope marked(waiting, call ? call->sequence : 0, request->peer(), leg,
                      request.get());
+    if (!onWaited) return request->wait(*abort, timeoutSeconds);
+    const auto start = std::chrono::steady_clock::now();
     request->wait(*abort, timeoutSeconds);
+    onWaited(std::chrono::steady_clock::now() - start);
   }
   char* scratchBytes(size_t bytes) const { return data->scratch(bytes); }
   // The reduction of one value per domain, in domain order.

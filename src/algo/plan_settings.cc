@@ -1,5 +1,7 @@
 #include "algo/plan_settings.h"
 
+#include "runtime/runtime_params.h"
+
 namespace hetccl {
 
 PlanSettings PlanSettings::fromEnvironment() {
@@ -7,6 +9,7 @@ PlanSettings PlanSettings::fromEnvironment() {
   s.chunkBytes = readBytes(kChunk);
   s.oneShotMaxBytes = readBytes(kOneShotMax);
   s.hostThreads = static_cast<int>(readInteger(kHostThreads));
+  s.timeline = readFlag(kEngineTimeline);
   return s;
 }
 

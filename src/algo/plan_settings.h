@@ -17,6 +17,7 @@ struct PlanSettings {
   size_t chunkBytes;       // HETCCL_CHUNK: a pipeline step
   size_t oneShotMaxBytes;  // HETCCL_ONE_SHOT_MAX: the one-shot plans' limit
   int hostThreads;         // HETCCL_HOST_THREADS: 0 for the cores' choice
+  bool timeline;           // HETCCL_ENGINE_TIMELINE
 
   // Throws ncclInvalidArgument for the first bad value.
   static PlanSettings fromEnvironment();

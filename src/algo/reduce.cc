@@ -147,13 +147,49 @@ bool domainsOfOneSize(const DomainMap& domains, int size) {
   return true;
 }
 
+// The ranks' step when `members` are evenly spaced (first + i * step),
+// else 0.
+size_t evenStep(const std::vector<int>& members) {
+  const int step = members[1] - members[0];
+  for (size_t i = 2; i < members.size(); ++i)
+    if (members[i] - members[i - 1] != step) return 0;
+  return step > 0 ? static_cast<size_t>(step) : 0;
+}
+
+// The domain step of startChunkForMatchingRanks without laying the input
+// out first, where the domain reads blocks apart: one reduce-scatter per
+// domain d over its ranks' blocks where they lie (evenly spaced), which
+// leaves this rank the chunk of the block of d's rank of its local index
+// at owned + d * count. False (nothing run) where it cannot.
+bool reduceBlocksWhereTheyLie(const PlanContext& ctx, const Op& op,
+                              const Delivery& delivery, const Chunk& chunk,
+                              char* owned) {
+  if (!ctx.domainReadsBlocksApart) return false;
+  const size_t elt = dtypeSize(op.dtype);
+  const auto* send = static_cast<const char*>(op.sendbuff);
+  std::vector<Op> steps;
+  for (int d = 0; d < ctx.domains->count(); ++d) {
+    const std::vector<int>& members = ctx.domains->members(d);
+    const size_t step = evenStep(members);
+    if (step == 0) return false;
+    const size_t first = members[0] * delivery.blockCount + chunk.offset;
+    Op blocks = domainOp(OpKind::ReduceScatter, op, send + first * elt,
+                         owned + d * chunk.count * elt, chunk.count);
+    blocks.blockStride = step * delivery.blockCount;
+    steps.push_back(blocks);
+  }
+  ctx.inDomain(steps);
+  return true;
+}
+
 // Reduce-scatter over domains of one size: local rank i of each domain
 // reduces, whole, the blocks of the ranks of local index i (one per
 // domain), so each block crosses once to its rank from that rank's
 // matching rank in every other domain. A rank exchanges with D-1 peers
 // however many ranks there are, and nothing is delivered inside the
 // domain afterwards. Block order after the layout: local index, then
-// domain.
+// domain; a host domain reads the blocks where they lie instead
+// (reduceBlocksWhereTheyLie).
 void startChunkForMatchingRanks(const PlanContext& ctx, const Op& op,
                                 const Delivery& delivery, Chunk& chunk) {
   const size_t elt = dtypeSize(op.dtype);
@@ -163,19 +199,21 @@ void startChunkForMatchingRanks(const PlanContext& ctx, const Op& op,
   char* laidOut = chunk.scratch;
   char* partial = laidOut + n * elt;
   char* assembled = partial + n * elt;
-  const auto* send = static_cast<const char*>(op.sendbuff);
-  char* out = laidOut;
-  for (int local = 0; local < size; ++local)
-    for (int d = 0; d < domains; ++d) {
-      const size_t block = ctx.domains->members(d)[local];
-      ctx.data->copy(out,
-                     send + (block * delivery.blockCount + chunk.offset) * elt,
-                     chunk.count * elt);
-      out += chunk.count * elt;
-    }
   const size_t base = domains * chunk.count;
-  reduceInDomain(ctx, op, laidOut, partial, n, base);
-  const char* owned = partial + ctx.localRank() * base * elt;
+  char* owned = partial + ctx.localRank() * base * elt;
+  if (!reduceBlocksWhereTheyLie(ctx, op, delivery, chunk, owned)) {
+    const auto* send = static_cast<const char*>(op.sendbuff);
+    char* out = laidOut;
+    for (int local = 0; local < size; ++local)
+      for (int d = 0; d < domains; ++d) {
+        const size_t block = ctx.domains->members(d)[local];
+        ctx.data->copy(
+            out, send + (block * delivery.blockCount + chunk.offset) * elt,
+            chunk.count * elt);
+        out += chunk.count * elt;
+      }
+    reduceInDomain(ctx, op, laidOut, partial, n, base);
+  }
   chunk.ownPartial = owned + ctx.domain() * chunk.count * elt;
   std::vector<Op> transfers;
   for (int d = 0; d < domains; ++d) {

@@ -50,6 +50,12 @@ struct Op {
   ncclDataType_t dtype = ncclFloat32;
   ReduceSpec reduce;
   int root = 0;  // root of rooted collectives; the peer of Send and Recv
+  // ReduceScatter inside a host domain only: elements from one rank's block
+  // of the input to the next (0: count, the blocks adjoin). The plans set
+  // it only where the domain communicator is the host collectives
+  // (PlanContext::domainReadsBlocksApart), which read the blocks where
+  // they lie instead of after a copy that lays them side by side.
+  size_t blockStride = 0;
   // The call's number, the same on every rank that takes part: the
   // collective's on its communicator, or the transfer's between its two
   // ranks in its direction (CallSignature).

@@ -149,7 +149,7 @@ void runEngineRanks(const Layout& layout,
     PlanSettings plans = PlanSettings::fromEnvironment();
     plans.chunkBytes = 1024;  // several pipeline steps per op
     GpuEngineSettings engineSettings = GpuEngineSettings::fromEnvironment();
-    engineSettings.timeline = layout.timeline;
+    plans.timeline = layout.timeline;
     constexpr double kTimeoutSeconds = 60;
     auto abort = std::make_shared<AbortSignal>();
     auto liveness = std::make_shared<PeerLiveness>(nranks);

@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/host/helper_threads.h"
 #include "engine/host/host_plan_data.h"
+#include "runtime/host/helper_threads.h"
 #include "runtime/host/host_reduce.h"
 #include "util/error.h"
 

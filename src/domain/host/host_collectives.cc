@@ -17,8 +17,9 @@ size_t sliceBegin(size_t n, int parts, int i) {
 
 }  // namespace
 
-HostCollectives::HostCollectives(ShmWorld& world)
+HostCollectives::HostCollectives(ShmWorld& world, MemoryWorkers& workers)
     : world_(world),
+      workers_(workers),
       sendLocks_(new std::mutex[world.nranks()]),
       receiveLocks_(new std::mutex[world.nranks()]),
       rank_(world.rank()),
@@ -50,6 +51,12 @@ void HostCollectives::run(const std::vector<Op>& ops) {
 
 // The call is on the board before any flag of it.
 void HostCollectives::runCollective(const Op& op) {
+  if (op.blockStride != 0 &&
+      (op.kind != OpKind::ReduceScatter || op.blockStride < op.count))
+    fail(ncclInternalError,
+         "%s with input blocks %zu elements apart, of %zu elements each: "
+         "only a reduce-scatter's blocks may lie apart, and not overlap",
+         opKindName(op.kind), op.blockStride, op.count);
   world_.board().begin(++collectives_, signatureOf(op));
   if (nranks_ == 1) return runAlone(op);
   switch (op.kind) {
@@ -83,10 +90,10 @@ void HostCollectives::runAlone(const Op& op) {
   const Reduction reduction = op.reduce.over(op.dtype, 1);
   if (opTraits(op.kind).reduces && reduction.preScale != nullptr) {
     const void* source = op.sendbuff;
-    return hostReduce(op.recvbuff, &source, 1, op.count, reduction);
+    return workers_.reduce(op.recvbuff, &source, 1, op.count, reduction);
   }
   if (op.sendbuff != op.recvbuff)
-    std::memcpy(op.recvbuff, op.sendbuff, op.count * dtypeSize(op.dtype));
+    workers_.copy(op.recvbuff, op.sendbuff, op.count * dtypeSize(op.dtype));
 }
 
 // Elements [offset, offset + n) of every block of a collective's buffers.
@@ -94,17 +101,18 @@ void HostCollectives::runAlone(const Op& op) {
 // input, ...) moves the same part of each block in a round; its staging
 // buffers then hold one piece of n elements per block.
 struct HostCollectives::Round {
-  uint64_t k;     // the round's number on every rank's flags
-  size_t offset;  // elements into each block
-  size_t n;       // elements of each block
-  size_t elt;     // bytes per element
-  size_t count;   // elements per block
+  uint64_t k;         // the round's number on every rank's flags
+  size_t offset;      // elements into each block
+  size_t n;           // elements of each block
+  size_t elt;         // bytes per element
+  size_t count;       // elements per block
+  size_t sendStride;  // elements from one block of the input to the next
   const char* send;
   char* recv;
 
   size_t bytes() const { return n * elt; }
   const char* sendPart(int block) const {
-    return send + (block * count + offset) * elt;
+    return send + (block * sendStride + offset) * elt;
   }
   char* recvPart(int block) const {
     return recv + (block * count + offset) * elt;
@@ -123,7 +131,8 @@ void HostCollectives::forEachRound(const Op& op, size_t perRound, Body body) {
   auto* recv = static_cast<char*>(op.recvbuff);
   for (size_t offset = 0; offset < op.count; offset += perRound)
     body(Round{beginRound(), offset, std::min(perRound, op.count - offset), elt,
-               op.count, send, recv});
+               op.count, op.blockStride != 0 ? op.blockStride : op.count, send,
+               recv});
 }
 
 uint64_t HostCollectives::beginRound() { return ++round_; }
@@ -164,7 +173,7 @@ void HostCollectives::waitAllDone(uint64_t round) {
 
 void HostCollectives::publishInput(const Round& round) {
   guardInput(round.k);
-  std::memcpy(world_.input(rank_, round.k), round.sendPart(0), round.bytes());
+  workers_.copy(world_.input(rank_, round.k), round.sendPart(0), round.bytes());
   postReady(round.k);
 }
 
@@ -173,7 +182,7 @@ void HostCollectives::publishPieces(const Round& round, bool includingOwn) {
   char* staged = world_.input(rank_, round.k);
   for (int r = 0; r < nranks_; ++r)
     if (includingOwn || r != rank_)
-      std::memcpy(round.piece(staged, r), round.sendPart(r), round.bytes());
+      workers_.copy(round.piece(staged, r), round.sendPart(r), round.bytes());
   postReady(round.k);
 }
 
@@ -193,8 +202,8 @@ void HostCollectives::reduceStaged(const Op& op, uint64_t round,
   if (n == 0) return;
   for (int r = 0; r < nranks_; ++r)
     sources_[r] = r == rank_ ? own : world_.input(r, round) + stagedAt;
-  hostReduce(dst, sources_.data(), nranks_, n,
-             op.reduce.over(op.dtype, nranks_));
+  workers_.reduce(dst, sources_.data(), nranks_, n,
+                  op.reduce.over(op.dtype, nranks_));
 }
 
 // All-reduce and reduce share their rounds. Small rounds are reduced whole
@@ -235,9 +244,9 @@ void HostCollectives::reduceBySlices(const Op& op, const Round& round,
   const size_t ownEnd = sliceBegin(round.n, nranks_, rank_ + 1);
   guardInput(round.k);
   char* staged = world_.input(rank_, round.k);
-  std::memcpy(staged, own, ownBegin * elt);
-  std::memcpy(staged + ownEnd * elt, own + ownEnd * elt,
-              (round.n - ownEnd) * elt);
+  workers_.copy(staged, own, ownBegin * elt);
+  workers_.copy(staged + ownEnd * elt, own + ownEnd * elt,
+                (round.n - ownEnd) * elt);
   postReady(round.k);
   waitAllReady(round.k);
   guardOutput(round.k);
@@ -249,8 +258,8 @@ void HostCollectives::reduceBySlices(const Op& op, const Round& round,
     for (int r = 0; r < nranks_; ++r) {
       const size_t begin = sliceBegin(round.n, nranks_, r);
       const size_t end = sliceBegin(round.n, nranks_, r + 1);
-      std::memcpy(round.recvPart(0) + begin * elt, world_.output(r, round.k),
-                  (end - begin) * elt);
+      workers_.copy(round.recvPart(0) + begin * elt, world_.output(r, round.k),
+                    (end - begin) * elt);
     }
   }
   postFreed(round.k);
@@ -276,9 +285,10 @@ void HostCollectives::allGather(const Op& op) {
     const char* own = round.sendPart(0);
     for (int r = 0; r < nranks_; ++r) {
       char* slot = round.recvPart(r);
-      if (r == rank_ && slot == own) continue;  // in place
-      std::memmove(slot, r == rank_ ? own : world_.input(r, round.k),
-                   round.bytes());
+      if (r != rank_)
+        workers_.copy(slot, world_.input(r, round.k), round.bytes());
+      else if (slot != own)  // else in place
+        std::memmove(slot, own, round.bytes());
     }
     endRound(round.k);
   });
@@ -290,7 +300,8 @@ void HostCollectives::gather(const Op& op) {
     if (rank_ == op.root) {
       waitAllReady(round.k);
       for (int r = 0; r < nranks_; ++r)
-        std::memcpy(round.recvPart(r), world_.input(r, round.k), round.bytes());
+        workers_.copy(round.recvPart(r), world_.input(r, round.k),
+                      round.bytes());
     }
     endRound(round.k);
   });
@@ -307,8 +318,8 @@ void HostCollectives::broadcast(const Op& op) {
     } else {
       postReady(round.k);
       world_.waitFor(world_.ready(op.root), round.k, op.root, "broadcast data");
-      std::memcpy(round.recvPart(0), world_.input(op.root, round.k),
-                  round.bytes());
+      workers_.copy(round.recvPart(0), world_.input(op.root, round.k),
+                    round.bytes());
     }
     endRound(round.k);
   });
@@ -321,9 +332,9 @@ void HostCollectives::scatter(const Op& op) {
     else
       postReady(round.k);
     world_.waitFor(world_.ready(op.root), round.k, op.root, "scatter data");
-    std::memcpy(round.recvPart(0),
-                round.piece(world_.input(op.root, round.k), rank_),
-                round.bytes());
+    workers_.copy(round.recvPart(0),
+                  round.piece(world_.input(op.root, round.k), rank_),
+                  round.bytes());
     endRound(round.k);
   });
 }
@@ -333,8 +344,9 @@ void HostCollectives::allToAll(const Op& op) {
     publishPieces(round, /*includingOwn=*/true);
     waitAllReady(round.k);
     for (int r = 0; r < nranks_; ++r)
-      std::memcpy(round.recvPart(r),
-                  round.piece(world_.input(r, round.k), rank_), round.bytes());
+      workers_.copy(round.recvPart(r),
+                    round.piece(world_.input(r, round.k), rank_),
+                    round.bytes());
     endRound(round.k);
   });
 }

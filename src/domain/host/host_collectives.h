@@ -19,12 +19,15 @@
 #include "domain/host/shm_world.h"
 #include "op/op.h"
 #include "runtime/host/host_reduce.h"
+#include "runtime/host/memory_workers.h"
 
 namespace hetccl {
 
 class HostCollectives {
  public:
-  explicit HostCollectives(ShmWorld& world);
+  // `workers` run the large copies and reductions of the collectives (not
+  // of point-to-point transfers, which progress from several streams).
+  HostCollectives(ShmWorld& world, MemoryWorkers& workers);
   // Runs one group's ops: collectives in call order, then the group's
   // point-to-point ops together. Safe to call from several streams at
   // once: collectives run one at a time, and point-to-point ops of
@@ -86,6 +89,7 @@ class HostCollectives {
   size_t elementsPerPiece(const Op& op) const;
 
   ShmWorld& world_;
+  MemoryWorkers& workers_;
   std::mutex collectiveMutex_;
   // One lock per peer and direction guards that channel's chunk counter.
   std::unique_ptr<std::mutex[]> sendLocks_;

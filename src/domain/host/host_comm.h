@@ -1,5 +1,8 @@
 // The host collectives' domain communicator: HetCCL's own collectives for CPU
 // ranks, run on host streams over the shared-memory world of their host.
+// Where cores are to spare (HETCCL_HOST_THREADS), helper threads share each
+// rank's large copies and reductions, and the staging rounds grow with
+// them so that each thread's part is worth its hand-off.
 #pragma once
 
 #include <memory>
@@ -7,6 +10,7 @@
 #include "domain/host/host_collectives.h"
 #include "domain/host/shm_world.h"
 #include "op/executor.h"
+#include "runtime/host/memory_workers.h"
 #include "util/inflight_tracker.h"
 #include "util/peer_liveness.h"
 
@@ -38,6 +42,7 @@ class HostComm : public Executor,
            std::shared_ptr<const PeerLiveness> liveness, WaitMarks marks);
   void execute(const std::vector<Op>& ops);
 
+  MemoryWorkers workers_;  // before world_: its threads size the staging
   ShmWorld world_;
   HostCollectives engine_;
   InflightTracker inflight_;

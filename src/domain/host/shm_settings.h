@@ -17,6 +17,7 @@ struct ShmSettings {
   size_t chunkBytes;       // capacity of each collective staging buffer
   size_t p2pChunkBytes;    // capacity of each point-to-point slot
   size_t directReduceMax;  // below this, every rank reduces whole rounds
+  int hostThreads;         // HETCCL_HOST_THREADS: 0 for the cores' choice
 
   // Rounds the buffers up to 64 bytes; the bounds are shm_params.def's.
   // Throws ncclInvalidArgument for a bad value.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtime/runtime_params.h"
 #include "shm/segment_exchange.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -23,6 +24,7 @@ ShmSettings ShmSettings::fromEnvironment() {
   s.chunkBytes = roundUp(readBytes(kShmChunk), 64);
   s.p2pChunkBytes = roundUp(readBytes(kShmP2pChunk), 64);
   s.directReduceMax = readBytes(kShmDirectReduceMax);
+  s.hostThreads = static_cast<int>(readInteger(kHostThreads));
   return s;
 }
 

@@ -245,6 +245,11 @@ void NcclApiComm::issue(ncclComm_t comm, const Op& op, StreamHandle stream) {
                           op.root, comm, stream);
       break;
     case OpKind::ReduceScatter:
+      // The vendor libraries read adjoining blocks only.
+      if (op.blockStride != 0 && op.blockStride != op.count)
+        fail(ncclInternalError,
+             "a reduce-scatter with input blocks apart reached %s",
+             library_->vendor());
       result = api.ReduceScatter(op.sendbuff, op.recvbuff, op.count, op.dtype,
                                  redOp, comm, stream);
       break;

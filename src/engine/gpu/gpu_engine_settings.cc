@@ -5,7 +5,6 @@ namespace hetccl {
 GpuEngineSettings GpuEngineSettings::fromEnvironment() {
   GpuEngineSettings s;
   s.direct = readFlag(kGpuDirect);
-  s.timeline = readFlag(kEngineTimeline);
   s.stallSteps = readFlag(kStallSteps);
   s.chunkBytes = readBytes(kGpuChunk);
   s.lowLatencyMaxBytes = readBytes(kGpuLowLatencyMax);

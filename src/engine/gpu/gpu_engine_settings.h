@@ -18,7 +18,6 @@ struct GpuEngineSettings {
   bool direct;                // HETCCL_GPU_DIRECT
   size_t chunkBytes;          // HETCCL_GPU_CHUNK
   size_t lowLatencyMaxBytes;  // HETCCL_GPU_LL_MAX
-  bool timeline;              // HETCCL_ENGINE_TIMELINE
   bool stallSteps;            // HETCCL_STALL_STEPS
 
   // Throws ncclInvalidArgument for the first bad value.

@@ -1,14 +1,14 @@
 // Plan data in host memory: every step runs before the call returns. A
 // large copy or reduction is cut into element ranges shared with helper
-// threads (helper_threads.h).
+// threads (runtime/host/memory_workers.h).
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <vector>
 
 #include "algo/plan_data.h"
-#include "engine/host/helper_threads.h"
+#include "engine/host/host_timeline.h"
+#include "runtime/host/memory_workers.h"
 
 namespace hetccl {
 
@@ -17,7 +17,9 @@ class HostPlanData : public PlanData {
   // Smallest range worth a thread of its own.
   static constexpr size_t kMinPartBytes = 1 << 20;
 
-  explicit HostPlanData(int helpers) : helpers_(helpers) {}
+  // `timeline` (may be null) times the copies and reductions.
+  explicit HostPlanData(int helpers, HostTimeline* timeline = nullptr)
+      : workers_(helpers, kMinPartBytes), timeline_(timeline) {}
 
   void reduce(void* dst, const void* const* sources, int nsources, size_t count,
               const Reduction& reduction) override;
@@ -25,12 +27,8 @@ class HostPlanData : public PlanData {
   char* scratch(size_t bytes) override;
 
  private:
-  // body(first, n) for ranges of `count` elements of `elementBytes` that
-  // together cover [0, count), in parallel where they are large enough.
-  void inParts(size_t count, size_t elementBytes,
-               const std::function<void(size_t first, size_t n)>& body);
-
-  HelperThreads helpers_;
+  MemoryWorkers workers_;
+  HostTimeline* const timeline_;
   std::vector<char> scratch_;
 };
 

@@ -1,28 +1,12 @@
 #include "engine/host/host_plan_executor.h"
 
-#include <algorithm>
-
+#include "domain/host/host_comm.h"
+#include "runtime/host/memory_workers.h"
 #include "runtime/runtime.h"
-#include "util/cpu_cores.h"
 #include "util/error.h"
 #include "util/log.h"
 
 namespace hetccl {
-namespace {
-
-// HETCCL_HOST_THREADS's helpers beside the plan's thread; by default one
-// thread per 2 cores of each of the domain's ranks (CPU domains never span
-// hosts), at most 4: a CPU rank's link threads need cores too.
-int helperThreads(int setting, size_t domainRanks) {
-  constexpr int kCoresPerThread = 2;
-  constexpr int kMaxAutoThreads = 4;
-  if (setting > 0) return setting - 1;
-  int perRank =
-      availableCores() / static_cast<int>(std::max<size_t>(1, domainRanks));
-  return std::clamp(perRank / kCoresPerThread, 1, kMaxAutoThreads) - 1;
-}
-
-}  // namespace
 
 std::shared_ptr<HostPlanExecutor> HostPlanExecutor::create(
     int rank, const DomainMap& domains, std::shared_ptr<CrossDomainLinks> links,
@@ -43,13 +27,20 @@ HostPlanExecutor::HostPlanExecutor(int rank, const DomainMap& domains,
       links_(std::move(links)),
       domainComm_(std::move(domainComm)),
       abort_(std::move(abort)),
-      data_(helperThreads(plans.hostThreads,
-                          domains_.members(domains_.domainOf(rank)).size())),
+      timeline_(plans.timeline ? std::make_unique<HostTimeline>() : nullptr),
+      timedDomainSteps_(timeline_ ? std::make_unique<TimedHostDomainSteps>(
+                                        *domainComm_, *timeline_)
+                                  : nullptr),
+      data_(memoryHelpers(plans.hostThreads,
+                          domains_.members(domains_.domainOf(rank)).size()),
+            timeline_.get()),
       decisions_(rank, "links: " + links_->summary()) {
   context_.rank = rank;
   context_.nranks = domains_.nranks();
   context_.domains = &domains_;
-  context_.domainComm = domainComm_.get();
+  context_.domainComm = timedDomainSteps_
+                            ? static_cast<Executor*>(timedDomainSteps_.get())
+                            : domainComm_.get();
   context_.domainStream = nullptr;
   context_.linkTo = [links = links_.get()](int peer) -> Link& {
     return links->to(peer);
@@ -60,10 +51,22 @@ HostPlanExecutor::HostPlanExecutor(int rank, const DomainMap& domains,
   context_.chunkBytes = plans.chunkBytes;
   context_.oneShotMaxBytes = plans.oneShotMaxBytes;
   context_.data = &data_;
+  context_.domainReadsBlocksApart =
+      dynamic_cast<HostComm*>(domainComm_.get()) != nullptr;
   context_.decisions = &decisions_;
+  if (timeline_)
+    context_.onWaited =
+        [timeline = timeline_.get()](HostTimeline::Clock::duration elapsed) {
+          timeline->add(HostPhase::TransferWaits, elapsed);
+        };
 }
 
-HostPlanExecutor::~HostPlanExecutor() = default;
+// The plans are done by now: the communicator drained its launches.
+HostPlanExecutor::~HostPlanExecutor() {
+  if (timeline_)
+    LOG_INFO(kLogTuning, "rank %d: host engine plan time: %s", context_.rank,
+             timeline_->summary().c_str());
+}
 
 void HostPlanExecutor::launch(const std::vector<Op>& ops, StreamHandle stream) {
   // As HostComm::launch: the task keeps the executor alive, the ticket
@@ -88,7 +91,9 @@ void HostPlanExecutor::execute(const std::vector<Op>& ops) {
   abort_->throwIfRaised();
   std::lock_guard<std::mutex> lock(planMutex_);
   try {
+    const auto start = HostTimeline::Clock::now();
     runPlans(context_, ops);
+    if (timeline_) timeline_->addPlan(HostTimeline::Clock::now() - start);
   } catch (...) {
     Error error = currentExceptionAsError();
     abort_->raise(error.code(), error.what());

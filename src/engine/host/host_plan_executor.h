@@ -15,6 +15,7 @@
 #include "algo/plan_context.h"
 #include "algo/plan_settings.h"
 #include "engine/host/host_plan_data.h"
+#include "engine/host/host_timeline.h"
 #include "util/inflight_tracker.h"
 
 namespace hetccl {
@@ -50,6 +51,10 @@ class HostPlanExecutor : public Executor,
   std::shared_ptr<CrossDomainLinks> links_;
   std::shared_ptr<Executor> domainComm_;
   std::shared_ptr<AbortSignal> abort_;
+  // HETCCL_ENGINE_TIMELINE: what the plans spend their time on (else null),
+  // and the domain communicator timed as its domain steps.
+  std::unique_ptr<HostTimeline> timeline_;
+  std::unique_ptr<TimedHostDomainSteps> timedDomainSteps_;
   HostPlanData data_;      // after domains_: its helpers count the domain
   DecisionLog decisions_;  // the plans' choices, once per kind and size
   PlanContext context_;

@@ -117,7 +117,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
       flags_(reinterpret_cast<Flags*>(flagMemory_.data())),
       stream_(module_),
       copies_(module_, stream_.handle()),
-      timeline_(setup.engine.timeline
+      timeline_(setup.plans.timeline
                     ? std::make_unique<StreamTimeline>(
                           module_, stream_.handle(), kTimelineMarks)
                     : nullptr),

@@ -1,4 +1,4 @@
-#include "engine/host/helper_threads.h"
+#include "runtime/host/helper_threads.h"
 
 #include <pthread.h>
 
