@@ -6,6 +6,7 @@
 // broadcast.
 #include <cstring>
 
+#include "algo/domain_steps.h"
 #include "algo/ownership.h"
 #include "algo/pipeline.h"
 #include "algo/plan_choice.h"
@@ -44,30 +45,28 @@ Transfers sendPieces(const PlanContext& ctx, const Op& op, size_t offset,
   return across;
 }
 
-// Broadcasts, inside the domain, every block's elements [offset, offset+n)
-// from the rank that holds them.
+// Spreads, inside the domain, every block's elements [offset, offset+n):
+// a block of this domain's from the rank that holds it (a broadcast), a
+// block of another domain's from the ranks that received its pieces (an
+// all-gather of the pieces, which lie side by side, and a broadcast of the
+// last rank's longer one).
 void spreadInDomain(const PlanContext& ctx, const Op& op, size_t offset,
                     size_t n) {
   size_t elt = dtypeSize(op.dtype);
   auto* recv = static_cast<char*>(op.recvbuff);
-  std::vector<Op> broadcasts;
+  std::vector<Op> steps;
   for (int q = 0; q < ctx.nranks; ++q) {
-    bool local = ctx.domains->domainOf(q) == ctx.domain();
-    int pieces = local ? 1 : ctx.domainSize();
-    for (int j = 0; j < pieces; ++j) {
-      ElementRange range =
-          local ? ElementRange{0, n} : ownedRange(n, pieces, j);
-      if (range.size() == 0) continue;
-      Op bcast = op;
-      bcast.kind = OpKind::Broadcast;
-      bcast.sendbuff = recv + (q * op.count + offset + range.begin) * elt;
-      bcast.recvbuff = const_cast<void*>(bcast.sendbuff);
-      bcast.count = range.size();
-      bcast.root = local ? ctx.domains->localRank(q) : j;
-      broadcasts.push_back(bcast);
+    char* chunk = recv + (q * op.count + offset) * elt;
+    if (ctx.domains->domainOf(q) != ctx.domain()) {
+      for (const Op& step : gatherSteps(ctx, op, chunk, n))
+        steps.push_back(step);
+      continue;
     }
+    if (n == 0 || ctx.domainSize() == 1) continue;
+    steps.push_back(domainOp(OpKind::Broadcast, op, chunk, chunk, n,
+                             ctx.domains->localRank(q)));
   }
-  ctx.inDomain(broadcasts);
+  if (!steps.empty()) ctx.inDomain(steps);
 }
 
 }  // namespace

@@ -47,17 +47,25 @@ bool partialIsInput(const PlanContext& ctx, const Op& op) {
 
 void gatherInDomain(const PlanContext& ctx, const Op& op, char* buffer,
                     size_t n) {
+  for (const Op& step : gatherSteps(ctx, op, buffer, n)) ctx.inDomain(step);
+}
+
+std::vector<Op> gatherSteps(const PlanContext& ctx, const Op& op, char* buffer,
+                            size_t n) {
+  std::vector<Op> steps;
   int size = ctx.domainSize();
-  if (size == 1) return;
+  if (size == 1) return steps;
   size_t elt = dtypeSize(op.dtype);
   size_t base = n / size;
   if (base > 0)
-    ctx.inDomain(domainOp(OpKind::AllGather, op,
-                          buffer + ctx.localRank() * base * elt, buffer, base));
+    steps.push_back(domainOp(OpKind::AllGather, op,
+                             buffer + ctx.localRank() * base * elt, buffer,
+                             base));
   size_t tail = n - base * size;
   if (tail > 0)
-    ctx.inDomain(domainOp(OpKind::Broadcast, op, buffer + base * size * elt,
-                          buffer + base * size * elt, tail, size - 1));
+    steps.push_back(domainOp(OpKind::Broadcast, op, buffer + base * size * elt,
+                             buffer + base * size * elt, tail, size - 1));
+  return steps;
 }
 
 }  // namespace hetccl

@@ -4,6 +4,8 @@
 // and averaging left for the cross-domain step.
 #pragma once
 
+#include <vector>
+
 #include "algo/plan_context.h"
 
 namespace hetccl {
@@ -31,5 +33,9 @@ bool partialIsInput(const PlanContext& ctx, const Op& op);
 // domain.
 void gatherInDomain(const PlanContext& ctx, const Op& op, char* buffer,
                     size_t n);
+// The ops of gatherInDomain (an all-gather of the even part, a broadcast of
+// the tail), for a caller that launches them in a group with others.
+std::vector<Op> gatherSteps(const PlanContext& ctx, const Op& op, char* buffer,
+                            size_t n);
 
 }  // namespace hetccl
