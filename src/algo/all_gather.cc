@@ -1,7 +1,8 @@
 // All-gather across domains: every block crosses to every other domain
 // once, cut into one piece per rank there so that all of that domain's
-// ranks share the receiving; then each domain broadcasts every piece it
-// received, and every block of its own ranks, from the rank that holds it.
+// ranks share the receiving; then each domain all-gathers the pieces of
+// each block it received and broadcasts every block of its own ranks from
+// the rank that holds it.
 // Chunked: one chunk's pieces travel while the previous chunk is
 // broadcast.
 #include <cstring>
