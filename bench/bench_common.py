@@ -300,9 +300,11 @@ class PerfRun:
 
 
 def link_bandwidth(build_dir, transport, sizes, json_path, log_path, timeout,
-                   two_way=True, ranks=2, total="4G", env_changes=None):
+                   two_way=True, ranks=2, total="4G", env_changes=None,
+                   window=None):
     """Runs bench/link-bandwidth (the yardstick of cross-host busbw: with
-    `two_way`, the rate each way of a link loaded both ways) and returns
+    `two_way`, the rate each way of a link loaded both ways; `window`
+    transfers in flight, the tool's default when None) and returns
     ({bytes: GB/s}, the command as a shell line); empty on failure, which
     the log at `log_path` explains."""
     exe = Path(build_dir) / "bench" / "link-bandwidth"
@@ -313,6 +315,8 @@ def link_bandwidth(build_dir, transport, sizes, json_path, log_path, timeout,
         command.append("--two-way")
     if ranks != 2:
         command += ["--ranks", str(ranks)]
+    if window is not None:
+        command += ["--window", str(window)]
     changes = env_changes or {}
     shown = shown_command(command, changes)
     if not exe.is_file():
