@@ -1,10 +1,6 @@
-// Threads that share one large copy or reduction with the thread that runs
-// a CPU rank's plan. One core streams memory at a few GB/s (a float32 sum
-// of two sources wrote 3.7 GB/s and a copy about 6 GB/s on the H200
-// machine's CPU), less than a link between hosts carries, so a plan whose
-// copies and reductions run on its own thread alone leaves the link idle.
-// The parts are element ranges: every element is computed as it would be
-// on one thread, so results stay bitwise the same.
+// Threads that run the parts of one job beside the thread that asks for
+// it: MemoryWorkers (memory_workers.h) cuts a CPU rank's large copies and
+// reductions into such parts.
 #pragma once
 
 #include <condition_variable>
@@ -30,7 +26,8 @@ class HelperThreads {
   int parts() const { return static_cast<int>(threads_.size()) + 1; }
   // Runs body(part) for every part in [0, parts): part 0 on the calling
   // thread, part i on helper i - 1; returns when all are done and rethrows
-  // the first exception a part threw. One job at a time (a plan's thread).
+  // the first exception a part threw. One job at a time (MemoryWorkers
+  // makes its callers take turns).
   void run(int parts, const std::function<void(int part)>& body);
 
  private:
