@@ -5,11 +5,17 @@
 //      the piece's reducer, which combines them in domain order (so every
 //      rank gets bitwise the same result) and sends the result back;
 //   3. inside each domain, an all-gather spreads the owned ranges.
-// Step 2 of one chunk is in flight while step 1 of the next one runs.
+// Step 2 of one chunk is in flight while step 1 of the next one runs, and
+// a chunk's results are still arriving while the next chunk's partials
+// are combined: waiting for them (step 3) comes one chunk later, so that
+// each chunk's results do not wait for the round trip of the chunk
+// before (on a GPU rank, the engine's stream runs the combine of chunk
+// c + 1 behind whatever chunk c waits for).
 // Each domain moves about 2(D-1)/D of the buffer across domains, spread
 // over its ranks by the ownership of the pieces.
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "algo/domain_steps.h"
 #include "algo/ownership.h"
@@ -61,8 +67,8 @@ void startExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
 }
 
 // Step 2, second half: post the receipt of results, combine the partials
-// of the pieces this rank reduces, send their results, and wait for all.
-void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
+// of the pieces this rank reduces and send their results.
+void exchangeResults(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
   size_t elt = dtypeSize(op.dtype);
   int domains = ctx.domains->count();
   auto* recv = static_cast<char*>(op.recvbuff) + x.offset * elt;
@@ -100,7 +106,15 @@ void finishExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
       if (d != ctx.domain())
         x.others.push_back(ctx.sendTo(piece.owners[d], mine, bytes));
   }
+}
+
+// Step 3: once every transfer of the chunk is done, spread it in the
+// domain.
+void completeChunk(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
   for (auto& request : x.others) ctx.wait(request);
+  gatherInDomain(
+      ctx, op, static_cast<char*>(op.recvbuff) + x.offset * dtypeSize(op.dtype),
+      x.count);
 }
 
 // Scratch for the partials one chunk's pieces bring to this rank.
@@ -133,6 +147,7 @@ void allReducePlan(const PlanContext& ctx, const Op& op) {
   char* scratch = ctx.scratchBytes(2 * half);
   auto* send = static_cast<const char*>(op.sendbuff);
   auto* recv = static_cast<char*>(op.recvbuff);
+  std::optional<ChunkExchange> completing;  // its results still arriving
   pipelineChunks(
       op.count, perChunk,
       [&](const ChunkSpan& chunk) {
@@ -152,9 +167,11 @@ void allReducePlan(const PlanContext& ctx, const Op& op) {
         return x;
       },
       [&](ChunkExchange& x) {
-        finishExchange(ctx, op, x);
-        gatherInDomain(ctx, op, recv + x.offset * elt, x.count);
+        exchangeResults(ctx, op, x);
+        if (completing) completeChunk(ctx, op, *completing);
+        completing = std::move(x);
       });
+  if (completing) completeChunk(ctx, op, *completing);
 }
 
 }  // namespace hetccl
