@@ -1,10 +1,12 @@
 // The GPU engine's settings, read from its parameters
 // (gpu_engine_params.def) when a communicator is created: whether GPU
 // ranks of one host take the stream-driven path and how it cuts and sends
-// data (hostshm/), and what the plan executor records (plan/).
+// data (hostshm/), and what the plan executor and its proxy record
+// (plan/, proxy/).
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "util/params.h"
 
@@ -19,6 +21,7 @@ struct GpuEngineSettings {
   size_t chunkBytes;          // HETCCL_GPU_CHUNK
   size_t lowLatencyMaxBytes;  // HETCCL_GPU_LL_MAX
   bool stallSteps;            // HETCCL_STALL_STEPS
+  std::string proxyTrace;     // HETCCL_PROXY_TRACE (empty: none)
 
   // Throws ncclInvalidArgument for the first bad value.
   static GpuEngineSettings fromEnvironment();

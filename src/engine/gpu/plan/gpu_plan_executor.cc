@@ -82,6 +82,13 @@ std::unique_ptr<DomainStepLog> domainStepLogOf(
   return std::make_unique<DomainStepLog>(setup.module);
 }
 
+// HETCCL_PROXY_TRACE=PREFIX: this rank's trace goes to PREFIX.RANK.
+std::unique_ptr<ProxyTrace> proxyTraceOf(const GpuPlanExecutorSetup& setup) {
+  if (setup.engine.proxyTrace.empty()) return nullptr;
+  return std::make_unique<ProxyTrace>(
+      format("%s.%d", setup.engine.proxyTrace.c_str(), setup.rank));
+}
+
 // The memory a link must move to take the GPU's buffers as they are; an
 // emulated GPU's is host memory.
 MemoryKind deviceMemoryOf(const DeviceModule& module) {
@@ -129,7 +136,8 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
           abort_, timeoutSeconds_, &flags_->engineReached,
           PinnedHostMemory(module_, kScriptControlWords * sizeof(uint64_t)),
           [this](const Error& error) { failed(error); },
-          links_->waiting().get(), domainSteps_.get(), setup.domainMarksWaits),
+          links_->waiting().get(), domainSteps_.get(), setup.domainMarksWaits,
+          proxyTraceOf(setup)),
       deviceMemory_(deviceMemoryOf(module_)),
       callerReached_(module_),
       enginePassed_(module_) {

@@ -32,6 +32,7 @@ class StagingProxy::Queue {
     std::shared_ptr<TransferRequest> onLink;
     std::chrono::steady_clock::time_point since;
     uint64_t collective;  // its number; 0 for a send or receive
+    CallSignature call;
     std::chrono::steady_clock::time_point adopted;
     PieceCount pieces;  // done: the ones before it in its transfer
     size_t bytes;
@@ -69,7 +70,8 @@ StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
                            std::function<void(const Error&)> onFailure,
                            WaitingCall* waiting,
                            const DomainStepLog* domainSteps,
-                           bool domainMarksWaits)
+                           bool domainMarksWaits,
+                           std::unique_ptr<ProxyTrace> trace)
     : abort_(std::move(abort)),
       timeoutSeconds_(timeoutSeconds),
       gateWord_(gateWord),
@@ -77,7 +79,8 @@ StagingProxy::StagingProxy(std::shared_ptr<AbortSignal> abort,
       onFailure_(std::move(onFailure)),
       waiting_(waiting),
       domainSteps_(domainSteps),
-      domainMarksWaits_(domainMarksWaits) {
+      domainMarksWaits_(domainMarksWaits),
+      trace_(std::move(trace)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -283,7 +286,7 @@ bool StagingProxy::progress(Queue& queue) {
     const Job& job = queue.waiting.front();
     queue.posted.push_back(
         {job.piece, queue.post(job), std::chrono::steady_clock::now(),
-         collectiveOf(job), job.adopted,
+         collectiveOf(job), job.call, job.adopted,
          PieceCount{job.pieceOfTransfer, job.transferPieces}, job.bytes});
     queue.waiting.pop_front();
     moved = true;
@@ -303,6 +306,10 @@ bool StagingProxy::progress(Queue& queue) {
       break;
     }
     queue.ring.raiseProxyCounter(front.piece + 1);
+    if (trace_)
+      trace_->add({queue.direction == Direction::kSend, front.piece,
+                   front.bytes, front.call, front.adopted, front.since,
+                   std::chrono::steady_clock::now()});
     occupancy_.addPiece(queue.direction == Direction::kSend
                             ? ProxyOccupancy::kSends
                             : ProxyOccupancy::kReceives,

@@ -44,6 +44,7 @@
 
 #include "engine/gpu/proxy/domain_step_log.h"
 #include "engine/gpu/proxy/proxy_occupancy.h"
+#include "engine/gpu/proxy/proxy_trace.h"
 #include "engine/gpu/proxy/staging_ring.h"
 #include "op/waiting_call.h"
 #include "runtime/device/device_resources.h"
@@ -66,12 +67,14 @@ class StagingProxy {
   // the stall reports. `domainSteps` (may be null: a domain of one GPU)
   // says which domain steps the engine's stream got past;
   // `domainMarksWaits`: the domain's back-end marks its own waits on
-  // `waiting`.
+  // `waiting`. `trace` (may be null): where each piece moved is recorded
+  // (HETCCL_PROXY_TRACE).
   StagingProxy(std::shared_ptr<AbortSignal> abort, double timeoutSeconds,
                const uint64_t* gateWord, PinnedHostMemory controlWords,
                std::function<void(const Error&)> onFailure,
                WaitingCall* waiting, const DomainStepLog* domainSteps = nullptr,
-               bool domainMarksWaits = false);
+               bool domainMarksWaits = false,
+               std::unique_ptr<ProxyTrace> trace = nullptr);
   // Drops what is still queued (the engine is going away) and stops.
   ~StagingProxy();
   StagingProxy(const StagingProxy&) = delete;
@@ -184,6 +187,7 @@ class StagingProxy {
   // The proxy thread's own.
   std::vector<std::unique_ptr<StagedLaunchScript>> scripts_;
   ProxyOccupancy occupancy_;
+  const std::unique_ptr<ProxyTrace> trace_;  // written once the thread stops
   std::thread thread_;
 };
 
