@@ -99,7 +99,11 @@ if [[ ${HETCCL_SKIP_ASAN:-0} != 1 ]]; then
   # The modules are never sanitised (a sanitised core loads plain ones) and
   # the release pass tests them, so this build makes none: it is also the
   # build without UCX (the ucx layouts skip, the fallback tests run).
+  # -O1 -g1 (line tables: stack traces keep file and line) compiles in
+  # half the time of -O2 -g under the sanitizers.
   if configure_and_build asan build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DHETCCL_SANITIZE=ON -DHETCCL_BUILD_BENCH=OFF -DHETCCL_UCX_MODULE=OFF \
     -DHETCCL_CUDA_MODULE=OFF -DHETCCL_HIP_MODULE=OFF; then
     run_stage "asan: ctest build-asan" run_ctest build-asan || true

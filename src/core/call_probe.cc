@@ -94,6 +94,11 @@ void CallProbe::tick() {
   askIfStalled();
   Outcome outcome = readMessages();
   relayWaits();
+  // Answered before the hold: while this rank announces a cause of its
+  // own, its abort signal's mutex is taken and the hold waits for that
+  // announcement, which waits for the tellers, which wait for this answer.
+  // Answered after, both announcements would wait kAnnounceSeconds.
+  for (int teller : outcome.tellers) send(teller, Message::kTaken, nullptr, 0);
   if (outcome.told && !held_) {
     LOG_WARN(kLogColl, "rank %d: rank %d reports: %s", bootstrap_.rank(),
              outcome.tellers.front(), outcome.told->what());
@@ -101,7 +106,6 @@ void CallProbe::tick() {
     held_ = outcome.told;
     heldSince_ = std::chrono::steady_clock::now();
   }
-  for (int teller : outcome.tellers) send(teller, Message::kTaken, nullptr, 0);
   // Raised when every rank holds it, or when its teller went quiet.
   if (held_ && (outcome.settled || secondsSince(heldSince_) > kSettleSeconds))
     abort_->raiseHeld();

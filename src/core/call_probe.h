@@ -88,7 +88,7 @@ class CallProbe {
   enum class Message : uint8_t {
     kWaiting = 1,   // + a call: the sender waits for the receiver in it
     kFailed = 2,    // + a code and a reason: the sender's operation failed
-    kTaken = 3,     // the sender holds the receiver's kFailed
+    kTaken = 3,     // the sender took the receiver's kFailed (holds it next)
     kSettled = 4,   // every rank holds it: raise it
     kHello = 5,     // nothing: opens the bootstrap connection at init
     kWaitsFor = 6,  // + a relayed wait (WaitRelay::encode): the sender,
@@ -102,7 +102,7 @@ class CallProbe {
   struct Outcome {
     std::optional<Error> found;  // a disagreement this rank found
     std::optional<Error> told;   // a cause another rank announced
-    std::vector<int> tellers;    // whom to answer kTaken, once held
+    std::vector<int> tellers;    // whom to answer kTaken
     bool settled = false;
   };
 
