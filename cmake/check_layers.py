@@ -54,7 +54,8 @@ ORDER = {
 # The README lines that are not layers of src/.
 OTHER_FOLDERS = [
     ("include/", "nccl.h (NCCL 2.28 compatible), hetccl.h (extensions)"),
-    ("tools/", "hetccl-perf, hetccl-info, hetccl-run, hetccl-doctor"),
+    ("tools/", "hetccl-perf, hetccl-info, hetccl-run, hetccl-doctor, "
+               "hetccl-sim"),
     ("tests/", "unit, mp (multi-process), soak, fake_vendor (stand-in NCCL), "
                "netns (multi-host), run and doctor (the tools of that name), "
                "gpu (run on the GPU machine)"),

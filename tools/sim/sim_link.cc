@@ -1,0 +1,67 @@
+#include "sim_link.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace hetccl::sim {
+
+void SimRequest::wait(const AbortSignal&, double) {
+  while (!complete_) {
+    waiter_ = scheduler_.current();
+    scheduler_.suspend();
+  }
+  waiter_ = -1;
+}
+
+void SimRequest::complete() {
+  complete_ = true;
+  if (waiter_ >= 0) scheduler_.resume(waiter_);
+}
+
+std::shared_ptr<SimRequest> Wires::post(int self, int peer, TransferWay way,
+                                        size_t bytes) {
+  auto request = std::make_shared<SimRequest>(scheduler_, peer, way, bytes);
+  const bool sending = way == TransferWay::kSend;
+  const int src = sending ? self : peer;
+  const int dst = sending ? peer : self;
+  Queue& queue = queues_[{src, dst}];
+  (sending ? queue.sends : queue.receives).push_back(request);
+  if (sending) ++sent_[self];
+  match(src, dst, queue);
+  return request;
+}
+
+void Wires::match(int src, int dst, Queue& queue) {
+  while (!queue.sends.empty() && !queue.receives.empty()) {
+    std::shared_ptr<SimRequest> send = queue.sends.front();
+    std::shared_ptr<SimRequest> receive = queue.receives.front();
+    queue.sends.pop_front();
+    queue.receives.pop_front();
+    if (send->bytes() != receive->bytes())
+      throw std::runtime_error("rank " + std::to_string(src) + " sends " +
+                               std::to_string(send->bytes()) +
+                               " bytes to rank " + std::to_string(dst) +
+                               ", which receives " +
+                               std::to_string(receive->bytes()));
+    const double arrival =
+        network_.transfer(src, dst, send->bytes(), scheduler_.now());
+    scheduler_.at(arrival, [send, receive] {
+      send->complete();
+      receive->complete();
+    });
+  }
+}
+
+std::shared_ptr<TransferRequest> SimLink::send(const void*, size_t bytes,
+                                               const CallSignature&) {
+  sent_ += bytes;
+  return wires_.post(self_, peer_, TransferWay::kSend, bytes);
+}
+
+std::shared_ptr<TransferRequest> SimLink::recv(void*, size_t bytes,
+                                               const CallSignature&) {
+  received_ += bytes;
+  return wires_.post(self_, peer_, TransferWay::kReceive, bytes);
+}
+
+}  // namespace hetccl::sim

@@ -1,0 +1,87 @@
+// The links of simulated ranks: HetCCL's Link interface over the simulated
+// network. Transfers between two ranks are matched in the order each side
+// posts them, as on every real link; a matched pair takes its time on the
+// network (network.h) and completes both requests then. No byte moves:
+// the plans' buffers are never read.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "network.h"
+#include "scheduler.h"
+#include "transport/link.h"
+
+namespace hetccl::sim {
+
+class SimRequest : public TransferRequest {
+ public:
+  SimRequest(Scheduler& scheduler, int peer, TransferWay way, size_t bytes)
+      : scheduler_(scheduler), peer_(peer), way_(way), bytes_(bytes) {}
+
+  bool done() override { return complete_; }
+  // Waits in virtual time; the simulation has no timeouts or aborts.
+  void wait(const AbortSignal& abort, double timeoutSeconds) override;
+  int peer() const override { return peer_; }
+  TransferWay way() const override { return way_; }
+  size_t bytes() const { return bytes_; }
+  // The transfer arrived: wakes the rank that waits for it.
+  void complete();
+
+ private:
+  Scheduler& scheduler_;
+  const int peer_;
+  const TransferWay way_;
+  const size_t bytes_;
+  bool complete_ = false;
+  int waiter_ = -1;
+};
+
+// Every rank's posted transfers, matched pair by pair.
+class Wires {
+ public:
+  Wires(Scheduler& scheduler, Network& network, int nranks)
+      : scheduler_(scheduler), network_(network), sent_(nranks, 0) {}
+
+  std::shared_ptr<SimRequest> post(int self, int peer, TransferWay way,
+                                   size_t bytes);
+  // Transfers `rank` has sent.
+  size_t messagesSent(int rank) const { return sent_[rank]; }
+
+ private:
+  struct Queue {
+    std::deque<std::shared_ptr<SimRequest>> sends, receives;
+  };
+  void match(int src, int dst, Queue& queue);
+
+  Scheduler& scheduler_;
+  Network& network_;
+  std::map<std::pair<int, int>, Queue> queues_;  // by (sender, receiver)
+  std::vector<size_t> sent_;
+};
+
+class SimLink : public Link {
+ public:
+  SimLink(Wires& wires, int self, int peer)
+      : wires_(wires), self_(self), peer_(peer) {}
+
+  int peer() const override { return peer_; }
+  std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
+                                        const CallSignature& call) override;
+  std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
+                                        const CallSignature& call) override;
+  size_t bytesSent() const override { return sent_; }
+  size_t bytesReceived() const override { return received_; }
+
+ private:
+  Wires& wires_;
+  const int self_;
+  const int peer_;
+  size_t sent_ = 0;
+  size_t received_ = 0;
+};
+
+}  // namespace hetccl::sim

@@ -1,0 +1,231 @@
+#include "simulation.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "algo/domains.h"
+#include "algo/plan_context.h"
+#include "domain_model.h"
+#include "network.h"
+#include "runtime/runtime.h"
+#include "scheduler.h"
+#include "sim_data.h"
+#include "sim_link.h"
+#include "util/dtype.h"
+
+namespace hetccl::sim {
+namespace {
+
+struct Names {
+  SimCollective collective;
+  const char* name;
+};
+constexpr Names kNames[] = {
+    {SimCollective::AllReduce, "allreduce"},
+    {SimCollective::AllGather, "allgather"},
+    {SimCollective::ReduceScatter, "reducescatter"},
+    {SimCollective::Broadcast, "broadcast"},
+    {SimCollective::Reduce, "reduce"},
+    {SimCollective::AlltoAll, "alltoall"},
+    {SimCollective::SendRecv, "sendrecv"},
+};
+
+Op baseOp(OpKind kind, size_t count, ncclDataType_t dtype) {
+  Op op;
+  op.kind = kind;
+  op.sendbuff = fakeAddress(0);
+  op.recvbuff = fakeAddress(1);
+  op.count = count;
+  op.dtype = dtype;
+  op.sequence = 1;
+  return op;
+}
+
+// Rank `rank`'s ops for `spec`.
+std::vector<Op> opsOf(const OpSpec& spec, int rank, int nranks) {
+  const size_t elements = spec.bytes / dtypeSize(spec.dtype);
+  const size_t perRank = elements / nranks;
+  switch (spec.collective) {
+    case SimCollective::AllReduce:
+      return {baseOp(OpKind::AllReduce, elements, spec.dtype)};
+    case SimCollective::AllGather:
+      return {baseOp(OpKind::AllGather, perRank, spec.dtype)};
+    case SimCollective::ReduceScatter:
+      return {baseOp(OpKind::ReduceScatter, perRank, spec.dtype)};
+    case SimCollective::AlltoAll:
+      return {baseOp(OpKind::AlltoAll, perRank, spec.dtype)};
+    case SimCollective::Broadcast:
+    case SimCollective::Reduce: {
+      Op op =
+          baseOp(spec.collective == SimCollective::Broadcast ? OpKind::Broadcast
+                                                             : OpKind::Reduce,
+                 elements, spec.dtype);
+      op.root = spec.root;
+      return {op};
+    }
+    case SimCollective::SendRecv: {
+      Op send = baseOp(OpKind::Send, elements, spec.dtype);
+      send.root = (rank + 1) % nranks;
+      Op recv = baseOp(OpKind::Recv, elements, spec.dtype);
+      recv.root = (rank + nranks - 1) % nranks;
+      return {send, recv};
+    }
+  }
+  return {};
+}
+
+DomainMap domainMapOf(const std::vector<RankPlace>& places) {
+  std::vector<RankPlacement> placements;
+  for (const RankPlace& place : places)
+    placements.push_back({static_cast<int>(RuntimeKind::Cuda), place.domain,
+                          static_cast<uint64_t>(place.host)});
+  return DomainMap(placements);
+}
+
+// Everything one run of one operation needs, rank by rank.
+class Run {
+ public:
+  Run(const ClusterSpec& cluster, const PlanKnobs& knobs)
+      : cluster_(cluster),
+        knobs_(knobs),
+        places_(placeRanks(cluster)),
+        domains_(domainMapOf(places_)),
+        network_(cluster, places_),
+        wires_(scheduler_, network_, cluster.nranks()),
+        links_(places_.size()),
+        finished_(places_.size(), 0) {
+    for (int d = 0; d < domains_.count(); ++d)
+      libraries_.push_back(std::make_unique<DomainLibrary>(
+          scheduler_, wires_, cluster, d, domains_.members(d)));
+    for (size_t r = 0; r < places_.size(); ++r) {
+      const DomainSpec& domain = cluster.domains[places_[r].domain];
+      executors_.push_back(std::make_unique<SimExecutor>(
+          *libraries_[places_[r].domain], static_cast<int>(r)));
+      data_.push_back(std::make_unique<SimData>(
+          scheduler_, domain.library.memoryGBps * 1e9));
+    }
+  }
+
+  SimResult run(const OpSpec& spec) {
+    const int nranks = static_cast<int>(places_.size());
+    for (int r = 0; r < nranks; ++r)
+      scheduler_.spawn([this, r, nranks, spec] {
+        runPlans(contextOf(r), opsOf(spec, r, nranks));
+        finished_[r] = scheduler_.now();
+      });
+    scheduler_.run();
+    return resultOf(spec);
+  }
+
+ private:
+  PlanContext contextOf(int rank) {
+    PlanContext ctx;
+    ctx.rank = rank;
+    ctx.nranks = static_cast<int>(places_.size());
+    ctx.domains = &domains_;
+    ctx.domainComm = executors_[rank].get();
+    ctx.linkTo = [this, rank](int peer) -> Link& {
+      std::unique_ptr<SimLink>& link = links_[rank][peer];
+      if (!link) link = std::make_unique<SimLink>(wires_, rank, peer);
+      return *link;
+    };
+    ctx.abort = &abort_;
+    ctx.chunkBytes = knobs_.chunkBytes;
+    ctx.oneShotMaxBytes = knobs_.oneShotMaxBytes;
+    ctx.data = data_[rank].get();
+    ctx.domainReadsBlocksApart =
+        cluster_.domains[places_[rank].domain].library.name == "host";
+    return ctx;
+  }
+
+  SimResult resultOf(const OpSpec& spec) const {
+    SimResult result;
+    const int nranks = static_cast<int>(places_.size());
+    result.seconds = *std::max_element(finished_.begin(), finished_.end());
+    if (result.seconds > 0) {
+      result.algGBps = static_cast<double>(spec.bytes) / result.seconds / 1e9;
+      result.busGBps = result.algGBps * busFactor(spec.collective, nranks);
+    }
+    size_t total = 0;
+    for (int r = 0; r < nranks; ++r) {
+      result.messagesMax = std::max(result.messagesMax, wires_.messagesSent(r));
+      total += wires_.messagesSent(r);
+      result.scratchMax = std::max(result.scratchMax, data_[r]->scratchBytes());
+      result.memorySeconds =
+          std::max(result.memorySeconds, data_[r]->busySeconds());
+    }
+    result.messagesMean = static_cast<double>(total) / nranks;
+    for (const auto& library : libraries_)
+      result.domainSeconds =
+          std::max(result.domainSeconds, library->busySeconds());
+    const Resource* busiest = nullptr;
+    for (const Resource& resource : network_.resources())
+      if (!busiest || resource.busySeconds > busiest->busySeconds)
+        busiest = &resource;
+    if (busiest && busiest->busySeconds > 0) {
+      result.busiest = busiest->name;
+      result.busiestBytes = busiest->bytes;
+      if (result.seconds > 0)
+        result.busiestUtilization = busiest->busySeconds / result.seconds;
+    }
+    return result;
+  }
+
+  const ClusterSpec& cluster_;
+  const PlanKnobs knobs_;
+  const std::vector<RankPlace> places_;
+  const DomainMap domains_;
+  Scheduler scheduler_;
+  Network network_;
+  Wires wires_;
+  AbortSignal abort_;  // never raised: a simulation does not fail a rank
+  std::vector<std::unique_ptr<DomainLibrary>> libraries_;
+  std::vector<std::unique_ptr<SimExecutor>> executors_;
+  std::vector<std::unique_ptr<SimData>> data_;
+  std::vector<std::map<int, std::unique_ptr<SimLink>>> links_;
+  std::vector<double> finished_;
+};
+
+}  // namespace
+
+const char* collectiveName(SimCollective collective) {
+  for (const Names& n : kNames)
+    if (n.collective == collective) return n.name;
+  return "?";
+}
+
+bool parseCollective(const std::string& name, SimCollective* collective) {
+  for (const Names& n : kNames)
+    if (name == n.name) {
+      *collective = n.collective;
+      return true;
+    }
+  return false;
+}
+
+double busFactor(SimCollective collective, int ranks) {
+  const double n = ranks;
+  switch (collective) {
+    case SimCollective::AllReduce:
+      return 2 * (n - 1) / n;
+    case SimCollective::AllGather:
+    case SimCollective::ReduceScatter:
+    case SimCollective::AlltoAll:
+      return (n - 1) / n;
+    case SimCollective::Broadcast:
+    case SimCollective::Reduce:
+    case SimCollective::SendRecv:
+      return 1;
+  }
+  return 1;
+}
+
+SimResult simulate(const ClusterSpec& cluster, const OpSpec& op,
+                   const PlanKnobs& knobs) {
+  Run run(cluster, knobs);
+  return run.run(op);
+}
+
+}  // namespace hetccl::sim

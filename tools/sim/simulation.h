@@ -1,0 +1,67 @@
+// One operation on a simulated cluster: every rank runs HetCCL's own plan
+// (runPlans, src/algo) for it against simulated links, domain libraries
+// and memory, in virtual time; what it took comes back.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "cluster.h"
+#include "nccl.h"
+#include "op/op.h"
+
+namespace hetccl::sim {
+
+// The operation, sized as nccl-tests and hetccl-perf size it: `bytes` is
+// the larger of a rank's two buffers (the gathered output of an
+// all-gather, the input of a reduce-scatter, the whole of an all-to-all).
+// SendRecv: each rank sends `bytes` to the next rank and receives as much
+// from the previous one (a ring).
+enum class SimCollective {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  Broadcast,
+  Reduce,
+  AlltoAll,
+  SendRecv
+};
+
+struct OpSpec {
+  SimCollective collective = SimCollective::AllReduce;
+  size_t bytes = 0;
+  ncclDataType_t dtype = ncclFloat32;
+  int root = 0;
+};
+
+// The plans' settings (HETCCL_CHUNK, HETCCL_ONE_SHOT_MAX).
+struct PlanKnobs {
+  size_t chunkBytes = size_t{16} << 20;
+  size_t oneShotMaxBytes = size_t{32} << 10;
+};
+
+struct SimResult {
+  double seconds = 0;
+  double algGBps = 0;
+  double busGBps = 0;      // nccl-tests' bus bandwidth of the collective
+  size_t messagesMax = 0;  // transfers a rank sent across, at most
+  double messagesMean = 0;
+  size_t scratchMax = 0;          // scratch a rank's plan asked for, at most
+  std::string busiest;            // the network resource busy longest
+  double busiestUtilization = 0;  // its busy time / the operation's time
+  size_t busiestBytes = 0;
+  double domainSeconds = 0;  // the busiest domain library's time
+  double memorySeconds = 0;  // the busiest rank's reductions and copies
+};
+
+const char* collectiveName(SimCollective collective);
+// "allreduce", "allgather", ... as hetccl-perf's -x names them; false
+// for an unknown name.
+bool parseCollective(const std::string& name, SimCollective* collective);
+// nccl-tests' bus bandwidth factor for `ranks` ranks.
+double busFactor(SimCollective collective, int ranks);
+
+SimResult simulate(const ClusterSpec& cluster, const OpSpec& op,
+                   const PlanKnobs& knobs);
+
+}  // namespace hetccl::sim

@@ -1,0 +1,221 @@
+// hetccl-sim's parts against what they must compute by hand: the virtual
+// clock's order, a transfer's time and a shared NIC's turns, a domain
+// library's alpha-beta time, HetCCL's real plans on layouts small enough
+// to work out, and the per-rank message and memory bounds of the
+// all-reduce from 16 to 1,024 ranks.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cluster.h"
+#include "domain_model.h"
+#include "network.h"
+#include "options.h"
+#include "scheduler.h"
+#include "simulation.h"
+
+namespace hetccl::sim {
+namespace {
+
+TEST(SimScheduler, EventsRunInTimeOrderThenInTheOrderSet) {
+  Scheduler scheduler;
+  std::vector<std::string> ran;
+  scheduler.at(2, [&] { ran.push_back("b@2"); });
+  scheduler.at(1, [&] { ran.push_back("a@1"); });
+  scheduler.at(2, [&] { ran.push_back("c@2"); });
+  scheduler.run();
+  EXPECT_EQ(ran, (std::vector<std::string>{"a@1", "b@2", "c@2"}));
+  EXPECT_EQ(scheduler.now(), 2);
+}
+
+TEST(SimScheduler, FibersSleepInVirtualTimeAndWakeEachOther) {
+  Scheduler scheduler;
+  std::vector<std::string> ran;
+  int sleeper = -1;
+  sleeper = scheduler.spawn([&] {
+    scheduler.suspend();  // until the other wakes it
+    ran.push_back("woken at " + std::to_string(scheduler.now()));
+  });
+  scheduler.spawn([&] {
+    scheduler.sleepFor(5);
+    scheduler.resume(sleeper);
+    ran.push_back("woke it at " + std::to_string(scheduler.now()));
+  });
+  scheduler.run();
+  ASSERT_EQ(ran.size(), 2u);
+  EXPECT_EQ(ran[0], "woke it at " + std::to_string(5.0));
+  EXPECT_EQ(ran[1], "woken at " + std::to_string(5.0));
+}
+
+TEST(SimScheduler, AFiberThatWaitsForeverIsReportedAsStuck) {
+  Scheduler scheduler;
+  bool unwound = false;
+  scheduler.spawn([&] {
+    struct Flag {
+      bool& set;
+      ~Flag() { set = true; }
+    } flag{unwound};
+    scheduler.suspend();
+  });
+  try {
+    scheduler.run();
+    FAIL() << "a stuck run returned";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("1 rank(s) wait"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(unwound) << "the stuck fiber's stack was not unwound";
+}
+
+TEST(SimScheduler, AFibersExceptionEndsTheRunAndReachesTheCaller) {
+  Scheduler scheduler;
+  scheduler.spawn([] { throw std::logic_error("plan failed"); });
+  scheduler.spawn([&] { scheduler.suspend(); });
+  EXPECT_THROW(scheduler.run(), std::logic_error);
+}
+
+ClusterSpec cluster(int domains, int hosts, int ranksPerHost, int nics,
+                    double nicGbps) {
+  ClusterSpec spec;
+  for (int d = 0; d < domains; ++d) {
+    DomainSpec domain;
+    libraryModel(d % 2 ? "rccl" : "nccl", &domain.library);
+    domain.hosts = hosts;
+    domain.ranksPerHost = ranksPerHost;
+    spec.domains.push_back(domain);
+  }
+  spec.nics.perHost = nics;
+  spec.nics.gbps = nicGbps;
+  spec.nics.latencyUs = 2;
+  return spec;
+}
+
+TEST(SimNetwork, ATransferTakesBytesOverTheRatePlusTheLatency) {
+  const ClusterSpec spec = cluster(2, 1, 1, 1, 80);  // 10 GB/s
+  Network network(spec, placeRanks(spec));
+  EXPECT_DOUBLE_EQ(network.transfer(0, 1, 1000000000, 0), 0.1 + 2e-6);
+}
+
+TEST(SimNetwork, TransfersThatShareANicTakeTurnsAndOtherRailsDoNot) {
+  const ClusterSpec spec = cluster(2, 1, 2, 2, 80);  // ranks 0,1 | 2,3
+  const size_t gigabyte = 1000000000;
+  Network shared(spec, placeRanks(spec));
+  // Rank 0 to ranks 2 and 3 leaves by host 0's NIC 0 both times.
+  EXPECT_DOUBLE_EQ(shared.transfer(0, 2, gigabyte, 0), 0.1 + 2e-6);
+  EXPECT_DOUBLE_EQ(shared.transfer(0, 3, gigabyte, 0), 0.2 + 2e-6);
+  Network rails(spec, placeRanks(spec));
+  // Rail 0 (rank 0 to rank 2) and rail 1 (rank 1 to rank 3) share nothing.
+  EXPECT_DOUBLE_EQ(rails.transfer(0, 2, gigabyte, 0), 0.1 + 2e-6);
+  EXPECT_DOUBLE_EQ(rails.transfer(1, 3, gigabyte, 0), 0.1 + 2e-6);
+  // Ranks of one host meet over its fabric, not the NICs.
+  EXPECT_LT(rails.transfer(0, 1, gigabyte, 0), 0.01);
+}
+
+TEST(SimDomainModel, CollectivesTakeAlphaPlusTheRingsBusBytes) {
+  LibraryModel library{"test", 100, 10, 1000};  // 100 GB/s, 10 us
+  Op op;
+  op.dtype = ncclFloat32;
+  op.count = 250000000;  // 1 GB
+  op.kind = OpKind::AllReduce;
+  EXPECT_DOUBLE_EQ(domainCollectiveSeconds(op, 4, library, 100e9),
+                   10e-6 + 2 * 0.75 * 0.01);
+  op.kind = OpKind::AllGather;  // 1 GB from each of 4 ranks
+  EXPECT_DOUBLE_EQ(domainCollectiveSeconds(op, 4, library, 100e9),
+                   10e-6 + 0.75 * 4 * 0.01);
+  op.kind = OpKind::Broadcast;
+  EXPECT_DOUBLE_EQ(domainCollectiveSeconds(op, 4, library, 100e9),
+                   10e-6 + 0.01);
+}
+
+// One rank per domain, on hosts of their own: only the link costs.
+ClusterSpec twoLoneRanks() {
+  ClusterSpec spec = cluster(2, 1, 1, 1, 80);  // 10 GB/s
+  for (DomainSpec& domain : spec.domains) {
+    domain.library.alphaUs = 0;
+    domain.library.memoryGBps = 1e9;  // reductions take no time
+  }
+  return spec;
+}
+
+TEST(SimPlans, ASendRecvRingOfTwoMovesOnePieceEachWayAtOnce) {
+  OpSpec op;
+  op.collective = SimCollective::SendRecv;
+  op.bytes = 1 << 20;
+  const SimResult r = simulate(twoLoneRanks(), op, PlanKnobs{});
+  EXPECT_NEAR(r.seconds, (1 << 20) / 10e9 + 2e-6, 1e-9);
+  EXPECT_EQ(r.messagesMax, 1u);
+  EXPECT_EQ(r.scratchMax, 0u);
+}
+
+TEST(SimPlans, AnAllReduceOfTwoLoneRanksIsTwoHalfExchanges) {
+  // Each rank reduces one half: its partial of the other half goes out,
+  // the other's partial of its half comes in, and the results go back.
+  OpSpec op;
+  op.collective = SimCollective::AllReduce;
+  op.bytes = 8 << 20;  // one chunk, above the one-shot plan's 32K
+  const SimResult r = simulate(twoLoneRanks(), op, PlanKnobs{});
+  const double half = (4 << 20) / 10e9 + 2e-6;
+  EXPECT_NEAR(r.seconds, 2 * half, 1e-9);
+  EXPECT_EQ(r.messagesMax, 2u);
+  EXPECT_EQ(r.scratchMax, size_t{2} * (4 << 20));  // two chunks in flight
+}
+
+TEST(SimPlans, EveryCollectiveCompletesOnUnevenHostsAndDomains) {
+  ClusterSpec spec = cluster(3, 2, 3, 2, 200);
+  spec.domains[1].hosts = 1;
+  for (const char* name : {"allreduce", "allgather", "reducescatter",
+                           "broadcast", "reduce", "alltoall", "sendrecv"}) {
+    OpSpec op;
+    ASSERT_TRUE(parseCollective(name, &op.collective));
+    for (size_t bytes : {size_t{15 * 4 * 64}, size_t{15 * 4 * 100000}}) {
+      op.bytes = bytes;
+      const SimResult r = simulate(spec, op, PlanKnobs{});
+      EXPECT_GT(r.seconds, 0) << name << " " << bytes;
+      EXPECT_GT(r.busGBps, 0) << name << " " << bytes;
+    }
+  }
+}
+
+// Per rank and chunk, the all-reduce sends at most one partial and one
+// result for each other domain, and keeps scratch for two chunks of the
+// partials it reduces: bounds that do not grow with the rank count.
+TEST(SimScale, AllReduceMessagesAndScratchPerRankStayBounded) {
+  const size_t bytes = size_t{1} << 30;
+  const PlanKnobs knobs;
+  const size_t chunks = bytes / knobs.chunkBytes;
+  for (int hostsPerDomain : {1, 4, 16, 64}) {
+    const ClusterSpec spec = cluster(2, hostsPerDomain, 8, 8, 400);
+    const int ranksPerDomain = hostsPerDomain * 8;
+    OpSpec op;
+    op.bytes = bytes;
+    const SimResult r = simulate(spec, op, knobs);
+    const int domains = 2;
+    EXPECT_LE(r.messagesMax, 2 * (domains - 1) * chunks)
+        << spec.nranks() << " ranks";
+    EXPECT_LE(r.scratchMax,
+              2 * (domains - 1) * (knobs.chunkBytes / ranksPerDomain + 4))
+        << spec.nranks() << " ranks";
+    EXPECT_GT(r.busGBps, 0);
+  }
+}
+
+TEST(SimOptions, TheCommandLineDescribesTheCluster) {
+  const Options options =
+      parseOptions({"--domains", "3", "--hosts", "2", "--gpus", "4",
+                    "--library", "rccl", "--nic-gbps", "200", "-x", "all"});
+  ASSERT_EQ(options.cluster.domains.size(), 3u);
+  EXPECT_EQ(options.cluster.nranks(), 24);
+  EXPECT_EQ(options.cluster.domains[2].library.name, "rccl");
+  EXPECT_EQ(options.cluster.nics.perHost, 4);
+  EXPECT_EQ(options.cluster.nics.gbps, 200);
+  EXPECT_EQ(options.collectives.size(), 7u);
+  EXPECT_THROW(parseOptions({"--domains", "0"}), std::invalid_argument);
+  EXPECT_THROW(parseOptions({"--library", "mpi"}), std::invalid_argument);
+  EXPECT_THROW(parseOptions({"-x", "allreduse"}), std::invalid_argument);
+  EXPECT_THROW(parseOptions({"-b", "1G", "-e", "1K"}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hetccl::sim
