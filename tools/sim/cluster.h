@@ -41,6 +41,11 @@ struct NicSpec {
 struct ClusterSpec {
   std::vector<DomainSpec> domains;
   NicSpec nics;
+  // Hosts that are one machine pretending (HETCCL_HOSTID, the tests'
+  // layouts): every transfer between hosts takes turns on that machine's
+  // loopback, both ways together, at this rate (GB/s) instead of NICs.
+  // 0: real hosts, NICs that send and receive at once.
+  double loopbackGBps = 0;
 
   int nranks() const;
   int nhosts() const;

@@ -12,6 +12,13 @@ double domainCollectiveSeconds(const Op& op, int ranks,
                                double busBytesPerSecond) {
   const double n = ranks;
   const double bytes = static_cast<double>(op.count * dtypeSize(op.dtype));
+  // A library of one rank moves nothing between ranks but still copies an
+  // out-of-place input to the output (a read and a write).
+  if (ranks == 1)
+    return library.alphaUs * 1e-6 +
+           (op.sendbuff != op.recvbuff && !isPointToPoint(op.kind)
+                ? 2 * bytes / (library.memoryGBps * 1e9)
+                : 0);
   const double ring = (n - 1) / n;
   double busBytes = 0;
   switch (op.kind) {

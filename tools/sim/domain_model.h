@@ -22,7 +22,8 @@ namespace hetccl::sim {
 // The time one collective takes in a domain of `ranks` ranks: alpha plus
 // the bus factor of a ring times the bytes over the bus bandwidth (which
 // a domain of several hosts also bounds by each rank's share of its
-// host's NICs).
+// host's NICs); in a domain of one rank, alpha plus the copy of an
+// out-of-place input at the rank's memory rate.
 double domainCollectiveSeconds(const Op& op, int ranks,
                                const LibraryModel& library,
                                double busBytesPerSecond);

@@ -23,6 +23,10 @@ Network::Network(const ClusterSpec& cluster, std::vector<RankPlace> places)
                                   std::to_string(nic) + " " + side,
                               nicRate});
   }
+  if (cluster.loopbackGBps > 0) {
+    loopback_ = static_cast<int>(resources_.size());
+    resources_.push_back({"loopback", cluster.loopbackGBps * 1e9});
+  }
   for (size_t rank = 0; rank < places_.size(); ++rank) {
     const LibraryModel& library = cluster.domains[places_[rank].domain].library;
     const double rate = library.busGBps * 1e9;
@@ -44,8 +48,13 @@ int Network::nicReceive(int rank) const { return nicSend(rank) + nicsPerHost_; }
 
 double Network::transfer(int src, int dst, size_t bytes, double now) {
   const bool sameHost = places_[src].host == places_[dst].host;
-  const int path[2] = {sameHost ? fabricOut_[src] : nicSend(src),
-                       sameHost ? fabricIn_[dst] : nicReceive(dst)};
+  std::vector<int> path;
+  if (sameHost)
+    path = {fabricOut_[src], fabricIn_[dst]};
+  else if (loopback_ >= 0)
+    path = {loopback_};
+  else
+    path = {nicSend(src), nicReceive(dst)};
   const double latency = sameHost ? fabricLatency_[src] : nicLatency_;
   double start = now;
   double rate = resources_[path[0]].bytesPerSecond;

@@ -4,7 +4,8 @@
 // transfers between ranks of one host. A transfer reserves every resource
 // on its path from the time all of them are free, for bytes / the slowest
 // rate, and is complete a latency later. Transfers that share a NIC
-// therefore take turns: the NIC's total rate is what they share.
+// therefore take turns: the NIC's total rate is what they share. Pretend
+// hosts (ClusterSpec::loopbackGBps) share one loopback instead of NICs.
 #pragma once
 
 #include <cstddef>
@@ -46,6 +47,7 @@ class Network {
   std::vector<int> firstNic_;  // per host: send sides, then receive sides
   std::vector<int> fabricOut_, fabricIn_;  // per rank
   std::vector<double> fabricLatency_;      // per rank
+  int loopback_ = -1;  // the one resource between hosts, if they pretend
 };
 
 }  // namespace hetccl::sim

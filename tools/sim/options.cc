@@ -76,9 +76,15 @@ const char* usage() {
          "                     domains: nccl, rccl, host (default nccl,rccl)\n"
          "  --lib-gbps X       every library's bus bandwidth (GB/s)\n"
          "  --lib-alpha-us X   every library's time per collective (us)\n"
+         "  --mem-gbps X       every rank's memory rate for its reductions "
+         "and\n"
+         "                     copies (GB/s)\n"
          "  --nic-gbps X       each NIC's rate each way (Gb/s, default 400)\n"
          "  --nics N           NICs per host (default: one per rank)\n"
          "  --nic-latency-us X a transfer's latency between hosts (default 2)\n"
+         "  --loopback-gbps X  the hosts pretend (one machine): transfers\n"
+         "                     between them share its loopback, both ways\n"
+         "                     together, at X GB/s\n"
          "  -x LIST            allreduce,allgather,reducescatter,broadcast,\n"
          "                     reduce,alltoall,sendrecv or all (default\n"
          "                     allreduce)\n"
@@ -93,7 +99,7 @@ Options parseOptions(const std::vector<std::string>& args) {
   Options options;
   int domains = 2, hosts = 1, gpus = 8, nics = 0;
   std::vector<LibraryModel> libraries = librariesOf("nccl,rccl");
-  double libGbps = 0, libAlphaUs = -1;
+  double libGbps = 0, libAlphaUs = -1, memGbps = 0;
   std::string collectives = "allreduce";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
@@ -116,8 +122,12 @@ Options parseOptions(const std::vector<std::string>& args) {
       libGbps = positive(flag, value);
     else if (flag == "--lib-alpha-us")
       libAlphaUs = positive(flag, value);
+    else if (flag == "--mem-gbps")
+      memGbps = positive(flag, value);
     else if (flag == "--nic-gbps")
       options.cluster.nics.gbps = positive(flag, value);
+    else if (flag == "--loopback-gbps")
+      options.cluster.loopbackGBps = positive(flag, value);
     else if (flag == "--nics")
       nics = count(flag, value);
     else if (flag == "--nic-latency-us")
@@ -153,6 +163,7 @@ Options parseOptions(const std::vector<std::string>& args) {
     domain.library = libraries[d % libraries.size()];
     if (libGbps > 0) domain.library.busGBps = libGbps;
     if (libAlphaUs > 0) domain.library.alphaUs = libAlphaUs;
+    if (memGbps > 0) domain.library.memoryGBps = memGbps;
     domain.hosts = hosts;
     domain.ranksPerHost = gpus;
     options.cluster.domains.push_back(domain);

@@ -113,6 +113,16 @@ TEST(SimNetwork, TransfersThatShareANicTakeTurnsAndOtherRailsDoNot) {
   EXPECT_LT(rails.transfer(0, 1, gigabyte, 0), 0.01);
 }
 
+TEST(SimNetwork, PretendHostsShareOneLoopbackBothWays) {
+  ClusterSpec spec = cluster(2, 1, 1, 1, 80);
+  spec.loopbackGBps = 20;
+  Network network(spec, placeRanks(spec));
+  const size_t gigabyte = 1000000000;
+  EXPECT_DOUBLE_EQ(network.transfer(0, 1, gigabyte, 0), 0.05 + 2e-6);
+  // The other way waits for the loopback, as on one machine.
+  EXPECT_DOUBLE_EQ(network.transfer(1, 0, gigabyte, 0), 0.1 + 2e-6);
+}
+
 TEST(SimDomainModel, CollectivesTakeAlphaPlusTheRingsBusBytes) {
   LibraryModel library{"test", 100, 10, 1000};  // 100 GB/s, 10 us
   Op op;
@@ -127,6 +137,14 @@ TEST(SimDomainModel, CollectivesTakeAlphaPlusTheRingsBusBytes) {
   op.kind = OpKind::Broadcast;
   EXPECT_DOUBLE_EQ(domainCollectiveSeconds(op, 4, library, 100e9),
                    10e-6 + 0.01);
+  // One rank: the copy of an out-of-place input only (1 GB read, 1 GB
+  // written at 1,000 GB/s).
+  op.sendbuff = &op;
+  op.recvbuff = &library;
+  EXPECT_DOUBLE_EQ(domainCollectiveSeconds(op, 1, library, 100e9),
+                   10e-6 + 0.002);
+  op.recvbuff = const_cast<void*>(op.sendbuff);
+  EXPECT_DOUBLE_EQ(domainCollectiveSeconds(op, 1, library, 100e9), 10e-6);
 }
 
 // One rank per domain, on hosts of their own: only the link costs.
