@@ -8,6 +8,7 @@
 #include "algo/domains.h"
 #include "algo/plan_context.h"
 #include "domain_model.h"
+#include "ideal.h"
 #include "network.h"
 #include "runtime/runtime.h"
 #include "scheduler.h"
@@ -225,7 +226,9 @@ double busFactor(SimCollective collective, int ranks) {
 SimResult simulate(const ClusterSpec& cluster, const OpSpec& op,
                    const PlanKnobs& knobs) {
   Run run(cluster, knobs);
-  return run.run(op);
+  SimResult result = run.run(op);
+  result.idealSeconds = idealSeconds(cluster, op);
+  return result;
 }
 
 }  // namespace hetccl::sim

@@ -50,6 +50,7 @@ struct SimResult {
   std::string busiest;            // the network resource busy longest
   double busiestUtilization = 0;  // its busy time / the operation's time
   size_t busiestBytes = 0;
+  double idealSeconds = 0;   // the cluster's least time for it (ideal.h)
   double domainSeconds = 0;  // the busiest domain library's time
   double memorySeconds = 0;  // the busiest rank's reductions and copies
 };

@@ -1,8 +1,8 @@
 // hetccl-sim's parts against what they must compute by hand: the virtual
 // clock's order, a transfer's time and a shared NIC's turns, a domain
 // library's alpha-beta time, HetCCL's real plans on layouts small enough
-// to work out, and the per-rank message and memory bounds of the
-// all-reduce from 16 to 1,024 ranks.
+// to work out (with the yardstick of ideal.h), and the per-rank message
+// and memory bounds of the all-reduce from 16 to 1,024 ranks.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -11,6 +11,7 @@
 
 #include "cluster.h"
 #include "domain_model.h"
+#include "ideal.h"
 #include "network.h"
 #include "options.h"
 #include "scheduler.h"
@@ -176,8 +177,25 @@ TEST(SimPlans, AnAllReduceOfTwoLoneRanksIsTwoHalfExchanges) {
   const SimResult r = simulate(twoLoneRanks(), op, PlanKnobs{});
   const double half = (4 << 20) / 10e9 + 2e-6;
   EXPECT_NEAR(r.seconds, 2 * half, 1e-9);
+  // The yardstick: each half crosses once each way on each NIC.
+  EXPECT_DOUBLE_EQ(r.idealSeconds, (8 << 20) / 10e9);
   EXPECT_EQ(r.messagesMax, 2u);
   EXPECT_EQ(r.scratchMax, size_t{2} * (4 << 20));  // two chunks in flight
+}
+
+TEST(SimIdeal, TheYardstickCountsTheBytesThatMustCross) {
+  ClusterSpec spec = twoLoneRanks();  // 10 GB/s each way per NIC
+  OpSpec op;
+  op.bytes = 1000000000;
+  op.collective = SimCollective::Broadcast;  // 1 GB out of one domain
+  EXPECT_DOUBLE_EQ(idealSeconds(spec, op), 0.1);
+  op.collective = SimCollective::AlltoAll;  // half of it each way
+  EXPECT_DOUBLE_EQ(idealSeconds(spec, op), 0.05);
+  // Pretend hosts: both ways share the loopback; an all-reduce moves half
+  // out and half back each way, 2 GB in all.
+  spec.loopbackGBps = 20;
+  op.collective = SimCollective::AllReduce;
+  EXPECT_DOUBLE_EQ(idealSeconds(spec, op), 0.1);
 }
 
 TEST(SimPlans, EveryCollectiveCompletesOnUnevenHostsAndDomains) {
@@ -192,6 +210,7 @@ TEST(SimPlans, EveryCollectiveCompletesOnUnevenHostsAndDomains) {
       const SimResult r = simulate(spec, op, PlanKnobs{});
       EXPECT_GT(r.seconds, 0) << name << " " << bytes;
       EXPECT_GT(r.busGBps, 0) << name << " " << bytes;
+      EXPECT_GT(r.idealSeconds, 0) << name << " " << bytes;
     }
   }
 }
