@@ -63,7 +63,8 @@ int run(const Options& options) {
                   op.bytes, r.seconds * 1e6, r.algGBps, r.busGBps,
                   r.idealSeconds / r.seconds, r.messagesMax, r.scratchMax,
                   r.busiest.c_str(), r.busiestUtilization * 100);
-      if (json) json << jsonLine(options, collective, op.bytes, r) << "\n";
+      if (json.is_open())
+        json << jsonLine(options, collective, op.bytes, r) << "\n";
       if (options.factor <= 1) break;
     }
   }
