@@ -1,6 +1,7 @@
 // Status files (HETCCL_STATUS_DIR) and `hetccl-info --status`. Three CPU
-// ranks in three domains over tcp; rank 1 stops (SIGSTOP) just after the
-// others entered an all-reduce. While it is stopped, rank 0 runs
+// ranks in three domains over tcp; rank 1 stops (SIGSTOP) between two
+// all-reduces, once its own file says it waits for nothing, and the others
+// enter the second. While it is stopped, rank 0 runs
 // `hetccl-info --status DIR`, which must name rank 1 as the likely root of
 // the stall and ranks 0 and 2 as waiting for it. Rank 0 then lets rank 1
 // go on (SIGCONT): the all-reduce completes with the right result, and once
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -56,27 +58,69 @@ size_t filesIn(const std::string& dir) {
   return count;
 }
 
+// The status file of `dir` whose name ends in `suffix`, or an empty path.
+std::filesystem::path statusFile(const std::string& dir,
+                                 const std::string& suffix) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.front() != '.' && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return entry.path();
+  }
+  return {};
+}
+
 // Sets the `time` line of the status file of `dir` ending in `suffix`
 // back `seconds`; whether there was one.
 bool ageStatusFile(const std::string& dir, const std::string& suffix,
                    double seconds) {
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.front() == '.' || name.size() <= suffix.size() ||
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    std::ifstream in(entry.path());
-    std::string text;
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("time ", 0) == 0)
-        line = "time " + std::to_string(std::stod(line.substr(5)) - seconds);
-      text += line + "\n";
-    }
-    in.close();
-    std::ofstream(entry.path(), std::ios::trunc) << text;
-    return true;
+  const std::filesystem::path path = statusFile(dir, suffix);
+  if (path.empty()) return false;
+  std::ifstream in(path);
+  std::string text;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("time ", 0) == 0)
+      line = "time " + std::to_string(std::stod(line.substr(5)) - seconds);
+    text += line + "\n";
   }
-  return false;
+  in.close();
+  std::ofstream(path, std::ios::trunc) << text;
+  return true;
+}
+
+// The text of the status file of `dir` ending in `suffix` ("" if none).
+std::string statusFileText(const std::string& dir, const std::string& suffix) {
+  const std::filesystem::path path = statusFile(dir, suffix);
+  if (path.empty()) return "";
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Rank 1 stops only once its file says it made call #1 and waits for
+// nothing: the file is rewritten at most once a second, and one written
+// while call #1 still ran would show a wait that no longer is.
+void stopOnceIdleInTheFile(const std::string& dir) {
+  for (double waited = 0; waited < 20; waited += 0.05) {
+    const std::string text = statusFileText(dir, ".rank1");
+    if (text.find("\nlatest 1\n") != std::string::npos &&
+        text.find("\nwaiting ") == std::string::npos)
+      break;
+    sleepSeconds(0.05);
+  }
+  ::kill(::getpid(), SIGSTOP);  // goes on at rank 0's SIGCONT
+}
+
+// Waits until process `pid` is stopped (state T in /proc/PID/stat).
+void awaitStopped(int pid) {
+  for (double waited = 0; waited < 30; waited += 0.01) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const size_t close = text.rfind(')');
+    if (close != std::string::npos && close + 2 < text.size() &&
+        text[close + 2] == 'T')
+      return;
+    sleepSeconds(0.01);
+  }
 }
 
 void checkSummary(const std::string& summary, bool stale) {
@@ -120,11 +164,11 @@ void runWithRankOneStopped(bool stale) {
         std::string summary;
         std::thread waker;
         if (ctx.rank() == 1) {
-          sleepSeconds(0.3);
-          ::kill(::getpid(), SIGSTOP);  // goes on at rank 0's SIGCONT
+          stopOnceIdleInTheFile(dir);
         } else if (ctx.rank() == 0) {
           waker = std::thread([&] {
-            sleepSeconds(0.3 + kStoppedSeconds);
+            awaitStopped(std::stoi(pids[1]));
+            sleepSeconds(kStoppedSeconds);
             if (stale)
               MP_CHECK(ageStatusFile(dir, ".rank1", 60))
                   << "rank 1 has no status file";
@@ -177,11 +221,11 @@ TEST(StatusFiles, NameTheStoppedRankInsideOneDomain) {
         std::string summary;
         std::thread waker;
         if (ctx.rank() == 1) {
-          sleepSeconds(0.3);
-          ::kill(::getpid(), SIGSTOP);  // goes on at rank 0's SIGCONT
+          stopOnceIdleInTheFile(dir);
         } else {
           waker = std::thread([&] {
-            sleepSeconds(0.3 + kStoppedSeconds);
+            awaitStopped(std::stoi(pids[1]));
+            sleepSeconds(kStoppedSeconds);
             summary =
                 outputOf(std::string(HETCCL_INFO_PATH) + " --status " + dir);
             ::kill(std::stoi(pids[1]), SIGCONT);
