@@ -238,6 +238,25 @@ TEST(SimScale, AllReduceMessagesAndScratchPerRankStayBounded) {
   }
 }
 
+// Per rank and chunk, an all-gather whose blocks would cut into pieces
+// smaller than the links' sends each block whole to one rank of each
+// other domain: one send per other domain, however many ranks.
+TEST(SimScale, AllGatherSendsEachBlockWholeOncePerOtherDomain) {
+  const size_t bytes = size_t{1} << 30;
+  const PlanKnobs knobs;
+  const size_t chunks = bytes / knobs.chunkBytes;
+  for (int hostsPerDomain : {1, 4, 16, 64}) {
+    const ClusterSpec spec = cluster(2, hostsPerDomain, 8, 8, 400);
+    OpSpec op;
+    op.collective = SimCollective::AllGather;
+    op.bytes = bytes;
+    const SimResult r = simulate(spec, op, knobs);
+    EXPECT_EQ(r.messagesMax, chunks) << spec.nranks() << " ranks";
+    EXPECT_EQ(r.scratchMax, 0u);
+    EXPECT_GT(r.busGBps, 0);
+  }
+}
+
 TEST(SimOptions, TheCommandLineDescribesTheCluster) {
   const Options options =
       parseOptions({"--domains", "3", "--hosts", "2", "--gpus", "4",
