@@ -15,6 +15,13 @@ several rounds of a size.
     bench/charts.py --summary              # the four charts of docs/results.md
     bench/charts.py --readme               # docs/charts/hetero-2gpu.svg
     bench/charts.py --ceiling "copy ceiling=37.2" RECORD
+    bench/charts.py --sim a.json b.json    # hetccl-sim --json output
+
+With --sim the files are hetccl-sim's JSON lines (or records holding them
+in fenced blocks), of one cluster each or several: per collective, busbw
+against size with a line per cluster, and busbw against the rank count
+with a line per size, each beside its dashed yardstick (issue #32's ideal
+for the same cluster, tools/sim/ideal.h).
 
 Charts are drawn on demand and not committed: this writes
 <record>-<collective>.png and .svg (--format chooses) into --out, by
@@ -467,6 +474,112 @@ def series_value(points, series, coll, size):
 
 
 # ----------------------------------------------------------------------------
+# hetccl-sim's results (--sim).
+
+SIM_FIELDS = {"collective", "size", "busbw_GBps", "time_us", "ideal_us",
+              "ranks", "domains"}
+
+
+# Per chart kind: the series a result belongs to, and its x.
+SIM_AXES = {
+    "size": (lambda r: f"{r['ranks']} ranks, {r['domains']} domains",
+             lambda r: r["size"]),
+    "ranks": (lambda r: size_label(r["size"]), lambda r: r["ranks"]),
+}
+
+
+def sim_results(path):
+    """hetccl-sim's JSON lines in a file of them or in a record's fenced
+    blocks."""
+    path = Path(path)
+    text = path.read_text(errors="replace")
+    lines = (text.splitlines() if path.suffix == ".json"
+             else [line for block in fenced_blocks(text) for line in block])
+    results = []
+    for line in lines:
+        obj = parse_object(line.strip()) if line.strip().startswith("{") \
+            else None
+        if obj is not None and SIM_FIELDS <= obj.keys():
+            results.append(obj)
+    return results
+
+
+def yardstick_busbw(result):
+    """The busbw the operation would have at the yardstick's time."""
+    return result["busbw_GBps"] * result["time_us"] / result["ideal_us"]
+
+
+def sim_curves(results, series_of, x_of):
+    """({series: [(x, busbw)]}, {series: [(x, yardstick busbw)]}), x
+    ascending."""
+    simulated, ideal = {}, {}
+    for result in results:
+        series = series_of(result)
+        simulated.setdefault(series, []).append(
+            (x_of(result), result["busbw_GBps"]))
+        ideal.setdefault(series, []).append(
+            (x_of(result), yardstick_busbw(result)))
+    return ({s: sorted(c) for s, c in simulated.items()},
+            {s: sorted(c) for s, c in ideal.items()})
+
+
+def set_ranks_axis(axis, ranks):
+    ranks = sorted(set(ranks))
+    axis.set_xscale("log", base=2)
+    axis.set_xticks(ranks, [plain_number(r) for r in ranks])
+    axis.set_xlim(ranks[0] / 1.3, ranks[-1] * 1.3)
+
+
+def sim_chart(pyplot, results, coll, by, stem, formats):
+    """busbw of one collective against size (a line per cluster) or
+    against the rank count (a line per size), yardsticks dashed."""
+    series_of, x_of = SIM_AXES[by]
+    results = sorted(results,
+                     key=lambda r: (r["ranks"], r["domains"], r["size"]))
+    simulated, ideal = sim_curves(results, series_of, x_of)
+    colors = series_colors(simulated)
+    figure, axis = pyplot.subplots(figsize=(7, 5))
+    draw_curves(axis, simulated, colors)
+    for series, curve in ideal.items():
+        axis.plot([x for x, _ in curve], [v for _, v in curve],
+                  linestyle="--", linewidth=1, color=colors[series],
+                  label=f"{series}, yardstick")
+    xs = [x for curve in simulated.values() for x, _ in curve]
+    if by == "size":
+        set_size_axis(axis, xs)
+        axis.set_xlabel(SIZE_LABEL)
+    else:
+        set_ranks_axis(axis, xs)
+        axis.set_xlabel("ranks (log2 scale)")
+    set_value_axis(axis, curve_values(simulated) + curve_values(ideal),
+                   log_above=10)
+    axis.set_ylabel(BUSBW_LABEL)
+    axis.set_title(f"hetccl-sim: {coll}, busbw against {by} "
+                   "(model figures)")
+    legend_below(figure, (axis,))
+    return save(figure, pyplot, stem, formats)
+
+
+def sim_charts(pyplot, paths, out_dir, formats):
+    """Per collective, the by-size chart and, where the results hold more
+    than one rank count, the by-ranks chart; returns the paths."""
+    results = [r for path in paths for r in sim_results(path)]
+    if not results:
+        raise SystemExit("charts: no hetccl-sim results in "
+                         f"{', '.join(str(p) for p in paths)}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for coll in dict.fromkeys(r["collective"] for r in results):
+        mine = [r for r in results if r["collective"] == coll]
+        written += sim_chart(pyplot, mine, coll, "size",
+                             out_dir / f"sim-{coll}-by-size", formats)
+        if len({r["ranks"] for r in mine}) > 1:
+            written += sim_chart(pyplot, mine, coll, "ranks",
+                                 out_dir / f"sim-{coll}-by-ranks", formats)
+    return written
+
+
+# ----------------------------------------------------------------------------
 # The command line.
 
 def parse_ceiling(text):
@@ -514,13 +627,19 @@ def parse_args():
                         help="a bus-bandwidth ceiling to draw (repeatable)")
     parser.add_argument("--require", action="store_true",
                         help="exit 1 if matplotlib is missing")
+    parser.add_argument("--sim", nargs="+", type=Path, default=[],
+                        metavar="FILE",
+                        help="hetccl-sim --json files (or records holding "
+                        "its lines): busbw against size and rank count")
     args = parser.parse_args()
-    if not (args.records or args.all or args.summary or args.readme):
-        parser.error("give record files, --all, --summary or --readme")
+    if not (args.records or args.all or args.summary or args.readme
+            or args.sim):
+        parser.error("give record files, --all, --summary, --readme or "
+                     "--sim")
     args.records = [Path(r) for r in args.records]
     if args.all:
         args.records += sorted(RESULTS.glob("*.md"))
-    missing = [str(r) for r in args.records if not r.is_file()]
+    missing = [str(r) for r in args.records + args.sim if not r.is_file()]
     if missing:
         parser.error(f"no such record: {', '.join(missing)}")
     return args
@@ -550,6 +669,8 @@ def main():
         for chart in SUMMARY_LINE_CHARTS:
             print_paths(summary_line_chart(pyplot, chart, out_dir, formats))
         print_paths(summary_bar_chart(pyplot, out_dir, formats))
+    if args.sim:
+        print_paths(sim_charts(pyplot, args.sim, out_dir, formats))
     for record in args.records:
         paths = record_charts(pyplot, record, out_dir, args.ceiling, formats)
         if not paths:

@@ -11,7 +11,10 @@ Checks, every chart written into a temporary directory given with --out:
 - --summary draws its four charts from the records in bench/results (so a
   record they need cannot leave the tree unnoticed);
 - --readme draws the README's chart as SVG only, and README.md shows that
-  file from docs/charts, where it is committed.
+  file from docs/charts, where it is committed;
+- --sim on hetccl-sim's JSON lines of two clusters (16 and 64 ranks, two
+  collectives) draws per collective busbw against size and against the
+  rank count, the series and their yardsticks named in the SVG's text.
 
 matplotlib is required (CI installs python3-matplotlib through
 scripts/install-deps.sh): without it the test fails and says so. Debian's
@@ -29,6 +32,7 @@ REPO = HERE.parent.parent
 CHARTS = REPO / "bench" / "charts.py"
 SAMPLE = HERE / "sample-record.md"
 WITHOUT_JSON = HERE / "record-without-json.md"
+SIM_SAMPLE = HERE / "sim-sample.json"
 SERIES = ("hetccl-shm", "nccl-host")
 CEILING = ("test ceiling", "30")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -141,6 +145,28 @@ def check_readme(python, out_dir):
     return problems
 
 
+def check_sim(python, out_dir):
+    """The problems with --sim on the simulator's sample lines."""
+    result = run_charts(python, "--sim", SIM_SAMPLE, "--format", "svg",
+                        "--out", out_dir)
+    if result.returncode != 0:
+        return [f"--sim: exit {result.returncode}"]
+    want = sorted(f"sim-{coll}-by-{by}.svg" for coll in ("allreduce",
+                                                         "sendrecv")
+                  for by in ("size", "ranks"))
+    if written(out_dir) != want:
+        return [f"--sim wrote {written(out_dir)}, not {want}"]
+    problems = []
+    series = {"size": ("16 ranks, 2 domains", "64 ranks, 2 domains"),
+              "ranks": ("1M", "32M")}
+    for by, names in series.items():
+        text = (out_dir / f"sim-allreduce-by-{by}.svg").read_text()
+        problems += [f"sim-allreduce-by-{by}.svg: no text '{name}'"
+                     for name in names + (f"{names[0]}, yardstick",)
+                     if f">{name}<" not in text]
+    return problems
+
+
 def main():
     python = python_with_matplotlib()
     if python is None:
@@ -156,6 +182,7 @@ def main():
         problems += check_without_json(python, tmp / "empty")
         problems += check_summary(python, tmp / "summary")
         problems += check_readme(python, tmp / "readme")
+        problems += check_sim(python, tmp / "sim")
     for problem in problems:
         print(f"FAIL: {problem}")
     print("FAIL" if problems else "PASS: charts_from_a_record")
