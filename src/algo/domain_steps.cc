@@ -16,29 +16,42 @@ Op domainOp(OpKind kind, const Op& user, const void* send, void* recv,
   return op;
 }
 
-// A reduce-scatter of the part that divides evenly, and an all-reduce of
-// the tail (which the last local rank owns): the vendor libraries offer
-// reduce-scatter with equal counts only.
-void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
-                    char* recv, size_t n) {
-  reduceInDomain(ctx, op, send, recv, n, n / ctx.domainSize());
-}
+namespace {
 
-void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
-                    char* recv, size_t n, size_t base) {
-  size_t elt = dtypeSize(op.dtype);
-  int size = ctx.domainSize();
+// A reduce-scatter of the part that divides evenly (this rank's `base`
+// elements to `share`), and an all-reduce of the tail past base * size
+// (to `tail`; the last local rank owns it): the vendor libraries offer
+// reduce-scatter with equal counts only.
+void reduceInDomainTo(const PlanContext& ctx, const Op& op, const char* send,
+                      size_t n, size_t base, char* share, char* tail) {
+  const int size = ctx.domainSize();
   if (size == 1) {
-    ctx.inDomain(domainOp(OpKind::AllReduce, op, send, recv, n));
+    ctx.inDomain(domainOp(OpKind::AllReduce, op, send, share, n));
     return;
   }
   if (base > 0)
-    ctx.inDomain(domainOp(OpKind::ReduceScatter, op, send,
-                          recv + ctx.localRank() * base * elt, base));
-  size_t tail = n - base * size;
-  if (tail > 0)
-    ctx.inDomain(domainOp(OpKind::AllReduce, op, send + base * size * elt,
-                          recv + base * size * elt, tail));
+    ctx.inDomain(domainOp(OpKind::ReduceScatter, op, send, share, base));
+  const size_t rest = n - base * size;
+  if (rest > 0)
+    ctx.inDomain(domainOp(OpKind::AllReduce, op,
+                          send + base * size * dtypeSize(op.dtype), tail,
+                          rest));
+}
+
+}  // namespace
+
+void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
+                    char* recv, size_t n) {
+  const size_t elt = dtypeSize(op.dtype);
+  const size_t base = n / ctx.domainSize();
+  reduceInDomainTo(ctx, op, send, n, base, recv + ctx.localRank() * base * elt,
+                   recv + base * ctx.domainSize() * elt);
+}
+
+void reduceOwnedInDomain(const PlanContext& ctx, const Op& op, const char* send,
+                         char* owned, size_t n, size_t base) {
+  reduceInDomainTo(ctx, op, send, n, base, owned,
+                   owned + base * dtypeSize(op.dtype));
 }
 
 bool partialIsInput(const PlanContext& ctx, const Op& op) {

@@ -16,13 +16,19 @@ Op domainOp(OpKind kind, const Op& user, const void* send, void* recv,
             size_t count, int root = 0);
 
 // The domain's partial result of n elements of `send`, left in `recv` at
-// the same offsets, complete in this rank's owned range: local rank i owns
-// [i*base, (i+1)*base), the last one also the rest up to n. Without
-// `base`, the owned ranges of ownership.h (base = n / domain size).
+// the same offsets, complete in this rank's owned range (ownership.h):
+// local rank i owns [i*base, (i+1)*base), base = n / domain size, the
+// last one also the rest up to n.
 void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
                     char* recv, size_t n);
-void reduceInDomain(const PlanContext& ctx, const Op& op, const char* send,
-                    char* recv, size_t n, size_t base);
+
+// The same with any `base` (at most n / domain size), leaving only this
+// rank's part, compact at `owned`: its `base` elements of the
+// reduce-scatter, then the tail past base * size, which every rank
+// receives and the last local rank owns. `owned` holds
+// n - (size - 1) * base elements.
+void reduceOwnedInDomain(const PlanContext& ctx, const Op& op, const char* send,
+                         char* owned, size_t n, size_t base);
 
 // Whether this rank's partial is its input as it is: a rank alone in its
 // domain whose reduction scales nothing (no PreMulSum). Plans then read

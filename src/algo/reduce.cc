@@ -11,6 +11,7 @@
 // local rank reduces whole blocks, those of its matching ranks in every
 // domain, and sends each across once (startChunkForMatchingRanks).
 #include <algorithm>
+#include <array>
 #include <memory>
 
 #include "algo/domain_steps.h"
@@ -34,20 +35,65 @@ struct Delivery {
   bool toMatchingRanks = false;
 };
 
+// A chunk's scratch, in three parts: the input laid out for the domain's
+// reduction, this rank's part of the domain's partial (its share of the
+// reduce-scatter, then the tail every rank of the domain receives), and
+// the domains' partials of this rank's blocks as they arrive. A part a
+// rank has no use for takes no room: no layout where the partial is the
+// input, the buffer is one block (a reduce's, part-major as it lies) or
+// the domain reads the blocks where they lie; no partial where the input
+// is it; no arrivals on a rank that is no block's destination.
+struct ChunkScratch {
+  char* laidOut;
+  char* owned;
+  char* assembled;
+};
+
 // One chunk: elements [offset, offset + count) of every block.
 struct Chunk {
   size_t offset;
   size_t count;
-  char* scratch;
+  ChunkScratch scratch;
   std::vector<std::shared_ptr<TransferRequest>> across;
   // This domain's partial of the chunk of this rank's block, where the
   // partial is the input itself (partialIsInput); else it is assembled.
   const char* ownPartial = nullptr;
 };
 
-size_t scratchBytes(const PlanContext& ctx, const Delivery& delivery,
-                    size_t count, size_t elt) {
-  return (2 * delivery.blocks + ctx.domains->count()) * count * elt;
+// Whether every domain's ranks are evenly spaced and its library reads
+// blocks that far apart (reduceBlocksWhereTheyLie).
+bool blocksLieEvenly(const PlanContext& ctx);
+
+// The elements of the domain's reduce-scatter that each local rank gets.
+size_t domainShare(const PlanContext& ctx, const Delivery& delivery,
+                   size_t count) {
+  return delivery.toMatchingRanks
+             ? ctx.domains->count() * count
+             : delivery.blocks * (count / ctx.domainSize());
+}
+
+// The bytes of each part of a chunk's scratch (ChunkScratch), in order.
+std::array<size_t, 3> scratchParts(const PlanContext& ctx, const Op& op,
+                                   const Delivery& delivery, size_t count) {
+  const size_t elt = dtypeSize(op.dtype);
+  const size_t n = delivery.blocks * count;
+  const bool inPlace = partialIsInput(ctx, op);
+  // One block is part-major as it lies.
+  const bool laysOut = !inPlace && delivery.blocks > 1 &&
+                       !(delivery.toMatchingRanks && blocksLieEvenly(ctx));
+  const size_t share = domainShare(ctx, delivery, count);
+  bool receives = false;
+  for (size_t b = 0; b < delivery.blocks && !receives; ++b)
+    receives = delivery.destinationOf(b) == ctx.rank;
+  return {laysOut ? n * elt : 0,
+          inPlace ? 0 : (n - (ctx.domainSize() - 1) * share) * elt,
+          receives ? ctx.domains->count() * count * elt : 0};
+}
+
+ChunkScratch chunkScratch(const PlanContext& ctx, const Op& op,
+                          const Delivery& delivery, size_t count, char* at) {
+  const std::array<size_t, 3> parts = scratchParts(ctx, op, delivery, count);
+  return {at, at + parts[0], at + parts[0] + parts[1]};
 }
 
 // Copies the chunk of every block of `send` so that part i of each
@@ -76,19 +122,21 @@ void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
   int domains = ctx.domains->count();
   int size = ctx.domainSize();
   const bool inPlace = partialIsInput(ctx, op);
-  char* laidOut = chunk.scratch;
-  char* partial = laidOut + n * elt;
-  char* assembled = partial + n * elt;
-  size_t base = delivery.blocks * (chunk.count / size);
+  const char* owned = chunk.scratch.owned;
   if (!inPlace) {
-    layOutPartMajor(ctx, static_cast<const char*>(op.sendbuff), laidOut,
-                    delivery, chunk, size, elt);
-    reduceInDomain(ctx, op, laidOut, partial, n, base);
+    const auto* send = static_cast<const char*>(op.sendbuff);
+    const char* partMajor = send + chunk.offset * elt;
+    if (delivery.blocks > 1) {
+      layOutPartMajor(ctx, send, chunk.scratch.laidOut, delivery, chunk, size,
+                      elt);
+      partMajor = chunk.scratch.laidOut;
+    }
+    reduceOwnedInDomain(ctx, op, partMajor, chunk.scratch.owned, n,
+                        domainShare(ctx, delivery, chunk.count));
   }
 
   std::vector<Op> transfers;
   ElementRange ownPart = ownedRange(chunk.count, size, ctx.localRank());
-  const char* owned = partial + ctx.localRank() * base * elt;
   auto ownedOf = [&](size_t b) {
     return inPlace ? static_cast<const char*>(op.sendbuff) +
                          (b * delivery.blockCount + chunk.offset) * elt
@@ -109,7 +157,8 @@ void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
       for (int i = 0; i < senders; ++i) {
         ElementRange part = ownedRange(chunk.count, senders, i);
         if (part.size() == 0 || (inPlace && members[i] == ctx.rank)) continue;
-        char* slot = assembled + (d * chunk.count + part.begin) * elt;
+        char* slot =
+            chunk.scratch.assembled + (d * chunk.count + part.begin) * elt;
         transfers.push_back(
             pointToPoint(OpKind::Recv, op, slot, part.size(), members[i]));
       }
@@ -125,8 +174,7 @@ void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
   if (result == nullptr) return;
   size_t elt = dtypeSize(op.dtype);
   int domains = ctx.domains->count();
-  const char* assembled =
-      chunk.scratch + 2 * delivery.blocks * chunk.count * elt;
+  const char* assembled = chunk.scratch.assembled;
   // Each domain's partial is scaled already: the domains premultiplied.
   Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
   reduction.preScale = nullptr;
@@ -161,17 +209,23 @@ size_t evenStep(const std::vector<int>& members) {
 // domain d over its ranks' blocks where they lie (evenly spaced), which
 // leaves this rank the chunk of the block of d's rank of its local index
 // at owned + d * count. False (nothing run) where it cannot.
+bool blocksLieEvenly(const PlanContext& ctx) {
+  if (!ctx.domainReadsBlocksApart) return false;
+  for (int d = 0; d < ctx.domains->count(); ++d)
+    if (evenStep(ctx.domains->members(d)) == 0) return false;
+  return true;
+}
+
 bool reduceBlocksWhereTheyLie(const PlanContext& ctx, const Op& op,
                               const Delivery& delivery, const Chunk& chunk,
                               char* owned) {
-  if (!ctx.domainReadsBlocksApart) return false;
+  if (!blocksLieEvenly(ctx)) return false;
   const size_t elt = dtypeSize(op.dtype);
   const auto* send = static_cast<const char*>(op.sendbuff);
   std::vector<Op> steps;
   for (int d = 0; d < ctx.domains->count(); ++d) {
     const std::vector<int>& members = ctx.domains->members(d);
     const size_t step = evenStep(members);
-    if (step == 0) return false;
     const size_t first = members[0] * delivery.blockCount + chunk.offset;
     Op blocks = domainOp(OpKind::ReduceScatter, op, send + first * elt,
                          owned + d * chunk.count * elt, chunk.count);
@@ -196,14 +250,10 @@ void startChunkForMatchingRanks(const PlanContext& ctx, const Op& op,
   const int domains = ctx.domains->count();
   const int size = ctx.domainSize();
   const size_t n = delivery.blocks * chunk.count;
-  char* laidOut = chunk.scratch;
-  char* partial = laidOut + n * elt;
-  char* assembled = partial + n * elt;
-  const size_t base = domains * chunk.count;
-  char* owned = partial + ctx.localRank() * base * elt;
+  char* owned = chunk.scratch.owned;
   if (!reduceBlocksWhereTheyLie(ctx, op, delivery, chunk, owned)) {
     const auto* send = static_cast<const char*>(op.sendbuff);
-    char* out = laidOut;
+    char* out = chunk.scratch.laidOut;
     for (int local = 0; local < size; ++local)
       for (int d = 0; d < domains; ++d) {
         const size_t block = ctx.domains->members(d)[local];
@@ -212,7 +262,8 @@ void startChunkForMatchingRanks(const PlanContext& ctx, const Op& op,
             chunk.count * elt);
         out += chunk.count * elt;
       }
-    reduceInDomain(ctx, op, laidOut, partial, n, base);
+    reduceOwnedInDomain(ctx, op, chunk.scratch.laidOut, owned, n,
+                        domainShare(ctx, delivery, chunk.count));
   }
   chunk.ownPartial = owned + ctx.domain() * chunk.count * elt;
   std::vector<Op> transfers;
@@ -221,9 +272,9 @@ void startChunkForMatchingRanks(const PlanContext& ctx, const Op& op,
     const int peer = ctx.domains->members(d)[ctx.localRank()];
     transfers.push_back(pointToPoint(
         OpKind::Send, op, owned + d * chunk.count * elt, chunk.count, peer));
-    transfers.push_back(pointToPoint(OpKind::Recv, op,
-                                     assembled + d * chunk.count * elt,
-                                     chunk.count, peer));
+    transfers.push_back(pointToPoint(
+        OpKind::Recv, op, chunk.scratch.assembled + d * chunk.count * elt,
+        chunk.count, peer));
   }
   chunk.across = startSendRecv(ctx, transfers);
 }
@@ -234,13 +285,25 @@ void reduceAndDeliver(const PlanContext& ctx, const Op& op,
                       const Delivery& delivery, void* result) {
   size_t elt = dtypeSize(op.dtype);
   size_t perChunk = elementsPerChunk(ctx, elt, delivery.blocks);
-  size_t half =
-      scratchBytes(ctx, delivery, std::min(perChunk, delivery.blockCount), elt);
+  // Each of the two chunks in flight gets half. Every chunk but the last
+  // is full, and the last, shorter one may need more: a rank's part of
+  // the domain's partial holds the count's remainder over the domain.
+  auto bytesOf = [&](size_t count) {
+    const std::array<size_t, 3> parts = scratchParts(ctx, op, delivery, count);
+    return parts[0] + parts[1] + parts[2];
+  };
+  const size_t last = delivery.blockCount % perChunk;
+  const size_t half = std::max(bytesOf(std::min(perChunk, delivery.blockCount)),
+                               last == 0 ? 0 : bytesOf(last));
   char* scratch = ctx.scratchBytes(2 * half);
   pipelineChunks(
       delivery.blockCount, perChunk,
       [&](const ChunkSpan& span) {
-        Chunk chunk{span.offset, span.n, scratch + (span.index % 2) * half, {}};
+        Chunk chunk{span.offset,
+                    span.n,
+                    chunkScratch(ctx, op, delivery, span.n,
+                                 scratch + (span.index % 2) * half),
+                    {}};
         if (delivery.toMatchingRanks)
           startChunkForMatchingRanks(ctx, op, delivery, chunk);
         else

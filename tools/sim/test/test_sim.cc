@@ -257,6 +257,31 @@ TEST(SimScale, AllGatherSendsEachBlockWholeOncePerOtherDomain) {
   }
 }
 
+// Per rank, the reduce-scatter's scratch is its input's layout for the
+// domain's library (a chunk) and its own blocks' partials; the reduce's is
+// the root's arrivals (a chunk per domain) and its part of its domain's
+// partial: no room for a part a rank has no use for, two chunks in flight.
+TEST(SimScale, ReduceAndReduceScatterScratchHoldsOnlyWhatARankUses) {
+  const PlanKnobs knobs;
+  const size_t chunk = knobs.chunkBytes;
+  const int domains = 2;
+  for (int hostsPerDomain : {1, 4, 16}) {
+    const ClusterSpec spec = cluster(domains, hostsPerDomain, 8, 8, 400);
+    const size_t ranks = spec.nranks();
+    const size_t ranksPerDomain = ranks / domains;
+    OpSpec op;
+    op.bytes = size_t{1} << 30;
+    op.collective = SimCollective::ReduceScatter;
+    SimResult r = simulate(spec, op, knobs);
+    EXPECT_LE(r.scratchMax, 2 * (chunk + 2 * domains * (chunk / ranks)))
+        << ranks << " ranks";
+    op.collective = SimCollective::Reduce;
+    r = simulate(spec, op, knobs);
+    EXPECT_LE(r.scratchMax, 2 * (domains * chunk + chunk / ranksPerDomain))
+        << ranks << " ranks";
+  }
+}
+
 TEST(SimOptions, TheCommandLineDescribesTheCluster) {
   const Options options =
       parseOptions({"--domains", "3", "--hosts", "2", "--gpus", "4",
