@@ -14,10 +14,10 @@ constexpr size_t kPage = 4096;
 
 }  // namespace
 
-size_t PiecedLink::pieceBytesFor(size_t bytes) const {
+size_t PiecedLink::pieceBytesFor(size_t pieceBytes, size_t bytes) {
   const size_t quarter = (bytes + kPiecesPerTransfer - 1) / kPiecesPerTransfer;
   const size_t aligned = (quarter + kPage - 1) / kPage * kPage;
-  return std::min(pieceBytes_, std::max(kMinPieceBytes, aligned));
+  return std::min(pieceBytes, std::max(kMinPieceBytes, aligned));
 }
 
 template <typename Post>

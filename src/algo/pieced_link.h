@@ -26,8 +26,12 @@ class PiecedLink : public LinkOver {
                                         const CallSignature& call) override;
 
   static constexpr size_t kMinPieceBytes = 256 << 10;
-  // The pieces of a transfer of `bytes` are this long (the last shorter).
-  size_t pieceBytesFor(size_t bytes) const;
+  // The pieces of a transfer of `bytes` are this long (the last shorter),
+  // on a link whose pieces are at most `pieceBytes` long.
+  static size_t pieceBytesFor(size_t pieceBytes, size_t bytes);
+  size_t pieceBytesFor(size_t bytes) const {
+    return pieceBytesFor(pieceBytes_, bytes);
+  }
 
  private:
   template <typename Post>

@@ -46,6 +46,12 @@ struct ClusterSpec {
   // loopback, both ways together, at this rate (GB/s) instead of NICs.
   // 0: real hosts, NICs that send and receive at once.
   double loopbackGBps = 0;
+  // The staged GPU engine: between hosts a GPU rank's transfer goes in
+  // pieces (algo/pieced_link.h) that the GPU copies to pinned host memory
+  // and back at this rate each way (GB/s), and each piece costs the
+  // proxy's hand-over between the GPU's streams and the link (us).
+  double copyGBps = 50;
+  double pieceUs = 0;
 
   int nranks() const;
   int nhosts() const;

@@ -6,6 +6,11 @@
 // rate, and is complete a latency later. Transfers that share a NIC
 // therefore take turns: the NIC's total rate is what they share. Pretend
 // hosts (ClusterSpec::loopbackGBps) share one loopback instead of NICs.
+// A GPU rank's transfer between hosts is staged: its GPU copies it out to
+// host memory (and the receiving GPU back in) piece by piece at
+// ClusterSpec::copyGBps, so the wire waits for the first piece's copy and
+// the receiver for the last one's, each copy engine carries one transfer
+// at a time, and the wire moves at most a piece per ClusterSpec::pieceUs.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +32,9 @@ struct Resource {
 
 class Network {
  public:
-  Network(const ClusterSpec& cluster, std::vector<RankPlace> places);
+  // largestPieceBytes: the links' largest piece (HETCCL_CHUNK / 4).
+  Network(const ClusterSpec& cluster, std::vector<RankPlace> places,
+          size_t largestPieceBytes);
 
   // When a transfer of `bytes` from rank `src` to rank `dst`, which can
   // start at `now`, is complete. Reserves the resources it takes.
@@ -37,6 +44,12 @@ class Network {
  private:
   int nicSend(int rank) const;
   int nicReceive(int rank) const;
+  // The wire's resources between two ranks, and its latency.
+  std::vector<int> pathBetween(int src, int dst) const;
+  // Reserves `path` for `bytes` from `earliest` at `seconds` at least;
+  // returns when it is free again.
+  double reserve(const std::vector<int>& path, size_t bytes, double earliest,
+                 double seconds);
 
   std::vector<RankPlace> places_;
   int nicsPerHost_;
@@ -47,6 +60,11 @@ class Network {
   std::vector<int> firstNic_;  // per host: send sides, then receive sides
   std::vector<int> fabricOut_, fabricIn_;  // per rank
   std::vector<double> fabricLatency_;      // per rank
+  // Per rank, its GPU's copy engines out of and into host memory (-1 for
+  // a CPU rank: nothing staged).
+  std::vector<int> copyOut_, copyIn_;
+  size_t largestPieceBytes_;
+  double pieceSeconds_;
   int loopback_ = -1;  // the one resource between hosts, if they pretend
 };
 

@@ -85,6 +85,10 @@ const char* usage() {
          "  --loopback-gbps X  the hosts pretend (one machine): transfers\n"
          "                     between them share its loopback, both ways\n"
          "                     together, at X GB/s\n"
+         "  --copy-gbps X      a GPU's copies to and from host memory between\n"
+         "                     hosts, each way (GB/s, default 50)\n"
+         "  --piece-us X       the staging proxy's hand-over per piece (us,\n"
+         "                     default 0)\n"
          "  -x LIST            allreduce,allgather,reducescatter,broadcast,\n"
          "                     reduce,alltoall,sendrecv or all (default\n"
          "                     allreduce)\n"
@@ -128,6 +132,10 @@ Options parseOptions(const std::vector<std::string>& args) {
       options.cluster.nics.gbps = positive(flag, value);
     else if (flag == "--loopback-gbps")
       options.cluster.loopbackGBps = positive(flag, value);
+    else if (flag == "--copy-gbps")
+      options.cluster.copyGBps = positive(flag, value);
+    else if (flag == "--piece-us")
+      options.cluster.pieceUs = positive(flag, value);
     else if (flag == "--nics")
       nics = count(flag, value);
     else if (flag == "--nic-latency-us")

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "algo/domains.h"
+#include "algo/pipeline.h"
 #include "algo/plan_context.h"
 #include "domain_model.h"
 #include "ideal.h"
@@ -93,7 +94,7 @@ class Run {
         knobs_(knobs),
         places_(placeRanks(cluster)),
         domains_(domainMapOf(places_)),
-        network_(cluster, places_),
+        network_(cluster, places_, crossDomainPieceBytes(knobs.chunkBytes)),
         wires_(scheduler_, network_, cluster.nranks()),
         links_(places_.size()),
         finished_(places_.size(), 0) {

@@ -93,20 +93,30 @@ ClusterSpec cluster(int domains, int hosts, int ranksPerHost, int nics,
   return spec;
 }
 
+// The same with CPU ranks (HetCCL's host collectives in each domain):
+// nothing staged between hosts, the network alone.
+ClusterSpec cpuCluster(int domains, int hosts, int ranksPerHost, int nics,
+                       double nicGbps) {
+  ClusterSpec spec = cluster(domains, hosts, ranksPerHost, nics, nicGbps);
+  for (DomainSpec& domain : spec.domains) libraryModel("host", &domain.library);
+  return spec;
+}
+
 TEST(SimNetwork, ATransferTakesBytesOverTheRatePlusTheLatency) {
-  const ClusterSpec spec = cluster(2, 1, 1, 1, 80);  // 10 GB/s
-  Network network(spec, placeRanks(spec));
+  const ClusterSpec spec = cpuCluster(2, 1, 1, 1, 80);  // 10 GB/s
+  Network network(spec, placeRanks(spec), 4 << 20);
   EXPECT_DOUBLE_EQ(network.transfer(0, 1, 1000000000, 0), 0.1 + 2e-6);
 }
 
 TEST(SimNetwork, TransfersThatShareANicTakeTurnsAndOtherRailsDoNot) {
-  const ClusterSpec spec = cluster(2, 1, 2, 2, 80);  // ranks 0,1 | 2,3
+  ClusterSpec spec = cpuCluster(2, 1, 2, 2, 80);  // ranks 0,1 | 2,3
+  for (DomainSpec& domain : spec.domains) domain.library.busGBps = 1000;
   const size_t gigabyte = 1000000000;
-  Network shared(spec, placeRanks(spec));
+  Network shared(spec, placeRanks(spec), 4 << 20);
   // Rank 0 to ranks 2 and 3 leaves by host 0's NIC 0 both times.
   EXPECT_DOUBLE_EQ(shared.transfer(0, 2, gigabyte, 0), 0.1 + 2e-6);
   EXPECT_DOUBLE_EQ(shared.transfer(0, 3, gigabyte, 0), 0.2 + 2e-6);
-  Network rails(spec, placeRanks(spec));
+  Network rails(spec, placeRanks(spec), 4 << 20);
   // Rail 0 (rank 0 to rank 2) and rail 1 (rank 1 to rank 3) share nothing.
   EXPECT_DOUBLE_EQ(rails.transfer(0, 2, gigabyte, 0), 0.1 + 2e-6);
   EXPECT_DOUBLE_EQ(rails.transfer(1, 3, gigabyte, 0), 0.1 + 2e-6);
@@ -115,13 +125,36 @@ TEST(SimNetwork, TransfersThatShareANicTakeTurnsAndOtherRailsDoNot) {
 }
 
 TEST(SimNetwork, PretendHostsShareOneLoopbackBothWays) {
-  ClusterSpec spec = cluster(2, 1, 1, 1, 80);
+  ClusterSpec spec = cpuCluster(2, 1, 1, 1, 80);
   spec.loopbackGBps = 20;
-  Network network(spec, placeRanks(spec));
+  Network network(spec, placeRanks(spec), 4 << 20);
   const size_t gigabyte = 1000000000;
   EXPECT_DOUBLE_EQ(network.transfer(0, 1, gigabyte, 0), 0.05 + 2e-6);
   // The other way waits for the loopback, as on one machine.
   EXPECT_DOUBLE_EQ(network.transfer(1, 0, gigabyte, 0), 0.1 + 2e-6);
+}
+
+// GPU ranks between hosts stage through host memory: the wire waits for
+// the first 4 MB piece to leave the GPU and the receiver for the last one
+// to arrive in its GPU; slower copies or the proxy's hand-over per piece
+// bound the wire instead of the NIC.
+TEST(SimNetwork, AStagedTransferWaitsForTheFirstAndLastPiecesCopies) {
+  ClusterSpec spec = cluster(2, 1, 1, 1, 80);  // 10 GB/s
+  const size_t gigabyte = 1000000000;
+  const double piece = 4194304;  // 1 GB is 239 pieces of the largest
+  spec.copyGBps = 20;
+  Network fastCopies(spec, placeRanks(spec), 4 << 20);
+  EXPECT_NEAR(fastCopies.transfer(0, 1, gigabyte, 0),
+              piece / 20e9 + 0.1 + 2e-6 + piece / 20e9, 1e-12);
+  spec.copyGBps = 5;  // the copies take 0.2 s each way: they set the pace
+  Network slowCopies(spec, placeRanks(spec), 4 << 20);
+  EXPECT_NEAR(slowCopies.transfer(0, 1, gigabyte, 0), 0.2 + 2e-6 + piece / 5e9,
+              1e-12);
+  spec.copyGBps = 20;
+  spec.pieceUs = 1000;  // 239 hand-overs of 1 ms
+  Network slowProxy(spec, placeRanks(spec), 4 << 20);
+  EXPECT_NEAR(slowProxy.transfer(0, 1, gigabyte, 0),
+              piece / 20e9 + 0.239 + 2e-6 + piece / 20e9, 1e-12);
 }
 
 TEST(SimDomainModel, CollectivesTakeAlphaPlusTheRingsBusBytes) {
@@ -150,7 +183,7 @@ TEST(SimDomainModel, CollectivesTakeAlphaPlusTheRingsBusBytes) {
 
 // One rank per domain, on hosts of their own: only the link costs.
 ClusterSpec twoLoneRanks() {
-  ClusterSpec spec = cluster(2, 1, 1, 1, 80);  // 10 GB/s
+  ClusterSpec spec = cpuCluster(2, 1, 1, 1, 80);  // 10 GB/s
   for (DomainSpec& domain : spec.domains) {
     domain.library.alphaUs = 0;
     domain.library.memoryGBps = 1e9;  // reductions take no time
@@ -292,6 +325,10 @@ TEST(SimOptions, TheCommandLineDescribesTheCluster) {
   EXPECT_EQ(options.cluster.nics.perHost, 4);
   EXPECT_EQ(options.cluster.nics.gbps, 200);
   EXPECT_EQ(options.collectives.size(), 7u);
+  const Options staged =
+      parseOptions({"--copy-gbps", "25", "--piece-us", "30"});
+  EXPECT_EQ(staged.cluster.copyGBps, 25);
+  EXPECT_EQ(staged.cluster.pieceUs, 30);
   EXPECT_THROW(parseOptions({"--domains", "0"}), std::invalid_argument);
   EXPECT_THROW(parseOptions({"--library", "mpi"}), std::invalid_argument);
   EXPECT_THROW(parseOptions({"-x", "allreduse"}), std::invalid_argument);
