@@ -25,7 +25,7 @@ void rootedPlan(const PlanContext& ctx, const Op& op, OpKind rootKind,
           rootKind, op, static_cast<const char*>(blocks) + peer * block,
           op.count, peer));
   }
-  sendRecvPlan(ctx, ops);
+  sendRecvPlan(ctx, ops, PeerReach::kEveryRank);
 }
 
 // Elements [first, first + n) of every block: rank p gets n elements at
@@ -42,7 +42,7 @@ void exchangeColumns(const PlanContext& ctx, const Op& op, const char* send,
     ops.push_back(pointToPoint(
         OpKind::Recv, op, recv + (peer * op.count + first) * elt, n, peer));
   }
-  sendRecvPlan(ctx, ops);
+  sendRecvPlan(ctx, ops, PeerReach::kEveryRank);
 }
 
 }  // namespace

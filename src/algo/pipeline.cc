@@ -10,10 +10,14 @@ size_t elementsPerChunk(const PlanContext& ctx, size_t elementBytes,
       1, ctx.chunkBytes / elementBytes / std::max<size_t>(1, rows));
 }
 
-size_t pointToPointPieceBytes(size_t chunkBytes, int nranks) {
+size_t pointToPointPieceBytes(size_t chunkBytes, int nranks, size_t bytes,
+                              bool fewPeers) {
   constexpr size_t kSmallest = 4096;
-  size_t share = chunkBytes / std::max(nranks, 1);
-  return std::max<size_t>(1, std::min(chunkBytes, std::max(share, kSmallest)));
+  const size_t share = chunkBytes / std::max(nranks, 1);
+  const size_t floor = fewPeers ? std::min(std::max<size_t>(bytes, 1),
+                                           crossDomainPieceBytes(chunkBytes))
+                                : kSmallest;
+  return std::max<size_t>(1, std::min(chunkBytes, std::max(share, floor)));
 }
 
 size_t crossDomainPieceBytes(size_t chunkBytes) {

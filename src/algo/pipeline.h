@@ -20,9 +20,15 @@ using Transfers = std::vector<std::shared_ptr<TransferRequest>>;
 size_t elementsPerChunk(const PlanContext& ctx, size_t elementBytes,
                         size_t rows = 1);
 
-// The largest piece a point-to-point transfer across domains is cut into:
-// a round of pieces to and from every rank then stays within two chunks.
-size_t pointToPointPieceBytes(size_t chunkBytes, int nranks);
+// The pieces a point-to-point transfer of `bytes` across domains is cut
+// into (the last one shorter): HETCCL_CHUNK / nranks (at least 4 KiB), so
+// that a round to and from every rank stays within two chunks. A group
+// that reaches only a few peers (a user's sends and receives) cuts no
+// smaller than a piece of the links (crossDomainPieceBytes) or the whole
+// transfer: on many ranks the share alone shrinks to a few kilobytes a
+// piece, each paying the link's and the staging's cost per piece.
+size_t pointToPointPieceBytes(size_t chunkBytes, int nranks, size_t bytes,
+                              bool fewPeers);
 
 // The pieces transfers across domains are cut into (pieced_link.h): a
 // quarter chunk, so that a chunk's transfer is on the wire while the next

@@ -1,6 +1,7 @@
 #include "algo/plan_choice.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "algo/pipeline.h"
 #include "op/decision_log.h"
@@ -96,7 +97,9 @@ std::string describePlan(const PlanContext& ctx, const PlanChoice& choice) {
   return format(
       "direct transfers: across domains in pieces of up to %s (%s over %d "
       "ranks, at least 4K)",
-      bytesText(pointToPointPieceBytes(ctx.chunkBytes, ctx.nranks)).c_str(),
+      bytesText(
+          pointToPointPieceBytes(ctx.chunkBytes, ctx.nranks, SIZE_MAX, false))
+          .c_str(),
       settingText("HETCCL_CHUNK", ctx.chunkBytes).c_str(), ctx.nranks);
 }
 

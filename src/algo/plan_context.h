@@ -127,8 +127,15 @@ void scatterPlan(const PlanContext& context, const Op& op);
 // (kind Send) or receives them from `peer` (kind Recv).
 Op pointToPoint(OpKind kind, const Op& user, const void* data, size_t count,
                 int peer);
+// Who a rank's point-to-point ops reach, which sets how sendRecvPlan cuts
+// its transfers across domains (pipeline.h): a user's group of sends and
+// receives a few peers, a collective made of them (all-to-all, gather,
+// scatter) every rank. Both ends of a transfer run the same kind of group,
+// so they cut it alike.
+enum class PeerReach { kFewPeers, kEveryRank };
 // The point-to-point ops of one group (peers are global ranks).
-void sendRecvPlan(const PlanContext& context, const std::vector<Op>& ops);
+void sendRecvPlan(const PlanContext& context, const std::vector<Op>& ops,
+                  PeerReach reach);
 // The same in two halves: posts the transfers across domains and runs the
 // ones inside the domain; the caller waits for the returned requests.
 std::vector<std::shared_ptr<TransferRequest>> startSendRecv(

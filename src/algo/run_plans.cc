@@ -58,7 +58,7 @@ void runPlans(const PlanContext& ctx, const std::vector<Op>& ops) {
   PlanContext grouped = ctx;
   grouped.call.reset();
   if (ctx.onPlanStart) ctx.onPlanStart(pointToPoint);
-  sendRecvPlan(grouped, pointToPoint);
+  sendRecvPlan(grouped, pointToPoint, PeerReach::kFewPeers);
 }
 
 }  // namespace hetccl

@@ -43,7 +43,8 @@ std::vector<Op> copySelfTransfers(const PlanContext& ctx,
 // while the next one is copied (GPU buffers), and no more than two rounds
 // hold staging. The domain's own group runs once the first round is
 // posted.
-void sendRecvPlan(const PlanContext& ctx, const std::vector<Op>& ops) {
+void sendRecvPlan(const PlanContext& ctx, const std::vector<Op>& ops,
+                  PeerReach reach) {
   std::vector<Op> inDomain, across;
   for (const Op& op : copySelfTransfers(ctx, ops)) {
     if (ctx.domains->domainOf(op.root) != ctx.domain()) {
@@ -54,30 +55,32 @@ void sendRecvPlan(const PlanContext& ctx, const std::vector<Op>& ops) {
     local.root = ctx.domains->localRank(op.root);
     inDomain.push_back(local);
   }
-  const size_t step = pointToPointPieceBytes(ctx.chunkBytes, ctx.nranks);
-  auto postRound = [&](size_t offset) {
-    Transfers round;
+  auto postRound = [&](size_t round) {
+    Transfers posted;
     for (const Op& op : across) {
-      size_t bytes = op.count * dtypeSize(op.dtype);
-      if (offset >= bytes && offset > 0) continue;  // one round for 0 bytes
-      size_t piece = std::min(step, bytes - offset);
+      const size_t bytes = op.count * dtypeSize(op.dtype);
+      const size_t step = pointToPointPieceBytes(
+          ctx.chunkBytes, ctx.nranks, bytes, reach == PeerReach::kFewPeers);
+      const size_t offset = round * step;
+      if (offset >= bytes && round > 0) continue;  // one round for 0 bytes
+      const size_t piece = std::min(step, bytes - offset);
       Link& link = ctx.linkTo(op.root);
       const CallSignature call = ctx.callOf(op);
       if (op.kind == OpKind::Send)
-        round.push_back(link.send(
+        posted.push_back(link.send(
             static_cast<const char*>(op.sendbuff) + offset, piece, call));
       else
-        round.push_back(
+        posted.push_back(
             link.recv(static_cast<char*>(op.recvbuff) + offset, piece, call));
     }
-    return round;
+    return posted;
   };
   Transfers previous = postRound(0);
   if (!inDomain.empty()) ctx.inDomain(inDomain);
-  for (size_t offset = step; !previous.empty(); offset += step) {
-    Transfers round = postRound(offset);
+  for (size_t round = 1; !previous.empty(); ++round) {
+    Transfers posted = postRound(round);
     for (auto& request : previous) ctx.wait(request);
-    previous = std::move(round);
+    previous = std::move(posted);
   }
 }
 

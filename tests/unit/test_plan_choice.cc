@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "algo/pipeline.h"
 #include "algo/plan_choice.h"
 #include "op/decision_log.h"
 
@@ -73,6 +74,27 @@ TEST(PlanChoice, ReduceIsAlwaysPipelinedAndAllToAllDirect) {
   const PlanChoice allToAll = choosePlan(ctx, opOf(OpKind::AlltoAll, 1));
   EXPECT_EQ(allToAll.plan, PlanChoice::Plan::Direct);
   EXPECT_TRUE(has(describePlan(ctx, allToAll), "direct transfers"));
+}
+
+// A point-to-point transfer across domains goes in pieces of the chunk's
+// share per rank; a user's sends and receives never in pieces smaller than
+// a link's (a quarter chunk) unless the whole transfer is: on 1,024 ranks
+// a 16K share would cut a 1 GB send into 65,536 pieces. A collective that
+// reaches every rank keeps the share, so a round stays within two chunks.
+TEST(PointToPointPieces, TheRanksShareOfAChunkButAtLeastALinksPiece) {
+  const size_t chunk = 16 << 20;
+  const size_t gigabyte = size_t{1} << 30;
+  for (bool fewPeers : {true, false}) {
+    EXPECT_EQ(pointToPointPieceBytes(chunk, 2, gigabyte, fewPeers), chunk / 2);
+    EXPECT_EQ(pointToPointPieceBytes(chunk, 4, gigabyte, fewPeers), chunk / 4);
+    EXPECT_EQ(pointToPointPieceBytes(chunk, 1, gigabyte, fewPeers), chunk);
+  }
+  EXPECT_EQ(pointToPointPieceBytes(chunk, 1024, gigabyte, true), chunk / 4);
+  EXPECT_EQ(pointToPointPieceBytes(chunk, 1024, 1 << 20, true), 1u << 20);
+  EXPECT_EQ(pointToPointPieceBytes(chunk, 1024, 100, true), 16384u);
+  EXPECT_EQ(pointToPointPieceBytes(chunk, 2, 0, true), chunk / 2);
+  EXPECT_EQ(pointToPointPieceBytes(chunk, 1024, gigabyte, false), 16384u);
+  EXPECT_EQ(pointToPointPieceBytes(chunk, 8192, gigabyte, false), 4096u);
 }
 
 // Classes end at powers of two, so "at most 32K" splits no class.

@@ -290,6 +290,23 @@ TEST(SimScale, AllGatherSendsEachBlockWholeOncePerOtherDomain) {
   }
 }
 
+// A send/recv ring's transfers go in pieces no smaller than the links'
+// (a quarter chunk), not in the chunk's share per rank: the same number
+// of pieces per rank on 16 ranks as on 1,024.
+TEST(SimScale, ASendRecvRingCutsNoSmallerThanTheLinksPieces) {
+  const size_t bytes = size_t{1} << 30;
+  const PlanKnobs knobs;
+  for (int hostsPerDomain : {1, 4, 16, 64}) {
+    const ClusterSpec spec = cluster(2, hostsPerDomain, 8, 8, 400);
+    OpSpec op;
+    op.collective = SimCollective::SendRecv;
+    op.bytes = bytes;
+    const SimResult r = simulate(spec, op, knobs);
+    EXPECT_EQ(r.messagesMax, bytes / (knobs.chunkBytes / 4))
+        << spec.nranks() << " ranks";
+  }
+}
+
 // Per rank, the reduce-scatter's scratch is its input's layout for the
 // domain's library (a chunk) and its own blocks' partials; the reduce's is
 // the root's arrivals (a chunk per domain) and its part of its domain's
