@@ -77,6 +77,8 @@ TEST(SimScheduler, AFibersExceptionEndsTheRunAndReachesTheCaller) {
   EXPECT_THROW(scheduler.run(), std::logic_error);
 }
 
+constexpr size_t kGiB = size_t{1} << 30;
+
 ClusterSpec cluster(int domains, int hosts, int ranksPerHost, int nics,
                     double nicGbps) {
   ClusterSpec spec;
@@ -248,63 +250,58 @@ TEST(SimPlans, EveryCollectiveCompletesOnUnevenHostsAndDomains) {
   }
 }
 
+// 1 GB of `collective` on 2 domains of `hosts` hosts of 8 GPUs each, a
+// 400 Gb/s NIC per GPU, for each count of hosts: check(cluster, result).
+template <typename Check>
+void atScale(SimCollective collective, std::initializer_list<int> hosts,
+             Check check) {
+  for (int hostsPerDomain : hosts) {
+    const ClusterSpec spec = cluster(2, hostsPerDomain, 8, 8, 400);
+    OpSpec op;
+    op.collective = collective;
+    op.bytes = kGiB;
+    check(spec, simulate(spec, op, PlanKnobs{}));
+  }
+}
+
 // Per rank and chunk, the all-reduce sends at most one partial and one
 // result for each other domain, and keeps scratch for two chunks of the
 // partials it reduces: bounds that do not grow with the rank count.
 TEST(SimScale, AllReduceMessagesAndScratchPerRankStayBounded) {
-  const size_t bytes = size_t{1} << 30;
-  const PlanKnobs knobs;
-  const size_t chunks = bytes / knobs.chunkBytes;
-  for (int hostsPerDomain : {1, 4, 16, 64}) {
-    const ClusterSpec spec = cluster(2, hostsPerDomain, 8, 8, 400);
-    const int ranksPerDomain = hostsPerDomain * 8;
-    OpSpec op;
-    op.bytes = bytes;
-    const SimResult r = simulate(spec, op, knobs);
-    const int domains = 2;
-    EXPECT_LE(r.messagesMax, 2 * (domains - 1) * chunks)
-        << spec.nranks() << " ranks";
-    EXPECT_LE(r.scratchMax,
-              2 * (domains - 1) * (knobs.chunkBytes / ranksPerDomain + 4))
-        << spec.nranks() << " ranks";
-    EXPECT_GT(r.busGBps, 0);
-  }
+  const size_t chunk = PlanKnobs{}.chunkBytes;
+  atScale(SimCollective::AllReduce, {1, 4, 16, 64},
+          [&](const ClusterSpec& spec, const SimResult& r) {
+            const size_t ranksPerDomain = spec.nranks() / 2;
+            EXPECT_LE(r.messagesMax, 2 * kGiB / chunk)
+                << spec.nranks() << " ranks";
+            EXPECT_LE(r.scratchMax, 2 * (chunk / ranksPerDomain + 4))
+                << spec.nranks() << " ranks";
+            EXPECT_GT(r.busGBps, 0);
+          });
 }
 
 // Per rank and chunk, an all-gather whose blocks would cut into pieces
 // smaller than the links' sends each block whole to one rank of each
 // other domain: one send per other domain, however many ranks.
 TEST(SimScale, AllGatherSendsEachBlockWholeOncePerOtherDomain) {
-  const size_t bytes = size_t{1} << 30;
-  const PlanKnobs knobs;
-  const size_t chunks = bytes / knobs.chunkBytes;
-  for (int hostsPerDomain : {1, 4, 16, 64}) {
-    const ClusterSpec spec = cluster(2, hostsPerDomain, 8, 8, 400);
-    OpSpec op;
-    op.collective = SimCollective::AllGather;
-    op.bytes = bytes;
-    const SimResult r = simulate(spec, op, knobs);
-    EXPECT_EQ(r.messagesMax, chunks) << spec.nranks() << " ranks";
-    EXPECT_EQ(r.scratchMax, 0u);
-    EXPECT_GT(r.busGBps, 0);
-  }
+  atScale(SimCollective::AllGather, {1, 4, 16, 64},
+          [](const ClusterSpec& spec, const SimResult& r) {
+            EXPECT_EQ(r.messagesMax, kGiB / PlanKnobs{}.chunkBytes)
+                << spec.nranks() << " ranks";
+            EXPECT_EQ(r.scratchMax, 0u);
+            EXPECT_GT(r.busGBps, 0);
+          });
 }
 
 // A send/recv ring's transfers go in pieces no smaller than the links'
 // (a quarter chunk), not in the chunk's share per rank: the same number
 // of pieces per rank on 16 ranks as on 1,024.
 TEST(SimScale, ASendRecvRingCutsNoSmallerThanTheLinksPieces) {
-  const size_t bytes = size_t{1} << 30;
-  const PlanKnobs knobs;
-  for (int hostsPerDomain : {1, 4, 16, 64}) {
-    const ClusterSpec spec = cluster(2, hostsPerDomain, 8, 8, 400);
-    OpSpec op;
-    op.collective = SimCollective::SendRecv;
-    op.bytes = bytes;
-    const SimResult r = simulate(spec, op, knobs);
-    EXPECT_EQ(r.messagesMax, bytes / (knobs.chunkBytes / 4))
-        << spec.nranks() << " ranks";
-  }
+  atScale(SimCollective::SendRecv, {1, 4, 16, 64},
+          [](const ClusterSpec& spec, const SimResult& r) {
+            EXPECT_EQ(r.messagesMax, kGiB / (PlanKnobs{}.chunkBytes / 4))
+                << spec.nranks() << " ranks";
+          });
 }
 
 // Per rank, the reduce-scatter's scratch is its input's layout for the
@@ -312,24 +309,19 @@ TEST(SimScale, ASendRecvRingCutsNoSmallerThanTheLinksPieces) {
 // the root's arrivals (a chunk per domain) and its part of its domain's
 // partial: no room for a part a rank has no use for, two chunks in flight.
 TEST(SimScale, ReduceAndReduceScatterScratchHoldsOnlyWhatARankUses) {
-  const PlanKnobs knobs;
-  const size_t chunk = knobs.chunkBytes;
-  const int domains = 2;
-  for (int hostsPerDomain : {1, 4, 16}) {
-    const ClusterSpec spec = cluster(domains, hostsPerDomain, 8, 8, 400);
-    const size_t ranks = spec.nranks();
-    const size_t ranksPerDomain = ranks / domains;
-    OpSpec op;
-    op.bytes = size_t{1} << 30;
-    op.collective = SimCollective::ReduceScatter;
-    SimResult r = simulate(spec, op, knobs);
-    EXPECT_LE(r.scratchMax, 2 * (chunk + 2 * domains * (chunk / ranks)))
-        << ranks << " ranks";
-    op.collective = SimCollective::Reduce;
-    r = simulate(spec, op, knobs);
-    EXPECT_LE(r.scratchMax, 2 * (domains * chunk + chunk / ranksPerDomain))
-        << ranks << " ranks";
-  }
+  const size_t chunk = PlanKnobs{}.chunkBytes;
+  atScale(SimCollective::ReduceScatter, {1, 4, 16},
+          [&](const ClusterSpec& spec, const SimResult& r) {
+            const size_t ranks = spec.nranks();
+            EXPECT_LE(r.scratchMax, 2 * (chunk + 2 * 2 * (chunk / ranks)))
+                << ranks << " ranks";
+          });
+  atScale(SimCollective::Reduce, {1, 4, 16},
+          [&](const ClusterSpec& spec, const SimResult& r) {
+            const size_t ranksPerDomain = spec.nranks() / 2;
+            EXPECT_LE(r.scratchMax, 2 * (2 * chunk + chunk / ranksPerDomain))
+                << spec.nranks() << " ranks";
+          });
 }
 
 TEST(SimOptions, TheCommandLineDescribesTheCluster) {
