@@ -10,9 +10,9 @@
 // Cutting keeps the domain's step an all-gather, which moves less than a
 // broadcast; but it costs a transfer per rank of the other domain, so on
 // many ranks the pieces shrink and their count grows with the ranks
-// (hetccl-sim: 8,192 transfers per rank for 1 GB on 256 ranks). Whole
-// blocks cost one transfer per rank of the other domains, spread over the
-// receivers.
+// (hetccl-sim: 8,192 transfers per rank for 1 GB on 256 ranks). A whole
+// block costs its sender one transfer per other domain, and the domains'
+// ranks share the receiving.
 // Each domain also broadcasts its own ranks' blocks from their owners.
 // Chunked: one chunk's blocks travel while the previous chunk is spread.
 #include <algorithm>

@@ -198,17 +198,13 @@ bool domainsOfOneSize(const DomainMap& domains, int size) {
 // The ranks' step when `members` are evenly spaced (first + i * step),
 // else 0.
 size_t evenStep(const std::vector<int>& members) {
+  if (members.size() < 2) return 0;
   const int step = members[1] - members[0];
   for (size_t i = 2; i < members.size(); ++i)
     if (members[i] - members[i - 1] != step) return 0;
   return step > 0 ? static_cast<size_t>(step) : 0;
 }
 
-// The domain step of startChunkForMatchingRanks without laying the input
-// out first, where the domain reads blocks apart: one reduce-scatter per
-// domain d over its ranks' blocks where they lie (evenly spaced), which
-// leaves this rank the chunk of the block of d's rank of its local index
-// at owned + d * count. False (nothing run) where it cannot.
 bool blocksLieEvenly(const PlanContext& ctx) {
   if (!ctx.domainReadsBlocksApart) return false;
   for (int d = 0; d < ctx.domains->count(); ++d)
@@ -216,6 +212,11 @@ bool blocksLieEvenly(const PlanContext& ctx) {
   return true;
 }
 
+// The domain step of startChunkForMatchingRanks without laying the input
+// out first, where the domain reads blocks apart: one reduce-scatter per
+// domain d over its ranks' blocks where they lie (evenly spaced), which
+// leaves this rank the chunk of the block of d's rank of its local index
+// at owned + d * count. False (nothing run) where it cannot.
 bool reduceBlocksWhereTheyLie(const PlanContext& ctx, const Op& op,
                               const Delivery& delivery, const Chunk& chunk,
                               char* owned) {
