@@ -250,16 +250,17 @@ TEST(SimPlans, EveryCollectiveCompletesOnUnevenHostsAndDomains) {
   }
 }
 
-// 1 GB of `collective` on 2 domains of `hosts` hosts of 8 GPUs each, a
-// 400 Gb/s NIC per GPU, for each count of hosts: check(cluster, result).
+// `bytes` (1 GiB unless given) of `collective` on 2 domains of `hosts`
+// hosts of 8 GPUs each, a 400 Gb/s NIC per GPU, for each count of hosts:
+// check(cluster, result).
 template <typename Check>
 void atScale(SimCollective collective, std::initializer_list<int> hosts,
-             Check check) {
+             Check check, size_t bytes = kGiB) {
   for (int hostsPerDomain : hosts) {
     const ClusterSpec spec = cluster(2, hostsPerDomain, 8, 8, 400);
     OpSpec op;
     op.collective = collective;
-    op.bytes = kGiB;
+    op.bytes = bytes;
     check(spec, simulate(spec, op, PlanKnobs{}));
   }
 }
@@ -307,21 +308,27 @@ TEST(SimScale, ASendRecvRingCutsNoSmallerThanTheLinksPieces) {
 // Per rank, the reduce-scatter's scratch is its input's layout for the
 // domain's library (a chunk) and its own blocks' partials; the reduce's is
 // the root's arrivals (a chunk per domain) and its part of its domain's
-// partial: no room for a part a rank has no use for, two chunks in flight.
+// partial: no room for a part a rank has no use for, two chunks in flight
+// (of the 4 that 64 MB makes).
 TEST(SimScale, ReduceAndReduceScatterScratchHoldsOnlyWhatARankUses) {
   const size_t chunk = PlanKnobs{}.chunkBytes;
-  atScale(SimCollective::ReduceScatter, {1, 4, 16},
-          [&](const ClusterSpec& spec, const SimResult& r) {
-            const size_t ranks = spec.nranks();
-            EXPECT_LE(r.scratchMax, 2 * (chunk + 2 * 2 * (chunk / ranks)))
-                << ranks << " ranks";
-          });
-  atScale(SimCollective::Reduce, {1, 4, 16},
-          [&](const ClusterSpec& spec, const SimResult& r) {
-            const size_t ranksPerDomain = spec.nranks() / 2;
-            EXPECT_LE(r.scratchMax, 2 * (2 * chunk + chunk / ranksPerDomain))
-                << spec.nranks() << " ranks";
-          });
+  const size_t bytes = 4 * chunk;
+  atScale(
+      SimCollective::ReduceScatter, {1, 4, 16},
+      [&](const ClusterSpec& spec, const SimResult& r) {
+        const size_t ranks = spec.nranks();
+        EXPECT_LE(r.scratchMax, 2 * (chunk + 2 * 2 * (chunk / ranks)))
+            << ranks << " ranks";
+      },
+      bytes);
+  atScale(
+      SimCollective::Reduce, {1, 4, 16},
+      [&](const ClusterSpec& spec, const SimResult& r) {
+        const size_t ranksPerDomain = spec.nranks() / 2;
+        EXPECT_LE(r.scratchMax, 2 * (2 * chunk + chunk / ranksPerDomain))
+            << spec.nranks() << " ranks";
+      },
+      bytes);
 }
 
 TEST(SimOptions, TheCommandLineDescribesTheCluster) {
