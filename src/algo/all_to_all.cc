@@ -56,7 +56,7 @@ void allToAllPlan(const PlanContext& ctx, const Op& op) {
     return;
   }
   const size_t elt = dtypeSize(op.dtype);
-  const size_t slice = elementsPerChunk(ctx, elt, ctx.nranks);
+  const size_t slice = elementsPerChunk(ctx.chunkBytes, elt, ctx.nranks);
   auto* data = static_cast<const char*>(op.recvbuff);
   for (size_t first = 0; first < op.count; first += slice) {
     size_t n = std::min(slice, op.count - first);

@@ -78,13 +78,18 @@ void CrossDomainLinks::poll() const {
 size_t CrossDomainLinks::bytesSent() const {
   size_t total = 0;
   for (const auto& entry : links_) total += entry.second->bytesSent();
-  return total;
+  return total - sentBefore_;
 }
 
 size_t CrossDomainLinks::bytesReceived() const {
   size_t total = 0;
   for (const auto& entry : links_) total += entry.second->bytesReceived();
-  return total;
+  return total - receivedBefore_;
+}
+
+void CrossDomainLinks::startCounting() {
+  sentBefore_ += bytesSent();
+  receivedBefore_ += bytesReceived();
 }
 
 }  // namespace hetccl

@@ -48,9 +48,12 @@ class CrossDomainLinks {
   // Looks for what no transfer waits for (LinkSet::poll): from the
   // communicator's async-error query.
   void poll() const;
-  // Payload bytes this rank moved across domains so far.
+  // Payload bytes this rank moved across domains since startCounting().
   size_t bytesSent() const;
   size_t bytesReceived() const;
+  // Counts from here on: what set-up moved (algo/link_probe.h) is not the
+  // plans' traffic.
+  void startCounting();
   // Where the engine that runs the plans marks its waits on these links,
   // for the call probe (which may outlive the links): the communicator's
   // WaitingCall, which its domain's waits mark too.
@@ -63,6 +66,8 @@ class CrossDomainLinks {
   std::map<int, std::shared_ptr<PiecedLink>> links_;
   std::string summary_;
   const std::shared_ptr<WaitingCall> waiting_;
+  size_t sentBefore_ = 0;
+  size_t receivedBefore_ = 0;
 };
 
 }  // namespace hetccl

@@ -4,10 +4,9 @@
 
 namespace hetccl {
 
-size_t elementsPerChunk(const PlanContext& ctx, size_t elementBytes,
-                        size_t rows) {
+size_t elementsPerChunk(size_t chunkBytes, size_t elementBytes, size_t rows) {
   return std::max<size_t>(
-      1, ctx.chunkBytes / elementBytes / std::max<size_t>(1, rows));
+      1, chunkBytes / elementBytes / std::max<size_t>(1, rows));
 }
 
 size_t pointToPointPieceBytes(size_t chunkBytes, int nranks, size_t bytes,

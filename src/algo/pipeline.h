@@ -16,8 +16,8 @@ namespace hetccl {
 
 using Transfers = std::vector<std::shared_ptr<TransferRequest>>;
 
-// Elements per chunk for HETCCL_CHUNK bytes spread over `rows` rows.
-size_t elementsPerChunk(const PlanContext& ctx, size_t elementBytes,
+// Elements per chunk for chunks of `chunkBytes` spread over `rows` rows.
+size_t elementsPerChunk(size_t chunkBytes, size_t elementBytes,
                         size_t rows = 1);
 
 // The pieces a point-to-point transfer of `bytes` across domains is cut

@@ -48,6 +48,22 @@ std::string settingText(const char* name, size_t bytes) {
   return format("%s=%s", name, sizeText(static_cast<int64_t>(bytes)).c_str());
 }
 
+// The one-shot cut-off of `kind` and where it came from, and the same of
+// the chunk.
+std::string oneShotMaxText(const PlanContext& ctx, OpKind kind) {
+  return ctx.tuning ? ctx.tuning->oneShotMaxText(kind)
+                    : settingText("HETCCL_ONE_SHOT_MAX", ctx.oneShotMaxBytes);
+}
+
+std::string chunkSource(const PlanContext& ctx, OpKind kind) {
+  return ctx.tuning ? ctx.tuning->chunkSource(kind)
+                    : settingText("HETCCL_CHUNK", ctx.chunkBytes);
+}
+
+size_t oneShotMaxOf(const PlanContext& ctx, OpKind kind) {
+  return ctx.tuning ? ctx.tuning->oneShotMax(kind) : ctx.oneShotMaxBytes;
+}
+
 std::string describePipelined(const PlanContext& ctx,
                               const PlanChoice& choice) {
   const std::string why =
@@ -55,12 +71,11 @@ std::string describePipelined(const PlanContext& ctx,
           ? std::string("no one-shot plan")
           : format("%s of %s > %s", choice.measured,
                    bytesText(choice.measuredBytes).c_str(),
-                   settingText("HETCCL_ONE_SHOT_MAX", ctx.oneShotMaxBytes)
-                       .c_str());
+                   oneShotMaxText(ctx, choice.kind).c_str());
   return format("pipelined plan: %s; %zu chunk(s) of up to %s (%s)",
                 why.c_str(), choice.chunks,
                 bytesText(choice.chunkBytes).c_str(),
-                settingText("HETCCL_CHUNK", ctx.chunkBytes).c_str());
+                chunkSource(ctx, choice.kind).c_str());
 }
 
 }  // namespace
@@ -68,18 +83,21 @@ std::string describePipelined(const PlanContext& ctx,
 PlanChoice choosePlan(const PlanContext& ctx, const Op& op) {
   const OneShotRule rule = ruleOf(ctx, op);
   PlanChoice choice;
+  choice.kind = op.kind;
   choice.measured = rule.measured;
   choice.measuredBytes = rule.bytes;
   if (rule.rows == 0) {
     choice.plan = PlanChoice::Plan::Direct;
     return choice;
   }
-  if (rule.measured != nullptr && rule.bytes <= ctx.oneShotMaxBytes) {
+  if (rule.measured != nullptr && rule.bytes <= oneShotMaxOf(ctx, op.kind)) {
     choice.plan = PlanChoice::Plan::OneShot;
     return choice;
   }
   const size_t elt = dtypeSize(op.dtype);
-  choice.chunkElements = elementsPerChunk(ctx, elt, rule.rows);
+  choice.chunkElements = elementsPerChunk(
+      ctx.tuning ? ctx.tuning->chunkFor(op.kind, rule.bytes) : ctx.chunkBytes,
+      elt, rule.rows);
   choice.chunkBytes =
       std::min(choice.chunkElements, op.count) * elt * rule.rows;
   choice.chunks = (op.count + choice.chunkElements - 1) / choice.chunkElements;
@@ -88,10 +106,9 @@ PlanChoice choosePlan(const PlanContext& ctx, const Op& op) {
 
 std::string describePlan(const PlanContext& ctx, const PlanChoice& choice) {
   if (choice.plan == PlanChoice::Plan::OneShot)
-    return format(
-        "one-shot plan: %s of %s <= %s", choice.measured,
-        bytesText(choice.measuredBytes).c_str(),
-        settingText("HETCCL_ONE_SHOT_MAX", ctx.oneShotMaxBytes).c_str());
+    return format("one-shot plan: %s of %s <= %s", choice.measured,
+                  bytesText(choice.measuredBytes).c_str(),
+                  oneShotMaxText(ctx, choice.kind).c_str());
   if (choice.plan == PlanChoice::Plan::Pipelined)
     return describePipelined(ctx, choice);
   return format(

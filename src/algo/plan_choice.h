@@ -17,6 +17,7 @@ struct PlanChoice {
     Direct,     // every block straight to its rank (all-to-all, ...)
   };
   Plan plan = Plan::Pipelined;
+  OpKind kind = OpKind::AllReduce;  // the collective's
   // What HETCCL_ONE_SHOT_MAX is compared with ("buffer", "output",
   // "input"); null where no one-shot plan exists.
   const char* measured = nullptr;

@@ -13,6 +13,7 @@
 
 #include "algo/domains.h"
 #include "algo/plan_data.h"
+#include "algo/plan_tuning.h"
 #include "op/decision_log.h"
 #include "op/executor.h"
 #include "op/op_traits.h"
@@ -42,11 +43,16 @@ struct PlanContext {
   // Where the collective's waits for a peer are marked, for the call probe
   // (may be null).
   WaitingCall* waiting = nullptr;
-  size_t chunkBytes = 0;  // elements per pipeline step = chunkBytes / elt
+  // The communicator's pipeline chunk: the largest a plan takes, and what
+  // point-to-point transfers are cut by (pipeline.h).
+  size_t chunkBytes = 0;
   // All-reduces of at most this many bytes, and all-gathers and
   // reduce-scatters of at most this many bytes of their larger buffer,
   // take their one-shot plans.
   size_t oneShotMaxBytes = 0;
+  // Where set, the cut-off and chunk by collective and size instead of the
+  // two above (plan_tuning.h).
+  std::shared_ptr<const PlanTuning> tuning;
   PlanData* data = nullptr;
   // The domain communicator is the host collectives, whose reduce-scatter
   // reads input blocks that lie apart (Op::blockStride). The same on every

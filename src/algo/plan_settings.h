@@ -4,7 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <optional>
 
+#include "algo/plan_cost.h"
+#include "algo/plan_tuning.h"
 #include "util/params.h"
 
 namespace hetccl {
@@ -18,6 +22,14 @@ struct PlanSettings {
   size_t oneShotMaxBytes;  // HETCCL_ONE_SHOT_MAX: the one-shot plans' limit
   int hostThreads;         // HETCCL_HOST_THREADS: 0 for the cores' choice
   bool timeline;           // HETCCL_ENGINE_TIMELINE
+  // Set explicitly: the cost model leaves them as they are.
+  bool chunkSet = false;
+  bool oneShotMaxSet = false;
+  // HETCCL_LINK_COST; none: measured at init (algo/link_probe.h).
+  std::optional<LinkCost> declaredLink;
+  // The cost model's choice, made once the links are up (null until then,
+  // and where nothing is left to choose).
+  std::shared_ptr<const PlanTuning> tuning;
 
   // Throws ncclInvalidArgument for the first bad value.
   static PlanSettings fromEnvironment();

@@ -280,12 +280,12 @@ void startChunkForMatchingRanks(const PlanContext& ctx, const Op& op,
   chunk.across = startSendRecv(ctx, transfers);
 }
 
-// Chunk by chunk (HETCCL_CHUNK bytes of the whole buffer at most), the
+// Chunk by chunk (the plan's chunk of the whole buffer at most), the
 // exchange of one chunk in flight while the next chunk is reduced.
 void reduceAndDeliver(const PlanContext& ctx, const Op& op,
                       const Delivery& delivery, void* result) {
-  size_t elt = dtypeSize(op.dtype);
-  size_t perChunk = elementsPerChunk(ctx, elt, delivery.blocks);
+  // Blocks per chunk: the plan's chunk spreads over the row of blocks.
+  const size_t perChunk = choosePlan(ctx, op).chunkElements;
   // Each of the two chunks in flight gets half. Every chunk but the last
   // is full, and the last, shorter one may need more: a rank's part of
   // the domain's partial holds the count's remainder over the domain.

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "algo/cross_domain_links.h"
+#include "algo/tuned_plans.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
 #include "core/call_probe.h"
@@ -240,6 +241,9 @@ void Communicator::setUpHeterogeneous(
       settings_.bootstrap.timeoutSeconds, settings_.plans, opsAbort_, liveness_,
       calls_, waiting_, gpu_ ? &deviceModuleOf(*gpu_) : nullptr);
   crossDomainLinks_ = links;
+  const PlanSettings plans =
+      tunePlans(settings_.plans, oob, domains, placements, *links, *opsAbort_,
+                settings_.bootstrap.timeoutSeconds);
   startCallProbe(domains, links);
   transportChoice_ = links->choice();
   gatherDomainBackends(oob);
@@ -249,9 +253,9 @@ void Communicator::setUpHeterogeneous(
              "domain %d (local rank %d of %zu), links: %s",
              rank_, domains.count(), domainIndex_, domains.localRank(rank_),
              members.size(), links->summary().c_str());
-    executor_ = HostPlanExecutor::create(
-        rank_, domains, std::move(links), settings_.plans,
-        settings_.timeoutSeconds, domainComm, opsAbort_);
+    executor_ = HostPlanExecutor::create(rank_, domains, std::move(links),
+                                         plans, settings_.timeoutSeconds,
+                                         domainComm, opsAbort_);
     return;
   }
   GpuPlanExecutorSetup engine{deviceModuleOf(*gpu_),
@@ -260,7 +264,7 @@ void Communicator::setUpHeterogeneous(
                               domains,
                               std::move(links),
                               std::move(domainComm),
-                              settings_.plans,
+                              plans,
                               settings_.gpuEngine,
                               settings_.timeoutSeconds,
                               opsAbort_};

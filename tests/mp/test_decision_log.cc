@@ -55,6 +55,34 @@ std::vector<std::string> linesWith(const std::string& log,
   return found;
 }
 
+// A fresh directory for the ranks' logs (each rank its own file, at INFO
+// for TUNING), removed when the test ends.
+class LogDirectory {
+ public:
+  LogDirectory() {
+    char path[] = "/tmp/hetccl-decisions-XXXXXX";
+    if (::mkdtemp(path) != nullptr) path_ = path;
+  }
+  ~LogDirectory() {
+    if (!path_.empty()) (void)std::system(("rm -rf " + path_).c_str());
+  }
+  bool made() const { return !path_.empty(); }
+  RunOptions options() const {
+    RunOptions options;
+    options.env = {{"HETCCL_DEBUG", "INFO"},
+                   {"HETCCL_DEBUG_SUBSYS", "TUNING"},
+                   {"HETCCL_DEBUG_FILE", path_ + "/rank.%p.log"}};
+    return options;
+  }
+  // The calling rank's log.
+  std::string ownLog() const {
+    return readFile(path_ + "/rank." + std::to_string(::getpid()) + ".log");
+  }
+
+ private:
+  std::string path_;
+};
+
 // A sum of ones, checked at a few places: the subject is the log.
 void allReduceOnes(ncclComm_t comm, cudaStream_t stream, size_t count,
                    int nranks, ncclRedOp_t op = ncclSum) {
@@ -86,14 +114,10 @@ class DecisionLogTest : public ::testing::TestWithParam<DecisionCase> {};
 
 TEST_P(DecisionLogTest, FirstOpOfEachSizeClassSaysWhatWasChosenAndWhy) {
   const DecisionCase& param = GetParam();
-  char dirTemplate[] = "/tmp/hetccl-decisions-XXXXXX";
-  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
-  const std::string dir = dirTemplate;
-  RunOptions options;
+  const LogDirectory logs;
+  ASSERT_TRUE(logs.made());
+  RunOptions options = logs.options();
   options.timeoutSeconds = 120;
-  options.env = {{"HETCCL_DEBUG", "INFO"},
-                 {"HETCCL_DEBUG_SUBSYS", "TUNING"},
-                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
   param.domains.applyTo(&options);
   for (const auto& [name, value] : param.env) options.env[name] = value;
   runRanks(
@@ -108,8 +132,7 @@ TEST_P(DecisionLogTest, FirstOpOfEachSizeClassSaysWhatWasChosenAndWhy) {
             allReduceOnes(comm, stream.get(), count, ctx.nranks());
         MP_CHECK_NCCL(ncclCommFinalize(comm));
         MP_CHECK_NCCL(ncclCommDestroy(comm));
-        const std::string log =
-            readFile(dir + "/rank." + std::to_string(::getpid()) + ".log");
+        const std::string log = logs.ownLog();
         for (const Probe& probe : param.probes)
           checkProbe(log, ctx.rank(), probe);
         MP_CHECK(linesWith(log, ": allReduce of ").size() ==
@@ -118,20 +141,15 @@ TEST_P(DecisionLogTest, FirstOpOfEachSizeClassSaysWhatWasChosenAndWhy) {
             << log;
       },
       options);
-  (void)std::system(("rm -rf " + dir).c_str());
 }
 
 // A reduction by a scalar in device memory is not the outboxes' to run:
 // the stream-driven path says it hands the op to the staged engine, which
 // says which plan it takes.
 TEST(DecisionLog, StreamDrivenPathSaysWhatItHandsToTheStagedEngine) {
-  char dirTemplate[] = "/tmp/hetccl-decisions-XXXXXX";
-  ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
-  const std::string dir = dirTemplate;
-  RunOptions options;
-  options.env = {{"HETCCL_DEBUG", "INFO"},
-                 {"HETCCL_DEBUG_SUBSYS", "TUNING"},
-                 {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"}};
+  const LogDirectory logs;
+  ASSERT_TRUE(logs.made());
+  RunOptions options = logs.options();
   emulatedGpuDomains({0, 1}).applyTo(&options);
   runRanks(
       2,
@@ -148,8 +166,7 @@ TEST(DecisionLog, StreamDrivenPathSaysWhatItHandsToTheStagedEngine) {
         MP_CHECK_NCCL(ncclRedOpDestroy(premulSum, comm));
         MP_CHECK_NCCL(ncclCommFinalize(comm));
         MP_CHECK_NCCL(ncclCommDestroy(comm));
-        const std::string log =
-            readFile(dir + "/rank." + std::to_string(::getpid()) + ".log");
+        const std::string log = logs.ownLog();
         const std::vector<std::string> lines = linesWith(
             log, "rank " + std::to_string(ctx.rank()) + ": allReduce of 4K");
         MP_CHECK(lines.size() == 2) << "expected the hand-over and the plan; "
@@ -160,12 +177,58 @@ TEST(DecisionLog, StreamDrivenPathSaysWhatItHandsToTheStagedEngine) {
         MP_CHECK(lines[0].find("staged engine: a reduction by a scalar in "
                                "device memory") != std::string::npos)
             << lines[0];
-        MP_CHECK(lines[1].find("one-shot plan: buffer of 4K bytes <= "
-                               "HETCCL_ONE_SHOT_MAX=32K") != std::string::npos)
+        MP_CHECK(lines[1].find("one-shot plan: buffer of 4K bytes <= ") !=
+                     std::string::npos &&
+                 lines[1].find("(cost model)") != std::string::npos)
             << lines[1];
       },
       options);
-  (void)std::system(("rm -rf " + dir).c_str());
+}
+
+// Rank 0 logs, once per communicator, the link the cost model saw and the
+// cut-off and chunks it chose: measured at init, or as HETCCL_LINK_COST
+// declares it; with both HETCCL_ONE_SHOT_MAX and HETCCL_CHUNK set there is
+// nothing to choose, so nothing is measured or logged.
+TEST(DecisionLog, TheCostModelSaysWhatItSawAndChose) {
+  const struct {
+    std::map<std::string, std::string> env;
+    std::vector<std::string> says;  // empty: no line at all
+  } cases[] = {
+      {{},
+       {"(measured), CPU ranks reduce at ", "all-reduce: one-shot up to ",
+        "; all-gather: one-shot up to ",
+        "; reduce-scatter: ", "; broadcast: ", "then chunks of "}},
+      {{{"HETCCL_LINK_COST", "20,12.5"}},
+       {"link between domains 20.0 us, 12.50 GB/s (HETCCL_LINK_COST)"}},
+      {{{"HETCCL_ONE_SHOT_MAX", "32K"}, {"HETCCL_CHUNK", "16M"}}, {}},
+  };
+  for (const auto& c : cases) {
+    const LogDirectory logs;
+    ASSERT_TRUE(logs.made());
+    RunOptions options = logs.options();
+    domainsByLabel({0, 1}).applyTo(&options);
+    for (const auto& [name, value] : c.env) options.env[name] = value;
+    runRanks(
+        2,
+        [&](RankContext& ctx) {
+          ncclComm_t comm = ctx.initComm();
+          MP_CHECK_NCCL(ncclCommDestroy(comm));
+          const std::string log = logs.ownLog();
+          const std::vector<std::string> lines =
+              linesWith(log, ": cost model: link between domains ");
+          const size_t expected = ctx.rank() == 0 && !c.says.empty() ? 1 : 0;
+          MP_CHECK(lines.size() == expected)
+              << lines.size() << " cost model lines, expected " << expected
+              << "; the log:\n"
+              << log;
+          if (lines.size() != 1) return;
+          std::printf("%s\n", lines[0].c_str());
+          for (const std::string& part : c.says)
+            MP_CHECK(lines[0].find(part) != std::string::npos)
+                << "the line does not say \"" << part << "\": " << lines[0];
+        },
+        options);
+  }
 }
 
 DomainLayout stagedOverTcp() {
@@ -179,7 +242,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         DecisionCase{"CpuRanks",
                      domainsByLabel({0, 1}),
-                     {{"HETCCL_CHUNK", "64K"}},
+                     {{"HETCCL_CHUNK", "64K"}, {"HETCCL_ONE_SHOT_MAX", "32K"}},
                      {{1024,
                        "4K bytes",
                        {"one-shot plan: buffer of 4K bytes <= "
@@ -205,7 +268,7 @@ INSTANTIATE_TEST_SUITE_P(
                         "(HETCCL_GPU_CHUNK=4M"}}}},
         DecisionCase{"EmulatedGpuStagedOverTcp",
                      stagedOverTcp(),
-                     {{"HETCCL_CHUNK", "64K"}},
+                     {{"HETCCL_CHUNK", "64K"}, {"HETCCL_ONE_SHOT_MAX", "32K"}},
                      {{1024,
                        "4K bytes",
                        {"one-shot plan: buffer of 4K bytes <= "
@@ -217,7 +280,21 @@ INSTANTIATE_TEST_SUITE_P(
                        "256K bytes",
                        {"pipelined plan: buffer of 256K bytes > "
                         "HETCCL_ONE_SHOT_MAX=32K; 4 chunk(s)",
-                        "1 tcp", "GPU buffers staged"}}}}),
+                        "1 tcp", "GPU buffers staged"}}}},
+        // Nothing set: the cost model chooses the cut-off, from a
+        // declared link so that the sizes fall on known sides; CPU ranks
+        // keep HETCCL_CHUNK.
+        DecisionCase{
+            "CpuRanksCostModel",
+            domainsByLabel({0, 1}),
+            {{"HETCCL_LINK_COST", "20,10"}},
+            {{1024,
+              "4K bytes",
+              {"one-shot plan: buffer of 4K bytes <= ", " (cost model)"}},
+             {1 << 22,
+              "16M bytes",
+              {"pipelined plan: buffer of 16M bytes > ", " (cost model); ",
+               "(HETCCL_CHUNK=16M)"}}}}),
     [](const ::testing::TestParamInfo<DecisionCase>& info) {
       return info.param.name;
     });

@@ -422,6 +422,16 @@ TEST(Errors, BadEnvironmentParameter) {
       "HETCCL_SHM_CHUNK=\"-5\": expected a size from 4K to 1G", nullptr);
 }
 
+// The cost model's link: latency and rate, both numbers.
+TEST(Errors, BadLinkCostSaysWhatItExpects) {
+  for (const char* value : {"20", "20,0", "-1,10", "fast,10"})
+    expectParameterRefused(
+        "HETCCL_LINK_COST", value,
+        "expected ALPHA_US,GBPS (the link's latency in microseconds and rate "
+        "in GB/s, e.g. 20,12.5)",
+        nullptr);
+}
+
 // HETCCL_TRANSPORT is checked against the transport registry at every
 // init, and an empty value means auto.
 TEST(Errors, UnknownTransportNamesTheRegisteredOnes) {

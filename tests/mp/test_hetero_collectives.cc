@@ -432,7 +432,7 @@ std::vector<Layout> allLayouts() {
        Density::kMedium,
        false,
        {0},
-       {{"HETCCL_CHUNK", "1536K"}}},
+       {{"HETCCL_CHUNK", "1536K"}, {"HETCCL_ONE_SHOT_MAX", "32K"}}},
       // Three contiguous domains of 3, 3 and 2 ranks.
       {"8ranks_split3",
        8,

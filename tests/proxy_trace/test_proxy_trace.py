@@ -33,6 +33,7 @@ SIZES = (1 << 20, 3 * (1 << 20) + 4)
 def run_perf(perf, prefix):
     env = dict(os.environ, HETCCL_EMULATED_GPU="1", HETCCL_HOSTID="A,B",
                HETCCL_TRANSPORT="tcp", HETCCL_CHUNK="1M",
+               HETCCL_ONE_SHOT_MAX="32K",
                HETCCL_PROXY_TRACE=str(prefix))
     for size in SIZES:
         result = subprocess.run(

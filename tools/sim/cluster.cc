@@ -2,21 +2,24 @@
 
 #include <sstream>
 
+#include "algo/plan_cost.h"
+
 namespace hetccl::sim {
 
+// The cost model's defaults (algo/plan_cost.h), so that the simulator and
+// the plans' choice start from the same figures.
 bool libraryModel(const std::string& name, LibraryModel* model) {
-  // nccl-tests reports 360-480 GB/s all-reduce bus bandwidth on 8 H100
-  // SXM; rccl-tests 250-310 GB/s on 8 MI300X; HBM3 moves 2-3 TB/s. The
-  // host collectives: one host's shared memory, a few GB/s per rank pair.
-  if (name == "nccl") {
-    *model = {name, 360, 10, 2000};
-  } else if (name == "rccl") {
-    *model = {name, 250, 15, 2000};
-  } else if (name == "host") {
-    *model = {name, 10, 5, 10};
-  } else {
+  RuntimeKind runtime;
+  if (name == "nccl")
+    runtime = RuntimeKind::Cuda;
+  else if (name == "rccl")
+    runtime = RuntimeKind::Hip;
+  else if (name == "host")
+    runtime = RuntimeKind::Host;
+  else
     return false;
-  }
+  const LibraryCost cost = defaultLibraryCost(runtime);
+  *model = {name, cost.busGbps, cost.alphaUs, defaultMemoryGbps(runtime)};
   return true;
 }
 

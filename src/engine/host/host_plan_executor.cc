@@ -50,6 +50,7 @@ HostPlanExecutor::HostPlanExecutor(int rank, const DomainMap& domains,
   context_.timeoutSeconds = timeoutSeconds;
   context_.chunkBytes = plans.chunkBytes;
   context_.oneShotMaxBytes = plans.oneShotMaxBytes;
+  context_.tuning = plans.tuning;
   context_.data = &data_;
   context_.domainReadsBlocksApart =
       dynamic_cast<HostComm*>(domainComm_.get()) != nullptr;

@@ -182,6 +182,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
   context_.timeoutSeconds = timeoutSeconds_;
   context_.chunkBytes = setup.plans.chunkBytes;
   context_.oneShotMaxBytes = setup.plans.oneShotMaxBytes;
+  context_.tuning = setup.plans.tuning;
   context_.data = &data_;
   context_.onPlanStart = [this](const std::vector<Op>& ops) {
     unchangedInputs_.start(ops, rank_, domains_.nranks());

@@ -1,0 +1,159 @@
+#include "algo/link_probe.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <vector>
+
+#include "util/error.h"
+
+namespace hetccl {
+namespace {
+
+constexpr int kRoundTrips = 16;
+constexpr int kBulkRounds = 3;
+constexpr size_t kSmallBytes = 8;
+constexpr size_t kBulkBytes = size_t{2} << 20;
+constexpr int kBulkInFlight = 4;
+constexpr double kFailed = -1;  // a rank's rate when its probe failed
+
+using Clock = std::chrono::steady_clock;
+
+// The probe's transfers are sends and receives of their own (number 0,
+// before any user's), so that the links' checks of calls that disagree
+// let them through.
+CallSignature probeSignature(OpKind kind, size_t bytes) {
+  CallSignature call;
+  call.call = kind;
+  call.count = bytes;
+  call.dtype = ncclInt8;
+  return call;
+}
+
+class ProbeEnd {
+ public:
+  ProbeEnd(Link& link, const AbortSignal& abort, double timeoutSeconds)
+      : link_(link), abort_(abort), timeoutSeconds_(timeoutSeconds) {}
+
+  void send(size_t bytes) {
+    link_.send(outbox(bytes), bytes, probeSignature(OpKind::Send, bytes))
+        ->wait(abort_, timeoutSeconds_);
+  }
+  void recv(size_t bytes) {
+    link_.recv(inbox(bytes), bytes, probeSignature(OpKind::Recv, bytes))
+        ->wait(abort_, timeoutSeconds_);
+  }
+  // `count` transfers of `bytes` each way at once, as the plans load a
+  // link (a chunk's pieces in flight on its lanes).
+  void exchange(size_t bytes, int count) {
+    const size_t total = bytes * count;
+    std::vector<std::shared_ptr<TransferRequest>> requests;
+    for (int i = 0; i < count; ++i) {
+      requests.push_back(link_.send(outbox(total) + i * bytes, bytes,
+                                    probeSignature(OpKind::Send, bytes)));
+      requests.push_back(link_.recv(inbox(total) + i * bytes, bytes,
+                                    probeSignature(OpKind::Recv, bytes)));
+    }
+    for (auto& request : requests) request->wait(abort_, timeoutSeconds_);
+  }
+
+ private:
+  static char* sized(std::vector<char>& buffer, size_t bytes) {
+    if (buffer.size() < bytes) buffer.resize(bytes);
+    return buffer.data();
+  }
+  char* outbox(size_t bytes) { return sized(outbox_, bytes); }
+  char* inbox(size_t bytes) { return sized(inbox_, bytes); }
+
+  Link& link_;
+  const AbortSignal& abort_;
+  const double timeoutSeconds_;
+  std::vector<char> outbox_;
+  std::vector<char> inbox_;
+};
+
+double microsecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - start)
+      .count();
+}
+
+// The measuring end: the fastest round trip, and the fastest exchange of
+// kBulkInFlight transfers of kBulkBytes each way with its answer.
+LinkCost measureFrom(ProbeEnd& end) {
+  double roundTripUs = 1e30;
+  for (int i = 0; i < kRoundTrips; ++i) {
+    const auto start = Clock::now();
+    end.send(kSmallBytes);
+    end.recv(kSmallBytes);
+    roundTripUs = std::min(roundTripUs, microsecondsSince(start));
+  }
+  double bulkUs = 1e30;
+  for (int i = 0; i < kBulkRounds; ++i) {
+    const auto start = Clock::now();
+    end.exchange(kBulkBytes, kBulkInFlight);
+    end.recv(kSmallBytes);
+    bulkUs = std::min(bulkUs, microsecondsSince(start));
+  }
+  // A bulk transfer no slower than a round trip says only that the rate
+  // is high: a tenth of a round trip stands for its time.
+  const double transferUs = std::max(bulkUs - roundTripUs, roundTripUs / 10);
+  return {roundTripUs / 2, kBulkBytes * kBulkInFlight / (transferUs * 1e3)};
+}
+
+void answer(ProbeEnd& end) {
+  for (int i = 0; i < kRoundTrips; ++i) {
+    end.recv(kSmallBytes);
+    end.send(kSmallBytes);
+  }
+  for (int i = 0; i < kBulkRounds; ++i) {
+    end.exchange(kBulkBytes, kBulkInFlight);
+    end.send(kSmallBytes);
+  }
+}
+
+}  // namespace
+
+LinkCost measureLinkCost(Oob& oob, const DomainMap& domains,
+                         const CrossDomainLinks& links,
+                         const AbortSignal& abort, double timeoutSeconds) {
+  const int rank = oob.rank();
+  const int first = domains.members(0).front();
+  LinkCost own;
+  std::optional<Error> failure;
+  try {
+    for (int d = 1; d < domains.count(); ++d) {
+      const int other = domains.members(d).front();
+      if (rank == other) {
+        ProbeEnd end(links.to(first), abort, timeoutSeconds);
+        own = measureFrom(end);
+      } else if (rank == first) {
+        ProbeEnd end(links.to(other), abort, timeoutSeconds);
+        answer(end);
+      }
+    }
+  } catch (const Error& error) {
+    // Every rank still meets the others below, so that all of them fail.
+    failure = Error(
+        error.code(),
+        format("measuring the link between domains at init: %s", error.what()));
+    own.gbps = kFailed;
+  }
+  std::vector<LinkCost> all(oob.nranks());
+  all[rank] = own;
+  oob.allGather(all.data(), sizeof(LinkCost));
+  if (failure) throw *failure;
+  LinkCost slowest{0, 0};
+  for (int r = 0; r < oob.nranks(); ++r) {
+    const LinkCost& cost = all[r];
+    if (cost.gbps == kFailed)
+      fail(ncclRemoteError,
+           "rank %d could not measure the link between domains at init", r);
+    if (cost.gbps <= 0) continue;
+    slowest.alphaUs = std::max(slowest.alphaUs, cost.alphaUs);
+    slowest.gbps =
+        slowest.gbps == 0 ? cost.gbps : std::min(slowest.gbps, cost.gbps);
+  }
+  return slowest;
+}
+
+}  // namespace hetccl

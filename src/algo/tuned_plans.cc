@@ -1,0 +1,93 @@
+#include "algo/tuned_plans.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "algo/link_probe.h"
+#include "runtime/host/host_reduce.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace hetccl {
+namespace {
+
+// How fast this machine combines two buffers of floats (beyond the caches,
+// as a large collective does), in GB/s of one input: the model's rate for
+// a CPU rank's reductions. A few milliseconds.
+double hostReduceGbps() {
+  constexpr size_t kCount = size_t{1} << 20;
+  constexpr int kRounds = 3;
+  std::vector<float> a(kCount, 1.0f), b(kCount, 2.0f);
+  const void* sources[] = {a.data(), b.data()};
+  double fastestUs = 1e30;
+  for (int i = 0; i < kRounds; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    hostReduce(a.data(), sources, 2, kCount, Reduction{});
+    fastestUs =
+        std::min(fastestUs, std::chrono::duration<double, std::micro>(
+                                std::chrono::steady_clock::now() - start)
+                                .count());
+  }
+  return kCount * sizeof(float) / (std::max(fastestUs, 1e-3) * 1e3);
+}
+
+// The slowest CPU rank's rate (0 with none), the same on every rank.
+double slowestHostReduceGbps(Oob& oob,
+                             const std::vector<RankPlacement>& placements) {
+  std::vector<double> rates(oob.nranks(), 0);
+  if (placements[oob.rank()].runtime == static_cast<int>(RuntimeKind::Host))
+    rates[oob.rank()] = hostReduceGbps();
+  oob.allGather(rates.data(), sizeof(double));
+  double slowest = 0;
+  for (double rate : rates)
+    if (rate > 0) slowest = slowest == 0 ? rate : std::min(slowest, rate);
+  return slowest;
+}
+
+// CPU ranks keep HETCCL_CHUNK: on 16 cores the model's smaller chunks
+// measured up to 1.4x slower for all-gathers and reduce-scatters of 4-16
+// MB (on 2 cores, with 4 ranks, they were faster): each chunk costs the
+// host engine more than the model sees (bench/results/
+// cost-model-2026-12-04.md).
+bool anyGpuRank(const std::vector<RankPlacement>& placements) {
+  return std::any_of(
+      placements.begin(), placements.end(), [](const RankPlacement& placement) {
+        return placement.runtime != static_cast<int>(RuntimeKind::Host);
+      });
+}
+
+}  // namespace
+
+PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
+                       const DomainMap& domains,
+                       const std::vector<RankPlacement>& placements,
+                       CrossDomainLinks& links, const AbortSignal& abort,
+                       double timeoutSeconds) {
+  if (plans.chunkSet && plans.oneShotMaxSet) return plans;
+  const LinkCost link =
+      plans.declaredLink
+          ? *plans.declaredLink
+          : measureLinkCost(oob, domains, links, abort, timeoutSeconds);
+  links.startCounting();
+  const double hostGbps = slowestHostReduceGbps(oob, placements);
+  PlanSettings tuned = plans;
+  auto tuning = std::make_shared<PlanTuning>(PlanTuning::fromModel(
+      PlanCostModel(costLayoutOf(domains, placements, hostGbps), link),
+      plans.chunkBytes, plans.oneShotMaxBytes, plans.oneShotMaxSet,
+      plans.chunkSet || !anyGpuRank(placements)));
+  tuned.oneShotMaxBytes = tuning->largestOneShotMax();
+  if (oob.rank() == 0)
+    LOG_INFO(kLogTuning,
+             "rank 0: cost model: link between domains %.1f us, %.2f GB/s "
+             "(%s)%s; %s",
+             link.alphaUs, link.gbps,
+             plans.declaredLink ? "HETCCL_LINK_COST" : "measured",
+             hostGbps > 0
+                 ? format(", CPU ranks reduce at %.2f GB/s", hostGbps).c_str()
+                 : "",
+             tuning->summary().c_str());
+  tuned.tuning = std::move(tuning);
+  return tuned;
+}
+
+}  // namespace hetccl
