@@ -47,17 +47,15 @@ double defaultMemoryGbps(RuntimeKind runtime) {
   return runtime == RuntimeKind::Host ? 10 : 2000;
 }
 
-CostLayout costLayoutOf(const DomainMap& domains,
-                        const std::vector<RankPlacement>& placements,
+CostLayout costLayoutOf(const std::vector<int>& sizes,
+                        const std::vector<RuntimeKind>& runtimes,
                         double hostMemoryGbps) {
   CostLayout layout;
+  layout.domainSizes = sizes;
   layout.memoryGbps = 1e30;
   layout.stepUs = kHostEngineStepUs;
   layout.pipelineUs = kHostPipelineUs;
-  for (int d = 0; d < domains.count(); ++d) {
-    const auto runtime = static_cast<RuntimeKind>(
-        placements[domains.members(d).front()].runtime);
-    layout.domainSizes.push_back(static_cast<int>(domains.members(d).size()));
+  for (RuntimeKind runtime : runtimes) {
     layout.libraries.push_back(defaultLibraryCost(runtime));
     const bool measured = runtime == RuntimeKind::Host && hostMemoryGbps > 0;
     layout.memoryGbps =
@@ -66,9 +64,23 @@ CostLayout costLayoutOf(const DomainMap& domains,
     if (runtime != RuntimeKind::Host) {
       layout.stepUs = kGpuEngineStepUs;
       layout.pipelineUs = 0;
+      layout.gpuEngine = true;
     }
   }
   return layout;
+}
+
+CostLayout costLayoutOf(const DomainMap& domains,
+                        const std::vector<RankPlacement>& placements,
+                        double hostMemoryGbps) {
+  std::vector<int> sizes;
+  std::vector<RuntimeKind> runtimes;
+  for (int d = 0; d < domains.count(); ++d) {
+    sizes.push_back(static_cast<int>(domains.members(d).size()));
+    runtimes.push_back(static_cast<RuntimeKind>(
+        placements[domains.members(d).front()].runtime));
+  }
+  return costLayoutOf(sizes, runtimes, hostMemoryGbps);
 }
 
 PlanCostModel::PlanCostModel(CostLayout layout, LinkCost link)

@@ -51,6 +51,8 @@ struct CostLayout {
   // What a pipelined plan costs once beyond a one-shot plan's
   // bookkeeping (its chunks, scratch halves and waits).
   double pipelineUs = 0;
+  // Some rank runs the GPU engine (the others the host engine).
+  bool gpuEngine = false;
 };
 
 // What the model assumes of each domain's library (its runtime's: the
@@ -72,9 +74,14 @@ constexpr double kHostEngineStepUs = 20;
 // its one-shot one, so none.
 constexpr double kHostPipelineUs = 10;
 
-// A communicator's layout with those defaults: each domain's size and
-// library, the slowest rank's memory, the slowest engine's step. CPU
-// ranks reduce at `hostMemoryGbps` where it is above 0 (measured).
+// A layout with those defaults: domains of `sizes` ranks of `runtimes`,
+// each domain's library, the slowest rank's memory, the slowest engine's
+// step. CPU ranks reduce at `hostMemoryGbps` where it is above 0
+// (measured).
+CostLayout costLayoutOf(const std::vector<int>& sizes,
+                        const std::vector<RuntimeKind>& runtimes,
+                        double hostMemoryGbps = 0);
+// A communicator's.
 CostLayout costLayoutOf(const DomainMap& domains,
                         const std::vector<RankPlacement>& placements,
                         double hostMemoryGbps = 0);
@@ -89,6 +96,7 @@ class PlanCostModel {
   double oneShotUs(OpKind kind, size_t bytes) const;
   double pipelinedUs(OpKind kind, size_t bytes, size_t chunkBytes) const;
 
+  const CostLayout& layout() const { return layout_; }
   const LinkCost& link() const { return link_; }
 
  private:

@@ -97,7 +97,13 @@ PlanTuning PlanTuning::fixed(size_t oneShotMaxBytes, size_t chunkBytes) {
 // beyond kOneShotCeiling but for the all-reduce).
 PlanTuning PlanTuning::fromModel(const PlanCostModel& model, size_t chunkBytes,
                                  size_t oneShotMaxBytes, bool oneShotMaxSet,
-                                 bool keepChunk) {
+                                 bool chunkSet) {
+  // CPU ranks keep HETCCL_CHUNK: on 16 cores the model's smaller chunks
+  // measured up to 1.4x slower for all-gathers and reduce-scatters of 4-16
+  // MB (on 2 cores, with 4 ranks, they were faster): each chunk costs the
+  // host engine more than the model sees (bench/results/
+  // cost-model-2026-12-04.md).
+  const bool keepChunk = chunkSet || !model.layout().gpuEngine;
   PlanTuning tuning = fixed(oneShotMaxBytes, chunkBytes);
   tuning.chunkFromModel_ = !keepChunk;
   tuning.oneShotFromModel_ = !oneShotMaxSet;

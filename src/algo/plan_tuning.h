@@ -22,11 +22,12 @@ class PlanTuning {
   static PlanTuning fixed(size_t oneShotMaxBytes, size_t chunkBytes);
   // The model's choice, with chunks of at most `chunkBytes` (the scratch
   // the engines hold is sized for it). Where `oneShotMaxSet` or
-  // `keepChunk`, the parameter's value stands for every size instead;
-  // where the model finds both plans alike, `oneShotMaxBytes` decides.
+  // `chunkSet`, the parameter's value stands for every size instead, and
+  // the host engine keeps `chunkBytes`; where the model finds both plans
+  // alike, `oneShotMaxBytes` decides.
   static PlanTuning fromModel(const PlanCostModel& model, size_t chunkBytes,
                               size_t oneShotMaxBytes, bool oneShotMaxSet,
-                              bool keepChunk);
+                              bool chunkSet);
 
   // The largest buffer (as HETCCL_ONE_SHOT_MAX measures it) that takes
   // `kind`'s one-shot plan; 0 for kinds without one.

@@ -44,18 +44,6 @@ double slowestHostReduceGbps(Oob& oob,
   return slowest;
 }
 
-// CPU ranks keep HETCCL_CHUNK: on 16 cores the model's smaller chunks
-// measured up to 1.4x slower for all-gathers and reduce-scatters of 4-16
-// MB (on 2 cores, with 4 ranks, they were faster): each chunk costs the
-// host engine more than the model sees (bench/results/
-// cost-model-2026-12-04.md).
-bool anyGpuRank(const std::vector<RankPlacement>& placements) {
-  return std::any_of(
-      placements.begin(), placements.end(), [](const RankPlacement& placement) {
-        return placement.runtime != static_cast<int>(RuntimeKind::Host);
-      });
-}
-
 }  // namespace
 
 PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
@@ -74,7 +62,7 @@ PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
   auto tuning = std::make_shared<PlanTuning>(PlanTuning::fromModel(
       PlanCostModel(costLayoutOf(domains, placements, hostGbps), link),
       plans.chunkBytes, plans.oneShotMaxBytes, plans.oneShotMaxSet,
-      plans.chunkSet || !anyGpuRank(placements)));
+      plans.chunkSet));
   tuned.oneShotMaxBytes = tuning->largestOneShotMax();
   if (oob.rank() == 0)
     LOG_INFO(kLogTuning,

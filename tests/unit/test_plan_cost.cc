@@ -20,8 +20,9 @@ constexpr double kUs = 1e-3;  // the memory term of a rate of 1e9 GB/s
 constexpr OpKind kPriced[] = {OpKind::AllReduce, OpKind::AllGather,
                               OpKind::ReduceScatter, OpKind::Broadcast};
 
-// `sizes` ranks per domain on the host collectives' defaults; no engine
-// step unless given.
+// `sizes` ranks per domain on the host collectives' defaults, run by the
+// GPU engine (whose chunks the model chooses); no engine step unless
+// given.
 CostLayout layoutOf(std::vector<int> sizes, double stepUs = 0,
                     double memoryGbps = 1e9) {
   CostLayout layout;
@@ -29,6 +30,7 @@ CostLayout layoutOf(std::vector<int> sizes, double stepUs = 0,
   layout.libraries.assign(layout.domainSizes.size(), {5, 10});
   layout.memoryGbps = memoryGbps;
   layout.stepUs = stepUs;
+  layout.gpuEngine = true;
   return layout;
 }
 
@@ -138,6 +140,25 @@ TEST(PlanTuning, ASizeClassTakesOneChunk) {
     EXPECT_EQ(tuning.chunkFor(OpKind::AllReduce, top / 2 + 1),
               tuning.chunkFor(OpKind::AllReduce, top));
   }
+}
+
+// CPU ranks only: the host engine keeps HETCCL_CHUNK for every size; the
+// defaults of each runtime come with the layout.
+TEST(PlanTuning, TheHostEngineKeepsItsChunk) {
+  const CostLayout host = costLayoutOf(std::vector<int>{4, 4},
+                                       {RuntimeKind::Host, RuntimeKind::Host});
+  EXPECT_FALSE(host.gpuEngine);
+  EXPECT_EQ(host.stepUs, kHostEngineStepUs);
+  EXPECT_EQ(host.pipelineUs, kHostPipelineUs);
+  const PlanTuning tuning = PlanTuning::fromModel(
+      PlanCostModel(host, {20, 2}), 16 * kM, 32 * kK, false, false);
+  for (size_t bytes = kM; bytes <= (size_t{1} << 30); bytes *= 2)
+    EXPECT_EQ(tuning.chunkFor(OpKind::AllReduce, bytes), 16 * kM);
+  const CostLayout mixed = costLayoutOf(
+      std::vector<int>{4, 4}, {RuntimeKind::Host, RuntimeKind::Cuda}, 3);
+  EXPECT_TRUE(mixed.gpuEngine);
+  EXPECT_EQ(mixed.stepUs, kGpuEngineStepUs);
+  EXPECT_EQ(mixed.memoryGbps, 3);
 }
 
 TEST(PlanTuning, ExplicitSettingsWin) {

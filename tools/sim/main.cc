@@ -42,6 +42,8 @@ int run(const Options& options) {
   }
   const size_t elt = kit::dataTypeOf(options.dtype).size;
   std::printf("# hetccl-sim: %s\n", describe(options.cluster).c_str());
+  if (options.knobs.tuning)
+    std::printf("# cost model: %s\n", options.knobs.tuning->summary().c_str());
   for (SimCollective collective : options.collectives) {
     std::printf("# %s, %s\n", collectiveName(collective),
                 kit::dataTypeOf(options.dtype).name);

@@ -96,6 +96,10 @@ const char* usage() {
          "  -d TYPE            data type (default float32)\n"
          "  --chunk SIZE       HETCCL_CHUNK (default 16M)\n"
          "  --one-shot-max SIZE  HETCCL_ONE_SHOT_MAX (default 32K)\n"
+         "  --cost-model       choose each size's one-shot cut-off and chunk\n"
+         "                     as a communicator of this cluster would (the\n"
+         "                     cost model, its link the NICs'); --chunk and\n"
+         "                     --one-shot-max, where given, still win\n"
          "  --json FILE        also one JSON object per operation and size\n";
 }
 
@@ -105,10 +109,15 @@ Options parseOptions(const std::vector<std::string>& args) {
   std::vector<LibraryModel> libraries = librariesOf("nccl,rccl");
   double libGbps = 0, libAlphaUs = -1, memGbps = 0;
   std::string collectives = "allreduce";
+  bool costModel = false, chunkGiven = false, oneShotMaxGiven = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag == "-h" || flag == "--help") {
       options.help = true;
+      continue;
+    }
+    if (flag == "--cost-model") {
+      costModel = true;
       continue;
     }
     if (i + 1 >= args.size())
@@ -153,11 +162,13 @@ Options parseOptions(const std::vector<std::string>& args) {
       if (!type)
         throw std::invalid_argument("-d: unknown type \"" + value + "\"");
       options.dtype = type->nccl;
-    } else if (flag == "--chunk")
+    } else if (flag == "--chunk") {
       options.knobs.chunkBytes = bytes(flag, value);
-    else if (flag == "--one-shot-max")
+      chunkGiven = true;
+    } else if (flag == "--one-shot-max") {
       options.knobs.oneShotMaxBytes = bytes(flag, value);
-    else if (flag == "--json")
+      oneShotMaxGiven = true;
+    } else if (flag == "--json")
       options.jsonPath = value;
     else
       throw std::invalid_argument("unknown option: " + flag);
@@ -186,6 +197,12 @@ Options parseOptions(const std::vector<std::string>& args) {
       throw std::invalid_argument("-x: unknown collective \"" + name + "\"");
     options.collectives.push_back(collective);
   }
+  if (costModel)
+    options.knobs.tuning = std::make_shared<PlanTuning>(PlanTuning::fromModel(
+        PlanCostModel(modelLayoutOf(options.cluster),
+                      modelLinkOf(options.cluster)),
+        options.knobs.chunkBytes, options.knobs.oneShotMaxBytes,
+        oneShotMaxGiven, chunkGiven));
   return options;
 }
 

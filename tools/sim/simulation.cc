@@ -136,6 +136,7 @@ class Run {
     ctx.abort = &abort_;
     ctx.chunkBytes = knobs_.chunkBytes;
     ctx.oneShotMaxBytes = knobs_.oneShotMaxBytes;
+    ctx.tuning = knobs_.tuning;
     ctx.data = data_[rank].get();
     ctx.domainReadsBlocksApart =
         cluster_.domains[places_[rank].domain].library.name == "host";
@@ -222,6 +223,34 @@ double busFactor(SimCollective collective, int ranks) {
       return 1;
   }
   return 1;
+}
+
+CostLayout modelLayoutOf(const ClusterSpec& cluster) {
+  std::vector<int> sizes;
+  std::vector<RuntimeKind> runtimes;
+  for (const DomainSpec& domain : cluster.domains) {
+    sizes.push_back(domain.hosts * domain.ranksPerHost);
+    runtimes.push_back(domain.library.name == "host" ? RuntimeKind::Host
+                                                     : RuntimeKind::Cuda);
+  }
+  CostLayout layout = costLayoutOf(sizes, runtimes);
+  layout.memoryGbps = 1e30;
+  for (size_t d = 0; d < cluster.domains.size(); ++d) {
+    const LibraryModel& library = cluster.domains[d].library;
+    layout.libraries[d] = {library.alphaUs, library.busGBps};
+    layout.memoryGbps = std::min(layout.memoryGbps, library.memoryGBps);
+  }
+  return layout;
+}
+
+LinkCost modelLinkOf(const ClusterSpec& cluster) {
+  if (cluster.loopbackGBps > 0)
+    return {cluster.nics.latencyUs, cluster.loopbackGBps / 2};
+  double share = 1;
+  for (const DomainSpec& domain : cluster.domains)
+    share = std::min(
+        share, static_cast<double>(cluster.nics.perHost) / domain.ranksPerHost);
+  return {cluster.nics.latencyUs, cluster.nics.gbps / 8 * share};
 }
 
 SimResult simulate(const ClusterSpec& cluster, const OpSpec& op,

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
+#include "algo/plan_tuning.h"
 #include "cluster.h"
 #include "nccl.h"
 #include "op/op.h"
@@ -38,7 +40,17 @@ struct OpSpec {
 struct PlanKnobs {
   size_t chunkBytes = size_t{16} << 20;
   size_t oneShotMaxBytes = size_t{32} << 10;
+  // Where set, the cut-off and chunk by collective and size instead of the
+  // two above, as a communicator chooses them (algo/plan_tuning.h).
+  std::shared_ptr<const PlanTuning> tuning;
 };
+
+// The cost model's view of `cluster` (algo/plan_cost.h): its domains and
+// libraries as given, the engines' costs of their runtimes; as the link,
+// the rate a rank gets of its host's NICs (of the pretend hosts' loopback,
+// half of it each way) and the NICs' latency.
+CostLayout modelLayoutOf(const ClusterSpec& cluster);
+LinkCost modelLinkOf(const ClusterSpec& cluster);
 
 struct SimResult {
   double seconds = 0;

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """hetccl-sim end to end: every collective on 3 uneven domains, its text
 and its --json lines (one per collective and size, with the fields issue
-#32 names, consistent with each other), and a bad option refused.
+#32 names, consistent with each other), the cost model's choice with
+--cost-model (and --one-shot-max winning over it), and a bad option
+refused.
 
   check_sim_tool.py HETCCL_SIM"""
 import json
@@ -39,6 +41,16 @@ def main():
         algbw = o["size"] / (o["time_us"] * 1e-6) / 1e9
         assert abs(algbw - o["algbw_GBps"]) <= 1e-3 * algbw + 1e-4, o
         assert o["messages_per_rank_max"] >= 1, o
+    for extra, says in (([], "all-reduce: one-shot up to "),
+                        (["--one-shot-max", "8K"],
+                         "all-reduce: one-shot up to 8K, then chunks of")):
+        tuned = subprocess.run(
+            [sim, "--cost-model", "--domains", "2", "--hosts", "2",
+             "--gpus", "4", "-b", "64K", "-e", "64K"] + extra,
+            capture_output=True, text=True, timeout=60, check=True)
+        line = next(l for l in tuned.stdout.splitlines()
+                    if l.startswith("# cost model: "))
+        assert says in line and "; broadcast: one-shot up to " in line, line
     bad = subprocess.run([sim, "--domains", "0"], capture_output=True,
                          text=True, timeout=30)
     assert bad.returncode == 2, bad
