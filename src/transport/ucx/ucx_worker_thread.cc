@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "transport/link.h"
@@ -30,6 +31,8 @@ constexpr uint64_t kWorkerToken = 1;
 // How long a notice of calls that disagree may take to reach the peer
 // (a loaded machine's worker threads may wait for a core).
 constexpr auto kNoticeGrace = std::chrono::milliseconds(1000);
+// How long the thread then waits for those peers to read it and close.
+constexpr auto kNoticeLinger = std::chrono::seconds(3);
 
 void watch(int epoll, int fd, uint64_t token) {
   epoll_event event{};
@@ -150,7 +153,7 @@ void UcxWorkerThread::run() {
 void UcxWorkerThread::loop() {
   auto lastEvent = std::chrono::steady_clock::now();
   while (!stopRequested_.load()) {
-    abort_->throwIfRaised();
+    if (!lingering()) abort_->throwIfRaised();
     if (!controlReceivePosted_) postControlReceive();
     bool moved = adoptPosted();
     moved = table_.workerProgress(worker_) > 0 || moved;
@@ -181,7 +184,12 @@ void UcxWorkerThread::sleep() {
 
 bool UcxWorkerThread::adoptPosted() {
   std::vector<Posted> posted = inbox_.take();
-  for (Posted& p : posted) submit(std::move(p));
+  for (Posted& p : posted) {
+    if (!abort_->raised())
+      submit(std::move(p));
+    else if (p.request)  // lingering
+      p.request->failWith(Error(abort_->code(), abort_->reason()));
+  }
   return !posted.empty();
 }
 
@@ -356,10 +364,20 @@ void UcxWorkerThread::complete(Operation* operation, int status, size_t bytes,
 void UcxWorkerThread::onControlMessage(uint64_t tag, const uint8_t* message) {
   const UcxTag from = UcxTag::of(tag);
   if (from.part == kUcxNoticePart) {
-    // The peer found that this rank's call disagreed with its own.
-    Error error = callDisagreement(rank_, decodeCall(message), from.sender,
-                                   decodeCall(message + kEncodedCallBytes));
-    abort_->raise(error.code(), error.what());
+    // The peer found that this rank's call disagreed with its own. It
+    // keeps its endpoints open until it hears back (lingering()): a notice
+    // back, unless this rank sent it one already.
+    noticedBy_.push_back(from.sender);
+    const CallSignature own = decodeCall(message);
+    const CallSignature peers = decodeCall(message + kEncodedCallBytes);
+    Error error = callDisagreement(rank_, own, from.sender, peers);
+    if (std::find(notified_.begin(), notified_.end(), from.sender) !=
+        notified_.end()) {
+      abort_->raise(error.code(), error.what());
+      return;
+    }
+    queueNotice(from.sender, peers, own);
+    if (!disagreement_) disagreement_ = error;
     return;
   }
   onPeerCall({from.sender, from.transfer}, decodeCall(message));
@@ -416,12 +434,17 @@ void UcxWorkerThread::recheckUnclaimed() {
 Error UcxWorkerThread::disagree(int peer, const CallSignature& sent,
                                 const CallSignature& posted) {
   Error error = callDisagreement(peer, sent, rank_, posted);
-  std::vector<uint8_t> notice(2 * kEncodedCallBytes);
-  encodeCall(sent, notice.data());
-  encodeCall(posted, notice.data() + kEncodedCallBytes);
-  notices_.push_back({peer, std::move(notice)});
+  queueNotice(peer, sent, posted);
   if (!disagreement_) disagreement_ = error;
   return error;
+}
+
+void UcxWorkerThread::queueNotice(int peer, const CallSignature& peerCall,
+                                  const CallSignature& ownCall) {
+  std::vector<uint8_t> notice(2 * kEncodedCallBytes);
+  encodeCall(peerCall, notice.data());
+  encodeCall(ownCall, notice.data() + kEncodedCallBytes);
+  notices_.push_back({peer, std::move(notice)});
 }
 
 void UcxWorkerThread::sendNotices() {
@@ -431,6 +454,9 @@ void UcxWorkerThread::sendNotices() {
     tag.linkSet = linkSet_;
     tag.sender = rank_;
     tag.part = kUcxNoticePart;
+    auto found = peers_.find(peer);
+    if (found == peers_.end() || found->second->lostStatus != 0) continue;
+    notified_.push_back(peer);
     if (Operation* op =
             postControl(peer, tag.value(), notice.data(), notice.size()))
       sending.push_back(op);
@@ -444,14 +470,14 @@ void UcxWorkerThread::sendNotices() {
   };
   while (anySending() && std::chrono::steady_clock::now() < deadline)
     table_.workerProgress(worker_);
-  // A send complete here may still wait in UCX's queues, and the forced
-  // close of the endpoints that follows the raise would drop it: the peer
-  // would see a lost connection instead of the calls (seen once on a
-  // loaded 2-core machine). A flush returns once the peer has it.
+  // A send complete here may still wait in UCX's queues: a flush returns
+  // once the peer has it. Even then the peer may not have read it, which
+  // is why the thread lingers before it closes the endpoints (seen on a
+  // loaded 2-core machine: a tcp reset dropped the notice unread).
   const double left =
       std::chrono::duration<double>(deadline - std::chrono::steady_clock::now())
           .count();
-  if (!sending.empty() && left > 0) {
+  if (!notified_.empty() && left > 0) {
     int status = table_.workerFlush(worker_, left);
     if (status != 0)
       LOG_INFO(kLogNet,
@@ -460,6 +486,24 @@ void UcxWorkerThread::sendNotices() {
                rank_, table_.statusString(status));
   }
   abort_->raise(disagreement_->code(), disagreement_->what());
+  disagreement_.reset();
+  lingerUntil_ = std::chrono::steady_clock::now() + kNoticeLinger;
+  // The transfers end now, as at shutdown: while the thread lingers, UCX
+  // must not touch buffers that their owners may free after the abort.
+  std::vector<Operation*> transfers;
+  for (auto& [operation, owned] : pending_)
+    if (operation->role == Role::kTransfer) transfers.push_back(operation);
+  failAndCancel(transfers, Error(abort_->code(), abort_->reason()));
+}
+
+bool UcxWorkerThread::lingering() const {
+  if (std::chrono::steady_clock::now() >= lingerUntil_) return false;
+  for (int peer : notified_) {
+    const bool answered = std::find(noticedBy_.begin(), noticedBy_.end(),
+                                    peer) != noticedBy_.end();
+    if (!answered && peers_.at(peer)->lostStatus == 0) return true;
+  }
+  return false;
 }
 
 void UcxWorkerThread::failCallChecks(int peer, const Error& error) {

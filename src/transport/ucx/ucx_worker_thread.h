@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -136,9 +137,18 @@ class UcxWorkerThread {
   // UCX's callbacks); returns the error.
   Error disagree(int peer, const CallSignature& sent,
                  const CallSignature& posted);
+  // Queues a notice to `peer`: its call, then this rank's.
+  void queueNotice(int peer, const CallSignature& peerCall,
+                   const CallSignature& ownCall);
   // Sends the queued notices (waiting a moment for them to leave), then
   // raises the abort signal.
   void sendNotices();
+  // Whether the thread keeps its endpoints open after an abort: until the
+  // peers it sent a notice have sent one back (they read it) or closed
+  // theirs, or a grace
+  // passes. Closing at once resets a tcp connection whose peer is still
+  // sending, and the reset drops the notice unread.
+  bool lingering() const;
   // Fails the checks of calls of `peer` (-1: every peer's).
   void failCallChecks(int peer, const Error& error);
   // Why a receive that completed cannot stand (its sizes differ from the
@@ -174,6 +184,9 @@ class UcxWorkerThread {
   std::vector<std::pair<int, CallSignature>> awaitingCalls_;   // by peer
   std::vector<std::pair<int, std::vector<uint8_t>>> notices_;  // to send
   std::optional<Error> disagreement_;  // to raise once they are sent
+  std::vector<int> notified_;          // peers sent a notice
+  std::vector<int> noticedBy_;         // peers that sent one here
+  std::chrono::steady_clock::time_point lingerUntil_{};
   OwnedFd epoll_;
   OwnedFd wakeFd_;
   std::atomic<bool> sleeping_{false};
