@@ -12,6 +12,29 @@ constexpr double kFabricLatencySeconds = 2e-6;
 
 }  // namespace
 
+double Resource::freeFrom(double from, double seconds) const {
+  double start = from;
+  auto span = std::lower_bound(busy.begin(), busy.end(), start,
+                               [](const std::pair<double, double>& s,
+                                  double t) { return s.second <= t; });
+  for (; span != busy.end() && span->first < start + seconds; ++span)
+    start = std::max(start, span->second);
+  return start;
+}
+
+void Resource::occupy(double start, double seconds) {
+  const std::pair<double, double> span{start, start + seconds};
+  busy.insert(std::upper_bound(busy.begin(), busy.end(), span), span);
+  busySeconds += seconds;
+}
+
+void Resource::forgetBefore(double now) {
+  auto kept = std::find_if(
+      busy.begin(), busy.end(),
+      [now](const std::pair<double, double>& s) { return s.second >= now; });
+  busy.erase(busy.begin(), kept);
+}
+
 Network::Network(const ClusterSpec& cluster, std::vector<RankPlace> places,
                  size_t largestPieceBytes)
     : places_(std::move(places)),
@@ -65,22 +88,39 @@ std::vector<int> Network::pathBetween(int src, int dst) const {
   return {nicSend(src), nicReceive(dst)};
 }
 
-double Network::reserve(const std::vector<int>& path, size_t bytes,
-                        double earliest, double seconds) {
-  double start = earliest;
-  double rate = resources_[path[0]].bytesPerSecond;
-  for (int r : path) {
-    start = std::max(start, resources_[r].freeAt);
-    rate = std::min(rate, resources_[r].bytesPerSecond);
+double Network::freeFrom(const std::vector<int>& path, double from,
+                         double seconds) const {
+  // Each resource's earliest fit from the latest found so far, until all
+  // agree: every step moves the start past a reserved span.
+  double start = from;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r : path) {
+      const double fit = resources_[r].freeFrom(start, seconds);
+      moved = moved || fit > start;
+      start = fit;
+    }
   }
-  seconds = std::max(seconds, static_cast<double>(bytes) / rate);
+  return start;
+}
+
+void Network::occupy(const std::vector<int>& path, size_t bytes, double start,
+                     double seconds) {
   for (int r : path) {
     Resource& resource = resources_[r];
-    resource.freeAt = start + seconds;
-    resource.busySeconds += seconds;
+    resource.occupy(start, seconds);
     resource.bytes += bytes;
     ++resource.transfers;
   }
+}
+
+double Network::reserve(const std::vector<int>& path, size_t bytes,
+                        double earliest, double seconds) {
+  double rate = resources_[path[0]].bytesPerSecond;
+  for (int r : path) rate = std::min(rate, resources_[r].bytesPerSecond);
+  seconds = std::max(seconds, static_cast<double>(bytes) / rate);
+  const double start = freeFrom(path, earliest, seconds);
+  occupy(path, bytes, start, seconds);
   return start + seconds;
 }
 
@@ -90,6 +130,9 @@ double Network::transfer(int src, int dst, size_t bytes, double now) {
   const std::vector<int> wire = pathBetween(src, dst);
   const bool out = !sameHost && copyOut_[src] >= 0;
   const bool in = !sameHost && copyIn_[dst] >= 0;
+  for (int r : wire) resources_[r].forgetBefore(now);
+  if (out) resources_[copyOut_[src]].forgetBefore(now);
+  if (in) resources_[copyIn_[dst]].forgetBefore(now);
   if (!out && !in) return reserve(wire, bytes, now, 0) + latency;
   // Staged: the wire starts once the first piece is out of the GPU and
   // ends no sooner than the last one is; the receiver's copy engine takes
@@ -99,17 +142,23 @@ double Network::transfer(int src, int dst, size_t bytes, double now) {
   double wireFrom = now;
   double copiedOut = now;
   if (out) {
-    const double copyStart = std::max(now, resources_[copyOut_[src]].freeAt);
+    const Resource& copy = resources_[copyOut_[src]];
+    const double copyStart =
+        copy.freeFrom(now, static_cast<double>(bytes) / copy.bytesPerSecond);
     copiedOut = reserve({copyOut_[src]}, bytes, copyStart, 0);
-    wireFrom = copyStart + static_cast<double>(piece) /
-                               resources_[copyOut_[src]].bytesPerSecond;
+    wireFrom = copyStart + static_cast<double>(piece) / copy.bytesPerSecond;
   }
-  double wireStart = wireFrom;
-  for (int r : wire) wireStart = std::max(wireStart, resources_[r].freeAt);
-  double arrived =
-      reserve(wire, bytes, wireFrom,
-              std::max(pieces * pieceSeconds_, copiedOut - wireStart)) +
-      latency;
+  double wireRate = resources_[wire[0]].bytesPerSecond;
+  for (int r : wire)
+    wireRate = std::min(wireRate, resources_[r].bytesPerSecond);
+  const double fastest =
+      std::max(static_cast<double>(bytes) / wireRate, pieces * pieceSeconds_);
+  // Starting later, the wire need not wait as long for the copy out.
+  const double wireStart =
+      freeFrom(wire, wireFrom, std::max(fastest, copiedOut - wireFrom));
+  const double wireSeconds = std::max(fastest, copiedOut - wireStart);
+  occupy(wire, bytes, wireStart, wireSeconds);
+  const double arrived = wireStart + wireSeconds + latency;
   if (!in) return arrived;
   const double lastPiece = static_cast<double>(std::min(piece, bytes)) /
                            resources_[copyIn_[dst]].bytesPerSecond;

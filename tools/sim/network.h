@@ -2,9 +2,12 @@
 // a time at their rate: each NIC's send side and receive side, and each
 // rank's own way into its host's fabric (NVLink, xGMI, shared memory) for
 // transfers between ranks of one host. A transfer reserves every resource
-// on its path from the time all of them are free, for bytes / the slowest
-// rate, and is complete a latency later. Transfers that share a NIC
-// therefore take turns: the NIC's total rate is what they share. Pretend
+// on its path for bytes / the slowest rate, from the earliest time all of
+// them are free together for that long, and is complete a latency later.
+// Transfers that share a NIC therefore take turns: the NIC's total rate is
+// what they share. A later transfer may take a gap that an earlier one
+// left (a NIC idle while the transfer queued on it waits for its
+// receiver), as a packet network's links carry whatever is ready. Pretend
 // hosts (ClusterSpec::loopbackGBps) share one loopback instead of NICs.
 // A GPU rank's transfer between hosts is staged: its GPU copies it out to
 // host memory (and the receiving GPU back in) piece by piece at
@@ -15,6 +18,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cluster.h"
@@ -24,10 +28,17 @@ namespace hetccl::sim {
 struct Resource {
   std::string name;
   double bytesPerSecond = 0;
-  double freeAt = 0;
+  // Reserved [start, end) spans, in order, none ending before the clock.
+  std::vector<std::pair<double, double>> busy;
   double busySeconds = 0;
   size_t bytes = 0;
   size_t transfers = 0;
+
+  // The earliest start from `from` on of a span of `seconds` that is free.
+  double freeFrom(double from, double seconds) const;
+  void occupy(double start, double seconds);
+  // Forgets spans that end before `now` (the clock never goes back).
+  void forgetBefore(double now);
 };
 
 class Network {
@@ -50,6 +61,12 @@ class Network {
   // returns when it is free again.
   double reserve(const std::vector<int>& path, size_t bytes, double earliest,
                  double seconds);
+  // The earliest start from `from` on when all of `path` is free for
+  // `seconds`.
+  double freeFrom(const std::vector<int>& path, double from,
+                  double seconds) const;
+  void occupy(const std::vector<int>& path, size_t bytes, double start,
+              double seconds);
 
   std::vector<RankPlace> places_;
   int nicsPerHost_;

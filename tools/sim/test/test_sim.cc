@@ -128,6 +128,22 @@ TEST(SimNetwork, TransfersThatShareANicTakeTurnsAndOtherRailsDoNot) {
   EXPECT_LT(rails.transfer(0, 1, gigabyte, 0), 0.01);
 }
 
+// A transfer queued behind a busy receiver leaves its sender's NIC free
+// meanwhile, and a later transfer of that sender to an idle receiver takes
+// the gap instead of queuing behind it.
+TEST(SimNetwork, ALaterTransferTakesTheGapAnEarlierOneLeft) {
+  const ClusterSpec spec = cpuCluster(3, 1, 1, 1, 80);  // 10 GB/s NICs
+  Network network(spec, placeRanks(spec), 4 << 20);
+  const size_t gigabyte = 1000000000;
+  EXPECT_DOUBLE_EQ(network.transfer(0, 1, gigabyte, 0), 0.1 + 2e-6);
+  // Rank 2 to rank 1 waits for rank 1's NIC: from 0.1 to 0.2.
+  EXPECT_DOUBLE_EQ(network.transfer(2, 1, gigabyte, 0), 0.2 + 2e-6);
+  // Rank 2 to rank 0 fits before it, from 0 to 0.1.
+  EXPECT_DOUBLE_EQ(network.transfer(2, 0, gigabyte, 0), 0.1 + 2e-6);
+  // A fourth finds no gap of 0.1 s on rank 2's NIC before 0.2.
+  EXPECT_DOUBLE_EQ(network.transfer(2, 0, gigabyte, 0), 0.3 + 2e-6);
+}
+
 TEST(SimNetwork, PretendHostsShareOneLoopbackBothWays) {
   ClusterSpec spec = cpuCluster(2, 1, 1, 1, 80);
   spec.loopbackGBps = 20;
