@@ -6,6 +6,7 @@
 // time: events at the same time run in the order they were set.
 #pragma once
 
+#include <setjmp.h>
 #include <ucontext.h>
 
 #include <cstddef>
@@ -53,7 +54,9 @@ class Scheduler {
   struct Fiber {
     std::function<void()> body;
     std::unique_ptr<char[]> stack;
-    ucontext_t context;
+    ucontext_t context;  // its first entry
+    jmp_buf resumeAt;    // where it switched out
+    bool started = false;
     bool finished = false;
     void* fakeStack = nullptr;  // AddressSanitizer's, while switched out
   };
@@ -79,7 +82,8 @@ class Scheduler {
   uint64_t order_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::vector<std::unique_ptr<Fiber>> fibers_;
-  ucontext_t schedulerContext_;
+  ucontext_t schedulerContext_;  // left behind by a fiber's first entry
+  jmp_buf schedulerResumeAt_;
   int current_ = -1;  // the running fiber; -1: the scheduler
   bool stopping_ = false;
   std::exception_ptr error_;
