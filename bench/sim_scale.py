@@ -69,7 +69,19 @@ def simulate(sim, cluster, collective, max_size, json_path):
     return command, seconds, rows
 
 
-def table(collective, domains, runs, all_clusters):
+def requested_sizes(max_size):
+    """The sizes of -b 4 -e MAX -f 32, as the simulator steps them."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    top = (int(max_size[:-1]) * units[max_size[-1]]
+           if max_size[-1] in units else int(max_size))
+    sizes, size = [], 4
+    while size <= top:
+        sizes.append(size)
+        size *= 32
+    return sizes
+
+
+def table(collective, domains, runs, all_clusters, requested):
     clusters = [c for c in all_clusters
                 if c[0] == domains and (c, collective) in runs]
     if not clusters:
@@ -79,8 +91,7 @@ def table(collective, domains, runs, all_clusters):
              "transfers per rank (max), scratch per rank (max))", "",
              "| size | " + " | ".join(f"{r} ranks" for r in ranks) + " |",
              "|---|" + "---|" * len(ranks)]
-    sizes = [row["size"] for row in runs[(clusters[0], collective)]]
-    for i, size in enumerate(sizes):
+    for i, size in enumerate(requested):
         cells = []
         for c in clusters:
             row = runs[(c, collective)][i]
@@ -131,8 +142,9 @@ def main():
         f"- Tree: {common.hetccl_commit()}; {common.cpu_model()}.",
         "- Clusters: D domains alternating NCCL and RCCL (the defaults), H "
         "hosts of 8 GPUs per domain, one 400 Gb/s NIC per GPU, 2 us per "
-        "transfer, float32, each size with the cost model's choices; a size "
-        "below one element per rank is rounded up to that.",
+        "transfer, float32, each size with the cost model's choices. Rows "
+        "are the sizes asked for: below one element per rank (4 bytes times "
+        "the ranks) a cluster runs one element per rank.",
         "- One command per cluster and collective, e.g.:", "",
         "      " + " ".join(commands[0][:-1]).replace(
             sim, "build/tools/hetccl-sim") + " d2-h1-allreduce.json",
@@ -147,7 +159,8 @@ def main():
         "time; above 1, the plan overlapped the two parts.", ""]
     for collective in COLLECTIVES:
         for domains in sorted({c[0] for c in args.clusters}):
-            report += table(collective, domains, runs, args.clusters)
+            report += table(collective, domains, runs, args.clusters,
+                            requested_sizes(args.max_size))
     report += ["## Raw JSON (hetccl-sim --json)", ""]
     for (cluster, collective), rows in runs.items():
         report += [f"# d{cluster[0]}-h{cluster[1]}-{collective}", "```json"]
