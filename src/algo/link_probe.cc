@@ -11,6 +11,10 @@ namespace hetccl {
 namespace {
 
 constexpr int kRoundTrips = 16;
+// Small transfers posted at once, whose spread over a round trip is what
+// each further transfer costs its sender.
+constexpr int kBurst = 32;
+constexpr int kBurstRounds = 3;
 constexpr int kBulkRounds = 3;
 constexpr size_t kSmallBytes = 8;
 constexpr size_t kBulkBytes = size_t{2} << 20;
@@ -43,21 +47,38 @@ class ProbeEnd {
     link_.recv(inbox(bytes), bytes, probeSignature(OpKind::Recv, bytes))
         ->wait(abort_, timeoutSeconds_);
   }
+  // `count` small transfers one way, posted at once.
+  void sendBurst(int count) { waitAll(post(OpKind::Send, kSmallBytes, count)); }
+  void recvBurst(int count) { waitAll(post(OpKind::Recv, kSmallBytes, count)); }
   // `count` transfers of `bytes` each way at once, as the plans load a
   // link (a chunk's pieces in flight on its lanes).
   void exchange(size_t bytes, int count) {
-    const size_t total = bytes * count;
-    std::vector<std::shared_ptr<TransferRequest>> requests;
-    for (int i = 0; i < count; ++i) {
-      requests.push_back(link_.send(outbox(total) + i * bytes, bytes,
-                                    probeSignature(OpKind::Send, bytes)));
-      requests.push_back(link_.recv(inbox(total) + i * bytes, bytes,
-                                    probeSignature(OpKind::Recv, bytes)));
-    }
-    for (auto& request : requests) request->wait(abort_, timeoutSeconds_);
+    Requests requests = post(OpKind::Send, bytes, count);
+    for (auto& request : post(OpKind::Recv, bytes, count))
+      requests.push_back(std::move(request));
+    waitAll(requests);
   }
 
  private:
+  using Requests = std::vector<std::shared_ptr<TransferRequest>>;
+
+  // `count` transfers of `bytes`, each at its own place in the buffer.
+  Requests post(OpKind kind, size_t bytes, int count) {
+    const CallSignature call = probeSignature(kind, bytes);
+    Requests requests;
+    for (int i = 0; i < count; ++i) {
+      const size_t at = i * bytes;
+      requests.push_back(
+          kind == OpKind::Send
+              ? link_.send(outbox(bytes * count) + at, bytes, call)
+              : link_.recv(inbox(bytes * count) + at, bytes, call));
+    }
+    return requests;
+  }
+  void waitAll(const Requests& requests) {
+    for (const auto& request : requests) request->wait(abort_, timeoutSeconds_);
+  }
+
   static char* sized(std::vector<char>& buffer, size_t bytes) {
     if (buffer.size() < bytes) buffer.resize(bytes);
     return buffer.data();
@@ -77,7 +98,8 @@ double microsecondsSince(Clock::time_point start) {
       .count();
 }
 
-// The measuring end: the fastest round trip, and the fastest exchange of
+// The measuring end: the fastest round trip, the fastest burst of kBurst
+// small transfers with its answer, and the fastest exchange of
 // kBulkInFlight transfers of kBulkBytes each way with its answer.
 LinkCost measureFrom(ProbeEnd& end) {
   double roundTripUs = 1e30;
@@ -86,6 +108,13 @@ LinkCost measureFrom(ProbeEnd& end) {
     end.send(kSmallBytes);
     end.recv(kSmallBytes);
     roundTripUs = std::min(roundTripUs, microsecondsSince(start));
+  }
+  double burstUs = 1e30;
+  for (int i = 0; i < kBurstRounds; ++i) {
+    const auto start = Clock::now();
+    end.sendBurst(kBurst);
+    end.recv(kSmallBytes);
+    burstUs = std::min(burstUs, microsecondsSince(start));
   }
   double bulkUs = 1e30;
   for (int i = 0; i < kBulkRounds; ++i) {
@@ -96,13 +125,19 @@ LinkCost measureFrom(ProbeEnd& end) {
   }
   // A bulk transfer no slower than a round trip says only that the rate
   // is high: a tenth of a round trip stands for its time.
-  const double transferUs = std::max(bulkUs - roundTripUs, roundTripUs / 10);
-  return {roundTripUs / 2, kBulkBytes * kBulkInFlight / (transferUs * 1e3)};
+  const double bulkTransferUs =
+      std::max(bulkUs - roundTripUs, roundTripUs / 10);
+  return {roundTripUs / 2, kBulkBytes * kBulkInFlight / (bulkTransferUs * 1e3),
+          std::max(0.0, (burstUs - roundTripUs) / (kBurst - 1))};
 }
 
 void answer(ProbeEnd& end) {
   for (int i = 0; i < kRoundTrips; ++i) {
     end.recv(kSmallBytes);
+    end.send(kSmallBytes);
+  }
+  for (int i = 0; i < kBurstRounds; ++i) {
+    end.recvBurst(kBurst);
     end.send(kSmallBytes);
   }
   for (int i = 0; i < kBulkRounds; ++i) {
@@ -142,7 +177,7 @@ LinkCost measureLinkCost(Oob& oob, const DomainMap& domains,
   all[rank] = own;
   oob.allGather(all.data(), sizeof(LinkCost));
   if (failure) throw *failure;
-  LinkCost slowest{0, 0};
+  LinkCost slowest;
   for (int r = 0; r < oob.nranks(); ++r) {
     const LinkCost& cost = all[r];
     if (cost.gbps == kFailed)
@@ -150,6 +185,7 @@ LinkCost measureLinkCost(Oob& oob, const DomainMap& domains,
            "rank %d could not measure the link between domains at init", r);
     if (cost.gbps <= 0) continue;
     slowest.alphaUs = std::max(slowest.alphaUs, cost.alphaUs);
+    slowest.transferUs = std::max(slowest.transferUs, cost.transferUs);
     slowest.gbps =
         slowest.gbps == 0 ? cost.gbps : std::min(slowest.gbps, cost.gbps);
   }

@@ -118,7 +118,8 @@ double PlanCostModel::libraryUs(int domain, OpKind kind, double bytes) const {
 }
 
 double PlanCostModel::crossUs(const Pass& pass) const {
-  return pass.crossHops * (link_.alphaUs + layout_.stepUs) +
+  return pass.crossHops * (link_.alphaUs + layout_.stepUs +
+                           (pass.transfers - 1) * link_.transferUs) +
          microseconds(pass.crossBytes, link_.gbps);
 }
 
@@ -135,21 +136,25 @@ PlanCostModel::Pass PlanCostModel::oneShotPass(OpKind kind, int domain,
       pass.domainUs = libraryUs(domain, OpKind::AllReduce, bytes) +
                       microseconds(others * bytes, layout_.memoryGbps);
       pass.crossBytes = std::max(others, 1.0 * fanOut(domain)) * bytes;
+      pass.transfers = std::max(static_cast<int>(others), fanOut(domain));
       break;
     case OpKind::ReduceScatter:
       pass.domainUs = libraryUs(domain, OpKind::AllReduce, bytes) +
                       microseconds(others * block, layout_.memoryGbps);
       pass.crossBytes = std::max(others, 1.0 * fanOut(domain)) * block;
+      pass.transfers = std::max(static_cast<int>(others), fanOut(domain));
       break;
     case OpKind::AllGather:
       // Every block goes straight to every rank outside its domain.
       pass.domainUs = libraryUs(domain, OpKind::AllGather, p * block);
       pass.crossBytes = (n - p) * block;
+      pass.transfers = n - p;
       pass.overlapped = true;
       break;
     default:  // Broadcast, from a root in `domain`: the costlier end
       pass.domainUs = libraryUs(domain, OpKind::Broadcast, bytes);
       pass.crossBytes = (n - p) * bytes;
+      pass.transfers = n - p;
       pass.overlapped = true;
       break;
   }
@@ -173,21 +178,25 @@ PlanCostModel::Pass PlanCostModel::pipelinedPass(OpKind kind, int domain,
           microseconds((d - 1) * bytes / (d * p), layout_.memoryGbps);
       pass.crossBytes = 2 * (d - 1) * bytes / (d * p);
       pass.crossHops = 2;
+      pass.transfers = std::max(static_cast<int>(d) - 1, fanOut(domain));
       break;
     case OpKind::ReduceScatter:
       pass.domainUs = libraryUs(domain, OpKind::ReduceScatter, bytes) +
                       microseconds((d - 1) * block, layout_.memoryGbps);
       pass.crossBytes = std::max((n - p) * block / p, (d - 1) * block);
+      pass.transfers = std::max(static_cast<int>(d) - 1, fanOut(domain));
       break;
     case OpKind::AllGather:
       // Each block crosses once per other domain; the domain spreads what
       // its ranks took in.
       pass.domainUs = libraryUs(domain, OpKind::AllGather, bytes);
       pass.crossBytes = std::max((d - 1) * block, (n - p) * block / p);
+      pass.transfers = std::max(static_cast<int>(d) - 1, fanOut(domain));
       break;
     default:  // Broadcast: a root in `domain` sends a share to every other
       pass.domainUs = libraryUs(domain, OpKind::Broadcast, bytes);
       pass.crossBytes = (d - 1) * bytes / p;
+      pass.transfers = static_cast<int>(d) - 1;
       break;
   }
   return pass;

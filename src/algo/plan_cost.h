@@ -26,10 +26,12 @@
 namespace hetccl {
 
 // A link between domains: what one transfer takes is alphaUs + bytes /
-// gbps.
+// gbps; each further transfer a rank sends at once (to other peers, or in
+// pieces) adds transferUs, the sender's own cost per transfer.
 struct LinkCost {
   double alphaUs = 0;
   double gbps = 0;
+  double transferUs = 0;
 };
 
 // A domain's library: a collective takes alphaUs + its bus bytes (nccl-tests'
@@ -105,6 +107,7 @@ class PlanCostModel {
     double domainUs = 0;    // domain steps and reductions
     double crossBytes = 0;  // the busiest rank's bytes across, one way
     int crossHops = 1;      // transfers that follow each other
+    int transfers = 1;      // the busiest rank's transfers per hop
     // The domain steps run beside the transfers instead of before them.
     bool overlapped = false;
   };

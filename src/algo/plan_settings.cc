@@ -1,6 +1,7 @@
 #include "algo/plan_settings.h"
 
 #include <cstdlib>
+#include <vector>
 
 #include "runtime/runtime_params.h"
 #include "util/error.h"
@@ -8,27 +9,28 @@
 namespace hetccl {
 namespace {
 
-// "ALPHA_US,GBPS" (e.g. "20,12.5").
+// "ALPHA_US,GBPS[,TRANSFER_US]" (e.g. "20,12.5" or "20,12.5,3").
 LinkCost parseLinkCost(const std::string& text) {
-  const size_t comma = text.find(',');
-  char* end = nullptr;
-  LinkCost cost;
-  bool ok = comma != std::string::npos;
-  if (ok) {
-    const std::string alpha = text.substr(0, comma);
-    const std::string rate = text.substr(comma + 1);
-    cost.alphaUs = std::strtod(alpha.c_str(), &end);
-    ok = !alpha.empty() && *end == '\0' && cost.alphaUs >= 0;
-    cost.gbps = std::strtod(rate.c_str(), &end);
-    ok = ok && !rate.empty() && *end == '\0' && cost.gbps > 0;
+  std::vector<double> values;
+  bool ok = true;
+  for (size_t from = 0; ok && from <= text.size();) {
+    size_t comma = text.find(',', from);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string field = text.substr(from, comma - from);
+    char* end = nullptr;
+    values.push_back(std::strtod(field.c_str(), &end));
+    ok = !field.empty() && *end == '\0' && values.back() >= 0;
+    from = comma + 1;
   }
+  ok = ok && (values.size() == 2 || values.size() == 3) && values[1] > 0;
   if (!ok)
     fail(ncclInvalidArgument,
-         "HETCCL_LINK_COST=\"%s\": expected ALPHA_US,GBPS (the link's "
-         "latency in microseconds and rate in GB/s, e.g. 20,12.5), or "
-         "unset to measure it",
+         "HETCCL_LINK_COST=\"%s\": expected ALPHA_US,GBPS[,TRANSFER_US] (the "
+         "link's latency in microseconds, its rate in GB/s and, optionally, "
+         "what each further transfer sent at once costs in microseconds, "
+         "e.g. 20,12.5 or 20,12.5,3), or unset to measure it",
          text.c_str());
-  return cost;
+  return {values[0], values[1], values.size() == 3 ? values[2] : 0};
 }
 
 }  // namespace

@@ -169,9 +169,12 @@ std::string PlanTuning::summary() const {
   std::string text;
   for (int i = 0; i < kKinds; ++i) {
     const OpKind kind = kPriced[i];
-    text += format("%s%s: one-shot up to %s, then chunks of",
-                   text.empty() ? "" : "; ", kindName(kind).c_str(),
-                   sizeOf(oneShotMax_[i]).c_str());
+    text += oneShotMax_[i] == 0
+                ? format("%s%s: no one-shot, chunks of",
+                         text.empty() ? "" : "; ", kindName(kind).c_str())
+                : format("%s%s: one-shot up to %s, then chunks of",
+                         text.empty() ? "" : "; ", kindName(kind).c_str(),
+                         sizeOf(oneShotMax_[i]).c_str());
     size_t shown = 0;
     const int first = oneShotMax_[i] == 0 ? 0 : sizeClass(oneShotMax_[i]) + 1;
     for (int k = first; k < kSizeClasses; ++k) {

@@ -66,9 +66,9 @@ PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
   tuned.oneShotMaxBytes = tuning->largestOneShotMax();
   if (oob.rank() == 0)
     LOG_INFO(kLogTuning,
-             "rank 0: cost model: link between domains %.1f us, %.2f GB/s "
-             "(%s)%s; %s",
-             link.alphaUs, link.gbps,
+             "rank 0: cost model: link between domains %.1f us, %.2f GB/s, "
+             "%.1f us per further transfer (%s)%s; %s",
+             link.alphaUs, link.gbps, link.transferUs,
              plans.declaredLink ? "HETCCL_LINK_COST" : "measured",
              hostGbps > 0
                  ? format(", CPU ranks reduce at %.2f GB/s", hostGbps).c_str()

@@ -199,7 +199,11 @@ TEST(DecisionLog, TheCostModelSaysWhatItSawAndChose) {
         "; all-gather: one-shot up to ",
         "; reduce-scatter: ", "; broadcast: ", "then chunks of "}},
       {{{"HETCCL_LINK_COST", "20,12.5"}},
-       {"link between domains 20.0 us, 12.50 GB/s (HETCCL_LINK_COST)"}},
+       {"link between domains 20.0 us, 12.50 GB/s, 0.0 us per further "
+        "transfer (HETCCL_LINK_COST)"}},
+      {{{"HETCCL_LINK_COST", "20,12.5,3"}},
+       {"link between domains 20.0 us, 12.50 GB/s, 3.0 us per further "
+        "transfer (HETCCL_LINK_COST)"}},
       {{{"HETCCL_ONE_SHOT_MAX", "32K"}, {"HETCCL_CHUNK", "16M"}}, {}},
   };
   for (const auto& c : cases) {

@@ -422,13 +422,17 @@ TEST(Errors, BadEnvironmentParameter) {
       "HETCCL_SHM_CHUNK=\"-5\": expected a size from 4K to 1G", nullptr);
 }
 
-// The cost model's link: latency and rate, both numbers.
+// The cost model's link: latency, rate and optionally the cost of each
+// further transfer, all numbers.
 TEST(Errors, BadLinkCostSaysWhatItExpects) {
-  for (const char* value : {"20", "20,0", "-1,10", "fast,10"})
+  for (const char* value :
+       {"20", "20,0", "-1,10", "fast,10", "20,10,", "20,10,-3", "20,10,3,1"})
     expectParameterRefused(
         "HETCCL_LINK_COST", value,
-        "expected ALPHA_US,GBPS (the link's latency in microseconds and rate "
-        "in GB/s, e.g. 20,12.5)",
+        "expected ALPHA_US,GBPS[,TRANSFER_US] (the link's latency in "
+        "microseconds, its rate in GB/s and, optionally, what each further "
+        "transfer sent at once costs in microseconds, e.g. 20,12.5 or "
+        "20,12.5,3)",
         nullptr);
 }
 

@@ -69,6 +69,15 @@ TEST(PlanCost, AnEngineStepIsPaidPerHop) {
               kUs);
 }
 
+// The lone rank of a one-shot all-reduce on domains of 1 and 4 ranks sends
+// its buffer to all 4 at once: 3 more transfers than one, each at the
+// link's cost per further transfer.
+TEST(PlanCost, EachFurtherTransferCostsItsSender) {
+  const PlanCostModel model(layoutOf({1, 4}), {0, 1, 2});
+  EXPECT_NEAR(model.oneShotUs(OpKind::AllReduce, 1000 * 1000), 4 * 1000 + 3 * 2,
+              kUs);
+}
+
 TEST(PlanCost, AnIncompleteLayoutIsAnInternalError) {
   EXPECT_THROW(PlanCostModel(layoutOf({4}), LinkCost{1, 1}), Error);
   EXPECT_THROW(PlanCostModel(layoutOf({1, 1}), LinkCost{1, 0}), Error);
@@ -101,6 +110,23 @@ TEST(PlanTuning, TheCutOffFollowsLatencyAndRanks) {
                             16 * kM, 32 * kK, false, false);
   EXPECT_GE(tuning.oneShotMax(OpKind::AllReduce), kK);
   EXPECT_EQ(tuning.oneShotMax(OpKind::Reduce), 0u);
+}
+
+// A one-shot all-gather sends its block to every rank outside its domain:
+// where each further transfer costs its sender 1 us, domains of 2 ranks
+// keep their cut-off, and domains of 64 and 512 get a lower one than on a
+// link without that cost.
+TEST(PlanTuning, FurtherTransfersKeepTheOneShotAllGatherToSmallDomains) {
+  const auto cutOff = [](int ranks, double transferUs) {
+    CostLayout layout = layoutOf({ranks, ranks}, 150, 2000);
+    layout.libraries.assign(2, defaultLibraryCost(RuntimeKind::Cuda));
+    return PlanTuning::fromModel(PlanCostModel(layout, {2, 50, transferUs}),
+                                 16 * kM, 32 * kK, false, false)
+        .oneShotMax(OpKind::AllGather);
+  };
+  EXPECT_EQ(cutOff(2, 1), cutOff(2, 0));
+  EXPECT_LT(cutOff(64, 1), cutOff(2, 1));
+  EXPECT_LT(cutOff(512, 1), cutOff(512, 0));
 }
 
 // Chunks grow with the size, stay between a link's smallest piece and

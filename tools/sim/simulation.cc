@@ -244,13 +244,15 @@ CostLayout modelLayoutOf(const ClusterSpec& cluster) {
 }
 
 LinkCost modelLinkOf(const ClusterSpec& cluster) {
+  // A further transfer costs its sender the proxy's hand-over per piece.
   if (cluster.loopbackGBps > 0)
-    return {cluster.nics.latencyUs, cluster.loopbackGBps / 2};
+    return {cluster.nics.latencyUs, cluster.loopbackGBps / 2, cluster.pieceUs};
   double share = 1;
   for (const DomainSpec& domain : cluster.domains)
     share = std::min(
         share, static_cast<double>(cluster.nics.perHost) / domain.ranksPerHost);
-  return {cluster.nics.latencyUs, cluster.nics.gbps / 8 * share};
+  return {cluster.nics.latencyUs, cluster.nics.gbps / 8 * share,
+          cluster.pieceUs};
 }
 
 SimResult simulate(const ClusterSpec& cluster, const OpSpec& op,
