@@ -48,7 +48,8 @@ struct PlanKnobs {
 // The cost model's view of `cluster` (algo/plan_cost.h): its domains and
 // libraries as given, the engines' costs of their runtimes; as the link,
 // the rate a rank gets of its host's NICs (of the pretend hosts' loopback,
-// half of it each way) and the NICs' latency.
+// half of it each way) and the NICs' latency, and as each further
+// transfer's cost the proxy's hand-over per piece.
 CostLayout modelLayoutOf(const ClusterSpec& cluster);
 LinkCost modelLinkOf(const ClusterSpec& cluster);
 

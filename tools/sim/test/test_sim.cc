@@ -392,6 +392,28 @@ TEST(SimCostModel, ItsChoiceIsNearTheBetterSimulatedPlan) {
   }
 }
 
+// Where the proxy hands over each piece at a cost, the model keeps a
+// 64 KB all-gather on 256 GPUs off the one-shot plan, which would send a
+// block to each of the other domain's 128 ranks.
+TEST(SimCostModel, AHandOverPerPieceKeepsTheOneShotAllGatherOffLargeDomains) {
+  OpSpec op;
+  ASSERT_TRUE(parseCollective("allgather", &op.collective));
+  op.bytes = 64 * 1024;
+  const auto run = [&](double pieceUs) {
+    ClusterSpec spec = cluster(2, 16, 8, 8, 400);
+    spec.pieceUs = pieceUs;
+    PlanKnobs tuned;
+    tuned.tuning = std::make_shared<PlanTuning>(PlanTuning::fromModel(
+        PlanCostModel(modelLayoutOf(spec), modelLinkOf(spec)), tuned.chunkBytes,
+        tuned.oneShotMaxBytes, false, false));
+    return simulate(spec, op, tuned);
+  };
+  EXPECT_EQ(run(0).messagesMax, 128u);  // no cost: one-shot
+  const SimResult handedOver = run(30);
+  EXPECT_EQ(handedOver.messagesMax, 1u);
+  EXPECT_LT(handedOver.seconds, 100e-6);
+}
+
 TEST(SimOptions, TheCommandLineDescribesTheCluster) {
   const Options options =
       parseOptions({"--domains", "3", "--hosts", "2", "--gpus", "4",
