@@ -93,36 +93,36 @@ class ProbeEnd {
   std::vector<char> inbox_;
 };
 
-double microsecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - start)
-      .count();
+// The fastest of `rounds` runs of `once`, in microseconds.
+template <typename Once>
+double fastestUs(int rounds, Once once) {
+  double fastest = 1e30;
+  for (int i = 0; i < rounds; ++i) {
+    const auto start = Clock::now();
+    once();
+    fastest = std::min(
+        fastest, std::chrono::duration<double, std::micro>(Clock::now() - start)
+                     .count());
+  }
+  return fastest;
 }
 
 // The measuring end: the fastest round trip, the fastest burst of kBurst
 // small transfers with its answer, and the fastest exchange of
 // kBulkInFlight transfers of kBulkBytes each way with its answer.
 LinkCost measureFrom(ProbeEnd& end) {
-  double roundTripUs = 1e30;
-  for (int i = 0; i < kRoundTrips; ++i) {
-    const auto start = Clock::now();
+  const double roundTripUs = fastestUs(kRoundTrips, [&] {
     end.send(kSmallBytes);
     end.recv(kSmallBytes);
-    roundTripUs = std::min(roundTripUs, microsecondsSince(start));
-  }
-  double burstUs = 1e30;
-  for (int i = 0; i < kBurstRounds; ++i) {
-    const auto start = Clock::now();
+  });
+  const double burstUs = fastestUs(kBurstRounds, [&] {
     end.sendBurst(kBurst);
     end.recv(kSmallBytes);
-    burstUs = std::min(burstUs, microsecondsSince(start));
-  }
-  double bulkUs = 1e30;
-  for (int i = 0; i < kBulkRounds; ++i) {
-    const auto start = Clock::now();
+  });
+  const double bulkUs = fastestUs(kBulkRounds, [&] {
     end.exchange(kBulkBytes, kBulkInFlight);
     end.recv(kSmallBytes);
-    bulkUs = std::min(bulkUs, microsecondsSince(start));
-  }
+  });
   // A bulk transfer no slower than a round trip says only that the rate
   // is high: a tenth of a round trip stands for its time.
   const double bulkTransferUs =
