@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "util/collective_setup.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -19,7 +20,6 @@ constexpr int kBulkRounds = 3;
 constexpr size_t kSmallBytes = 8;
 constexpr size_t kBulkBytes = size_t{2} << 20;
 constexpr int kBulkInFlight = 4;
-constexpr double kFailed = -1;  // a rank's rate when its probe failed
 
 using Clock = std::chrono::steady_clock;
 
@@ -155,7 +155,7 @@ LinkCost measureLinkCost(Oob& oob, const DomainMap& domains,
   const int first = domains.members(0).front();
   LinkCost own;
   std::optional<Error> failure;
-  try {
+  captureFailure(failure, [&] {
     for (int d = 1; d < domains.count(); ++d) {
       const int other = domains.members(d).front();
       if (rank == other) {
@@ -166,23 +166,21 @@ LinkCost measureLinkCost(Oob& oob, const DomainMap& domains,
         answer(end);
       }
     }
-  } catch (const Error& error) {
-    // Every rank still meets the others below, so that all of them fail.
-    failure = Error(
-        error.code(),
-        format("measuring the link between domains at init: %s", error.what()));
-    own.gbps = kFailed;
-  }
+  });
+  // Every rank fails alike and says why, not only the ones whose probe
+  // failed.
+  if (failure)
+    failure = Error(failure->code(),
+                    format("measuring the link between domains at init: %s",
+                           failure->what()));
+  agreeOnSuccess(oob, failure, "heterogeneous communicator",
+                 "creating the communicator");
   std::vector<LinkCost> all(oob.nranks());
   all[rank] = own;
   oob.allGather(all.data(), sizeof(LinkCost));
-  if (failure) throw *failure;
   LinkCost slowest;
   for (int r = 0; r < oob.nranks(); ++r) {
     const LinkCost& cost = all[r];
-    if (cost.gbps == kFailed)
-      fail(ncclRemoteError,
-           "rank %d could not measure the link between domains at init", r);
     if (cost.gbps <= 0) continue;
     slowest.alphaUs = std::max(slowest.alphaUs, cost.alphaUs);
     slowest.transferUs = std::max(slowest.transferUs, cost.transferUs);
