@@ -113,6 +113,9 @@ double idealSeconds(const ClusterSpec& cluster, const OpSpec& op) {
   // Pretend hosts: everything that crosses shares the one loopback.
   if (cluster.loopbackGBps > 0 && domains > 1)
     crossing = loopbackBytes / (cluster.loopbackGBps * 1e9);
+  // Whatever crosses takes at least one transfer's latency: without it a
+  // small send/recv ring, which uses no library, would have no yardstick.
+  if (domains > 1) crossing += cluster.nics.latencyUs * 1e-6;
   return library + crossing;
 }
 

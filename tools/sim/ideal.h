@@ -2,7 +2,7 @@
 // slowest domain's own library doing the operation's share inside the
 // domain, plus the bytes that must cross into or out of the busiest
 // domain over all of its NICs at once (or, for pretend hosts, over the
-// one loopback). It is not a bound: a pipelined plan overlaps the two
+// one loopback) after one transfer's latency. It is not a bound: a pipelined plan overlaps the two
 // parts, and a one-shot plan may reach a domain's ranks over the links
 // without its library (the ring of sends and receives never uses one).
 // Bytes that must cross,

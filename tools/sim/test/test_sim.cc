@@ -230,8 +230,9 @@ TEST(SimPlans, AnAllReduceOfTwoLoneRanksIsTwoHalfExchanges) {
   const SimResult r = simulate(twoLoneRanks(), op, PlanKnobs{});
   const double half = (4 << 20) / 10e9 + 2e-6;
   EXPECT_NEAR(r.seconds, 2 * half, 1e-9);
-  // The yardstick: each half crosses once each way on each NIC.
-  EXPECT_DOUBLE_EQ(r.idealSeconds, (8 << 20) / 10e9);
+  // The yardstick: each half crosses once each way on each NIC, after a
+  // transfer's latency.
+  EXPECT_DOUBLE_EQ(r.idealSeconds, (8 << 20) / 10e9 + 2e-6);
   EXPECT_EQ(r.messagesMax, 2u);
   EXPECT_EQ(r.scratchMax, size_t{2} * (4 << 20));  // two chunks in flight
 }
@@ -240,15 +241,23 @@ TEST(SimIdeal, TheYardstickCountsTheBytesThatMustCross) {
   ClusterSpec spec = twoLoneRanks();  // 10 GB/s each way per NIC
   OpSpec op;
   op.bytes = 1000000000;
+  const double latency = 2e-6;               // a transfer's, before the bytes
   op.collective = SimCollective::Broadcast;  // 1 GB out of one domain
-  EXPECT_DOUBLE_EQ(idealSeconds(spec, op), 0.1);
+  EXPECT_DOUBLE_EQ(idealSeconds(spec, op), latency + 0.1);
   op.collective = SimCollective::AlltoAll;  // half of it each way
-  EXPECT_DOUBLE_EQ(idealSeconds(spec, op), 0.05);
+  EXPECT_DOUBLE_EQ(idealSeconds(spec, op), latency + 0.05);
   // Pretend hosts: both ways share the loopback; an all-reduce moves half
   // out and half back each way, 2 GB in all.
   spec.loopbackGBps = 20;
   op.collective = SimCollective::AllReduce;
-  EXPECT_DOUBLE_EQ(idealSeconds(spec, op), 0.1);
+  EXPECT_DOUBLE_EQ(idealSeconds(spec, op), latency + 0.1);
+  // A ring of 8 bytes: a transfer's latency, as the ring takes it.
+  op.collective = SimCollective::SendRecv;
+  op.bytes = 8;
+  spec.loopbackGBps = 0;
+  const SimResult ring = simulate(spec, op, PlanKnobs{});
+  EXPECT_NEAR(idealSeconds(spec, op), latency, 1e-9);
+  EXPECT_GT(idealSeconds(spec, op) / ring.seconds, 0.5);
 }
 
 TEST(SimPlans, EveryCollectiveCompletesOnUnevenHostsAndDomains) {
