@@ -63,7 +63,8 @@ struct CostLayout {
 LibraryCost defaultLibraryCost(RuntimeKind runtime);
 double defaultMemoryGbps(RuntimeKind runtime);
 // The engine's cost per hop across domains: the GPU engine's hand-overs
-// between its streams and the proxy (about 150 us: a chunk between pretend
+// between its streams and the proxy (until the staged engine times its own
+// at init, engine/gpu/gpu_executor.cc; about 150 us: a chunk between pretend
 // hosts on one H200, bench/results/gpu-engine-chunks-and-time-split-
 // 2026-11-30.md; the pipelined all-reduce's second hop against the
 // one-shot's, bench/results/cost-model-2026-12-04.md), a CPU rank's plan

@@ -30,6 +30,14 @@ struct PlanSettings {
   // The cost model's choice, made once the links are up (null until then,
   // and where nothing is left to choose).
   std::shared_ptr<const PlanTuning> tuning;
+  // What the tuning came from where the link was measured (null
+  // otherwise): an engine that times its own hop across at init tunes
+  // again from it with the step it measured (algo/tuned_plans.h).
+  struct TuningInputs {
+    PlanCostModel model;
+    size_t oneShotMaxBytes;  // HETCCL_ONE_SHOT_MAX's value, set or not
+  };
+  std::shared_ptr<const TuningInputs> measuredInputs;
 
   // Throws ncclInvalidArgument for the first bad value.
   static PlanSettings fromEnvironment();

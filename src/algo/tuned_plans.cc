@@ -44,6 +44,17 @@ double slowestHostReduceGbps(Oob& oob,
   return slowest;
 }
 
+// `plans` with `model`'s choices, where its parameters leave any.
+PlanSettings tunedBy(const PlanCostModel& model, const PlanSettings& plans) {
+  PlanSettings tuned = plans;
+  auto tuning = std::make_shared<PlanTuning>(
+      PlanTuning::fromModel(model, plans.chunkBytes, plans.oneShotMaxBytes,
+                            plans.oneShotMaxSet, plans.chunkSet));
+  tuned.oneShotMaxBytes = tuning->largestOneShotMax();
+  tuned.tuning = std::move(tuning);
+  return tuned;
+}
+
 }  // namespace
 
 PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
@@ -58,12 +69,11 @@ PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
           : measureLinkCost(oob, domains, links, abort, timeoutSeconds);
   links.startCounting();
   const double hostGbps = slowestHostReduceGbps(oob, placements);
-  PlanSettings tuned = plans;
-  auto tuning = std::make_shared<PlanTuning>(PlanTuning::fromModel(
-      PlanCostModel(costLayoutOf(domains, placements, hostGbps), link),
-      plans.chunkBytes, plans.oneShotMaxBytes, plans.oneShotMaxSet,
-      plans.chunkSet));
-  tuned.oneShotMaxBytes = tuning->largestOneShotMax();
+  const PlanCostModel model(costLayoutOf(domains, placements, hostGbps), link);
+  PlanSettings tuned = tunedBy(model, plans);
+  if (!plans.declaredLink)
+    tuned.measuredInputs = std::make_shared<PlanSettings::TuningInputs>(
+        PlanSettings::TuningInputs{model, plans.oneShotMaxBytes});
   if (oob.rank() == 0)
     LOG_INFO(kLogTuning,
              "rank 0: cost model: link between domains %.1f us, %.2f GB/s, "
@@ -73,8 +83,39 @@ PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
              hostGbps > 0
                  ? format(", CPU ranks reduce at %.2f GB/s", hostGbps).c_str()
                  : "",
-             tuning->summary().c_str());
-  tuned.tuning = std::move(tuning);
+             tuned.tuning->summary().c_str());
+  return tuned;
+}
+
+double fittedEngineStepUs(const PlanSettings& plans, double allReduceUs) {
+  if (!plans.measuredInputs)
+    fail(ncclInternalError, "no measured cost model to fit a step to");
+  CostLayout layout = plans.measuredInputs->model.layout();
+  layout.stepUs = 0;
+  const PlanCostModel stepless(layout, plans.measuredInputs->model.link());
+  return std::max(
+      0.0, allReduceUs - stepless.oneShotUs(OpKind::AllReduce, sizeof(float)));
+}
+
+PlanSettings retuneWithEngineStep(const PlanSettings& plans, double stepUs,
+                                  double allReduceUs, int rank) {
+  if (!plans.measuredInputs)
+    fail(ncclInternalError, "no measured cost model to tune again");
+  const PlanSettings::TuningInputs& inputs = *plans.measuredInputs;
+  CostLayout layout = inputs.model.layout();
+  layout.stepUs = stepUs;
+  const PlanCostModel model(layout, inputs.model.link());
+  PlanSettings original = plans;
+  original.oneShotMaxBytes = inputs.oneShotMaxBytes;
+  PlanSettings tuned = tunedBy(model, original);
+  tuned.measuredInputs = std::make_shared<PlanSettings::TuningInputs>(
+      PlanSettings::TuningInputs{model, inputs.oneShotMaxBytes});
+  if (rank == 0)
+    LOG_INFO(kLogTuning,
+             "rank 0: cost model: the engine's step across domains %.1f us "
+             "(measured at init: a one-element all-reduce across the domains "
+             "took %.1f us); %s",
+             stepUs, allReduceUs, tuned.tuning->summary().c_str());
   return tuned;
 }
 

@@ -3,7 +3,9 @@
 // (algo/plan_cost.h) asked for each collective's one-shot cut-off and
 // chunks, and the choice logged (INFO TUNING) by rank 0. Where
 // HETCCL_ONE_SHOT_MAX and HETCCL_CHUNK are both set nothing is left to
-// choose, and nothing is measured.
+// choose, and nothing is measured. Where the link was measured, the staged
+// GPU engine then times its own hop across and tunes again with the step
+// it found (fittedEngineStepUs, retuneWithEngineStep).
 #pragma once
 
 #include <vector>
@@ -22,5 +24,17 @@ PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
                        const std::vector<RankPlacement>& placements,
                        CrossDomainLinks& links, const AbortSignal& abort,
                        double timeoutSeconds);
+
+// The engine's step across domains with which the model of
+// `plans.measuredInputs` prices a one-shot all-reduce of one float at
+// `allReduceUs`, the slowest rank's time for one on its engine (one hop:
+// the link's latency, the step, next to nothing else); at least 0.
+double fittedEngineStepUs(const PlanSettings& plans, double allReduceUs);
+
+// `plans` tuned again from `plans.measuredInputs` with the engine's step
+// at `stepUs`, by the same rules (explicit settings win); rank 0 logs the
+// new choice (INFO TUNING) with the all-reduce it came from.
+PlanSettings retuneWithEngineStep(const PlanSettings& plans, double stepUs,
+                                  double allReduceUs, int rank);
 
 }  // namespace hetccl

@@ -272,7 +272,8 @@ void Communicator::setUpHeterogeneous(
   GpuExecutor chosen = createGpuExecutor(
       GpuExecutorSetup{std::move(engine), oob, settings_.transports.selection,
                        everyRankIsALocalGpu(), liveness_, rankNames(),
-                       settings_.bootstrap.stallWarnSeconds});
+                       settings_.bootstrap.stallWarnSeconds,
+                       settings_.bootstrap.timeoutSeconds});
   streamDriven_ = chosen.streamDriven;
   gpuBuffers_ = std::move(chosen.gpuBuffers);
   executor_ = std::move(chosen.executor);

@@ -235,6 +235,54 @@ TEST(DecisionLog, TheCostModelSaysWhatItSawAndChose) {
   }
 }
 
+// The staged GPU engine times its own hop across at init where the link
+// was measured, and rank 0 logs the step fitted to it with the plans chosen
+// again; a declared link, or CPU ranks, keep the model's constant step.
+TEST(DecisionLog, TheGpuEngineSaysTheStepItMeasured) {
+  const char* const kStepLine =
+      ": cost model: the engine's step across domains ";
+  DomainLayout gpus = emulatedGpuDomains({0, 1});
+  gpus.env = {{"HETCCL_TRANSPORT", "tcp"}};
+  const struct {
+    DomainLayout layout;
+    std::map<std::string, std::string> env;
+    bool measures;
+  } cases[] = {
+      {gpus, {}, true},
+      {gpus, {{"HETCCL_LINK_COST", "20,12.5"}}, false},
+      {domainsByLabel({0, 1}), {}, false},
+  };
+  for (const auto& c : cases) {
+    const LogDirectory logs;
+    ASSERT_TRUE(logs.made());
+    RunOptions options = logs.options();
+    c.layout.applyTo(&options);
+    for (const auto& [name, value] : c.env) options.env[name] = value;
+    runRanks(
+        2,
+        [&](RankContext& ctx) {
+          ncclComm_t comm = ctx.initComm();
+          MP_CHECK_NCCL(ncclCommDestroy(comm));
+          const std::string log = logs.ownLog();
+          const std::vector<std::string> lines = linesWith(log, kStepLine);
+          const size_t expected = ctx.rank() == 0 && c.measures ? 1 : 0;
+          MP_CHECK(lines.size() == expected)
+              << lines.size() << " step lines, expected " << expected
+              << "; the log:\n"
+              << log;
+          if (lines.size() != 1) return;
+          std::printf("%s\n", lines[0].c_str());
+          for (const char* part :
+               {" us (measured at init: a one-element all-reduce across the "
+                "domains took ",
+                "all-reduce: one-shot up to "})
+            MP_CHECK(lines[0].find(part) != std::string::npos)
+                << "the line does not say \"" << part << "\": " << lines[0];
+        },
+        options);
+  }
+}
+
 DomainLayout stagedOverTcp() {
   DomainLayout layout = emulatedGpuDomains({0, 1});
   layout.env = {{"HETCCL_TRANSPORT", "tcp"}};

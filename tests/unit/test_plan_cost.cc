@@ -9,6 +9,7 @@
 #include "algo/plan_choice.h"
 #include "algo/plan_cost.h"
 #include "algo/plan_tuning.h"
+#include "algo/tuned_plans.h"
 #include "util/error.h"
 
 namespace hetccl {
@@ -236,6 +237,72 @@ TEST(PlanTuning, PlansTakeAndNameTheModelsChoice) {
   for (const char* kind : {"all-reduce: one-shot up to",
                            "all-gather:", "reduce-scatter:", "broadcast:"})
     EXPECT_NE(summary.find(kind), std::string::npos) << summary;
+}
+
+// An engine's step fitted to a one-element all-reduce it timed: what the
+// all-reduce took beyond the model's price without a step (never below
+// 0); tuned again with it, the plans choose as a model built with that
+// step does, with the tie-breaking HETCCL_ONE_SHOT_MAX of the first tuning.
+TEST(PlanTuning, TheEngineStepIsFittedToATimedAllReduce) {
+  const LinkCost link{10, 10};
+  PlanSettings plans{};
+  plans.chunkBytes = 16 * kM;
+  plans.oneShotMaxBytes = 32 * kK;
+  plans.measuredInputs =
+      std::make_shared<PlanSettings::TuningInputs>(PlanSettings::TuningInputs{
+          PlanCostModel(layoutOf({1, 1}, 150, 2000), link), 32 * kK});
+  const double stepless = PlanCostModel(layoutOf({1, 1}, 0, 2000), link)
+                              .oneShotUs(OpKind::AllReduce, sizeof(float));
+  EXPECT_NEAR(fittedEngineStepUs(plans, stepless + 40), 40, kUs);
+  EXPECT_EQ(fittedEngineStepUs(plans, stepless / 2), 0);
+
+  plans.oneShotMaxBytes = 4 * kM;  // the first tuning's largest cut-off
+  const PlanSettings again =
+      retuneWithEngineStep(plans, 40, stepless + 40, /*rank=*/1);
+  const PlanTuning expected =
+      PlanTuning::fromModel(PlanCostModel(layoutOf({1, 1}, 40, 2000), link),
+                            16 * kM, 32 * kK, false, false);
+  for (OpKind kind : kPriced) {
+    EXPECT_EQ(again.tuning->oneShotMax(kind), expected.oneShotMax(kind))
+        << opKindName(kind);
+    for (size_t bytes = kK; bytes <= 256 * kM; bytes *= 4)
+      EXPECT_EQ(again.tuning->chunkFor(kind, bytes),
+                expected.chunkFor(kind, bytes))
+          << opKindName(kind) << " " << bytes;
+  }
+  EXPECT_EQ(again.oneShotMaxBytes, expected.largestOneShotMax());
+  EXPECT_EQ(again.measuredInputs->oneShotMaxBytes, 32 * kK);
+  EXPECT_EQ(again.measuredInputs->model.layout().stepUs, 40);
+
+  // Explicit settings still win.
+  plans.chunkSet = true;
+  const PlanSettings chunked = retuneWithEngineStep(plans, 40, 0, 1);
+  EXPECT_EQ(chunked.tuning->chunkFor(OpKind::AllReduce, 256 * kM), 16 * kM);
+}
+
+// What a measured step changes. On the link the H200 machine's pretend
+// hosts measured at init (16.1 us, 8.66 GB/s) two lone GPU ranks choose
+// alike for any step from 60 us to 235 us (an eager 8 KB all-reduce took
+// 255 us there): the constant 150 chose as well as a measured step would.
+// On a fast link between domains of 8 GPUs a step of 30 us instead of 150
+// ends the one-shot all-reduce at a quarter of the size.
+TEST(PlanTuning, AMeasuredStepMovesTheCutOffsWhereTheStepMatters) {
+  const auto tuningFor = [](std::vector<int> sizes, LinkCost link,
+                            double stepUs) {
+    CostLayout layout = costLayoutOf(
+        sizes, std::vector<RuntimeKind>(sizes.size(), RuntimeKind::Cuda));
+    layout.stepUs = stepUs;
+    return PlanTuning::fromModel(PlanCostModel(layout, link), 16 * kM, 32 * kK,
+                                 false, false);
+  };
+  const LinkCost pretendHosts{16.1, 8.66, 1};
+  for (double stepUs : {60.0, 235.0})
+    EXPECT_EQ(tuningFor({1, 1}, pretendHosts, stepUs).summary(),
+              tuningFor({1, 1}, pretendHosts, kGpuEngineStepUs).summary())
+        << stepUs;
+  const LinkCost fast{5, 50, 1};
+  EXPECT_EQ(tuningFor({8, 8}, fast, 150).oneShotMax(OpKind::AllReduce), 8 * kM);
+  EXPECT_EQ(tuningFor({8, 8}, fast, 30).oneShotMax(OpKind::AllReduce), 2 * kM);
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ struct GpuExecutorSetup {
   std::vector<std::string> rankNames;
   // HETCCL_STALL_WARN (0: never).
   double stallWarnSeconds = 0;
+  // How long a step of the set-up waits for a peer (the bootstrap's
+  // timeout; 0: forever).
+  double setUpTimeoutSeconds = 0;
 };
 
 struct GpuExecutor {

@@ -297,6 +297,61 @@ void GpuPlanExecutor::warmUpDomain() {
                 "connecting the domain's vendor library");
 }
 
+double GpuPlanExecutor::timeOneElementAllReduceUs(int rounds,
+                                                  double timeoutSeconds) {
+  CurrentDevice ours(module_, device_);
+  DeviceStream stream(module_);
+  DeviceMemory buffer(module_, sizeof(float));
+  Op allReduce;
+  allReduce.kind = OpKind::AllReduce;
+  allReduce.dtype = ncclFloat32;
+  allReduce.count = 1;
+  allReduce.sendbuff = allReduce.recvbuff = buffer.data();
+  DecisionLog* decisions = context_.decisions;
+  context_.decisions = nullptr;
+  double fastestUs = 1e30;
+  for (int i = 0; i < rounds; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    launch({allReduce}, static_cast<StreamHandle>(stream.handle()));
+    awaitStream(static_cast<StreamHandle>(stream.handle()), timeoutSeconds,
+                "a one-element all-reduce across the domains at init");
+    fastestUs =
+        std::min(fastestUs, std::chrono::duration<double, std::micro>(
+                                std::chrono::steady_clock::now() - start)
+                                .count());
+  }
+  context_.decisions = decisions;
+  links_->startCounting();
+  return fastestUs;
+}
+
+void GpuPlanExecutor::retune(const PlanSettings& plans) {
+  std::lock_guard<std::mutex> lock(launchMutex_);
+  context_.tuning = plans.tuning;
+  context_.oneShotMaxBytes = plans.oneShotMaxBytes;
+}
+
+// Polls rather than sleeps: what it waits for takes tens of microseconds.
+void GpuPlanExecutor::awaitStream(StreamHandle stream, double timeoutSeconds,
+                                  const char* what) {
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration<double>(timeoutSeconds > 0 ? timeoutSeconds : 1e9);
+  for (;;) {
+    int idle = 0;
+    module_.check(module_.api().streamQuery(stream, &idle), what);
+    if (idle) return;
+    const bool late = std::chrono::steady_clock::now() > deadline;
+    if (abort_->raised() || late) {
+      releaseWaits();
+      abort_->throwIfRaised();
+      fail(ncclRemoteError, "rank %d: %s did not complete within %.0f s", rank_,
+           what, timeoutSeconds);
+    }
+    std::this_thread::yield();
+  }
+}
+
 // A clean destroy found every launch complete (finalize drained them), so
 // nothing waits; a failed communicator's streams are released instead.
 GpuPlanExecutor::~GpuPlanExecutor() {

@@ -97,6 +97,18 @@ class GpuPlanExecutor : public Executor {
   // domain: "domain 1: tcp, staged through host memory (...)".
   std::vector<std::string> gpuBufferPaths() const;
 
+  // The fastest of `rounds` all-reduces of one float across the domains,
+  // each launched on a stream of its own and waited for, in microseconds:
+  // the engine's hop as a user's small collective pays it (its link, its
+  // staging or not, its streams and proxy). Collective: every rank calls
+  // it at init, before any user's launch; its bytes are not counted and
+  // its choices not logged. On a failure, or when one launch takes longer
+  // than `timeoutSeconds` (0: no limit), the streams are released and it
+  // throws.
+  double timeOneElementAllReduceUs(int rounds, double timeoutSeconds);
+  // The plans take `plans`' tuning from the next launch on.
+  void retune(const PlanSettings& plans);
+
  private:
   // Words the caller's stream and the engine signal each other with:
   // launch sequence numbers, only ever increasing.
@@ -111,6 +123,10 @@ class GpuPlanExecutor : public Executor {
   int openStagedLinks(const StagingPath& path);
   void warnOfNeedlessStaging(MemoryKind memory) const;
   void warmUpDomain();
+  // Waits for `stream` as a host thread, at most `timeoutSeconds` (0: no
+  // limit); on a failure or past it, releases every stream wait and throws.
+  void awaitStream(StreamHandle stream, double timeoutSeconds,
+                   const char* what);
   void logTimeline();
   void enqueueLaunch(const std::vector<Op>& ops, StreamHandle stream,
                      bool capturing);
