@@ -185,6 +185,45 @@ TEST(DecisionLog, StreamDrivenPathSaysWhatItHandsToTheStagedEngine) {
       options);
 }
 
+DomainLayout stagedOverTcp() {
+  DomainLayout layout = emulatedGpuDomains({0, 1});
+  layout.env = {{"HETCCL_TRANSPORT", "tcp"}};
+  return layout;
+}
+
+// Two ranks of `layout`, with `env` set, create a communicator and destroy
+// it: rank 0's log has one line with `marker` that says each of `says`
+// where `says` is not empty; otherwise no rank's log has one.
+void expectOneInitLine(const DomainLayout& layout,
+                       const std::map<std::string, std::string>& env,
+                       const std::string& marker,
+                       const std::vector<std::string>& says) {
+  const LogDirectory logs;
+  ASSERT_TRUE(logs.made());
+  RunOptions options = logs.options();
+  layout.applyTo(&options);
+  for (const auto& [name, value] : env) options.env[name] = value;
+  runRanks(
+      2,
+      [&](RankContext& ctx) {
+        ncclComm_t comm = ctx.initComm();
+        MP_CHECK_NCCL(ncclCommDestroy(comm));
+        const std::string log = logs.ownLog();
+        const std::vector<std::string> lines = linesWith(log, marker);
+        const size_t expected = ctx.rank() == 0 && !says.empty() ? 1 : 0;
+        MP_CHECK(lines.size() == expected)
+            << lines.size() << " lines with \"" << marker << "\", expected "
+            << expected << "; the log:\n"
+            << log;
+        if (lines.size() != 1) return;
+        std::printf("%s\n", lines[0].c_str());
+        for (const std::string& part : says)
+          MP_CHECK(lines[0].find(part) != std::string::npos)
+              << "the line does not say \"" << part << "\": " << lines[0];
+      },
+      options);
+}
+
 // Rank 0 logs, once per communicator, the link the cost model saw and the
 // cut-off and chunks it chose: measured at init, or as HETCCL_LINK_COST
 // declares it; with both HETCCL_ONE_SHOT_MAX and HETCCL_CHUNK set there is
@@ -206,87 +245,25 @@ TEST(DecisionLog, TheCostModelSaysWhatItSawAndChose) {
         "transfer (HETCCL_LINK_COST)"}},
       {{{"HETCCL_ONE_SHOT_MAX", "32K"}, {"HETCCL_CHUNK", "16M"}}, {}},
   };
-  for (const auto& c : cases) {
-    const LogDirectory logs;
-    ASSERT_TRUE(logs.made());
-    RunOptions options = logs.options();
-    domainsByLabel({0, 1}).applyTo(&options);
-    for (const auto& [name, value] : c.env) options.env[name] = value;
-    runRanks(
-        2,
-        [&](RankContext& ctx) {
-          ncclComm_t comm = ctx.initComm();
-          MP_CHECK_NCCL(ncclCommDestroy(comm));
-          const std::string log = logs.ownLog();
-          const std::vector<std::string> lines =
-              linesWith(log, ": cost model: link between domains ");
-          const size_t expected = ctx.rank() == 0 && !c.says.empty() ? 1 : 0;
-          MP_CHECK(lines.size() == expected)
-              << lines.size() << " cost model lines, expected " << expected
-              << "; the log:\n"
-              << log;
-          if (lines.size() != 1) return;
-          std::printf("%s\n", lines[0].c_str());
-          for (const std::string& part : c.says)
-            MP_CHECK(lines[0].find(part) != std::string::npos)
-                << "the line does not say \"" << part << "\": " << lines[0];
-        },
-        options);
-  }
+  for (const auto& c : cases)
+    expectOneInitLine(domainsByLabel({0, 1}), c.env,
+                      ": cost model: link between domains ", c.says);
 }
 
 // The staged GPU engine times its own hop across at init where the link
 // was measured, and rank 0 logs the step fitted to it with the plans chosen
 // again; a declared link, or CPU ranks, keep the model's constant step.
 TEST(DecisionLog, TheGpuEngineSaysTheStepItMeasured) {
+  const std::vector<std::string> says = {
+      " us (measured at init: a one-element all-reduce across the domains "
+      "took ",
+      "all-reduce: one-shot up to "};
   const char* const kStepLine =
       ": cost model: the engine's step across domains ";
-  DomainLayout gpus = emulatedGpuDomains({0, 1});
-  gpus.env = {{"HETCCL_TRANSPORT", "tcp"}};
-  const struct {
-    DomainLayout layout;
-    std::map<std::string, std::string> env;
-    bool measures;
-  } cases[] = {
-      {gpus, {}, true},
-      {gpus, {{"HETCCL_LINK_COST", "20,12.5"}}, false},
-      {domainsByLabel({0, 1}), {}, false},
-  };
-  for (const auto& c : cases) {
-    const LogDirectory logs;
-    ASSERT_TRUE(logs.made());
-    RunOptions options = logs.options();
-    c.layout.applyTo(&options);
-    for (const auto& [name, value] : c.env) options.env[name] = value;
-    runRanks(
-        2,
-        [&](RankContext& ctx) {
-          ncclComm_t comm = ctx.initComm();
-          MP_CHECK_NCCL(ncclCommDestroy(comm));
-          const std::string log = logs.ownLog();
-          const std::vector<std::string> lines = linesWith(log, kStepLine);
-          const size_t expected = ctx.rank() == 0 && c.measures ? 1 : 0;
-          MP_CHECK(lines.size() == expected)
-              << lines.size() << " step lines, expected " << expected
-              << "; the log:\n"
-              << log;
-          if (lines.size() != 1) return;
-          std::printf("%s\n", lines[0].c_str());
-          for (const char* part :
-               {" us (measured at init: a one-element all-reduce across the "
-                "domains took ",
-                "all-reduce: one-shot up to "})
-            MP_CHECK(lines[0].find(part) != std::string::npos)
-                << "the line does not say \"" << part << "\": " << lines[0];
-        },
-        options);
-  }
-}
-
-DomainLayout stagedOverTcp() {
-  DomainLayout layout = emulatedGpuDomains({0, 1});
-  layout.env = {{"HETCCL_TRANSPORT", "tcp"}};
-  return layout;
+  expectOneInitLine(stagedOverTcp(), {}, kStepLine, says);
+  expectOneInitLine(stagedOverTcp(), {{"HETCCL_LINK_COST", "20,12.5"}},
+                    kStepLine, {});
+  expectOneInitLine(domainsByLabel({0, 1}), {}, kStepLine, {});
 }
 
 INSTANTIATE_TEST_SUITE_P(
