@@ -63,12 +63,13 @@ struct CostLayout {
 LibraryCost defaultLibraryCost(RuntimeKind runtime);
 double defaultMemoryGbps(RuntimeKind runtime);
 // The engine's cost per hop across domains: the GPU engine's hand-overs
-// between its streams and the proxy (until the staged engine times its own
-// at init, engine/gpu/gpu_executor.cc; about 150 us: a chunk between pretend
+// between its streams and the proxy (about 150 us: a chunk between pretend
 // hosts on one H200, bench/results/gpu-engine-chunks-and-time-split-
 // 2026-11-30.md; the pipelined all-reduce's second hop against the
 // one-shot's, bench/results/cost-model-2026-12-04.md), a CPU rank's plan
-// thread.
+// thread. Where the link is measured, the engines time their own at init
+// instead (engine/engine_step.h); these stand for declared links and the
+// simulator.
 constexpr double kGpuEngineStepUs = 150;
 constexpr double kHostEngineStepUs = 20;
 // A CPU rank's pipelined plan beyond its one-shot plan: 5-12 us at 1-16

@@ -33,6 +33,19 @@ LinkCost parseLinkCost(const std::string& text) {
   return {values[0], values[1], values.size() == 3 ? values[2] : 0};
 }
 
+// "US", a number of microseconds of at least 0 (e.g. "150" or "37.5").
+double parseEngineStep(const std::string& text) {
+  char* end = nullptr;
+  const double us = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(us >= 0))
+    fail(ncclInvalidArgument,
+         "HETCCL_ENGINE_STEP=\"%s\": expected the engine's cost per hop "
+         "across domains in microseconds (a number of at least 0, e.g. 150), "
+         "or unset to time it at init",
+         text.c_str());
+  return us;
+}
+
 }  // namespace
 
 PlanSettings PlanSettings::fromEnvironment() {
@@ -42,6 +55,8 @@ PlanSettings PlanSettings::fromEnvironment() {
   s.chunkSet = paramSetting(kChunk).has_value();
   s.oneShotMaxSet = paramSetting(kOneShotMax).has_value();
   if (auto link = readString(kLinkCost)) s.declaredLink = parseLinkCost(*link);
+  if (auto step = readString(kEngineStep))
+    s.declaredStepUs = parseEngineStep(*step);
   s.hostThreads = static_cast<int>(readInteger(kHostThreads));
   s.timeline = readFlag(kEngineTimeline);
   return s;

@@ -27,12 +27,14 @@ struct PlanSettings {
   bool oneShotMaxSet = false;
   // HETCCL_LINK_COST; none: measured at init (algo/link_probe.h).
   std::optional<LinkCost> declaredLink;
+  // HETCCL_ENGINE_STEP (us); none: timed at init (engine/engine_step.h).
+  std::optional<double> declaredStepUs;
   // The cost model's choice, made once the links are up (null until then,
   // and where nothing is left to choose).
   std::shared_ptr<const PlanTuning> tuning;
-  // What the tuning came from where the link was measured (null
-  // otherwise): an engine that times its own hop across at init tunes
-  // again from it with the step it measured (algo/tuned_plans.h).
+  // What the tuning came from where the link was measured and the step
+  // was not declared (null otherwise): an engine that times its own hop across
+  // at init tunes again from it with the step it measured (algo/tuned_plans.h).
   struct TuningInputs {
     PlanCostModel model;
     size_t oneShotMaxBytes;  // HETCCL_ONE_SHOT_MAX's value, set or not

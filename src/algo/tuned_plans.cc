@@ -69,19 +69,26 @@ PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
           : measureLinkCost(oob, domains, links, abort, timeoutSeconds);
   links.startCounting();
   const double hostGbps = slowestHostReduceGbps(oob, placements);
-  const PlanCostModel model(costLayoutOf(domains, placements, hostGbps), link);
+  CostLayout layout = costLayoutOf(domains, placements, hostGbps);
+  if (plans.declaredStepUs) layout.stepUs = *plans.declaredStepUs;
+  const PlanCostModel model(layout, link);
   PlanSettings tuned = tunedBy(model, plans);
-  if (!plans.declaredLink)
+  if (!plans.declaredLink && !plans.declaredStepUs)
     tuned.measuredInputs = std::make_shared<PlanSettings::TuningInputs>(
         PlanSettings::TuningInputs{model, plans.oneShotMaxBytes});
   if (oob.rank() == 0)
     LOG_INFO(kLogTuning,
              "rank 0: cost model: link between domains %.1f us, %.2f GB/s, "
-             "%.1f us per further transfer (%s)%s; %s",
+             "%.1f us per further transfer (%s)%s%s; %s",
              link.alphaUs, link.gbps, link.transferUs,
              plans.declaredLink ? "HETCCL_LINK_COST" : "measured",
              hostGbps > 0
                  ? format(", CPU ranks reduce at %.2f GB/s", hostGbps).c_str()
+                 : "",
+             plans.declaredStepUs
+                 ? format(", the engine's step %.1f us (HETCCL_ENGINE_STEP)",
+                          *plans.declaredStepUs)
+                       .c_str()
                  : "",
              tuned.tuning->summary().c_str());
   return tuned;

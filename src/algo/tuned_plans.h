@@ -3,9 +3,10 @@
 // (algo/plan_cost.h) asked for each collective's one-shot cut-off and
 // chunks, and the choice logged (INFO TUNING) by rank 0. Where
 // HETCCL_ONE_SHOT_MAX and HETCCL_CHUNK are both set nothing is left to
-// choose, and nothing is measured. Where the link was measured, the staged
-// GPU engine then times its own hop across and tunes again with the step
-// it found (fittedEngineStepUs, retuneWithEngineStep).
+// choose, and nothing is measured. Where the link was measured, every
+// rank's engine then times its own hop across and the plans are tuned
+// again with the step it found (fittedEngineStepUs, retuneWithEngineStep;
+// engine/engine_step.h).
 #pragma once
 
 #include <vector>

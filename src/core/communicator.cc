@@ -14,6 +14,7 @@
 #include "core/topology_map.h"
 #include "core/watchdog.h"
 #include "domain/domain_backend.h"
+#include "engine/engine_step.h"
 #include "engine/gpu/gpu_executor.h"
 #include "engine/host/host_plan_executor.h"
 #include "hetccl_version.h"
@@ -253,9 +254,13 @@ void Communicator::setUpHeterogeneous(
              "domain %d (local rank %d of %zu), links: %s",
              rank_, domains.count(), domainIndex_, domains.localRank(rank_),
              members.size(), links->summary().c_str());
-    executor_ = HostPlanExecutor::create(rank_, domains, std::move(links),
-                                         plans, settings_.timeoutSeconds,
-                                         domainComm, opsAbort_);
+    auto executor = HostPlanExecutor::create(rank_, domains, std::move(links),
+                                             plans, settings_.timeoutSeconds,
+                                             domainComm, opsAbort_);
+    if (timesItsStep(plans))
+      tuneToMeasuredStep(*executor, plans, oob,
+                         settings_.bootstrap.timeoutSeconds);
+    executor_ = std::move(executor);
     return;
   }
   GpuPlanExecutorSetup engine{deviceModuleOf(*gpu_),

@@ -191,6 +191,14 @@ DomainLayout stagedOverTcp() {
   return layout;
 }
 
+// Rank 0 a GPU rank, rank 1 a CPU rank, each its own pretend host.
+DomainLayout cpuAndGpuRanksOverTcp() {
+  DomainLayout layout;
+  layout.emulatedGpuRanks = {0};
+  layout.env = {{"HETCCL_TRANSPORT", "tcp"}, {"HETCCL_HOSTID", "A,B"}};
+  return layout;
+}
+
 // Two ranks of `layout`, with `env` set, create a communicator and destroy
 // it: rank 0's log has one line with `marker` that says each of `says`
 // where `says` is not empty; otherwise no rank's log has one.
@@ -243,6 +251,9 @@ TEST(DecisionLog, TheCostModelSaysWhatItSawAndChose) {
       {{{"HETCCL_LINK_COST", "20,12.5,3"}},
        {"link between domains 20.0 us, 12.50 GB/s, 3.0 us per further "
         "transfer (HETCCL_LINK_COST)"}},
+      {{{"HETCCL_ENGINE_STEP", "37.5"}},
+       {"(measured), CPU ranks reduce at ",
+        ", the engine's step 37.5 us (HETCCL_ENGINE_STEP); all-reduce: "}},
       {{{"HETCCL_ONE_SHOT_MAX", "32K"}, {"HETCCL_CHUNK", "16M"}}, {}},
   };
   for (const auto& c : cases)
@@ -250,10 +261,12 @@ TEST(DecisionLog, TheCostModelSaysWhatItSawAndChose) {
                       ": cost model: link between domains ", c.says);
 }
 
-// The staged GPU engine times its own hop across at init where the link
-// was measured, and rank 0 logs the step fitted to it with the plans chosen
-// again; a declared link, or CPU ranks, keep the model's constant step.
-TEST(DecisionLog, TheGpuEngineSaysTheStepItMeasured) {
+// Where the link was measured, every rank's engine times its own hop
+// across at init (the staged GPU engine, the host engine of CPU ranks,
+// both in one communicator of CPU and GPU ranks), and rank 0 logs the
+// step fitted to it with the plans chosen again; a declared link keeps
+// the model's constant step, a declared step stands as it is.
+TEST(DecisionLog, TheEngineSaysTheStepItMeasured) {
   const std::vector<std::string> says = {
       " us (measured at init: a one-element all-reduce across the domains "
       "took ",
@@ -263,7 +276,10 @@ TEST(DecisionLog, TheGpuEngineSaysTheStepItMeasured) {
   expectOneInitLine(stagedOverTcp(), {}, kStepLine, says);
   expectOneInitLine(stagedOverTcp(), {{"HETCCL_LINK_COST", "20,12.5"}},
                     kStepLine, {});
-  expectOneInitLine(domainsByLabel({0, 1}), {}, kStepLine, {});
+  expectOneInitLine(domainsByLabel({0, 1}), {}, kStepLine, says);
+  expectOneInitLine(domainsByLabel({0, 1}), {{"HETCCL_ENGINE_STEP", "20"}},
+                    kStepLine, {});
+  expectOneInitLine(cpuAndGpuRanksOverTcp(), {}, kStepLine, says);
 }
 
 INSTANTIATE_TEST_SUITE_P(

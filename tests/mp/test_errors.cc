@@ -436,6 +436,16 @@ TEST(Errors, BadLinkCostSaysWhatItExpects) {
         nullptr);
 }
 
+// The cost model's engine step: one number of microseconds, at least 0.
+TEST(Errors, BadEngineStepSaysWhatItExpects) {
+  for (const char* value : {"-1", "fast", "20us", "20,1"})
+    expectParameterRefused(
+        "HETCCL_ENGINE_STEP", value,
+        "expected the engine's cost per hop across domains in microseconds "
+        "(a number of at least 0, e.g. 150), or unset to time it at init",
+        nullptr);
+}
+
 // HETCCL_TRANSPORT is checked against the transport registry at every
 // init, and an empty value means auto.
 TEST(Errors, UnknownTransportNamesTheRegisteredOnes) {

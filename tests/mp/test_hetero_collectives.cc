@@ -420,6 +420,18 @@ std::vector<Layout> allLayouts() {
        Density::kMedium,
        false,
        {0}},
+      // The same with nothing set: the link is measured at init and every
+      // rank's engine, the GPU engine's and the host engine's, times its
+      // hop across before the plans are chosen again.
+      {"3ranks_cpu_and_gpu_tcp_cost_model",
+       3,
+       "",
+       {0, 1, 1},
+       "tcp",
+       false,
+       Density::kMedium,
+       false,
+       {0}},
       // Pieces of 384 KiB (a chunk of 1.5 MiB), above the smallest piece:
       // the largest transfers are cut alike by the GPU rank, whose buffers
       // go to UCX as they are, and by the CPU ranks.

@@ -1,14 +1,11 @@
 #include "engine/gpu/gpu_executor.h"
 
-#include <algorithm>
-#include <optional>
 #include <vector>
 
-#include "algo/tuned_plans.h"
+#include "engine/engine_step.h"
 #include "engine/gpu/stream_driven_executor.h"
 #include "runtime/device/device_module.h"
 #include "transport/transport_registry.h"
-#include "util/collective_setup.h"
 #include "util/log.h"
 
 namespace hetccl {
@@ -51,36 +48,6 @@ std::vector<std::string> outboxPaths(const GpuPlanExecutorSetup& plans) {
           "read by the GPUs' own streams (stream-driven, no proxy)",
           plans.domains.domainOf(peer)));
   return lines;
-}
-
-// The model fits its step to a one-shot all-reduce (one hop): where the
-// link was measured and one float's all-reduce goes one-shot.
-bool timesItsStep(const PlanSettings& plans) {
-  return plans.measuredInputs && plans.tuning &&
-         plans.tuning->oneShotMax(OpKind::AllReduce) >= sizeof(float);
-}
-
-// The cost model's step across domains was a constant, measured on one
-// layout (two processes sharing one GPU, whose hand-overs wait for the
-// GPU's turns). Where the link was measured, the staged engine's own hop
-// is timed too, on every rank (the slowest counts), the step fitted to it
-// and the plans tuned again.
-void tuneToMeasuredStep(GpuPlanExecutor& executor, const PlanSettings& plans,
-                        Oob& oob, double timeoutSeconds) {
-  constexpr int kRounds = 5;
-  std::optional<Error> failure;
-  double us = 0;
-  captureFailure(failure, [&] {
-    us = executor.timeOneElementAllReduceUs(kRounds, timeoutSeconds);
-  });
-  agreeOnSuccess(oob, failure, "heterogeneous communicator",
-                 "timing the GPU engine's hop across domains at init");
-  std::vector<double> all(oob.nranks(), 0);
-  all[oob.rank()] = us;
-  oob.allGather(all.data(), sizeof(double));
-  const double slowestUs = *std::max_element(all.begin(), all.end());
-  executor.retune(retuneWithEngineStep(
-      plans, fittedEngineStepUs(plans, slowestUs), slowestUs, oob.rank()));
 }
 
 }  // namespace

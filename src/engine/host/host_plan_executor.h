@@ -14,6 +14,7 @@
 #include "algo/domains.h"
 #include "algo/plan_context.h"
 #include "algo/plan_settings.h"
+#include "engine/engine_step.h"
 #include "engine/host/host_plan_data.h"
 #include "engine/host/host_timeline.h"
 #include "util/inflight_tracker.h"
@@ -21,6 +22,7 @@
 namespace hetccl {
 
 class HostPlanExecutor : public Executor,
+                         public StepTimedEngine,
                          public std::enable_shared_from_this<HostPlanExecutor> {
  public:
   // `domains` say who is in which domain; `links` reach every rank of the
@@ -38,6 +40,10 @@ class HostPlanExecutor : public Executor,
   // What the links see while no transfer waits (a peer whose call
   // disagreed), as the abort signal's code.
   ncclResult_t asyncError() const override;
+
+  // Each all-reduce run on the calling thread, as on a host stream's.
+  double timeOneElementAllReduceUs(int rounds, double timeoutSeconds) override;
+  void retune(const PlanSettings& plans) override;
 
  private:
   HostPlanExecutor(int rank, const DomainMap& domains,

@@ -1,5 +1,6 @@
 #include "harness/domains.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <set>
@@ -27,6 +28,7 @@ std::string DomainLayout::spec() const {
 }
 
 std::string DomainLayout::name() const {
+  if (!emulatedGpuRanks.empty()) return "CpuAndGpuRanks";
   if (labels.empty() && hosts == 0) return "OneDomain";
   std::string text = emulatedGpus ? "EmulatedGpuDomains" : "Domains";
   if (hosts > 0) return text + "PerHost" + std::to_string(hosts);
@@ -44,6 +46,13 @@ void DomainLayout::applyTo(RunOptions* options) const {
   if (!labels.empty() || hosts > 0) options->env["HETCCL_DOMAINS"] = spec();
   if (emulatedGpus) options->env["HETCCL_EMULATED_GPU"] = "1";
   for (const auto& [name, value] : env) options->env[name] = value;
+  if (emulatedGpuRanks.empty()) return;
+  options->rankEnv = [ranks = emulatedGpuRanks](int rank) {
+    std::map<std::string, std::string> rankEnv;
+    if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end())
+      rankEnv["HETCCL_EMULATED_GPU"] = "1";
+    return rankEnv;
+  };
 }
 
 void PrintTo(const DomainLayout& layout, std::ostream* out) {

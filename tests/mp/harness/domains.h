@@ -23,6 +23,9 @@ struct DomainLayout {
   // Further variables (HETCCL_HOSTID, HETCCL_TRANSPORT, UCX_TLS); a
   // non-empty "HETCCL_TRANSPORT" also names the layout.
   std::map<std::string, std::string> env;
+  // Instead of emulatedGpus: only these ranks emulate GPUs, the others are CPU
+  // ranks; with no labels the domains form by runtime.
+  std::vector<int> emulatedGpuRanks;
 
   int count() const;         // hosts, else distinct labels (1 when empty)
   std::string spec() const;  // the HETCCL_DOMAINS value, e.g. "0,1,1", "host"

@@ -43,6 +43,7 @@
 
 #include "algo/cross_domain_links.h"
 #include "algo/plan_context.h"
+#include "engine/engine_step.h"
 #include "engine/gpu/gpu_engine_settings.h"
 #include "engine/gpu/plan/device_plan_data.h"
 #include "engine/gpu/proxy/staged_launch_script.h"
@@ -71,7 +72,7 @@ struct GpuPlanExecutorSetup {
   bool domainMarksWaits = false;
 };
 
-class GpuPlanExecutor : public Executor {
+class GpuPlanExecutor : public Executor, public StepTimedEngine {
  public:
   explicit GpuPlanExecutor(GpuPlanExecutorSetup setup);
   // Waits for the queued work (as NCCL's destroy does) and publishes this
@@ -97,17 +98,12 @@ class GpuPlanExecutor : public Executor {
   // domain: "domain 1: tcp, staged through host memory (...)".
   std::vector<std::string> gpuBufferPaths() const;
 
-  // The fastest of `rounds` all-reduces of one float across the domains,
-  // each launched on a stream of its own and waited for, in microseconds:
-  // the engine's hop as a user's small collective pays it (its link, its
-  // staging or not, its streams and proxy). Collective: every rank calls
-  // it at init, before any user's launch; its bytes are not counted and
-  // its choices not logged. On a failure, or when one launch takes longer
-  // than `timeoutSeconds` (0: no limit), the streams are released and it
-  // throws.
-  double timeOneElementAllReduceUs(int rounds, double timeoutSeconds);
-  // The plans take `plans`' tuning from the next launch on.
-  void retune(const PlanSettings& plans);
+  // Each all-reduce launched on a stream of its own and the stream polled:
+  // the hop as a user's small collective pays it (its link, its staging
+  // or not, its streams and proxy). On a failure or past
+  // `timeoutSeconds` the streams are released before it throws.
+  double timeOneElementAllReduceUs(int rounds, double timeoutSeconds) override;
+  void retune(const PlanSettings& plans) override;
 
  private:
   // Words the caller's stream and the engine signal each other with:
