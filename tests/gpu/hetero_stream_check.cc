@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -196,6 +197,45 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// How many nodes of each kind `graph` holds per op: "kernel 2.0, memcpy
+// 2.0, ...", so that a replay's time can be read against the work it runs.
+// Through the driver: the runtime's cudaGraphNodeGetType fails on the
+// stream memory operations' nodes.
+std::string nodeKinds(cudaGraph_t graph, size_t nodes, int perGraph) {
+  using GetType = int (*)(cudaGraphNode_t, int*);
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  auto getType =
+      driver ? reinterpret_cast<GetType>(dlsym(driver, "cuGraphNodeGetType"))
+             : nullptr;
+  if (getType == nullptr) return "(cuGraphNodeGetType not found)";
+  std::vector<cudaGraphNode_t> all(nodes);
+  CUDA_OK(cudaGraphGetNodes(graph, all.data(), &nodes));
+  std::map<int, int> counts;
+  for (cudaGraphNode_t node : all) {
+    int type = -1;
+    if (getType(node, &type) != 0) type = -1;
+    ++counts[type];
+  }
+  dlclose(driver);
+  // CUgraphNodeType's values (cuda.h).
+  const std::map<int, const char*> names = {
+      {0, "kernel"},       {1, "memcpy"},     {2, "memset"},
+      {3, "host"},         {5, "empty"},      {6, "event wait"},
+      {7, "event record"}, {12, "memory op"}, {-1, "unknown"}};
+  std::string text;
+  for (const auto& [type, count] : counts) {
+    auto name = names.find(type);
+    char share[32];
+    std::snprintf(share, sizeof(share), " %.1f",
+                  static_cast<double>(count) / perGraph);
+    text += (text.empty() ? "" : ", ") +
+            (name != names.end() ? std::string(name->second)
+                                 : "type " + std::to_string(type)) +
+            share;
+  }
+  return text;
+}
+
 // Collectives per captured graph: HETERO_STREAM_PER_GRAPH (default 20), so
 // that what a replay's start costs shows against what each op costs.
 int opsPerGraph() {
@@ -223,6 +263,10 @@ void timeGraphReplays(int rank, cudaStream_t stream, const char* what,
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
   for (int i = 0; i < perGraph; ++i) enqueue();
   CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  size_t nodes = 0;
+  CUDA_OK(cudaGraphGetNodes(graph, nullptr, &nodes));
+  std::printf("rank %d: %s of %zu bytes: graph nodes per op by kind: %s\n",
+              rank, what, bytes, nodeKinds(graph, nodes, perGraph).c_str());
   cudaGraphExec_t exec;
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
   for (int i = 0; i < 10; ++i) CUDA_OK(cudaGraphLaunch(exec, stream));
@@ -234,8 +278,9 @@ void timeGraphReplays(int rank, cudaStream_t stream, const char* what,
   const double graphUs = secondsSince(start) * 1e6 / ops;
   std::printf(
       "rank %d: %s of %zu bytes: eager %.2f us per op, graph replay %.2f us "
-      "per op (%d per graph): %.2fx\n",
-      rank, what, bytes, eagerUs, graphUs, perGraph, eagerUs / graphUs);
+      "per op (%d per graph, %.1f graph nodes per op): %.2fx\n",
+      rank, what, bytes, eagerUs, graphUs, perGraph,
+      static_cast<double>(nodes) / perGraph, eagerUs / graphUs);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
 }
