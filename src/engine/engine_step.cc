@@ -1,6 +1,7 @@
 #include "engine/engine_step.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <vector>
 
@@ -8,6 +9,28 @@
 #include "util/collective_setup.h"
 
 namespace hetccl {
+
+Op oneElementAllReduce(void* buffer) {
+  Op allReduce;
+  allReduce.kind = OpKind::AllReduce;
+  allReduce.dtype = ncclFloat32;
+  allReduce.count = 1;
+  allReduce.sendbuff = allReduce.recvbuff = buffer;
+  return allReduce;
+}
+
+double fastestRunUs(int rounds, const std::function<void()>& run) {
+  double fastestUs = 1e30;
+  for (int i = 0; i < rounds; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    fastestUs =
+        std::min(fastestUs, std::chrono::duration<double, std::micro>(
+                                std::chrono::steady_clock::now() - start)
+                                .count());
+  }
+  return fastestUs;
+}
 
 bool timesItsStep(const PlanSettings& plans) {
   return plans.measuredInputs && plans.tuning &&

@@ -8,7 +8,10 @@
 // again with it (algo/tuned_plans.h).
 #pragma once
 
+#include <functional>
+
 #include "algo/plan_settings.h"
+#include "op/op.h"
 #include "util/oob.h"
 
 namespace hetccl {
@@ -29,6 +32,12 @@ class StepTimedEngine {
   // The plans take `plans`' tuning from the next launch on.
   virtual void retune(const PlanSettings& plans) = 0;
 };
+
+// What an engine times: an all-reduce of one float, in place in `buffer`.
+Op oneElementAllReduce(void* buffer);
+
+// The fastest of `rounds` calls of `run`, in microseconds.
+double fastestRunUs(int rounds, const std::function<void()>& run);
 
 // Whether `plans` call for it: the link was measured, the step not
 // declared (HETCCL_ENGINE_STEP) and one float's all-reduce goes one-shot

@@ -1,8 +1,5 @@
 #include "engine/host/host_plan_executor.h"
 
-#include <algorithm>
-#include <chrono>
-
 #include "domain/host/host_comm.h"
 #include "runtime/host/memory_workers.h"
 #include "runtime/runtime.h"
@@ -94,25 +91,13 @@ ncclResult_t HostPlanExecutor::asyncError() const {
 double HostPlanExecutor::timeOneElementAllReduceUs(int rounds,
                                                    double timeoutSeconds) {
   float value = 0;
-  Op allReduce;
-  allReduce.kind = OpKind::AllReduce;
-  allReduce.dtype = ncclFloat32;
-  allReduce.count = 1;
-  allReduce.sendbuff = allReduce.recvbuff = &value;
+  const Op allReduce = oneElementAllReduce(&value);
   DecisionLog* decisions = context_.decisions;
   const double opTimeoutSeconds = context_.timeoutSeconds;
   context_.decisions = nullptr;
   // Init waits for a peer no longer than the bootstrap does.
   if (timeoutSeconds > 0) context_.timeoutSeconds = timeoutSeconds;
-  double fastestUs = 1e30;
-  for (int i = 0; i < rounds; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    execute({allReduce});
-    fastestUs =
-        std::min(fastestUs, std::chrono::duration<double, std::micro>(
-                                std::chrono::steady_clock::now() - start)
-                                .count());
-  }
+  const double fastestUs = fastestRunUs(rounds, [&] { execute({allReduce}); });
   context_.decisions = decisions;
   context_.timeoutSeconds = opTimeoutSeconds;
   links_->startCounting();

@@ -302,24 +302,15 @@ double GpuPlanExecutor::timeOneElementAllReduceUs(int rounds,
   CurrentDevice ours(module_, device_);
   DeviceStream stream(module_);
   DeviceMemory buffer(module_, sizeof(float));
-  Op allReduce;
-  allReduce.kind = OpKind::AllReduce;
-  allReduce.dtype = ncclFloat32;
-  allReduce.count = 1;
-  allReduce.sendbuff = allReduce.recvbuff = buffer.data();
+  const Op allReduce = oneElementAllReduce(buffer.data());
+  const auto handle = static_cast<StreamHandle>(stream.handle());
   DecisionLog* decisions = context_.decisions;
   context_.decisions = nullptr;
-  double fastestUs = 1e30;
-  for (int i = 0; i < rounds; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    launch({allReduce}, static_cast<StreamHandle>(stream.handle()));
-    awaitStream(static_cast<StreamHandle>(stream.handle()), timeoutSeconds,
+  const double fastestUs = fastestRunUs(rounds, [&] {
+    launch({allReduce}, handle);
+    awaitStream(handle, timeoutSeconds,
                 "a one-element all-reduce across the domains at init");
-    fastestUs =
-        std::min(fastestUs, std::chrono::duration<double, std::micro>(
-                                std::chrono::steady_clock::now() - start)
-                                .count());
-  }
+  });
   context_.decisions = decisions;
   links_->startCounting();
   return fastestUs;
