@@ -7,7 +7,8 @@
 // host-mapped words and of events, and the reduction kernels against the
 // host collectives (hostReduce), bit for bit, for every dtype, operator, flag
 // combination, source count and a range of counts and buffer alignments;
-// the same for the low-latency collectives among 2, 3 and 8 streams.
+// the same for the low-latency collectives among 2, 3 and 8 streams; and
+// the staged copies' waits, bytes and signals through host slots.
 // Prints one PASS or FAIL line per check and exits non-zero on any
 // failure. Every wait has a deadline: a stream that never finishes is a
 // FAIL, not a hang.
@@ -414,6 +415,90 @@ void checkStreamOrdering(const Module& module, Report& report) {
   ok &= report.expect(std::memcmp(out2.data(), pattern.data(), bytes) == 0,
                       "the waiter saw the writer's data");
   if (ok) report.pass("one stream releases another through a host word");
+}
+
+// ---- Staged copies: a kernel's wait, copy and signal ----
+
+// Polls a host word as the staging proxy does; false after 10 s.
+bool awaitWord(const uint64_t* word, uint64_t value) {
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (loadWord(word) < value)
+    if (Clock::now() > deadline) return false;
+  return true;
+}
+
+hetcclDeviceStagedCopy stagedCopy(void* dst, const void* src, size_t bytes,
+                                  const uint64_t* waitWord, uint64_t waitValue,
+                                  uint64_t* signalWord, uint64_t signalValue) {
+  hetcclDeviceStagedCopy c{};
+  c.dst = dst;
+  c.src = src;
+  c.bytes = bytes;
+  c.waitWord = waitWord;
+  c.waitValue = waitValue;
+  c.signalWord = signalWord;
+  c.signalValue = signalValue;
+  return c;
+}
+
+// As the staged GPU engine uses them between hosts, round after round over
+// the same host slot, each round with new bytes: the host writes the slot
+// and raises `arrived`; a kernel waits for it and copies the slot to the
+// GPU, signalling `freed`; a second kernel copies the GPU buffer into
+// another host slot and signals `staged`. The host must see every byte of
+// the round as soon as it sees `staged`, and the first kernel must not
+// read before `arrived` (nor a stale slot from the round before).
+void checkStagedCopies(const Module& module, Report& report) {
+  const size_t kMaxBytes = (64 << 10) + 64;
+  HostBuffer words(module, 4096);
+  uint64_t* arrived = words.word();
+  uint64_t* freed = words.word() + 8;
+  uint64_t* staged = words.word() + 16;
+  HostBuffer inSlot(module, kMaxBytes), outSlot(module, kMaxBytes);
+  DeviceBuffer onGpu(module, kMaxBytes);
+  std::vector<char> expected(kMaxBytes);
+  Stream stream(module);
+  WordsReleaser releaser({arrived});
+  const size_t sizes[] = {1, 17, 4096, 8192, 65536, 65536 + 13};
+  bool ok = true;
+  uint64_t round = 0;
+  for (size_t bytes : sizes)
+    for (size_t shift : {size_t{0}, size_t{3}})
+      for (int repeat = 0; repeat < 20 && ok; ++repeat) {
+        ++round;
+        const std::string what =
+            format("round %llu, %zu bytes at +%zu", (unsigned long long)round,
+                   bytes, shift);
+        const hetcclDeviceStagedCopy in =
+            stagedCopy(onGpu.data() + shift, inSlot.data(), bytes, arrived,
+                       round, freed, round);
+        const hetcclDeviceStagedCopy out =
+            stagedCopy(outSlot.data() + shift, onGpu.data() + shift, bytes,
+                       nullptr, 0, staged, round);
+        module.check(module->stagedCopy(&in, stream.get()), "stagedCopy in");
+        module.check(module->stagedCopy(&out, stream.get()), "stagedCopy out");
+        if (round == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          ok &= report.expect(!stream.idle() && loadWord(freed) == 0,
+                              "a staged copy waits for its word");
+        }
+        fillPattern(expected.data(), bytes, uint32_t(round));
+        std::memcpy(inSlot.data(), expected.data(), bytes);
+        storeWord(arrived, round);
+        ok &= report.expect(awaitWord(staged, round),
+                            what + ": the signal came within 10 s");
+        ok &= report.expect(loadWord(freed) == round,
+                            what + ": the first kernel signalled too");
+        ok &= report.expect(
+            std::memcmp(outSlot.data() + shift, expected.data(), bytes) == 0,
+            what + ": the host sees every byte once signalled");
+      }
+  requireIdle(report, stream, "staged copies");
+  if (ok)
+    report.pass(
+        format("staged copies: %llu rounds of 1 B to 64 KiB + 13 "
+               "through host slots, each waited for and signalled",
+               (unsigned long long)round));
 }
 
 // ---- Reductions against hostReduce ----
@@ -1036,8 +1121,8 @@ int run(const char* path, int device) {
     using Check = void (*)(const Module&, Report&);
     checkDevice(module, report, device);
     for (Check check :
-         {checkMemoryAndCopies, checkStreamOrdering, checkRejections,
-          checkLowLatencyCollectives, checkReductions}) {
+         {checkMemoryAndCopies, checkStreamOrdering, checkStagedCopies,
+          checkRejections, checkLowLatencyCollectives, checkReductions}) {
       try {
         check(module, report);
       } catch (const CallFailed& error) {

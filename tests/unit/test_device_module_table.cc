@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <ostream>
 #include <string>
@@ -139,6 +140,7 @@ TEST_P(DeviceModuleTable, EveryFunctionIsThere) {
       reinterpret_cast<const void*>(t.waitBits64),
       reinterpret_cast<const void*>(t.reduceAsync),
       reinterpret_cast<const void*>(t.lowLatencyCollective),
+      reinterpret_cast<const void*>(t.stagedCopy),
       reinterpret_cast<const void*>(t.loadKernels),
       reinterpret_cast<const void*>(t.timingEventCreate),
       reinterpret_cast<const void*>(t.eventElapsedMs),
@@ -613,6 +615,83 @@ TEST_P(DeviceKernelsOnHost, LowLatencyCollectivesEqualHostResults) {
         if (HasFailure()) return;
       }
     }
+  }
+}
+
+// The staged copy's kernel: every byte of sizes around the pack, with the
+// two sides aligned alike or not, after its wait, then its signal.
+TEST(StagedCopyKernelOnHost, CopiesEveryByteThenSignals) {
+  const size_t sizes[] = {0, 1, 15, 16, 17, 100, 4096, 4096 * 4 + 5};
+  std::vector<unsigned char> from(4096 * 5 + 64), to(from.size());
+  for (size_t i = 0; i < from.size(); ++i)
+    from[i] = static_cast<unsigned char>(i * 7 + 3);
+  for (size_t bytes : sizes)
+    for (size_t srcShift : {0, 3})
+      for (size_t dstShift : {0, 3, 8}) {
+        std::fill(to.begin(), to.end(), 0xEE);
+        uint64_t waitWord = 5, signalWord = 0;
+        hetcclDeviceStagedCopy c{};
+        c.src = from.data() + srcShift;
+        c.dst = to.data() + dstShift;
+        c.bytes = bytes;
+        c.waitWord = &waitWord;
+        c.waitValue = 5;
+        c.signalWord = &signalWord;
+        c.signalValue = 9;
+        EmulatedLauncher launcher;
+        ASSERT_EQ(device::enqueueStagedCopy(c, launcher), 0);
+        const std::string where = std::to_string(bytes) + " bytes from +" +
+                                  std::to_string(srcShift) + " to +" +
+                                  std::to_string(dstShift);
+        EXPECT_EQ(launcher.launches, 1) << where;
+        EXPECT_EQ(signalWord, 9u) << where;
+        EXPECT_TRUE(std::equal(to.begin() + dstShift,
+                               to.begin() + dstShift + bytes,
+                               from.begin() + srcShift))
+            << where;
+        EXPECT_EQ(to[dstShift + bytes], 0xEE) << where << ": wrote past";
+        if (dstShift > 0) EXPECT_EQ(to[dstShift - 1], 0xEE) << where;
+      }
+}
+
+// It copies only once the word is raised, by another thread here, and a
+// released word ends the wait.
+TEST(StagedCopyKernelOnHost, WaitsForItsWord) {
+  for (uint64_t raised : {uint64_t{3}, uint64_t{HETCCL_DEVICE_WAIT_RELEASED}}) {
+    std::vector<unsigned char> from(1000, 0x11), to(1000, 0);
+    uint64_t waitWord = 1, signalWord = 0;
+    hetcclDeviceStagedCopy c{};
+    c.src = from.data();
+    c.dst = to.data();
+    c.bytes = from.size();
+    c.waitWord = &waitWord;
+    c.waitValue = 3;
+    c.signalWord = &signalWord;
+    c.signalValue = 1;
+    std::thread raiser([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      EXPECT_EQ(to[0], 0) << "copied before the word was raised";
+      __atomic_store_n(&waitWord, raised, __ATOMIC_RELEASE);
+    });
+    EmulatedLauncher launcher;
+    ASSERT_EQ(device::enqueueStagedCopy(c, launcher), 0);
+    raiser.join();
+    EXPECT_EQ(to, from);
+    EXPECT_EQ(signalWord, 1u);
+  }
+}
+
+TEST(StagedCopyKernelOnHost, RejectsACopyWithoutItsWords) {
+  unsigned char byte = 0;
+  uint64_t word = 0;
+  hetcclDeviceStagedCopy noSignal{};
+  noSignal.dst = &byte, noSignal.src = &byte, noSignal.bytes = 1;
+  hetcclDeviceStagedCopy noSource{};
+  noSource.dst = &byte, noSource.bytes = 1, noSource.signalWord = &word;
+  for (const hetcclDeviceStagedCopy& c : {noSignal, noSource}) {
+    EmulatedLauncher launcher;
+    EXPECT_EQ(device::enqueueStagedCopy(c, launcher), launcher.invalidValue());
+    EXPECT_EQ(launcher.launches, 0);
   }
 }
 

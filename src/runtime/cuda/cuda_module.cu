@@ -87,6 +87,11 @@ struct CudaRuntime {
     return cuda::lowLatencyCollective(*collective, asStream(stream));
   }
 
+  static int stagedCopy(const hetcclDeviceStagedCopy* copy, void* stream) {
+    if (copy == nullptr) return cudaErrorInvalidValue;
+    return cuda::stagedCopy(*copy, asStream(stream));
+  }
+
   static int loadKernels() { return cuda::loadKernels(); }
 
   static int dmaBufSupported(int* supported) {

@@ -26,5 +26,10 @@ int lowLatencyCollective(const hetcclDeviceLowLatencyCollective& collective,
   return device::enqueueLowLatencyCollective(collective, launcher);
 }
 
+int stagedCopy(const hetcclDeviceStagedCopy& copy, cudaStream_t stream) {
+  Launcher launcher(stream);
+  return device::enqueueStagedCopy(copy, launcher);
+}
+
 }  // namespace cuda
 }  // namespace hetccl

@@ -17,6 +17,10 @@ int reduceAsync(const hetcclDeviceReduction& reduction, cudaStream_t stream);
 int lowLatencyCollective(const hetcclDeviceLowLatencyCollective& collective,
                          cudaStream_t stream);
 
+// Enqueues the staged copy on `stream` (device_module.h), with the same
+// answers.
+int stagedCopy(const hetcclDeviceStagedCopy& copy, cudaStream_t stream);
+
 // Loads every kernel on the current device (see device_module.h).
 int loadKernels();
 

@@ -417,6 +417,83 @@ __global__ void lowLatencyCopyKernel(
       args, [&](uint64_t done, size_t u) { return copyUnit(args, done, u); });
 }
 
+// ---- The staged copy (device_module.h: hetcclDeviceStagedCopy) ----
+
+// What orders a thread's accesses to host memory with the host's: a fence
+// at system scope (on the CPU, a full fence).
+#if defined(HETCCL_DEVICE_KERNELS_ON_HOST)
+#define HETCCL_FENCE_SYSTEM() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#else
+#define HETCCL_FENCE_SYSTEM() __threadfence_system()
+#endif
+
+// Packs each thread loads before it stores any: the loads of host memory
+// are round trips across the bus, so a thread keeps several in flight.
+constexpr unsigned kStagedPacksInFlight = 4;
+
+__device__ inline bool wordReached(const uint64_t* word, uint64_t value) {
+  return int64_t(*static_cast<const volatile uint64_t*>(word) - value) >= 0;
+}
+
+// Bytes [first, end) of the copy, one per thread in turn: the unaligned
+// head and tail.
+__device__ inline void copyStagedBytes(const hetcclDeviceStagedCopy& c,
+                                       size_t first, size_t end) {
+  const volatile unsigned char* from = static_cast<const unsigned char*>(c.src);
+  volatile unsigned char* to = static_cast<unsigned char*>(c.dst);
+  for (size_t i = first + threadIdx.x; i < end; i += blockDim.x)
+    to[i] = from[i];
+}
+
+// The packs of 16 bytes from byte `first` on, both sides aligned there;
+// returns where they end.
+__device__ inline size_t copyStagedPacks(const hetcclDeviceStagedCopy& c,
+                                         size_t first) {
+  const size_t packs = (c.bytes - first) / kPackBytes;
+  const size_t stride = size_t(blockDim.x) * kStagedPacksInFlight;
+  const volatile uint64_t* from = reinterpret_cast<const volatile uint64_t*>(
+      static_cast<const unsigned char*>(c.src) + first);
+  volatile uint64_t* to = reinterpret_cast<volatile uint64_t*>(
+      static_cast<unsigned char*>(c.dst) + first);
+  for (size_t base = threadIdx.x; base < packs; base += stride) {
+    uint64_t low[kStagedPacksInFlight], high[kStagedPacksInFlight];
+    HETCCL_UNROLL
+    for (unsigned k = 0; k < kStagedPacksInFlight; ++k) {
+      const size_t p = base + size_t(k) * blockDim.x;
+      if (p < packs) loadLines(from + 2 * p, &low[k], &high[k]);
+    }
+    HETCCL_UNROLL
+    for (unsigned k = 0; k < kStagedPacksInFlight; ++k) {
+      const size_t p = base + size_t(k) * blockDim.x;
+      if (p < packs) storeLines(to + 2 * p, low[k], high[k]);
+    }
+  }
+  return first + packs * kPackBytes;
+}
+
+// One block: its first thread waits, every thread copies its share and
+// fences, and the last signals once the barrier says all have (emulated
+// threads run one after another, so the last one runs last).
+__global__ void stagedCopyKernel(const hetcclDeviceStagedCopy c) {
+  if (threadIdx.x == 0 && c.waitWord != nullptr)
+    while (!wordReached(c.waitWord, c.waitValue)) HETCCL_POLL_PAUSE();
+  __syncthreads();
+  HETCCL_FENCE_SYSTEM();
+  const size_t misalignment = uintptr_t(c.src) % kPackBytes;
+  size_t copied = 0;
+  if (misalignment == uintptr_t(c.dst) % kPackBytes) {
+    const size_t head = misalignment == 0 ? 0 : kPackBytes - misalignment;
+    copied = head < c.bytes ? head : c.bytes;
+    copyStagedBytes(c, 0, copied);
+    copied = copyStagedPacks(c, copied);
+  }
+  copyStagedBytes(c, copied, c.bytes);
+  HETCCL_FENCE_SYSTEM();
+  __syncthreads();
+  if (threadIdx.x == blockDim.x - 1)
+    *static_cast<volatile uint64_t*>(c.signalWord) = c.signalValue;
+}
+
 // ---- Host-side dispatch ----
 
 // Threads per block, and the most blocks one launch uses: enough to fill
@@ -706,10 +783,20 @@ int enqueueLowLatencyCollective(const hetcclDeviceLowLatencyCollective& c,
   });
 }
 
+// Enqueues the staged copy `c` through `launcher` (as for
+// enqueueReduction), one block of one kernel however small.
+template <typename Launcher>
+int enqueueStagedCopy(const hetcclDeviceStagedCopy& c, Launcher& launcher) {
+  if (c.signalWord == nullptr || (c.bytes > 0 && (!c.dst || !c.src)))
+    return launcher.invalidValue();
+  return launcher.launch(&stagedCopyKernel, c,
+                         LaunchShape{1, kThreadsPerBlock});
+}
+
 // Runs enqueueReduction for one reduction of every dtype, operator and
 // flag combination, and enqueueLowLatencyCollective for every dtype and
-// operator and once for the copying kinds, which between them pick every
-// kernel: with a launcher
+// operator and once for the copying kinds, and enqueueStagedCopy once,
+// which between them pick every kernel: with a launcher
 // that loads kernels instead of launching them, this loads them all. The
 // addresses are never dereferenced.
 template <typename Launcher>
@@ -747,7 +834,9 @@ int visitEveryKernel(Launcher& launcher) {
         if (dtype != dtypes[0] || op != ops[0]) continue;
         if (int error = enqueueLowLatencyCollective(c, launcher)) return error;
       }
-  return 0;
+  hetcclDeviceStagedCopy staged{};
+  staged.signalWord = reinterpret_cast<uint64_t*>(uintptr_t(kPackBytes) * 16);
+  return enqueueStagedCopy(staged, launcher);
 }
 
 }  // namespace device

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HETCCL_DEVICE_MODULE_ABI 7
+#define HETCCL_DEVICE_MODULE_ABI 8
 /* The module's one exported function returns its table. */
 #define HETCCL_DEVICE_MODULE_ENTRY "hetcclDeviceModule"
 
@@ -99,6 +99,25 @@ typedef struct {
   const uint64_t* release; /* host-mapped */
 } hetcclDeviceLowLatencyCollective;
 
+/* A small piece of a staged transfer moved by one kernel, where a stream
+ * would otherwise wait, copy and write in three steps (the GPU engine's
+ * rings between hosts, engine/gpu/proxy/staged_link.h): the kernel waits
+ * until *waitWord >= waitValue as waitValue64 compares (no wait where
+ * waitWord is null), copies `bytes` from src to dst (either may be
+ * host-mapped memory, read and written past the GPU's caches), makes the
+ * copy visible to the host, then stores `signalValue` into *signalWord
+ * (host-mapped). Raising waitWord to HETCCL_DEVICE_WAIT_RELEASED ends the
+ * wait (the copy is then undefined). */
+typedef struct {
+  void* dst;
+  const void* src;
+  size_t bytes;
+  const uint64_t* waitWord;
+  uint64_t waitValue;
+  uint64_t* signalWord;
+  uint64_t signalValue;
+} hetcclDeviceStagedCopy;
+
 typedef enum {
   hetcclMemoryUnknown = 0, /* not known to the runtime: plain host memory */
   hetcclMemoryHost = 1,    /* pinned or registered host memory */
@@ -166,6 +185,7 @@ typedef struct {
   int (*reduceAsync)(const hetcclDeviceReduction* reduction, void* stream);
   int (*lowLatencyCollective)(
       const hetcclDeviceLowLatencyCollective* collective, void* stream);
+  int (*stagedCopy)(const hetcclDeviceStagedCopy* copy, void* stream);
   /* Loads every reduction kernel on the current device now. With lazy
    * loading (CUDA's default) a kernel's first launch can wait for work
    * already queued on the device; if that work waits on the host (a

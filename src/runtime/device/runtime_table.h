@@ -185,8 +185,8 @@ void fillCommonEntries(hetcclDeviceModuleTable& table) {
 //     static constexpr const char* kName = "cuda";
 //     static int memoryKind(const void* pointer, int* kind);
 //     ... hostAlloc, hostFree, writeValue64, waitValue64, waitBits64,
-//         reduceAsync, lowLatencyCollective, loadKernels, dmaBufSupported,
-//         exportDmaBuf
+//         reduceAsync, lowLatencyCollective, stagedCopy, loadKernels,
+//         dmaBufSupported, exportDmaBuf
 //   };
 template <class Runtime>
 hetcclDeviceModuleTable makeTable() {
@@ -201,6 +201,7 @@ hetcclDeviceModuleTable makeTable() {
   table.waitBits64 = Runtime::waitBits64;
   table.reduceAsync = Runtime::reduceAsync;
   table.lowLatencyCollective = Runtime::lowLatencyCollective;
+  table.stagedCopy = Runtime::stagedCopy;
   table.loadKernels = Runtime::loadKernels;
   table.dmaBufSupported = Runtime::dmaBufSupported;
   table.exportDmaBuf = Runtime::exportDmaBuf;

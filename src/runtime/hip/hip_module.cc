@@ -90,6 +90,12 @@ struct HipRuntime {
     return device::enqueueLowLatencyCollective(*collective, launcher);
   }
 
+  static int stagedCopy(const hetcclDeviceStagedCopy* copy, void* stream) {
+    if (copy == nullptr) return hipErrorInvalidValue;
+    Launcher launcher(asStream(stream));
+    return device::enqueueStagedCopy(*copy, launcher);
+  }
+
   static int loadKernels() {
     KernelLoader loader;
     return device::visitEveryKernel(loader);

@@ -206,6 +206,20 @@ bool released(uint64_t word) {
   return (word & HETCCL_DEVICE_WAIT_RELEASED) != 0;
 }
 
+// A stream's wait until *address >= value, as CUDA compares (cyclically:
+// a word raised to UINT64_MAX releases nothing there, so it must release
+// nothing here).
+void awaitCounter(const uint64_t* address, uint64_t value) {
+  uint64_t word = 0;
+  pollUntil(
+      [&] {
+        word = __atomic_load_n(address, __ATOMIC_ACQUIRE);
+        return static_cast<int64_t>(word - value) >= 0;
+      },
+      "a counter");
+  if (released(word) && !released(value)) failReleased("a counter");
+}
+
 Reduction reductionOf(const hetcclDeviceReduction& r) {
   Reduction reduction{static_cast<ncclDataType_t>(r.dtype),
                       static_cast<ncclRedOp_t>(r.op)};
@@ -454,18 +468,7 @@ hetcclDeviceModuleTable makeTable() {
     return 0;
   };
   t.waitValue64 = [](void* stream, const uint64_t* address, uint64_t value) {
-    enqueue(stream, [=] {
-      uint64_t word = 0;
-      pollUntil(
-          // CUDA's comparison, cyclic: a word raised to UINT64_MAX
-          // releases nothing there, so it must release nothing here.
-          [&] {
-            word = __atomic_load_n(address, __ATOMIC_ACQUIRE);
-            return static_cast<int64_t>(word - value) >= 0;
-          },
-          "a counter");
-      if (released(word) && !released(value)) failReleased("a counter");
-    });
+    enqueue(stream, [=] { awaitCounter(address, value); });
     return 0;
   };
   t.waitBits64 = [](void* stream, const uint64_t* address, uint64_t bits) {
@@ -509,6 +512,18 @@ hetcclDeviceModuleTable makeTable() {
     if (c->reduction.count == 0) return 0;
     hetcclDeviceLowLatencyCollective copy = *c;
     enqueue(stream, [copy] { EmulatedLowLatencyCollective(copy).run(); });
+    return 0;
+  };
+  t.stagedCopy = [](const hetcclDeviceStagedCopy* c, void* stream) {
+    if (c == nullptr || c->signalWord == nullptr ||
+        (c->bytes > 0 && (c->dst == nullptr || c->src == nullptr)))
+      return kFailed;
+    const hetcclDeviceStagedCopy copy = *c;
+    enqueue(stream, [copy] {
+      if (copy.waitWord != nullptr) awaitCounter(copy.waitWord, copy.waitValue);
+      std::memmove(copy.dst, copy.src, copy.bytes);
+      __atomic_store_n(copy.signalWord, copy.signalValue, __ATOMIC_RELEASE);
+    });
     return 0;
   };
   t.loadKernels = [] { return 0; };
