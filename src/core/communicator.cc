@@ -263,6 +263,16 @@ void Communicator::setUpHeterogeneous(
     executor_ = std::move(executor);
     return;
   }
+  GpuEngineSettings engineSettings = settings_.gpuEngine;
+  if (engineSettings.stagedLowLatencyMaxBytes > 0 &&
+      gpuSharedWithAnotherProcess()) {
+    LOG_INFO(kLogInit,
+             "rank %d: a rank of another process runs on this GPU: no "
+             "staged copies by kernel (HETCCL_STAGED_LL_MAX), whose waits "
+             "would hold the GPU while the processes take turns on it",
+             rank_);
+    engineSettings.stagedLowLatencyMaxBytes = 0;
+  }
   GpuPlanExecutorSetup engine{deviceModuleOf(*gpu_),
                               gpu_->ordinal,
                               rank_,
@@ -270,7 +280,7 @@ void Communicator::setUpHeterogeneous(
                               std::move(links),
                               std::move(domainComm),
                               plans,
-                              settings_.gpuEngine,
+                              engineSettings,
                               settings_.timeoutSeconds,
                               opsAbort_};
   engine.domainMarksWaits = domainBackendFor(domainRuntime()).marksWaits();
@@ -370,6 +380,17 @@ bool Communicator::everyRankIsALocalGpu() const {
         peer.hostId != peers_[rank_].hostId)
       return false;
   return true;
+}
+
+// The kernels of two processes take turns on a GPU (time slices of a
+// millisecond or more): a kernel of one that waits for the other's data
+// holds the GPU until its slice ends.
+bool Communicator::gpuSharedWithAnotherProcess() const {
+  const PeerInfo& self = peers_[rank_];
+  if (self.gpuId == 0) return false;
+  for (const PeerInfo& peer : peers_)
+    if (peer.gpuId == self.gpuId && peer.pid != self.pid) return true;
+  return false;
 }
 
 // The back-end registered for `runtime` runs the domain of `members`

@@ -27,6 +27,13 @@ uint64_t fnv1a(const std::string& text,
   return hash;
 }
 
+// Same value <=> the same running kernel (machine).
+std::string bootId() {
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  return boot;
+}
+
 // Ranks share memory when they share a kernel (boot id) and their shared
 // memory is not separated; network namespaces stand for separate hosts in
 // tests, so they count too. HETCCL_HOSTID overrides: one name for this
@@ -44,14 +51,24 @@ uint64_t computeHostId(const std::optional<std::string>& forced, int rank,
            forced->c_str(), names.size(), nranks);
     return fnv1a(names[rank]);
   }
-  std::string boot;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  const std::string boot = bootId();
   struct stat netns {};
   std::string ns;
   if (stat("/proc/self/ns/net", &netns) == 0) ns = std::to_string(netns.st_ino);
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   return fnv1a(boot + "/" + ns + "/" + host);
+}
+
+// The GPU as one number, its bus id on this machine; 0 where there is
+// none to share (a CPU rank, an emulated GPU, a runtime that cannot say).
+uint64_t computeGpuId(const std::optional<GpuDevice>& gpu) {
+  if (!gpu || gpu->emulated) return 0;
+  char busId[32] = {0};
+  if (deviceModuleOf(*gpu).api().deviceBusId(gpu->ordinal, busId,
+                                             sizeof(busId) - 1) != 0)
+    return 0;
+  return fnv1a(bootId() + "/" + busId);
 }
 
 }  // namespace
@@ -65,6 +82,7 @@ PeerInfo PeerInfo::local(int rank, int nranks, std::optional<GpuDevice> gpu,
   info.pid = static_cast<int32_t>(getpid());
   info.runtime = static_cast<int32_t>(gpu ? gpu->runtime : RuntimeKind::Host);
   info.device = gpu ? gpu->ordinal : -1;
+  info.gpuId = computeGpuId(gpu);
   info.domainLabel = inherited
                          ? inherited->domainLabel
                          : domainLabelFromSpec(settings.domains, rank, nranks);

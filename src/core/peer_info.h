@@ -14,8 +14,8 @@ namespace hetccl {
 // versioned by this number: bump it with any change that ranks of an older
 // build would misread.
 // 4: settings digest; 5: call signatures; 6: GPU outboxes' transfer
-// signatures.
-constexpr uint32_t kCommProtocolVersion = 6;
+// signatures; 7: GPU ids.
+constexpr uint32_t kCommProtocolVersion = 7;
 
 // Where a rank sits: what a communicator split from a parent inherits.
 struct Placement {
@@ -33,6 +33,9 @@ struct PeerInfo {
   char release[16];          // HetCCL's release ("0.1.0")
   uint32_t protocolVersion;  // kCommProtocolVersion
   uint64_t settingsDigest;   // mustAgreeDigest (util/settings_agreement.h)
+  // Same value <=> the same physical GPU (machine and bus id, whatever
+  // HETCCL_HOSTID says); 0 for CPU ranks and emulated GPUs.
+  uint64_t gpuId;
 
   // This process as `rank` of `nranks`, its host id and domain label taken
   // from `settings` (HETCCL_HOSTID, HETCCL_DOMAINS; throws

@@ -331,7 +331,10 @@ std::vector<Layout> allLayouts() {
        true,
        Density::kMedium},
       // GPU ranks (emulated on the host): the GPU engine's plans, staging
-      // and proxy, 2 + 2 over shm and 1 + 1 + 2 over tcp.
+      // and proxy, 2 + 2 over shm and 1 + 1 + 2 over tcp. Transfers of a
+      // piece up to 64K (all but the large ones here) are copied by
+      // kernels; over tcp the cut-off is 2K, so that launches take both
+      // ways, and a lane one after the other.
       {"4ranks_0011_gpu",
        4,
        "0,0,1,1",
@@ -347,7 +350,9 @@ std::vector<Layout> allLayouts() {
        "tcp",
        true,
        Density::kMedium,
-       true},
+       true,
+       {},
+       {{"HETCCL_STAGED_LL_MAX", "2K"}}},
       // Every other launch said to be captured and run once, as a graph's
       // replay (HETCCL_EMULATED_CAPTURES): its pieces numbered from 0 and
       // handed to the proxy by its stream; each rank its domain's only GPU,

@@ -8,11 +8,13 @@
 // and let the caller's stream go when the communicator is aborted.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -123,6 +125,8 @@ struct Layout {
   bool timeline = false;                 // HETCCL_ENGINE_TIMELINE
   int device = 0;  // of the emulated module, current while it is built
   size_t lowLatencyMaxBytes = 0;  // HETCCL_GPU_LL_MAX (streamDriven)
+  // HETCCL_STAGED_LL_MAX where set (its default otherwise).
+  std::optional<size_t> stagedLowLatencyMaxBytes;
 };
 
 void runEngineRanks(const Layout& layout,
@@ -149,6 +153,9 @@ void runEngineRanks(const Layout& layout,
     PlanSettings plans = PlanSettings::fromEnvironment();
     plans.chunkBytes = 1024;  // several pipeline steps per op
     GpuEngineSettings engineSettings = GpuEngineSettings::fromEnvironment();
+    if (layout.stagedLowLatencyMaxBytes)
+      engineSettings.stagedLowLatencyMaxBytes =
+          *layout.stagedLowLatencyMaxBytes;
     plans.timeline = layout.timeline;
     constexpr double kTimeoutSeconds = 60;
     auto abort = std::make_shared<AbortSignal>();
@@ -335,6 +342,88 @@ TEST(GpuPlanExecutor, PointToPointGroupsAcrossAndInsideDomains) {
     int from = (r.rank + r.nranks - 1) % r.nranks;
     EXPECT_EQ(in, std::vector<int32_t>(777, from + 1));
   });
+}
+
+// Transfers around the cut-off of the kernel copies (HETCCL_STAGED_LL_MAX,
+// 1 KiB here; pieces of 4 KiB) between two ranks, all in one group each
+// way: below, at and above it; more small ones than a ring has slots; then
+// staged ones, and a small one after them. So each lane takes kernels and
+// then staging streams in one launch, and a lane with a staged piece no
+// more kernels. Three launches in a row, the rings' pieces numbered on
+// across them, each checked before the next refills the buffers.
+std::atomic<int> stagedCopies{0};
+
+// The emulated module, counting its staged copies.
+const DeviceModule& countingModule() {
+  static const hetcclDeviceModuleTable counting = [] {
+    hetcclDeviceModuleTable table = emulatedDeviceModule().api();
+    table.stagedCopy = [](const hetcclDeviceStagedCopy* copy, void* stream) {
+      ++stagedCopies;
+      return emulatedDeviceModule().api().stagedCopy(copy, stream);
+    };
+    return table;
+  }();
+  static const DeviceModule module(counting, "counting emulated module");
+  return module;
+}
+
+TEST(GpuPlanExecutor, StagedTransfersAroundTheKernelCopyCutOff) {
+  Layout layout{{0, 1}, "tcp"};
+  layout.stagedLowLatencyMaxBytes = 1024;
+  layout.module = &countingModule();
+  stagedCopies = 0;
+  std::vector<size_t> sizes = {1, 1023};
+  sizes.insert(sizes.end(), 7, 1024);
+  for (size_t more : {1025, 1024, 9000, 100, 1}) sizes.push_back(more);
+  auto byteOf = [](int rank, int round, size_t transfer, size_t i) {
+    return static_cast<uint8_t>(rank * 101 + round * 31 + transfer * 7 + i);
+  };
+  runEngineRanks(layout, [&](EngineRank& r) {
+    const DeviceModule& module = emulatedDeviceModule();
+    const int peer = 1 - r.rank;
+    std::vector<std::vector<uint8_t>> out, in;
+    std::vector<Op> group;
+    for (size_t bytes : sizes) {
+      out.emplace_back(bytes);
+      in.emplace_back(bytes);
+    }
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      Op recv = makeOp(OpKind::Recv, ncclUint8, peer);
+      Op send = makeOp(OpKind::Send, ncclUint8, peer);
+      recv.count = send.count = sizes[t];
+      recv.recvbuff = in[t].data();
+      send.sendbuff = out[t].data();
+      group.push_back(recv);
+      group.push_back(send);
+    }
+    for (int round = 0; round < 3; ++round) {
+      for (size_t t = 0; t < sizes.size(); ++t) {
+        for (size_t i = 0; i < sizes[t]; ++i)
+          out[t][i] = byteOf(r.rank, round, t, i);
+        std::fill(in[t].begin(), in[t].end(), uint8_t(kUntouched));
+      }
+      r.engine.launch(group, r.stream);
+      ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+      for (size_t t = 0; t < sizes.size(); ++t)
+        for (size_t i = 0; i < sizes[t]; ++i)
+          ASSERT_EQ(in[t][i], byteOf(peer, round, t, i))
+              << "rank " << r.rank << ", round " << round << ", transfer " << t
+              << " of " << sizes[t] << " bytes, byte " << i;
+    }
+  });
+  // Per rank and launch, each way: the first 8 transfers (a ring's slots)
+  // by kernel, the others staged.
+  EXPECT_EQ(stagedCopies.load(), 2 * 3 * 2 * 8);
+}
+
+// Every collective with the kernel copies off, and with every transfer of
+// a piece taking them.
+TEST(GpuPlanExecutor, EveryCollectiveWithAndWithoutKernelCopies) {
+  for (size_t cutOff : {size_t{0}, size_t{1} << 20}) {
+    Layout layout{{0, 1, 1}, "tcp"};
+    layout.stagedLowLatencyMaxBytes = cutOff;
+    compareWithHostPlans(layout, everyCollective(3));
+  }
 }
 
 // One rank per domain on one host: the stream-driven collectives and the
@@ -554,6 +643,7 @@ const DeviceModule& notingModule() {
     HETCCL_NOTED(waitValue64);
     HETCCL_NOTED(reduceAsync);
     HETCCL_NOTED(lowLatencyCollective);
+    HETCCL_NOTED(stagedCopy);
     HETCCL_NOTED(loadKernels);
     return table;
   }();

@@ -8,6 +8,7 @@ GpuEngineSettings GpuEngineSettings::fromEnvironment() {
   s.stallSteps = readFlag(kStallSteps);
   s.chunkBytes = readBytes(kGpuChunk);
   s.lowLatencyMaxBytes = readBytes(kGpuLowLatencyMax);
+  s.stagedLowLatencyMaxBytes = readBytes(kStagedLowLatencyMax);
   s.proxyTrace = readString(kProxyTrace).value_or("");
   return s;
 }

@@ -17,11 +17,12 @@ namespace hetccl {
 #include "util/declare_params.inc"
 
 struct GpuEngineSettings {
-  bool direct;                // HETCCL_GPU_DIRECT
-  size_t chunkBytes;          // HETCCL_GPU_CHUNK
-  size_t lowLatencyMaxBytes;  // HETCCL_GPU_LL_MAX
-  bool stallSteps;            // HETCCL_STALL_STEPS
-  std::string proxyTrace;     // HETCCL_PROXY_TRACE (empty: none)
+  bool direct;                      // HETCCL_GPU_DIRECT
+  size_t chunkBytes;                // HETCCL_GPU_CHUNK
+  size_t lowLatencyMaxBytes;        // HETCCL_GPU_LL_MAX
+  size_t stagedLowLatencyMaxBytes;  // HETCCL_STAGED_LL_MAX
+  bool stallSteps;                  // HETCCL_STALL_STEPS
+  std::string proxyTrace;           // HETCCL_PROXY_TRACE (empty: none)
 
   // Throws ncclInvalidArgument for the first bad value.
   static GpuEngineSettings fromEnvironment();

@@ -23,7 +23,8 @@ enum class StreamPhase {
   CallerWork,     // waiting for the caller's stream to reach the launch
   DomainSteps,    // the vendor library (or local copies) inside the domain
   TransferWaits,  // waiting for transfers across domains (their staging
-                  // copies run on streams of their own meanwhile)
+                  // copies run on streams of their own meanwhile, but
+                  // for small ones, copied by kernels on this stream)
   Reductions,     // combining the domains' partials
   OtherCopies,    // the plans' own copies on the GPU
   End,            // the launch's last mark

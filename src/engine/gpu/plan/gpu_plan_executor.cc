@@ -154,7 +154,8 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                          &launchGate_,
                          deviceMemory_,
                          domainSteps_.get(),
-                         &unchangedInputs_};
+                         &unchangedInputs_,
+                         setup.engine.stagedLowLatencyMaxBytes};
   const int directLinks = openStagedLinks(path);
   warnOfNeedlessStaging(path.deviceMemory);
   context_.rank = rank_;

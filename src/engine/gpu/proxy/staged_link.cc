@@ -1,6 +1,7 @@
 #include "engine/gpu/proxy/staged_link.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "runtime/device/device_module.h"
 
@@ -19,41 +20,47 @@ std::shared_ptr<TransferRequest> emptyTransfer() {
   return empty;
 }
 
-// A transfer whose pieces the staging streams copy. Done once the engine's
-// stream waits for the ring's stream counter to pass its last piece
-// (copied into the slots for a send, out of them for a receive): what the
-// plan enqueues next may reuse a send's buffer or read a receive's.
-class StagedTransfer : public TransferRequest {
+// A transfer whose last step on the engine's stream is enqueued when the
+// plan first waits for it (or asks whether it is done): from then on
+// what the plan enqueues may use its buffer.
+class EnqueuedOnWait : public TransferRequest {
  public:
-  StagedTransfer(const StagingPath& path, const uint64_t* counter,
-                 uint64_t through)
-      : module_(path.module),
-        stream_(path.stream),
-        timeline_(path.timeline),
-        counter_(counter),
-        through_(through) {}
+  explicit EnqueuedOnWait(std::function<void()> enqueue)
+      : enqueue_(std::move(enqueue)) {}
   bool done() override {
-    enqueueWait();
+    enqueueOnce();
     return true;
   }
-  void wait(const AbortSignal&, double) override { enqueueWait(); }
+  void wait(const AbortSignal&, double) override { enqueueOnce(); }
 
  private:
-  void enqueueWait() {
+  void enqueueOnce() {
     if (enqueued_) return;
     enqueued_ = true;
-    markPhase(timeline_, StreamPhase::TransferWaits);
-    module_.check(module_.api().waitValue64(stream_, counter_, through_),
-                  "waiting for a transfer's staged pieces");
+    enqueue_();
   }
 
-  const DeviceModule& module_;
-  void* stream_;
-  StreamTimeline* timeline_;
-  const uint64_t* counter_;
-  const uint64_t through_;
+  const std::function<void()> enqueue_;
   bool enqueued_ = false;
 };
+
+// A transfer whose pieces the staging streams copy: the engine's stream
+// waits for the ring's stream counter to pass its last piece (copied into
+// the slots for a send, out of them for a receive). `beforeWait` (may be
+// empty) enqueues what the counter waits for on the engine's stream
+// itself: earlier receives copied by kernels.
+std::shared_ptr<TransferRequest> stagedTransfer(
+    const StagingPath& path, const uint64_t* counter, uint64_t through,
+    std::function<void()> beforeWait = {}) {
+  return std::make_shared<EnqueuedOnWait>(
+      [&module = path.module, stream = path.stream, timeline = path.timeline,
+       counter, through, beforeWait = std::move(beforeWait)] {
+        if (beforeWait) beforeWait();
+        markPhase(timeline, StreamPhase::TransferWaits);
+        module.check(module.api().waitValue64(stream, counter, through),
+                     "waiting for a transfer's staged pieces");
+      });
+}
 
 }  // namespace
 
@@ -146,15 +153,87 @@ std::shared_ptr<TransferRequest> StagedLink::postDirect(
   check(path_.module.api().writeValue64(
             path_.stream, lane.ring->streamCounter(), lane.pieces),
         "handing GPU buffers to the link");
-  return std::make_shared<StagedTransfer>(path_, doneCounter(lane),
-                                          lane.pieces);
+  return stagedTransfer(path_, doneCounter(lane), lane.pieces);
 }
 
 void StagedLink::beginLaunch(bool perLaunch, StagedLaunchScript* script) {
   perLaunch_ = perLaunch;
   script_ = script;
-  if (!perLaunch) return;
-  for (Lane* lane : {&sends_, &receives_}) lane->pieces = lane->awaited = 0;
+  for (Lane* lane : {&sends_, &receives_}) {
+    if (perLaunch) lane->pieces = lane->awaited = 0;
+    lane->launchStart = lane->pieces;
+    lane->staged = lane->kernelCopied = false;
+    lane->pending.clear();
+  }
+}
+
+bool StagedLink::copiedByKernel(const Lane& lane, size_t bytes) const {
+  return !direct_ && bytes <= path_.lowLatencyMaxBytes &&
+         bytes <= pieced_->pieceBytesFor(bytes) && !lane.staged &&
+         lane.pieces - lane.launchStart < path_.slots;
+}
+
+void StagedLink::enqueueStagedCopy(const hetcclDeviceStagedCopy& copy,
+                                   const char* what) {
+  markPhase(path_.timeline, StreamPhase::TransferWaits);
+  check(path_.module.api().stagedCopy(&copy, path_.stream), what);
+}
+
+// The kernel waits for the piece's slot to be free (sent by the proxy
+// `slots` pieces ago), copies the bytes in and signals the proxy.
+std::shared_ptr<TransferRequest> StagedLink::sendByKernel(
+    Lane& lane, const char* source, size_t bytes, const CallSignature& call) {
+  const StagingRing& ring = *lane.ring;
+  const uint64_t n = lane.pieces++;
+  lane.kernelCopied = true;
+  hetcclDeviceStagedCopy copy{};
+  copy.dst = ring.slot(n);
+  copy.src = source;
+  copy.bytes = bytes;
+  if (n >= ring.slots()) {
+    copy.waitWord = ring.proxyCounter();
+    copy.waitValue = n - ring.slots() + 1;
+  }
+  copy.signalWord = ring.streamCounter();
+  copy.signalValue = n + 1;
+  enqueueStagedCopy(copy, "copying a small piece to send from the GPU");
+  post(lane, n, bytes, call, PieceOf{0, 1});
+  // The stream itself copied the bytes: the buffer is free behind it.
+  return emptyTransfer();
+}
+
+std::shared_ptr<TransferRequest> StagedLink::recvByKernel(
+    Lane& lane, char* target, size_t bytes, const CallSignature& call) {
+  const uint64_t n = lane.pieces++;
+  lane.kernelCopied = true;
+  post(lane, n, bytes, call, PieceOf{0, 1});
+  lane.pending.push_back(PendingReceive{n, target, bytes});
+  return std::make_shared<EnqueuedOnWait>(
+      [this, n] { enqueueReceivesThrough(n); });
+}
+
+// In piece order, so that the stream counter only grows; each kernel waits
+// for the proxy to have received its piece, copies it out and frees the
+// slot.
+void StagedLink::enqueueReceivesThrough(uint64_t last) {
+  Lane& lane = receives_;
+  const StagingRing& ring = *lane.ring;
+  size_t taken = 0;
+  for (; taken < lane.pending.size() && lane.pending[taken].piece <= last;
+       ++taken) {
+    const PendingReceive& receive = lane.pending[taken];
+    hetcclDeviceStagedCopy copy{};
+    copy.dst = receive.target;
+    copy.src = ring.slot(receive.piece);
+    copy.bytes = receive.bytes;
+    copy.waitWord = ring.proxyCounter();
+    copy.waitValue = receive.piece + 1;
+    copy.signalWord = ring.streamCounter();
+    copy.signalValue = receive.piece + 1;
+    enqueueStagedCopy(copy, "copying a small received piece to the GPU");
+    lane.awaited = std::max(lane.awaited, receive.piece + 1);
+  }
+  lane.pending.erase(lane.pending.begin(), lane.pending.begin() + taken);
 }
 
 void StagedLink::check(int status, const char* what) const {
@@ -170,10 +249,14 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
     return postDirect(sends_, StagingProxy::Direction::kSend, source, bytes,
                       call);
   Lane& d = opened(sends_, StagingProxy::Direction::kSend);
+  if (copiedByKernel(d, bytes)) return sendByKernel(d, source, bytes, call);
+  d.staged = true;
   const StagingRing& ring = *d.ring;
   const auto& api = path_.module.api();
   void* up = path_.copies.up();
-  if (path_.unchangedInputs && path_.unchangedInputs->hold(source, bytes))
+  // After this launch's kernels, which raised the stream counter before it.
+  if (!d.kernelCopied && path_.unchangedInputs &&
+      path_.unchangedInputs->hold(source, bytes))
     path_.copies.followPlanStart(up);
   else
     path_.copies.followEngine(up);
@@ -188,7 +271,7 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
           "signalling a staged piece");
     post(d, n, piece, call, of);
   });
-  return std::make_shared<StagedTransfer>(path_, doneCounter(d), d.pieces);
+  return stagedTransfer(path_, doneCounter(d), d.pieces);
 }
 
 std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes,
@@ -199,6 +282,8 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes,
     return postDirect(receives_, StagingProxy::Direction::kReceive, target,
                       bytes, call);
   Lane& d = opened(receives_, StagingProxy::Direction::kReceive);
+  if (copiedByKernel(d, bytes)) return recvByKernel(d, target, bytes, call);
+  d.staged = true;
   const StagingRing& ring = *d.ring;
   const auto& api = path_.module.api();
   void* down = path_.copies.down();
@@ -210,13 +295,21 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes,
           "waiting for a staged piece");
     check(api.copyAsync(target + offset, ring.slot(n), piece, down),
           "copying received bytes to the GPU");
+    // The kernels of this launch's earlier pieces raise the counter first.
+    if (d.kernelCopied)
+      check(api.waitValue64(down, ring.streamCounter(), n),
+            "waiting for the kernels of earlier pieces");
     check(api.writeValue64(down, ring.streamCounter(), n + 1),
           "freeing a staging slot");
   });
-  return std::make_shared<StagedTransfer>(path_, doneCounter(d), d.pieces);
+  if (!d.kernelCopied) return stagedTransfer(path_, doneCounter(d), d.pieces);
+  const uint64_t last = d.pieces - 1;
+  return stagedTransfer(path_, doneCounter(d), d.pieces,
+                        [this, last] { enqueueReceivesThrough(last); });
 }
 
 void StagedLink::finishLaunch() {
+  if (!receives_.pending.empty()) enqueueReceivesThrough(receives_.pieces);
   if (receives_.awaited < receives_.pieces)
     awaitThrough(receives_, doneCounter(receives_), "waiting for receives");
   if (sends_.awaited < sends_.pieces)

@@ -19,6 +19,21 @@
 // So a launch enqueues all of its GPU work before it returns, and only the
 // proxy (the network) runs afterwards.
 //
+// A small transfer (one piece of at most StagingPath::lowLatencyMaxBytes)
+// skips the staging streams: one kernel on the engine's stream
+// (DeviceModule's stagedCopy) waits for the ring as the staging stream
+// would, copies and raises the ring's stream counter, so the hand-over
+// costs one step of the stream instead of a wait, a copy, a write and the
+// engine's wait for them on another stream. A send's kernel runs where
+// the plan posts it; a receive's where the plan waits for it (or the
+// launch ends), since a kernel waiting for the peer's bytes holds back
+// everything behind it on the stream, sends included. A lane (one
+// direction of the link) takes such kernels until, in a launch, it has
+// posted as many pieces as the ring has slots or one piece went through a
+// staging stream: the kernels then never wait for a slot that this launch
+// has yet to free, and the stream counter is raised in piece order (a
+// staging stream's later piece waits for the kernels' earlier ones).
+//
 // Pieces are numbered on from launch to launch, until the engine first
 // captures a launch in a CUDA graph.
 // From then on every launch numbers them from 0, and its stream puts the
@@ -52,6 +67,7 @@
 #include "engine/gpu/proxy/staging_streams.h"
 #include "engine/gpu/proxy/unchanged_inputs.h"
 #include "engine/gpu/stream_timeline.h"
+#include "runtime/device/device_module.h"
 #include "transport/link.h"
 
 namespace hetccl {
@@ -74,6 +90,9 @@ struct StagingPath {
   // The running plan's inputs that it only reads (null: none): sends out
   // of them follow the plan's start, not the engine's stream.
   const UnchangedInputs* unchangedInputs = nullptr;
+  // Transfers of at most this many bytes, in one piece, are copied by a
+  // kernel on the engine's stream (0: never; HETCCL_STAGED_LL_MAX).
+  size_t lowLatencyMaxBytes = 0;
 };
 
 // The rings of every staged link of an engine, made on first use and kept
@@ -120,12 +139,25 @@ class StagedLink : public LinkOver {
   void beginLaunch(bool perLaunch, StagedLaunchScript* script);
 
  private:
+  // A receive whose kernel is not on the engine's stream yet.
+  struct PendingReceive {
+    uint64_t piece;
+    char* target;
+    size_t bytes;
+  };
   // One direction of the link: its ring, once opened.
   struct Lane {
     StagingRing* ring = nullptr;
     StagingProxy::Queue* queue = nullptr;
     uint64_t pieces = 0;   // pieces posted so far
     uint64_t awaited = 0;  // pieces the engine's stream waited to see through
+    // This launch's: the pieces posted before it, whether a piece went
+    // through a staging stream or a kernel, and its receives' kernels not
+    // enqueued yet (in piece order).
+    uint64_t launchStart = 0;
+    bool staged = false;
+    bool kernelCopied = false;
+    std::vector<PendingReceive> pending;
   };
 
   Lane& opened(Lane& lane, StagingProxy::Direction direction);
@@ -138,6 +170,17 @@ class StagedLink : public LinkOver {
   // `bytes`.
   template <typename Post>
   void forEachPiece(size_t bytes, Post post) const;
+  // Whether a transfer of `bytes` on `lane` is copied by a kernel.
+  bool copiedByKernel(const Lane& lane, size_t bytes) const;
+  std::shared_ptr<TransferRequest> sendByKernel(Lane& lane, const char* source,
+                                                size_t bytes,
+                                                const CallSignature& call);
+  std::shared_ptr<TransferRequest> recvByKernel(Lane& lane, char* target,
+                                                size_t bytes,
+                                                const CallSignature& call);
+  // Enqueues the kernels of the pending receives up to piece `last`.
+  void enqueueReceivesThrough(uint64_t last);
+  void enqueueStagedCopy(const hetcclDeviceStagedCopy& copy, const char* what);
   std::shared_ptr<TransferRequest> postDirect(Lane& lane,
                                               StagingProxy::Direction direction,
                                               char* data, size_t bytes,
