@@ -681,18 +681,32 @@ TEST(StagedCopyKernelOnHost, WaitsForItsWord) {
   }
 }
 
-TEST(StagedCopyKernelOnHost, RejectsACopyWithoutItsWords) {
+TEST(StagedCopyKernelOnHost, RejectsACopyWithoutItsBuffers) {
   unsigned char byte = 0;
-  uint64_t word = 0;
-  hetcclDeviceStagedCopy noSignal{};
-  noSignal.dst = &byte, noSignal.src = &byte, noSignal.bytes = 1;
   hetcclDeviceStagedCopy noSource{};
-  noSource.dst = &byte, noSource.bytes = 1, noSource.signalWord = &word;
-  for (const hetcclDeviceStagedCopy& c : {noSignal, noSource}) {
+  noSource.dst = &byte, noSource.bytes = 1;
+  hetcclDeviceStagedCopy noTarget{};
+  noTarget.src = &byte, noTarget.bytes = 1;
+  for (const hetcclDeviceStagedCopy& c : {noSource, noTarget}) {
     EmulatedLauncher launcher;
     EXPECT_EQ(device::enqueueStagedCopy(c, launcher), launcher.invalidValue());
     EXPECT_EQ(launcher.launches, 0);
   }
+}
+
+// Without a signal word it copies and signals nothing (a ring's counters
+// put back to 0).
+TEST(StagedCopyKernelOnHost, CopiesWithoutASignal) {
+  const uint64_t zeros[4] = {};
+  uint64_t counters[4] = {5, 5, 7, 7};
+  hetcclDeviceStagedCopy c{};
+  c.dst = counters;
+  c.src = zeros;
+  c.bytes = sizeof(counters);
+  EmulatedLauncher launcher;
+  ASSERT_EQ(device::enqueueStagedCopy(c, launcher), 0);
+  EXPECT_EQ(launcher.launches, 1);
+  for (uint64_t counter : counters) EXPECT_EQ(counter, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

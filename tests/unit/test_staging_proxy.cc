@@ -120,7 +120,10 @@ TEST(StagingProxyWaits, SayTheWayTheStageAndThePiecesDone) {
   uint64_t gateWord = 0;
   WaitingCall waiting;
   HeldLink link;
-  StagingRing receiveRing(module, 64, 2), sendRing(module, 64, 2);
+  StagingRings rings(module);
+  uint64_t* counters = rings.linkCounters();
+  StagingRing& sendRing = rings.make(64, 2, counters);
+  StagingRing& receiveRing = rings.make(64, 2, counters + 2);
   StagingProxy proxy(
       std::make_shared<AbortSignal>(), /*timeoutSeconds=*/0, &gateWord,
       PinnedHostMemory(module, kWords * sizeof(uint64_t)), [](const Error&) {},
@@ -227,7 +230,8 @@ TEST(StagingProxyWaits, BehindADomainStepSayTheStep) {
   WaitingCall waiting;
   HeldLink link;
   DomainStepLog log(module);
-  StagingRing sendRing(module, 64, 2);
+  StagingRings rings(module);
+  StagingRing& sendRing = rings.make(64, 2, rings.linkCounters());
   StagingProxy proxy(
       std::make_shared<AbortSignal>(), /*timeoutSeconds=*/0, &gateWord,
       PinnedHostMemory(module, kWords * sizeof(uint64_t)), [](const Error&) {},
@@ -271,7 +275,8 @@ TEST(StagingProxyWaits, LeaveADomainThatMarksItsWaitsToIt) {
   WaitingCall waiting;
   HeldLink link;
   DomainStepLog log(module);
-  StagingRing sendRing(module, 64, 2);
+  StagingRings rings(module);
+  StagingRing& sendRing = rings.make(64, 2, rings.linkCounters());
   StagingProxy proxy(
       std::make_shared<AbortSignal>(), /*timeoutSeconds=*/0, &gateWord,
       PinnedHostMemory(module, kWords * sizeof(uint64_t)), [](const Error&) {},

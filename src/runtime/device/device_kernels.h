@@ -490,7 +490,7 @@ __global__ void stagedCopyKernel(const hetcclDeviceStagedCopy c) {
   copyStagedBytes(c, copied, c.bytes);
   HETCCL_FENCE_SYSTEM();
   __syncthreads();
-  if (threadIdx.x == blockDim.x - 1)
+  if (threadIdx.x == blockDim.x - 1 && c.signalWord != nullptr)
     *static_cast<volatile uint64_t*>(c.signalWord) = c.signalValue;
 }
 
@@ -787,7 +787,7 @@ int enqueueLowLatencyCollective(const hetcclDeviceLowLatencyCollective& c,
 // enqueueReduction), one block of one kernel however small.
 template <typename Launcher>
 int enqueueStagedCopy(const hetcclDeviceStagedCopy& c, Launcher& launcher) {
-  if (c.signalWord == nullptr || (c.bytes > 0 && (!c.dst || !c.src)))
+  if (c.bytes > 0 && (c.dst == nullptr || c.src == nullptr))
     return launcher.invalidValue();
   return launcher.launch(&stagedCopyKernel, c,
                          LaunchShape{1, kThreadsPerBlock});
@@ -834,9 +834,7 @@ int visitEveryKernel(Launcher& launcher) {
         if (dtype != dtypes[0] || op != ops[0]) continue;
         if (int error = enqueueLowLatencyCollective(c, launcher)) return error;
       }
-  hetcclDeviceStagedCopy staged{};
-  staged.signalWord = reinterpret_cast<uint64_t*>(uintptr_t(kPackBytes) * 16);
-  return enqueueStagedCopy(staged, launcher);
+  return enqueueStagedCopy(hetcclDeviceStagedCopy{}, launcher);
 }
 
 }  // namespace device

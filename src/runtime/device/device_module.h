@@ -106,8 +106,10 @@ typedef struct {
  * waitWord is null), copies `bytes` from src to dst (either may be
  * host-mapped memory, read and written past the GPU's caches), makes the
  * copy visible to the host, then stores `signalValue` into *signalWord
- * (host-mapped). Raising waitWord to HETCCL_DEVICE_WAIT_RELEASED ends the
- * wait (the copy is then undefined). */
+ * (host-mapped; no signal where it is null). Each aligned 8-byte word is
+ * stored whole, so a host thread reading words of dst sees each either
+ * before or after. Raising waitWord to HETCCL_DEVICE_WAIT_RELEASED ends
+ * the wait (the copy is then undefined). */
 typedef struct {
   void* dst;
   const void* src;

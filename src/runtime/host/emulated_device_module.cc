@@ -220,6 +220,21 @@ void awaitCounter(const uint64_t* address, uint64_t value) {
   if (released(word) && !released(value)) failReleased("a counter");
 }
 
+// As the staged copy's kernel stores them: each aligned 8-byte word whole,
+// for the threads that read words of dst meanwhile (a ring's counters).
+void copyWholeWords(void* dst, const void* src, size_t bytes) {
+  constexpr size_t kWord = sizeof(uint64_t);
+  if (uintptr_t(dst) % kWord != 0 || uintptr_t(src) % kWord != 0 ||
+      bytes % kWord != 0) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  auto* to = static_cast<uint64_t*>(dst);
+  const auto* from = static_cast<const uint64_t*>(src);
+  for (size_t i = 0; i < bytes / kWord; ++i)
+    __atomic_store_n(to + i, from[i], __ATOMIC_RELAXED);
+}
+
 Reduction reductionOf(const hetcclDeviceReduction& r) {
   Reduction reduction{static_cast<ncclDataType_t>(r.dtype),
                       static_cast<ncclRedOp_t>(r.op)};
@@ -515,14 +530,15 @@ hetcclDeviceModuleTable makeTable() {
     return 0;
   };
   t.stagedCopy = [](const hetcclDeviceStagedCopy* c, void* stream) {
-    if (c == nullptr || c->signalWord == nullptr ||
+    if (c == nullptr ||
         (c->bytes > 0 && (c->dst == nullptr || c->src == nullptr)))
       return kFailed;
     const hetcclDeviceStagedCopy copy = *c;
     enqueue(stream, [copy] {
       if (copy.waitWord != nullptr) awaitCounter(copy.waitWord, copy.waitValue);
-      std::memmove(copy.dst, copy.src, copy.bytes);
-      __atomic_store_n(copy.signalWord, copy.signalValue, __ATOMIC_RELEASE);
+      copyWholeWords(copy.dst, copy.src, copy.bytes);
+      if (copy.signalWord != nullptr)
+        __atomic_store_n(copy.signalWord, copy.signalValue, __ATOMIC_RELEASE);
     });
     return 0;
   };

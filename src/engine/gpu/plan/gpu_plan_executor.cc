@@ -130,6 +130,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                     : nullptr),
       data_(module_, stream_.handle(), scratchBytes(setup), timeline_.get()),
       onFailure_(std::move(setup.onFailure)),
+      rings_(module_),
       links_(std::move(setup.links)),
       domainSteps_(domainStepLogOf(setup)),
       proxy_(
@@ -460,7 +461,7 @@ void GpuPlanExecutor::enqueueLaunch(const std::vector<Op>& ops,
 // their gate. The counters of the launches so far go to 0 first, from the
 // engine's stream, outside any capture.
 void GpuPlanExecutor::numberPiecesPerLaunch() {
-  rings_.zeroCounters(module_, stream_.handle());
+  rings_.zeroCounters(stream_.handle());
   perLaunch_ = true;
 }
 

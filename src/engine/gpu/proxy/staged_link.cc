@@ -64,34 +64,13 @@ std::shared_ptr<TransferRequest> stagedTransfer(
 
 }  // namespace
 
-StagingRing& StagingRings::make(const DeviceModule& module, size_t slotBytes,
-                                size_t slots) {
-  auto ring = std::make_unique<StagingRing>(module, slotBytes, slots);
-  std::lock_guard<std::mutex> lock(mutex_);
-  rings_.push_back(std::move(ring));
-  return *rings_.back();
-}
-
-void StagingRings::releaseWaits() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& ring : rings_)
-    ring->raiseProxyCounter(HETCCL_DEVICE_WAIT_RELEASED);
-}
-
-void StagingRings::zeroCounters(const DeviceModule& module, void* stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& ring : rings_)
-    for (uint64_t* counter : {ring->streamCounter(), ring->proxyCounter()})
-      module.check(module.api().writeValue64(stream, counter, 0),
-                   "setting a staging ring's counters to 0");
-}
-
 StagedLink::StagedLink(const std::shared_ptr<PiecedLink>& pieced,
                        const StagingPath& path, StagingRings& rings)
     : LinkOver(pieced->innerLink()),
       pieced_(pieced),
       path_(path),
       rings_(rings),
+      counters_(rings.linkCounters()),
       direct_(inner().movesGpuMemory(path.deviceMemory)) {}
 
 // The rings are pinned on a link's first transfer each way: most links of
@@ -100,9 +79,10 @@ StagedLink::StagedLink(const std::shared_ptr<PiecedLink>& pieced,
 StagedLink::Lane& StagedLink::opened(Lane& lane,
                                      StagingProxy::Direction direction) {
   if (lane.ring == nullptr) {
-    lane.ring = direct_
-                    ? &rings_.make(path_.module, 0, 0)
-                    : &rings_.make(path_.module, path_.slotBytes, path_.slots);
+    uint64_t* counters =
+        counters_ + (direction == StagingProxy::Direction::kSend ? 0 : 2);
+    lane.ring = direct_ ? &rings_.make(0, 0, counters)
+                        : &rings_.make(path_.slotBytes, path_.slots, counters);
     lane.queue =
         &path_.proxy.addQueue(inner(), *lane.ring, direction,
                               direct_ ? path_.deviceMemory : MemoryKind{});
@@ -312,22 +292,27 @@ void StagedLink::finishLaunch() {
   if (!receives_.pending.empty()) enqueueReceivesThrough(receives_.pieces);
   if (receives_.awaited < receives_.pieces)
     awaitThrough(receives_, doneCounter(receives_), "waiting for receives");
+  script_ = nullptr;
+  if (perLaunch_ && (sends_.pieces > 0 || receives_.pieces > 0))
+    return resetCounters();
   if (sends_.awaited < sends_.pieces)
     awaitThrough(sends_, sends_.ring->proxyCounter(), "waiting for sends");
-  script_ = nullptr;
-  if (!perLaunch_) return;
-  // Every piece is through: neither the proxy nor a staging stream touches
-  // the rings until the next launch, which finds their counters at 0.
-  for (const Lane* lane : {&sends_, &receives_})
-    if (lane->pieces > 0) zeroCounters(*lane);
 }
 
-void StagedLink::zeroCounters(const Lane& lane) {
-  const auto& api = path_.module.api();
-  for (uint64_t* counter :
-       {lane.ring->streamCounter(), lane.ring->proxyCounter()})
-    check(api.writeValue64(path_.stream, counter, 0),
-          "putting a staging ring's counters back to 0");
+// Once the last send is through, neither the proxy nor a staging stream
+// touches the rings until the next launch, which finds their counters at
+// 0. The kernel's wait is the launch's wait for its sends.
+void StagedLink::resetCounters() {
+  hetcclDeviceStagedCopy copy{};
+  copy.dst = counters_;
+  copy.src = rings_.zeros();
+  copy.bytes = StagingRings::kLinkCounters * sizeof(uint64_t);
+  if (sends_.pieces > 0) {
+    copy.waitWord = sends_.ring->proxyCounter();
+    copy.waitValue = sends_.pieces;
+  }
+  enqueueStagedCopy(copy, "putting the staging rings' counters back to 0");
+  sends_.awaited = sends_.pieces;
 }
 
 // The engine's stream waits until `counter` passes every piece of `lane`.

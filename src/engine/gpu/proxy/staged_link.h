@@ -95,23 +95,6 @@ struct StagingPath {
   size_t lowLatencyMaxBytes = 0;
 };
 
-// The rings of every staged link of an engine, made on first use and kept
-// until the engine goes (after its links: a failed link may still write
-// into a slot until its transport stops).
-class StagingRings {
- public:
-  StagingRing& make(const DeviceModule& module, size_t slotBytes, size_t slots);
-  // Raises every ring's proxy counter to the maximum: every stream wait
-  // on the rings ends.
-  void releaseWaits();
-  // Enqueues on `stream` writes that set every ring's counters to 0.
-  void zeroCounters(const DeviceModule& module, void* stream);
-
- private:
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<StagingRing>> rings_;
-};
-
 class StagedLink : public LinkOver {
  public:
   // Over the link beneath `pieced`, cutting as it does. Throws what the
@@ -181,6 +164,10 @@ class StagedLink : public LinkOver {
   // Enqueues the kernels of the pending receives up to piece `last`.
   void enqueueReceivesThrough(uint64_t last);
   void enqueueStagedCopy(const hetcclDeviceStagedCopy& copy, const char* what);
+  // The end of a launch whose pieces are numbered per launch: once the
+  // proxy has sent the last piece, one kernel puts both rings' counters
+  // back to 0.
+  void resetCounters();
   std::shared_ptr<TransferRequest> postDirect(Lane& lane,
                                               StagingProxy::Direction direction,
                                               char* data, size_t bytes,
@@ -191,12 +178,12 @@ class StagedLink : public LinkOver {
   // engine's stream.
   const uint64_t* doneCounter(const Lane& lane) const;
   void awaitThrough(Lane& lane, const uint64_t* counter, const char* what);
-  void zeroCounters(const Lane& lane);
   void check(int status, const char* what) const;
 
   const std::shared_ptr<PiecedLink> pieced_;  // its cutting rule
   StagingPath path_;
   StagingRings& rings_;
+  uint64_t* const counters_;  // StagingRings::linkCounters
   const bool direct_;
   Lane sends_;
   Lane receives_;

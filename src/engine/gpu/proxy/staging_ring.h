@@ -17,6 +17,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "runtime/device/device_resources.h"
 
@@ -24,7 +27,10 @@ namespace hetccl {
 
 class StagingRing {
  public:
-  StagingRing(const DeviceModule& module, size_t slotBytes, size_t slots);
+  // `counters`: two words of pinned memory, which the caller keeps for as
+  // long as the ring; set to 0 here.
+  StagingRing(const DeviceModule& module, size_t slotBytes, size_t slots,
+              uint64_t* counters);
 
   size_t slotBytes() const { return slotBytes_; }
   size_t slots() const { return slots_; }
@@ -45,8 +51,41 @@ class StagingRing {
   const size_t slotBytes_;
   const size_t slots_;
   PinnedHostMemory slotMemory_;
-  PinnedHostMemory counterMemory_;
-  uint64_t* counters_;
+  uint64_t* const counters_;
+};
+
+// The rings of every staged link of an engine, made on first use and kept
+// until the engine goes (after its links: a failed link may still write
+// into a slot until its transport stops), and their counters: four words
+// per link in pinned pages, its sends' ring's two and its receives', so
+// that one step of a stream puts both back to 0.
+class StagingRings {
+ public:
+  static constexpr size_t kLinkCounters = 4;
+
+  explicit StagingRings(const DeviceModule& module)
+      : module_(module), zeros_(takeWords(kLinkCounters)) {}
+  // A link's kLinkCounters words, 0.
+  uint64_t* linkCounters() { return takeWords(kLinkCounters); }
+  // kLinkCounters words that stay 0, to copy from.
+  const uint64_t* zeros() const { return zeros_; }
+  // `counters`: two of a link's words.
+  StagingRing& make(size_t slotBytes, size_t slots, uint64_t* counters);
+  // Raises every ring's proxy counter to the maximum: every stream wait
+  // on the rings ends.
+  void releaseWaits();
+  // Enqueues on `stream` writes that set every ring's counters to 0.
+  void zeroCounters(void* stream);
+
+ private:
+  uint64_t* takeWords(size_t count);
+
+  const DeviceModule& module_;
+  std::mutex mutex_;
+  std::vector<PinnedHostMemory> counterPages_;
+  size_t wordsTaken_ = 0;  // of the last page
+  const uint64_t* const zeros_;
+  std::vector<std::unique_ptr<StagingRing>> rings_;
 };
 
 }  // namespace hetccl
