@@ -367,53 +367,68 @@ const DeviceModule& countingModule() {
   return module;
 }
 
+// Transfers around the cut-off of the kernel copies (HETCCL_STAGED_LL_MAX,
+// 1 KiB here) between two ranks, each launch one group both ways. The
+// group posts its transfers in rounds of pieces of at most 1 KiB (the
+// chunk here) and waits for a round after posting the next, so each lane
+// takes kernels for its first 8 pieces (a ring's slots) and the staging
+// streams after that; a staged receive's copy waits on the staging stream
+// for the kernels of the receives before it, which its wait enqueues:
+// - A (1, 1023 and 1024 bytes six times): 8 pieces each way;
+// - B (1024 twice, 1025, 9000, 100, 1): 8 pieces each way by kernel over
+//   rounds 0 and 1, round 1's receive kernels enqueued only when round
+//   2's staged receive is waited for;
+// - C (1, 1023, 1024 seven times, 7): one round of 10 pieces each way,
+//   the last two staged.
+// Three rounds, the rings' pieces numbered on across launches, each
+// launch checked before the next refills its buffers; 16 kernel copies
+// per launch and rank.
 TEST(GpuPlanExecutor, StagedTransfersAroundTheKernelCopyCutOff) {
   Layout layout{{0, 1}, "tcp"};
   layout.stagedLowLatencyMaxBytes = 1024;
   layout.module = &countingModule();
   stagedCopies = 0;
-  std::vector<size_t> sizes = {1, 1023};
-  sizes.insert(sizes.end(), 7, 1024);
-  for (size_t more : {1025, 1024, 9000, 100, 1}) sizes.push_back(more);
+  std::vector<size_t> allKernels = {1, 1023};
+  allKernels.insert(allKernels.end(), 6, 1024);
+  const std::vector<size_t> mixed = {1024, 1024, 1025, 9000, 100, 1};
+  std::vector<size_t> pastTheSlots = allKernels;
+  pastTheSlots.insert(pastTheSlots.end(), {1024, 7});
+  const std::vector<std::vector<size_t>> launches = {allKernels, mixed,
+                                                     pastTheSlots};
   auto byteOf = [](int rank, int round, size_t transfer, size_t i) {
     return static_cast<uint8_t>(rank * 101 + round * 31 + transfer * 7 + i);
   };
   runEngineRanks(layout, [&](EngineRank& r) {
     const DeviceModule& module = emulatedDeviceModule();
     const int peer = 1 - r.rank;
-    std::vector<std::vector<uint8_t>> out, in;
-    std::vector<Op> group;
-    for (size_t bytes : sizes) {
-      out.emplace_back(bytes);
-      in.emplace_back(bytes);
-    }
-    for (size_t t = 0; t < sizes.size(); ++t) {
-      Op recv = makeOp(OpKind::Recv, ncclUint8, peer);
-      Op send = makeOp(OpKind::Send, ncclUint8, peer);
-      recv.count = send.count = sizes[t];
-      recv.recvbuff = in[t].data();
-      send.sendbuff = out[t].data();
-      group.push_back(recv);
-      group.push_back(send);
-    }
     for (int round = 0; round < 3; ++round) {
-      for (size_t t = 0; t < sizes.size(); ++t) {
-        for (size_t i = 0; i < sizes[t]; ++i)
-          out[t][i] = byteOf(r.rank, round, t, i);
-        std::fill(in[t].begin(), in[t].end(), uint8_t(kUntouched));
+      for (const std::vector<size_t>& sizes : launches) {
+        std::vector<std::vector<uint8_t>> out, in;
+        std::vector<Op> group;
+        for (size_t t = 0; t < sizes.size(); ++t) {
+          out.emplace_back(sizes[t]);
+          in.emplace_back(sizes[t], uint8_t(kUntouched));
+          for (size_t i = 0; i < sizes[t]; ++i)
+            out[t][i] = byteOf(r.rank, round, t, i);
+          Op recv = makeOp(OpKind::Recv, ncclUint8, peer);
+          Op send = makeOp(OpKind::Send, ncclUint8, peer);
+          recv.count = send.count = sizes[t];
+          recv.recvbuff = in[t].data();
+          send.sendbuff = out[t].data();
+          group.push_back(recv);
+          group.push_back(send);
+        }
+        r.engine.launch(group, r.stream);
+        ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
+        for (size_t t = 0; t < sizes.size(); ++t)
+          for (size_t i = 0; i < sizes[t]; ++i)
+            ASSERT_EQ(in[t][i], byteOf(peer, round, t, i))
+                << "rank " << r.rank << ", round " << round << ", transfer "
+                << t << " of " << sizes[t] << " bytes, byte " << i;
       }
-      r.engine.launch(group, r.stream);
-      ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
-      for (size_t t = 0; t < sizes.size(); ++t)
-        for (size_t i = 0; i < sizes[t]; ++i)
-          ASSERT_EQ(in[t][i], byteOf(peer, round, t, i))
-              << "rank " << r.rank << ", round " << round << ", transfer " << t
-              << " of " << sizes[t] << " bytes, byte " << i;
     }
   });
-  // Per rank and launch, each way: the first 8 transfers (a ring's slots)
-  // by kernel, the others staged.
-  EXPECT_EQ(stagedCopies.load(), 2 * 3 * 2 * 8);
+  EXPECT_EQ(stagedCopies.load(), 2 * 3 * 3 * 16);
 }
 
 // Every collective with the kernel copies off, and with every transfer of

@@ -145,18 +145,21 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
   for (uint64_t* word :
        {&flags_->inputsReady, &flags_->done, &flags_->engineReached})
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
-  const StagingPath path{module_,
-                         stream_.handle(),
-                         copies_,
-                         proxy_,
-                         crossDomainPieceBytes(setup.plans.chunkBytes),
-                         kRingSlots,
-                         timeline_.get(),
-                         &launchGate_,
-                         deviceMemory_,
-                         domainSteps_.get(),
-                         &unchangedInputs_,
-                         setup.engine.stagedLowLatencyMaxBytes};
+  const StagingPath path{
+      module_,
+      stream_.handle(),
+      copies_,
+      proxy_,
+      crossDomainPieceBytes(setup.plans.chunkBytes),
+      kRingSlots,
+      timeline_.get(),
+      &launchGate_,
+      deviceMemory_,
+      domainSteps_.get(),
+      &unchangedInputs_,
+      setup.engine.stagedLowLatencyMaxBytes,
+      &receivesPosted_,
+      [this](uint64_t posted) { enqueueReceivesPostedBefore(posted); }};
   const int directLinks = openStagedLinks(path);
   warnOfNeedlessStaging(path.deviceMemory);
   context_.rank = rank_;
@@ -212,6 +215,11 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
           ? format("; GPU buffers go to %d of them as they are", directLinks)
                 .c_str()
           : "");
+}
+
+void GpuPlanExecutor::enqueueReceivesPostedBefore(uint64_t posted) {
+  for (auto& entry : stagedLinks_)
+    entry.second->enqueueReceivesPostedBefore(posted);
 }
 
 // A staged link to every rank of another domain; those over a transport
@@ -443,6 +451,9 @@ void GpuPlanExecutor::enqueueLaunch(const std::vector<Op>& ops,
   try {
     runPlans(context_, ops);
     if (domainSteps_) domainSteps_->endLaunch();
+    // First every link's receive kernels: a link's staged pieces may wait
+    // for another's on the staging stream they share.
+    enqueueReceivesPostedBefore(UINT64_MAX);
     for (auto& entry : stagedLinks_) entry.second->finishLaunch();
     if (capturing) copies_.joinEngine();
   } catch (...) {

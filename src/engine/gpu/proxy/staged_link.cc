@@ -187,20 +187,29 @@ std::shared_ptr<TransferRequest> StagedLink::recvByKernel(
   const uint64_t n = lane.pieces++;
   lane.kernelCopied = true;
   post(lane, n, bytes, call, PieceOf{0, 1});
-  lane.pending.push_back(PendingReceive{n, target, bytes});
-  return std::make_shared<EnqueuedOnWait>(
-      [this, n] { enqueueReceivesThrough(n); });
+  lane.pending.push_back(
+      PendingReceive{n, target, bytes, (*path_.receivesPosted)++});
+  return std::make_shared<EnqueuedOnWait>([this, n] {
+    enqueueReceivesWhile(
+        [n](const PendingReceive& receive) { return receive.piece <= n; });
+  });
+}
+
+void StagedLink::enqueueReceivesPostedBefore(uint64_t posted) {
+  enqueueReceivesWhile([posted](const PendingReceive& receive) {
+    return receive.posted < posted;
+  });
 }
 
 // In piece order, so that the stream counter only grows; each kernel waits
 // for the proxy to have received its piece, copies it out and frees the
 // slot.
-void StagedLink::enqueueReceivesThrough(uint64_t last) {
+template <typename Before>
+void StagedLink::enqueueReceivesWhile(Before before) {
   Lane& lane = receives_;
-  const StagingRing& ring = *lane.ring;
   size_t taken = 0;
-  for (; taken < lane.pending.size() && lane.pending[taken].piece <= last;
-       ++taken) {
+  for (; taken < lane.pending.size() && before(lane.pending[taken]); ++taken) {
+    const StagingRing& ring = *lane.ring;
     const PendingReceive& receive = lane.pending[taken];
     hetcclDeviceStagedCopy copy{};
     copy.dst = receive.target;
@@ -282,14 +291,16 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes,
     check(api.writeValue64(down, ring.streamCounter(), n + 1),
           "freeing a staging slot");
   });
-  if (!d.kernelCopied) return stagedTransfer(path_, doneCounter(d), d.pieces);
-  const uint64_t last = d.pieces - 1;
+  // Its pieces may wait on the staging stream for kernels of receives
+  // posted before it, on any link.
   return stagedTransfer(path_, doneCounter(d), d.pieces,
-                        [this, last] { enqueueReceivesThrough(last); });
+                        [this, posted = (*path_.receivesPosted)++] {
+                          path_.enqueueReceivesPostedBefore(posted);
+                        });
 }
 
 void StagedLink::finishLaunch() {
-  if (!receives_.pending.empty()) enqueueReceivesThrough(receives_.pieces);
+  enqueueReceivesPostedBefore(UINT64_MAX);  // if the executor has not
   if (receives_.awaited < receives_.pieces)
     awaitThrough(receives_, doneCounter(receives_), "waiting for receives");
   script_ = nullptr;

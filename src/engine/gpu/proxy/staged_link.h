@@ -32,7 +32,12 @@
 // posted as many pieces as the ring has slots or one piece went through a
 // staging stream: the kernels then never wait for a slot that this launch
 // has yet to free, and the stream counter is raised in piece order (a
-// staging stream's later piece waits for the kernels' earlier ones).
+// staging stream's later piece waits for the kernels' earlier ones). The
+// staging stream of receives is one for every link and copies in posting
+// order, so a staged piece may wait there for a kernel of another link
+// posted before it: before the engine's stream waits for a staged receive,
+// the kernels of every receive posted before it are enqueued (their bytes
+// were due first anyway), and before a launch's end those of all.
 //
 // Pieces are numbered on from launch to launch, until the engine first
 // captures a launch in a CUDA graph.
@@ -56,6 +61,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -93,6 +99,11 @@ struct StagingPath {
   // Transfers of at most this many bytes, in one piece, are copied by a
   // kernel on the engine's stream (0: never; HETCCL_STAGED_LL_MAX).
   size_t lowLatencyMaxBytes = 0;
+  // Receives posted so far on every link, which numbers them in posting
+  // order (StagedLink::enqueueReceivesPostedBefore).
+  uint64_t* receivesPosted = nullptr;
+  // Enqueues the kernels of every link's receives posted before a number.
+  std::function<void(uint64_t)> enqueueReceivesPostedBefore;
 };
 
 class StagedLink : public LinkOver {
@@ -116,6 +127,10 @@ class StagedLink : public LinkOver {
   // finds nothing in flight.
   void finishLaunch();
 
+  // Enqueues the kernels of this link's receives numbered below `posted`
+  // (StagingPath::receivesPosted), in piece order.
+  void enqueueReceivesPostedBefore(uint64_t posted);
+
   // Starts enqueueing a launch. `perLaunch`: its pieces are numbered from
   // 0, and finishLaunch() puts the rings' counters back to 0. `script`:
   // its pieces go there, not to the proxy (null: to the proxy).
@@ -127,6 +142,7 @@ class StagedLink : public LinkOver {
     uint64_t piece;
     char* target;
     size_t bytes;
+    uint64_t posted;  // StagingPath::receivesPosted when it was posted
   };
   // One direction of the link: its ring, once opened.
   struct Lane {
@@ -161,8 +177,10 @@ class StagedLink : public LinkOver {
   std::shared_ptr<TransferRequest> recvByKernel(Lane& lane, char* target,
                                                 size_t bytes,
                                                 const CallSignature& call);
-  // Enqueues the kernels of the pending receives up to piece `last`.
-  void enqueueReceivesThrough(uint64_t last);
+  // Enqueues the kernels of the pending receives while `before` says so
+  // of the next one.
+  template <typename Before>
+  void enqueueReceivesWhile(Before before);
   void enqueueStagedCopy(const hetcclDeviceStagedCopy& copy, const char* what);
   // The end of a launch whose pieces are numbered per launch: once the
   // proxy has sent the last piece, one kernel puts both rings' counters
