@@ -353,6 +353,32 @@ std::vector<Layout> allLayouts() {
        true,
        {},
        {{"HETCCL_STAGED_LL_MAX", "2K"}}},
+      // Every GPU rank's streams in one hardware queue
+      // (HETCCL_EMULATED_QUEUES=1, as CUDA_DEVICE_MAX_CONNECTIONS=1 on a
+      // GPU): its work runs in the order it was enqueued, whatever the
+      // stream, so a wait for a peer enqueued before the work the peer
+      // needs from this rank never ends. Over tcp, staged and by kernels;
+      // 2 + 2 over shm (the stream-driven outboxes).
+      {"4ranks_0123_tcp_gpu_one_queue",
+       4,
+       "0,1,2,3",
+       {0, 1, 2, 3},
+       "tcp",
+       true,
+       Density::kMedium,
+       true,
+       {},
+       {{"HETCCL_EMULATED_QUEUES", "1"}, {"HETCCL_STAGED_LL_MAX", "2K"}}},
+      {"4ranks_0011_gpu_one_queue",
+       4,
+       "0,0,1,1",
+       {0, 0, 1, 1},
+       "",
+       true,
+       Density::kMedium,
+       true,
+       {},
+       {{"HETCCL_EMULATED_QUEUES", "1"}}},
       // Every other launch said to be captured and run once, as a graph's
       // replay (HETCCL_EMULATED_CAPTURES): its pieces numbered from 0 and
       // handed to the proxy by its stream; each rank its domain's only GPU,

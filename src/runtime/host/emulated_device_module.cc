@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -38,28 +39,125 @@ constexpr int kInvalidResourceHandle = 400;
 constexpr int kDevices = 8;
 thread_local int currentDevice = 0;
 
-// The device of each stream made through the module (the host runtime's
-// own streams, which a test's caller uses, belong to none).
+// A wait that never ends is a deadlock in the code under test: fail the
+// stream (and so the test) instead of hanging.
+template <typename Ready>
+void pollUntil(Ready ready, const char* what) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      fail(ncclInternalError, "emulated stream stuck waiting for %s", what);
+    sched_yield();
+  }
+}
+
+// A hardware queue of an emulated GPU (HETCCL_EMULATED_QUEUES): its tasks
+// run one after another in the order they were enqueued, whichever stream
+// they came by, as a GPU's queue runs the work of the streams that share
+// it. Each task takes a ticket as it is enqueued and waits for its turn; a
+// task that never runs (its stream stopped at a failure) gives its turn up
+// as it is destroyed.
+class HardwareQueue {
+ public:
+  // Takes a ticket and enqueues `task` on `stream` as one step, so that
+  // tickets follow each stream's order.
+  void enqueue(void* stream, StreamTask task) {
+    std::lock_guard<std::mutex> lock(enqueueMutex_);
+    auto turn = std::make_shared<Turn>(*this, next_++);
+    hostRuntimeImpl().enqueue(static_cast<StreamHandle>(stream),
+                              [turn, task = std::move(task)] {
+                                turn->await();
+                                task();
+                              });
+  }
+
+ private:
+  // Held by the task: its turn ends as the task is destroyed, run or not.
+  class Turn {
+   public:
+    Turn(HardwareQueue& queue, uint64_t ticket)
+        : queue_(queue), ticket_(ticket) {}
+    ~Turn() { queue_.finish(ticket_); }
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+
+    void await() const {
+      pollUntil(
+          [&] {
+            return queue_.served_.load(std::memory_order_acquire) == ticket_;
+          },
+          "the work before it on its hardware queue "
+          "(HETCCL_EMULATED_QUEUES)");
+    }
+
+   private:
+    HardwareQueue& queue_;
+    const uint64_t ticket_;
+  };
+
+  void finish(uint64_t ticket) {
+    std::lock_guard<std::mutex> lock(finishMutex_);
+    finished_.insert(ticket);
+    uint64_t served = served_.load(std::memory_order_relaxed);
+    while (finished_.erase(served) > 0) ++served;
+    served_.store(served, std::memory_order_release);
+  }
+
+  std::mutex enqueueMutex_;
+  uint64_t next_ = 0;  // the next task's ticket
+  std::mutex finishMutex_;
+  std::set<uint64_t> finished_;      // tickets done out of turn
+  std::atomic<uint64_t> served_{0};  // every ticket below it is done
+};
+
+// The device of each stream made through the module, and its hardware
+// queue where HETCCL_EMULATED_QUEUES deals them (the host runtime's own
+// streams, which a test's caller uses, belong to none).
 class StreamDevices {
  public:
+  StreamDevices()
+      : queuesPerDevice_(static_cast<int>(readInteger(kEmulatedQueues))) {}
+
   void add(void* stream) {
     std::lock_guard<std::mutex> lock(mutex_);
-    devices_[stream] = currentDevice;
+    HardwareQueue* queue = nullptr;
+    if (queuesPerDevice_ > 0) {
+      auto& queues = queues_[currentDevice];
+      if (queues.empty())
+        for (int q = 0; q < queuesPerDevice_; ++q)
+          queues.push_back(std::make_unique<HardwareQueue>());
+      queue = queues[dealt_[currentDevice]++ % queuesPerDevice_].get();
+    }
+    streams_[stream] = {currentDevice, queue};
   }
   void remove(void* stream) {
     std::lock_guard<std::mutex> lock(mutex_);
-    devices_.erase(stream);
+    streams_.erase(stream);
   }
   // -1 for a stream of no device.
   int deviceOf(void* stream) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = devices_.find(stream);
-    return it == devices_.end() ? -1 : it->second;
+    auto it = streams_.find(stream);
+    return it == streams_.end() ? -1 : it->second.device;
+  }
+  // Null where the stream has a queue of its own.
+  HardwareQueue* queueOf(void* stream) const {
+    if (queuesPerDevice_ == 0) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = streams_.find(stream);
+    return it == streams_.end() ? nullptr : it->second.queue;
   }
 
  private:
+  struct Stream {
+    int device;
+    HardwareQueue* queue;
+  };
+  const int queuesPerDevice_;
   mutable std::mutex mutex_;
-  std::unordered_map<void*, int> devices_;
+  std::unordered_map<void*, Stream> streams_;
+  std::vector<std::unique_ptr<HardwareQueue>> queues_[kDevices];
+  uint64_t dealt_[kDevices] = {};
 };
 
 StreamDevices& streamDevices() {
@@ -160,21 +258,11 @@ bool neverReached(const std::shared_ptr<EventRecord>& record) {
 }
 
 void enqueue(void* stream, StreamTask task) {
+  if (HardwareQueue* queue = streamDevices().queueOf(stream))
+    return queue->enqueue(stream, std::move(task));
   hostRuntimeImpl().enqueue(static_cast<StreamHandle>(stream), std::move(task));
 }
 Event& eventOf(void* handle) { return *static_cast<Event*>(handle); }
-
-// A wait that never ends is a deadlock in the code under test: fail the
-// stream (and so the test) instead of hanging.
-template <typename Ready>
-void pollUntil(Ready ready, const char* what) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > deadline)
-      fail(ncclInternalError, "emulated stream stuck waiting for %s", what);
-    sched_yield();
-  }
-}
 
 // A wait that ended because its rank released it (abort, destroy, revoke)
 // rather than because its peer got there: what follows runs on undefined

@@ -145,21 +145,18 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
   for (uint64_t* word :
        {&flags_->inputsReady, &flags_->done, &flags_->engineReached})
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
-  const StagingPath path{
-      module_,
-      stream_.handle(),
-      copies_,
-      proxy_,
-      crossDomainPieceBytes(setup.plans.chunkBytes),
-      kRingSlots,
-      timeline_.get(),
-      &launchGate_,
-      deviceMemory_,
-      domainSteps_.get(),
-      &unchangedInputs_,
-      setup.engine.stagedLowLatencyMaxBytes,
-      &receivesPosted_,
-      [this](uint64_t posted) { enqueueReceivesPostedBefore(posted); }};
+  const StagingPath path{module_,
+                         stream_.handle(),
+                         copies_,
+                         proxy_,
+                         crossDomainPieceBytes(setup.plans.chunkBytes),
+                         kRingSlots,
+                         timeline_.get(),
+                         &launchGate_,
+                         deviceMemory_,
+                         domainSteps_.get(),
+                         &unchangedInputs_,
+                         setup.engine.stagedLowLatencyMaxBytes};
   const int directLinks = openStagedLinks(path);
   warnOfNeedlessStaging(path.deviceMemory);
   context_.rank = rank_;
@@ -215,11 +212,6 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
           ? format("; GPU buffers go to %d of them as they are", directLinks)
                 .c_str()
           : "");
-}
-
-void GpuPlanExecutor::enqueueReceivesPostedBefore(uint64_t posted) {
-  for (auto& entry : stagedLinks_)
-    entry.second->enqueueReceivesPostedBefore(posted);
 }
 
 // A staged link to every rank of another domain; those over a transport
@@ -451,9 +443,10 @@ void GpuPlanExecutor::enqueueLaunch(const std::vector<Op>& ops,
   try {
     runPlans(context_, ops);
     if (domainSteps_) domainSteps_->endLaunch();
-    // First every link's receive kernels: a link's staged pieces may wait
-    // for another's on the staging stream they share.
-    enqueueReceivesPostedBefore(UINT64_MAX);
+    // Every link's receives before any link's waits for its sends: a
+    // link's sends are done only once its peer received them, which may
+    // wait for another link's receive there.
+    for (auto& entry : stagedLinks_) entry.second->enqueuePendingReceives();
     for (auto& entry : stagedLinks_) entry.second->finishLaunch();
     if (capturing) copies_.joinEngine();
   } catch (...) {

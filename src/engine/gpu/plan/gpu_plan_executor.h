@@ -117,8 +117,6 @@ class GpuPlanExecutor : public Executor, public StepTimedEngine {
   };
 
   int openStagedLinks(const StagingPath& path);
-  // StagingPath::enqueueReceivesPostedBefore.
-  void enqueueReceivesPostedBefore(uint64_t posted);
   void warnOfNeedlessStaging(MemoryKind memory) const;
   void warmUpDomain();
   // Waits for `stream` as a host thread, at most `timeoutSeconds` (0: no
@@ -180,8 +178,7 @@ class GpuPlanExecutor : public Executor, public StepTimedEngine {
   // Whether each launch numbers its pieces from 0 (staged_link.h); then
   // pieces posted at enqueue carry their launch's gate.
   bool perLaunch_ = false;
-  uint64_t launchGate_ = 0;      // the gate of the pieces posted now (0: none)
-  uint64_t receivesPosted_ = 0;  // StagingPath::receivesPosted
+  uint64_t launchGate_ = 0;  // the gate of the pieces posted now (0: none)
   uint64_t launched_ = 0;
 };
 

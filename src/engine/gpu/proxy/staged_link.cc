@@ -47,8 +47,7 @@ class EnqueuedOnWait : public TransferRequest {
 // A transfer whose pieces the staging streams copy: the engine's stream
 // waits for the ring's stream counter to pass its last piece (copied into
 // the slots for a send, out of them for a receive). `beforeWait` (may be
-// empty) enqueues what the counter waits for on the engine's stream
-// itself: earlier receives copied by kernels.
+// empty) enqueues what the counter waits for: a receive's copies.
 std::shared_ptr<TransferRequest> stagedTransfer(
     const StagingPath& path, const uint64_t* counter, uint64_t through,
     std::function<void()> beforeWait = {}) {
@@ -187,42 +186,65 @@ std::shared_ptr<TransferRequest> StagedLink::recvByKernel(
   const uint64_t n = lane.pieces++;
   lane.kernelCopied = true;
   post(lane, n, bytes, call, PieceOf{0, 1});
-  lane.pending.push_back(
-      PendingReceive{n, target, bytes, (*path_.receivesPosted)++});
-  return std::make_shared<EnqueuedOnWait>([this, n] {
-    enqueueReceivesWhile(
-        [n](const PendingReceive& receive) { return receive.piece <= n; });
-  });
+  lane.pending.push_back(PendingReceive{n, target, bytes, true, 0});
+  return std::make_shared<EnqueuedOnWait>(
+      [this, n] { enqueueReceivesThrough(n); });
 }
 
-void StagedLink::enqueueReceivesPostedBefore(uint64_t posted) {
-  enqueueReceivesWhile([posted](const PendingReceive& receive) {
-    return receive.posted < posted;
-  });
+void StagedLink::enqueuePendingReceives() {
+  enqueueReceivesThrough(UINT64_MAX);
 }
 
-// In piece order, so that the stream counter only grows; each kernel waits
-// for the proxy to have received its piece, copies it out and frees the
-// slot.
-template <typename Before>
-void StagedLink::enqueueReceivesWhile(Before before) {
-  Lane& lane = receives_;
+// In piece order, so that the stream counter only grows.
+void StagedLink::enqueueReceivesThrough(uint64_t first) {
+  std::vector<PendingReceive>& pending = receives_.pending;
   size_t taken = 0;
-  for (; taken < lane.pending.size() && before(lane.pending[taken]); ++taken) {
-    const StagingRing& ring = *lane.ring;
-    const PendingReceive& receive = lane.pending[taken];
-    hetcclDeviceStagedCopy copy{};
-    copy.dst = receive.target;
-    copy.src = ring.slot(receive.piece);
-    copy.bytes = receive.bytes;
-    copy.waitWord = ring.proxyCounter();
-    copy.waitValue = receive.piece + 1;
-    copy.signalWord = ring.streamCounter();
-    copy.signalValue = receive.piece + 1;
-    enqueueStagedCopy(copy, "copying a small received piece to the GPU");
-    lane.awaited = std::max(lane.awaited, receive.piece + 1);
+  for (; taken < pending.size() && pending[taken].piece <= first; ++taken) {
+    if (pending[taken].byKernel)
+      enqueueKernelReceive(pending[taken]);
+    else
+      enqueueStagedReceive(pending[taken]);
   }
-  lane.pending.erase(lane.pending.begin(), lane.pending.begin() + taken);
+  pending.erase(pending.begin(), pending.begin() + taken);
+}
+
+// The kernel waits for the proxy to have received the piece, copies it out
+// and frees the slot.
+void StagedLink::enqueueKernelReceive(const PendingReceive& receive) {
+  const StagingRing& ring = *receives_.ring;
+  hetcclDeviceStagedCopy copy{};
+  copy.dst = receive.target;
+  copy.src = ring.slot(receive.piece);
+  copy.bytes = receive.bytes;
+  copy.waitWord = ring.proxyCounter();
+  copy.waitValue = receive.piece + 1;
+  copy.signalWord = ring.streamCounter();
+  copy.signalValue = receive.piece + 1;
+  enqueueStagedCopy(copy, "copying a small received piece to the GPU");
+  receives_.awaited = std::max(receives_.awaited, receive.piece + 1);
+}
+
+// The down stream waits for each piece, copies it out and frees its slot.
+void StagedLink::enqueueStagedReceive(const PendingReceive& receive) {
+  const Lane& lane = receives_;
+  const StagingRing& ring = *lane.ring;
+  const auto& api = path_.module.api();
+  void* down = path_.copies.down();
+  path_.copies.followMark(down, receive.enginePosition);
+  uint64_t n = receive.piece;
+  forEachPiece(receive.bytes, [&](size_t offset, size_t piece, PieceOf) {
+    check(api.waitValue64(down, ring.proxyCounter(), n + 1),
+          "waiting for a staged piece");
+    check(api.copyAsync(receive.target + offset, ring.slot(n), piece, down),
+          "copying received bytes to the GPU");
+    // The kernels of this launch's earlier pieces raise the counter first.
+    if (lane.kernelCopied)
+      check(api.waitValue64(down, ring.streamCounter(), n),
+            "waiting for the kernels of earlier pieces");
+    check(api.writeValue64(down, ring.streamCounter(), n + 1),
+          "freeing a staging slot");
+    ++n;
+  });
 }
 
 void StagedLink::check(int status, const char* what) const {
@@ -273,34 +295,18 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes,
   Lane& d = opened(receives_, StagingProxy::Direction::kReceive);
   if (copiedByKernel(d, bytes)) return recvByKernel(d, target, bytes, call);
   d.staged = true;
-  const StagingRing& ring = *d.ring;
-  const auto& api = path_.module.api();
-  void* down = path_.copies.down();
-  path_.copies.followEngine(down);
-  forEachPiece(bytes, [&](size_t offset, size_t piece, PieceOf of) {
-    const uint64_t n = d.pieces++;
-    post(d, n, piece, call, of);
-    check(api.waitValue64(down, ring.proxyCounter(), n + 1),
-          "waiting for a staged piece");
-    check(api.copyAsync(target + offset, ring.slot(n), piece, down),
-          "copying received bytes to the GPU");
-    // The kernels of this launch's earlier pieces raise the counter first.
-    if (d.kernelCopied)
-      check(api.waitValue64(down, ring.streamCounter(), n),
-            "waiting for the kernels of earlier pieces");
-    check(api.writeValue64(down, ring.streamCounter(), n + 1),
-          "freeing a staging slot");
+  const uint64_t first = d.pieces;
+  forEachPiece(bytes, [&](size_t, size_t piece, PieceOf of) {
+    post(d, d.pieces++, piece, call, of);
   });
-  // Its pieces may wait on the staging stream for kernels of receives
-  // posted before it, on any link.
+  d.pending.push_back(
+      PendingReceive{first, target, bytes, false, path_.copies.markEngine()});
   return stagedTransfer(path_, doneCounter(d), d.pieces,
-                        [this, posted = (*path_.receivesPosted)++] {
-                          path_.enqueueReceivesPostedBefore(posted);
-                        });
+                        [this, first] { enqueueReceivesThrough(first); });
 }
 
 void StagedLink::finishLaunch() {
-  enqueueReceivesPostedBefore(UINT64_MAX);  // if the executor has not
+  enqueuePendingReceives();  // if the executor has not
   if (receives_.awaited < receives_.pieces)
     awaitThrough(receives_, doneCounter(receives_), "waiting for receives");
   script_ = nullptr;

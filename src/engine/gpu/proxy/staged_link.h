@@ -13,11 +13,24 @@
 //         are copied (then the plan may reuse its buffer).
 //   recv: the proxy receives the pieces into their slots as slots free up;
 //         the down stream waits for each, copies it to the GPU and raises
-//         the ring's stream counter. Waiting for the request makes the
-//         engine's stream wait for that counter. Receives are copied in
-//         posting order, which keeps the ring's slots in order.
+//         the ring's stream counter, after what the engine's stream had
+//         been given when the plan posted the receive. Waiting for the
+//         request makes the engine's stream wait for that counter.
 // So a launch enqueues all of its GPU work before it returns, and only the
 // proxy (the network) runs afterwards.
+//
+// Every wait for a peer is enqueued where the plan waits (a receive's
+// copies when the plan waits for it, or the launch ends), never where it
+// posts: streams may share one hardware queue (always with
+// CUDA_DEVICE_MAX_CONNECTIONS=1, as Megatron-LM sets it; whenever a
+// process has more streams than queues), and a queue runs its work in the
+// order it was enqueued, so a wait for the peer's bytes enqueued before
+// this rank's own send would hold the send back, and the peer, waiting
+// for it in turn, would never send. Enqueued in the plan's order, the
+// GPU's work completes even if it all runs in one queue, as the plan does
+// on a CPU rank's one thread. A lane's receives are enqueued in piece
+// order, which keeps the ring's slots in order: a wait for one first
+// enqueues those posted before it on that link.
 //
 // A small transfer (one piece of at most StagingPath::lowLatencyMaxBytes)
 // skips the staging streams: one kernel on the engine's stream
@@ -32,12 +45,8 @@
 // posted as many pieces as the ring has slots or one piece went through a
 // staging stream: the kernels then never wait for a slot that this launch
 // has yet to free, and the stream counter is raised in piece order (a
-// staging stream's later piece waits for the kernels' earlier ones). The
-// staging stream of receives is one for every link and copies in posting
-// order, so a staged piece may wait there for a kernel of another link
-// posted before it: before the engine's stream waits for a staged receive,
-// the kernels of every receive posted before it are enqueued (their bytes
-// were due first anyway), and before a launch's end those of all.
+// staging stream's later piece waits for the kernels' earlier ones, which
+// were enqueued before it).
 //
 // Pieces are numbered on from launch to launch, until the engine first
 // captures a launch in a CUDA graph.
@@ -61,7 +70,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -99,11 +107,6 @@ struct StagingPath {
   // Transfers of at most this many bytes, in one piece, are copied by a
   // kernel on the engine's stream (0: never; HETCCL_STAGED_LL_MAX).
   size_t lowLatencyMaxBytes = 0;
-  // Receives posted so far on every link, which numbers them in posting
-  // order (StagedLink::enqueueReceivesPostedBefore).
-  uint64_t* receivesPosted = nullptr;
-  // Enqueues the kernels of every link's receives posted before a number.
-  std::function<void(uint64_t)> enqueueReceivesPostedBefore;
 };
 
 class StagedLink : public LinkOver {
@@ -127,9 +130,9 @@ class StagedLink : public LinkOver {
   // finds nothing in flight.
   void finishLaunch();
 
-  // Enqueues the kernels of this link's receives numbered below `posted`
-  // (StagingPath::receivesPosted), in piece order.
-  void enqueueReceivesPostedBefore(uint64_t posted);
+  // Enqueues the copies of every receive the plan has not waited for: all
+  // links' before any link's finishLaunch().
+  void enqueuePendingReceives();
 
   // Starts enqueueing a launch. `perLaunch`: its pieces are numbered from
   // 0, and finishLaunch() puts the rings' counters back to 0. `script`:
@@ -137,12 +140,16 @@ class StagedLink : public LinkOver {
   void beginLaunch(bool perLaunch, StagedLaunchScript* script);
 
  private:
-  // A receive whose kernel is not on the engine's stream yet.
+  // A receive whose copies are not enqueued yet.
   struct PendingReceive {
-    uint64_t piece;
+    uint64_t piece;  // its first
     char* target;
     size_t bytes;
-    uint64_t posted;  // StagingPath::receivesPosted when it was posted
+    // Copied by a kernel on the engine's stream, or by the down stream
+    // after the engine's stream as it was at the post (a StagingStreams
+    // mark).
+    bool byKernel;
+    size_t enginePosition;
   };
   // One direction of the link: its ring, once opened.
   struct Lane {
@@ -151,8 +158,8 @@ class StagedLink : public LinkOver {
     uint64_t pieces = 0;   // pieces posted so far
     uint64_t awaited = 0;  // pieces the engine's stream waited to see through
     // This launch's: the pieces posted before it, whether a piece went
-    // through a staging stream or a kernel, and its receives' kernels not
-    // enqueued yet (in piece order).
+    // through a staging stream or a kernel, and its receives not enqueued
+    // yet (in piece order).
     uint64_t launchStart = 0;
     bool staged = false;
     bool kernelCopied = false;
@@ -177,10 +184,11 @@ class StagedLink : public LinkOver {
   std::shared_ptr<TransferRequest> recvByKernel(Lane& lane, char* target,
                                                 size_t bytes,
                                                 const CallSignature& call);
-  // Enqueues the kernels of the pending receives while `before` says so
-  // of the next one.
-  template <typename Before>
-  void enqueueReceivesWhile(Before before);
+  // Enqueues the pending receives up to and including the one that
+  // starts at piece `first`.
+  void enqueueReceivesThrough(uint64_t first);
+  void enqueueKernelReceive(const PendingReceive& receive);
+  void enqueueStagedReceive(const PendingReceive& receive);
   void enqueueStagedCopy(const hetcclDeviceStagedCopy& copy, const char* what);
   // The end of a launch whose pieces are numbered per launch: once the
   // proxy has sent the last piece, one kernel puts both rings' counters

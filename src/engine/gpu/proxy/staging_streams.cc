@@ -28,6 +28,17 @@ void StagingStreams::followEngine(void* side) {
   follow(side, enginePosition_);
 }
 
+size_t StagingStreams::markEngine() {
+  if (marksUsed_ == marks_.size())
+    marks_.push_back(std::make_unique<DeviceEvent>(module_));
+  marks_[marksUsed_]->record(engine_);
+  return marksUsed_++;
+}
+
+void StagingStreams::followMark(void* side, size_t mark) {
+  follow(side, *marks_.at(mark));
+}
+
 void StagingStreams::markPlanStart() { planStart_.record(engine_); }
 
 void StagingStreams::followPlanStart(void* side) { follow(side, planStart_); }

@@ -7,6 +7,9 @@
 // on the rings' counters.
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include "runtime/device/device_resources.h"
 
 namespace hetccl {
@@ -25,6 +28,11 @@ class StagingStreams {
   // What is enqueued on `side` from now on runs after everything enqueued
   // on the engine's stream so far.
   void followEngine(void* side);
+  // Where the engine's stream is now, for a side stream to follow later
+  // (followMark), once other work was enqueued in between. A mark holds
+  // until the next launch begins.
+  size_t markEngine();
+  void followMark(void* side, size_t mark);
   // A plan starts: followPlanStart() orders after the engine's stream as
   // it is now.
   void markPlanStart();
@@ -33,7 +41,10 @@ class StagingStreams {
   void followPlanStart(void* side);
   // Starts a launch: joinEngine() joins the streams that follow the
   // engine's from now on.
-  void beginLaunch() { upFollowed_ = downFollowed_ = false; }
+  void beginLaunch() {
+    upFollowed_ = downFollowed_ = false;
+    marksUsed_ = 0;
+  }
   // The engine's stream waits for what either stream was given in this
   // launch: a capture ends only once every stream that joined it (by
   // following the engine's) has been joined back.
@@ -53,6 +64,10 @@ class StagingStreams {
   DeviceEvent planStart_;
   DeviceEvent upPosition_;
   DeviceEvent downPosition_;
+  // markEngine's events, reused launch after launch: a stream's wait for
+  // an event keeps the record it waited for.
+  std::vector<std::unique_ptr<DeviceEvent>> marks_;
+  size_t marksUsed_ = 0;
   bool upFollowed_ = false;
   bool downFollowed_ = false;
 };
