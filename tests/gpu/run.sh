@@ -394,22 +394,28 @@ step_module() { module_step device_module_check; }
 # one GPU need more hardware queues than CUDA's default 8: with more
 # streams than queues, streams share one, and a rank's stream waiting for
 # the other rank can hold up that rank's work queued behind it.
-# (Two processes never share queues; they take turns on the GPU.)
+# (Two processes never share queues; they take turns on the GPU.) Over tcp
+# once more with CUDA_DEVICE_MAX_CONNECTIONS=1, which Megatron-LM sets:
+# every stream of a rank in one queue, so that a wait for the peer
+# enqueued before the work the peer needs from this rank would stop both.
 step_streams() {
   module_step hetero_stream_check
   [[ $result == PASS ]] || return
-  local check run transport code failed=0 port=29733 mode ll
+  local check run transport code failed=0 port=29733 mode ll queues
   check=$(built_check hetero_stream_check)
-  for run in tcp threads-shm-ll threads-shm-pipelined threads-tcp; do
-    transport=shm mode=() ll=64K
-    [[ $run == *tcp ]] && transport=tcp
+  # tcp-one-queue: every stream of a rank in one hardware queue, as
+  # Megatron-LM's CUDA_DEVICE_MAX_CONNECTIONS=1 puts them.
+  for run in tcp tcp-one-queue threads-shm-ll threads-shm-pipelined threads-tcp; do
+    transport=shm mode=() ll=64K queues=32
+    [[ $run == *tcp* ]] && transport=tcp
     [[ $run == threads-* ]] && mode=(--threads)
     [[ $run == *-ll ]] && ll=1M
     [[ $run == *-pipelined ]] && ll=0
-    CUDA_DEVICE_MAX_CONNECTIONS=32 \
+    [[ $run == *-one-queue ]] && queues=1
+    CUDA_DEVICE_MAX_CONNECTIONS=$queues \
       HETCCL_TRANSPORT=$transport HETCCL_COMM_ID=127.0.0.1:$((port++)) \
       HETCCL_GPU_LL_MAX=$ll HETERO_STREAM_SWEEP=$([[ $run == threads-shm-* ]] && echo 1) \
-      timeout $((limit / 4)) "$check" "$build/src/libhetccl-cuda.so" "${mode[@]}" \
+      timeout $((limit / 5)) "$check" "$build/src/libhetccl-cuda.so" "${mode[@]}" \
       >"$out/hetero_stream_check-$run.log" 2>&1
     code=$?
     ((code == 0)) || failed=1
