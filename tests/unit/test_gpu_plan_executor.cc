@@ -126,7 +126,7 @@ struct Layout {
   int device = 0;  // of the emulated module, current while it is built
   size_t lowLatencyMaxBytes = 0;  // HETCCL_GPU_LL_MAX (streamDriven)
   // HETCCL_STAGED_LL_MAX where set (its default otherwise).
-  std::optional<size_t> stagedLowLatencyMaxBytes;
+  std::optional<size_t> stagedLowLatencyMaxBytes = std::nullopt;
 };
 
 void runEngineRanks(const Layout& layout,
