@@ -30,6 +30,14 @@ DomainLayout withTransport(DomainLayout layout, const char* transport) {
   return layout;
 }
 
+// Every stream of a GPU rank in one hardware queue (as
+// CUDA_DEVICE_MAX_CONNECTIONS=1): a survivor's failed operation and its
+// abort must not leave work stuck behind a wait in the queue.
+DomainLayout inOneQueue(DomainLayout layout) {
+  layout.env["HETCCL_EMULATED_QUEUES"] = "1";
+  return layout;
+}
+
 std::vector<FailStopCase> matrix() {
   const std::vector<std::pair<std::string, DomainLayout>> layouts = {
       {"oneCpuDomain", oneDomain()},
@@ -39,6 +47,8 @@ std::vector<FailStopCase> matrix() {
       {"gpuShm", emulatedGpuDomains({0, 1, 2})},
       {"gpuTcp", withTransport(emulatedGpuDomains({0, 1, 2}), "tcp")},
       {"gpuCaptured", emulatedCapturesOverTcp({0, 1, 2})},
+      {"gpuTcpOneQueue",
+       inOneQueue(withTransport(emulatedGpuDomains({0, 1, 2}), "tcp"))},
   };
   return failStopMatrix(layouts, kRanks, kLeaving);
 }
