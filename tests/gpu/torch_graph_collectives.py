@@ -13,6 +13,10 @@ Over shm the launches are stream-driven; with HETCCL_TRANSPORT=tcp every
 launch goes through HetCCL's staging proxy, whose part a replay starts
 from its stream.
 
+Then a capture whose all-reduce is larger than any launch before it, with
+no warm-up: the staging rings' slots are pinned as the pieces need, so
+they grow inside the capture; its replays must equal eager all-reduces.
+
 Prints one line per check (PASS/FAIL), a TIMING line, and exits 1 on any
 FAIL.
 """
@@ -84,6 +88,30 @@ def check_replays(args, rank, world):
     return ok
 
 
+def check_larger_capture(rank):
+    big = torch.empty(1 << 20, device="cuda")  # 4 MB of float32
+    source = torch.empty_like(big)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        big.copy_(source)
+        dist.all_reduce(big)
+    wrong = 0
+    for i in range(1, 4):
+        g = torch.Generator().manual_seed(104729 * i + rank)
+        source.copy_(torch.randn(big.numel(), generator=g).cuda())
+        graph.replay()
+        eager = source.clone()
+        dist.all_reduce(eager)
+        torch.cuda.synchronize()
+        if not torch.equal(big, eager):
+            wrong += 1
+    ok = wrong == 0
+    say(f"{'PASS' if ok else 'FAIL'} rank {rank}: a 4 MB all-reduce "
+        f"captured with no launch that large before replays as eager ones "
+        f"do ({wrong} of 3 differ)")
+    return ok
+
+
 def timing(args, rank, graph, x, w, gathered, bcast):
     torch.cuda.synchronize()
     start = time.perf_counter()
@@ -110,6 +138,7 @@ def main():
     dist.init_process_group("nccl", device_id=torch.device("cuda", torch.cuda.current_device()))
     world = dist.get_world_size()
     ok = check_replays(args, rank, world)
+    ok = check_larger_capture(rank) and ok
     dist.destroy_process_group()
     sys.exit(0 if ok else 1)
 

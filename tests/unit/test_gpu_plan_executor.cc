@@ -127,6 +127,7 @@ struct Layout {
   size_t lowLatencyMaxBytes = 0;  // HETCCL_GPU_LL_MAX (streamDriven)
   // HETCCL_STAGED_LL_MAX where set (its default otherwise).
   std::optional<size_t> stagedLowLatencyMaxBytes = std::nullopt;
+  size_t chunkBytes = 1024;  // several pipeline steps per op
 };
 
 void runEngineRanks(const Layout& layout,
@@ -151,7 +152,7 @@ void runEngineRanks(const Layout& layout,
     TransportSettings transports = TransportSettings::fromEnvironment();
     transports.selection = layout.transport;
     PlanSettings plans = PlanSettings::fromEnvironment();
-    plans.chunkBytes = 1024;  // several pipeline steps per op
+    plans.chunkBytes = layout.chunkBytes;
     GpuEngineSettings engineSettings = GpuEngineSettings::fromEnvironment();
     if (layout.stagedLowLatencyMaxBytes)
       engineSettings.stagedLowLatencyMaxBytes =
@@ -353,6 +354,38 @@ TEST(GpuPlanExecutor, PointToPointGroupsAcrossAndInsideDomains) {
 // across them, each checked before the next refills the buffers.
 std::atomic<int> stagedCopies{0};
 
+// Rank r and 1 - r send each other transfers of `sizes` in one group,
+// every byte checked; `round` varies the bytes from call to call.
+void exchangeWithPeer(EngineRank& r, const std::vector<size_t>& sizes,
+                      int round) {
+  auto byteOf = [](int rank, int round, size_t transfer, size_t i) {
+    return static_cast<uint8_t>(rank * 101 + round * 31 + transfer * 7 + i);
+  };
+  const int peer = 1 - r.rank;
+  std::vector<std::vector<uint8_t>> out, in;
+  std::vector<Op> group;
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    out.emplace_back(sizes[t]);
+    in.emplace_back(sizes[t], uint8_t(kUntouched));
+    for (size_t i = 0; i < sizes[t]; ++i)
+      out[t][i] = byteOf(r.rank, round, t, i);
+    Op recv = makeOp(OpKind::Recv, ncclUint8, peer);
+    Op send = makeOp(OpKind::Send, ncclUint8, peer);
+    recv.count = send.count = sizes[t];
+    recv.recvbuff = in[t].data();
+    send.sendbuff = out[t].data();
+    group.push_back(recv);
+    group.push_back(send);
+  }
+  r.engine.launch(group, r.stream);
+  ASSERT_EQ(emulatedDeviceModule().api().streamSynchronize(r.stream), 0);
+  for (size_t t = 0; t < sizes.size(); ++t)
+    for (size_t i = 0; i < sizes[t]; ++i)
+      ASSERT_EQ(in[t][i], byteOf(peer, round, t, i))
+          << "rank " << r.rank << ", round " << round << ", transfer " << t
+          << " of " << sizes[t] << " bytes, byte " << i;
+}
+
 // The emulated module, counting its staged copies.
 const DeviceModule& countingModule() {
   static const hetcclDeviceModuleTable counting = [] {
@@ -395,40 +428,44 @@ TEST(GpuPlanExecutor, StagedTransfersAroundTheKernelCopyCutOff) {
   pastTheSlots.insert(pastTheSlots.end(), {1024, 7});
   const std::vector<std::vector<size_t>> launches = {allKernels, mixed,
                                                      pastTheSlots};
-  auto byteOf = [](int rank, int round, size_t transfer, size_t i) {
-    return static_cast<uint8_t>(rank * 101 + round * 31 + transfer * 7 + i);
-  };
   runEngineRanks(layout, [&](EngineRank& r) {
-    const DeviceModule& module = emulatedDeviceModule();
-    const int peer = 1 - r.rank;
-    for (int round = 0; round < 3; ++round) {
-      for (const std::vector<size_t>& sizes : launches) {
-        std::vector<std::vector<uint8_t>> out, in;
-        std::vector<Op> group;
-        for (size_t t = 0; t < sizes.size(); ++t) {
-          out.emplace_back(sizes[t]);
-          in.emplace_back(sizes[t], uint8_t(kUntouched));
-          for (size_t i = 0; i < sizes[t]; ++i)
-            out[t][i] = byteOf(r.rank, round, t, i);
-          Op recv = makeOp(OpKind::Recv, ncclUint8, peer);
-          Op send = makeOp(OpKind::Send, ncclUint8, peer);
-          recv.count = send.count = sizes[t];
-          recv.recvbuff = in[t].data();
-          send.sendbuff = out[t].data();
-          group.push_back(recv);
-          group.push_back(send);
-        }
-        r.engine.launch(group, r.stream);
-        ASSERT_EQ(module.api().streamSynchronize(r.stream), 0);
-        for (size_t t = 0; t < sizes.size(); ++t)
-          for (size_t i = 0; i < sizes[t]; ++i)
-            ASSERT_EQ(in[t][i], byteOf(peer, round, t, i))
-                << "rank " << r.rank << ", round " << round << ", transfer "
-                << t << " of " << sizes[t] << " bytes, byte " << i;
-      }
-    }
+    for (int round = 0; round < 3; ++round)
+      for (const std::vector<size_t>& sizes : launches)
+        exchangeWithPeer(r, sizes, round);
   });
   EXPECT_EQ(stagedCopies.load(), 2 * 3 * 3 * 16);
+}
+
+// A link's staging slots are pinned as the pieces taking them need
+// (slot_sizes.h; 64 KiB chunks here, so pieces of at most 16 KiB): three
+// transfers of 100 bytes each way pin three pages each way. Then larger
+// transfers, 13 pieces each way in one group, grow slots while earlier
+// pieces in them are still in flight (piece 11, 9000 bytes, takes the
+// slot of piece 3, 5000 bytes, in the same round), with the kernel copies
+// and without; once full pieces took every slot, nothing more is pinned.
+TEST(GpuPlanExecutor, StagingSlotsArePinnedAsTheirPiecesNeed) {
+  for (std::optional<size_t> cutOff :
+       {std::optional<size_t>(0), std::optional<size_t>()}) {
+    Layout layout{{0, 1}, "tcp"};
+    layout.chunkBytes = 64 << 10;
+    layout.stagedLowLatencyMaxBytes = cutOff;
+    runEngineRanks(layout, [&](EngineRank& r) {
+      auto& engine = dynamic_cast<GpuPlanExecutor&>(r.engine);
+      exchangeWithPeer(r, {100, 100, 100}, 0);
+      EXPECT_EQ(engine.stagingPinnedBytes(), 2 * 3 * 4096u);
+      const std::vector<size_t> growing = {5000,  16384, 40000, 3,
+                                           70000, 100,   9000};
+      exchangeWithPeer(r, growing, 1);
+      EXPECT_GT(engine.stagingPinnedBytes(), 2 * 3 * 4096u);
+      // 8 full pieces each way: every slot is as large as it gets.
+      exchangeWithPeer(r, {64 << 10, 64 << 10}, 2);
+      const size_t pinned = engine.stagingPinnedBytes();
+      // Every former size kept: at most twice full slots of 16 KiB.
+      EXPECT_LE(pinned, 2 * 2 * kStagingRingSlots * (16u << 10));
+      exchangeWithPeer(r, growing, 3);
+      EXPECT_EQ(engine.stagingPinnedBytes(), pinned);
+    });
+  }
 }
 
 // Every collective with the kernel copies off, and with every transfer of

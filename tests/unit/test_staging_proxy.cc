@@ -133,7 +133,8 @@ TEST(StagingProxyWaits, SayTheWayTheStageAndThePiecesDone) {
   auto& sends = proxy.addQueue(link, sendRing, StagingProxy::Direction::kSend);
   // All-reduce #4 receives 3 pieces through 2 slots.
   for (uint32_t i = 0; i < 3; ++i) {
-    StagingProxy::Job job{&receives, i, 64, 0, nullptr, allReduce(4)};
+    StagingProxy::Job job{&receives,   i, 64, 0, receiveRing.slotFor(i, 64),
+                          allReduce(4)};
     job.pieceOfTransfer = i;
     job.transferPieces = 3;
     proxy.post(job);
@@ -158,7 +159,8 @@ TEST(StagingProxyWaits, SayTheWayTheStageAndThePiecesDone) {
              [](const auto& s) { return at(s, EngineStage::kNetwork, 2); });
   // All-reduce #5 sends a piece behind a gate its stream has not reached:
   // the older receive is still the wait.
-  StagingProxy::Job send{&sends, 0, 64, 10, nullptr, allReduce(5)};
+  StagingProxy::Job send{&sends,      0, 64, 10, sendRing.slotFor(0, 64),
+                         allReduce(5)};
   send.transferPieces = 1;
   proxy.post(send);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));

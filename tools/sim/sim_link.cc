@@ -1,7 +1,10 @@
 #include "sim_link.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+
+#include "algo/pieced_link.h"
 
 namespace hetccl::sim {
 
@@ -52,15 +55,26 @@ void Wires::match(int src, int dst, Queue& queue) {
   }
 }
 
+void StagingCount::add(TransferWay way, size_t bytes) {
+  const bool sending = way == TransferWay::kSend;
+  SlotSizes& slots = sending ? sends_ : receives_;
+  uint64_t& pieces = sending ? piecesSent_ : piecesReceived_;
+  const size_t piece = PiecedLink::pieceBytesFor(largest_, bytes);
+  for (size_t offset = 0; offset < bytes; offset += piece)
+    slots.grow(pieces++, std::min(piece, bytes - offset));
+}
+
 std::shared_ptr<TransferRequest> SimLink::send(const void*, size_t bytes,
                                                const CallSignature&) {
   sent_ += bytes;
+  if (staging_) staging_->add(TransferWay::kSend, bytes);
   return wires_.post(self_, peer_, TransferWay::kSend, bytes);
 }
 
 std::shared_ptr<TransferRequest> SimLink::recv(void*, size_t bytes,
                                                const CallSignature&) {
   received_ += bytes;
+  if (staging_) staging_->add(TransferWay::kReceive, bytes);
   return wires_.post(self_, peer_, TransferWay::kReceive, bytes);
 }
 

@@ -8,9 +8,11 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "engine/gpu/proxy/slot_sizes.h"
 #include "network.h"
 #include "scheduler.h"
 #include "transport/link.h"
@@ -63,10 +65,35 @@ class Wires {
   std::vector<size_t> sent_;
 };
 
+// A GPU rank's side of a link stages its pieces (algo/pieced_link.h) in
+// pinned rings whose slots grow to the pieces they take
+// (engine/gpu/proxy/slot_sizes.h); the link counts what they would pin.
+class StagingCount {
+ public:
+  explicit StagingCount(size_t largestPiece)
+      : largest_(largestPiece),
+        sends_(largestPiece, kStagingRingSlots),
+        receives_(largestPiece, kStagingRingSlots) {}
+  void add(TransferWay way, size_t bytes);
+  size_t pinnedBytes() const {
+    return sends_.pinnedBytes() + receives_.pinnedBytes();
+  }
+
+ private:
+  const size_t largest_;
+  SlotSizes sends_, receives_;
+  uint64_t piecesSent_ = 0, piecesReceived_ = 0;
+};
+
 class SimLink : public Link {
  public:
-  SimLink(Wires& wires, int self, int peer)
-      : wires_(wires), self_(self), peer_(peer) {}
+  // `largestPiece`: of a GPU rank's staged pieces; 0 for a CPU rank.
+  SimLink(Wires& wires, int self, int peer, size_t largestPiece)
+      : wires_(wires), self_(self), peer_(peer) {
+    if (largestPiece > 0) staging_.emplace(largestPiece);
+  }
+  // What its staging rings would pin (0 for a CPU rank).
+  size_t pinnedBytes() const { return staging_ ? staging_->pinnedBytes() : 0; }
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
@@ -80,6 +107,7 @@ class SimLink : public Link {
   Wires& wires_;
   const int self_;
   const int peer_;
+  std::optional<StagingCount> staging_;
   size_t sent_ = 0;
   size_t received_ = 0;
 };

@@ -130,7 +130,9 @@ class Run {
     ctx.domainComm = executors_[rank].get();
     ctx.linkTo = [this, rank](int peer) -> Link& {
       std::unique_ptr<SimLink>& link = links_[rank][peer];
-      if (!link) link = std::make_unique<SimLink>(wires_, rank, peer);
+      if (!link)
+        link = std::make_unique<SimLink>(wires_, rank, peer,
+                                         stagedPieceBytes(rank));
       return *link;
     };
     ctx.abort = &abort_;
@@ -141,6 +143,19 @@ class Run {
     ctx.domainReadsBlocksApart =
         cluster_.domains[places_[rank].domain].library.name == "host";
     return ctx;
+  }
+
+  // The largest piece a rank's links stage, 0 for a CPU rank (the host
+  // engine sends from its buffers).
+  size_t stagedPieceBytes(int rank) const {
+    if (cluster_.domains[places_[rank].domain].library.name == "host") return 0;
+    return crossDomainPieceBytes(knobs_.chunkBytes);
+  }
+
+  size_t pinnedBytes(int rank) const {
+    size_t total = 0;
+    for (const auto& entry : links_[rank]) total += entry.second->pinnedBytes();
+    return total;
   }
 
   SimResult resultOf(const OpSpec& spec) const {
@@ -156,6 +171,7 @@ class Run {
       result.messagesMax = std::max(result.messagesMax, wires_.messagesSent(r));
       total += wires_.messagesSent(r);
       result.scratchMax = std::max(result.scratchMax, data_[r]->scratchBytes());
+      result.pinnedMax = std::max(result.pinnedMax, pinnedBytes(r));
       result.memorySeconds =
           std::max(result.memorySeconds, data_[r]->busySeconds());
     }

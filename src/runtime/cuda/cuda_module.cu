@@ -53,9 +53,19 @@ struct CudaRuntime {
     return cudaSuccess;
   }
 
+  // Pinned memory is not stream work and outlives every graph, so it may
+  // be taken while this thread captures (a staging slot grows in a
+  // captured launch): the capture mode is relaxed around it, as NCCL does.
   static int hostAlloc(void** pointer, size_t bytes) {
-    return cudaHostAlloc(pointer, bytes,
-                         cudaHostAllocPortable | cudaHostAllocMapped);
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    const cudaError_t swapped = cudaThreadExchangeStreamCaptureMode(&mode);
+    if (swapped != cudaSuccess) return swapped;
+    const cudaError_t status = cudaHostAlloc(
+        pointer, bytes, cudaHostAllocPortable | cudaHostAllocMapped);
+    const cudaError_t restored = cudaThreadExchangeStreamCaptureMode(&mode);
+    if (status != cudaSuccess) return status;
+    if (restored != cudaSuccess) cudaFreeHost(*pointer);  // reported instead
+    return restored;
   }
 
   static int hostFree(void* pointer) { return cudaFreeHost(pointer); }

@@ -52,9 +52,19 @@ struct HipRuntime {
     return hipSuccess;
   }
 
+  // As the CUDA module: relaxed capture mode around it, so that a staging
+  // slot may grow in a captured launch.
   static int hostAlloc(void** pointer, size_t bytes) {
-    return hipHostMalloc(pointer, bytes,
-                         hipHostMallocPortable | hipHostMallocMapped);
+    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+    const hipError_t swapped = hipThreadExchangeStreamCaptureMode(&mode);
+    if (swapped != hipSuccess) return swapped;
+    const hipError_t status = hipHostMalloc(
+        pointer, bytes, hipHostMallocPortable | hipHostMallocMapped);
+    const hipError_t restored = hipThreadExchangeStreamCaptureMode(&mode);
+    if (status != hipSuccess) return status;
+    if (restored != hipSuccess)
+      (void)hipHostFree(*pointer);  // reported instead
+    return restored;
   }
 
   static int hostFree(void* pointer) { return hipHostFree(pointer); }

@@ -33,7 +33,8 @@ def main():
         c for c in COLLECTIVES for _ in sizes], lines
     for o in lines:
         for key in ("size", "time_us", "busbw_GBps", "algbw_GBps", "ideal_us",
-                    "messages_per_rank_max", "scratch_bytes_max", "busiest"):
+                    "messages_per_rank_max", "scratch_bytes_max",
+                    "pinned_bytes_max", "busiest"):
             assert key in o, (key, o)
         assert o["time_us"] > 0 and o["ideal_us"] > 0, o
         assert o["ranks"] == 12 and o["domains"] == 3 and o["hosts"] == 6, o

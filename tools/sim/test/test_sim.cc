@@ -332,6 +332,35 @@ TEST(SimScale, ASendRecvRingCutsNoSmallerThanTheLinksPieces) {
           });
 }
 
+// A GPU rank's staging slots are pinned as its pieces need
+// (engine/gpu/proxy/slot_sizes.h). An all-to-all's pieces are a rank's
+// share of a chunk for each peer (or a quarter of it, on few ranks), so
+// its rings pin at most 2 ways x 8 slots x chunk / nranks for each of
+// nranks / 2 peers, 8 chunks however many ranks, where slots of the largest
+// piece pinned 64 MB per peer (4 GB a rank on 128 ranks). The other collectives
+// talk to few peers in pieces of at most a chunk's share: at most one peer's
+// rings of full slots.
+TEST(SimScale, StagingPinnedPerRankStaysBounded) {
+  const size_t chunk = PlanKnobs{}.chunkBytes;
+  atScale(
+      SimCollective::AlltoAll, {1, 4, 16},
+      [&](const ClusterSpec& spec, const SimResult& r) {
+        EXPECT_GT(r.pinnedMax, 0u);
+        EXPECT_LE(r.pinnedMax, 8 * chunk) << spec.nranks() << " ranks";
+      },
+      kGiB / 4);
+  for (SimCollective collective :
+       {SimCollective::AllReduce, SimCollective::AllGather,
+        SimCollective::ReduceScatter, SimCollective::SendRecv})
+    atScale(collective, {1, 4, 16},
+            [&](const ClusterSpec& spec, const SimResult& r) {
+              EXPECT_GT(r.pinnedMax, 0u);
+              EXPECT_LE(r.pinnedMax, 2 * kStagingRingSlots * chunk / 4)
+                  << collectiveName(collective) << ", " << spec.nranks()
+                  << " ranks";
+            });
+}
+
 // Per rank, the reduce-scatter's scratch is its input's layout for the
 // domain's library (a chunk) and its own blocks' partials; the reduce's is
 // the root's arrivals (a chunk per domain) and its part of its domain's

@@ -19,9 +19,6 @@ namespace hetccl {
 namespace {
 
 constexpr uint64_t kReleaseAll = HETCCL_DEVICE_WAIT_RELEASED;
-// Slots per staging ring: two chunks' worth of pieces each way per link,
-// more than any plan stages to one peer before it waits for that peer.
-constexpr size_t kRingSlots = 8;
 // How long an abort lets the engine's stream run out its released work.
 constexpr double kReleaseDrainSeconds = 10;
 // How long it waits for that before the domain's abort, which ends a domain
@@ -150,7 +147,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                          copies_,
                          proxy_,
                          crossDomainPieceBytes(setup.plans.chunkBytes),
-                         kRingSlots,
+                         kStagingRingSlots,
                          timeline_.get(),
                          &launchGate_,
                          deviceMemory_,
@@ -194,7 +191,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
       rank_,
       "links: " + links_->summary() + "; GPU buffers " +
           describeStaging(directLinks, static_cast<int>(stagedLinks_.size()),
-                          path.slotBytes));
+                          path.largestPiece));
   context_.decisions = decisions_.get();
   warmUpDomain();
   LOG_INFO(
@@ -360,8 +357,8 @@ GpuPlanExecutor::~GpuPlanExecutor() {
   if (timeline_) logTimeline();
   const std::string occupancy = proxy_.occupancy();
   if (!occupancy.empty())
-    LOG_INFO(kLogTuning, "rank %d: GPU engine proxy: %s", rank_,
-             occupancy.c_str());
+    LOG_INFO(kLogTuning, "rank %d: GPU engine proxy: %s; %s pinned for staging",
+             rank_, occupancy.c_str(), bytesText(rings_.pinnedBytes()).c_str());
 }
 
 void GpuPlanExecutor::logTimeline() {

@@ -97,6 +97,9 @@ class GpuPlanExecutor : public Executor, public StepTimedEngine {
   // Where its buffers go toward each other domain and why, one line per
   // domain: "domain 1: tcp, staged through host memory (...)".
   std::vector<std::string> gpuBufferPaths() const;
+  // The host memory its staging rings pinned so far (the launching
+  // thread's, which pins them).
+  size_t stagingPinnedBytes() { return rings_.pinnedBytes(); }
 
   // Each all-reduce launched on a stream of its own and the stream polled:
   // the hop as a user's small collective pays it (its link, its staging

@@ -80,8 +80,9 @@ StagedLink::Lane& StagedLink::opened(Lane& lane,
   if (lane.ring == nullptr) {
     uint64_t* counters =
         counters_ + (direction == StagingProxy::Direction::kSend ? 0 : 2);
-    lane.ring = direct_ ? &rings_.make(0, 0, counters)
-                        : &rings_.make(path_.slotBytes, path_.slots, counters);
+    lane.ring = direct_
+                    ? &rings_.make(0, 0, counters)
+                    : &rings_.make(path_.largestPiece, path_.slots, counters);
     lane.queue =
         &path_.proxy.addQueue(inner(), *lane.ring, direction,
                               direct_ ? path_.deviceMemory : MemoryKind{});
@@ -99,8 +100,8 @@ void StagedLink::forEachPiece(size_t bytes, Post post) const {
 }
 
 void StagedLink::post(const Lane& lane, uint64_t piece, size_t bytes,
-                      const CallSignature& call, PieceOf of, char* gpuBuffer) {
-  StagingProxy::Job job{lane.queue, piece, bytes, 0, gpuBuffer, call};
+                      const CallSignature& call, PieceOf of, char* buffer) {
+  StagingProxy::Job job{lane.queue, piece, bytes, 0, buffer, call};
   job.pieceOfTransfer = of.index;
   job.transferPieces = of.count;
   if (path_.domainSteps) job.domainStepsBefore = path_.domainSteps->enqueued();
@@ -162,11 +163,11 @@ void StagedLink::enqueueStagedCopy(const hetcclDeviceStagedCopy& copy,
 // `slots` pieces ago), copies the bytes in and signals the proxy.
 std::shared_ptr<TransferRequest> StagedLink::sendByKernel(
     Lane& lane, const char* source, size_t bytes, const CallSignature& call) {
-  const StagingRing& ring = *lane.ring;
+  StagingRing& ring = *lane.ring;
   const uint64_t n = lane.pieces++;
   lane.kernelCopied = true;
   hetcclDeviceStagedCopy copy{};
-  copy.dst = ring.slot(n);
+  copy.dst = ring.slotFor(n, bytes);
   copy.src = source;
   copy.bytes = bytes;
   if (n >= ring.slots()) {
@@ -176,7 +177,7 @@ std::shared_ptr<TransferRequest> StagedLink::sendByKernel(
   copy.signalWord = ring.streamCounter();
   copy.signalValue = n + 1;
   enqueueStagedCopy(copy, "copying a small piece to send from the GPU");
-  post(lane, n, bytes, call, PieceOf{0, 1});
+  post(lane, n, bytes, call, PieceOf{0, 1}, static_cast<char*>(copy.dst));
   // The stream itself copied the bytes: the buffer is free behind it.
   return emptyTransfer();
 }
@@ -185,8 +186,9 @@ std::shared_ptr<TransferRequest> StagedLink::recvByKernel(
     Lane& lane, char* target, size_t bytes, const CallSignature& call) {
   const uint64_t n = lane.pieces++;
   lane.kernelCopied = true;
-  post(lane, n, bytes, call, PieceOf{0, 1});
-  lane.pending.push_back(PendingReceive{n, target, bytes, true, 0});
+  char* slot = lane.ring->slotFor(n, bytes);
+  post(lane, n, bytes, call, PieceOf{0, 1}, slot);
+  lane.pending.push_back(PendingReceive{n, target, bytes, {slot}, true, 0});
   return std::make_shared<EnqueuedOnWait>(
       [this, n] { enqueueReceivesThrough(n); });
 }
@@ -214,7 +216,7 @@ void StagedLink::enqueueKernelReceive(const PendingReceive& receive) {
   const StagingRing& ring = *receives_.ring;
   hetcclDeviceStagedCopy copy{};
   copy.dst = receive.target;
-  copy.src = ring.slot(receive.piece);
+  copy.src = receive.slots.front();
   copy.bytes = receive.bytes;
   copy.waitWord = ring.proxyCounter();
   copy.waitValue = receive.piece + 1;
@@ -232,10 +234,11 @@ void StagedLink::enqueueStagedReceive(const PendingReceive& receive) {
   void* down = path_.copies.down();
   path_.copies.followMark(down, receive.enginePosition);
   uint64_t n = receive.piece;
-  forEachPiece(receive.bytes, [&](size_t offset, size_t piece, PieceOf) {
+  forEachPiece(receive.bytes, [&](size_t offset, size_t piece, PieceOf of) {
     check(api.waitValue64(down, ring.proxyCounter(), n + 1),
           "waiting for a staged piece");
-    check(api.copyAsync(receive.target + offset, ring.slot(n), piece, down),
+    check(api.copyAsync(receive.target + offset, receive.slots[of.index], piece,
+                        down),
           "copying received bytes to the GPU");
     // The kernels of this launch's earlier pieces raise the counter first.
     if (lane.kernelCopied)
@@ -262,7 +265,7 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
   Lane& d = opened(sends_, StagingProxy::Direction::kSend);
   if (copiedByKernel(d, bytes)) return sendByKernel(d, source, bytes, call);
   d.staged = true;
-  const StagingRing& ring = *d.ring;
+  StagingRing& ring = *d.ring;
   const auto& api = path_.module.api();
   void* up = path_.copies.up();
   // After this launch's kernels, which raised the stream counter before it.
@@ -276,11 +279,12 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
     if (n >= ring.slots())
       check(api.waitValue64(up, ring.proxyCounter(), n - ring.slots() + 1),
             "waiting for a free staging slot");
-    check(api.copyAsync(ring.slot(n), source + offset, piece, up),
+    char* slot = ring.slotFor(n, piece);
+    check(api.copyAsync(slot, source + offset, piece, up),
           "copying bytes to send from the GPU");
     check(api.writeValue64(up, ring.streamCounter(), n + 1),
           "signalling a staged piece");
-    post(d, n, piece, call, of);
+    post(d, n, piece, call, of, slot);
   });
   return stagedTransfer(path_, doneCounter(d), d.pieces);
 }
@@ -295,12 +299,15 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes,
   Lane& d = opened(receives_, StagingProxy::Direction::kReceive);
   if (copiedByKernel(d, bytes)) return recvByKernel(d, target, bytes, call);
   d.staged = true;
-  const uint64_t first = d.pieces;
+  PendingReceive receive{d.pieces, target, bytes, {}, false, 0};
   forEachPiece(bytes, [&](size_t, size_t piece, PieceOf of) {
-    post(d, d.pieces++, piece, call, of);
+    const uint64_t n = d.pieces++;
+    receive.slots.push_back(d.ring->slotFor(n, piece));
+    post(d, n, piece, call, of, receive.slots.back());
   });
-  d.pending.push_back(
-      PendingReceive{first, target, bytes, false, path_.copies.markEngine()});
+  receive.enginePosition = path_.copies.markEngine();
+  const uint64_t first = receive.piece;
+  d.pending.push_back(std::move(receive));
   return stagedTransfer(path_, doneCounter(d), d.pieces,
                         [this, first] { enqueueReceivesThrough(first); });
 }

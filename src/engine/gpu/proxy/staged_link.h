@@ -92,7 +92,7 @@ struct StagingPath {
   void* stream;  // the engine's
   StagingStreams& copies;
   StagingProxy& proxy;
-  size_t slotBytes;
+  size_t largestPiece;  // of the links' pieces: the largest slot
   size_t slots;
   StreamTimeline* timeline;  // null unless HETCCL_ENGINE_TIMELINE
   // The gate of the pieces posted now (StagingProxy::Job::gate).
@@ -145,6 +145,7 @@ class StagedLink : public LinkOver {
     uint64_t piece;  // its first
     char* target;
     size_t bytes;
+    std::vector<char*> slots;  // its pieces', as they were posted
     // Copied by a kernel on the engine's stream, or by the down stream
     // after the engine's stream as it was at the post (a StagingStreams
     // mark).
@@ -198,8 +199,9 @@ class StagedLink : public LinkOver {
                                               StagingProxy::Direction direction,
                                               char* data, size_t bytes,
                                               const CallSignature& call);
+  // `buffer`: the piece's slot, or its GPU memory on a direct link.
   void post(const Lane& lane, uint64_t piece, size_t bytes,
-            const CallSignature& call, PieceOf of, char* gpuBuffer = nullptr);
+            const CallSignature& call, PieceOf of, char* buffer);
   // The counter that passes a piece once its transfer is done for the
   // engine's stream.
   const uint64_t* doneCounter(const Lane& lane) const;

@@ -55,12 +55,10 @@ class StagingProxy::Queue {
   std::shared_ptr<TransferRequest> post(const Job& job) const {
     const bool sending = direction == Direction::kSend;
     if (gpuMemory != MemoryKind{})
-      return sending
-                 ? link.sendGpu(gpuMemory, job.gpuBuffer, job.bytes, job.call)
-                 : link.recvGpu(gpuMemory, job.gpuBuffer, job.bytes, job.call);
-    char* slot = ring.slot(job.piece);
-    return sending ? link.send(slot, job.bytes, job.call)
-                   : link.recv(slot, job.bytes, job.call);
+      return sending ? link.sendGpu(gpuMemory, job.buffer, job.bytes, job.call)
+                     : link.recvGpu(gpuMemory, job.buffer, job.bytes, job.call);
+    return sending ? link.send(job.buffer, job.bytes, job.call)
+                   : link.recv(job.buffer, job.bytes, job.call);
   }
 };
 

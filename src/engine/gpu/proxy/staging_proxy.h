@@ -82,15 +82,15 @@ class StagingProxy {
 
   enum class Direction { kSend, kReceive };
   class Queue;
-  // Piece `piece` (of `bytes`) of the queue's ring; not moved before the
-  // gate word reaches `gate` (0: no gate). A direct queue's pieces are in
-  // GPU memory at `gpuBuffer`, not in the ring's slots.
+  // Piece `piece` (of `bytes`) of the queue's ring, at `buffer`: its slot
+  // of the ring, or on a direct queue GPU memory; not moved before the
+  // gate word reaches `gate` (0: no gate).
   struct Job {
     Queue* queue;
     uint64_t piece;
     size_t bytes;
     uint64_t gate = 0;
-    char* gpuBuffer = nullptr;
+    char* buffer = nullptr;
     CallSignature call{};  // of the user call the piece belongs to
     // The piece's place in its transfer, and the transfer's pieces, for
     // the stall reports.

@@ -7,14 +7,23 @@
 
 namespace hetccl {
 
-StagingRing::StagingRing(const DeviceModule& module, size_t slotBytes,
+StagingRing::StagingRing(const DeviceModule& module, size_t largestPiece,
                          size_t slots, uint64_t* counters)
-    : slotBytes_(slotBytes),
-      slots_(slots),
-      slotMemory_(module, slotBytes * slots),
+    : module_(module),
+      sizes_(largestPiece, slots),
+      slots_(slots, nullptr),
       counters_(counters) {
   __atomic_store_n(streamCounter(), 0, __ATOMIC_RELEASE);
   __atomic_store_n(proxyCounter(), 0, __ATOMIC_RELEASE);
+}
+
+char* StagingRing::slotFor(uint64_t piece, size_t bytes) {
+  const size_t slot = sizes_.slotOf(piece);
+  if (const size_t size = sizes_.grow(piece, bytes)) {
+    memory_.emplace_back(module_, size);
+    slots_[slot] = memory_.back().data();
+  }
+  return slots_[slot];
 }
 
 void StagingRing::raiseProxyCounter(uint64_t value) const {
@@ -37,13 +46,20 @@ uint64_t* StagingRings::takeWords(size_t count) {
   return words;
 }
 
-StagingRing& StagingRings::make(size_t slotBytes, size_t slots,
+StagingRing& StagingRings::make(size_t largestPiece, size_t slots,
                                 uint64_t* counters) {
   auto ring =
-      std::make_unique<StagingRing>(module_, slotBytes, slots, counters);
+      std::make_unique<StagingRing>(module_, largestPiece, slots, counters);
   std::lock_guard<std::mutex> lock(mutex_);
   rings_.push_back(std::move(ring));
   return *rings_.back();
+}
+
+size_t StagingRings::pinnedBytes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t total = 0;
+  for (auto& ring : rings_) total += ring->pinnedBytes();
+  return total;
 }
 
 void StagingRings::releaseWaits() {

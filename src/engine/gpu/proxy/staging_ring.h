@@ -12,7 +12,9 @@
 //             `stream`.
 // The stream waits on `proxy` with stream memory operations, and the proxy
 // polls `stream`: neither side ever makes the other's thread call into the
-// GPU runtime.
+// GPU runtime. Each slot is pinned as large as its pieces need
+// (slot_sizes.h), when the engine posts them: a piece's job carries its
+// slot's address to the proxy.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +23,7 @@
 #include <mutex>
 #include <vector>
 
+#include "engine/gpu/proxy/slot_sizes.h"
 #include "runtime/device/device_resources.h"
 
 namespace hetccl {
@@ -28,15 +31,15 @@ namespace hetccl {
 class StagingRing {
  public:
   // `counters`: two words of pinned memory, which the caller keeps for as
-  // long as the ring; set to 0 here.
-  StagingRing(const DeviceModule& module, size_t slotBytes, size_t slots,
+  // long as the ring; set to 0 here. Pieces of at most `largestPiece`.
+  StagingRing(const DeviceModule& module, size_t largestPiece, size_t slots,
               uint64_t* counters);
 
-  size_t slotBytes() const { return slotBytes_; }
-  size_t slots() const { return slots_; }
-  char* slot(uint64_t piece) const {
-    return slotMemory_.data() + (piece % slots_) * slotBytes_;
-  }
+  size_t slots() const { return sizes_.slots(); }
+  // The slot of `piece`, which holds `bytes`: pinned or grown now where it
+  // is smaller. The engine's thread only, when it posts the piece.
+  char* slotFor(uint64_t piece, size_t bytes);
+  size_t pinnedBytes() const { return sizes_.pinnedBytes(); }
 
   // Raised by the engine's stream (writeValue64); read by the proxy.
   uint64_t* streamCounter() const { return &counters_[0]; }
@@ -48,9 +51,12 @@ class StagingRing {
   void raiseProxyCounter(uint64_t value) const;
 
  private:
-  const size_t slotBytes_;
-  const size_t slots_;
-  PinnedHostMemory slotMemory_;
+  const DeviceModule& module_;
+  SlotSizes sizes_;
+  std::vector<char*> slots_;  // each slot's memory now
+  // Every slot memory pinned: a grown slot's former memory may still hold
+  // an earlier piece, or be a captured graph's.
+  std::vector<PinnedHostMemory> memory_;
   uint64_t* const counters_;
 };
 
@@ -70,7 +76,10 @@ class StagingRings {
   // kLinkCounters words that stay 0, to copy from.
   const uint64_t* zeros() const { return zeros_; }
   // `counters`: two of a link's words.
-  StagingRing& make(size_t slotBytes, size_t slots, uint64_t* counters);
+  StagingRing& make(size_t largestPiece, size_t slots, uint64_t* counters);
+  // The slots' memory pinned by every ring (the engine's thread, which
+  // grows them).
+  size_t pinnedBytes();
   // Raises every ring's proxy counter to the maximum: every stream wait
   // on the rings ends.
   void releaseWaits();
