@@ -236,8 +236,9 @@ void ringRound(Choices& choices, uint64_t seed, uint64_t round, ncclComm_t comm,
   tally.bytes += bytes;
 }
 
-// Every collective once at the largest size, in place and not, and
-// send/receive rings: what the library keeps at its largest. Unchecked (the
+// Every collective once at the largest size, in place and not, the rooted
+// ones from every root, and send/receive rings: what the library keeps at
+// its largest. Unchecked (the
 // rounds check); zeros, so that no value can overflow.
 void warmUpAtTheLargestSize(ncclComm_t comm, const RankContext& ctx) {
   const size_t count = maxBytes() / sizeof(float);
@@ -254,12 +255,18 @@ void warmUpAtTheLargestSize(ncclComm_t comm, const RankContext& ctx) {
                                     comm, nullptr));
     MP_CHECK_NCCL(
         ncclAllGather(inPlace ? slot : s, out, share, f32, comm, nullptr));
-    MP_CHECK_NCCL(ncclBroadcast(s, out, count, f32, 1, comm, nullptr));
-    MP_CHECK_NCCL(ncclReduce(s, out, count, f32, ncclSum, 2, comm, nullptr));
-    MP_CHECK_NCCL(
-        ncclGather(inPlace ? slot : s, out, share, f32, 3, comm, nullptr));
-    MP_CHECK_NCCL(
-        ncclScatter(s, inPlace ? slot : r, share, f32, 0, comm, nullptr));
+    // Every rank as the root: a root keeps more (a reduce's root holds
+    // the other domains' partials), which a rank first a root in the
+    // rounds would otherwise add then.
+    for (int root = 0; root < kRanks; ++root) {
+      MP_CHECK_NCCL(ncclBroadcast(s, out, count, f32, root, comm, nullptr));
+      MP_CHECK_NCCL(
+          ncclReduce(s, out, count, f32, ncclSum, root, comm, nullptr));
+      MP_CHECK_NCCL(
+          ncclGather(inPlace ? slot : s, out, share, f32, root, comm, nullptr));
+      MP_CHECK_NCCL(
+          ncclScatter(s, inPlace ? slot : r, share, f32, root, comm, nullptr));
+    }
   }
   MP_CHECK_NCCL(ncclAlltoAll(s, r, share, f32, comm, nullptr));
   // A send/receive ring at every distance: with a domain per rank, every

@@ -436,13 +436,12 @@ TEST(GpuPlanExecutor, StagedTransfersAroundTheKernelCopyCutOff) {
   EXPECT_EQ(stagedCopies.load(), 2 * 3 * 3 * 16);
 }
 
-// A link's staging slots are pinned as the pieces taking them need
+// A link's staging rings are pinned as large as the pieces they took
 // (slot_sizes.h; 64 KiB chunks here, so pieces of at most 16 KiB): three
-// transfers of 100 bytes each way pin three pages each way. Then larger
-// transfers, 13 pieces each way in one group, grow slots while earlier
-// pieces in them are still in flight (piece 11, 9000 bytes, takes the
-// slot of piece 3, 5000 bytes, in the same round), with the kernel copies
-// and without; once full pieces took every slot, nothing more is pinned.
+// transfers of 100 bytes each way pin a ring of 8 pages each way. Larger
+// transfers, 13 pieces each way in one group, grow the rings twice while
+// earlier pieces in their former slots are still in flight, with the
+// kernel copies and without; the same group again pins nothing more.
 TEST(GpuPlanExecutor, StagingSlotsArePinnedAsTheirPiecesNeed) {
   for (std::optional<size_t> cutOff :
        {std::optional<size_t>(0), std::optional<size_t>()}) {
@@ -452,17 +451,14 @@ TEST(GpuPlanExecutor, StagingSlotsArePinnedAsTheirPiecesNeed) {
     runEngineRanks(layout, [&](EngineRank& r) {
       auto& engine = dynamic_cast<GpuPlanExecutor&>(r.engine);
       exchangeWithPeer(r, {100, 100, 100}, 0);
-      EXPECT_EQ(engine.stagingPinnedBytes(), 2 * 3 * 4096u);
+      EXPECT_EQ(engine.stagingPinnedBytes(), 2 * kStagingRingSlots * 4096u);
       const std::vector<size_t> growing = {5000,  16384, 40000, 3,
                                            70000, 100,   9000};
       exchangeWithPeer(r, growing, 1);
-      EXPECT_GT(engine.stagingPinnedBytes(), 2 * 3 * 4096u);
-      // 8 full pieces each way: every slot is as large as it gets.
-      exchangeWithPeer(r, {64 << 10, 64 << 10}, 2);
+      // Slots of 8 and 16 KiB beside the first ones, each way.
       const size_t pinned = engine.stagingPinnedBytes();
-      // Every former size kept: at most twice full slots of 16 KiB.
-      EXPECT_LE(pinned, 2 * 2 * kStagingRingSlots * (16u << 10));
-      exchangeWithPeer(r, growing, 3);
+      EXPECT_EQ(pinned, 2 * kStagingRingSlots * (4096u + 8192 + 16384));
+      exchangeWithPeer(r, growing, 2);
       EXPECT_EQ(engine.stagingPinnedBytes(), pinned);
     });
   }

@@ -1,7 +1,7 @@
 // A staging ring's slots are pinned as large as the pieces that take them
-// (slot_sizes.h): a page at least, a power of two, at least twice their
-// former size when they grow, never past the link's largest piece; a
-// grown slot's former memory stays.
+// (slot_sizes.h): all of them at once, at the first piece, a power of two
+// and a page at least; again, at least twice as large, for a larger piece;
+// never past the link's largest piece. The former memory stays.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,57 +15,57 @@ namespace {
 
 constexpr size_t kLargest = 1 << 20;
 
-TEST(SlotSizes, ASlotIsPinnedAsLargeAsItsFirstPieceAPageAtLeast) {
+TEST(SlotSizes, TheSlotsArePinnedAsLargeAsTheFirstPieceAPageAtLeast) {
   SlotSizes sizes(kLargest, 8);
-  EXPECT_EQ(sizes.grow(0, 1), 4096u);
-  EXPECT_EQ(sizes.grow(1, 4097), 8192u);
-  EXPECT_EQ(sizes.grow(2, 300000), 524288u);
-  EXPECT_EQ(sizes.grow(3, kLargest), kLargest);
-  EXPECT_EQ(sizes.pinnedBytes(), 4096u + 8192 + 524288 + kLargest);
-  // Slots no piece took are not pinned.
-  for (size_t slot = 4; slot < 8; ++slot) EXPECT_EQ(sizes.size(slot), 0u);
+  EXPECT_EQ(sizes.slotBytes(), 0u);
+  EXPECT_EQ(sizes.pinnedBytes(), 0u);
+  EXPECT_EQ(sizes.grow(1), 4096u);
+  EXPECT_EQ(sizes.pinnedBytes(), 8 * 4096u);
+  SlotSizes larger(kLargest, 8);
+  EXPECT_EQ(larger.grow(300000), 524288u);
 }
 
-TEST(SlotSizes, ASlotGrowsOnlyForALargerPieceAndAtLeastTwofold) {
+TEST(SlotSizes, TheyGrowOnlyForALargerPieceAndAtLeastTwofold) {
   SlotSizes sizes(kLargest, 2);
-  EXPECT_EQ(sizes.grow(0, 5000), 8192u);
-  EXPECT_EQ(sizes.grow(2, 8192), 0u) << "piece 2 takes slot 0, which holds it";
-  EXPECT_EQ(sizes.grow(4, 8193), 16384u);
-  EXPECT_EQ(sizes.grow(6, 16385), 32768u);
-  EXPECT_EQ(sizes.size(0), 32768u);
-  EXPECT_EQ(sizes.size(1), 0u);
-  // Every former size stays pinned: at most twice the slot's size now.
-  EXPECT_EQ(sizes.pinnedBytes(), 8192u + 16384 + 32768);
+  EXPECT_EQ(sizes.grow(5000), 8192u);
+  EXPECT_EQ(sizes.grow(8192), 0u) << "the slots hold it as they are";
+  EXPECT_EQ(sizes.grow(100), 0u);
+  EXPECT_EQ(sizes.grow(8193), 16384u);
+  EXPECT_EQ(sizes.grow(16385), 32768u);
+  EXPECT_EQ(sizes.slotBytes(), 32768u);
+  // Every former size stays pinned: at most twice the slots' size now.
+  EXPECT_EQ(sizes.pinnedBytes(), 2 * (8192u + 16384 + 32768));
 }
 
-TEST(SlotSizes, NoSlotGrowsPastTheLargestPiece) {
+TEST(SlotSizes, NoneGrowsPastTheLargestPiece) {
   const size_t largest = 3 * 4096 + 100;  // not a power of two
   SlotSizes sizes(largest, 1);
-  EXPECT_EQ(sizes.grow(0, 4097), 8192u);
-  EXPECT_EQ(sizes.grow(1, largest), largest);
+  EXPECT_EQ(sizes.grow(4097), 8192u);
+  EXPECT_EQ(sizes.grow(largest), largest);
   try {
-    sizes.grow(2, largest + 1);
+    sizes.grow(largest + 1);
     FAIL() << "a piece past the largest was given a slot";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ncclInternalError);
   }
 }
 
-TEST(StagingRing, AGrownSlotsFormerMemoryStaysWithItsBytes) {
+TEST(StagingRing, AGrownRingsFormerSlotsStayWithTheirBytes) {
   const DeviceModule& module = emulatedDeviceModule();
   StagingRings rings(module);
   StagingRing& ring = rings.make(kLargest, 2, rings.linkCounters());
   EXPECT_EQ(rings.pinnedBytes(), 0u);
   char* first = ring.slotFor(0, 100);
   std::memset(first, 7, 100);
-  EXPECT_EQ(ring.slotFor(2, 4096), first) << "piece 2 fits slot 0 as it is";
-  char* grown = ring.slotFor(4, 5000);
+  char* second = ring.slotFor(1, 4096);
+  EXPECT_EQ(second, first + 4096) << "piece 1 fits its slot as it is";
+  char* grown = ring.slotFor(2, 5000);
   EXPECT_NE(grown, first);
   // Piece 0 may still be in flight: its bytes are where they were.
   for (int i = 0; i < 100; ++i) ASSERT_EQ(first[i], 7);
   std::memset(grown, 9, 5000);
-  EXPECT_EQ(ring.slotFor(1, 1), ring.slotFor(3, 4096));
-  EXPECT_EQ(rings.pinnedBytes(), 4096u + 8192 + 4096);
+  EXPECT_EQ(ring.slotFor(3, 1), grown + 8192);
+  EXPECT_EQ(rings.pinnedBytes(), 2 * (4096u + 8192));
 }
 
 }  // namespace

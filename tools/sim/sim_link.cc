@@ -57,11 +57,9 @@ void Wires::match(int src, int dst, Queue& queue) {
 
 void StagingCount::add(TransferWay way, size_t bytes) {
   const bool sending = way == TransferWay::kSend;
-  SlotSizes& slots = sending ? sends_ : receives_;
-  uint64_t& pieces = sending ? piecesSent_ : piecesReceived_;
-  const size_t piece = PiecedLink::pieceBytesFor(largest_, bytes);
-  for (size_t offset = 0; offset < bytes; offset += piece)
-    slots.grow(pieces++, std::min(piece, bytes - offset));
+  // Its first piece is the transfer's largest.
+  (sending ? sends_ : receives_)
+      .grow(std::min(bytes, PiecedLink::pieceBytesFor(largest_, bytes)));
 }
 
 std::shared_ptr<TransferRequest> SimLink::send(const void*, size_t bytes,

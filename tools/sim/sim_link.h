@@ -66,7 +66,7 @@ class Wires {
 };
 
 // A GPU rank's side of a link stages its pieces (algo/pieced_link.h) in
-// pinned rings whose slots grow to the pieces they take
+// pinned rings whose slots grow to the largest piece they took
 // (engine/gpu/proxy/slot_sizes.h); the link counts what they would pin.
 class StagingCount {
  public:
@@ -82,7 +82,6 @@ class StagingCount {
  private:
   const size_t largest_;
   SlotSizes sends_, receives_;
-  uint64_t piecesSent_ = 0, piecesReceived_ = 0;
 };
 
 class SimLink : public Link {

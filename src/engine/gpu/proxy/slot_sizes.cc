@@ -15,18 +15,18 @@ size_t powerOfTwoAtLeast(size_t bytes) {
 
 }  // namespace
 
-size_t SlotSizes::grow(uint64_t piece, size_t bytes) {
+size_t SlotSizes::grow(size_t bytes) {
   if (bytes > largest_)
     fail(ncclInternalError,
          "a staged piece of %zu bytes is larger than the link's largest "
          "(%zu bytes)",
          bytes, largest_);
-  size_t& size = sizes_[slotOf(piece)];
-  if (bytes <= size) return 0;
-  size = std::min(
-      largest_, std::max({kSmallestSlot, powerOfTwoAtLeast(bytes), 2 * size}));
-  pinned_ += size;
-  return size;
+  if (bytes <= slotBytes_) return 0;
+  slotBytes_ = std::min(
+      largest_,
+      std::max({kSmallestSlot, powerOfTwoAtLeast(bytes), 2 * slotBytes_}));
+  pinned_ += slots_ * slotBytes_;
+  return slotBytes_;
 }
 
 }  // namespace hetccl

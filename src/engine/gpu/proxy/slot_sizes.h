@@ -1,19 +1,20 @@
-// How large a staging ring's slots are (staging_ring.h): each slot is
-// pinned when a piece first needs it, as large as that piece (a power of
-// two, at least a page), and grows, at least twofold, when a later piece
-// taking it is larger; never past the link's largest piece. A link's ring
-// is then as large as the pieces it carries: an all-to-all's on many
-// ranks are small (HETCCL_CHUNK / nranks), and slots of the largest piece
-// for every peer would pin 64 MB per peer touched (2 directions x 8 slots
-// x 4 MB), gigabytes per rank on a few hundred ranks.
+// How large a staging ring's slots are (staging_ring.h): none are pinned
+// until a piece first needs one; then all of the ring's slots are pinned
+// together as large as that piece (a power of two, at least a page), and
+// pinned again, at least twice as large, when a larger piece comes; never
+// past the link's largest piece. A link's rings are then as large as the
+// pieces it has carried: an all-to-all's on many ranks are small
+// (HETCCL_CHUNK / nranks), and slots of the largest piece for every peer
+// pinned 64 MB per peer touched (2 directions x 8 slots x 4 MB),
+// gigabytes per rank on a few hundred ranks. Growing the ring at once
+// rather than slot by slot means that once a link carried its largest
+// piece, nothing more is pinned, whichever slot a later piece takes.
 //
 // Only the sizes: the ring pins and keeps the memory, and the simulator
 // (tools/sim) counts what a rank would pin with the same rule.
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <vector>
 
 namespace hetccl {
 
@@ -26,22 +27,23 @@ class SlotSizes {
   static constexpr size_t kSmallestSlot = 4096;
 
   SlotSizes(size_t largestPiece, size_t slots)
-      : largest_(largestPiece), sizes_(slots, 0) {}
+      : largest_(largestPiece), slots_(slots) {}
 
-  size_t slots() const { return sizes_.size(); }
-  size_t slotOf(uint64_t piece) const { return piece % sizes_.size(); }
-  size_t size(size_t slot) const { return sizes_[slot]; }
-  // The size the slot of `piece` takes to hold `bytes` (at most the
-  // largest piece), which it has from now on; 0 where it holds them
+  size_t slots() const { return slots_; }
+  // Each slot's size now; 0 before any piece.
+  size_t slotBytes() const { return slotBytes_; }
+  // The slot size the ring takes to hold a piece of `bytes` (at most the
+  // largest piece), which it has from now on; 0 where its slots hold them
   // already. Throws ncclInternalError for a piece larger than the largest.
-  size_t grow(uint64_t piece, size_t bytes);
-  // Every size a slot has had, summed: what the ring pins, since a slot's
-  // former memory stays (a piece before, or a captured graph, may use it).
+  size_t grow(size_t bytes);
+  // The slots of every size the ring has had: what it pins, since its
+  // former memory stays (an earlier piece, or a captured graph, may use it).
   size_t pinnedBytes() const { return pinned_; }
 
  private:
   const size_t largest_;
-  std::vector<size_t> sizes_;
+  const size_t slots_;
+  size_t slotBytes_ = 0;
   size_t pinned_ = 0;
 };
 

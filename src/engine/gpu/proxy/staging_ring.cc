@@ -9,21 +9,15 @@ namespace hetccl {
 
 StagingRing::StagingRing(const DeviceModule& module, size_t largestPiece,
                          size_t slots, uint64_t* counters)
-    : module_(module),
-      sizes_(largestPiece, slots),
-      slots_(slots, nullptr),
-      counters_(counters) {
+    : module_(module), sizes_(largestPiece, slots), counters_(counters) {
   __atomic_store_n(streamCounter(), 0, __ATOMIC_RELEASE);
   __atomic_store_n(proxyCounter(), 0, __ATOMIC_RELEASE);
 }
 
 char* StagingRing::slotFor(uint64_t piece, size_t bytes) {
-  const size_t slot = sizes_.slotOf(piece);
-  if (const size_t size = sizes_.grow(piece, bytes)) {
-    memory_.emplace_back(module_, size);
-    slots_[slot] = memory_.back().data();
-  }
-  return slots_[slot];
+  if (const size_t slotBytes = sizes_.grow(bytes))
+    memory_.emplace_back(module_, slots() * slotBytes);
+  return memory_.back().data() + (piece % slots()) * sizes_.slotBytes();
 }
 
 void StagingRing::raiseProxyCounter(uint64_t value) const {

@@ -12,7 +12,7 @@
 //             `stream`.
 // The stream waits on `proxy` with stream memory operations, and the proxy
 // polls `stream`: neither side ever makes the other's thread call into the
-// GPU runtime. Each slot is pinned as large as its pieces need
+// GPU runtime. The slots are pinned as large as the pieces need
 // (slot_sizes.h), when the engine posts them: a piece's job carries its
 // slot's address to the proxy.
 #pragma once
@@ -36,8 +36,9 @@ class StagingRing {
               uint64_t* counters);
 
   size_t slots() const { return sizes_.slots(); }
-  // The slot of `piece`, which holds `bytes`: pinned or grown now where it
-  // is smaller. The engine's thread only, when it posts the piece.
+  // The slot of `piece`, which holds `bytes`: the ring's slots are pinned,
+  // or pinned larger, now where they are smaller. The engine's thread
+  // only, when it posts the piece.
   char* slotFor(uint64_t piece, size_t bytes);
   size_t pinnedBytes() const { return sizes_.pinnedBytes(); }
 
@@ -53,9 +54,8 @@ class StagingRing {
  private:
   const DeviceModule& module_;
   SlotSizes sizes_;
-  std::vector<char*> slots_;  // each slot's memory now
-  // Every slot memory pinned: a grown slot's former memory may still hold
-  // an earlier piece, or be a captured graph's.
+  // Every size of slots pinned, the last one in use: the former ones may
+  // still hold earlier pieces, or be a captured graph's.
   std::vector<PinnedHostMemory> memory_;
   uint64_t* const counters_;
 };
