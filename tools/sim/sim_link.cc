@@ -57,9 +57,12 @@ void Wires::match(int src, int dst, Queue& queue) {
 
 void StagingCount::add(TransferWay way, size_t bytes) {
   const bool sending = way == TransferWay::kSend;
+  if (bytes == 0) return;  // an empty transfer is not staged
+  SlotSizes& slots = sending ? sends_ : receives_;
   // Its first piece is the transfer's largest.
-  (sending ? sends_ : receives_)
-      .grow(std::min(bytes, PiecedLink::pieceBytesFor(largest_, bytes)));
+  const size_t piece =
+      std::min(bytes, PiecedLink::pieceBytesFor(largest_, bytes));
+  if (const size_t size = slots.sizeFor(piece)) slots.grow(size);
 }
 
 std::shared_ptr<TransferRequest> SimLink::send(const void*, size_t bytes,

@@ -15,18 +15,16 @@ size_t powerOfTwoAtLeast(size_t bytes) {
 
 }  // namespace
 
-size_t SlotSizes::grow(size_t bytes) {
+size_t SlotSizes::sizeFor(size_t bytes) const {
   if (bytes > largest_)
     fail(ncclInternalError,
          "a staged piece of %zu bytes is larger than the link's largest "
          "(%zu bytes)",
          bytes, largest_);
-  if (bytes <= slotBytes_) return 0;
-  slotBytes_ = std::min(
-      largest_,
-      std::max({kSmallestSlot, powerOfTwoAtLeast(bytes), 2 * slotBytes_}));
-  pinned_ += slots_ * slotBytes_;
-  return slotBytes_;
+  // A ring with no slots yet pins them even for an empty piece.
+  if (bytes <= slotBytes_ && slotBytes_ > 0) return 0;
+  return std::min(largest_, std::max({kSmallestSlot, powerOfTwoAtLeast(bytes),
+                                      2 * slotBytes_}));
 }
 
 }  // namespace hetccl

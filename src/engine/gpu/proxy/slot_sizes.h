@@ -32,10 +32,16 @@ class SlotSizes {
   size_t slots() const { return slots_; }
   // Each slot's size now; 0 before any piece.
   size_t slotBytes() const { return slotBytes_; }
-  // The slot size the ring takes to hold a piece of `bytes` (at most the
-  // largest piece), which it has from now on; 0 where its slots hold them
-  // already. Throws ncclInternalError for a piece larger than the largest.
-  size_t grow(size_t bytes);
+  // The slot size the ring needs to hold a piece of `bytes` (at most the
+  // largest piece); 0 where its slots hold them already. Throws
+  // ncclInternalError for a piece larger than the largest.
+  size_t sizeFor(size_t bytes) const;
+  // The ring's slots are `size` (from sizeFor) from now on: once they are
+  // pinned, so that a failed pinning leaves the ring as it was.
+  void grow(size_t size) {
+    slotBytes_ = size;
+    pinned_ += slots_ * size;
+  }
   // The slots of every size the ring has had: what it pins, since its
   // former memory stays (an earlier piece, or a captured graph, may use it).
   size_t pinnedBytes() const { return pinned_; }

@@ -15,8 +15,10 @@ StagingRing::StagingRing(const DeviceModule& module, size_t largestPiece,
 }
 
 char* StagingRing::slotFor(uint64_t piece, size_t bytes) {
-  if (const size_t slotBytes = sizes_.grow(bytes))
+  if (const size_t slotBytes = sizes_.sizeFor(bytes)) {
     memory_.emplace_back(module_, slots() * slotBytes);
+    sizes_.grow(slotBytes);
+  }
   return memory_.back().data() + (piece % slots()) * sizes_.slotBytes();
 }
 
