@@ -94,6 +94,34 @@ PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
   return tuned;
 }
 
+PlanSettings withTimedLibraries(
+    const PlanSettings& plans,
+    const std::vector<std::optional<LibraryCost>>& libraries, int rank) {
+  if (!plans.measuredInputs)
+    fail(ncclInternalError, "no measured cost model to price libraries in");
+  CostLayout layout = plans.measuredInputs->model.layout();
+  bool timed = false;
+  for (size_t d = 0; d < libraries.size() && d < layout.libraries.size(); ++d) {
+    if (!libraries[d]) continue;
+    if (rank == 0)
+      LOG_INFO(kLogTuning,
+               "rank 0: cost model: domain %zu's library timed at init: %.1f "
+               "us per collective, %.2f GB/s bus bandwidth (instead of %.1f "
+               "us, %.2f GB/s)",
+               d, libraries[d]->alphaUs, libraries[d]->busGbps,
+               layout.libraries[d].alphaUs, layout.libraries[d].busGbps);
+    layout.libraries[d] = *libraries[d];
+    timed = true;
+  }
+  if (!timed) return plans;
+  PlanSettings priced = plans;
+  priced.measuredInputs =
+      std::make_shared<PlanSettings::TuningInputs>(PlanSettings::TuningInputs{
+          PlanCostModel(layout, plans.measuredInputs->model.link()),
+          plans.measuredInputs->oneShotMaxBytes});
+  return priced;
+}
+
 double fittedEngineStepUs(const PlanSettings& plans, double allReduceUs) {
   if (!plans.measuredInputs)
     fail(ncclInternalError, "no measured cost model to fit a step to");

@@ -4,11 +4,13 @@
 // chunks, and the choice logged (INFO TUNING) by rank 0. Where
 // HETCCL_ONE_SHOT_MAX and HETCCL_CHUNK are both set nothing is left to
 // choose, and nothing is measured. Where the link was measured, every
-// rank's engine then times its own hop across and the plans are tuned
-// again with the step it found (fittedEngineStepUs, retuneWithEngineStep;
+// rank's engine then times its own hop across, and the host engine its
+// domain's library, and the plans are tuned again with what they found
+// (withTimedLibraries, fittedEngineStepUs, retuneWithEngineStep;
 // engine/engine_step.h).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "algo/cross_domain_links.h"
@@ -25,6 +27,14 @@ PlanSettings tunePlans(const PlanSettings& plans, Oob& oob,
                        const std::vector<RankPlacement>& placements,
                        CrossDomainLinks& links, const AbortSignal& abort,
                        double timeoutSeconds);
+
+// `plans` whose measured model (`plans.measuredInputs`) prices domain d's
+// library at `libraries[d]` where it is set (timed at init); rank 0 logs
+// each one against the figure it replaces (INFO TUNING). The plans are
+// chosen again by retuneWithEngineStep.
+PlanSettings withTimedLibraries(
+    const PlanSettings& plans,
+    const std::vector<std::optional<LibraryCost>>& libraries, int rank);
 
 // The engine's step across domains with which the model of
 // `plans.measuredInputs` prices a one-shot all-reduce of one float at

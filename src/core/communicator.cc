@@ -258,7 +258,7 @@ void Communicator::setUpHeterogeneous(
                                              plans, settings_.timeoutSeconds,
                                              domainComm, opsAbort_);
     if (timesItsStep(plans))
-      tuneToMeasuredStep(*executor, plans, oob,
+      tuneToMeasuredStep(*executor, plans, domains, oob,
                          settings_.bootstrap.timeoutSeconds);
     executor_ = std::move(executor);
     return;

@@ -37,22 +37,57 @@ bool timesItsStep(const PlanSettings& plans) {
          plans.tuning->oneShotMax(OpKind::AllReduce) >= sizeof(float);
 }
 
+namespace {
+
+// What one rank timed, as oob gathers it: its hop, and its domain's
+// library (alphaUs < 0: none).
+struct RankTimings {
+  double hopUs = 0;
+  double alphaUs = -1;
+  double busGbps = 0;
+};
+
+// Each domain's library as its slowest rank timed it (none: not timed).
+std::vector<std::optional<LibraryCost>> slowestLibraries(
+    const std::vector<RankTimings>& all, const DomainMap& domains) {
+  std::vector<std::optional<LibraryCost>> libraries(domains.count());
+  for (int r = 0; r < static_cast<int>(all.size()); ++r) {
+    if (all[r].alphaUs < 0) continue;
+    std::optional<LibraryCost>& library = libraries[domains.domainOf(r)];
+    if (!library) library = LibraryCost{all[r].alphaUs, all[r].busGbps};
+    library->alphaUs = std::max(library->alphaUs, all[r].alphaUs);
+    library->busGbps = std::min(library->busGbps, all[r].busGbps);
+  }
+  return libraries;
+}
+
+}  // namespace
+
 void tuneToMeasuredStep(StepTimedEngine& engine, const PlanSettings& plans,
-                        Oob& oob, double timeoutSeconds) {
+                        const DomainMap& domains, Oob& oob,
+                        double timeoutSeconds) {
   constexpr int kRounds = 5;
+  // A 4 MiB all-reduce takes milliseconds on small machines: fewer rounds.
+  constexpr int kLibraryRounds = 3;
   std::optional<Error> failure;
-  double us = 0;
+  RankTimings mine;
   captureFailure(failure, [&] {
-    us = engine.timeOneElementAllReduceUs(kRounds, timeoutSeconds);
+    if (const auto library = engine.timeDomainLibrary(kLibraryRounds))
+      mine = {0, library->alphaUs, library->busGbps};
+    mine.hopUs = engine.timeOneElementAllReduceUs(kRounds, timeoutSeconds);
   });
   agreeOnSuccess(oob, failure, "heterogeneous communicator",
                  "timing the engine's hop across domains at init");
-  std::vector<double> all(oob.nranks(), 0);
-  all[oob.rank()] = us;
-  oob.allGather(all.data(), sizeof(double));
-  const double slowestUs = *std::max_element(all.begin(), all.end());
+  std::vector<RankTimings> all(oob.nranks());
+  all[oob.rank()] = mine;
+  oob.allGather(all.data(), sizeof(RankTimings));
+  double slowestUs = 0;
+  for (const RankTimings& timings : all)
+    slowestUs = std::max(slowestUs, timings.hopUs);
+  const PlanSettings timed =
+      withTimedLibraries(plans, slowestLibraries(all, domains), oob.rank());
   engine.retune(retuneWithEngineStep(
-      plans, fittedEngineStepUs(plans, slowestUs), slowestUs, oob.rank()));
+      timed, fittedEngineStepUs(timed, slowestUs), slowestUs, oob.rank()));
 }
 
 }  // namespace hetccl

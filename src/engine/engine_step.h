@@ -9,7 +9,9 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
+#include "algo/domains.h"
 #include "algo/plan_settings.h"
 #include "op/op.h"
 #include "util/oob.h"
@@ -29,6 +31,17 @@ class StepTimedEngine {
   // limit).
   virtual double timeOneElementAllReduceUs(int rounds,
                                            double timeoutSeconds) = 0;
+  // Its domain's library as this rank times it: the cost of one
+  // all-reduce (of one float) and the bus bandwidth of a larger one, the
+  // fastest of `rounds` each. Collective over the domain, at init, before
+  // the hop is timed; its collectives wait as long as they always do. Nothing
+  // where it does not time one: a domain of one rank, and the vendor libraries,
+  // whose first calls set up their connections and which keep the public
+  // figures.
+  virtual std::optional<LibraryCost> timeDomainLibrary(int rounds) {
+    (void)rounds;
+    return std::nullopt;
+  }
   // The plans take `plans`' tuning from the next launch on.
   virtual void retune(const PlanSettings& plans) = 0;
 };
@@ -44,10 +57,13 @@ double fastestRunUs(int rounds, const std::function<void()>& run);
 // (one hop). The same answer on every rank.
 bool timesItsStep(const PlanSettings& plans);
 
-// Collective over `oob`: times `engine`'s hop, agrees on success (every
-// rank's init fails saying why otherwise), fits the step to the slowest
-// rank's time and retunes `engine`; rank 0 logs the choice (INFO TUNING).
+// Collective over `oob`: times `engine`'s domain library (where it does)
+// and its hop, agrees on success (every rank's init fails saying why
+// otherwise), prices each domain's library as its slowest rank timed it,
+// fits the step to the slowest rank's hop and retunes `engine`; rank 0
+// logs the choices (INFO TUNING).
 void tuneToMeasuredStep(StepTimedEngine& engine, const PlanSettings& plans,
-                        Oob& oob, double timeoutSeconds);
+                        const DomainMap& domains, Oob& oob,
+                        double timeoutSeconds);
 
 }  // namespace hetccl

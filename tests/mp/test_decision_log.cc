@@ -199,9 +199,10 @@ DomainLayout cpuAndGpuRanksOverTcp() {
   return layout;
 }
 
-// Two ranks of `layout`, with `env` set, create a communicator and destroy
-// it: rank 0's log has one line with `marker` that says each of `says`
-// where `says` is not empty; otherwise no rank's log has one.
+// The ranks of `layout` (two where it names none), with `env` set, create
+// a communicator and destroy it: rank 0's log has one line with `marker` that
+// says each of `says` where `says` is not empty; otherwise no rank's log has
+// one.
 void expectOneInitLine(const DomainLayout& layout,
                        const std::map<std::string, std::string>& env,
                        const std::string& marker,
@@ -211,8 +212,10 @@ void expectOneInitLine(const DomainLayout& layout,
   RunOptions options = logs.options();
   layout.applyTo(&options);
   for (const auto& [name, value] : env) options.env[name] = value;
+  const int nranks =
+      layout.labels.empty() ? 2 : static_cast<int>(layout.labels.size());
   runRanks(
-      2,
+      nranks,
       [&](RankContext& ctx) {
         ncclComm_t comm = ctx.initComm();
         MP_CHECK_NCCL(ncclCommDestroy(comm));
@@ -280,6 +283,26 @@ TEST(DecisionLog, TheEngineSaysTheStepItMeasured) {
   expectOneInitLine(domainsByLabel({0, 1}), {{"HETCCL_ENGINE_STEP", "20"}},
                     kStepLine, {});
   expectOneInitLine(cpuAndGpuRanksOverTcp(), {}, kStepLine, says);
+}
+
+// Where the link was measured, CPU ranks time their domain's host
+// collectives at init, and the model prices each domain's library as its
+// slowest rank found it: rank 0 logs each against the default it
+// replaces. A domain of one rank has nothing to time; a declared link
+// keeps the defaults.
+TEST(DecisionLog, TheHostCollectivesAreTimedAtInit) {
+  const std::vector<std::string> says = {
+      "'s library timed at init: ", " us per collective, ",
+      " GB/s bus bandwidth (instead of 5.0 us, 10.00 GB/s)"};
+  for (int d : {0, 1})
+    expectOneInitLine(domainsByLabel({0, 0, 1, 1}), {},
+                      ": cost model: domain " + std::to_string(d) +
+                          "'s library timed at init",
+                      says);
+  const char* const kAnyDomain = "'s library timed at init";
+  expectOneInitLine(domainsByLabel({0, 1}), {}, kAnyDomain, {});
+  expectOneInitLine(domainsByLabel({0, 0, 1, 1}),
+                    {{"HETCCL_LINK_COST", "20,12.5"}}, kAnyDomain, {});
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -280,6 +280,39 @@ TEST(PlanTuning, TheEngineStepIsFittedToATimedAllReduce) {
   EXPECT_EQ(chunked.tuning->chunkFor(OpKind::AllReduce, 256 * kM), 16 * kM);
 }
 
+// Libraries timed at init (the host engine's domain collectives) replace
+// the model's figures for their domains only, keeping the link and the
+// first tuning's HETCCL_ONE_SHOT_MAX; a slower library then moves the
+// plans where the domain steps weigh (here the one-shot all-reduce's
+// cut-off). With none timed the plans stay as they were.
+TEST(PlanTuning, TimedLibrariesReplaceTheirDomainsFigures) {
+  const LinkCost link{10, 10};
+  PlanSettings plans{};
+  plans.chunkBytes = 16 * kM;
+  plans.oneShotMaxBytes = 32 * kK;
+  plans.measuredInputs =
+      std::make_shared<PlanSettings::TuningInputs>(PlanSettings::TuningInputs{
+          PlanCostModel(layoutOf({2, 2}, 20, 10), link), 32 * kK});
+  EXPECT_EQ(
+      withTimedLibraries(plans, {std::nullopt, std::nullopt}, 1).measuredInputs,
+      plans.measuredInputs);
+  const LibraryCost slow{40, 1};
+  const PlanSettings priced =
+      withTimedLibraries(plans, {std::nullopt, slow}, /*rank=*/1);
+  const CostLayout& layout = priced.measuredInputs->model.layout();
+  EXPECT_EQ(layout.libraries[0].alphaUs, 5);
+  EXPECT_EQ(layout.libraries[0].busGbps, 10);
+  EXPECT_EQ(layout.libraries[1].alphaUs, 40);
+  EXPECT_EQ(layout.libraries[1].busGbps, 1);
+  EXPECT_EQ(priced.measuredInputs->model.link().alphaUs, 10);
+  EXPECT_EQ(priced.measuredInputs->oneShotMaxBytes, 32 * kK);
+  const auto cutOff = [](const PlanSettings& p) {
+    return retuneWithEngineStep(p, 20, 0, 1)
+        .tuning->oneShotMax(OpKind::AllReduce);
+  };
+  EXPECT_NE(cutOff(priced), cutOff(plans));
+}
+
 // What a measured step changes. On the link the H200 machine's pretend
 // hosts measured at init (16.1 us, 8.66 GB/s) two lone GPU ranks choose
 // alike for any step from 60 us to 235 us (an eager 8 KB all-reduce took

@@ -58,7 +58,7 @@ GpuExecutor createGpuExecutor(GpuExecutorSetup setup) {
     const PlanSettings& settings = plans.plans;
     auto executor = std::make_shared<GpuPlanExecutor>(std::move(plans));
     if (timesItsStep(settings))
-      tuneToMeasuredStep(*executor, settings, setup.oob,
+      tuneToMeasuredStep(*executor, settings, plans.domains, setup.oob,
                          setup.setUpTimeoutSeconds);
     return {executor, false, executor->gpuBufferPaths()};
   }

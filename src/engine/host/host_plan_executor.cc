@@ -104,6 +104,27 @@ double HostPlanExecutor::timeOneElementAllReduceUs(int rounds,
   return fastestUs;
 }
 
+// Its domain's host collectives on their own: an all-reduce of one float
+// for their cost per call, and of 4 MiB (a chunk's order, beyond the
+// caches of small machines) for their bus bandwidth.
+std::optional<LibraryCost> HostPlanExecutor::timeDomainLibrary(int rounds) {
+  const size_t ranks =
+      domains_.members(domains_.domainOf(context_.rank)).size();
+  if (ranks < 2) return std::nullopt;
+  constexpr size_t kProbeBytes = size_t{4} << 20;
+  std::vector<float> buffer(kProbeBytes / sizeof(float));
+  const auto allReduceUs = [&](size_t count) {
+    Op op = oneElementAllReduce(buffer.data());
+    op.count = count;
+    return fastestRunUs(rounds, [&] { domainComm_->launch({op}, nullptr); });
+  };
+  const double alphaUs = allReduceUs(1);
+  const double probeUs = allReduceUs(buffer.size());
+  const double busBytes = 2.0 * (ranks - 1) / ranks * kProbeBytes;
+  return LibraryCost{alphaUs,
+                     busBytes / (std::max(probeUs - alphaUs, 1.0) * 1e3)};
+}
+
 void HostPlanExecutor::retune(const PlanSettings& plans) {
   std::lock_guard<std::mutex> lock(planMutex_);
   context_.tuning = plans.tuning;

@@ -43,6 +43,7 @@ class HostPlanExecutor : public Executor,
 
   // Each all-reduce run on the calling thread, as on a host stream's.
   double timeOneElementAllReduceUs(int rounds, double timeoutSeconds) override;
+  std::optional<LibraryCost> timeDomainLibrary(int rounds) override;
   void retune(const PlanSettings& plans) override;
 
  private:
