@@ -22,14 +22,15 @@ std::string jsonLine(const Options& options, SimCollective collective,
       "\"busbw_GBps\": %.4f, \"ranks\": %d, \"domains\": %zu, \"hosts\": "
       "%d, \"messages_per_rank_max\": %zu, \"messages_per_rank_mean\": %.2f, "
       "\"scratch_bytes_max\": %zu, \"pinned_bytes_max\": %zu, "
+      "\"peers_per_rank_max\": %zu, "
       "\"busiest_utilization\": %.4f, "
       "\"busiest_bytes\": %zu, \"domain_us\": %.3f, \"memory_us\": %.3f, "
       "\"ideal_us\": %.3f",
       bytes, r.seconds * 1e6, r.algGBps, r.busGBps, options.cluster.nranks(),
       options.cluster.domains.size(), options.cluster.nhosts(), r.messagesMax,
-      r.messagesMean, r.scratchMax, r.pinnedMax, r.busiestUtilization,
-      r.busiestBytes, r.domainSeconds * 1e6, r.memorySeconds * 1e6,
-      r.idealSeconds * 1e6);
+      r.messagesMean, r.scratchMax, r.pinnedMax, r.peersMax,
+      r.busiestUtilization, r.busiestBytes, r.domainSeconds * 1e6,
+      r.memorySeconds * 1e6, r.idealSeconds * 1e6);
   return std::string("{\"collective\": ") +
          kit::jsonQuote(collectiveName(collective)) +
          ", \"dtype\": " + kit::jsonQuote(kit::dataTypeOf(options.dtype).name) +
@@ -49,9 +50,9 @@ int run(const Options& options) {
   for (SimCollective collective : options.collectives) {
     std::printf("# %s, %s\n", collectiveName(collective),
                 kit::dataTypeOf(options.dtype).name);
-    std::printf("# %12s %12s %9s %9s %6s %8s %12s %12s  %s\n", "size(B)",
-                "time(us)", "algbw", "busbw", "ideal", "msgs/rk", "scratch(B)",
-                "pinned(B)", "busiest (use)");
+    std::printf("# %12s %12s %9s %9s %6s %8s %6s %12s %12s  %s\n", "size(B)",
+                "time(us)", "algbw", "busbw", "ideal", "msgs/rk", "peers",
+                "scratch(B)", "pinned(B)", "busiest (use)");
     for (double size = static_cast<double>(options.minBytes);
          size <= static_cast<double>(options.maxBytes);
          size *= options.factor) {
@@ -64,10 +65,11 @@ int run(const Options& options) {
           std::max(minimum, static_cast<size_t>(size) / minimum * minimum);
       const SimResult r = simulate(options.cluster, op, options.knobs);
       std::printf(
-          "  %12zu %12.2f %9.3f %9.3f %5.2fx %8zu %12zu %12zu  %s (%.0f%%)\n",
+          "  %12zu %12.2f %9.3f %9.3f %5.2fx %8zu %6zu %12zu %12zu  %s "
+          "(%.0f%%)\n",
           op.bytes, r.seconds * 1e6, r.algGBps, r.busGBps,
-          r.idealSeconds / r.seconds, r.messagesMax, r.scratchMax, r.pinnedMax,
-          r.busiest.c_str(), r.busiestUtilization * 100);
+          r.idealSeconds / r.seconds, r.messagesMax, r.peersMax, r.scratchMax,
+          r.pinnedMax, r.busiest.c_str(), r.busiestUtilization * 100);
       if (json.is_open())
         json << jsonLine(options, collective, op.bytes, r) << "\n";
       if (options.factor <= 1) break;

@@ -152,6 +152,14 @@ class Run {
     return crossDomainPieceBytes(knobs_.chunkBytes);
   }
 
+  size_t peersTouched(int rank) const {
+    size_t peers = 0;
+    for (const auto& entry : links_[rank])
+      if (entry.second->bytesSent() + entry.second->bytesReceived() > 0)
+        ++peers;
+    return peers;
+  }
+
   size_t pinnedBytes(int rank) const {
     size_t total = 0;
     for (const auto& entry : links_[rank]) total += entry.second->pinnedBytes();
@@ -172,6 +180,7 @@ class Run {
       total += wires_.messagesSent(r);
       result.scratchMax = std::max(result.scratchMax, data_[r]->scratchBytes());
       result.pinnedMax = std::max(result.pinnedMax, pinnedBytes(r));
+      result.peersMax = std::max(result.peersMax, peersTouched(r));
       result.memorySeconds =
           std::max(result.memorySeconds, data_[r]->busySeconds());
     }

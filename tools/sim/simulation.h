@@ -61,7 +61,9 @@ struct SimResult {
   double messagesMean = 0;
   size_t scratchMax = 0;  // scratch a rank's plan asked for, at most
   size_t pinnedMax = 0;   // pinned staging a GPU rank's links took, at most
-  std::string busiest;    // the network resource busy longest
+  // Ranks of other domains a rank sent to or received from, at most.
+  size_t peersMax = 0;
+  std::string busiest;            // the network resource busy longest
   double busiestUtilization = 0;  // its busy time / the operation's time
   size_t busiestBytes = 0;
   double idealSeconds = 0;   // the cluster's least time for it (ideal.h)

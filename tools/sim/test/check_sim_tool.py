@@ -34,7 +34,7 @@ def main():
     for o in lines:
         for key in ("size", "time_us", "busbw_GBps", "algbw_GBps", "ideal_us",
                     "messages_per_rank_max", "scratch_bytes_max",
-                    "pinned_bytes_max", "busiest"):
+                    "pinned_bytes_max", "peers_per_rank_max", "busiest"):
             assert key in o, (key, o)
         assert o["time_us"] > 0 and o["ideal_us"] > 0, o
         assert o["ranks"] == 12 and o["domains"] == 3 and o["hosts"] == 6, o

@@ -336,17 +336,19 @@ TEST(SimScale, ASendRecvRingCutsNoSmallerThanTheLinksPieces) {
 // (engine/gpu/proxy/slot_sizes.h). An all-to-all's pieces are a rank's
 // share of a chunk for each peer (or a quarter of it, on few ranks), so
 // its rings pin at most 2 ways x 8 slots x chunk / nranks for each of
-// nranks / 2 peers, 8 chunks however many ranks, where slots of the largest
-// piece pinned 64 MB per peer (4 GB a rank on 128 ranks). The other collectives
-// talk to few peers in pieces of at most a chunk's share: at most one peer's
-// rings of full slots.
-TEST(SimScale, StagingPinnedPerRankStaysBounded) {
+// nranks / 2 peers, 8 chunks however many ranks, where slots of the
+// largest piece pinned 64 MB per peer (4 GB a rank on 128 ranks). The
+// other collectives talk to one rank of the other domain (its rail peer)
+// in pieces of at most a chunk's share: at most one peer's rings of full
+// slots, and one peer, however many ranks.
+TEST(SimScale, PinnedStagingAndPeersPerRankStayBounded) {
   const size_t chunk = PlanKnobs{}.chunkBytes;
   atScale(
       SimCollective::AlltoAll, {1, 4, 16},
       [&](const ClusterSpec& spec, const SimResult& r) {
         EXPECT_GT(r.pinnedMax, 0u);
         EXPECT_LE(r.pinnedMax, 8 * chunk) << spec.nranks() << " ranks";
+        EXPECT_EQ(r.peersMax, static_cast<size_t>(spec.nranks() / 2));
       },
       kGiB / 4);
   for (SimCollective collective :
@@ -358,6 +360,8 @@ TEST(SimScale, StagingPinnedPerRankStaysBounded) {
               EXPECT_LE(r.pinnedMax, 2 * kStagingRingSlots * chunk / 4)
                   << collectiveName(collective) << ", " << spec.nranks()
                   << " ranks";
+              EXPECT_EQ(r.peersMax, 1u) << collectiveName(collective) << ", "
+                                        << spec.nranks() << " ranks";
             });
 }
 
