@@ -105,8 +105,8 @@ double HostPlanExecutor::timeOneElementAllReduceUs(int rounds,
 }
 
 // Its domain's host collectives on their own: an all-reduce of one float
-// for their cost per call, and of 4 MiB (a chunk's order, beyond the
-// caches of small machines) for their bus bandwidth.
+// for their cost per call, and of 4 MiB (a chunk's order of size) for
+// their bus bandwidth.
 std::optional<LibraryCost> HostPlanExecutor::timeDomainLibrary(int rounds) {
   const size_t ranks =
       domains_.members(domains_.domainOf(context_.rank)).size();
