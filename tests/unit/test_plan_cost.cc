@@ -239,18 +239,25 @@ TEST(PlanTuning, PlansTakeAndNameTheModelsChoice) {
     EXPECT_NE(summary.find(kind), std::string::npos) << summary;
 }
 
+// Plans tuned at init from a measured model of `layout` and `link`, with
+// 16M chunks and HETCCL_ONE_SHOT_MAX at 32K, as a communicator's init
+// leaves them for the engines to tune again.
+PlanSettings measuredPlans(const CostLayout& layout, const LinkCost& link) {
+  PlanSettings plans{};
+  plans.chunkBytes = 16 * kM;
+  plans.oneShotMaxBytes = 32 * kK;
+  plans.measuredInputs = std::make_shared<PlanSettings::TuningInputs>(
+      PlanSettings::TuningInputs{PlanCostModel(layout, link), 32 * kK});
+  return plans;
+}
+
 // An engine's step fitted to a one-element all-reduce it timed: what the
 // all-reduce took beyond the model's price without a step (never below
 // 0); tuned again with it, the plans choose as a model built with that
 // step does, with the tie-breaking HETCCL_ONE_SHOT_MAX of the first tuning.
 TEST(PlanTuning, TheEngineStepIsFittedToATimedAllReduce) {
   const LinkCost link{10, 10};
-  PlanSettings plans{};
-  plans.chunkBytes = 16 * kM;
-  plans.oneShotMaxBytes = 32 * kK;
-  plans.measuredInputs =
-      std::make_shared<PlanSettings::TuningInputs>(PlanSettings::TuningInputs{
-          PlanCostModel(layoutOf({1, 1}, 150, 2000), link), 32 * kK});
+  PlanSettings plans = measuredPlans(layoutOf({1, 1}, 150, 2000), link);
   const double stepless = PlanCostModel(layoutOf({1, 1}, 0, 2000), link)
                               .oneShotUs(OpKind::AllReduce, sizeof(float));
   EXPECT_NEAR(fittedEngineStepUs(plans, stepless + 40), 40, kUs);
@@ -287,12 +294,7 @@ TEST(PlanTuning, TheEngineStepIsFittedToATimedAllReduce) {
 // cut-off). With none timed the plans stay as they were.
 TEST(PlanTuning, TimedLibrariesReplaceTheirDomainsFigures) {
   const LinkCost link{10, 10};
-  PlanSettings plans{};
-  plans.chunkBytes = 16 * kM;
-  plans.oneShotMaxBytes = 32 * kK;
-  plans.measuredInputs =
-      std::make_shared<PlanSettings::TuningInputs>(PlanSettings::TuningInputs{
-          PlanCostModel(layoutOf({2, 2}, 20, 10), link), 32 * kK});
+  const PlanSettings plans = measuredPlans(layoutOf({2, 2}, 20, 10), link);
   EXPECT_EQ(
       withTimedLibraries(plans, {std::nullopt, std::nullopt}, 1).measuredInputs,
       plans.measuredInputs);
