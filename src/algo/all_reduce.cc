@@ -27,18 +27,6 @@
 namespace hetccl {
 namespace {
 
-using Requests = std::vector<std::shared_ptr<TransferRequest>>;
-// The pieces of a chunk that this rank owns in its domain: the only ones
-// it sends or reduces.
-using Pieces = std::shared_ptr<const std::vector<Piece>>;
-
-Pieces ownPieces(const PlanContext& ctx, size_t n) {
-  std::vector<Piece> own;
-  for (Piece& piece : crossDomainPieces(n, *ctx.domains))
-    if (piece.owners[ctx.domain()] == ctx.rank) own.push_back(std::move(piece));
-  return std::make_shared<const std::vector<Piece>>(std::move(own));
-}
-
 // The cross-domain exchange of one chunk, started and then finished.
 struct ChunkExchange {
   size_t offset = 0;  // first element of the chunk
@@ -46,9 +34,9 @@ struct ChunkExchange {
   // This rank's partial of the chunk: the output, or the input itself
   // (partialIsInput).
   const char* partial = nullptr;
-  Pieces pieces;      // this rank's
-  Requests partials;  // partials arriving at a reducer, piece by piece
-  Requests others;    // everything else: sends, results arriving
+  OwnCuts<Piece>::Shared pieces;  // this rank's
+  Transfers partials;  // partials arriving at a reducer, piece by piece
+  Transfers others;    // everything else: sends, results arriving
   char* scratch = nullptr;
 };
 
@@ -140,22 +128,17 @@ void allReducePlan(const PlanContext& ctx, const Op& op) {
     return allReduceOneShotPlan(ctx, op);
   size_t elt = dtypeSize(op.dtype);
   size_t perChunk = choice.chunkElements;
-  // Every chunk but the last has the same pieces: cut once, not per chunk
-  // (cutting and picking this rank's take time in proportion to the
-  // communicator's ranks: about 0.4 ms per chunk and rank at 1,024 ranks,
-  // hetccl-sim showed).
   const size_t fullChunk = std::min(perChunk, op.count);
-  const Pieces fullChunkPieces = ownPieces(ctx, fullChunk);
-  auto piecesOf = [&](size_t n) {
-    return n == fullChunk ? fullChunkPieces : ownPieces(ctx, n);
-  };
+  const OwnCuts<Piece> pieces(
+      [&](size_t n) { return crossDomainPieces(n, *ctx.domains); },
+      ctx.domain(), ctx.rank, fullChunk);
   // Two chunks are in flight: each gets its own half of the scratch.
   size_t half = 0;
   for (size_t offset = 0; offset < std::min(op.count, 2 * perChunk);
        offset += perChunk)
     half = std::max(
-        half,
-        scratchFor(ctx, *piecesOf(std::min(perChunk, op.count - offset)), elt));
+        half, scratchFor(ctx, *pieces.of(std::min(perChunk, op.count - offset)),
+                         elt));
   char* scratch = ctx.scratchBytes(2 * half);
   auto* send = static_cast<const char*>(op.sendbuff);
   auto* recv = static_cast<char*>(op.recvbuff);
@@ -166,7 +149,7 @@ void allReducePlan(const PlanContext& ctx, const Op& op) {
         ChunkExchange x;
         x.offset = chunk.offset;
         x.count = chunk.n;
-        x.pieces = piecesOf(chunk.n);
+        x.pieces = pieces.of(chunk.n);
         x.scratch = scratch + (chunk.index % 2) * half;
         if (partialIsInput(ctx, op)) {
           x.partial = send + x.offset * elt;

@@ -11,7 +11,7 @@ ElementRange ownedRange(size_t n, int domainSize, int localRank) {
   return {begin, end};
 }
 
-std::vector<Piece> crossDomainPieces(size_t n, const DomainMap& domains) {
+std::vector<Stretch> ownerStretches(size_t n, const DomainMap& domains) {
   std::vector<size_t> cuts = {0, n};
   for (int d = 0; d < domains.count(); ++d) {
     int size = static_cast<int>(domains.members(d).size());
@@ -19,26 +19,34 @@ std::vector<Piece> crossDomainPieces(size_t n, const DomainMap& domains) {
   }
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  // Each stretch between cuts has one owner per domain; it is split once
-  // more into one part per domain, and domain j reduces part j, so that
-  // every domain combines its share whatever the domain sizes.
-  int count = domains.count();
-  std::vector<Piece> pieces;
+  std::vector<Stretch> stretches;
   for (size_t c = 0; c + 1 < cuts.size(); ++c) {
     std::vector<int> owners;
-    for (int d = 0; d < count; ++d) {
+    for (int d = 0; d < domains.count(); ++d) {
       const std::vector<int>& members = domains.members(d);
       int size = static_cast<int>(members.size());
       int owner = 0;
       while (ownedRange(n, size, owner).end <= cuts[c]) ++owner;
       owners.push_back(members[owner]);
     }
-    size_t length = cuts[c + 1] - cuts[c];
+    stretches.push_back({{cuts[c], cuts[c + 1]}, std::move(owners)});
+  }
+  return stretches;
+}
+
+// Domain j reduces part j of each stretch, so that every domain combines
+// its share whatever the domain sizes.
+std::vector<Piece> crossDomainPieces(size_t n, const DomainMap& domains) {
+  const int count = domains.count();
+  std::vector<Piece> pieces;
+  for (const Stretch& stretch : ownerStretches(n, domains)) {
     for (int part = 0; part < count; ++part) {
-      ElementRange range = ownedRange(length, count, part);
+      ElementRange range = ownedRange(stretch.range.size(), count, part);
       if (range.size() == 0) continue;
       pieces.push_back(
-          {{cuts[c] + range.begin, cuts[c] + range.end}, owners, part});
+          {{stretch.range.begin + range.begin, stretch.range.begin + range.end},
+           stretch.owners,
+           part});
     }
   }
   return pieces;

@@ -16,7 +16,7 @@ namespace {
 // measured, its bytes, and how many rows a chunk spreads over (the plans
 // that cut every rank's block chunk all blocks at once).
 struct OneShotRule {
-  const char* measured;  // null: no one-shot plan
+  const char* measured;  // null: direct transfers, neither plan
   size_t bytes;
   size_t rows;
 };
@@ -27,13 +27,12 @@ OneShotRule ruleOf(const PlanContext& ctx, const Op& op) {
   switch (op.kind) {
     case OpKind::AllReduce:
     case OpKind::Broadcast:
+    case OpKind::Reduce:
       return {"buffer", bytes, 1};
     case OpKind::AllGather:
       return {"output", bytes * nranks, nranks};
     case OpKind::ReduceScatter:
       return {"input", bytes * nranks, nranks};
-    case OpKind::Reduce:
-      return {nullptr, bytes, 1};
     case OpKind::AlltoAll:
     case OpKind::Gather:
     case OpKind::Scatter:
@@ -66,14 +65,9 @@ size_t oneShotMaxOf(const PlanContext& ctx, OpKind kind) {
 
 std::string describePipelined(const PlanContext& ctx,
                               const PlanChoice& choice) {
-  const std::string why =
-      choice.measured == nullptr
-          ? std::string("no one-shot plan")
-          : format("%s of %s > %s", choice.measured,
-                   bytesText(choice.measuredBytes).c_str(),
-                   oneShotMaxText(ctx, choice.kind).c_str());
-  return format("pipelined plan: %s; %zu chunk(s) of up to %s (%s)",
-                why.c_str(), choice.chunks,
+  return format("pipelined plan: %s of %s > %s; %zu chunk(s) of up to %s (%s)",
+                choice.measured, bytesText(choice.measuredBytes).c_str(),
+                oneShotMaxText(ctx, choice.kind).c_str(), choice.chunks,
                 bytesText(choice.chunkBytes).c_str(),
                 chunkSource(ctx, choice.kind).c_str());
 }
@@ -90,7 +84,7 @@ PlanChoice choosePlan(const PlanContext& ctx, const Op& op) {
     choice.plan = PlanChoice::Plan::Direct;
     return choice;
   }
-  if (rule.measured != nullptr && rule.bytes <= oneShotMaxOf(ctx, op.kind)) {
+  if (rule.bytes <= oneShotMaxOf(ctx, op.kind)) {
     choice.plan = PlanChoice::Plan::OneShot;
     return choice;
   }

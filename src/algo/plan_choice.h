@@ -19,7 +19,7 @@ struct PlanChoice {
   Plan plan = Plan::Pipelined;
   OpKind kind = OpKind::AllReduce;  // the collective's
   // What HETCCL_ONE_SHOT_MAX is compared with ("buffer", "output",
-  // "input"); null where no one-shot plan exists.
+  // "input"); null for direct transfers.
   const char* measured = nullptr;
   size_t measuredBytes = 0;
   // Pipelined: elements of each row per chunk, and the largest chunk's

@@ -124,6 +124,7 @@ void allGatherOneShotPlan(const PlanContext& context, const Op& op);
 void broadcastPlan(const PlanContext& context, const Op& op);
 void broadcastOneShotPlan(const PlanContext& context, const Op& op);
 void reducePlan(const PlanContext& context, const Op& op);
+void reduceOneShotPlan(const PlanContext& context, const Op& op);
 void reduceScatterPlan(const PlanContext& context, const Op& op);
 void reduceScatterOneShotPlan(const PlanContext& context, const Op& op);
 void allToAllPlan(const PlanContext& context, const Op& op);

@@ -151,6 +151,14 @@ PlanCostModel::Pass PlanCostModel::oneShotPass(OpKind kind, int domain,
       pass.transfers = n - p;
       pass.overlapped = true;
       break;
+    case OpKind::Reduce:
+      // To a root in `domain`, the costlier end: each domain reduces to
+      // one rank, and the root takes every other domain's partial.
+      pass.domainUs = libraryUs(domain, OpKind::Reduce, bytes) +
+                      microseconds(others * bytes, layout_.memoryGbps);
+      pass.crossBytes = others * bytes;
+      pass.transfers = static_cast<int>(others);
+      break;
     default:  // Broadcast, from a root in `domain`: the costlier end
       pass.domainUs = libraryUs(domain, OpKind::Broadcast, bytes);
       pass.crossBytes = (n - p) * bytes;
@@ -191,6 +199,15 @@ PlanCostModel::Pass PlanCostModel::pipelinedPass(OpKind kind, int domain,
       // its ranks took in.
       pass.domainUs = libraryUs(domain, OpKind::AllGather, bytes);
       pass.crossBytes = std::max((d - 1) * block, (n - p) * block / p);
+      pass.transfers = std::max(static_cast<int>(d) - 1, fanOut(domain));
+      break;
+    case OpKind::Reduce:
+      // To a root in `domain`: its ranks take their ranges' partials from
+      // the other domains, combine them and hand them to the root.
+      pass.domainUs = libraryUs(domain, OpKind::ReduceScatter, bytes) +
+                      libraryUs(domain, OpKind::AllGather, bytes) +
+                      microseconds((d - 1) * bytes / p, layout_.memoryGbps);
+      pass.crossBytes = (d - 1) * bytes / p;
       pass.transfers = std::max(static_cast<int>(d) - 1, fanOut(domain));
       break;
     default:  // Broadcast: a root in `domain` sends a share to every other

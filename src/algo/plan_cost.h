@@ -95,8 +95,8 @@ class PlanCostModel {
   PlanCostModel(CostLayout layout, LinkCost link);
 
   // `bytes` is what HETCCL_ONE_SHOT_MAX is compared with: the buffer of an
-  // all-reduce or broadcast, the output of an all-gather, the input of a
-  // reduce-scatter. Only those four kinds have both plans.
+  // all-reduce, broadcast or reduce, the output of an all-gather, the
+  // input of a reduce-scatter. Only those five kinds have both plans.
   double oneShotUs(OpKind kind, size_t bytes) const;
   double pipelinedUs(OpKind kind, size_t bytes, size_t chunkBytes) const;
 

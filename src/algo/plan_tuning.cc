@@ -12,7 +12,8 @@ namespace {
 
 // The kinds the model prices, in the order of PlanTuning's rows.
 constexpr OpKind kPriced[] = {OpKind::AllReduce, OpKind::AllGather,
-                              OpKind::ReduceScatter, OpKind::Broadcast};
+                              OpKind::ReduceScatter, OpKind::Broadcast,
+                              OpKind::Reduce};
 
 // Chunks below the links' smallest piece would only add steps.
 constexpr size_t kSmallestChunk = size_t{256} << 10;
@@ -22,7 +23,7 @@ constexpr size_t kSmallestChunk = size_t{256} << 10;
 // reduce-scatters of 16-64 MB where the model saw 5-10 % gained; on 2
 // cores they were faster), so only a clear gain counts.
 constexpr double kSmallerChunkGain = 0.25;
-// The largest one-shot all-gather, reduce-scatter and broadcast: above it
+// The largest one-shot plan but the all-reduce's: above it
 // the one-shot all-gather measured up to 2.9x slower than the model said
 // on 16 cores (1 MB, 2 CPU ranks over tcp), for reasons it does not see.
 // The one-shot all-reduce held its gains to 16 MB on GPU ranks.
@@ -58,6 +59,8 @@ std::string kindName(OpKind kind) {
       return "all-gather";
     case OpKind::ReduceScatter:
       return "reduce-scatter";
+    case OpKind::Reduce:
+      return "reduce";
     default:
       return "broadcast";
   }

@@ -47,8 +47,8 @@ class PlanTuning {
   std::string summary() const;
 
  private:
-  static constexpr int kKinds = 4;  // all-reduce, all-gather, reduce-scatter,
-                                    // broadcast
+  // all-reduce, all-gather, reduce-scatter, broadcast, reduce
+  static constexpr int kKinds = 5;
   static constexpr int kSizeClasses = 31;  // up to 2^0 .. 2^30 bytes
   static int kindIndex(OpKind kind);
   static int sizeClass(size_t bytes);

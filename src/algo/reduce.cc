@@ -1,15 +1,16 @@
-// Reduce and reduce-scatter across domains. The buffer is a row of blocks,
-// each destined for one rank (the root, or each rank its own). Each domain
-// reduces the whole buffer so that local rank i ends up owning part i of
-// every block (the input is first laid out part-major, so that a plain
-// reduce-scatter does this); each owner sends its parts to their blocks'
-// ranks, across domains only where those are elsewhere; each destination
-// combines the domains' partials in domain order. The work goes chunk by
-// chunk, one chunk's exchange overlapping the next chunk's reduction. Every
-// domain sends across only what other domains' ranks need, spread over all of
-// its ranks. A reduce-scatter over domains of one size does better: each
-// local rank reduces whole blocks, those of its matching ranks in every
-// domain, and sends each across once (startChunkForMatchingRanks).
+// Reduce across domains, chunk by chunk:
+//   1. inside each domain, a reduce-scatter leaves each rank owning the
+//      domain's partial of its range (ownership.h);
+//   2. across domains, the owners of each stretch (ownerStretches) send
+//      their partials to its owner in the root's domain, which combines
+//      them in domain order;
+//   3. inside the root's domain, each rank hands its combined range to
+//      the root.
+// So the bytes the root's domain takes in are spread over all its ranks,
+// a rank exchanges across domains with the few ranks whose ranges overlap
+// its own (one, its rail peer, where the domains are of one size), and the
+// root takes the result from its own domain only. Step 2 of one chunk is
+// in flight while step 1 of the next one runs.
 #include <algorithm>
 #include <array>
 #include <memory>
@@ -24,311 +25,188 @@
 namespace hetccl {
 namespace {
 
-// The buffer of `blocks` blocks of `blockCount` elements; block b's result
-// goes to rank destinationOf(b).
-struct Delivery {
-  size_t blocks;
-  size_t blockCount;
-  std::function<int(size_t)> destinationOf;
-  // Block b goes to rank b and the domains are of one size: the blocks
-  // cross to matching ranks (startChunkForMatchingRanks).
-  bool toMatchingRanks = false;
-};
-
-// A chunk's scratch, in three parts: the input laid out for the domain's
-// reduction, this rank's part of the domain's partial (its share of the
-// reduce-scatter, then the tail every rank of the domain receives), and
-// the domains' partials of this rank's blocks as they arrive. A part a
-// rank has no use for takes no room: no layout where the partial is the
-// input, the buffer is one block (a reduce's, part-major as it lies) or
-// the domain reads the blocks where they lie; no partial where the input
-// is it; no arrivals on a rank that is no block's destination.
+// A chunk's scratch: this rank's part of its domain's partial (its share
+// of the reduce-scatter, then the tail every rank of the domain receives),
+// and in the root's domain the other domains' partials of its range as
+// they arrive, by stretch then domain, and their result (the root's goes
+// to its output).
 struct ChunkScratch {
-  char* laidOut;
   char* owned;
-  char* assembled;
+  char* arrivals;
+  char* result;
 };
 
-// One chunk: elements [offset, offset + count) of every block.
 struct Chunk {
-  size_t offset;
-  size_t count;
-  ChunkScratch scratch;
-  std::vector<std::shared_ptr<TransferRequest>> across;
-  // This domain's partial of the chunk of this rank's block, where the
-  // partial is the input itself (partialIsInput); else it is assembled.
-  const char* ownPartial = nullptr;
+  size_t offset = 0;
+  size_t count = 0;
+  OwnCuts<Stretch>::Shared stretches;  // this rank's
+  ChunkScratch scratch{};
+  // This rank's partial of its range: `owned`, or the input itself
+  // (partialIsInput); element 0 is the range's first.
+  const char* partial = nullptr;
+  Transfers sends;     // partials on their way to the root's domain
+  Transfers arrivals;  // partials arriving, in the order of `arrivals`
 };
 
-// Whether every domain's ranks are evenly spaced and its library reads
-// blocks that far apart (reduceBlocksWhereTheyLie).
-bool blocksLieEvenly(const PlanContext& ctx);
-
-// The elements of the domain's reduce-scatter that each local rank gets.
-size_t domainShare(const PlanContext& ctx, const Delivery& delivery,
-                   size_t count) {
-  return delivery.toMatchingRanks
-             ? ctx.domains->count() * count
-             : delivery.blocks * (count / ctx.domainSize());
+int rootDomainOf(const PlanContext& ctx, const Op& op) {
+  return ctx.domains->domainOf(op.root);
 }
 
 // The bytes of each part of a chunk's scratch (ChunkScratch), in order.
 std::array<size_t, 3> scratchParts(const PlanContext& ctx, const Op& op,
-                                   const Delivery& delivery, size_t count) {
+                                   size_t count) {
   const size_t elt = dtypeSize(op.dtype);
-  const size_t n = delivery.blocks * count;
-  const bool inPlace = partialIsInput(ctx, op);
-  // One block is part-major as it lies.
-  const bool laysOut = !inPlace && delivery.blocks > 1 &&
-                       !(delivery.toMatchingRanks && blocksLieEvenly(ctx));
-  const size_t share = domainShare(ctx, delivery, count);
-  bool receives = false;
-  for (size_t b = 0; b < delivery.blocks && !receives; ++b)
-    receives = delivery.destinationOf(b) == ctx.rank;
-  return {laysOut ? n * elt : 0,
-          inPlace ? 0 : (n - (ctx.domainSize() - 1) * share) * elt,
-          receives ? ctx.domains->count() * count * elt : 0};
+  const int size = ctx.domainSize();
+  const size_t owned =
+      partialIsInput(ctx, op) ? 0 : (count - (size - 1) * (count / size)) * elt;
+  if (ctx.domain() != rootDomainOf(ctx, op)) return {owned, 0, 0};
+  const size_t range = ownedRange(count, size, ctx.localRank()).size() * elt;
+  return {owned, range * (ctx.domains->count() - 1),
+          ctx.rank == op.root ? 0 : range};
 }
 
-ChunkScratch chunkScratch(const PlanContext& ctx, const Op& op,
-                          const Delivery& delivery, size_t count, char* at) {
-  const std::array<size_t, 3> parts = scratchParts(ctx, op, delivery, count);
+ChunkScratch chunkScratch(const PlanContext& ctx, const Op& op, size_t count,
+                          char* at) {
+  const std::array<size_t, 3> parts = scratchParts(ctx, op, count);
   return {at, at + parts[0], at + parts[0] + parts[1]};
 }
 
-// Copies the chunk of every block of `send` so that part i of each
-// (ownedRange(count, size, i)) lies together, in order of i, then block.
-void layOutPartMajor(const PlanContext& ctx, const char* send, char* out,
-                     const Delivery& delivery, const Chunk& chunk, int size,
-                     size_t elt) {
-  for (int i = 0; i < size; ++i) {
-    ElementRange part = ownedRange(chunk.count, size, i);
-    for (size_t b = 0; b < delivery.blocks; ++b) {
-      size_t first = b * delivery.blockCount + chunk.offset + part.begin;
-      ctx.data->copy(out, send + first * elt, part.size() * elt);
-      out += part.size() * elt;
+// Steps 1 and 2: the domain's reduction, then the partials posted across.
+// On every link both sides post in stretch order, chunk after chunk.
+void startChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
+  const size_t elt = dtypeSize(op.dtype);
+  const size_t first =
+      ownedRange(chunk.count, ctx.domainSize(), ctx.localRank()).begin;
+  if (partialIsInput(ctx, op)) {
+    chunk.partial = static_cast<const char*>(op.sendbuff) + chunk.offset * elt;
+  } else {
+    reduceOwnedInDomain(
+        ctx, op, static_cast<const char*>(op.sendbuff) + chunk.offset * elt,
+        chunk.scratch.owned, chunk.count, chunk.count / ctx.domainSize());
+    chunk.partial = chunk.scratch.owned;
+  }
+  const int rootDomain = rootDomainOf(ctx, op);
+  char* arrival = chunk.scratch.arrivals;
+  for (const Stretch& stretch : *chunk.stretches) {
+    const size_t bytes = stretch.range.size() * elt;
+    if (ctx.domain() != rootDomain) {
+      chunk.sends.push_back(ctx.sendTo(
+          stretch.owners[rootDomain],
+          chunk.partial + (stretch.range.begin - first) * elt, bytes));
+      continue;
+    }
+    for (int d = 0; d < ctx.domains->count(); ++d) {
+      if (d == rootDomain) continue;
+      chunk.arrivals.push_back(ctx.recvFrom(stretch.owners[d], arrival, bytes));
+      arrival += bytes;
     }
   }
 }
 
-// Reduces the chunk inside the domain, runs the transfers inside the
-// domain and posts those across. A rank whose partial is its input
-// (partialIsInput) sends from the input in place and combines its own
-// block's chunk from there: no layout, no domain step, no self-transfer.
-void startChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
-                Chunk& chunk) {
-  size_t elt = dtypeSize(op.dtype);
-  size_t n = delivery.blocks * chunk.count;
-  int domains = ctx.domains->count();
-  int size = ctx.domainSize();
-  const bool inPlace = partialIsInput(ctx, op);
-  const char* owned = chunk.scratch.owned;
-  if (!inPlace) {
-    const auto* send = static_cast<const char*>(op.sendbuff);
-    const char* partMajor = send + chunk.offset * elt;
-    if (delivery.blocks > 1) {
-      layOutPartMajor(ctx, send, chunk.scratch.laidOut, delivery, chunk, size,
-                      elt);
-      partMajor = chunk.scratch.laidOut;
-    }
-    reduceOwnedInDomain(ctx, op, partMajor, chunk.scratch.owned, n,
-                        domainShare(ctx, delivery, chunk.count));
-  }
-
-  std::vector<Op> transfers;
-  ElementRange ownPart = ownedRange(chunk.count, size, ctx.localRank());
-  auto ownedOf = [&](size_t b) {
-    return inPlace ? static_cast<const char*>(op.sendbuff) +
-                         (b * delivery.blockCount + chunk.offset) * elt
-                   : owned + b * ownPart.size() * elt;
-  };
-  for (size_t b = 0; b < delivery.blocks; ++b) {
-    const int destination = delivery.destinationOf(b);
-    if (inPlace && destination == ctx.rank) {
-      chunk.ownPartial = ownedOf(b);
-    } else if (ownPart.size() > 0) {
-      transfers.push_back(pointToPoint(OpKind::Send, op, ownedOf(b),
-                                       ownPart.size(), destination));
-    }
-    if (destination != ctx.rank) continue;
-    for (int d = 0; d < domains; ++d) {
-      const std::vector<int>& members = ctx.domains->members(d);
-      int senders = static_cast<int>(members.size());
-      for (int i = 0; i < senders; ++i) {
-        ElementRange part = ownedRange(chunk.count, senders, i);
-        if (part.size() == 0 || (inPlace && members[i] == ctx.rank)) continue;
-        char* slot =
-            chunk.scratch.assembled + (d * chunk.count + part.begin) * elt;
-        transfers.push_back(
-            pointToPoint(OpKind::Recv, op, slot, part.size(), members[i]));
-      }
-    }
-  }
-  chunk.across = startSendRecv(ctx, transfers);
-}
-
-// Waits for the chunk's transfers and combines the domains' partials.
-void finishChunk(const PlanContext& ctx, const Op& op, const Delivery& delivery,
-                 Chunk& chunk, void* result) {
-  for (auto& request : chunk.across) ctx.wait(request);
-  if (result == nullptr) return;
-  size_t elt = dtypeSize(op.dtype);
-  int domains = ctx.domains->count();
-  const char* assembled = chunk.scratch.assembled;
+// Step 2's end in the root's domain: each stretch's partials combined in
+// domain order, into the root's output or this rank's result.
+void combineStretches(const PlanContext& ctx, const Op& op, Chunk& chunk,
+                      char* result) {
+  const size_t elt = dtypeSize(op.dtype);
+  const int domains = ctx.domains->count();
+  const size_t first =
+      ownedRange(chunk.count, ctx.domainSize(), ctx.localRank()).begin;
   // Each domain's partial is scaled already: the domains premultiplied.
   Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
   reduction.preScale = nullptr;
-  std::vector<const void*> sources;
-  for (int d = 0; d < domains; ++d)
-    sources.push_back(d == ctx.domain() && chunk.ownPartial != nullptr
-                          ? chunk.ownPartial
-                          : assembled + d * chunk.count * elt);
-  ctx.combine(static_cast<char*>(result) + chunk.offset * elt, sources.data(),
-              domains, chunk.count, reduction);
-}
-
-// Whether every domain has `size` ranks, at least 2.
-bool domainsOfOneSize(const DomainMap& domains, int size) {
-  if (size < 2) return false;
-  for (int d = 0; d < domains.count(); ++d)
-    if (static_cast<int>(domains.members(d).size()) != size) return false;
-  return true;
-}
-
-// The ranks' step when `members` are evenly spaced (first + i * step),
-// else 0.
-size_t evenStep(const std::vector<int>& members) {
-  if (members.size() < 2) return 0;
-  const int step = members[1] - members[0];
-  for (size_t i = 2; i < members.size(); ++i)
-    if (members[i] - members[i - 1] != step) return 0;
-  return step > 0 ? static_cast<size_t>(step) : 0;
-}
-
-bool blocksLieEvenly(const PlanContext& ctx) {
-  if (!ctx.domainReadsBlocksApart) return false;
-  for (int d = 0; d < ctx.domains->count(); ++d)
-    if (evenStep(ctx.domains->members(d)) == 0) return false;
-  return true;
-}
-
-// The domain step of startChunkForMatchingRanks without laying the input
-// out first, where the domain reads blocks apart: one reduce-scatter per
-// domain d over its ranks' blocks where they lie (evenly spaced), which
-// leaves this rank the chunk of the block of d's rank of its local index
-// at owned + d * count. False (nothing run) where it cannot.
-bool reduceBlocksWhereTheyLie(const PlanContext& ctx, const Op& op,
-                              const Delivery& delivery, const Chunk& chunk,
-                              char* owned) {
-  if (!blocksLieEvenly(ctx)) return false;
-  const size_t elt = dtypeSize(op.dtype);
-  const auto* send = static_cast<const char*>(op.sendbuff);
-  std::vector<Op> steps;
-  for (int d = 0; d < ctx.domains->count(); ++d) {
-    const std::vector<int>& members = ctx.domains->members(d);
-    const size_t step = evenStep(members);
-    const size_t first = members[0] * delivery.blockCount + chunk.offset;
-    Op blocks = domainOp(OpKind::ReduceScatter, op, send + first * elt,
-                         owned + d * chunk.count * elt, chunk.count);
-    blocks.blockStride = step * delivery.blockCount;
-    steps.push_back(blocks);
-  }
-  ctx.inDomain(steps);
-  return true;
-}
-
-// Reduce-scatter over domains of one size: local rank i of each domain
-// reduces, whole, the blocks of the ranks of local index i (one per
-// domain), so each block crosses once to its rank from that rank's
-// matching rank in every other domain. A rank exchanges with D-1 peers
-// however many ranks there are, and nothing is delivered inside the
-// domain afterwards. Block order after the layout: local index, then
-// domain; a host domain reads the blocks where they lie instead
-// (reduceBlocksWhereTheyLie).
-void startChunkForMatchingRanks(const PlanContext& ctx, const Op& op,
-                                const Delivery& delivery, Chunk& chunk) {
-  const size_t elt = dtypeSize(op.dtype);
-  const int domains = ctx.domains->count();
-  const int size = ctx.domainSize();
-  const size_t n = delivery.blocks * chunk.count;
-  char* owned = chunk.scratch.owned;
-  if (!reduceBlocksWhereTheyLie(ctx, op, delivery, chunk, owned)) {
-    const auto* send = static_cast<const char*>(op.sendbuff);
-    char* out = chunk.scratch.laidOut;
-    for (int local = 0; local < size; ++local)
-      for (int d = 0; d < domains; ++d) {
-        const size_t block = ctx.domains->members(d)[local];
-        ctx.data->copy(
-            out, send + (block * delivery.blockCount + chunk.offset) * elt,
-            chunk.count * elt);
-        out += chunk.count * elt;
+  std::vector<const void*> sources(domains);
+  const char* arrival = chunk.scratch.arrivals;
+  size_t next = 0;
+  for (const Stretch& stretch : *chunk.stretches) {
+    const size_t at = (stretch.range.begin - first) * elt;
+    const size_t bytes = stretch.range.size() * elt;
+    for (int d = 0; d < domains; ++d) {
+      if (d == ctx.domain()) {
+        sources[d] = chunk.partial + at;
+        continue;
       }
-    reduceOwnedInDomain(ctx, op, chunk.scratch.laidOut, owned, n,
-                        domainShare(ctx, delivery, chunk.count));
+      ctx.wait(chunk.arrivals[next++]);
+      sources[d] = arrival;
+      arrival += bytes;
+    }
+    ctx.combine(result + at, sources.data(), domains, stretch.range.size(),
+                reduction);
   }
-  chunk.ownPartial = owned + ctx.domain() * chunk.count * elt;
-  std::vector<Op> transfers;
-  for (int d = 0; d < domains; ++d) {
-    if (d == ctx.domain()) continue;
-    const int peer = ctx.domains->members(d)[ctx.localRank()];
-    transfers.push_back(pointToPoint(
-        OpKind::Send, op, owned + d * chunk.count * elt, chunk.count, peer));
-    transfers.push_back(pointToPoint(
-        OpKind::Recv, op, chunk.scratch.assembled + d * chunk.count * elt,
-        chunk.count, peer));
-  }
-  chunk.across = startSendRecv(ctx, transfers);
 }
 
-// Chunk by chunk (the plan's chunk of the whole buffer at most), the
-// exchange of one chunk in flight while the next chunk is reduced.
-void reduceAndDeliver(const PlanContext& ctx, const Op& op,
-                      const Delivery& delivery, void* result) {
-  // Blocks per chunk: the plan's chunk spreads over the row of blocks.
-  const size_t perChunk = choosePlan(ctx, op).chunkElements;
-  // Each of the two chunks in flight gets half. Every chunk but the last
-  // is full, and the last, shorter one may need more: a rank's part of
-  // the domain's partial holds the count's remainder over the domain.
-  auto bytesOf = [&](size_t count) {
-    const std::array<size_t, 3> parts = scratchParts(ctx, op, delivery, count);
-    return parts[0] + parts[1] + parts[2];
-  };
-  const size_t last = delivery.blockCount % perChunk;
-  const size_t half = std::max(bytesOf(std::min(perChunk, delivery.blockCount)),
-                               last == 0 ? 0 : bytesOf(last));
-  char* scratch = ctx.scratchBytes(2 * half);
-  pipelineChunks(
-      delivery.blockCount, perChunk,
-      [&](const ChunkSpan& span) {
-        Chunk chunk{span.offset,
-                    span.n,
-                    chunkScratch(ctx, op, delivery, span.n,
-                                 scratch + (span.index % 2) * half),
-                    {}};
-        if (delivery.toMatchingRanks)
-          startChunkForMatchingRanks(ctx, op, delivery, chunk);
-        else
-          startChunk(ctx, op, delivery, chunk);
-        return chunk;
-      },
-      [&](Chunk& chunk) { finishChunk(ctx, op, delivery, chunk, result); });
+// Step 3: the root's domain hands every rank's range to the root.
+void deliverToRoot(const PlanContext& ctx, const Op& op, const Chunk& chunk,
+                   char* result) {
+  const size_t elt = dtypeSize(op.dtype);
+  const std::vector<int>& members = ctx.domains->members(ctx.domain());
+  const int size = ctx.domainSize();
+  std::vector<Op> transfers;
+  if (ctx.rank != op.root) {
+    const size_t count = ownedRange(chunk.count, size, ctx.localRank()).size();
+    if (count > 0)
+      transfers.push_back(
+          pointToPoint(OpKind::Send, op, result, count, op.root));
+  } else {
+    auto* output = static_cast<char*>(op.recvbuff) + chunk.offset * elt;
+    for (int i = 0; i < size; ++i) {
+      const ElementRange range = ownedRange(chunk.count, size, i);
+      if (members[i] == op.root || range.size() == 0) continue;
+      transfers.push_back(pointToPoint(OpKind::Recv, op,
+                                       output + range.begin * elt, range.size(),
+                                       members[i]));
+    }
+  }
+  for (auto& request : startSendRecv(ctx, transfers)) ctx.wait(request);
+}
+
+void finishChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
+  for (auto& request : chunk.sends) ctx.wait(request);
+  if (ctx.domain() != rootDomainOf(ctx, op)) return;
+  const size_t elt = dtypeSize(op.dtype);
+  const size_t first =
+      ownedRange(chunk.count, ctx.domainSize(), ctx.localRank()).begin;
+  char* result = ctx.rank == op.root ? static_cast<char*>(op.recvbuff) +
+                                           (chunk.offset + first) * elt
+                                     : chunk.scratch.result;
+  combineStretches(ctx, op, chunk, result);
+  deliverToRoot(ctx, op, chunk, result);
 }
 
 }  // namespace
 
 void reducePlan(const PlanContext& ctx, const Op& op) {
-  Delivery delivery{1, op.count, [&](size_t) { return op.root; }};
-  reduceAndDeliver(ctx, op, delivery,
-                   ctx.rank == op.root ? op.recvbuff : nullptr);
-}
-
-void reduceScatterPlan(const PlanContext& ctx, const Op& op) {
-  if (choosePlan(ctx, op).plan == PlanChoice::Plan::OneShot)
-    return reduceScatterOneShotPlan(ctx, op);
-  Delivery delivery{static_cast<size_t>(ctx.nranks), op.count,
-                    [](size_t block) { return static_cast<int>(block); },
-                    domainsOfOneSize(*ctx.domains, ctx.domainSize())};
-  reduceAndDeliver(ctx, op, delivery, op.recvbuff);
+  const PlanChoice choice = choosePlan(ctx, op);
+  if (choice.plan == PlanChoice::Plan::OneShot)
+    return reduceOneShotPlan(ctx, op);
+  const size_t perChunk = choice.chunkElements;
+  const size_t fullChunk = std::min(perChunk, op.count);
+  const OwnCuts<Stretch> stretches(
+      [&](size_t n) { return ownerStretches(n, *ctx.domains); }, ctx.domain(),
+      ctx.rank, fullChunk);
+  // Two chunks are in flight: each gets half. Every chunk but the last is
+  // full, and the last, shorter one may need more: the last local rank's
+  // range holds the count's remainder over the domain.
+  auto bytesOf = [&](size_t count) {
+    const std::array<size_t, 3> parts = scratchParts(ctx, op, count);
+    return parts[0] + parts[1] + parts[2];
+  };
+  const size_t last = op.count % perChunk;
+  const size_t half =
+      std::max(bytesOf(fullChunk), last == 0 ? 0 : bytesOf(last));
+  char* scratch = ctx.scratchBytes(2 * half);
+  pipelineChunks(
+      op.count, perChunk,
+      [&](const ChunkSpan& span) {
+        Chunk chunk;
+        chunk.offset = span.offset;
+        chunk.count = span.n;
+        chunk.stretches = stretches.of(span.n);
+        chunk.scratch =
+            chunkScratch(ctx, op, span.n, scratch + (span.index % 2) * half);
+        startChunk(ctx, op, chunk);
+        return chunk;
+      },
+      [&](Chunk& chunk) { finishChunk(ctx, op, chunk); });
 }
 
 }  // namespace hetccl

@@ -1,8 +1,9 @@
 // The one-shot plans of small heterogeneous all-reduces and
 // reduce-scatters (one exchange across domains, every rank combining all
 // domains' partials itself), all-gathers (every block straight to every
-// rank of the other domains) and broadcasts (the root's buffer straight to
-// every rank of the other domains) at the edge of their regime: with
+// rank of the other domains), broadcasts (the root's buffer straight to
+// every rank of the other domains) and reduces (each domain's partial
+// from one rank straight to the root) at the edge of their regime: with
 // HETCCL_ONE_SHOT_MAX=256, every type (and every op of the reductions) at
 // counts just below, at and just above 256 bytes (the pipelined plans from
 // there), 0 and 1 elements, in place and out of place, on even, uneven and
@@ -42,8 +43,9 @@ void addCase(std::vector<CollectiveCase>& cases, Collective collective,
   cases.push_back(c);
 }
 
-// All-reduces and reduce-scatters of every type and op, all-gathers and
-// broadcasts (from every root in turn) of every type, at the element
+// All-reduces, reduce-scatters and reduces (to every root in turn) of every
+// type and op, all-gathers and broadcasts (from every root in turn) of
+// every type, at the element
 // counts around the threshold (an all-gather's is its output's, a
 // reduce-scatter's its input's).
 std::vector<CollectiveCase> edgeCases(int nranks) {
@@ -51,7 +53,8 @@ std::vector<CollectiveCase> edgeCases(int nranks) {
   for (const kit::DataType& type : kit::allDataTypes()) {
     for (Collective collective :
          {Collective::kAllReduce, Collective::kAllGather,
-          Collective::kReduceScatter, Collective::kBroadcast}) {
+          Collective::kReduceScatter, Collective::kBroadcast,
+          Collective::kReduce}) {
       const bool perRankCount = isSplitAcrossRanks(collective);
       const size_t perRank = perRankCount ? nranks * type.size : type.size;
       const size_t atThreshold = kThresholdBytes / perRank;

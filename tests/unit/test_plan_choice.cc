@@ -66,11 +66,15 @@ TEST(PlanChoice, AllGatherAndReduceScatterMeasureTheirLargerBuffer) {
       << describePlan(ctx, scatter);
 }
 
-TEST(PlanChoice, ReduceIsAlwaysPipelinedAndAllToAllDirect) {
-  const PlanContext ctx = contextOf(2, 1 << 20, 4096);
-  const PlanChoice reduce = choosePlan(ctx, opOf(OpKind::Reduce, 1));
+// A reduce measures its buffer, as an all-reduce and a broadcast do.
+TEST(PlanChoice, ReduceMeasuresItsBufferAndAllToAllIsDirect) {
+  const PlanContext ctx = contextOf(2, 256, 4096);
+  EXPECT_EQ(choosePlan(ctx, opOf(OpKind::Reduce, 64)).plan,
+            PlanChoice::Plan::OneShot);
+  const PlanChoice reduce = choosePlan(ctx, opOf(OpKind::Reduce, 65));
   EXPECT_EQ(reduce.plan, PlanChoice::Plan::Pipelined);
-  EXPECT_TRUE(has(describePlan(ctx, reduce), "no one-shot plan"));
+  EXPECT_TRUE(has(describePlan(ctx, reduce), "buffer of 260 bytes > "))
+      << describePlan(ctx, reduce);
   const PlanChoice allToAll = choosePlan(ctx, opOf(OpKind::AlltoAll, 1));
   EXPECT_EQ(allToAll.plan, PlanChoice::Plan::Direct);
   EXPECT_TRUE(has(describePlan(ctx, allToAll), "direct transfers"));

@@ -19,7 +19,8 @@ constexpr size_t kK = size_t{1} << 10;
 constexpr size_t kM = size_t{1} << 20;
 constexpr double kUs = 1e-3;  // the memory term of a rate of 1e9 GB/s
 constexpr OpKind kPriced[] = {OpKind::AllReduce, OpKind::AllGather,
-                              OpKind::ReduceScatter, OpKind::Broadcast};
+                              OpKind::ReduceScatter, OpKind::Broadcast,
+                              OpKind::Reduce};
 
 // `sizes` ranks per domain on the host collectives' defaults, run by the
 // GPU engine (whose chunks the model chooses); no engine step unless
@@ -110,7 +111,8 @@ TEST(PlanTuning, TheCutOffFollowsLatencyAndRanks) {
       PlanTuning::fromModel(PlanCostModel(layoutOf({2, 2}, 20, 10), {20, 10}),
                             16 * kM, 32 * kK, false, false);
   EXPECT_GE(tuning.oneShotMax(OpKind::AllReduce), kK);
-  EXPECT_EQ(tuning.oneShotMax(OpKind::Reduce), 0u);
+  EXPECT_GE(tuning.oneShotMax(OpKind::Reduce), kK);
+  EXPECT_EQ(tuning.oneShotMax(OpKind::AlltoAll), 0u);
 }
 
 // A one-shot all-gather sends its block to every rank outside its domain:
@@ -153,7 +155,7 @@ TEST(PlanTuning, ChunksGrowWithSizeWithinBounds) {
     }
   }
   EXPECT_LT(light.chunkFor(OpKind::AllReduce, 16 * kM), 16 * kM);
-  EXPECT_EQ(light.chunkFor(OpKind::Reduce, 64 * kM), 16 * kM);
+  EXPECT_EQ(light.chunkFor(OpKind::AlltoAll, 64 * kM), 16 * kM);
 }
 
 // The decision log shows a class's first op; a class is (2^(k-1), 2^k], so
@@ -234,8 +236,8 @@ TEST(PlanTuning, PlansTakeAndNameTheModelsChoice) {
       std::string::npos)
       << describePlan(ctx, large);
   const std::string summary = tuning->summary();
-  for (const char* kind : {"all-reduce: one-shot up to",
-                           "all-gather:", "reduce-scatter:", "broadcast:"})
+  for (const char* kind : {"all-reduce: one-shot up to", "all-gather:",
+                           "reduce-scatter:", "broadcast:", "reduce:"})
     EXPECT_NE(summary.find(kind), std::string::npos) << summary;
 }
 
