@@ -60,37 +60,41 @@ DomainLibrary::DomainLibrary(Scheduler& scheduler, Wires& wires,
   }
 }
 
-void DomainLibrary::launch(int rank, uint64_t index,
-                           const std::vector<Op>& ops) {
-  std::vector<std::shared_ptr<SimRequest>> transfers;
-  bool collectives = false;
+DomainLibrary::Launch DomainLibrary::describe(
+    const std::vector<Op>& ops) const {
+  Launch launch;
+  // A group's collectives start together (one launch): one alpha, their
+  // bus bytes one after another.
+  const double alpha = library_.alphaUs * 1e-6;
+  launch.seconds = alpha;
   for (const Op& op : ops) {
     if (!isPointToPoint(op.kind)) {
-      collectives = true;
+      launch.collectives = true;
+      launch.seconds +=
+          domainCollectiveSeconds(op, static_cast<int>(members_.size()),
+                                  library_, busBytesPerSecond_) -
+          alpha;
       continue;
     }
-    const size_t bytes = op.count * dtypeSize(op.dtype);
-    transfers.push_back(wires_.post(
-        rank, members_[op.root],
-        op.kind == OpKind::Send ? TransferWay::kSend : TransferWay::kReceive,
-        bytes));
+    launch.transfers.push_back(
+        {op.root,
+         op.kind == OpKind::Send ? TransferWay::kSend : TransferWay::kReceive,
+         op.count * dtypeSize(op.dtype)});
   }
-  if (collectives) {
+  return launch;
+}
+
+void DomainLibrary::launch(int rank, uint64_t index, const Launch& launch) {
+  std::vector<std::shared_ptr<SimRequest>> transfers;
+  for (const Launch::Transfer& transfer : launch.transfers)
+    transfers.push_back(wires_.post(rank, members_[transfer.peer], transfer.way,
+                                    transfer.bytes));
+  if (launch.collectives) {
     Gathering& gathering = gatherings_[index];
     gathering.waiters.push_back(scheduler_.current());
     if (++gathering.arrived == static_cast<int>(members_.size())) {
-      // A group's collectives start together (one launch): one alpha,
-      // their bus bytes one after another.
-      const double alpha = library_.alphaUs * 1e-6;
-      double seconds = alpha;
-      for (const Op& op : ops)
-        if (!isPointToPoint(op.kind))
-          seconds +=
-              domainCollectiveSeconds(op, static_cast<int>(members_.size()),
-                                      library_, busBytesPerSecond_) -
-              alpha;
-      busySeconds_ += seconds;
-      scheduler_.at(scheduler_.now() + seconds, [this, index] {
+      busySeconds_ += launch.seconds;
+      scheduler_.at(scheduler_.now() + launch.seconds, [this, index] {
         Gathering& done = gatherings_[index];
         done.complete = true;
         for (int waiter : done.waiters) scheduler_.resume(waiter);
@@ -107,7 +111,12 @@ void SimExecutor::launch(const std::vector<Op>& ops, StreamHandle) {
   const bool collectives =
       std::any_of(ops.begin(), ops.end(),
                   [](const Op& op) { return !isPointToPoint(op.kind); });
-  library_.launch(rank_, collectives ? collectiveLaunches_++ : 0, ops);
+  const uint64_t index = collectives ? collectiveLaunches_++ : 0;
+  if (stream_ == nullptr)
+    return library_.launch(rank_, index, library_.describe(ops));
+  stream_->enqueue([this, index, launch = library_.describe(ops)] {
+    library_.launch(rank_, index, launch);
+  });
 }
 
 }  // namespace hetccl::sim

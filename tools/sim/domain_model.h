@@ -16,6 +16,7 @@
 #include "op/executor.h"
 #include "scheduler.h"
 #include "sim_link.h"
+#include "sim_stream.h"
 
 namespace hetccl::sim {
 
@@ -33,9 +34,24 @@ class DomainLibrary {
   DomainLibrary(Scheduler& scheduler, Wires& wires, const ClusterSpec& cluster,
                 int domain, std::vector<int> members);
 
+  // What a launch of ops takes: its collectives' time, which starts once
+  // every rank of the domain has launched them, and its point-to-point
+  // transfers. Small, so that a GPU rank's stream can hold many.
+  struct Launch {
+    bool collectives = false;
+    double seconds = 0;
+    struct Transfer {
+      int peer;  // a local rank
+      TransferWay way;
+      size_t bytes;
+    };
+    std::vector<Transfer> transfers;
+  };
+  Launch describe(const std::vector<Op>& ops) const;
+
   // Rank `rank`'s `index`-th launch of collectives (p2p ops aside); waits
   // in virtual time until it is complete.
-  void launch(int rank, uint64_t index, const std::vector<Op>& ops);
+  void launch(int rank, uint64_t index, const Launch& launch);
   // Seconds its collectives took, from the last rank's launch to the end.
   double busySeconds() const { return busySeconds_; }
 
@@ -58,14 +74,16 @@ class DomainLibrary {
 // One rank's view of its domain library.
 class SimExecutor : public Executor {
  public:
-  SimExecutor(DomainLibrary& library, int rank)
-      : library_(library), rank_(rank) {}
+  // `stream`: a GPU rank's (its launches run there), null for a CPU rank.
+  SimExecutor(DomainLibrary& library, int rank, SimStream* stream)
+      : library_(library), rank_(rank), stream_(stream) {}
   void launch(const std::vector<Op>& ops, StreamHandle stream) override;
   bool drain(double) override { return true; }
 
  private:
   DomainLibrary& library_;
   const int rank_;
+  SimStream* const stream_;
   uint64_t collectiveLaunches_ = 0;
 };
 

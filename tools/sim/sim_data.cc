@@ -31,7 +31,8 @@ char* SimData::scratch(size_t bytes) {
 void SimData::spend(double bytesMoved) {
   const double seconds = bytesMoved / rate_;
   busySeconds_ += seconds;
-  scheduler_.sleepFor(seconds);
+  if (stream_ == nullptr) return scheduler_.sleepFor(seconds);
+  stream_->enqueue([this, seconds] { scheduler_.sleepFor(seconds); });
 }
 
 }  // namespace hetccl::sim

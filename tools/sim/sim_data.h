@@ -7,6 +7,7 @@
 
 #include "algo/plan_data.h"
 #include "scheduler.h"
+#include "sim_stream.h"
 
 namespace hetccl::sim {
 
@@ -16,8 +17,10 @@ char* fakeAddress(int region);
 
 class SimData : public PlanData {
  public:
-  SimData(Scheduler& scheduler, double memoryBytesPerSecond)
-      : scheduler_(scheduler), rate_(memoryBytesPerSecond) {}
+  // `stream`: a GPU rank's (its copies and reductions run there), null
+  // for a CPU rank.
+  SimData(Scheduler& scheduler, double memoryBytesPerSecond, SimStream* stream)
+      : scheduler_(scheduler), rate_(memoryBytesPerSecond), stream_(stream) {}
 
   void reduce(void* dst, const void* const* sources, int nsources, size_t count,
               const Reduction& reduction) override;
@@ -32,6 +35,7 @@ class SimData : public PlanData {
 
   Scheduler& scheduler_;
   const double rate_;
+  SimStream* const stream_;
   size_t scratchBytes_ = 0;
   double busySeconds_ = 0;
 };

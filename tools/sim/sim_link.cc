@@ -9,6 +9,11 @@
 namespace hetccl::sim {
 
 void SimRequest::wait(const AbortSignal&, double) {
+  if (stream_ == nullptr) return waitHere();
+  stream_->enqueue([self = shared_from_this()] { self->waitHere(); });
+}
+
+void SimRequest::waitHere() {
   while (!complete_) {
     waiter_ = scheduler_.current();
     scheduler_.suspend();
@@ -22,16 +27,24 @@ void SimRequest::complete() {
 }
 
 std::shared_ptr<SimRequest> Wires::post(int self, int peer, TransferWay way,
-                                        size_t bytes) {
-  auto request = std::make_shared<SimRequest>(scheduler_, peer, way, bytes);
-  const bool sending = way == TransferWay::kSend;
-  const int src = sending ? self : peer;
-  const int dst = sending ? peer : self;
+                                        size_t bytes, SimStream* stream) {
+  auto request =
+      std::make_shared<SimRequest>(scheduler_, peer, way, bytes, stream);
+  if (stream != nullptr && way == TransferWay::kSend)
+    stream->enqueue([this, self, request] { post(self, request); });
+  else
+    post(self, request);
+  return request;
+}
+
+void Wires::post(int self, const std::shared_ptr<SimRequest>& request) {
+  const bool sending = request->way() == TransferWay::kSend;
+  const int src = sending ? self : request->peer();
+  const int dst = sending ? request->peer() : self;
   Queue& queue = queues_[{src, dst}];
   (sending ? queue.sends : queue.receives).push_back(request);
   if (sending) ++sent_[self];
   match(src, dst, queue);
-  return request;
 }
 
 void Wires::match(int src, int dst, Queue& queue) {
@@ -69,14 +82,14 @@ std::shared_ptr<TransferRequest> SimLink::send(const void*, size_t bytes,
                                                const CallSignature&) {
   sent_ += bytes;
   if (staging_) staging_->add(TransferWay::kSend, bytes);
-  return wires_.post(self_, peer_, TransferWay::kSend, bytes);
+  return wires_.post(self_, peer_, TransferWay::kSend, bytes, stream_);
 }
 
 std::shared_ptr<TransferRequest> SimLink::recv(void*, size_t bytes,
                                                const CallSignature&) {
   received_ += bytes;
   if (staging_) staging_->add(TransferWay::kReceive, bytes);
-  return wires_.post(self_, peer_, TransferWay::kReceive, bytes);
+  return wires_.post(self_, peer_, TransferWay::kReceive, bytes, stream_);
 }
 
 }  // namespace hetccl::sim

@@ -15,17 +15,27 @@
 #include "engine/gpu/proxy/slot_sizes.h"
 #include "network.h"
 #include "scheduler.h"
+#include "sim_stream.h"
 #include "transport/link.h"
 
 namespace hetccl::sim {
 
-class SimRequest : public TransferRequest {
+class SimRequest : public TransferRequest,
+                   public std::enable_shared_from_this<SimRequest> {
  public:
-  SimRequest(Scheduler& scheduler, int peer, TransferWay way, size_t bytes)
-      : scheduler_(scheduler), peer_(peer), way_(way), bytes_(bytes) {}
+  // `stream`: a GPU rank's, where waits for the transfer run; null for a
+  // CPU rank.
+  SimRequest(Scheduler& scheduler, int peer, TransferWay way, size_t bytes,
+             SimStream* stream = nullptr)
+      : scheduler_(scheduler),
+        peer_(peer),
+        way_(way),
+        bytes_(bytes),
+        stream_(stream) {}
 
   bool done() override { return complete_; }
-  // Waits in virtual time; the simulation has no timeouts or aborts.
+  // Waits in virtual time, or has the stream wait; the simulation has no
+  // timeouts or aborts.
   void wait(const AbortSignal& abort, double timeoutSeconds) override;
   int peer() const override { return peer_; }
   TransferWay way() const override { return way_; }
@@ -34,10 +44,13 @@ class SimRequest : public TransferRequest {
   void complete();
 
  private:
+  void waitHere();
+
   Scheduler& scheduler_;
   const int peer_;
   const TransferWay way_;
   const size_t bytes_;
+  SimStream* const stream_;
   bool complete_ = false;
   int waiter_ = -1;
 };
@@ -48,8 +61,12 @@ class Wires {
   Wires(Scheduler& scheduler, Network& network, int nranks)
       : scheduler_(scheduler), network_(network), sent_(nranks, 0) {}
 
+  // `stream`: a GPU rank's, where the transfer is waited for; a receive is
+  // posted at once (the engine's proxy takes pieces in as they come), a
+  // send once the stream reaches it (its data is ready then). Null: a CPU
+  // rank's, posted at once and waited for where the plan waits.
   std::shared_ptr<SimRequest> post(int self, int peer, TransferWay way,
-                                   size_t bytes);
+                                   size_t bytes, SimStream* stream = nullptr);
   // Transfers `rank` has sent.
   size_t messagesSent(int rank) const { return sent_[rank]; }
 
@@ -57,6 +74,7 @@ class Wires {
   struct Queue {
     std::deque<std::shared_ptr<SimRequest>> sends, receives;
   };
+  void post(int self, const std::shared_ptr<SimRequest>& request);
   void match(int src, int dst, Queue& queue);
 
   Scheduler& scheduler_;
@@ -87,8 +105,10 @@ class StagingCount {
 class SimLink : public Link {
  public:
   // `largestPiece`: of a GPU rank's staged pieces; 0 for a CPU rank.
-  SimLink(Wires& wires, int self, int peer, size_t largestPiece)
-      : wires_(wires), self_(self), peer_(peer) {
+  // `stream`: a GPU rank's, null for a CPU rank.
+  SimLink(Wires& wires, int self, int peer, size_t largestPiece,
+          SimStream* stream)
+      : wires_(wires), self_(self), peer_(peer), stream_(stream) {
     if (largestPiece > 0) staging_.emplace(largestPiece);
   }
   // What its staging rings would pin (0 for a CPU rank).
@@ -106,6 +126,7 @@ class SimLink : public Link {
   Wires& wires_;
   const int self_;
   const int peer_;
+  SimStream* const stream_;
   std::optional<StagingCount> staging_;
   size_t sent_ = 0;
   size_t received_ = 0;

@@ -103,10 +103,14 @@ class Run {
           scheduler_, wires_, cluster, d, domains_.members(d)));
     for (size_t r = 0; r < places_.size(); ++r) {
       const DomainSpec& domain = cluster.domains[places_[r].domain];
+      streams_.push_back(isGpuRank(static_cast<int>(r))
+                             ? std::make_unique<SimStream>(scheduler_)
+                             : nullptr);
       executors_.push_back(std::make_unique<SimExecutor>(
-          *libraries_[places_[r].domain], static_cast<int>(r)));
+          *libraries_[places_[r].domain], static_cast<int>(r),
+          streams_.back().get()));
       data_.push_back(std::make_unique<SimData>(
-          scheduler_, domain.library.memoryGBps * 1e9));
+          scheduler_, domain.library.memoryGBps * 1e9, streams_.back().get()));
     }
   }
 
@@ -116,8 +120,12 @@ class Run {
       scheduler_.spawn([this, r, nranks, spec] {
         runPlans(contextOf(r), opsOf(spec, r, nranks));
         finished_[r] = scheduler_.now();
+        if (streams_[r]) streams_[r]->close();
       });
     scheduler_.run();
+    for (int r = 0; r < nranks; ++r)
+      if (streams_[r])
+        finished_[r] = std::max(finished_[r], streams_[r]->finishedAt());
     return resultOf(spec);
   }
 
@@ -131,8 +139,8 @@ class Run {
     ctx.linkTo = [this, rank](int peer) -> Link& {
       std::unique_ptr<SimLink>& link = links_[rank][peer];
       if (!link)
-        link = std::make_unique<SimLink>(wires_, rank, peer,
-                                         stagedPieceBytes(rank));
+        link = std::make_unique<SimLink>(
+            wires_, rank, peer, stagedPieceBytes(rank), streams_[rank].get());
       return *link;
     };
     ctx.abort = &abort_;
@@ -145,11 +153,15 @@ class Run {
     return ctx;
   }
 
+  // A GPU rank's plan enqueues its work on its stream (sim_stream.h).
+  bool isGpuRank(int rank) const {
+    return cluster_.domains[places_[rank].domain].library.name != "host";
+  }
+
   // The largest piece a rank's links stage, 0 for a CPU rank (the host
   // engine sends from its buffers).
   size_t stagedPieceBytes(int rank) const {
-    if (cluster_.domains[places_[rank].domain].library.name == "host") return 0;
-    return crossDomainPieceBytes(knobs_.chunkBytes);
+    return isGpuRank(rank) ? crossDomainPieceBytes(knobs_.chunkBytes) : 0;
   }
 
   size_t peersTouched(int rank) const {
@@ -210,6 +222,7 @@ class Run {
   Wires wires_;
   AbortSignal abort_;  // never raised: a simulation does not fail a rank
   std::vector<std::unique_ptr<DomainLibrary>> libraries_;
+  std::vector<std::unique_ptr<SimStream>> streams_;  // null: a CPU rank
   std::vector<std::unique_ptr<SimExecutor>> executors_;
   std::vector<std::unique_ptr<SimData>> data_;
   std::vector<std::map<int, std::unique_ptr<SimLink>>> links_;

@@ -17,6 +17,7 @@
 #include "network.h"
 #include "options.h"
 #include "scheduler.h"
+#include "sim_stream.h"
 #include "simulation.h"
 
 namespace hetccl::sim {
@@ -50,6 +51,37 @@ TEST(SimScheduler, FibersSleepInVirtualTimeAndWakeEachOther) {
   ASSERT_EQ(ran.size(), 2u);
   EXPECT_EQ(ran[0], "woke it at " + std::to_string(5.0));
   EXPECT_EQ(ran[1], "woken at " + std::to_string(5.0));
+}
+
+// A GPU rank's plan enqueues and goes on; its stream runs what it was
+// given one task after another, in order, and ends once closed and empty.
+TEST(SimStream, TasksRunInOrderWhileThePlanGoesOn) {
+  Scheduler scheduler;
+  SimStream stream(scheduler);
+  std::vector<std::string> ran;
+  auto note = [&](const std::string& what) {
+    ran.push_back(what + " at " + std::to_string(scheduler.now()));
+  };
+  scheduler.spawn([&] {
+    stream.enqueue([&] {
+      scheduler.sleepFor(2);
+      note("first");
+    });
+    stream.enqueue([&] {
+      scheduler.sleepFor(1);
+      note("second");
+    });
+    note("enqueued");
+    scheduler.sleepFor(5);
+    stream.enqueue([&] { note("third"); });
+    stream.close();
+  });
+  scheduler.run();
+  EXPECT_EQ(ran, (std::vector<std::string>{"enqueued at " + std::to_string(0.0),
+                                           "first at " + std::to_string(2.0),
+                                           "second at " + std::to_string(3.0),
+                                           "third at " + std::to_string(5.0)}));
+  EXPECT_EQ(stream.finishedAt(), 5.0);
 }
 
 TEST(SimScheduler, AFiberThatWaitsForeverIsReportedAsStuck) {
