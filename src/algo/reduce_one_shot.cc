@@ -43,12 +43,15 @@ void reduceOneShotPlan(const PlanContext& ctx, const Op& op) {
   const int rootDomain = ctx.domains->domainOf(op.root);
   const int domains = ctx.domains->count();
   const bool atRoot = ctx.rank == op.root;
-  // The partial, then at the root one arrival per other domain.
-  char* scratch = ctx.scratchBytes(bytes * (atRoot ? domains : 1));
+  // The partial (none where the input is one), then at the root one
+  // arrival per other domain.
+  const size_t partialBytes = partialIsInput(ctx, op) ? 0 : bytes;
+  char* scratch =
+      ctx.scratchBytes(partialBytes + (atRoot ? (domains - 1) * bytes : 0));
   std::vector<std::shared_ptr<TransferRequest>> across;
   std::vector<const void*> sources(domains);
   if (atRoot) {
-    char* arrival = scratch + bytes;
+    char* arrival = scratch + partialBytes;
     for (int d = 0; d < domains; ++d) {
       if (d == rootDomain) continue;
       across.push_back(

@@ -101,7 +101,8 @@ void Scheduler::run() {
   if (error_) std::rethrow_exception(error_);
   if (waiting > 0)
     throw std::runtime_error("simulation stuck: " + std::to_string(waiting) +
-                             " rank(s) wait and no event is left");
+                             " fiber(s) (ranks' plans, GPU ranks' streams) "
+                             "wait and no event is left");
 }
 
 void Scheduler::suspend() {

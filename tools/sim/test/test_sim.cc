@@ -98,7 +98,9 @@ TEST(SimScheduler, AFiberThatWaitsForeverIsReportedAsStuck) {
     scheduler.run();
     FAIL() << "a stuck run returned";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("1 rank(s) wait"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(
+                  "1 fiber(s) (ranks' plans, GPU ranks' streams) wait"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_TRUE(unwound) << "the stuck fiber's stack was not unwound";
