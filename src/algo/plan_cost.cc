@@ -170,7 +170,8 @@ PlanCostModel::Pass PlanCostModel::oneShotPass(OpKind kind, int domain,
 }
 
 PlanCostModel::Pass PlanCostModel::pipelinedPass(OpKind kind, int domain,
-                                                 double bytes) const {
+                                                 double bytes,
+                                                 double chunks) const {
   const int p = layout_.domainSizes[domain];
   const int n = totalRanks();
   const double d = static_cast<double>(layout_.domainSizes.size());
@@ -203,9 +204,14 @@ PlanCostModel::Pass PlanCostModel::pipelinedPass(OpKind kind, int domain,
       break;
     case OpKind::Reduce:
       // To a root in `domain`: its ranks take their ranges' partials from
-      // the other domains, combine them and hand them to the root.
-      pass.domainUs = libraryUs(domain, OpKind::ReduceScatter, bytes) +
-                      libraryUs(domain, OpKind::AllGather, bytes) +
+      // the other domains and add them to copies of their inputs, which the
+      // domain reduces to the root; a buffer of one chunk is reduce-
+      // scattered, combined and handed to the root instead (reduce.cc).
+      pass.domainUs = (p > 1 && chunks > 1
+                           ? libraryUs(domain, OpKind::Reduce, bytes) +
+                                 microseconds(2 * bytes, layout_.memoryGbps)
+                           : libraryUs(domain, OpKind::ReduceScatter, bytes) +
+                                 libraryUs(domain, OpKind::AllGather, bytes)) +
                       microseconds((d - 1) * bytes / p, layout_.memoryGbps);
       pass.crossBytes = (d - 1) * bytes / p;
       pass.transfers = std::max(static_cast<int>(d) - 1, fanOut(domain));
@@ -238,7 +244,8 @@ double PlanCostModel::pipelinedUs(OpKind kind, size_t bytes,
   double slowest = 0;
   for (int domain = 0; domain < static_cast<int>(layout_.domainSizes.size());
        ++domain) {
-    const Pass pass = pipelinedPass(kind, domain, static_cast<double>(chunk));
+    const Pass pass =
+        pipelinedPass(kind, domain, static_cast<double>(chunk), chunks);
     const double cross = crossUs(pass);
     slowest =
         std::max(slowest, pass.domainUs + cross +

@@ -114,7 +114,9 @@ class PlanCostModel {
     bool overlapped = false;
   };
   Pass oneShotPass(OpKind kind, int domain, double bytes) const;
-  Pass pipelinedPass(OpKind kind, int domain, double bytes) const;
+  // One chunk's pass, of `bytes`, out of `chunks`.
+  Pass pipelinedPass(OpKind kind, int domain, double bytes,
+                     double chunks) const;
   double libraryUs(int domain, OpKind kind, double bytes) const;
   double crossUs(const Pass& pass) const;
   int totalRanks() const;

@@ -1,11 +1,15 @@
 // Reduce across domains, chunk by chunk:
-//   1. inside each domain, a reduce-scatter leaves each rank owning the
-//      domain's partial of its range (ownership.h);
+//   1. inside each domain but the root's, a reduce-scatter leaves each rank
+//      owning the domain's partial of its range (ownership.h);
 //   2. across domains, the owners of each stretch (ownerStretches) send
-//      their partials to its owner in the root's domain, which combines
-//      them in domain order;
-//   3. inside the root's domain, each rank hands its combined range to
-//      the root.
+//      their partials to its owner in the root's domain;
+//   3. in the root's domain each rank adds the partials of its range to a
+//      copy of its input, and the domain reduces those copies to the root:
+//      one pass of the domain's library, as a reduce of that domain alone.
+//      A premultiplied sum or an average, whose partials are scaled while
+//      the copies would not be, takes two steps instead: a reduce-scatter
+//      as in the other domains, the partials combined in domain order, and
+//      each rank's range handed to the root.
 // So the bytes the root's domain takes in are spread over all its ranks,
 // a rank exchanges across domains with the few ranks whose ranges overlap
 // its own (one, its rail peer, where the domains are of one size), and the
@@ -27,9 +31,10 @@ namespace {
 
 // A chunk's scratch: this rank's part of its domain's partial (its share
 // of the reduce-scatter, then the tail every rank of the domain receives),
-// and in the root's domain the other domains' partials of its range as
-// they arrive, by stretch then domain, and their result (the root's goes
-// to its output).
+// or in the root's domain taking one pass the copy of its input; in the
+// root's domain the other domains' partials of its range as they arrive,
+// by stretch then domain, and with two steps their result (the root's
+// goes to its output).
 struct ChunkScratch {
   char* owned;
   char* arrivals;
@@ -44,45 +49,62 @@ struct Chunk {
   // This rank's partial of its range: `owned`, or the input itself
   // (partialIsInput); element 0 is the range's first.
   const char* partial = nullptr;
-  Transfers sends;     // partials on their way to the root's domain
-  Transfers arrivals;  // partials arriving, in the order of `arrivals`
+  Transfers sends;       // partials on their way to the root's domain
+  Transfers arrivals;    // partials arriving, in the order of `arrivals`
+  bool onePass = false;  // onePassAtRoot
 };
 
 int rootDomainOf(const PlanContext& ctx, const Op& op) {
   return ctx.domains->domainOf(op.root);
 }
 
+// Whether this rank is in the root's domain and that domain reduces in
+// one pass of its library (step 3 above): where the buffer spans several
+// chunks. With one chunk nothing hides the copy, and the domain's one
+// pass waits for the other domains' partials where its reduce-scatter
+// would have run beside them.
+bool onePassAtRoot(const PlanContext& ctx, const Op& op, size_t perChunk) {
+  return ctx.domain() == rootDomainOf(ctx, op) && ctx.domainSize() > 1 &&
+         !op.reduce.preMultiply && !op.reduce.average && op.count > perChunk;
+}
+
 // The bytes of each part of a chunk's scratch (ChunkScratch), in order.
 std::array<size_t, 3> scratchParts(const PlanContext& ctx, const Op& op,
-                                   size_t count) {
+                                   size_t count, bool onePass) {
   const size_t elt = dtypeSize(op.dtype);
   const int size = ctx.domainSize();
   const size_t owned =
       partialIsInput(ctx, op) ? 0 : (count - (size - 1) * (count / size)) * elt;
   if (ctx.domain() != rootDomainOf(ctx, op)) return {owned, 0, 0};
   const size_t range = ownedRange(count, size, ctx.localRank()).size() * elt;
-  return {owned, range * (ctx.domains->count() - 1),
-          ctx.rank == op.root ? 0 : range};
+  const size_t arrivals = range * (ctx.domains->count() - 1);
+  if (onePass) return {count * elt, arrivals, 0};
+  return {owned, arrivals, ctx.rank == op.root ? 0 : range};
 }
 
 ChunkScratch chunkScratch(const PlanContext& ctx, const Op& op, size_t count,
-                          char* at) {
-  const std::array<size_t, 3> parts = scratchParts(ctx, op, count);
+                          bool onePass, char* at) {
+  const std::array<size_t, 3> parts = scratchParts(ctx, op, count, onePass);
   return {at, at + parts[0], at + parts[0] + parts[1]};
 }
 
-// Steps 1 and 2: the domain's reduction, then the partials posted across.
-// On every link both sides post in stretch order, chunk after chunk.
+// Steps 1 and 2: the domain's reduction (or in the root's domain taking
+// one pass, the copy of the input), then the partials posted across. On
+// every link both sides post in stretch order, chunk after chunk.
 void startChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
   const size_t elt = dtypeSize(op.dtype);
   const size_t first =
       ownedRange(chunk.count, ctx.domainSize(), ctx.localRank()).begin;
-  if (partialIsInput(ctx, op)) {
-    chunk.partial = static_cast<const char*>(op.sendbuff) + chunk.offset * elt;
+  const char* input =
+      static_cast<const char*>(op.sendbuff) + chunk.offset * elt;
+  if (chunk.onePass) {
+    ctx.data->copy(chunk.scratch.owned, input, chunk.count * elt);
+    chunk.partial = chunk.scratch.owned + first * elt;
+  } else if (partialIsInput(ctx, op)) {
+    chunk.partial = input;
   } else {
-    reduceOwnedInDomain(
-        ctx, op, static_cast<const char*>(op.sendbuff) + chunk.offset * elt,
-        chunk.scratch.owned, chunk.count, chunk.count / ctx.domainSize());
+    reduceOwnedInDomain(ctx, op, input, chunk.scratch.owned, chunk.count,
+                        chunk.count / ctx.domainSize());
     chunk.partial = chunk.scratch.owned;
   }
   const int rootDomain = rootDomainOf(ctx, op);
@@ -104,7 +126,7 @@ void startChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
 }
 
 // Step 2's end in the root's domain: each stretch's partials combined in
-// domain order, into the root's output or this rank's result.
+// domain order, into `result` (which may be this rank's partial).
 void combineStretches(const PlanContext& ctx, const Op& op, Chunk& chunk,
                       char* result) {
   const size_t elt = dtypeSize(op.dtype);
@@ -134,7 +156,20 @@ void combineStretches(const PlanContext& ctx, const Op& op, Chunk& chunk,
   }
 }
 
-// Step 3: the root's domain hands every rank's range to the root.
+// Step 3 taking one pass: the domain reduces its ranks' copies, each with
+// its range's partials added, to the root.
+void reduceCopiesToRoot(const PlanContext& ctx, const Op& op,
+                        const Chunk& chunk) {
+  const size_t elt = dtypeSize(op.dtype);
+  char* copy = chunk.scratch.owned;
+  char* output = ctx.rank == op.root
+                     ? static_cast<char*>(op.recvbuff) + chunk.offset * elt
+                     : copy;
+  ctx.inDomain(domainOp(OpKind::Reduce, op, copy, output, chunk.count,
+                        ctx.domains->localRank(op.root)));
+}
+
+// Step 3 in two: the root's domain hands every rank's range to the root.
 void deliverToRoot(const PlanContext& ctx, const Op& op, const Chunk& chunk,
                    char* result) {
   const size_t elt = dtypeSize(op.dtype);
@@ -165,6 +200,10 @@ void finishChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
   const size_t elt = dtypeSize(op.dtype);
   const size_t first =
       ownedRange(chunk.count, ctx.domainSize(), ctx.localRank()).begin;
+  if (chunk.onePass) {
+    combineStretches(ctx, op, chunk, chunk.scratch.owned + first * elt);
+    return reduceCopiesToRoot(ctx, op, chunk);
+  }
   char* result = ctx.rank == op.root ? static_cast<char*>(op.recvbuff) +
                                            (chunk.offset + first) * elt
                                      : chunk.scratch.result;
@@ -180,6 +219,7 @@ void reducePlan(const PlanContext& ctx, const Op& op) {
     return reduceOneShotPlan(ctx, op);
   const size_t perChunk = choice.chunkElements;
   const size_t fullChunk = std::min(perChunk, op.count);
+  const bool onePass = onePassAtRoot(ctx, op, perChunk);
   const OwnCuts<Stretch> stretches(
       [&](size_t n) { return ownerStretches(n, *ctx.domains); }, ctx.domain(),
       ctx.rank, fullChunk);
@@ -187,7 +227,7 @@ void reducePlan(const PlanContext& ctx, const Op& op) {
   // full, and the last, shorter one may need more: the last local rank's
   // range holds the count's remainder over the domain.
   auto bytesOf = [&](size_t count) {
-    const std::array<size_t, 3> parts = scratchParts(ctx, op, count);
+    const std::array<size_t, 3> parts = scratchParts(ctx, op, count, onePass);
     return parts[0] + parts[1] + parts[2];
   };
   const size_t last = op.count % perChunk;
@@ -201,8 +241,9 @@ void reducePlan(const PlanContext& ctx, const Op& op) {
         chunk.offset = span.offset;
         chunk.count = span.n;
         chunk.stretches = stretches.of(span.n);
-        chunk.scratch =
-            chunkScratch(ctx, op, span.n, scratch + (span.index % 2) * half);
+        chunk.scratch = chunkScratch(ctx, op, span.n, onePass,
+                                     scratch + (span.index % 2) * half);
+        chunk.onePass = onePass;
         startChunk(ctx, op, chunk);
         return chunk;
       },
