@@ -58,6 +58,11 @@ struct PlanContext {
   // reads input blocks that lie apart (Op::blockStride). The same on every
   // rank of a domain: a domain's ranks are all CPU ranks or all GPU ranks.
   bool domainReadsBlocksApart = false;
+  // This rank's buffers, copies and reductions are a GPU's (the GPU
+  // engine): a copy costs little beside the domain library's steps, where
+  // a CPU rank's copies take the memory bandwidth its host collectives
+  // need.
+  bool dataOnGpu = false;
   // Where runPlans says which plan each kind and size class of op took
   // (null: nowhere).
   DecisionLog* decisions = nullptr;

@@ -55,6 +55,7 @@ CostLayout costLayoutOf(const std::vector<int>& sizes,
   layout.memoryGbps = 1e30;
   layout.stepUs = kHostEngineStepUs;
   layout.pipelineUs = kHostPipelineUs;
+  layout.runtimes = runtimes;
   for (RuntimeKind runtime : runtimes) {
     layout.libraries.push_back(defaultLibraryCost(runtime));
     const bool measured = runtime == RuntimeKind::Host && hostMemoryGbps > 0;
@@ -87,6 +88,7 @@ PlanCostModel::PlanCostModel(CostLayout layout, LinkCost link)
     : layout_(std::move(layout)), link_(link) {
   if (layout_.domainSizes.size() < 2 ||
       layout_.libraries.size() != layout_.domainSizes.size() ||
+      layout_.runtimes.size() != layout_.domainSizes.size() ||
       layout_.memoryGbps <= 0 || link_.gbps <= 0 || link_.alphaUs < 0)
     fail(ncclInternalError, "plan cost model: incomplete layout or link");
 }
@@ -102,6 +104,11 @@ int PlanCostModel::fanOut(int domain) const {
   for (int e = 0; e < static_cast<int>(layout_.domainSizes.size()); ++e)
     if (e != domain) ranks += (layout_.domainSizes[e] + p - 1) / p;
   return ranks;
+}
+
+bool PlanCostModel::onePassAtRoot(int domain, double chunks) const {
+  return layout_.domainSizes[domain] > 1 && chunks > 1 &&
+         layout_.runtimes[domain] != RuntimeKind::Host;
 }
 
 double PlanCostModel::libraryUs(int domain, OpKind kind, double bytes) const {
@@ -203,11 +210,12 @@ PlanCostModel::Pass PlanCostModel::pipelinedPass(OpKind kind, int domain,
       pass.transfers = std::max(static_cast<int>(d) - 1, fanOut(domain));
       break;
     case OpKind::Reduce:
-      // To a root in `domain`: its ranks take their ranges' partials from
-      // the other domains and add them to copies of their inputs, which the
-      // domain reduces to the root; a buffer of one chunk is reduce-
-      // scattered, combined and handed to the root instead (reduce.cc).
-      pass.domainUs = (p > 1 && chunks > 1
+      // To a root in `domain`: its GPU ranks take their ranges' partials
+      // from the other domains and add them to copies of their inputs,
+      // which the domain reduces to the root; CPU ranks, or a buffer of one
+      // chunk, reduce-scatter, combine and hand each range to the root
+      // instead (reduce.cc).
+      pass.domainUs = (onePassAtRoot(domain, chunks)
                            ? libraryUs(domain, OpKind::Reduce, bytes) +
                                  microseconds(2 * bytes, layout_.memoryGbps)
                            : libraryUs(domain, OpKind::ReduceScatter, bytes) +

@@ -44,6 +44,7 @@ struct LibraryCost {
 struct CostLayout {
   std::vector<int> domainSizes;
   std::vector<LibraryCost> libraries;  // one per domain
+  std::vector<RuntimeKind> runtimes;   // one per domain
   // The slowest rank's rate for reductions and copies.
   double memoryGbps = 0;
   // The engine's fixed cost per hop across domains (the GPU engine's
@@ -118,6 +119,8 @@ class PlanCostModel {
   Pass pipelinedPass(OpKind kind, int domain, double bytes,
                      double chunks) const;
   double libraryUs(int domain, OpKind kind, double bytes) const;
+  // Whether a reduce to a root in `domain` reduces there in one pass.
+  bool onePassAtRoot(int domain, double chunks) const;
   double crossUs(const Pass& pass) const;
   int totalRanks() const;
   // Ranks of other domains that each rank of `domain` sends a whole

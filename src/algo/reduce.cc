@@ -1,15 +1,17 @@
 // Reduce across domains, chunk by chunk:
-//   1. inside each domain but the root's, a reduce-scatter leaves each rank
+//   1. inside each domain (but a root's taking one pass), a reduce-scatter
+//   leaves each rank
 //      owning the domain's partial of its range (ownership.h);
 //   2. across domains, the owners of each stretch (ownerStretches) send
 //      their partials to its owner in the root's domain;
-//   3. in the root's domain each rank adds the partials of its range to a
-//      copy of its input, and the domain reduces those copies to the root:
-//      one pass of the domain's library, as a reduce of that domain alone.
-//      A premultiplied sum or an average, whose partials are scaled while
-//      the copies would not be, takes two steps instead: a reduce-scatter
-//      as in the other domains, the partials combined in domain order, and
-//      each rank's range handed to the root.
+//   3. in the root's domain of GPU ranks each rank adds the partials of its
+//      range to a copy of its input, and the domain reduces those copies
+//      to the root: one pass of the domain's library, as a reduce of that
+//      domain alone (onePassAtRoot). Otherwise (CPU ranks, one chunk, or a
+//      premultiplied sum or an average, whose partials are scaled while
+//      the copies would not be) it takes two steps: a reduce-scatter as in
+//      the other domains, the partials combined in domain order, and each
+//      rank's range handed to the root.
 // So the bytes the root's domain takes in are spread over all its ranks,
 // a rank exchanges across domains with the few ranks whose ranges overlap
 // its own (one, its rail peer, where the domains are of one size), and the
@@ -59,13 +61,16 @@ int rootDomainOf(const PlanContext& ctx, const Op& op) {
 }
 
 // Whether this rank is in the root's domain and that domain reduces in
-// one pass of its library (step 3 above): where the buffer spans several
-// chunks. With one chunk nothing hides the copy, and the domain's one
-// pass waits for the other domains' partials where its reduce-scatter
-// would have run beside them.
+// one pass of its library (step 3 above): GPU ranks, where the buffer
+// spans several chunks. With one chunk nothing hides the copy, and the
+// domain's one pass waits for the other domains' partials where its
+// reduce-scatter would have run beside them; on CPU ranks the copies take
+// the memory bandwidth the host collectives need (hetccl-sim: 0.44x of the
+// yardstick with two steps, 0.24x with one pass).
 bool onePassAtRoot(const PlanContext& ctx, const Op& op, size_t perChunk) {
-  return ctx.domain() == rootDomainOf(ctx, op) && ctx.domainSize() > 1 &&
-         !op.reduce.preMultiply && !op.reduce.average && op.count > perChunk;
+  return ctx.dataOnGpu && ctx.domain() == rootDomainOf(ctx, op) &&
+         ctx.domainSize() > 1 && !op.reduce.preMultiply && !op.reduce.average &&
+         op.count > perChunk;
 }
 
 // The bytes of each part of a chunk's scratch (ChunkScratch), in order.

@@ -30,6 +30,7 @@ CostLayout layoutOf(std::vector<int> sizes, double stepUs = 0,
   CostLayout layout;
   layout.domainSizes = std::move(sizes);
   layout.libraries.assign(layout.domainSizes.size(), {5, 10});
+  layout.runtimes.assign(layout.domainSizes.size(), RuntimeKind::Cuda);
   layout.memoryGbps = memoryGbps;
   layout.stepUs = stepUs;
   layout.gpuEngine = true;

@@ -148,6 +148,7 @@ class Run {
     ctx.oneShotMaxBytes = knobs_.oneShotMaxBytes;
     ctx.tuning = knobs_.tuning;
     ctx.data = data_[rank].get();
+    ctx.dataOnGpu = isGpuRank(rank);
     ctx.domainReadsBlocksApart =
         cluster_.domains[places_[rank].domain].library.name == "host";
     return ctx;

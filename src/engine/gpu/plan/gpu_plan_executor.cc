@@ -183,6 +183,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
   context_.oneShotMaxBytes = setup.plans.oneShotMaxBytes;
   context_.tuning = setup.plans.tuning;
   context_.data = &data_;
+  context_.dataOnGpu = true;
   context_.onPlanStart = [this](const std::vector<Op>& ops) {
     unchangedInputs_.start(ops, rank_, domains_.nranks());
     copies_.markPlanStart();
