@@ -15,12 +15,9 @@
 #include <vector>
 
 #include "harness/case_batches.h"
-#include "harness/check.h"
 #include "harness/collective_case.h"
 #include "harness/data.h"
 #include "harness/domains.h"
-#include "harness/nccl_handles.h"
-#include "harness/run_ranks.h"
 #include "kit/dtype.h"
 
 namespace hetccl::mp {
@@ -75,21 +72,9 @@ class OneShotTest : public ::testing::TestWithParam<DomainLayout> {};
 
 TEST_P(OneShotTest, EveryOneShotPlanAroundTheThreshold) {
   const DomainLayout& layout = GetParam();
-  const int nranks = static_cast<int>(layout.labels.size());
-  RunOptions options;
-  options.timeoutSeconds = 200;
-  layout.applyTo(&options);
-  options.env["HETCCL_ONE_SHOT_MAX"] = std::to_string(kThresholdBytes);
-  const std::vector<CollectiveCase> cases = edgeCases(nranks);
-  runRanks(
-      nranks,
-      [&](RankContext& ctx) {
-        Comm comm(ctx.initComm());
-        checkDomainCount(comm.get(), layout.count());
-        runAndCheckCases(ctx, comm.get(), cases, kStreamBatch);
-        comm.destroy();
-      },
-      options);
+  runCasesOnLayout(layout, edgeCases(static_cast<int>(layout.labels.size())),
+                   kStreamBatch,
+                   {{"HETCCL_ONE_SHOT_MAX", std::to_string(kThresholdBytes)}});
 }
 
 INSTANTIATE_TEST_SUITE_P(

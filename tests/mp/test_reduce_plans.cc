@@ -16,12 +16,9 @@
 #include <vector>
 
 #include "harness/case_batches.h"
-#include "harness/check.h"
 #include "harness/collective_case.h"
 #include "harness/data.h"
 #include "harness/domains.h"
-#include "harness/nccl_handles.h"
-#include "harness/run_ranks.h"
 #include "kit/dtype.h"
 
 namespace hetccl::mp {
@@ -60,22 +57,10 @@ class ReducePlansTest : public ::testing::TestWithParam<DomainLayout> {};
 
 TEST_P(ReducePlansTest, OnePassAndTwoStepsAtTheRootsDomain) {
   const DomainLayout& layout = GetParam();
-  const int nranks = static_cast<int>(layout.labels.size());
-  RunOptions options;
-  options.timeoutSeconds = 200;
-  layout.applyTo(&options);
-  options.env["HETCCL_CHUNK"] = std::to_string(kChunkBytes);
-  options.env["HETCCL_ONE_SHOT_MAX"] = "0";
-  const std::vector<CollectiveCase> cases = reduceCases(nranks);
-  runRanks(
-      nranks,
-      [&](RankContext& ctx) {
-        Comm comm(ctx.initComm());
-        checkDomainCount(comm.get(), layout.count());
-        runAndCheckCases(ctx, comm.get(), cases, kStreamBatch);
-        comm.destroy();
-      },
-      options);
+  runCasesOnLayout(layout, reduceCases(static_cast<int>(layout.labels.size())),
+                   kStreamBatch,
+                   {{"HETCCL_CHUNK", std::to_string(kChunkBytes)},
+                    {"HETCCL_ONE_SHOT_MAX", "0"}});
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -5,6 +5,7 @@
 
 #include "harness/check.h"
 #include "harness/nccl_handles.h"
+#include "harness/run_ranks.h"
 #include "hetccl.h"
 
 namespace hetccl::mp {
@@ -53,6 +54,25 @@ void runAndCheckCases(RankContext& ctx, ncclComm_t comm,
   }
   ctx.checkSameOnAllRanks(hashes,
                           [&](size_t i) { return cases[i].describe(); });
+}
+
+void runCasesOnLayout(const DomainLayout& layout,
+                      const std::vector<CollectiveCase>& cases,
+                      size_t batchLimit,
+                      const std::map<std::string, std::string>& env) {
+  RunOptions options;
+  options.timeoutSeconds = 200;
+  layout.applyTo(&options);
+  for (const auto& [name, value] : env) options.env[name] = value;
+  runRanks(
+      static_cast<int>(layout.labels.size()),
+      [&](RankContext& ctx) {
+        Comm comm(ctx.initComm());
+        checkDomainCount(comm.get(), layout.count());
+        runAndCheckCases(ctx, comm.get(), cases, batchLimit);
+        comm.destroy();
+      },
+      options);
 }
 
 }  // namespace hetccl::mp

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "harness/collective_case.h"
+#include "harness/domains.h"
 #include "harness/rank_context.h"
 #include "nccl.h"
 
@@ -18,5 +21,13 @@ namespace hetccl::mp {
 void runAndCheckCases(RankContext& ctx, ncclComm_t comm,
                       const std::vector<CollectiveCase>& cases,
                       size_t batchLimit);
+
+// Runs `cases` in ranks of `layout` (with `env` set besides the layout's
+// variables): each creates a communicator, checks it has the layout's
+// domains, runs and checks the cases as above, and destroys it.
+void runCasesOnLayout(const DomainLayout& layout,
+                      const std::vector<CollectiveCase>& cases,
+                      size_t batchLimit,
+                      const std::map<std::string, std::string>& env);
 
 }  // namespace hetccl::mp
