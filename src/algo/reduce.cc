@@ -1,7 +1,7 @@
 // Reduce across domains, chunk by chunk:
-//   1. inside each domain (but a root's taking one pass), a reduce-scatter
-//   leaves each rank
-//      owning the domain's partial of its range (ownership.h);
+//   1. inside each domain (but the root's where it takes one pass), a
+//      reduce-scatter leaves each rank owning the domain's partial of its
+//      range (ownership.h);
 //   2. across domains, the owners of each stretch (ownerStretches) send
 //      their partials to its owner in the root's domain;
 //   3. in the root's domain of GPU ranks each rank adds the partials of its
@@ -48,8 +48,9 @@ struct Chunk {
   size_t count = 0;
   OwnCuts<Stretch>::Shared stretches;  // this rank's
   ChunkScratch scratch{};
-  // This rank's partial of its range: `owned`, or the input itself
-  // (partialIsInput); element 0 is the range's first.
+  // This rank's partial of its range: `owned`, the input itself
+  // (partialIsInput), or its range of the input's copy (onePass); element
+  // 0 is the range's first.
   const char* partial = nullptr;
   Transfers sends;       // partials on their way to the root's domain
   Transfers arrivals;    // partials arriving, in the order of `arrivals`
