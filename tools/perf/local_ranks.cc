@@ -86,9 +86,11 @@ int summarize(const kit::LaunchReport& report, double timeoutSec) {
 }  // namespace
 
 int runLocalRanks(const Options& options, const NcclApi& nccl, char** argv) {
-  if (options.root >= options.localRanks) {
-    perfFail("-r/--root %d is not a rank (-np %d)", options.root,
-             options.localRanks);
+  const int nranks = options.localRanks * options.threadsPerProcess;
+  if (options.root >= nranks) {
+    perfFail("-r/--root %d is not a rank (-np %d -t %d: %d ranks)",
+             options.root, options.localRanks, options.threadsPerProcess,
+             nranks);
   }
   if (options.domainsGiven)
     setenv("HETCCL_DOMAINS", options.domains.c_str(), 1);

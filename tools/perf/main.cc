@@ -3,12 +3,15 @@
 // linked HetCCL or of the library given with --nccl-library.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "hetccl.h"
 #include "perf/benchmark.h"
@@ -80,8 +83,39 @@ int runRankWithSetup(const Options& options, const NcclApi& nccl,
   return wrong > 0 ? kExitWrongResults : kExitOk;
 }
 
-// One rank's whole run. Returns its exit status.
-int runRank(const Options& options, const NcclApi& nccl) {
+// Rank `thread` of this process's -t ranks: numbered on from the
+// process's place among the processes.
+RankSetup threadRank(const RankSetup& process, int threads, int thread) {
+  RankSetup setup = process;
+  setup.rank = process.rank * threads + thread;
+  setup.nranks = process.nranks * threads;
+  setup.localRank = process.localRank * threads + thread;
+  setup.launcher =
+      process.nranks == 1
+          ? strprintf("none (one process of %d ranks as threads)", threads)
+          : process.launcher +
+                strprintf(", %d ranks per process as threads", threads);
+  return setup;
+}
+
+// One rank's run; an error names the rank (with several ranks on one
+// terminal, it matters which) and gives kExitError.
+int runNamedRank(const Options& options, const NcclApi& nccl,
+                 const RankSetup& setup, const Explain* explain) {
+  try {
+    return runRankWithSetup(options, nccl, setup, explain);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "hetccl-perf: rank %d: %s\n", setup.rank,
+                 error.what());
+    return kExitError;
+  }
+}
+
+// This process's ranks, one per thread (-t): they share the process as the
+// ranks of a multi-threaded program do (one GPU context, one library
+// instance). Returns the worst exit status among them (an error before
+// wrong results before success).
+int runProcessRanks(const Options& options, const NcclApi& nccl) {
   // A rank started by -np is timed by its parent.
   Watchdog watchdog(isSpawnedRank() ? 0 : options.timeoutSec);
   if (options.domainsGiven) {
@@ -89,14 +123,20 @@ int runRank(const Options& options, const NcclApi& nccl) {
   }
   std::optional<Explain> explain;
   if (options.explain) explain.emplace();
-  const RankSetup setup = discoverRank(nccl);
-  try {
-    return runRankWithSetup(options, nccl, setup,
-                            explain ? &*explain : nullptr);
-  } catch (const std::exception& error) {
-    // Name the rank: with several ranks on one terminal, it matters which.
-    throw PerfError(strprintf("rank %d: %s", setup.rank, error.what()));
+  const Explain* decisions = explain ? &*explain : nullptr;
+  const RankSetup process = discoverRank(nccl);
+  const int threads = options.threadsPerProcess;
+  if (threads == 1) return runNamedRank(options, nccl, process, decisions);
+  std::vector<int> exits(threads, kExitOk);
+  std::vector<std::thread> ranks;
+  for (int thread = 0; thread < threads; ++thread) {
+    ranks.emplace_back([&, thread] {
+      exits[thread] = runNamedRank(
+          options, nccl, threadRank(process, threads, thread), decisions);
+    });
   }
+  for (std::thread& rank : ranks) rank.join();
+  return *std::max_element(exits.begin(), exits.end());
 }
 
 // A library that is not HetCCL has only GPU ranks, in one domain: refuses,
@@ -159,7 +199,7 @@ int runMain(int argc, char** argv) {
     if (options.localRanks > 0 && !isSpawnedRank()) {
       return runLocalRanks(options, nccl, argv);
     }
-    return runRank(options, nccl);
+    return runProcessRanks(options, nccl);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "hetccl-perf: %s\n", error.what());
     return kExitError;

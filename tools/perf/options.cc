@@ -121,12 +121,12 @@ void setPlacement(Options& o, const std::string& value,
   o.runInPlace = value != "out";
 }
 
-void rejectThreads(Options&, const std::string& value,
-                   const std::string& flag) {
+void rejectGpusPerThread(Options&, const std::string& value,
+                         const std::string& flag) {
   if (value != "1") {
     perfFail(
-        "%s: hetccl-perf runs one rank per process; start several with "
-        "-np N or a launcher (mpirun, srun, torchrun)",
+        "%s: hetccl-perf drives one GPU per rank; run more ranks with -t N "
+        "(threads), -np N or a launcher (mpirun, srun, torchrun)",
         flag.c_str());
   }
 }
@@ -234,8 +234,11 @@ const std::vector<OptionSpec>& optionSpecs() {
        [](Options& o, const std::string&, const std::string&) {
          o.explain = true;
        }},
-      {'t', "nthreads", ValueMode::kRequired, rejectThreads},
-      {'g', "ngpus", ValueMode::kRequired, rejectThreads},
+      {'t', "nthreads", ValueMode::kRequired,
+       [](Options& o, const std::string& v, const std::string& f) {
+         o.threadsPerProcess = intInRange(v, f, 1, 1024);
+       }},
+      {'g', "ngpus", ValueMode::kRequired, rejectGpusPerThread},
       {'h', "help", ValueMode::kNone,
        [](Options& o, const std::string&, const std::string&) {
          o.showHelp = true;
@@ -446,6 +449,9 @@ std::string helpText(const char* program) {
       "Ranks:\n"
       "  -np N                   start N ranks on this host (this process\n"
       "                          serves the rendezvous and waits for them)\n"
+      "  -t, --nthreads N        each process runs N ranks, one per thread\n"
+      "                          (ranks process*N to process*N+N-1, GPU\n"
+      "                          local rank*N+thread; default 1)\n"
       "  --timeout SEC           with -np, stop every rank after SEC seconds;\n"
       "                          otherwise stop this rank (default 0: none)\n"
       "  -D, --domains SPEC      force HetCCL's domains (sets HETCCL_DOMAINS,\n"

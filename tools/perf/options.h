@@ -32,8 +32,9 @@ struct Options {
   bool blocking = false;  // synchronize after every launch
   bool runOutOfPlace = true;
   bool runInPlace = true;
-  int localRanks = 0;     // -np: ranks to start on this host (0: none)
-  double timeoutSec = 0;  // 0: no limit
+  int localRanks = 0;         // -np: ranks to start on this host (0: none)
+  int threadsPerProcess = 1;  // -t: ranks each process runs, one per thread
+  double timeoutSec = 0;      // 0: no limit
   bool domainsGiven = false;
   std::string domains;  // HETCCL_DOMAINS for the ranks
   // --nccl-library: measure this NCCL-API library instead of the linked

@@ -247,6 +247,9 @@ TEST(Options, ScriptStyleCommandLine) {
        "64M", "-f", "4",  "-d",        "float32", "-o",     "sum",
        "-w",  "2",  "-n", "7",         "--check", "--json", "/tmp/x.json"}));
   EXPECT_EQ(options.localRanks, 4);
+  EXPECT_EQ(options.threadsPerProcess, 1);
+  EXPECT_EQ(parse(words({"-t", "3"})).threadsPerProcess, 3);
+  EXPECT_EQ(parse(words({"--nthreads=2", "-g", "1"})).threadsPerProcess, 2);
   EXPECT_EQ(options.minBytes, 1024u);
   EXPECT_EQ(options.maxBytes, size_t{64} << 20);
   EXPECT_EQ(options.stepFactor, 4);
@@ -276,8 +279,9 @@ TEST(Options, Errors) {
   for (const auto& arguments :
        {words({"-d", "float33"}), words({"-n"}),
         words({"-b", "2K", "-e", "1K"}), words({"--bogus"}), words({"-q"}),
-        words({"-f", "1"}), words({"-a", "4"}), words({"-t", "4"}),
-        words({"stray"}), words({"--progress=1"}), words({"-b", "1X"})}) {
+        words({"-f", "1"}), words({"-a", "4"}), words({"-t", "0"}),
+        words({"-g", "2"}), words({"stray"}), words({"--progress=1"}),
+        words({"-b", "1X"})}) {
     EXPECT_THROW(parse(arguments), PerfError) << arguments[0];
   }
 }
