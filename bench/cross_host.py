@@ -14,7 +14,10 @@ rounds:
 - `hetccl-perf -np 2` with CPU ranks (HETCCL_FORCE_CPU=1, -D 0,1) and, where
   the build has the CUDA module and the machine a GPU, GPU ranks on one GPU
   (-D 0,1): the collectives' busbw, out of place by default, float32
-  sum.
+  sum. A kind with ":threads" (`--kinds gpu,gpu:threads`) runs the same
+  ranks as threads of one process (`hetccl-perf -t`): one GPU context,
+  so two ranks on one GPU no longer take turns between processes (by
+  default GPU ranks run both ways).
 
 Every figure is reported per round and as the median of the rounds; each
 collective's median busbw is divided by the median two-way link figure of
@@ -69,8 +72,9 @@ def cuda_module_built(build_dir):
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", default=str(common.REPO / "build"))
-    parser.add_argument("--kinds", help="cpu, gpu or both (default: cpu, "
-                        "and gpu where a GPU and the CUDA module are found)")
+    parser.add_argument("--kinds", help="cpu, gpu or both, each also as "
+                        "KIND:threads (default: cpu, and gpu and gpu:threads "
+                        "where a GPU and the CUDA module are found)")
     parser.add_argument("--sizes", default="64M,256M")
     parser.add_argument("--collectives", default=",".join(COLLECTIVES))
     parser.add_argument("--ranks", type=int, default=2, choices=(2, 4))
@@ -100,10 +104,12 @@ def parse_args():
     args.collectives = args.collectives.split(",")
     if args.kinds:
         args.kinds = args.kinds.split(",")
+        for kind in args.kinds:
+            ranks_kind(kind)
     else:
         args.kinds = ["cpu"]
         if gpu_present() and cuda_module_built(args.build_dir):
-            args.kinds.append("gpu")
+            args.kinds += ["gpu", "gpu:threads"]
     args.variant = args.variant or [("default", {})]
     return args
 
@@ -131,11 +137,22 @@ def hosts(ranks):
     return "A,B" if ranks == 2 else "A,A,B,B"
 
 
+def ranks_kind(kind):
+    """("cpu" or "gpu", the hetccl-perf flag that starts the ranks) of a
+    --kinds entry: "gpu:threads" runs them as threads of one process."""
+    runtime, _, mode = kind.partition(":")
+    if runtime not in ("cpu", "gpu") or mode not in ("", "threads"):
+        common.die(f"--kinds: {kind} is not cpu or gpu, with :threads or not")
+    return runtime, "-t" if mode else "-np"
+
+
 def perf_run(args, exe, variant, changes, kind, log_dir, round_index):
-    json_path = log_dir / f"perf-{variant}-{kind}-r{round_index}.json"
+    stem = f"perf-{variant}-{kind.replace(':', '-')}-r{round_index}"
+    json_path = log_dir / f"{stem}.json"
+    runtime, start_ranks = ranks_kind(kind)
     # Rank r with rank r + N/2: the pairs link-bandwidth --ranks N loads.
     domains = "0,1" if args.ranks == 2 else "0,0,1,1"
-    command = [str(exe), "-np", str(args.ranks), "-D", domains,
+    command = [str(exe), start_ranks, str(args.ranks), "-D", domains,
                "-x", ",".join(args.collectives), "-d", "float32", "-o", "sum",
                "--check", "0", "--placement", args.placement,
                "-b", str(min(args.sizes)), "-e", str(max(args.sizes)),
@@ -144,12 +161,11 @@ def perf_run(args, exe, variant, changes, kind, log_dir, round_index):
                "--json", str(json_path), "--timeout", str(args.timeout)]
     env = {"HETCCL_HOSTID": hosts(args.ranks),
            "HETCCL_TRANSPORT": args.transport}
-    if kind == "cpu":
+    if runtime == "cpu":
         env["HETCCL_FORCE_CPU"] = "1"
     env.update(changes)
     return common.PerfRun(f"{kind} {variant} round {round_index}", command,
-                          env, json_path, log_dir /
-                          f"perf-{variant}-{kind}-r{round_index}.log")
+                          env, json_path, log_dir / f"{stem}.log")
 
 
 def run_link(results, args, start, variant, changes, log_dir, round_index,
@@ -180,7 +196,7 @@ def run_perf(results, run, args, start, kind, variant, failures):
         failures.append(f"{run.label}: not run, deadline")
         return
     run.run(args.timeout + 30)
-    runtime = "host" if kind == "cpu" else "cuda"
+    runtime = "host" if ranks_kind(kind)[0] == "cpu" else "cuda"
     try:
         run.require(runtime, 2, args.ranks)
     except common.RunFailure as failure:
@@ -297,7 +313,7 @@ def main():
               "cores available"),
              ("HetCCL commit", common.hetccl_commit()),
              ("load average at start", common.load_average())]
-    if "gpu" in args.kinds:
+    if any(ranks_kind(kind)[0] == "gpu" for kind in args.kinds):
         facts.append(("GPUs", "; ".join(common.first_lines(
             ["nvidia-smi", "-L"], 4))))
     report = [f"# Cross-host busbw against the link ({args.ranks} ranks, "

@@ -147,7 +147,8 @@
 #               vs NCCL's sockets (default and HetCCL-like settings), 5
 #               collectives at 64M and 256M; 4 ranks 2 per GPU; NCCL NVLink
 #   cross-host  bench/cross_host.py: 2 ranks as pretend hosts over tcp, CPU
-#               ranks and GPU ranks on one GPU, every collective's busbw at
+#               ranks and GPU ranks on one GPU (as 2 processes and as 2
+#               threads of one process), every collective's busbw at
 #               64 and 256 MB as a fraction of link-bandwidth --two-way in
 #               the same run (3 alternating rounds; CROSS_HOST_ARGS adds
 #               options, e.g. --variant NAME:VAR=VALUE); #36's target 0.9
