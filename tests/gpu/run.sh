@@ -146,6 +146,9 @@
 #   net-bench   [2 GPUs] bench/gpu_network_compare.py: 2 pretend hosts, HetCCL's tcp
 #               vs NCCL's sockets (default and HetCCL-like settings), 5
 #               collectives at 64M and 256M; 4 ranks 2 per GPU; NCCL NVLink
+#   queue-depth bench/gpu_queue_depth.cu (nvcc): how many operations of
+#               each kind a stream holds before an enqueue waits, on 1 and
+#               3 streams, in queue-depth.md
 #   cross-host  bench/cross_host.py: 2 ranks as pretend hosts over tcp, CPU
 #               ranks and GPU ranks on one GPU (as 2 processes and as 2
 #               threads of one process), every collective's busbw at
@@ -186,7 +189,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu net-gpu doctor run-ddp hosts4 hetero-all overhead sweep hetero compare net-bench cross-host train} "
+steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu net-gpu doctor run-ddp hosts4 hetero-all overhead sweep hetero compare net-bench queue-depth cross-host train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -1481,6 +1484,25 @@ build_link_tool() {
       --target link-bandwidth >"$out/build-bench.log" 2>&1
 }
 
+step_queue_depth() {
+  local tool=$out/gpu_queue_depth
+  if ! timeout "$limit" nvcc -O2 -std=c++17 -o "$tool" \
+    "$repo/bench/gpu_queue_depth.cu" -lcuda >"$out/queue-depth-build.log" 2>&1; then
+    tail -5 "$out/queue-depth-build.log"
+    result=FAIL note="nvcc failed"
+    return
+  fi
+  timeout "$limit" "$tool" >"$out/queue-depth.md" 2>&1 || {
+    tail -5 "$out/queue-depth.md"
+    result=FAIL note="gpu_queue_depth failed"
+    return
+  }
+  cat "$out/queue-depth.md"
+  result=PASS
+  note=$(grep -E '^\| (kernel|send piece|receive piece)' "$out/queue-depth.md" |
+    awk -F'|' '{printf "%s/%s streams: %s; ", $2, $3, $4}')
+}
+
 step_cross_host() {
   build_link_tool
   # shellcheck disable=SC2086  # CROSS_HOST_ARGS is a list of words
@@ -1836,6 +1858,7 @@ run_step sweep 270
 run_step hetero 180
 run_step compare 200
 run_step net-bench 260
+run_step queue-depth 90
 run_step cross-host 240
 run_step train 300
 summary
