@@ -137,6 +137,17 @@ def hosts(ranks):
     return "A,B" if ranks == 2 else "A,A,B,B"
 
 
+def size_factor(sizes):
+    """hetccl-perf's -f for `sizes`, which must each be the same multiple
+    of the one before (-b the smallest, -e the largest)."""
+    ordered = sorted(set(sizes))
+    factors = {b // a for a, b in zip(ordered, ordered[1:])}
+    if any(b % a for a, b in zip(ordered, ordered[1:])) or len(factors) > 1:
+        common.die(f"--sizes {sizes}: each size must be the same multiple "
+                   "of the one before (hetccl-perf -f)")
+    return max(2, *factors) if factors else 2
+
+
 def ranks_kind(kind):
     """("cpu" or "gpu", the hetccl-perf flag that starts the ranks) of a
     --kinds entry: "gpu:threads" runs them as threads of one process."""
@@ -156,7 +167,7 @@ def perf_run(args, exe, variant, changes, kind, log_dir, round_index):
                "-x", ",".join(args.collectives), "-d", "float32", "-o", "sum",
                "--check", "0", "--placement", args.placement,
                "-b", str(min(args.sizes)), "-e", str(max(args.sizes)),
-               "-f", str(max(2, max(args.sizes) // min(args.sizes))),
+               "-f", str(size_factor(args.sizes)),
                "-w", str(args.warmup), "-n", str(args.iters),
                "--json", str(json_path), "--timeout", str(args.timeout)]
     env = {"HETCCL_HOSTID": hosts(args.ranks),
