@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "algo/pieced_link.h"
 
@@ -24,17 +25,12 @@ void SimRequest::waitHere() {
 void SimRequest::complete() {
   complete_ = true;
   if (waiter_ >= 0) scheduler_.resume(waiter_);
+  if (then_) std::exchange(then_, nullptr)();
 }
 
-std::shared_ptr<SimRequest> Wires::post(int self, int peer, TransferWay way,
-                                        size_t bytes, SimStream* stream) {
-  auto request =
-      std::make_shared<SimRequest>(scheduler_, peer, way, bytes, stream);
-  if (stream != nullptr && way == TransferWay::kSend)
-    stream->enqueue([this, self, request] { post(self, request); });
-  else
-    post(self, request);
-  return request;
+std::shared_ptr<SimRequest> Wires::request(int, int peer, TransferWay way,
+                                           size_t bytes, SimStream* stream) {
+  return std::make_shared<SimRequest>(scheduler_, peer, way, bytes, stream);
 }
 
 void Wires::post(int self, const std::shared_ptr<SimRequest>& request) {
@@ -78,18 +74,107 @@ void StagingCount::add(TransferWay way, size_t bytes) {
   if (const size_t size = slots.sizeFor(piece)) slots.grow(size);
 }
 
-std::shared_ptr<TransferRequest> SimLink::send(const void*, size_t bytes,
+// A staged receive as the plan sees it: waiting for it is the engine's
+// stream waiting for the link's receives through this one.
+class SimLink::StagedReceive : public TransferRequest {
+ public:
+  StagedReceive(SimLink& link, std::shared_ptr<SimRequest> request,
+                uint64_t index)
+      : link_(link), request_(std::move(request)), index_(index) {}
+  bool done() override { return request_->done(); }
+  void wait(const AbortSignal&, double) override {
+    link_.gpu_->stream->enqueue([&link = link_, index = index_] {
+      link.consumeReceivesThrough(index);
+    });
+  }
+  int peer() const override { return request_->peer(); }
+  TransferWay way() const override { return TransferWay::kReceive; }
+
+ private:
+  SimLink& link_;
+  const std::shared_ptr<SimRequest> request_;
+  const uint64_t index_;
+};
+
+SimLink::SimLink(Scheduler& scheduler, Wires& wires, int self, int peer,
+                 const GpuSide* gpu, bool staged)
+    : wires_(wires),
+      self_(self),
+      peer_(peer),
+      gpu_(gpu),
+      staged_(gpu != nullptr && staged) {
+  if (gpu == nullptr) return;
+  staging_.emplace(gpu->largestPiece);
+  if (!staged_) return;
+  sendSlots_.emplace(scheduler, kStagingRingSlots);
+  receiveSlots_.emplace(scheduler, kStagingRingSlots);
+}
+
+size_t SimLink::piecesOf(size_t bytes) const {
+  const size_t piece = PiecedLink::pieceBytesFor(gpu_->largestPiece, bytes);
+  return (bytes + piece - 1) / piece;
+}
+
+std::shared_ptr<TransferRequest> SimLink::send(const void* data, size_t bytes,
                                                const CallSignature&) {
   sent_ += bytes;
-  if (staging_) staging_->add(TransferWay::kSend, bytes);
-  return wires_.post(self_, peer_, TransferWay::kSend, bytes, stream_);
+  if (gpu_ == nullptr)
+    return wires_.post(self_, peer_, TransferWay::kSend, bytes);
+  staging_->add(TransferWay::kSend, bytes);
+  if (staged_) return stagedSend(data, bytes);
+  auto request =
+      wires_.request(self_, peer_, TransferWay::kSend, bytes, gpu_->stream);
+  gpu_->stream->enqueue(
+      [this, request] { wires_.post(self_, request); });  // its data is ready
+  return request;
+}
+
+std::shared_ptr<TransferRequest> SimLink::stagedSend(const void* data,
+                                                     size_t bytes) {
+  auto request =
+      wires_.request(self_, peer_, TransferWay::kSend, bytes, gpu_->stream);
+  if (!gpu_->unchangedInputs || !gpu_->unchangedInputs->hold(data, bytes))
+    gpu_->up->follow(*gpu_->stream);
+  const size_t slots = sendSlots_->slotsFor(piecesOf(bytes));
+  gpu_->up->enqueue([this, request, slots] {
+    sendSlots_->take(slots);
+    request->whenComplete([this, slots] { sendSlots_->give(slots); });
+    wires_.post(self_, request);
+  });
+  return request;
 }
 
 std::shared_ptr<TransferRequest> SimLink::recv(void*, size_t bytes,
                                                const CallSignature&) {
   received_ += bytes;
-  if (staging_) staging_->add(TransferWay::kReceive, bytes);
-  return wires_.post(self_, peer_, TransferWay::kReceive, bytes, stream_);
+  if (gpu_ == nullptr)
+    return wires_.post(self_, peer_, TransferWay::kReceive, bytes);
+  staging_->add(TransferWay::kReceive, bytes);
+  if (staged_) return stagedRecv(bytes);
+  auto request =
+      wires_.request(self_, peer_, TransferWay::kReceive, bytes, gpu_->stream);
+  wires_.post(self_, request);
+  return request;
+}
+
+std::shared_ptr<TransferRequest> SimLink::stagedRecv(size_t bytes) {
+  auto request = wires_.request(self_, peer_, TransferWay::kReceive, bytes);
+  const size_t slots = receiveSlots_->slotsFor(piecesOf(bytes));
+  const uint64_t index = consumed_ + unconsumed_.size();
+  unconsumed_.emplace_back(request, slots);
+  receiveSlots_->takeWhenFree(slots,
+                              [this, request] { wires_.post(self_, request); });
+  return std::make_shared<StagedReceive>(*this, request, index);
+}
+
+void SimLink::consumeReceivesThrough(uint64_t index) {
+  while (consumed_ <= index && !unconsumed_.empty()) {
+    auto [request, slots] = unconsumed_.front();
+    request->waitHere();
+    unconsumed_.pop_front();
+    ++consumed_;
+    receiveSlots_->give(slots);
+  }
 }
 
 }  // namespace hetccl::sim

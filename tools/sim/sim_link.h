@@ -6,6 +6,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,9 +14,11 @@
 #include <vector>
 
 #include "engine/gpu/proxy/slot_sizes.h"
+#include "engine/gpu/proxy/unchanged_inputs.h"
 #include "network.h"
 #include "scheduler.h"
 #include "sim_stream.h"
+#include "slot_bound.h"
 #include "transport/link.h"
 
 namespace hetccl::sim {
@@ -40,12 +43,15 @@ class SimRequest : public TransferRequest,
   int peer() const override { return peer_; }
   TransferWay way() const override { return way_; }
   size_t bytes() const { return bytes_; }
-  // The transfer arrived: wakes the rank that waits for it.
+  // The transfer arrived: wakes the rank that waits for it, then runs
+  // what was to follow it.
   void complete();
-
- private:
+  // Runs `then` once the transfer has arrived (before complete() returns).
+  void whenComplete(std::function<void()> then) { then_ = std::move(then); }
+  // From a fiber: waits until the transfer has arrived.
   void waitHere();
 
+ private:
   Scheduler& scheduler_;
   const int peer_;
   const TransferWay way_;
@@ -53,6 +59,7 @@ class SimRequest : public TransferRequest,
   SimStream* const stream_;
   bool complete_ = false;
   int waiter_ = -1;
+  std::function<void()> then_;
 };
 
 // Every rank's posted transfers, matched pair by pair.
@@ -61,12 +68,21 @@ class Wires {
   Wires(Scheduler& scheduler, Network& network, int nranks)
       : scheduler_(scheduler), network_(network), sent_(nranks, 0) {}
 
-  // `stream`: a GPU rank's, where the transfer is waited for; a receive is
-  // posted at once (the engine's proxy takes pieces in as they come), a
-  // send once the stream reaches it (its data is ready then). Null: a CPU
-  // rank's, posted at once and waited for where the plan waits.
+  // A transfer, not yet posted. `stream`: a GPU rank's, where it is
+  // waited for; null: waited for where the caller waits.
+  std::shared_ptr<SimRequest> request(int self, int peer, TransferWay way,
+                                      size_t bytes,
+                                      SimStream* stream = nullptr);
+  // Posts `request`, a transfer of rank `self`: it is matched with the
+  // peer's as soon as both are posted.
+  void post(int self, const std::shared_ptr<SimRequest>& request);
+  // Both at once.
   std::shared_ptr<SimRequest> post(int self, int peer, TransferWay way,
-                                   size_t bytes, SimStream* stream = nullptr);
+                                   size_t bytes) {
+    auto posted = request(self, peer, way, bytes);
+    post(self, posted);
+    return posted;
+  }
   // Transfers `rank` has sent.
   size_t messagesSent(int rank) const { return sent_[rank]; }
 
@@ -74,7 +90,6 @@ class Wires {
   struct Queue {
     std::deque<std::shared_ptr<SimRequest>> sends, receives;
   };
-  void post(int self, const std::shared_ptr<SimRequest>& request);
   void match(int src, int dst, Queue& queue);
 
   Scheduler& scheduler_;
@@ -102,15 +117,38 @@ class StagingCount {
   SlotSizes sends_, receives_;
 };
 
+// What a GPU rank's links share (null for a CPU rank's): the engine's
+// stream, where the plan's work and its waits for transfers run; the up
+// stream, where the staging copies out of the GPU run one after another
+// for every link; and the inputs the running plan only reads.
+struct GpuSide {
+  SimStream* stream = nullptr;
+  SimStream* up = nullptr;
+  const UnchangedInputs* unchangedInputs = nullptr;
+  size_t largestPiece = 0;  // of the staged pieces (crossDomainPieceBytes)
+};
+
+// A rank's link to one peer. A CPU rank posts its transfers at once and
+// waits where the plan waits. A GPU rank's transfers run as its engine
+// runs them (engine/gpu/proxy/staged_link.h), to a peer of another host
+// through its staging rings:
+//   send: the up stream takes it after the plan's start (an input the
+//         plan only reads) or after what the engine's stream had been
+//         given by then, waits there for a free slot of the link's
+//         send ring and posts it; the slot is free again once it has
+//         arrived. So sends of later rounds run ahead of the engine's
+//         stream, as far as the ring allows.
+//   recv: posted once the link's receive ring has a free slot, which it
+//         gives back when the engine's stream has waited for it: the
+//         stream's wait for one receive is its wait for every receive
+//         posted before it on the link (the ring's counter).
+// To a peer of its own host the transfer is not staged: a send is posted
+// when the engine's stream reaches it, a receive at once.
 class SimLink : public Link {
  public:
-  // `largestPiece`: of a GPU rank's staged pieces; 0 for a CPU rank.
-  // `stream`: a GPU rank's, null for a CPU rank.
-  SimLink(Wires& wires, int self, int peer, size_t largestPiece,
-          SimStream* stream)
-      : wires_(wires), self_(self), peer_(peer), stream_(stream) {
-    if (largestPiece > 0) staging_.emplace(largestPiece);
-  }
+  // `gpu`: null for a CPU rank. `staged`: the peer is on another host.
+  SimLink(Scheduler& scheduler, Wires& wires, int self, int peer,
+          const GpuSide* gpu, bool staged);
   // What its staging rings would pin (0 for a CPU rank).
   size_t pinnedBytes() const { return staging_ ? staging_->pinnedBytes() : 0; }
 
@@ -123,11 +161,26 @@ class SimLink : public Link {
   size_t bytesReceived() const override { return received_; }
 
  private:
+  class StagedReceive;
+  std::shared_ptr<TransferRequest> stagedSend(const void* data, size_t bytes);
+  std::shared_ptr<TransferRequest> stagedRecv(size_t bytes);
+  size_t piecesOf(size_t bytes) const;
+  // From the engine's stream: waits for the link's receives up to the
+  // `index`-th and gives their slots back.
+  void consumeReceivesThrough(uint64_t index);
+
   Wires& wires_;
   const int self_;
   const int peer_;
-  SimStream* const stream_;
+  const GpuSide* const gpu_;
+  const bool staged_;
   std::optional<StagingCount> staging_;
+  std::optional<SlotBound> sendSlots_, receiveSlots_;
+  // Staged receives not yet waited for by the engine's stream, in the
+  // order posted, with the slots each holds; the first is the
+  // `consumed_`-th of the link.
+  std::deque<std::pair<std::shared_ptr<SimRequest>, size_t>> unconsumed_;
+  uint64_t consumed_ = 0;
   size_t sent_ = 0;
   size_t received_ = 0;
 };

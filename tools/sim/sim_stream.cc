@@ -1,5 +1,7 @@
 #include "sim_stream.h"
 
+#include <memory>
+
 namespace hetccl::sim {
 
 SimStream::SimStream(Scheduler& scheduler) : scheduler_(scheduler) {
@@ -11,6 +13,24 @@ void SimStream::enqueue(Task task) {
   if (!idle_) return;
   idle_ = false;
   scheduler_.resume(fiber_);
+}
+
+void SimStream::follow(SimStream& other) {
+  struct Mark {
+    bool reached = false;
+    int waiter = -1;
+  };
+  auto mark = std::make_shared<Mark>();
+  other.enqueue([this, mark] {
+    mark->reached = true;
+    if (mark->waiter >= 0) scheduler_.resume(mark->waiter);
+  });
+  enqueue([this, mark] {
+    while (!mark->reached) {
+      mark->waiter = scheduler_.current();
+      scheduler_.suspend();
+    }
+  });
 }
 
 void SimStream::close() {

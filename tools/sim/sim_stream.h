@@ -23,6 +23,9 @@ class SimStream {
 
   // Runs `task` on the stream once everything enqueued before has run.
   void enqueue(Task task);
+  // What is enqueued next runs once `other` has also run everything
+  // enqueued on it so far (an event recorded there and waited for here).
+  void follow(SimStream& other);
   // Nothing more comes: the fiber ends once the last task has run.
   void close();
   // When the last task ended (valid once the run is over).

@@ -103,14 +103,12 @@ class Run {
           scheduler_, wires_, cluster, d, domains_.members(d)));
     for (size_t r = 0; r < places_.size(); ++r) {
       const DomainSpec& domain = cluster.domains[places_[r].domain];
-      streams_.push_back(isGpuRank(static_cast<int>(r))
-                             ? std::make_unique<SimStream>(scheduler_)
-                             : nullptr);
+      gpus_.push_back(isGpuRank(static_cast<int>(r)) ? gpuSide() : nullptr);
+      SimStream* stream = gpus_.back() ? gpus_.back()->stream.get() : nullptr;
       executors_.push_back(std::make_unique<SimExecutor>(
-          *libraries_[places_[r].domain], static_cast<int>(r),
-          streams_.back().get()));
+          *libraries_[places_[r].domain], static_cast<int>(r), stream));
       data_.push_back(std::make_unique<SimData>(
-          scheduler_, domain.library.memoryGBps * 1e9, streams_.back().get()));
+          scheduler_, domain.library.memoryGBps * 1e9, stream));
     }
   }
 
@@ -118,18 +116,40 @@ class Run {
     const int nranks = static_cast<int>(places_.size());
     for (int r = 0; r < nranks; ++r)
       scheduler_.spawn([this, r, nranks, spec] {
-        runPlans(contextOf(r), opsOf(spec, r, nranks));
+        const std::vector<Op> ops = opsOf(spec, r, nranks);
+        Gpu* gpu = gpus_[r].get();
+        if (gpu) gpu->unchangedInputs.start(ops, r, nranks);
+        runPlans(contextOf(r), ops);
         finished_[r] = scheduler_.now();
-        if (streams_[r]) streams_[r]->close();
+        if (!gpu) return;
+        gpu->stream->close();
+        gpu->up->close();
       });
     scheduler_.run();
     for (int r = 0; r < nranks; ++r)
-      if (streams_[r])
-        finished_[r] = std::max(finished_[r], streams_[r]->finishedAt());
+      if (const Gpu* gpu = gpus_[r].get())
+        finished_[r] = std::max(
+            {finished_[r], gpu->stream->finishedAt(), gpu->up->finishedAt()});
     return resultOf(spec);
   }
 
  private:
+  // A GPU rank's streams and what its links share (sim_link.h).
+  struct Gpu {
+    std::unique_ptr<SimStream> stream, up;
+    UnchangedInputs unchangedInputs;
+    GpuSide side;
+  };
+
+  std::unique_ptr<Gpu> gpuSide() {
+    auto gpu = std::make_unique<Gpu>();
+    gpu->stream = std::make_unique<SimStream>(scheduler_);
+    gpu->up = std::make_unique<SimStream>(scheduler_);
+    gpu->side = {gpu->stream.get(), gpu->up.get(), &gpu->unchangedInputs,
+                 crossDomainPieceBytes(knobs_.chunkBytes)};
+    return gpu;
+  }
+
   PlanContext contextOf(int rank) {
     PlanContext ctx;
     ctx.rank = rank;
@@ -140,7 +160,9 @@ class Run {
       std::unique_ptr<SimLink>& link = links_[rank][peer];
       if (!link)
         link = std::make_unique<SimLink>(
-            wires_, rank, peer, stagedPieceBytes(rank), streams_[rank].get());
+            scheduler_, wires_, rank, peer,
+            gpus_[rank] ? &gpus_[rank]->side : nullptr,
+            places_[rank].host != places_[peer].host);
       return *link;
     };
     ctx.abort = &abort_;
@@ -157,12 +179,6 @@ class Run {
   // A GPU rank's plan enqueues its work on its stream (sim_stream.h).
   bool isGpuRank(int rank) const {
     return cluster_.domains[places_[rank].domain].library.name != "host";
-  }
-
-  // The largest piece a rank's links stage, 0 for a CPU rank (the host
-  // engine sends from its buffers).
-  size_t stagedPieceBytes(int rank) const {
-    return isGpuRank(rank) ? crossDomainPieceBytes(knobs_.chunkBytes) : 0;
   }
 
   size_t peersTouched(int rank) const {
@@ -223,7 +239,7 @@ class Run {
   Wires wires_;
   AbortSignal abort_;  // never raised: a simulation does not fail a rank
   std::vector<std::unique_ptr<DomainLibrary>> libraries_;
-  std::vector<std::unique_ptr<SimStream>> streams_;  // null: a CPU rank
+  std::vector<std::unique_ptr<Gpu>> gpus_;  // null: a CPU rank
   std::vector<std::unique_ptr<SimExecutor>> executors_;
   std::vector<std::unique_ptr<SimData>> data_;
   std::vector<std::map<int, std::unique_ptr<SimLink>>> links_;

@@ -11,14 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "algo/pieced_link.h"
 #include "cluster.h"
 #include "domain_model.h"
 #include "ideal.h"
 #include "network.h"
 #include "options.h"
 #include "scheduler.h"
+#include "sim_data.h"
+#include "sim_link.h"
 #include "sim_stream.h"
 #include "simulation.h"
+#include "slot_bound.h"
 
 namespace hetccl::sim {
 namespace {
@@ -82,6 +86,61 @@ TEST(SimStream, TasksRunInOrderWhileThePlanGoesOn) {
                                            "second at " + std::to_string(3.0),
                                            "third at " + std::to_string(5.0)}));
   EXPECT_EQ(stream.finishedAt(), 5.0);
+}
+
+// A stream that follows another runs what comes next only once the other
+// has run everything it was given before.
+TEST(SimStream, AStreamThatFollowsAnotherWaitsForWhatItWasGiven) {
+  Scheduler scheduler;
+  SimStream engine(scheduler), up(scheduler);
+  double ran = -1;
+  scheduler.spawn([&] {
+    engine.enqueue([&] { scheduler.sleepFor(3); });
+    up.follow(engine);
+    engine.enqueue([&] { scheduler.sleepFor(10); });  // not waited for
+    up.enqueue([&] { ran = scheduler.now(); });
+    engine.close();
+    up.close();
+  });
+  scheduler.run();
+  EXPECT_EQ(ran, 3.0);
+}
+
+// A ring of 2 slots: a third transfer starts once one gives its slot back,
+// and one of more pieces than the ring starts on one free slot and holds
+// the whole ring.
+TEST(SimSlotBound, TransfersStartOnAFreeSlotInTheOrderTheyCame) {
+  Scheduler scheduler;
+  SlotBound slots(scheduler, 2);
+  EXPECT_EQ(slots.slotsFor(1), 1u);
+  EXPECT_EQ(slots.slotsFor(5), 2u);
+  std::vector<std::string> started;
+  auto start = [&](const std::string& what) {
+    return [&, what] {
+      started.push_back(what + " at " + std::to_string(scheduler.now()));
+    };
+  };
+  slots.takeWhenFree(1, start("a"));
+  slots.takeWhenFree(1, start("b"));
+  slots.takeWhenFree(2, start("c"));
+  slots.takeWhenFree(1, start("d"));
+  double taken = -1;
+  SlotBound ring(scheduler, 1);
+  scheduler.spawn([&] {
+    ring.take(1);
+    ring.take(1);  // waits for the give below
+    taken = scheduler.now();
+  });
+  scheduler.at(2, [&] { slots.give(1); });  // c starts on one free slot
+  scheduler.at(3, [&] { slots.give(1); });  // still full: c holds two
+  scheduler.at(4, [&] { slots.give(2); });  // d
+  scheduler.at(5, [&] { ring.give(1); });
+  scheduler.run();
+  EXPECT_EQ(started,
+            (std::vector<std::string>{
+                "a at " + std::to_string(0.0), "b at " + std::to_string(0.0),
+                "c at " + std::to_string(2.0), "d at " + std::to_string(4.0)}));
+  EXPECT_EQ(taken, 5.0);
 }
 
 TEST(SimScheduler, AFiberThatWaitsForeverIsReportedAsStuck) {
@@ -209,6 +268,85 @@ TEST(SimNetwork, AStagedTransferWaitsForTheFirstAndLastPiecesCopies) {
   Network slowProxy(spec, placeRanks(spec), 4 << 20);
   EXPECT_NEAR(slowProxy.transfer(0, 1, gigabyte, 0),
               piece / 20e9 + 0.239 + 2e-6 + piece / 20e9, 1e-12);
+}
+
+// Two GPU ranks of two hosts, their links as the engine runs them
+// (sim_link.h), each engine's stream busy for the first second.
+struct StagedPair {
+  static constexpr size_t kPiece = PiecedLink::kMinPieceBytes;
+  ClusterSpec spec = cluster(2, 1, 1, 1, 80);  // 10 GB/s
+  Scheduler scheduler;
+  Network network{spec, placeRanks(spec), 4 << 20};
+  Wires wires{scheduler, network, 2};
+  SimStream streams[2][2] = {{SimStream(scheduler), SimStream(scheduler)},
+                             {SimStream(scheduler), SimStream(scheduler)}};
+  UnchangedInputs inputs[2];
+  GpuSide sides[2] = {{&streams[0][0], &streams[0][1], &inputs[0], 4 << 20},
+                      {&streams[1][0], &streams[1][1], &inputs[1], 4 << 20}};
+  SimLink links[2] = {SimLink(scheduler, wires, 0, 1, &sides[0], true),
+                      SimLink(scheduler, wires, 1, 0, &sides[1], true)};
+  std::vector<std::shared_ptr<TransferRequest>> sends, receives;
+
+  // Rank 0 sends `n` transfers of one piece out of its input (which the
+  // plan only reads) or out of scratch; rank 1 receives them and its
+  // stream waits for each.
+  void exchange(int n, bool fromInput) {
+    Op input;
+    input.kind = OpKind::Send;
+    input.sendbuff = fakeAddress(0);
+    input.count = n * kPiece / 4;
+    input.dtype = ncclFloat32;
+    input.root = 1;
+    inputs[0].start({input}, 0, 2);
+    for (int rank : {0, 1})
+      streams[rank][0].enqueue([this] { scheduler.sleepFor(1); });
+    const char* source = fromInput ? fakeAddress(0) : fakeAddress(3);
+    for (int i = 0; i < n; ++i) {
+      sends.push_back(links[0].send(source + i * kPiece, kPiece, {}));
+      receives.push_back(
+          links[1].recv(fakeAddress(1) + i * kPiece, kPiece, {}));
+    }
+    static const AbortSignal kNever;
+    for (auto& receive : receives) receive->wait(kNever, 0);
+    for (auto& rank : streams)
+      for (SimStream& stream : rank) stream.close();
+  }
+
+  int doneBy(const std::vector<std::shared_ptr<TransferRequest>>& requests) {
+    return static_cast<int>(std::count_if(requests.begin(), requests.end(),
+                                          [](auto& r) { return r->done(); }));
+  }
+};
+
+// Sends out of an input the plan only reads run ahead of the engine's
+// stream, as far as the rings allow: 8 pieces of 10 arrive while both
+// streams are busy (the receiver's ring is full of pieces its stream has
+// yet to take), the last two once the receiver's stream frees its slots.
+TEST(SimStagedLinks, SendsOfAnUnchangedInputRunAheadAsFarAsTheRingsAllow) {
+  StagedPair pair;
+  int arrivedEarly = -1, sentEarly = -1;
+  pair.scheduler.spawn([&] { pair.exchange(10, true); });
+  pair.scheduler.at(0.5, [&] {
+    arrivedEarly = pair.doneBy(pair.receives);
+    sentEarly = pair.doneBy(pair.sends);
+  });
+  pair.scheduler.run();
+  EXPECT_EQ(arrivedEarly, static_cast<int>(kStagingRingSlots));
+  EXPECT_EQ(sentEarly, static_cast<int>(kStagingRingSlots));
+  EXPECT_EQ(pair.doneBy(pair.receives), 10);
+  EXPECT_GT(pair.streams[1][0].finishedAt(), 1.0);
+  EXPECT_LT(pair.streams[1][0].finishedAt(), 1.01);
+}
+
+// A send out of a buffer the plan writes waits for the engine's stream.
+TEST(SimStagedLinks, SendsOfWhatThePlanWritesFollowTheEnginesStream) {
+  StagedPair pair;
+  int sentEarly = -1;
+  pair.scheduler.spawn([&] { pair.exchange(2, false); });
+  pair.scheduler.at(0.5, [&] { sentEarly = pair.doneBy(pair.sends); });
+  pair.scheduler.run();
+  EXPECT_EQ(sentEarly, 0);
+  EXPECT_EQ(pair.doneBy(pair.sends), 2);
 }
 
 TEST(SimDomainModel, CollectivesTakeAlphaPlusTheRingsBusBytes) {
