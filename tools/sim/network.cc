@@ -124,12 +124,13 @@ double Network::reserve(const std::vector<int>& path, size_t bytes,
   return start + seconds;
 }
 
-double Network::transfer(int src, int dst, size_t bytes, double now) {
+double Network::transfer(int src, int dst, size_t bytes, double now,
+                         StagedEnds staged) {
   const bool sameHost = places_[src].host == places_[dst].host;
   const double latency = sameHost ? fabricLatency_[src] : nicLatency_;
   const std::vector<int> wire = pathBetween(src, dst);
-  const bool out = !sameHost && copyOut_[src] >= 0;
-  const bool in = !sameHost && copyIn_[dst] >= 0;
+  const bool out = staged.out && !sameHost && copyOut_[src] >= 0;
+  const bool in = staged.in && !sameHost && copyIn_[dst] >= 0;
   for (int r : wire) resources_[r].forgetBefore(now);
   if (out) resources_[copyOut_[src]].forgetBefore(now);
   if (in) resources_[copyIn_[dst]].forgetBefore(now);

@@ -9,11 +9,12 @@
 // left (a NIC idle while the transfer queued on it waits for its
 // receiver), as a packet network's links carry whatever is ready. Pretend
 // hosts (ClusterSpec::loopbackGBps) share one loopback instead of NICs.
-// A GPU rank's transfer between hosts is staged: its GPU copies it out to
-// host memory (and the receiving GPU back in) piece by piece at
-// ClusterSpec::copyGBps, so the wire waits for the first piece's copy and
-// the receiver for the last one's, each copy engine carries one transfer
-// at a time, and the wire moves at most a piece per ClusterSpec::pieceUs.
+// A GPU rank's transfer between hosts through HetCCL's links is staged:
+// its GPU copies it out to host memory (and the receiving GPU back in)
+// piece by piece at ClusterSpec::copyGBps, so the wire waits for the
+// first piece's copy and the receiver for the last one's, each copy
+// engine carries one transfer at a time, and the wire moves at most a
+// piece per ClusterSpec::pieceUs.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +25,14 @@
 #include "cluster.h"
 
 namespace hetccl::sim {
+
+// Which ends of a transfer between hosts copy it through host memory: a
+// GPU rank's staged engine does; a CPU rank, and a GPU domain's own
+// library (GPUDirect RDMA), do not.
+struct StagedEnds {
+  bool out = false;
+  bool in = false;
+};
 
 struct Resource {
   std::string name;
@@ -49,7 +58,8 @@ class Network {
 
   // When a transfer of `bytes` from rank `src` to rank `dst`, which can
   // start at `now`, is complete. Reserves the resources it takes.
-  double transfer(int src, int dst, size_t bytes, double now);
+  double transfer(int src, int dst, size_t bytes, double now,
+                  StagedEnds staged = {});
   const std::vector<Resource>& resources() const { return resources_; }
 
  private:

@@ -11,26 +11,36 @@ namespace hetccl::sim {
 
 void SimRequest::wait(const AbortSignal&, double) {
   if (stream_ == nullptr) return waitHere();
+  if (ring_ != nullptr)
+    return stream_->enqueue(
+        [ring = ring_, index = ringIndex_] { ring->consumeThrough(index); });
   stream_->enqueue([self = shared_from_this()] { self->waitHere(); });
 }
 
 void SimRequest::waitHere() {
-  while (!complete_) {
+  while (!done()) {
     waiter_ = scheduler_.current();
     scheduler_.suspend();
   }
-  waiter_ = -1;
+}
+
+// Whoever makes it done wakes the waiter, once.
+void SimRequest::posted() {
+  posted_ = true;
+  if (done() && waiter_ >= 0) scheduler_.resume(std::exchange(waiter_, -1));
 }
 
 void SimRequest::complete() {
   complete_ = true;
-  if (waiter_ >= 0) scheduler_.resume(waiter_);
+  if (waiter_ >= 0) scheduler_.resume(std::exchange(waiter_, -1));
   if (then_) std::exchange(then_, nullptr)();
 }
 
 std::shared_ptr<SimRequest> Wires::request(int, int peer, TransferWay way,
-                                           size_t bytes, SimStream* stream) {
-  return std::make_shared<SimRequest>(scheduler_, peer, way, bytes, stream);
+                                           size_t bytes, SimStream* stream,
+                                           bool staged) {
+  return std::make_shared<SimRequest>(scheduler_, peer, way, bytes, stream,
+                                      staged);
 }
 
 void Wires::post(int self, const std::shared_ptr<SimRequest>& request) {
@@ -39,6 +49,7 @@ void Wires::post(int self, const std::shared_ptr<SimRequest>& request) {
   const int dst = sending ? request->peer() : self;
   Queue& queue = queues_[{src, dst}];
   (sending ? queue.sends : queue.receives).push_back(request);
+  request->posted();
   if (sending) ++sent_[self];
   match(src, dst, queue);
 }
@@ -56,7 +67,8 @@ void Wires::match(int src, int dst, Queue& queue) {
                                ", which receives " +
                                std::to_string(receive->bytes()));
     const double arrival =
-        network_.transfer(src, dst, send->bytes(), scheduler_.now());
+        network_.transfer(src, dst, send->bytes(), scheduler_.now(),
+                          {send->staged(), receive->staged()});
     scheduler_.at(arrival, [send, receive] {
       send->complete();
       receive->complete();
@@ -74,28 +86,6 @@ void StagingCount::add(TransferWay way, size_t bytes) {
   if (const size_t size = slots.sizeFor(piece)) slots.grow(size);
 }
 
-// A staged receive as the plan sees it: waiting for it is the engine's
-// stream waiting for the link's receives through this one.
-class SimLink::StagedReceive : public TransferRequest {
- public:
-  StagedReceive(SimLink& link, std::shared_ptr<SimRequest> request,
-                uint64_t index)
-      : link_(link), request_(std::move(request)), index_(index) {}
-  bool done() override { return request_->done(); }
-  void wait(const AbortSignal&, double) override {
-    link_.gpu_->stream->enqueue([&link = link_, index = index_] {
-      link.consumeReceivesThrough(index);
-    });
-  }
-  int peer() const override { return request_->peer(); }
-  TransferWay way() const override { return TransferWay::kReceive; }
-
- private:
-  SimLink& link_;
-  const std::shared_ptr<SimRequest> request_;
-  const uint64_t index_;
-};
-
 SimLink::SimLink(Scheduler& scheduler, Wires& wires, int self, int peer,
                  const GpuSide* gpu, bool staged)
     : wires_(wires),
@@ -106,8 +96,8 @@ SimLink::SimLink(Scheduler& scheduler, Wires& wires, int self, int peer,
   if (gpu == nullptr) return;
   staging_.emplace(gpu->largestPiece);
   if (!staged_) return;
-  sendSlots_.emplace(scheduler, kStagingRingSlots);
-  receiveSlots_.emplace(scheduler, kStagingRingSlots);
+  sends_.emplace(scheduler);
+  receives_.emplace(wires, self);
 }
 
 size_t SimLink::piecesOf(size_t bytes) const {
@@ -131,14 +121,14 @@ std::shared_ptr<TransferRequest> SimLink::send(const void* data, size_t bytes,
 
 std::shared_ptr<TransferRequest> SimLink::stagedSend(const void* data,
                                                      size_t bytes) {
-  auto request =
-      wires_.request(self_, peer_, TransferWay::kSend, bytes, gpu_->stream);
+  auto request = wires_.request(self_, peer_, TransferWay::kSend, bytes,
+                                gpu_->stream, true);
   if (!gpu_->unchangedInputs || !gpu_->unchangedInputs->hold(data, bytes))
     gpu_->up->follow(*gpu_->stream);
-  const size_t slots = sendSlots_->slotsFor(piecesOf(bytes));
+  const size_t slots = ringSlotsFor(piecesOf(bytes));
   gpu_->up->enqueue([this, request, slots] {
-    sendSlots_->take(slots);
-    request->whenComplete([this, slots] { sendSlots_->give(slots); });
+    sends_->take(slots);
+    request->whenComplete([this, slots] { sends_->give(slots); });
     wires_.post(self_, request);
   });
   return request;
@@ -158,23 +148,10 @@ std::shared_ptr<TransferRequest> SimLink::recv(void*, size_t bytes,
 }
 
 std::shared_ptr<TransferRequest> SimLink::stagedRecv(size_t bytes) {
-  auto request = wires_.request(self_, peer_, TransferWay::kReceive, bytes);
-  const size_t slots = receiveSlots_->slotsFor(piecesOf(bytes));
-  const uint64_t index = consumed_ + unconsumed_.size();
-  unconsumed_.emplace_back(request, slots);
-  receiveSlots_->takeWhenFree(slots,
-                              [this, request] { wires_.post(self_, request); });
-  return std::make_shared<StagedReceive>(*this, request, index);
-}
-
-void SimLink::consumeReceivesThrough(uint64_t index) {
-  while (consumed_ <= index && !unconsumed_.empty()) {
-    auto [request, slots] = unconsumed_.front();
-    request->waitHere();
-    unconsumed_.pop_front();
-    ++consumed_;
-    receiveSlots_->give(slots);
-  }
+  auto request = wires_.request(self_, peer_, TransferWay::kReceive, bytes,
+                                gpu_->stream, true);
+  request->waitThrough(&*receives_, receives_->add(request, piecesOf(bytes)));
+  return request;
 }
 
 }  // namespace hetccl::sim

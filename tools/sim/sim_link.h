@@ -18,7 +18,7 @@
 #include "network.h"
 #include "scheduler.h"
 #include "sim_stream.h"
-#include "slot_bound.h"
+#include "staging_rings.h"
 #include "transport/link.h"
 
 namespace hetccl::sim {
@@ -28,28 +28,43 @@ class SimRequest : public TransferRequest,
  public:
   // `stream`: a GPU rank's, where waits for the transfer run; null for a
   // CPU rank.
+  // `staged`: its side copies it through host memory (network.h).
   SimRequest(Scheduler& scheduler, int peer, TransferWay way, size_t bytes,
-             SimStream* stream = nullptr)
+             SimStream* stream = nullptr, bool staged = false)
       : scheduler_(scheduler),
         peer_(peer),
         way_(way),
         bytes_(bytes),
-        stream_(stream) {}
+        stream_(stream),
+        staged_(staged) {}
 
-  bool done() override { return complete_; }
+  // Arrived; or, for a staged send, posted: its bytes are in the staging
+  // ring then and the plan may reuse its buffer.
+  bool done() override {
+    return complete_ || (posted_ && staged_ && way_ == TransferWay::kSend);
+  }
   // Waits in virtual time, or has the stream wait; the simulation has no
   // timeouts or aborts.
   void wait(const AbortSignal& abort, double timeoutSeconds) override;
   int peer() const override { return peer_; }
   TransferWay way() const override { return way_; }
   size_t bytes() const { return bytes_; }
+  bool staged() const { return staged_; }
+  // The transfer was posted on the wire (Wires::post).
+  void posted();
   // The transfer arrived: wakes the rank that waits for it, then runs
   // what was to follow it.
   void complete();
   // Runs `then` once the transfer has arrived (before complete() returns).
   void whenComplete(std::function<void()> then) { then_ = std::move(then); }
-  // From a fiber: waits until the transfer has arrived.
+  // From a fiber: waits until done().
   void waitHere();
+  // A staged receive: the stream waits for it as its ring's `index`-th
+  // (ReceiveRing::consumeThrough).
+  void waitThrough(ReceiveRing* ring, uint64_t index) {
+    ring_ = ring;
+    ringIndex_ = index;
+  }
 
  private:
   Scheduler& scheduler_;
@@ -57,9 +72,13 @@ class SimRequest : public TransferRequest,
   const TransferWay way_;
   const size_t bytes_;
   SimStream* const stream_;
+  const bool staged_;
+  bool posted_ = false;
   bool complete_ = false;
   int waiter_ = -1;
   std::function<void()> then_;
+  ReceiveRing* ring_ = nullptr;
+  uint64_t ringIndex_ = 0;
 };
 
 // Every rank's posted transfers, matched pair by pair.
@@ -69,10 +88,11 @@ class Wires {
       : scheduler_(scheduler), network_(network), sent_(nranks, 0) {}
 
   // A transfer, not yet posted. `stream`: a GPU rank's, where it is
-  // waited for; null: waited for where the caller waits.
+  // waited for; null: waited for where the caller waits. `staged`: this
+  // side copies it through host memory.
   std::shared_ptr<SimRequest> request(int self, int peer, TransferWay way,
-                                      size_t bytes,
-                                      SimStream* stream = nullptr);
+                                      size_t bytes, SimStream* stream = nullptr,
+                                      bool staged = false);
   // Posts `request`, a transfer of rank `self`: it is matched with the
   // peer's as soon as both are posted.
   void post(int self, const std::shared_ptr<SimRequest>& request);
@@ -135,8 +155,9 @@ struct GpuSide {
 //   send: the up stream takes it after the plan's start (an input the
 //         plan only reads) or after what the engine's stream had been
 //         given by then, waits there for a free slot of the link's
-//         send ring and posts it; the slot is free again once it has
-//         arrived. So sends of later rounds run ahead of the engine's
+//         send ring and posts it: the engine's stream waits for it only
+//         that long (its bytes are copied out), and the slot is free
+//         again once it has arrived. So sends of later rounds run ahead of the engine's
 //         stream, as far as the ring allows.
 //   recv: posted once the link's receive ring has a free slot, which it
 //         gives back when the engine's stream has waited for it: the
@@ -161,13 +182,9 @@ class SimLink : public Link {
   size_t bytesReceived() const override { return received_; }
 
  private:
-  class StagedReceive;
   std::shared_ptr<TransferRequest> stagedSend(const void* data, size_t bytes);
   std::shared_ptr<TransferRequest> stagedRecv(size_t bytes);
   size_t piecesOf(size_t bytes) const;
-  // From the engine's stream: waits for the link's receives up to the
-  // `index`-th and gives their slots back.
-  void consumeReceivesThrough(uint64_t index);
 
   Wires& wires_;
   const int self_;
@@ -175,12 +192,8 @@ class SimLink : public Link {
   const GpuSide* const gpu_;
   const bool staged_;
   std::optional<StagingCount> staging_;
-  std::optional<SlotBound> sendSlots_, receiveSlots_;
-  // Staged receives not yet waited for by the engine's stream, in the
-  // order posted, with the slots each holds; the first is the
-  // `consumed_`-th of the link.
-  std::deque<std::pair<std::shared_ptr<SimRequest>, size_t>> unconsumed_;
-  uint64_t consumed_ = 0;
+  std::optional<SendRing> sends_;
+  std::optional<ReceiveRing> receives_;
   size_t sent_ = 0;
   size_t received_ = 0;
 };
