@@ -157,8 +157,8 @@ struct GpuSide {
 //         given by then, waits there for a free slot of the link's
 //         send ring and posts it: the engine's stream waits for it only
 //         that long (its bytes are copied out), and the slot is free
-//         again once it has arrived. So sends of later rounds run ahead of the engine's
-//         stream, as far as the ring allows.
+//         again once it has arrived. So sends of later rounds run ahead
+//         of the engine's stream, as far as the ring allows.
 //   recv: posted once the link's receive ring has a free slot, which it
 //         gives back when the engine's stream has waited for it: the
 //         stream's wait for one receive is its wait for every receive

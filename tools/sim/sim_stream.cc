@@ -1,6 +1,7 @@
 #include "sim_stream.h"
 
 #include <memory>
+#include <utility>
 
 namespace hetccl::sim {
 
@@ -23,7 +24,7 @@ void SimStream::follow(SimStream& other) {
   auto mark = std::make_shared<Mark>();
   other.enqueue([this, mark] {
     mark->reached = true;
-    if (mark->waiter >= 0) scheduler_.resume(mark->waiter);
+    if (mark->waiter >= 0) scheduler_.resume(std::exchange(mark->waiter, -1));
   });
   enqueue([this, mark] {
     while (!mark->reached) {

@@ -103,7 +103,7 @@ class Run {
           scheduler_, wires_, cluster, d, domains_.members(d)));
     for (size_t r = 0; r < places_.size(); ++r) {
       const DomainSpec& domain = cluster.domains[places_[r].domain];
-      gpus_.push_back(isGpuRank(static_cast<int>(r)) ? gpuSide() : nullptr);
+      gpus_.push_back(isGpuRank(static_cast<int>(r)) ? makeGpu() : nullptr);
       SimStream* stream = gpus_.back() ? gpus_.back()->stream.get() : nullptr;
       executors_.push_back(std::make_unique<SimExecutor>(
           *libraries_[places_[r].domain], static_cast<int>(r), stream));
@@ -141,7 +141,7 @@ class Run {
     GpuSide side;
   };
 
-  std::unique_ptr<Gpu> gpuSide() {
+  std::unique_ptr<Gpu> makeGpu() {
     auto gpu = std::make_unique<Gpu>();
     gpu->stream = std::make_unique<SimStream>(scheduler_);
     gpu->up = std::make_unique<SimStream>(scheduler_);

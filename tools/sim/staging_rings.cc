@@ -1,6 +1,7 @@
 #include "staging_rings.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/gpu/proxy/slot_sizes.h"
 #include "sim_link.h"
