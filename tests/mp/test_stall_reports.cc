@@ -468,7 +468,7 @@ TEST(StallReport, AChainOfWaitsNamesTheStoppedRankAtItsEnd) {
                  {"HETCCL_DEBUG_FILE", dir + "/rank.%p.log"},
                  {"HETCCL_STATUS_DIR", statusDir},
                  {"HETCCL_ONE_SHOT_MAX", "0"}};
-  DomainLayout{{0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}.applyTo(
+  DomainLayout{{0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}, {}}.applyTo(
       &options);
   runRanks(
       3,
@@ -536,10 +536,11 @@ INSTANTIATE_TEST_SUITE_P(
         StreamModeParam{2, false, domainsByLabel({0, 1})},
         StreamModeParam{
             2, false,
-            DomainLayout{{0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}},
+            DomainLayout{{0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}, {}}},
         StreamModeParam{
             3, true,
-            DomainLayout{{0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}},
+            DomainLayout{
+                {0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}, {}}},
         StreamModeParam{2, true, emulatedCapturesOverTcp({0, 1})},
         StreamModeParam{2, false, ucxBetweenPretendHosts({0, 1})}),
     [](const ::testing::TestParamInfo<StreamModeParam>& info) {
@@ -548,13 +549,13 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(
     Mp, StoppedSendPeerTest,
-    ::testing::Values(DomainStallParam{domainsByLabel({0, 1}), "shm"},
-                      DomainStallParam{
-                          DomainLayout{
-                              {0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}},
-                          "tcp"},
-                      DomainStallParam{emulatedCapturesOverTcp({0, 1}), "tcp"},
-                      DomainStallParam{oneDomain(), ""}),
+    ::testing::Values(
+        DomainStallParam{domainsByLabel({0, 1}), "shm"},
+        DomainStallParam{
+            DomainLayout{{0, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}, {}},
+            "tcp"},
+        DomainStallParam{emulatedCapturesOverTcp({0, 1}), "tcp"},
+        DomainStallParam{oneDomain(), ""}),
     [](const ::testing::TestParamInfo<DomainStallParam>& info) {
       return info.param.name();
     });
@@ -564,7 +565,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         DomainStallParam{domainsByLabel({0, 0, 1, 1}), "shm"},
         DomainStallParam{
-            DomainLayout{{0, 0, 1, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}},
+            DomainLayout{
+                {0, 0, 1, 1}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}, {}},
             "tcp"},
         DomainStallParam{oneDomain(), ""},
         // GPU ranks (emulated) on the staged engine, whose domain steps run

@@ -151,7 +151,7 @@ void runWithRankOneStopped(bool stale) {
   RunOptions options;
   options.timeoutSeconds = 60;
   options.env = {{"HETCCL_STATUS_DIR", dir}};
-  DomainLayout{{0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}}.applyTo(
+  DomainLayout{{0, 1, 2}, 0, false, {{"HETCCL_TRANSPORT", "tcp"}}, {}}.applyTo(
       &options);
   runRanks(
       3,

@@ -650,7 +650,9 @@ TEST(StagedCopyKernelOnHost, CopiesEveryByteThenSignals) {
                                from.begin() + srcShift))
             << where;
         EXPECT_EQ(to[dstShift + bytes], 0xEE) << where << ": wrote past";
-        if (dstShift > 0) EXPECT_EQ(to[dstShift - 1], 0xEE) << where;
+        if (dstShift > 0) {
+          EXPECT_EQ(to[dstShift - 1], 0xEE) << where;
+        }
       }
 }
 
