@@ -94,18 +94,20 @@ void CallProbe::tick() {
   askIfStalled();
   Outcome outcome = readMessages();
   relayWaits();
-  // Answered before the hold: while this rank announces a cause of its
-  // own, its abort signal's mutex is taken and the hold waits for that
-  // announcement, which waits for the tellers, which wait for this answer.
-  // Answered after, both announcements would wait kAnnounceSeconds.
-  for (int teller : outcome.tellers) send(teller, Message::kTaken, nullptr, 0);
-  if (outcome.told && !held_) {
-    LOG_WARN(kLogColl, "rank %d: rank %d reports: %s", bootstrap_.rank(),
-             outcome.tellers.front(), outcome.told->what());
-    abort_->hold(outcome.told->code(), outcome.told->what(), kSettleSeconds);
+  // Held before it is answered: once answered, the teller raises it and
+  // may exit, and a transfer of this rank's that fails on that exit must
+  // find the cause held, or it would report the lost connection instead.
+  // While this rank announces a cause of its own, nothing is held (its
+  // tellers wait for this answer, and its announcement for theirs).
+  if (outcome.told && !held_ &&
+      abort_->hold(outcome.told->code(), outcome.told->what(),
+                   kSettleSeconds)) {
     held_ = outcome.told;
     heldSince_ = std::chrono::steady_clock::now();
+    LOG_WARN(kLogColl, "rank %d: rank %d reports: %s", bootstrap_.rank(),
+             outcome.tellers.front(), outcome.told->what());
   }
+  for (int teller : outcome.tellers) send(teller, Message::kTaken, nullptr, 0);
   // Raised when every rank holds it, or when its teller went quiet.
   if (held_ && (outcome.settled || secondsSince(heldSince_) > kSettleSeconds))
     abort_->raiseHeld();

@@ -1,6 +1,7 @@
 #include "util/abort_signal.h"
 
 #include <chrono>
+#include <thread>
 
 #include "util/error.h"
 
@@ -21,7 +22,11 @@ void AbortSignal::raise(ncclResult_t code, const std::string& reason) {
     return raiseLocked(heldCode_, heldReason_);
   }
   // Under the mutex: a second raise waits, and setAnnouncer(nullptr) too.
-  if (announced(code) && announce_) announce_(code, reason);
+  if (announced(code) && announce_) {
+    announcing_.store(true, std::memory_order_release);
+    announce_(code, reason);
+    announcing_.store(false, std::memory_order_release);
+  }
   raiseLocked(code, reason);
 }
 
@@ -30,14 +35,20 @@ void AbortSignal::raiseHeld() {
   if (held_) raiseLocked(heldCode_, heldReason_);
 }
 
-void AbortSignal::hold(ncclResult_t code, const std::string& reason,
+bool AbortSignal::hold(ncclResult_t code, const std::string& reason,
                        double settleSeconds) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (held_) return;
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  while (!lock.owns_lock()) {
+    if (announcing_.load(std::memory_order_acquire)) return false;
+    std::this_thread::yield();
+    lock.try_lock();
+  }
+  if (held_) return true;
   held_ = true;
   heldCode_ = code;
   heldReason_ = reason;
   settleSeconds_ = settleSeconds;
+  return true;
 }
 
 void AbortSignal::raiseUnannounced(ncclResult_t code,

@@ -39,8 +39,11 @@ class AbortSignal {
   // `settleSeconds`: a rank that raised early might exit, and a rank that
   // holds nothing yet would report that exit as the cause. The first held
   // cause stays, but for a disagreement this rank finds itself meanwhile
-  // (ncclInvalidUsage), which names its own calls.
-  void hold(ncclResult_t code, const std::string& reason, double settleSeconds);
+  // (ncclInvalidUsage), which names its own calls. False, holding nothing,
+  // while this rank announces a cause of its own: that raise keeps the
+  // signal until the other ranks answer, and the rank that told this one
+  // may wait for this rank's answer.
+  bool hold(ncclResult_t code, const std::string& reason, double settleSeconds);
   // Raises the held cause, if any.
   void raiseHeld();
   bool raised() const { return flag_.load(std::memory_order_acquire); }
@@ -56,7 +59,8 @@ class AbortSignal {
   std::atomic<bool> flag_{false};
   mutable std::mutex mutex_;
   Announcer announce_;
-  std::condition_variable raised_;  // for raises that wait on a held cause
+  std::atomic<bool> announcing_{false};  // announce_ runs, under mutex_
+  std::condition_variable raised_;       // for raises that wait on a held cause
   bool held_ = false;
   double settleSeconds_ = 0;
   ncclResult_t heldCode_ = ncclSuccess;

@@ -63,8 +63,9 @@ TEST(AbortSignal, AHeldCauseOutranksALaterRaiseOnceSettled) {
   int announcements = 0;
   signal.setAnnouncer(
       [&](ncclResult_t, const std::string&) { ++announcements; });
-  signal.hold(ncclInvalidUsage, "rank 2's cause", 5.0);
-  signal.hold(ncclRemoteError, "a second cause", 5.0);  // the first stays
+  EXPECT_TRUE(signal.hold(ncclInvalidUsage, "rank 2's cause", 5.0));
+  // The first stays.
+  EXPECT_TRUE(signal.hold(ncclRemoteError, "a second cause", 5.0));
   // A raise here (say, the exit of a rank that raised the cause) waits
   // until the announcer settles it, then reports the held cause.
   std::thread settler([&] {
@@ -92,6 +93,27 @@ TEST(AbortSignal, ADisagreementFoundHereOutranksAHeldOne) {
   lost.hold(ncclInvalidUsage, "op #1: rank 1 and rank 3 differ", 0.2);
   lost.raise(ncclRemoteError, "rank 1 exited");
   EXPECT_EQ(lost.reason(), "op #1: rank 1 and rank 3 differ");
+}
+
+// The call probe holds a cause it is told of before it answers the
+// teller; while this rank announces a cause of its own (the teller may be
+// waiting for this rank's answer meanwhile) the hold gives way at once.
+TEST(AbortSignal, NothingIsHeldWhileThisRankAnnounces) {
+  AbortSignal signal;
+  bool held = true;
+  Clock::duration took{};
+  signal.setAnnouncer([&](ncclResult_t, const std::string&) {
+    std::thread prober([&] {
+      const auto start = Clock::now();
+      held = signal.hold(ncclInvalidUsage, "rank 2's cause", 5.0);
+      took = Clock::now() - start;
+    });
+    prober.join();
+  });
+  signal.raise(ncclRemoteError, "rank 3 exited");
+  EXPECT_FALSE(held);
+  EXPECT_LT(took, std::chrono::seconds(1));
+  EXPECT_EQ(signal.reason(), "rank 3 exited");
 }
 
 TEST(AbortSignal, AHeldCauseNobodySettlesIsRaisedAfterItsBound) {
