@@ -49,14 +49,15 @@ Network::Network(const ClusterSpec& cluster, std::vector<RankPlace> places,
       for (int nic = 0; nic < nicsPerHost_; ++nic)
         resources_.push_back({"host " + std::to_string(host) + " NIC " +
                                   std::to_string(nic) + " " + side,
-                              nicRate});
+                              nicRate,
+                              {}});
   }
   if (cluster.loopbackGBps > 0) {
     loopback_ = static_cast<int>(resources_.size());
-    resources_.push_back({"loopback", cluster.loopbackGBps * 1e9});
+    resources_.push_back({"loopback", cluster.loopbackGBps * 1e9, {}});
   }
   auto add = [this](const std::string& name, double rate) {
-    resources_.push_back({name, rate});
+    resources_.push_back({name, rate, {}});
     return static_cast<int>(resources_.size()) - 1;
   };
   for (size_t rank = 0; rank < places_.size(); ++rank) {
