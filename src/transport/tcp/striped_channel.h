@@ -53,6 +53,8 @@ class StripedChannel {
   size_t socketCount() const { return sockets_.size(); }
   int fd(size_t socket) const { return sockets_[socket].fd(); }
   bool broken() const { return error_.has_value(); }
+  // Whether a transfer is queued that has not completed.
+  bool inFlight() const { return !sends_.empty() || !receives_.empty(); }
 
   // Queue a transfer; fail it at once if the channel is broken.
   void postSend(std::shared_ptr<PostedRequest> request, const void* data,

@@ -95,7 +95,8 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
   }
   for (auto& laneChannels : channels)
     lanes_.push_back(std::make_shared<TcpProgressThread>(
-        rank_, std::move(laneChannels), abort, settings_.pollMicroseconds));
+        rank_, std::move(laneChannels), abort, settings_.pollMicroseconds,
+        settings_.busyPollMicroseconds));
   size_t index = 0;
   for (int peer : sortedPeers) {
     links_[peer] = std::make_shared<TcpLink>(
@@ -105,9 +106,11 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
   }
   LOG_INFO(kLogNet,
            "tcp transport (rank %d): %zu link(s) over %s, %d socket(s) "
-           "each on %d thread(s), %zu-byte stripes",
+           "each on %d thread(s), %zu-byte stripes; threads poll %d us "
+           "after activity, %d us with transfers in flight",
            rank_, links_.size(), self.address.toString().c_str(),
-           settings_.socketsPerLink, lanes, settings_.stripeBytes);
+           settings_.socketsPerLink, lanes, settings_.stripeBytes,
+           settings_.pollMicroseconds, settings_.busyPollMicroseconds);
 }
 
 TcpLinkSet::~TcpLinkSet() {

@@ -31,10 +31,12 @@ uint64_t socketToken(size_t channel, size_t socket) {
 
 TcpProgressThread::TcpProgressThread(
     int rank, std::vector<std::unique_ptr<StripedChannel>> channels,
-    std::shared_ptr<AbortSignal> abort, int pollMicroseconds)
+    std::shared_ptr<AbortSignal> abort, int pollMicroseconds,
+    int busyPollMicroseconds)
     : rank_(rank),
       abort_(std::move(abort)),
       pollWindow_(std::chrono::microseconds(pollMicroseconds)),
+      busyPollWindow_(std::chrono::microseconds(busyPollMicroseconds)),
       channels_(std::move(channels)),
       registered_(channels_.size()),
       dirty_(channels_.size(), true),
@@ -132,13 +134,20 @@ void TcpProgressThread::loop() {
 }
 
 int TcpProgressThread::waitMilliseconds(Clock::time_point lastActivity) {
-  if (Clock::now() - lastActivity < pollWindow_) {
+  const Clock::duration idle = Clock::now() - lastActivity;
+  if (idle < pollWindow_ || (idle < busyPollWindow_ && transfersInFlight())) {
     polling_.store(true, std::memory_order_seq_cst);
     return 0;
   }
   polling_.store(false, std::memory_order_seq_cst);
   // A post that still saw the thread polling wrote no wake-up.
   return inbox_.empty() ? kAbortCheckMs : 0;
+}
+
+bool TcpProgressThread::transfersInFlight() const {
+  for (const auto& channel : channels_)
+    if (channel->inFlight()) return true;
+  return false;
 }
 
 bool TcpProgressThread::adoptPosted() {

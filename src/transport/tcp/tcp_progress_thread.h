@@ -5,7 +5,8 @@
 // after its last activity (HETCCL_TCP_POLL_US) the thread polls instead of
 // sleeping, and posts need no wake-up (TcpLink's waits for small transfers
 // poll as long before they sleep): a small message's round trip then pays
-// for no wake-up of a sleeping thread.
+// for no wake-up of a sleeping thread. While it has transfers in flight it
+// polls longer (HETCCL_TCP_BUSY_POLL_US): their next socket event is near.
 #pragma once
 
 #include <atomic>
@@ -31,7 +32,8 @@ class TcpProgressThread {
   // fails with its reason.
   TcpProgressThread(int rank,
                     std::vector<std::unique_ptr<StripedChannel>> channels,
-                    std::shared_ptr<AbortSignal> abort, int pollMicroseconds);
+                    std::shared_ptr<AbortSignal> abort, int pollMicroseconds,
+                    int busyPollMicroseconds);
   // Stops the thread (see stop()).
   ~TcpProgressThread();
   TcpProgressThread(const TcpProgressThread&) = delete;
@@ -62,6 +64,8 @@ class TcpProgressThread {
   void wake();
   // epoll_wait's timeout: 0 while polling.
   int waitMilliseconds(Clock::time_point lastActivity);
+  // Whether a channel has a transfer that has not completed.
+  bool transfersInFlight() const;
   // Whether anything was posted.
   bool adoptPosted();
   void dispatch(uint64_t token, uint32_t events);
@@ -79,6 +83,7 @@ class TcpProgressThread {
   const int rank_;
   const std::shared_ptr<AbortSignal> abort_;
   const Clock::duration pollWindow_;
+  const Clock::duration busyPollWindow_;  // with transfers in flight
   std::vector<std::unique_ptr<StripedChannel>> channels_;
   // Per channel and socket: the events registered with epoll now.
   std::vector<std::vector<uint32_t>> registered_;

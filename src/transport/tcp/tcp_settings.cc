@@ -21,6 +21,24 @@ int TcpSettings::threadsForCores() {
                     kMaxAutoThreads);
 }
 
+// A thread that sleeps while its transfers are in flight is woken for the
+// next socket event, which between bursts of a large transfer comes every
+// few tens of microseconds: on virtual machines each such wake-up is an
+// exit to the hypervisor and back. On the H100 machine (16 cores, tcp
+// over loopback, 3 alternating rounds) polling for 1 ms moved a 256 MB
+// send/recv of CPU ranks at 12.1-13.5 GB/s each way against 10.7-11.8
+// with 50 us, GPU ranks' 64 MB at 9.8-11.2 against 9.1-9.8
+// (bench/results/cross-host-h100-2026-12-05.md). On 2 cores, where the
+// ranks' threads outnumber the cores, polling longer made 4 CPU ranks'
+// 8 KB all-reduce 1.1-1.7x slower, so hosts of fewer cores keep the
+// short window.
+int TcpSettings::busyPollForCores(int pollMicroseconds) {
+  constexpr int kMinCores = 8;
+  constexpr int kBusyPollMicroseconds = 1000;
+  if (availableCores() < kMinCores) return pollMicroseconds;
+  return std::max(pollMicroseconds, kBusyPollMicroseconds);
+}
+
 // The bounds are tcp_params.def's.
 TcpSettings TcpSettings::fromEnvironment() {
   TcpSettings s;
@@ -31,6 +49,10 @@ TcpSettings TcpSettings::fromEnvironment() {
   s.stripeBytes = readBytes(kTcpChunk);
   s.socketBufferBytes = static_cast<int>(readInteger(kTcpBuffer));
   s.pollMicroseconds = static_cast<int>(readInteger(kTcpPollUs));
+  const int busyPoll = static_cast<int>(readInteger(kTcpBusyPollUs));
+  s.busyPollMicroseconds = busyPoll < 0
+                               ? busyPollForCores(s.pollMicroseconds)
+                               : std::max(busyPoll, s.pollMicroseconds);
   return s;
 }
 

@@ -31,11 +31,18 @@ struct TcpSettings {
   // HETCCL_TCP_POLL_US: how long a progress thread polls after activity
   // before it sleeps in epoll_wait.
   int pollMicroseconds = 50;
+  // HETCCL_TCP_BUSY_POLL_US: the same while the thread has transfers in
+  // flight (at least pollMicroseconds; -1 in the environment:
+  // busyPollForCores()).
+  int busyPollMicroseconds = 50;
 
   // Throws ncclInvalidArgument for the first bad value.
   static TcpSettings fromEnvironment();
   // One thread per 2 cores this process may run on, 4 to 8.
   static int threadsForCores();
+  // 1000 us where this process may run on 8 cores or more, else
+  // `pollMicroseconds`.
+  static int busyPollForCores(int pollMicroseconds);
 };
 
 constexpr int kMaxTcpSocketsPerLink = 16;
