@@ -21,17 +21,19 @@ int TcpSettings::threadsForCores() {
                     kMaxAutoThreads);
 }
 
-// A thread that sleeps while its transfers are in flight is woken for the
-// next socket event, which between bursts of a large transfer comes every
-// few tens of microseconds: on virtual machines each such wake-up is an
-// exit to the hypervisor and back. On the H100 machine (16 cores, tcp
-// over loopback, 3 alternating rounds) polling for 1 ms moved a 256 MB
-// send/recv of CPU ranks at 12.1-13.5 GB/s each way against 10.7-11.8
-// with 50 us, GPU ranks' 64 MB at 9.8-11.2 against 9.1-9.8
-// (bench/results/cross-host-h100-2026-12-05.md). On 2 cores, where the
-// ranks' threads outnumber the cores, polling longer made 4 CPU ranks'
-// 8 KB all-reduce 1.1-1.7x slower, so hosts of fewer cores keep the
-// short window.
+// A thread that sleeps while its transfers are in flight is woken for
+// each next socket event, which in a large transfer comes every few tens
+// of microseconds; on a virtual machine each wake-up is a trip through
+// the hypervisor. On 16-core H100 machines (tcp over loopback, 2 ranks as
+// pretend hosts, 64 and 256 MB; bench/results/cross-host-h100-2026-12-05.md):
+// every progress thread polling 1 ms moved CPU ranks' 256 MB send/recv
+// at 12.1-13.5 GB/s each way against 10.7-11.8 with 50 us (3 alternating
+// rounds); polling 1 ms only with transfers in flight, against 50 us, in
+// 3 and 5 rounds of every collective in two calls: CPU ranks' busbw 1.07x
+// and 1.06x (medians over the paired rounds), GPU ranks' 1.09x and 0.98x,
+// on machines noisier than the first. On 2 cores, where the ranks' threads
+// outnumber the cores, it made 4 CPU ranks' 32 MB all-reduce and
+// send/recv 2-16 % slower, so hosts of fewer cores keep the short window.
 int TcpSettings::busyPollForCores(int pollMicroseconds) {
   constexpr int kMinCores = 8;
   constexpr int kBusyPollMicroseconds = 1000;
