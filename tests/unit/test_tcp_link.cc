@@ -29,6 +29,7 @@
 #include "transport/tcp/tcp_connect.h"
 #include "transport/tcp/tcp_wire.h"
 #include "util/authenticated_acceptor.h"
+#include "util/cpu_cores.h"
 #include "util/error.h"
 #include "util/listener.h"
 #include "util/secret.h"
@@ -141,6 +142,20 @@ TEST(TcpLink, PostsAtTheEndOfThePollingWindowAreNotLost) {
   Clock::time_point start = Clock::now();
   roundTrips(ranks, kRoundTrips,
              [](int i) { return std::chrono::microseconds(i % 60); });
+  EXPECT_LT(secondsSince(start), 5.0) << kRoundTrips << " round trips";
+}
+
+// The same around the longer window of threads with transfers in flight
+// (HETCCL_TCP_BUSY_POLL_US): a receive posted ahead keeps its thread
+// polling that long, and a post after it must still wake the thread.
+TEST(TcpLink, PostsAtTheEndOfTheBusyPollingWindowAreNotLost) {
+  ScopedEnv poll("HETCCL_TCP_POLL_US", "20");
+  ScopedEnv busyPoll("HETCCL_TCP_BUSY_POLL_US", "100");
+  Ranks ranks = makeRanks(2);
+  constexpr int kRoundTrips = 1000;
+  Clock::time_point start = Clock::now();
+  roundTrips(ranks, kRoundTrips,
+             [](int i) { return std::chrono::microseconds(i % 150); });
   EXPECT_LT(secondsSince(start), 5.0) << kRoundTrips << " round trips";
 }
 
@@ -430,6 +445,26 @@ TEST(TcpSettings, ThreadsFollowTheCoresAndSocketsTheThreadsByDefault) {
   const TcpSettings settings = TcpSettings::fromEnvironment();
   EXPECT_EQ(3, settings.threads);
   EXPECT_EQ(5, settings.socketsPerLink);
+}
+
+// -1 (the default) polls 1 ms with transfers in flight where there are 8
+// cores or more, else as long as without; an explicit value stands, but
+// never shorter than the window without transfers.
+TEST(TcpSettings, BusyPollingFollowsTheCoresAndNeverUndercutsPolling) {
+  {
+    ScopedEnv poll("HETCCL_TCP_POLL_US", nullptr);
+    ScopedEnv busyPoll("HETCCL_TCP_BUSY_POLL_US", nullptr);
+    const TcpSettings settings = TcpSettings::fromEnvironment();
+    EXPECT_EQ(50, settings.pollMicroseconds);
+    EXPECT_EQ(availableCores() >= 8 ? 1000 : 50, settings.busyPollMicroseconds);
+  }
+  ScopedEnv poll("HETCCL_TCP_POLL_US", "200");
+  {
+    ScopedEnv busyPoll("HETCCL_TCP_BUSY_POLL_US", "30");
+    EXPECT_EQ(200, TcpSettings::fromEnvironment().busyPollMicroseconds);
+  }
+  ScopedEnv busyPoll("HETCCL_TCP_BUSY_POLL_US", "5000");
+  EXPECT_EQ(5000, TcpSettings::fromEnvironment().busyPollMicroseconds);
 }
 
 }  // namespace
