@@ -31,7 +31,10 @@ int TcpSettings::threadsForCores() {
 // rounds); polling 1 ms only with transfers in flight, against 50 us, in
 // 3 and 5 rounds of every collective in two calls: CPU ranks' busbw 1.07x
 // and 1.06x (medians over the paired rounds), GPU ranks' 1.09x and 0.98x,
-// on machines noisier than the first. On 2 cores, where the ranks' threads
+// on machines noisier than the first; on a quiet one CPU ranks' 256 MB
+// send/recv 1.09x (faster in 5 of 5 rounds), and 8 B-32 KB all-reduce
+// and broadcast as fast or faster but GPU ranks' 64-512 B broadcast
+// (1.01-1.31x the time). On 2 cores, where the ranks' threads
 // outnumber the cores, it made 4 CPU ranks' 32 MB all-reduce and
 // send/recv 2-16 % slower, so hosts of fewer cores keep the short window.
 int TcpSettings::busyPollForCores(int pollMicroseconds) {
