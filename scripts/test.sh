@@ -7,8 +7,9 @@
 # take under the sanitizers, and took a quarter of that pass (about 4 of
 # 14 minutes on 2 cores), which CI's 40 minutes cannot spare. For the
 # same reason the sanitizer build leaves out the runs over aws-ofi-nccl
-# (the stand-in plugin's stay) and the simulator's cases at scale
-# (tests/CMakeLists.txt, tools/CMakeLists.txt).
+# (the stand-in plugin's stay), the simulator's cases at scale and the
+# checks of Python scripts alone (tests/CMakeLists.txt,
+# tools/CMakeLists.txt).
 # Also installs build/ into a scratch prefix and builds a consumer against it,
 # and builds the Debian packages from build/ and checks them
 # (scripts/check-packages.sh).
