@@ -147,7 +147,8 @@ TEST(TcpLink, PostsAtTheEndOfThePollingWindowAreNotLost) {
 
 // The same around the longer window of threads with transfers in flight
 // (HETCCL_TCP_BUSY_POLL_US): a receive posted ahead keeps its thread
-// polling that long, and a post after it must still wake the thread.
+// polling that long, and posts at the end of either window must still
+// wake their thread.
 TEST(TcpLink, PostsAtTheEndOfTheBusyPollingWindowAreNotLost) {
   ScopedEnv poll("HETCCL_TCP_POLL_US", "20");
   ScopedEnv busyPoll("HETCCL_TCP_BUSY_POLL_US", "100");

@@ -24,19 +24,14 @@ int TcpSettings::threadsForCores() {
 // A thread that sleeps while its transfers are in flight is woken for
 // each next socket event, which in a large transfer comes every few tens
 // of microseconds; on a virtual machine each wake-up is a trip through
-// the hypervisor. On 16-core H100 machines (tcp over loopback, 2 ranks as
-// pretend hosts, 64 and 256 MB; bench/results/cross-host-h100-2026-12-05.md):
-// every progress thread polling 1 ms moved CPU ranks' 256 MB send/recv
-// at 12.1-13.5 GB/s each way against 10.7-11.8 with 50 us (3 alternating
-// rounds); polling 1 ms only with transfers in flight, against 50 us, in
-// 3 and 5 rounds of every collective in two calls: CPU ranks' busbw 1.07x
-// and 1.06x (medians over the paired rounds), GPU ranks' 1.09x and 0.98x,
-// on machines noisier than the first; on a quiet one CPU ranks' 256 MB
-// send/recv 1.09x (faster in 5 of 5 rounds), and 8 B-32 KB all-reduce
-// and broadcast as fast or faster but GPU ranks' 64-512 B broadcast
-// (1.01-1.31x the time). On 2 cores, where the ranks' threads
-// outnumber the cores, it made 4 CPU ranks' 32 MB all-reduce and
-// send/recv 2-16 % slower, so hosts of fewer cores keep the short window.
+// the hypervisor. On 16-core H100 machines, 2 ranks as pretend hosts over
+// tcp, polling 1 ms with transfers in flight made CPU ranks' collectives
+// 1.06-1.09x as fast as 50 us (medians of paired rounds, three calls),
+// GPU ranks' 0.98-1.09x, and small messages no slower but GPU ranks'
+// 64-512 B broadcast (bench/results/cross-host-h100-2026-12-05.md). On 2
+// cores, where the ranks' threads outnumber the cores, it made 4 CPU
+// ranks' 32 MB all-reduce and send/recv 2-16 % slower: hosts of fewer
+// cores keep the short window.
 int TcpSettings::busyPollForCores(int pollMicroseconds) {
   constexpr int kMinCores = 8;
   constexpr int kBusyPollMicroseconds = 1000;
