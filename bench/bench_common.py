@@ -64,6 +64,34 @@ def load_average():
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def cpu_times():
+    """The machine's CPU time counters (the "cpu" line of /proc/stat), or
+    None where there is none."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    return [int(x) for x in fields[1:]]
+
+
+def steal_percent(before, after):
+    """The share of the CPUs' time between two cpu_times() that the
+    hypervisor gave to others (steal, the 8th counter): on a shared
+    virtual machine the noise behind a spread of rounds. None where it
+    cannot tell."""
+    steal = 7
+    if not before or not after or len(before) <= steal or \
+            len(after) <= steal:
+        return None
+    total = sum(after[:8]) - sum(before[:8])
+    if total <= 0:
+        return None
+    return 100.0 * (after[steal] - before[steal]) / total
+
+
 def hetccl_commit():
     """HEAD, and how many tracked files the working tree changes (a record
     must not pass a run of edited code off as the commit's)."""

@@ -19,7 +19,10 @@ rounds:
   so two ranks on one GPU no longer take turns between processes (by
   default GPU ranks run both ways).
 
-Every figure is reported per round and as the median of the rounds; each
+Every figure is reported per round and as the median of the rounds, with
+the share of the CPUs' time that the hypervisor gave to others during
+each round (steal, from /proc/stat: on a shared virtual machine the noise
+behind a wide spread of rounds); each
 collective's median busbw is divided by the median two-way link figure of
 the same variant and size (the fraction #36 targets: 0.9), and, beside it
 in brackets, by the two-way figure with one transfer in flight. A variant
@@ -121,6 +124,7 @@ class Results:
     def __init__(self):
         self.values = {}
         self.raw = []
+        self.steal = {}  # variant -> the steal % of each round, or None
 
     def add(self, variant, what, size, value):
         self.values.setdefault((variant, what, size), []).append(value)
@@ -233,6 +237,7 @@ def measure(args, log_dir):
         # Alternate the order, so that no variant always runs first.
         order = args.variant if round_index % 2 else args.variant[::-1]
         for variant, changes in order:
+            before = common.cpu_times()
             run_link(results, args, start, variant, changes, log_dir,
                      round_index, failures, commands)
             for kind in args.kinds:
@@ -241,6 +246,8 @@ def measure(args, log_dir):
                 run_perf(results, run, args, start, kind, variant, failures)
                 if round_index == 1:
                     commands.append(run.shown)
+            results.steal.setdefault(variant, []).append(
+                common.steal_percent(before, common.cpu_times()))
     return results, failures, commands
 
 
@@ -263,6 +270,10 @@ def tables(args, results):
                      for s in args.sizes]
             parts.append(f"| link {mode} GB/s (rounds) | " +
                          " | ".join(cells) + " |")
+        steal = " / ".join("?" if p is None else f"{p:.1f}"
+                           for p in results.steal.get(variant, []))
+        parts += ["", f"CPU time the hypervisor gave to others (steal) "
+                  f"per round, %: {steal or '-'}"]
         parts += ["", "busbw GB/s per round, then median / two-way link "
                   "median of the same size (and in brackets / the two-way "
                   "link with one transfer in flight):", "",
