@@ -3,8 +3,9 @@
 // the others entered an all-reduce across domains. Within HETCCL_STALL_WARN +
 // 2 s every other rank's log must hold a WARN line that names the
 // operation and rank 1 with its domain, host and link; rank 0 then lets
-// rank 1 go on (SIGCONT), and the all-reduce and the next one complete
-// with the right result: a stall is reported, not turned into an error.
+// rank 1 go on (SIGCONT, as soon as what the test checks is there, else at
+// that deadline), and the all-reduce and the next one complete with the
+// right result: a stall is reported, not turned into an error.
 // While rank 1 is stopped, `hetccl-info --status` on the ranks' status
 // files (HETCCL_STATUS_DIR) must name it as the root of the stall.
 // In 2 domains over shm, tcp and ucx (CPU ranks), 3 domains over tcp,
@@ -27,6 +28,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -54,6 +56,28 @@ constexpr double kReportSlackSeconds = 6;
 #else
 constexpr double kReportSlackSeconds = 2;
 #endif
+// How long after the others went on rank 1 may still be waited for: it
+// stops 0.3 s after them.
+constexpr double kReportDeadlineSeconds =
+    0.3 + kStallWarnSeconds + kReportSlackSeconds;
+
+// The file's text up to its last newline: a line still being written is
+// left out.
+std::string completeLinesOf(const std::string& path) {
+  const std::string text = readFile(path);
+  const size_t end = text.rfind('\n');
+  return end == std::string::npos ? "" : text.substr(0, end + 1);
+}
+
+// Calls `ready` every 50 ms until it says yes or `seconds` have passed:
+// what a test checks is read as soon as it is there, and rank 1 is let go
+// then instead of at the deadline.
+void pollUntil(double seconds, const std::function<bool()>& ready) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!ready() && std::chrono::steady_clock::now() < deadline)
+    sleepSeconds(0.05);
+}
 
 // The stall line of this rank's log about rank 1, or "" if none.
 std::string stallLineAboutRankOne(const std::string& log) {
@@ -130,16 +154,30 @@ TEST_P(StoppedPeerTest, IsNamedInAStallLineThenCarriesOn) {
             ctx.exchange(std::to_string(::getpid()));
         const std::string log = dir + "/rank." + pids[ctx.rank()] + ".log";
         std::string lineInTime, summary;
+        auto statusSummary = [&] {
+          return outputOf(std::string(HETCCL_INFO_PATH) + " --status " + dir);
+        };
         std::thread waker;
         if (ctx.rank() == 1) {
           sleepSeconds(0.3);
           ::kill(::getpid(), SIGSTOP);  // goes on at rank 0's SIGCONT
         } else if (ctx.rank() == 0) {
           waker = std::thread([&] {
-            sleepSeconds(0.3 + kStallWarnSeconds + kReportSlackSeconds);
-            lineInTime = stallLineAboutRankOne(readFile(log));
-            summary =
-                outputOf(std::string(HETCCL_INFO_PATH) + " --status " + dir);
+            pollUntil(kReportDeadlineSeconds, [&] {
+              lineInTime = stallLineAboutRankOne(completeLinesOf(log));
+              for (int r = 2; r < ctx.nranks(); ++r)
+                if (stallLineAboutRankOne(
+                        completeLinesOf(dir + "/rank." + pids[r] + ".log"))
+                        .empty())
+                  return false;
+              if (lineInTime.empty()) return false;
+              summary = statusSummary();
+              return summary.find(
+                         "most likely at the root of the stall: "
+                         "rank 1 ") != std::string::npos;
+            });
+            if (summary.empty())  // what the status files say at the deadline
+              summary = statusSummary();
             ::kill(std::stoi(pids[1]), SIGCONT);
           });
         }
@@ -260,8 +298,17 @@ TEST_P(StoppedDomainPeerTest, IsNamedInsideTheDomainThenCarriesOn) {
           ::kill(::getpid(), SIGSTOP);  // goes on at rank 0's SIGCONT
         } else if (ctx.rank() == 0) {
           waker = std::thread([&] {
-            sleepSeconds(0.3 + kStallWarnSeconds + kReportSlackSeconds);
-            lineInTime = stallLineFor(readFile(log), "for rank 1 (domain 0");
+            pollUntil(kReportDeadlineSeconds, [&] {
+              lineInTime =
+                  stallLineFor(completeLinesOf(log), "for rank 1 (domain 0");
+              for (int r = 2; r < ctx.nranks(); ++r)
+                if (stallLineFor(
+                        completeLinesOf(dir + "/rank." + pids[r] + ".log"),
+                        "for rank ")
+                        .empty())
+                  return false;
+              return !lineInTime.empty();
+            });
             ::kill(std::stoi(pids[1]), SIGCONT);
           });
         }
@@ -368,9 +415,11 @@ TEST_P(StoppedSendPeerTest, ASendAndReceiveWithAStoppedPeerIsReported) {
           ::kill(::getpid(), SIGSTOP);
         } else {
           waker = std::thread([&] {
-            sleepSeconds(0.3 + kStallWarnSeconds + kReportSlackSeconds);
-            lineInTime = stallLineAboutRankOne(
-                readFile(dir + "/rank." + pids[0] + ".log"));
+            pollUntil(kReportDeadlineSeconds, [&] {
+              lineInTime = stallLineAboutRankOne(
+                  completeLinesOf(dir + "/rank." + pids[0] + ".log"));
+              return !lineInTime.empty();
+            });
             ::kill(std::stoi(pids[1]), SIGCONT);
           });
         }
@@ -395,6 +444,15 @@ TEST_P(StoppedSendPeerTest, ASendAndReceiveWithAStoppedPeerIsReported) {
       },
       options);
   (void)std::system(("rm -rf " + dir).c_str());
+}
+
+// Whether `log` says that a launch on the stream-driven path waits, and
+// for rank 1, which has not made its call.
+bool saysItsLaunchWaitsForRankOne(const std::string& log) {
+  return log.find("on the stream-driven path") != std::string::npos &&
+         log.find("has waited") != std::string::npos &&
+         log.find("not yet made op #") != std::string::npos &&
+         log.find(": rank 1 (host ") != std::string::npos;
 }
 
 // GPU ranks of one host on the stream-driven path, whose streams wait for
@@ -425,8 +483,10 @@ TEST(StallReport, AStreamDrivenLaunchThatWaitsIsReported) {
           ::kill(::getpid(), SIGSTOP);
         } else {
           waker = std::thread([&] {
-            sleepSeconds(0.3 + kStallWarnSeconds + kReportSlackSeconds);
-            log = readFile(dir + "/rank." + pids[0] + ".log");
+            pollUntil(kReportDeadlineSeconds, [&] {
+              log = completeLinesOf(dir + "/rank." + pids[0] + ".log");
+              return saysItsLaunchWaitsForRankOne(log);
+            });
             ::kill(std::stoi(pids[1]), SIGCONT);
           });
         }
@@ -437,16 +497,21 @@ TEST(StallReport, AStreamDrivenLaunchThatWaitsIsReported) {
         for (std::string line; std::getline(lines, line);)
           if (line.find("stream-driven path") != std::string::npos)
             std::printf("rank 0: %s\n", line.c_str());
-        MP_CHECK(log.find("on the stream-driven path") != std::string::npos &&
-                 log.find("has waited") != std::string::npos &&
-                 log.find("not yet made op #") != std::string::npos &&
-                 log.find(": rank 1 (host ") != std::string::npos)
+        MP_CHECK(saysItsLaunchWaitsForRankOne(log))
             << "rank 0 said nothing of its waiting launch within "
                "HETCCL_STALL_WARN + 2 s; its log:\n"
             << log;
       },
       options);
   (void)std::system(("rm -rf " + dir).c_str());
+}
+
+// Whether one of the status files `texts` says that the chain of waits
+// ends at rank 1.
+bool namesRankOneTheRoot(const std::vector<std::string>& texts) {
+  for (const std::string& text : texts)
+    if (text.find("\nwaiting_root 1\n") != std::string::npos) return true;
+  return false;
 }
 
 // Three CPU ranks in three domains over tcp, the pipelined all-reduce of
@@ -485,12 +550,16 @@ TEST(StallReport, AChainOfWaitsNamesTheStoppedRankAtItsEnd) {
           ::kill(::getpid(), SIGSTOP);  // goes on at rank 0's SIGCONT
         } else if (ctx.rank() == 0) {
           waker = std::thread([&] {
-            sleepSeconds(0.3 + kStallWarnSeconds + kReportSlackSeconds);
-            for (int r : {0, 2})
-              logs[r] = readFile(dir + "/rank." + pids[r] + ".log");
-            files = filesEndingIn(statusDir, ".rank0");
-            for (const std::string& text : filesEndingIn(statusDir, ".rank2"))
-              files.push_back(text);
+            pollUntil(kReportDeadlineSeconds, [&] {
+              for (int r : {0, 2})
+                logs[r] = completeLinesOf(dir + "/rank." + pids[r] + ".log");
+              files = filesEndingIn(statusDir, ".rank0");
+              for (const std::string& text : filesEndingIn(statusDir, ".rank2"))
+                files.push_back(text);
+              return !stallLineAboutRankOne(logs[0]).empty() &&
+                     !stallLineAboutRankOne(logs[2]).empty() &&
+                     namesRankOneTheRoot(files);
+            });
             ::kill(std::stoi(pids[1]), SIGCONT);
           });
         }
@@ -520,10 +589,7 @@ TEST(StallReport, AChainOfWaitsNamesTheStoppedRankAtItsEnd) {
             << direct << " and " << relayed << "; rank 0's log:\n"
             << logs[0] << "rank 2's log:\n"
             << logs[2];
-        bool rootInFile = false;
-        for (const std::string& text : files)
-          rootInFile |= text.find("\nwaiting_root 1\n") != std::string::npos;
-        MP_CHECK(rootInFile)
+        MP_CHECK(namesRankOneTheRoot(files))
             << "no status file says the chain of waits ends at rank 1";
       },
       options);
