@@ -348,6 +348,13 @@ TEST_P(StoppedDomainPeerTest, IsNamedInsideTheDomainThenCarriesOn) {
   (void)std::system(("rm -rf " + dir).c_str());
 }
 
+// Whether the bootstrap root's `log` says that rank 2 has not arrived.
+bool namesMissingRankTwo(const std::string& log) {
+  return log.find("has waited") != std::string::npos &&
+         log.find("rank(s) arrived (rank 0 at") != std::string::npos &&
+         log.find("not yet: rank(s) 2") != std::string::npos;
+}
+
 // Rank 2 starts its init late: once the root has waited HETCCL_STALL_WARN
 // for the ranks, its process (rank 0's, which made the id) logs which ranks
 // arrived, from where, and which have not; the communicator then forms.
@@ -363,16 +370,18 @@ TEST(StallReport, ABootstrapRootNamesTheRanksThatHaveNotArrived) {
   runRanks(
       3,
       [&](RankContext& ctx) {
-        if (ctx.rank() == 2)
-          sleepSeconds(kStallWarnSeconds + kReportSlackSeconds);
+        const std::vector<std::string> pids =
+            ctx.exchange(std::to_string(::getpid()));
+        const std::string rootLog = dir + "/rank." + pids[0] + ".log";
+        if (ctx.rank() == 2)  // until the root names it, or the deadline
+          pollUntil(kStallWarnSeconds + kReportSlackSeconds, [&] {
+            return namesMissingRankTwo(completeLinesOf(rootLog));
+          });
         ncclComm_t comm = ctx.initComm();
         checkAllReduceSum(comm, 1, ctx.nranks(), nullptr, "after a late init");
         if (ctx.rank() != 0) return;
-        const std::string log =
-            readFile(dir + "/rank." + std::to_string(::getpid()) + ".log");
-        MP_CHECK(log.find("has waited") != std::string::npos &&
-                 log.find("rank(s) arrived (rank 0 at") != std::string::npos &&
-                 log.find("not yet: rank(s) 2") != std::string::npos)
+        const std::string log = readFile(rootLog);
+        MP_CHECK(namesMissingRankTwo(log))
             << "the root named no missing rank 2; rank 0's log:\n"
             << log;
       },
