@@ -119,7 +119,8 @@ def parse_args():
 
 class Results:
     """Every figure of the run: (variant, what, size) -> one value per
-    round, where `what` is a link mode or (kind, collective)."""
+    round, where `what` is a link mode or (kind, collective, placement),
+    placement "out" or "in"."""
 
     def __init__(self):
         self.values = {}
@@ -221,8 +222,8 @@ def run_perf(results, run, args, start, kind, variant, failures):
         if record.get("wrong"):
             failures.append(f"{run.label}: {record['coll']} at "
                             f"{record['bytes']} B had wrong results")
-        results.add(variant, (kind, record["coll"]), record["bytes"],
-                    record["busbw_GBps"])
+        results.add(variant, (kind, record["coll"], placement_of(record)),
+                    record["bytes"], record["busbw_GBps"])
         results.raw.append(dict(record, variant=variant, kind=kind))
 
 
@@ -249,6 +250,26 @@ def measure(args, log_dir):
             results.steal.setdefault(variant, []).append(
                 common.steal_percent(before, common.cpu_times()))
     return results, failures, commands
+
+
+def placement_of(record):
+    return "in" if record.get("inplace") else "out"
+
+
+def placements(args):
+    """The placements measured, each in rows of its own: an op out of
+    place makes copies that one in place does not."""
+    return {"out": ["out"], "in": ["in"], "both": ["out", "in"]}[
+        args.placement]
+
+
+def row_name(coll, placement):
+    return coll if placement == "out" else f"{coll} (in place)"
+
+
+def key_name(variant, kind, coll, placement):
+    name = f"{variant}/{kind}/{coll}"
+    return name if placement == "out" else f"{name}:in"
 
 
 def figure(values):
@@ -280,31 +301,41 @@ def tables(args, results):
                   "| ranks | collective | " + " | ".join(
                       common.format_bytes(s) for s in args.sizes) + " |",
                   "|---|---|" + "---|" * len(args.sizes)]
-        for kind in args.kinds:
-            for coll in args.collectives:
-                cells = []
-                for size in args.sizes:
-                    busbw = results.median(variant, (kind, coll), size)
-                    link = results.median(variant, "two-way", size)
-                    rounds = figure(results.rounds(variant, (kind, coll),
-                                                   size))
-                    if busbw is None or not link:
-                        cells.append(rounds)
-                        continue
-                    fraction = busbw / link
-                    single = results.median(variant, "two-way-w1", size)
-                    beside = f" ({busbw / single:.2f}x)" if single else ""
-                    cells.append(f"{rounds}: **{fraction:.2f}x**{beside}")
-                    if fraction < args.target:
-                        misses.append(
-                            f"{variant}: {kind} ranks {coll} "
-                            f"{common.format_bytes(size)}: {busbw:.2f} GB/s "
-                            f"= {fraction:.2f}x of the two-way link "
-                            f"({link:.2f}), target {args.target}")
-                parts.append(f"| {kind} | {coll} | " + " | ".join(cells) +
-                             " |")
+        for kind, coll, placement in rows(args, results, variant):
+            what = (kind, coll, placement)
+            cells = []
+            for size in args.sizes:
+                busbw = results.median(variant, what, size)
+                link = results.median(variant, "two-way", size)
+                rounds = figure(results.rounds(variant, what, size))
+                if busbw is None or not link:
+                    cells.append(rounds)
+                    continue
+                fraction = busbw / link
+                single = results.median(variant, "two-way-w1", size)
+                beside = f" ({busbw / single:.2f}x)" if single else ""
+                cells.append(f"{rounds}: **{fraction:.2f}x**{beside}")
+                if fraction < args.target:
+                    misses.append(
+                        f"{variant}: {kind} ranks "
+                        f"{row_name(coll, placement)} "
+                        f"{common.format_bytes(size)}: {busbw:.2f} GB/s "
+                        f"= {fraction:.2f}x of the two-way link "
+                        f"({link:.2f}), target {args.target}")
+            parts.append(f"| {kind} | {row_name(coll, placement)} | " +
+                         " | ".join(cells) + " |")
         parts.append("")
     return parts, misses
+
+
+def rows(args, results, variant):
+    """(kind, collective, placement) of every row with a figure (a
+    send/recv has no in-place form)."""
+    return [(kind, coll, placement)
+            for kind in args.kinds for coll in args.collectives
+            for placement in placements(args)
+            if any(results.rounds(variant, (kind, coll, placement), size)
+                   for size in args.sizes)]
 
 
 def key_line(args, results):
@@ -312,11 +343,11 @@ def key_line(args, results):
     for variant, _ in args.variant:
         size = max(args.sizes)
         link = results.median(variant, "two-way", size)
-        for kind in args.kinds:
-            for coll in args.collectives:
-                busbw = results.median(variant, (kind, coll), size)
-                if busbw is not None and link:
-                    items.append(f"{variant}/{kind}/{coll}={busbw / link:.2f}")
+        for kind, coll, placement in rows(args, results, variant):
+            busbw = results.median(variant, (kind, coll, placement), size)
+            if busbw is not None and link:
+                items.append(f"{key_name(variant, kind, coll, placement)}="
+                             f"{busbw / link:.2f}")
     return "KEY cross-host fractions of the two-way link at " \
         f"{common.format_bytes(max(args.sizes))}: " + (" ".join(items) or
                                                       "none")
