@@ -25,7 +25,9 @@ each round (steal, from /proc/stat: on a shared virtual machine the noise
 behind a wide spread of rounds); each
 collective's median busbw is divided by the median two-way link figure of
 the same variant and size (the fraction #36 targets: 0.9), and, beside it
-in brackets, by the two-way figure with one transfer in flight. A variant
+in brackets, by the two-way figure with one transfer in flight, and the
+median of each round's busbw over that round's two-way link (paired: a
+spell of the machine's that slows both drops out). A variant
 (--variant NAME:VAR=VALUE,...) runs the link and the collectives with those
 variables set, so one call compares settings of the transport or engine
 side by side. --ranks 4 runs 2 domains of 2 ranks on 2 pretend hosts
@@ -118,8 +120,8 @@ def parse_args():
 
 
 class Results:
-    """Every figure of the run: (variant, what, size) -> one value per
-    round, where `what` is a link mode or (kind, collective, placement),
+    """Every figure of the run: (variant, what, size) -> {round: value},
+    where `what` is a link mode or (kind, collective, placement),
     placement "out" or "in"."""
 
     def __init__(self):
@@ -127,15 +129,25 @@ class Results:
         self.raw = []
         self.steal = {}  # variant -> the steal % of each round, or None
 
-    def add(self, variant, what, size, value):
-        self.values.setdefault((variant, what, size), []).append(value)
+    def add(self, variant, what, size, round_index, value):
+        self.values.setdefault((variant, what, size), {})[round_index] = value
 
     def median(self, variant, what, size):
-        values = self.values.get((variant, what, size))
+        values = self.rounds(variant, what, size)
         return statistics.median(values) if values else None
 
     def rounds(self, variant, what, size):
-        return self.values.get((variant, what, size), [])
+        by_round = self.values.get((variant, what, size), {})
+        return [by_round[r] for r in sorted(by_round)]
+
+    def paired(self, variant, what, yardstick, size):
+        """The median over rounds of `what` / `yardstick` of the same
+        round: the machine's slower and faster spells, which move both,
+        drop out."""
+        ours = self.values.get((variant, what, size), {})
+        theirs = self.values.get((variant, yardstick, size), {})
+        ratios = [ours[r] / theirs[r] for r in ours if theirs.get(r)]
+        return statistics.median(ratios) if ratios else None
 
 
 def hosts(ranks):
@@ -202,12 +214,13 @@ def run_link(results, args, start, variant, changes, log_dir, round_index,
             failures.append(f"link {mode} {variant} round {round_index}: "
                             f"no result (log {stem}.log)")
         for size, rate in rates.items():
-            results.add(variant, mode, size, rate)
+            results.add(variant, mode, size, round_index, rate)
             results.raw.append({"link": mode, "bytes": size, "GBps": rate,
                                 "variant": variant, "round": round_index})
 
 
-def run_perf(results, run, args, start, kind, variant, failures):
+def run_perf(results, run, args, start, kind, variant, round_index,
+             failures):
     if common.remaining(start, args.deadline) < 10:
         failures.append(f"{run.label}: not run, deadline")
         return
@@ -223,7 +236,7 @@ def run_perf(results, run, args, start, kind, variant, failures):
             failures.append(f"{run.label}: {record['coll']} at "
                             f"{record['bytes']} B had wrong results")
         results.add(variant, (kind, record["coll"], placement_of(record)),
-                    record["bytes"], record["busbw_GBps"])
+                    record["bytes"], round_index, record["busbw_GBps"])
         results.raw.append(dict(record, variant=variant, kind=kind))
 
 
@@ -244,7 +257,8 @@ def measure(args, log_dir):
             for kind in args.kinds:
                 run = perf_run(args, perf_exe, variant, changes, kind,
                                log_dir, round_index)
-                run_perf(results, run, args, start, kind, variant, failures)
+                run_perf(results, run, args, start, kind, variant,
+                         round_index, failures)
                 if round_index == 1:
                     commands.append(run.shown)
             results.steal.setdefault(variant, []).append(
@@ -296,8 +310,9 @@ def tables(args, results):
         parts += ["", f"CPU time the hypervisor gave to others (steal) "
                   f"per round, %: {steal or '-'}"]
         parts += ["", "busbw GB/s per round, then median / two-way link "
-                  "median of the same size (and in brackets / the two-way "
-                  "link with one transfer in flight):", "",
+                  "median of the same size (in brackets: / the two-way link "
+                  "with one transfer in flight, and the median over rounds "
+                  "of busbw / the same round's two-way link, paired):", "",
                   "| ranks | collective | " + " | ".join(
                       common.format_bytes(s) for s in args.sizes) + " |",
                   "|---|---|" + "---|" * len(args.sizes)]
@@ -313,8 +328,12 @@ def tables(args, results):
                     continue
                 fraction = busbw / link
                 single = results.median(variant, "two-way-w1", size)
-                beside = f" ({busbw / single:.2f}x)" if single else ""
-                cells.append(f"{rounds}: **{fraction:.2f}x**{beside}")
+                beside = [f"{busbw / single:.2f}x"] if single else []
+                paired = results.paired(variant, what, "two-way", size)
+                if paired is not None:
+                    beside.append(f"{paired:.2f}x paired")
+                shown = f" ({'; '.join(beside)})" if beside else ""
+                cells.append(f"{rounds}: **{fraction:.2f}x**{shown}")
                 if fraction < args.target:
                     misses.append(
                         f"{variant}: {kind} ranks "
