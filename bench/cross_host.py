@@ -30,7 +30,9 @@ median of each round's busbw over that round's two-way link (paired: a
 spell of the machine's that slows both drops out). A variant
 (--variant NAME:VAR=VALUE,...) runs the link and the collectives with those
 variables set, so one call compares settings of the transport or engine
-side by side. --ranks 4 runs 2 domains of 2 ranks on 2 pretend hosts
+side by side. A table beside the fractions gives the share of each op's
+time its launches held the calling thread (`enqueue_us` / `time_us`; a
+GPU rank's launch can wait for room in the GPU's queues). --ranks 4 runs 2 domains of 2 ranks on 2 pretend hosts
 (A,A,B,B, -D 0,0,1,1) against `link-bandwidth --ranks 4` (2 links at
 once); its GPU ranks need 2 GPUs (NVIDIA's NCCL refuses two ranks of one
 domain on one GPU).
@@ -235,8 +237,12 @@ def run_perf(results, run, args, start, kind, variant, round_index,
         if record.get("wrong"):
             failures.append(f"{run.label}: {record['coll']} at "
                             f"{record['bytes']} B had wrong results")
-        results.add(variant, (kind, record["coll"], placement_of(record)),
-                    record["bytes"], round_index, record["busbw_GBps"])
+        what = (kind, record["coll"], placement_of(record))
+        results.add(variant, what, record["bytes"], round_index,
+                    record["busbw_GBps"])
+        if record.get("time_us"):
+            results.add(variant, ("enqueue",) + what, record["bytes"],
+                        round_index, record["enqueue_us"] / record["time_us"])
         results.raw.append(dict(record, variant=variant, kind=kind))
 
 
@@ -343,8 +349,29 @@ def tables(args, results):
                         f"({link:.2f}), target {args.target}")
             parts.append(f"| {kind} | {row_name(coll, placement)} | " +
                          " | ".join(cells) + " |")
-        parts.append("")
+        parts += [""] + enqueue_table(args, results, variant)
     return parts, misses
+
+
+def enqueue_table(args, results, variant):
+    """How much of each op's time its launches held the calling thread
+    (hetccl-perf's enqueue_us over time_us, the launches of a round
+    timed back to back): a launch that waits for room in the GPU's
+    queues shows here, not in busbw."""
+    parts = ["Share of the op's time spent enqueueing it, median over "
+             "rounds:", "",
+             "| ranks | collective | " + " | ".join(
+                 common.format_bytes(s) for s in args.sizes) + " |",
+             "|---|---|" + "---:|" * len(args.sizes)]
+    for kind, coll, placement in rows(args, results, variant):
+        what = ("enqueue", kind, coll, placement)
+        cells = []
+        for size in args.sizes:
+            share = results.median(variant, what, size)
+            cells.append("-" if share is None else f"{share:.2f}")
+        parts.append(f"| {kind} | {row_name(coll, placement)} | " +
+                     " | ".join(cells) + " |")
+    return parts + [""]
 
 
 def rows(args, results, variant):

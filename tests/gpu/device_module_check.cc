@@ -264,6 +264,29 @@ void checkMemoryAndCopies(const Module& module, Report& report) {
   bool ok = report.expect(std::memcmp(source.data(), back.data(), bytes) == 0,
                           "host->device->device->host copies keep the bytes");
 
+  // Rows apart on the host, as a staging ring's slots hold pieces shorter
+  // than themselves: 3 rows of 1 MiB out with a pitch of 1.5 MiB, and back
+  // in one after the other.
+  const size_t row = 1 << 20, pitch = row + row / 2, rows = 3;
+  HostBuffer spaced(module, pitch * rows);
+  DeviceBuffer gathered(module, row * rows);
+  module.check(module->copy2DAsync(spaced.data(), pitch, device.data(), row,
+                                   row, rows, stream.get()),
+               "copy2DAsync device->host");
+  module.check(module->copy2DAsync(gathered.data(), row, spaced.data(), pitch,
+                                   row, rows, stream.get()),
+               "copy2DAsync host->device");
+  module.check(
+      module->copyAsync(back.data(), gathered.data(), row * rows, stream.get()),
+      "copyAsync device->host");
+  requireIdle(report, stream, "2D copies");
+  bool rowsKept = std::memcmp(back.data(), source.data(), row * rows) == 0;
+  for (size_t r = 0; r < rows; ++r)
+    rowsKept &= std::memcmp(spaced.data() + r * pitch, source.data() + r * row,
+                            row) == 0;
+  ok &= report.expect(rowsKept,
+                      "2D copies put each row where its pitch says, both ways");
+
   // Plain memory, registered: the runtime knows it, copies reach it.
   const size_t pageBytes = (bytes + 4095) / 4096 * 4096;
   std::unique_ptr<char, decltype(&std::free)> plain(

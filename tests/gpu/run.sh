@@ -149,6 +149,11 @@
 #   queue-depth bench/gpu_queue_depth.cu (nvcc): how many operations of
 #               each kind a stream holds before an enqueue waits, on 1 and
 #               3 streams, in queue-depth.md
+#   enqueue-hold where a GPU rank's 256 MB launch holds its calling thread:
+#               send/recv and all-gather between pretend hosts over 1 to 10
+#               launches in a row, 16M and 64M chunks, up to 4 pieces per
+#               staging copy, then the launching threads' stacks sampled
+#               with gdb, in enqueue-hold.md
 #   cross-host  bench/cross_host.py: 2 ranks as pretend hosts over tcp, CPU
 #               ranks and GPU ranks on one GPU (as 2 processes and as 2
 #               threads of one process), every collective's busbw at
@@ -189,7 +194,7 @@ out=${OUT:-/tmp/hetccl-gpu}
 mkdir -p "$out"
 build=${BUILD_DIR:-$repo/build-gpu}
 results_dir=${RESULTS_DIR-$repo/bench/results}
-steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu net-gpu doctor run-ddp hosts4 hetero-all overhead sweep hetero compare net-bench queue-depth cross-host train} "
+steps=" ${STEPS:-build info module streams one-process graphs faults mismatch stalls soak sanitizer collectives ddp matrix-shm matrix-tcp hosts2 ucx ucx-gpu net-gpu doctor run-ddp hosts4 hetero-all overhead sweep hetero compare net-bench queue-depth enqueue-hold cross-host train} "
 deadline=${DEADLINE:-570}
 today=$(date +%Y-%m-%d)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -1503,6 +1508,94 @@ step_queue_depth() {
     awk -F'|' '{printf "%s/%s streams: %s; ", $2, $3, $4}')
 }
 
+# Where a GPU rank's large launch holds its calling thread (#36: the
+# 256 MB all-reduce and send/recv between pretend hosts spend about half
+# their time in the enqueue, all-gather and reduce-scatter almost none,
+# as if each staging stream held about 1,020 pending operations and a
+# launch added about 380 or 190). The share per number of launches in a
+# row tells whether it follows that queue (1 - 1,020 / (n x 380)). 2 ranks
+# as pretend hosts over tcp on GPU 0: send/recv and all-gather at 256 MB
+# timed over 1, 2, 3, 4, 6 and 10 launches in a row (-n), with 16M and
+# 64M chunks, and with 16M chunks and up to 4 pieces per staging copy
+# (HETCCL_STAGED_COPY_PIECES=4: half the staging operations); then the stacks of the launching threads (gdb, else
+# cuda-gdb) sampled 4 times during a long send/recv loop, as 2 processes
+# and as 2 threads of one process: enqueue-hold.md counts the innermost
+# frames of the threads inside a launch, the raw stacks beside it.
+step_enqueue_hold() {
+  local report=$out/enqueue-hold.md setting chunk pieces n tag debugger pid ranks rank i
+  {
+    echo "# Where a 256 MB launch holds its caller ($today)"
+    echo
+    echo "| chunk | pieces per copy | launches | collective | enqueue us | op us | share |"
+    echo "|---|---:|---:|---|---:|---:|---:|"
+  } >"$report"
+  for setting in 16M:1 64M:1 16M:4; do
+    chunk=${setting%:*} pieces=${setting#*:}
+    for n in 1 2 3 4 6 10; do
+      tag=enqueue-hold-$chunk-$pieces-$n
+      timeout -k 5 60 env HETCCL_CHUNK="$chunk" \
+        HETCCL_STAGED_COPY_PIECES="$pieces" HETCCL_HOSTID=A,B \
+        HETCCL_TRANSPORT=tcp "$perf" -np 2 -D 0,1 -x sendrecv,allgather \
+        -d float32 --check 0 --placement out -b 256M -e 256M -w 2 -n "$n" \
+        --timeout 50 --json "$out/$tag.json" >"$out/$tag.log" 2>&1
+      "$py" - "$out/$tag.json" "$chunk" "$pieces" "$n" >>"$report" 2>/dev/null <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {r['coll']} | "
+          f"{r['enqueue_us']:.0f} | {r['time_us']:.0f} | "
+          f"{r['enqueue_us'] / r['time_us']:.2f} |")
+PY
+    done
+  done
+  debugger=$(command -v gdb || command -v cuda-gdb || echo /usr/local/cuda/bin/cuda-gdb)
+  for tag in np t; do
+    timeout -k 5 120 env HETCCL_HOSTID=A,B HETCCL_TRANSPORT=tcp "$perf" \
+      "-$tag" 2 -D 0,1 -x sendrecv -d float32 --check 0 --placement out -b 256M -e 256M \
+      -w 2 -n 400 --timeout 100 >"$out/enqueue-hold-stacks-$tag.log" 2>&1 &
+    pid=$!
+    sleep 8
+    # timeout's child is hetccl-perf; with -np its children are the ranks.
+    ranks=$(pgrep -P "$pid" | tr '\n' ' ')
+    [[ $tag == np ]] && ranks=$(for rank in $ranks; do pgrep -P "$rank"; done | tr '\n' ' ')
+    for i in 1 2 3 4; do
+      for rank in $ranks; do
+        timeout 40 "$debugger" -p "$rank" -batch -ex "thread apply all bt 40" \
+          >"$out/enqueue-hold-bt-$tag-$rank-$i.txt" 2>&1
+      done
+      sleep 0.5
+    done
+    wait "$pid"
+  done
+  {
+    echo
+    echo "Stacks of the threads inside a launch (GpuPlanExecutor), innermost"
+    echo "frames up to HetCCL's second, over every sample (debugger: $debugger):"
+    echo
+    "$py" - "$out" <<'PY'
+import collections, glob, re, sys
+counts = collections.Counter()
+for path in sorted(glob.glob(sys.argv[1] + "/enqueue-hold-bt-*.txt")):
+    for block in re.split(r"\n(?=Thread \d+)", open(path, errors="replace").read()):
+        if "GpuPlanExecutor::" not in block:
+            continue
+        names = re.findall(r"^#\d+\s+(?:0x[0-9a-f]+ in )?([^\s(]+)", block, re.M)
+        # Up to the innermost two of HetCCL's own frames: which call waits.
+        ours = [i for i, name in enumerate(names) if name.startswith("hetccl::")]
+        counts[" < ".join(names[:ours[1] + 1 if len(ours) > 1 else 8])] += 1
+for frames, count in counts.most_common(12):
+    print(f"- {count} x `{frames}`")
+if not counts:
+    print("- no thread inside a launch was sampled")
+PY
+  } >>"$report"
+  cat "$report"
+  result=FAIL
+  grep -q '^| 16M | 1 | 10 | sendrecv' "$report" && result=PASS
+  note=$(grep -E '^\| 16M \| [14] \| 10 \| sendrecv' "$report" |
+    awk -F'|' '{printf "16M, %s per copy, 10 launches: share%s; ", $3, $8}')
+}
+
 step_cross_host() {
   build_link_tool
   # shellcheck disable=SC2086  # CROSS_HOST_ARGS is a list of words
@@ -1859,6 +1952,7 @@ run_step hetero 180
 run_step compare 200
 run_step net-bench 260
 run_step queue-depth 90
+run_step enqueue-hold 240
 run_step cross-host 240
 run_step train 300
 summary

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -42,6 +43,7 @@ struct Layout {
   std::vector<int> labels;    // the label that value gives each rank
   std::string transport;      // HETCCL_TRANSPORT; empty: auto (shm here)
   bool emulatedGpus = false;  // GPU ranks on the host: the GPU engine runs
+  std::map<std::string, std::string> env = {};  // further variables
 
   bool crosses(int a, int b) const { return labels[a] != labels[b]; }
   int domainCount() const { return domainsByLabel(labels).count(); }
@@ -52,6 +54,7 @@ struct Layout {
     run.env["HETCCL_DOMAINS"] = domainsSpec;
     if (!transport.empty()) run.env["HETCCL_TRANSPORT"] = transport;
     if (emulatedGpus) run.env["HETCCL_EMULATED_GPU"] = "1";
+    for (const auto& [name, value] : env) run.env[name] = value;
     return run;
   }
 };
@@ -67,6 +70,23 @@ Layout withTransport(Layout layout, const std::string& transport) {
 Layout withEmulatedGpus(Layout layout) {
   layout.emulatedGpus = true;
   layout.name += "_gpu";
+  return layout;
+}
+
+// Every emulated GPU's streams in one hardware queue, as
+// CUDA_DEVICE_MAX_CONNECTIONS=1 on a GPU: its work runs in the order it
+// was enqueued, whatever the stream.
+Layout withOneQueue(Layout layout) {
+  layout.env["HETCCL_EMULATED_QUEUES"] = "1";
+  layout.name += "_one_queue";
+  return layout;
+}
+
+// A staging copy takes up to 4 pieces whose slots follow each other
+// (engine/gpu/proxy/slot_runs.h).
+Layout withCopyRuns(Layout layout) {
+  layout.env["HETCCL_STAGED_COPY_PIECES"] = "4";
+  layout.name += "_runs";
   return layout;
 }
 
@@ -476,7 +496,10 @@ INSTANTIATE_TEST_SUITE_P(Mp, HeteroAllPairsTest,
 
 // Multi-megabyte messages, several at once: rank r sends to r+1 (inside
 // its domain for even r, across for odd r) and to r+2 (always across), and
-// receives from r-1 and r-2, all in one group on a host stream.
+// receives from r-1 and r-2, all in one group on a host stream. GPU ranks
+// stage transfers of 4 pieces of 1 MB here: with all of a rank's streams
+// in one queue, a copy per piece and runs of pieces per copy
+// (slot_runs.h).
 class HeteroLargeTest : public HeteroP2pTest {};
 
 TEST_P(HeteroLargeTest, SeveralMegabytesAcrossDomains) {
@@ -510,8 +533,12 @@ TEST_P(HeteroLargeTest, SeveralMegabytesAcrossDomains) {
 
 INSTANTIATE_TEST_SUITE_P(
     Mp, HeteroLargeTest,
-    ::testing::Values(kPairs4, withTransport(kPairs4, "tcp"),
-                      withEmulatedGpus(withTransport(kPairs4, "tcp"))),
+    ::testing::Values(
+        kPairs4, withTransport(kPairs4, "tcp"),
+        withEmulatedGpus(withTransport(kPairs4, "tcp")),
+        withOneQueue(withEmulatedGpus(withTransport(kPairs4, "tcp"))),
+        withCopyRuns(withOneQueue(withEmulatedGpus(withTransport(kPairs4,
+                                                                 "tcp"))))),
     layoutName);
 
 // Zero-byte messages: groups of nothing but empty messages (some with NULL

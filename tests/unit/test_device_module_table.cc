@@ -135,6 +135,7 @@ TEST_P(DeviceModuleTable, EveryFunctionIsThere) {
       reinterpret_cast<const void*>(t.eventSynchronize),
       reinterpret_cast<const void*>(t.streamWaitEvent),
       reinterpret_cast<const void*>(t.copyAsync),
+      reinterpret_cast<const void*>(t.copy2DAsync),
       reinterpret_cast<const void*>(t.writeValue64),
       reinterpret_cast<const void*>(t.waitValue64),
       reinterpret_cast<const void*>(t.waitBits64),

@@ -128,6 +128,8 @@ struct Layout {
   // HETCCL_STAGED_LL_MAX where set (its default otherwise).
   std::optional<size_t> stagedLowLatencyMaxBytes = std::nullopt;
   size_t chunkBytes = 1024;  // several pipeline steps per op
+  // HETCCL_STAGED_COPY_PIECES where set (its default otherwise).
+  std::optional<size_t> stagedCopyPieces = std::nullopt;
 };
 
 void runEngineRanks(const Layout& layout,
@@ -157,6 +159,8 @@ void runEngineRanks(const Layout& layout,
     if (layout.stagedLowLatencyMaxBytes)
       engineSettings.stagedLowLatencyMaxBytes =
           *layout.stagedLowLatencyMaxBytes;
+    if (layout.stagedCopyPieces)
+      engineSettings.stagedCopyPieces = *layout.stagedCopyPieces;
     plans.timeline = layout.timeline;
     constexpr double kTimeoutSeconds = 60;
     auto abort = std::make_shared<AbortSignal>();
@@ -434,6 +438,107 @@ TEST(GpuPlanExecutor, StagedTransfersAroundTheKernelCopyCutOff) {
         exchangeWithPeer(r, sizes, round);
   });
   EXPECT_EQ(stagedCopies.load(), 2 * 3 * 3 * 16);
+}
+
+std::atomic<int> copies{0};
+std::atomic<int> copies2D{0};
+
+// The emulated module, counting its plain and 2D copies.
+const DeviceModule& copyCountingModule() {
+  static const hetcclDeviceModuleTable counting = [] {
+    hetcclDeviceModuleTable table = emulatedDeviceModule().api();
+    table.copyAsync = [](void* dst, const void* src, size_t bytes,
+                         void* stream) {
+      ++copies;
+      return emulatedDeviceModule().api().copyAsync(dst, src, bytes, stream);
+    };
+    table.copy2DAsync = [](void* dst, size_t dpitch, const void* src,
+                           size_t spitch, size_t width, size_t height,
+                           void* stream) {
+      ++copies2D;
+      return emulatedDeviceModule().api().copy2DAsync(dst, dpitch, src, spitch,
+                                                      width, height, stream);
+    };
+    return table;
+  }();
+  static const DeviceModule module(counting, "copy-counting emulated module");
+  return module;
+}
+
+// A staging copy takes a run of pieces whose slots follow each other
+// (slot_runs.h; no kernel copies): a send/recv of 2 MB in 2 MB chunks goes
+// as two transfers of 1 MB each way, each of 4 pieces of 256 KiB, so the
+// sender copies pieces 0 and 1-3 of each and the receiver 0-2 and 3, 2
+// copies per transfer instead of 4; the next launch's pieces take the
+// same slots again.
+TEST(GpuPlanExecutor, AStagingCopyTakesARunOfPieces) {
+  for (size_t perCopy : {1, 4}) {
+    Layout layout{{0, 1}, "tcp"};
+    layout.module = &copyCountingModule();
+    layout.chunkBytes = 2 << 20;
+    layout.stagedLowLatencyMaxBytes = 0;
+    layout.stagedCopyPieces = perCopy;
+    copies = 0;
+    runEngineRanks(layout, [&](EngineRank& r) {
+      for (int round = 0; round < 2; ++round)
+        exchangeWithPeer(r, {(2 << 20) - 5}, round);
+    });
+    const int perTransfer = perCopy == 1 ? 4 : 2;
+    const int transfers = 2 * 2 * 2 * 2;  // ranks, launches, halves, ways
+    EXPECT_EQ(copies.load(), transfers * perTransfer) << perCopy << " per copy";
+  }
+}
+
+// Transfers of 1 to 4 pieces (2 MB chunks: a transfer of 1 MB at most,
+// pieces of 256 KiB), with short last pieces, in one group each way: the
+// group posts a piece of each transfer per round, so runs start at every
+// slot and the rings wrap inside them, at every setting; every byte
+// checked, three launches in a row.
+TEST(GpuPlanExecutor, StagedTransfersInRunsOfEveryLength) {
+  constexpr size_t kMiB = 1 << 20;
+  const std::vector<size_t> sizes = {
+      2 * kMiB + 1,    3, 700 << 10, kMiB, (256 << 10) - 1, 5 * kMiB + 3,
+      kMiB * 3 / 2 - 7};
+  for (size_t perCopy : {1, 2, 3, 4}) {
+    Layout layout{{0, 1}, "tcp"};
+    layout.chunkBytes = 2 * kMiB;
+    layout.stagedCopyPieces = perCopy;
+    runEngineRanks(layout, [&](EngineRank& r) {
+      for (int round = 0; round < 3; ++round) exchangeWithPeer(r, sizes, round);
+    });
+  }
+}
+
+// Slots larger than the pieces: rank 0 broadcasts 2 MB (2 MB chunks,
+// pieces of 512 KiB), which pins its send ring's slots and rank 1's
+// receive ring's at 512 KiB; then each sends the other 2 MB as two
+// transfers of 1 MB in pieces of 256 KiB, half a slot each on those two
+// rings. Each such transfer's run of 3 is a 2D copy, a row per slot (2
+// transfers a launch, on each of the two rings, 2 launches: 8); the
+// other two rings' slots are 256 KiB, and their runs plain copies. Every
+// byte arrives.
+TEST(GpuPlanExecutor, RunsInSlotsLargerThanTheirPieces) {
+  constexpr size_t kMiB = 1 << 20;
+  for (size_t perCopy : {1, 4}) {
+    Layout layout{{0, 1}, "tcp"};
+    layout.module = &copyCountingModule();
+    layout.chunkBytes = 2 * kMiB;
+    layout.stagedLowLatencyMaxBytes = 0;
+    layout.stagedCopyPieces = perCopy;
+    copies2D = 0;
+    runEngineRanks(layout, [&](EngineRank& r) {
+      Op broadcast = makeOp(OpKind::Broadcast, ncclUint8, 0);
+      broadcast.count = 2 * kMiB;
+      std::vector<uint8_t> data(broadcast.count, uint8_t(r.rank == 0 ? 7 : 0));
+      broadcast.sendbuff = broadcast.recvbuff = data.data();
+      r.engine.launch({broadcast}, r.stream);
+      ASSERT_EQ(emulatedDeviceModule().api().streamSynchronize(r.stream), 0);
+      EXPECT_EQ(data, std::vector<uint8_t>(data.size(), 7));
+      for (int round = 0; round < 2; ++round)
+        exchangeWithPeer(r, {2 * kMiB}, round);
+    });
+    EXPECT_EQ(copies2D.load(), perCopy == 1 ? 0 : 8) << perCopy << " per copy";
+  }
 }
 
 // A link's staging rings are pinned as large as the pieces they took

@@ -9,6 +9,7 @@ GpuEngineSettings GpuEngineSettings::fromEnvironment() {
   s.chunkBytes = readBytes(kGpuChunk);
   s.lowLatencyMaxBytes = readBytes(kGpuLowLatencyMax);
   s.stagedLowLatencyMaxBytes = readBytes(kStagedLowLatencyMax);
+  s.stagedCopyPieces = static_cast<size_t>(readInteger(kStagedCopyPieces));
   s.proxyTrace = readString(kProxyTrace).value_or("");
   return s;
 }

@@ -21,6 +21,7 @@ struct GpuEngineSettings {
   size_t chunkBytes;                // HETCCL_GPU_CHUNK
   size_t lowLatencyMaxBytes;        // HETCCL_GPU_LL_MAX
   size_t stagedLowLatencyMaxBytes;  // HETCCL_STAGED_LL_MAX
+  size_t stagedCopyPieces;          // HETCCL_STAGED_COPY_PIECES
   bool stallSteps;                  // HETCCL_STALL_STEPS
   std::string proxyTrace;           // HETCCL_PROXY_TRACE (empty: none)
 

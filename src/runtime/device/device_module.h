@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define HETCCL_DEVICE_MODULE_ABI 8
+#define HETCCL_DEVICE_MODULE_ABI 9
 /* The module's one exported function returns its table. */
 #define HETCCL_DEVICE_MODULE_ENTRY "hetcclDeviceModule"
 
@@ -170,6 +170,11 @@ typedef struct {
 
   /* Any direction; both pointers are unified addresses. */
   int (*copyAsync)(void* dst, const void* src, size_t bytes, void* stream);
+  /* `height` rows of `width` bytes, each row `dpitch` after the one
+   * before at the destination and `spitch` at the source: one copy of
+   * several pieces that lie apart (a staging ring's slots). */
+  int (*copy2DAsync)(void* dst, size_t dpitch, const void* src, size_t spitch,
+                     size_t width, size_t height, void* stream);
   /* Stream memory operations on host-mapped 64-bit words: the stream
    * stores `value` once the work before it is done; the stream waits until
    * *address >= value (the writer only ever increases the word). CUDA

@@ -148,6 +148,12 @@ int copyAsync(void* dst, const void* src, size_t bytes, void* stream) {
                                 asStream(stream));
 }
 
+int copy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                size_t width, size_t height, void* stream) {
+  return HETCCL_RT(Memcpy2DAsync)(dst, dpitch, src, spitch, width, height,
+                                  HETCCL_RT(MemcpyDefault), asStream(stream));
+}
+
 // Filled by name: many entries share a signature, so an order mistake in
 // a positional initialiser would go unnoticed by the compiler.
 void fillCommonEntries(hetcclDeviceModuleTable& table) {
@@ -174,6 +180,7 @@ void fillCommonEntries(hetcclDeviceModuleTable& table) {
   table.eventSynchronize = eventSynchronize;
   table.streamWaitEvent = streamWaitEvent;
   table.copyAsync = copyAsync;
+  table.copy2DAsync = copy2DAsync;
   table.timingEventCreate = timingEventCreate;
   table.eventElapsedMs = eventElapsedMs;
 }

@@ -565,6 +565,15 @@ hetcclDeviceModuleTable makeTable() {
     enqueue(stream, [=] { std::memmove(dst, src, bytes); });
     return 0;
   };
+  t.copy2DAsync = [](void* dst, size_t dpitch, const void* src, size_t spitch,
+                     size_t width, size_t height, void* stream) {
+    enqueue(stream, [=] {
+      for (size_t row = 0; row < height; ++row)
+        std::memmove(static_cast<char*>(dst) + row * dpitch,
+                     static_cast<const char*>(src) + row * spitch, width);
+    });
+    return 0;
+  };
   t.writeValue64 = [](void* stream, uint64_t* address, uint64_t value) {
     enqueue(stream,
             [=] { __atomic_store_n(address, value, __ATOMIC_RELEASE); });

@@ -153,7 +153,8 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                          deviceMemory_,
                          domainSteps_.get(),
                          &unchangedInputs_,
-                         setup.engine.stagedLowLatencyMaxBytes};
+                         setup.engine.stagedLowLatencyMaxBytes,
+                         setup.engine.stagedCopyPieces};
   const int directLinks = openStagedLinks(path);
   warnOfNeedlessStaging(path.deviceMemory);
   context_.rank = rank_;

@@ -226,28 +226,54 @@ void StagedLink::enqueueKernelReceive(const PendingReceive& receive) {
   receives_.awaited = std::max(receives_.awaited, receive.piece + 1);
 }
 
-// The down stream waits for each piece, copies it out and frees its slot.
+// The down stream waits for each run of pieces (slot_runs.h), copies it
+// out and frees its slots.
 void StagedLink::enqueueStagedReceive(const PendingReceive& receive) {
   const Lane& lane = receives_;
   const StagingRing& ring = *lane.ring;
   const auto& api = path_.module.api();
   void* down = path_.copies.down();
   path_.copies.followMark(down, receive.enginePosition);
-  uint64_t n = receive.piece;
-  forEachPiece(receive.bytes, [&](size_t offset, size_t piece, PieceOf of) {
-    check(api.waitValue64(down, ring.proxyCounter(), n + 1),
-          "waiting for a staged piece");
-    check(api.copyAsync(receive.target + offset, receive.slots[of.index], piece,
-                        down),
-          "copying received bytes to the GPU");
+  const std::vector<StagedPiece> pieces =
+      piecesIn(receive.bytes, receive.slots);
+  for (const SlotRun& run :
+       slotRuns(pieces, path_.piecesPerCopy, RunEdge::kLastAlone)) {
+    const uint64_t first = receive.piece + run.first;
+    const uint64_t end = first + run.count;
+    check(api.waitValue64(down, ring.proxyCounter(), end),
+          "waiting for staged pieces");
+    copyRun(receive.target + run.offset, run.width, pieces[run.first].slot,
+            run.pitch, run, down, "copying received bytes to the GPU");
     // The kernels of this launch's earlier pieces raise the counter first.
     if (lane.kernelCopied)
-      check(api.waitValue64(down, ring.streamCounter(), n),
+      check(api.waitValue64(down, ring.streamCounter(), first),
             "waiting for the kernels of earlier pieces");
-    check(api.writeValue64(down, ring.streamCounter(), n + 1),
-          "freeing a staging slot");
-    ++n;
+    check(api.writeValue64(down, ring.streamCounter(), end),
+          "freeing staging slots");
+  }
+}
+
+// A run's pieces lie `width` apart in the GPU buffer and `pitch` apart in
+// the ring: one plain copy where those agree, else a row per piece.
+void StagedLink::copyRun(char* dst, size_t dpitch, const char* src,
+                         size_t spitch, const SlotRun& run, void* stream,
+                         const char* what) const {
+  const auto& api = path_.module.api();
+  if (run.plain())
+    check(api.copyAsync(dst, src, run.bytes, stream), what);
+  else
+    check(
+        api.copy2DAsync(dst, dpitch, src, spitch, run.width, run.count, stream),
+        what);
+}
+
+std::vector<StagedPiece> StagedLink::piecesIn(
+    size_t bytes, const std::vector<char*>& slots) const {
+  std::vector<StagedPiece> pieces;
+  forEachPiece(bytes, [&](size_t, size_t piece, PieceOf of) {
+    pieces.push_back(StagedPiece{slots[of.index], piece});
   });
+  return pieces;
 }
 
 void StagedLink::check(int status, const char* what) const {
@@ -274,18 +300,28 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
     path_.copies.followPlanStart(up);
   else
     path_.copies.followEngine(up);
-  forEachPiece(bytes, [&](size_t offset, size_t piece, PieceOf of) {
-    const uint64_t n = d.pieces++;
-    if (n >= ring.slots())
-      check(api.waitValue64(up, ring.proxyCounter(), n - ring.slots() + 1),
-            "waiting for a free staging slot");
-    char* slot = ring.slotFor(n, piece);
-    check(api.copyAsync(slot, source + offset, piece, up),
-          "copying bytes to send from the GPU");
-    check(api.writeValue64(up, ring.streamCounter(), n + 1),
-          "signalling a staged piece");
-    post(d, n, piece, call, of, slot);
+  std::vector<char*> slots;
+  forEachPiece(bytes, [&](size_t, size_t piece, PieceOf) {
+    slots.push_back(ring.slotFor(d.pieces + slots.size(), piece));
   });
+  const std::vector<StagedPiece> pieces = piecesIn(bytes, slots);
+  const auto count = static_cast<uint32_t>(pieces.size());
+  for (const SlotRun& run :
+       slotRuns(pieces, path_.piecesPerCopy, RunEdge::kFirstAlone)) {
+    const uint64_t first = d.pieces + run.first;
+    const uint64_t end = first + run.count;
+    if (end > ring.slots())
+      check(api.waitValue64(up, ring.proxyCounter(), end - ring.slots()),
+            "waiting for free staging slots");
+    copyRun(pieces[run.first].slot, run.pitch, source + run.offset, run.width,
+            run, up, "copying bytes to send from the GPU");
+    check(api.writeValue64(up, ring.streamCounter(), end),
+          "signalling staged pieces");
+    for (size_t i = run.first; i < run.first + run.count; ++i)
+      post(d, d.pieces + i, pieces[i].bytes, call,
+           PieceOf{static_cast<uint32_t>(i), count}, pieces[i].slot);
+  }
+  d.pieces += count;
   return stagedTransfer(path_, doneCounter(d), d.pieces);
 }
 

@@ -4,18 +4,21 @@
 // copies run on the engine's staging streams (staging_streams.h), enqueued
 // when the plan posts the transfer, after what the engine's stream had
 // been given by then:
-//   send: the up stream waits for a free slot, copies the piece into it
-//         and raises the ring's stream counter; the proxy sends it. A send
-//         out of an input the plan only reads (unchanged_inputs.h) starts
-//         after the plan's start rather than after what the engine's
-//         stream had been given by then. Waiting
-//         for the request makes the engine's stream wait until the pieces
-//         are copied (then the plan may reuse its buffer).
-//   recv: the proxy receives the pieces into their slots as slots free up;
-//         the down stream waits for each, copies it to the GPU and raises
-//         the ring's stream counter, after what the engine's stream had
-//         been given when the plan posted the receive. Waiting for the
-//         request makes the engine's stream wait for that counter.
+//   send: the up stream waits for free slots, copies pieces into them
+//         and raises the ring's stream counter; the proxy sends them. A
+//         send out of an input the plan only reads (unchanged_inputs.h)
+//         starts after the plan's start rather than after what the
+//         engine's stream had been given by then. Waiting for the request
+//         makes the engine's stream wait until the pieces are copied
+//         (then the plan may reuse its buffer).
+//   recv: the proxy receives the pieces into their slots as slots free
+//         up; the down stream waits for them, copies them to the GPU and
+//         raises the ring's stream counter, after what the engine's
+//         stream had been given when the plan posted the receive. Waiting
+//         for the request makes the engine's stream wait for that counter.
+// Each copy, with its wait and counter write, takes one piece, or a run of
+// pieces whose slots follow each other (slot_runs.h; StagingPath::
+// piecesPerCopy), never with a send's first or a receive's last piece.
 // So a launch enqueues all of its GPU work before it returns, and only the
 // proxy (the network) runs afterwards.
 //
@@ -75,6 +78,7 @@
 #include <vector>
 
 #include "algo/pieced_link.h"
+#include "engine/gpu/proxy/slot_runs.h"
 #include "engine/gpu/proxy/staged_launch_script.h"
 #include "engine/gpu/proxy/staging_proxy.h"
 #include "engine/gpu/proxy/staging_ring.h"
@@ -107,6 +111,9 @@ struct StagingPath {
   // Transfers of at most this many bytes, in one piece, are copied by a
   // kernel on the engine's stream (0: never; HETCCL_STAGED_LL_MAX).
   size_t lowLatencyMaxBytes = 0;
+  // A staging copy moves at most this many pieces whose slots follow each
+  // other (slot_runs.h; HETCCL_STAGED_COPY_PIECES).
+  size_t piecesPerCopy = 1;
 };
 
 class StagedLink : public LinkOver {
@@ -191,6 +198,11 @@ class StagedLink : public LinkOver {
   void enqueueKernelReceive(const PendingReceive& receive);
   void enqueueStagedReceive(const PendingReceive& receive);
   void enqueueStagedCopy(const hetcclDeviceStagedCopy& copy, const char* what);
+  void copyRun(char* dst, size_t dpitch, const char* src, size_t spitch,
+               const SlotRun& run, void* stream, const char* what) const;
+  // A staged transfer's pieces, in the slots they were posted with.
+  std::vector<StagedPiece> piecesIn(size_t bytes,
+                                    const std::vector<char*>& slots) const;
   // The end of a launch whose pieces are numbered per launch: once the
   // proxy has sent the last piece, one kernel puts both rings' counters
   // back to 0.
