@@ -83,9 +83,10 @@ Layout withOneQueue(Layout layout) {
 }
 
 // A staging copy takes up to 4 pieces whose slots follow each other
-// (engine/gpu/proxy/slot_runs.h).
+// (engine/gpu/proxy/slot_runs.h), however little the staging streams lag.
 Layout withCopyRuns(Layout layout) {
   layout.env["HETCCL_STAGED_COPY_PIECES"] = "4";
+  layout.env["HETCCL_STAGED_RUNS_FROM"] = "0";
   layout.name += "_runs";
   return layout;
 }

@@ -130,6 +130,8 @@ struct Layout {
   size_t chunkBytes = 1024;  // several pipeline steps per op
   // HETCCL_STAGED_COPY_PIECES where set (its default otherwise).
   std::optional<size_t> stagedCopyPieces = std::nullopt;
+  // HETCCL_STAGED_RUNS_FROM (0: runs whatever the staging streams' lag).
+  uint64_t stagedRunsFrom = 0;
 };
 
 void runEngineRanks(const Layout& layout,
@@ -161,6 +163,7 @@ void runEngineRanks(const Layout& layout,
           *layout.stagedLowLatencyMaxBytes;
     if (layout.stagedCopyPieces)
       engineSettings.stagedCopyPieces = *layout.stagedCopyPieces;
+    engineSettings.stagedRunsFrom = layout.stagedRunsFrom;
     plans.timeline = layout.timeline;
     constexpr double kTimeoutSeconds = 60;
     auto abort = std::make_shared<AbortSignal>();
@@ -360,34 +363,55 @@ std::atomic<int> stagedCopies{0};
 
 // Rank r and 1 - r send each other transfers of `sizes` in one group,
 // every byte checked; `round` varies the bytes from call to call.
+// One group between two ranks: a send of each of `sizes` to the peer and
+// a receive of as many from it, the bytes telling rank, round and place.
+class PeerExchange {
+ public:
+  PeerExchange(int rank, const std::vector<size_t>& sizes, int round)
+      : rank_(rank), round_(round) {
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      out_.emplace_back(sizes[t]);
+      in_.emplace_back(sizes[t], uint8_t(kUntouched));
+      for (size_t i = 0; i < sizes[t]; ++i) out_[t][i] = byteOf(rank, t, i);
+      Op recv = makeOp(OpKind::Recv, ncclUint8, peer());
+      Op send = makeOp(OpKind::Send, ncclUint8, peer());
+      recv.count = send.count = sizes[t];
+      recv.recvbuff = in_[t].data();
+      send.sendbuff = out_[t].data();
+      group_.push_back(recv);
+      group_.push_back(send);
+    }
+  }
+
+  const std::vector<Op>& group() const { return group_; }
+
+  // Once the group's launch is done: every byte from the peer arrived.
+  void check() const {
+    for (size_t t = 0; t < in_.size(); ++t)
+      for (size_t i = 0; i < in_[t].size(); ++i)
+        ASSERT_EQ(in_[t][i], byteOf(peer(), t, i))
+            << "rank " << rank_ << ", round " << round_ << ", transfer " << t
+            << " of " << in_[t].size() << " bytes, byte " << i;
+  }
+
+ private:
+  int peer() const { return 1 - rank_; }
+  uint8_t byteOf(int rank, size_t transfer, size_t i) const {
+    return static_cast<uint8_t>(rank * 101 + round_ * 31 + transfer * 7 + i);
+  }
+
+  const int rank_;
+  const int round_;
+  std::vector<std::vector<uint8_t>> out_, in_;
+  std::vector<Op> group_;
+};
+
 void exchangeWithPeer(EngineRank& r, const std::vector<size_t>& sizes,
                       int round) {
-  auto byteOf = [](int rank, int round, size_t transfer, size_t i) {
-    return static_cast<uint8_t>(rank * 101 + round * 31 + transfer * 7 + i);
-  };
-  const int peer = 1 - r.rank;
-  std::vector<std::vector<uint8_t>> out, in;
-  std::vector<Op> group;
-  for (size_t t = 0; t < sizes.size(); ++t) {
-    out.emplace_back(sizes[t]);
-    in.emplace_back(sizes[t], uint8_t(kUntouched));
-    for (size_t i = 0; i < sizes[t]; ++i)
-      out[t][i] = byteOf(r.rank, round, t, i);
-    Op recv = makeOp(OpKind::Recv, ncclUint8, peer);
-    Op send = makeOp(OpKind::Send, ncclUint8, peer);
-    recv.count = send.count = sizes[t];
-    recv.recvbuff = in[t].data();
-    send.sendbuff = out[t].data();
-    group.push_back(recv);
-    group.push_back(send);
-  }
-  r.engine.launch(group, r.stream);
+  const PeerExchange exchange(r.rank, sizes, round);
+  r.engine.launch(exchange.group(), r.stream);
   ASSERT_EQ(emulatedDeviceModule().api().streamSynchronize(r.stream), 0);
-  for (size_t t = 0; t < sizes.size(); ++t)
-    for (size_t i = 0; i < sizes[t]; ++i)
-      ASSERT_EQ(in[t][i], byteOf(peer, round, t, i))
-          << "rank " << r.rank << ", round " << round << ", transfer " << t
-          << " of " << sizes[t] << " bytes, byte " << i;
+  exchange.check();
 }
 
 // The emulated module, counting its staged copies.
@@ -486,6 +510,41 @@ TEST(GpuPlanExecutor, AStagingCopyTakesARunOfPieces) {
     const int perTransfer = perCopy == 1 ? 4 : 2;
     const int transfers = 2 * 2 * 2 * 2;  // ranks, launches, halves, ways
     EXPECT_EQ(copies.load(), transfers * perTransfer) << perCopy << " per copy";
+  }
+}
+
+// Runs only once a staging stream lags (HETCCL_STAGED_RUNS_FROM): each
+// rank's stream waits for a word of the test's while two launches of the
+// exchange above are enqueued behind it (each 2 transfers of 4 pieces each
+// way), so no staging copy has run by then. From 8 pieces waiting the
+// second launch's transfers go in runs (2 copies each), the first's a
+// piece at a time: 4 + 4 + 2 + 2 copies each way per rank. From 0 every
+// transfer goes in runs, from 2^20 none.
+TEST(GpuPlanExecutor, RunsOnlyOnceTheStagingStreamLags) {
+  const std::vector<std::pair<uint64_t, int>> copiesPerRank = {
+      {0, 16}, {8, 24}, {1 << 20, 32}};
+  for (const auto& [runsFrom, perRank] : copiesPerRank) {
+    Layout layout{{0, 1}, "tcp"};
+    layout.module = &copyCountingModule();
+    layout.chunkBytes = 2 << 20;
+    layout.stagedLowLatencyMaxBytes = 0;
+    layout.stagedCopyPieces = 4;
+    layout.stagedRunsFrom = runsFrom;
+    copies = 0;
+    runEngineRanks(layout, [&](EngineRank& r) {
+      const auto& api = emulatedDeviceModule().api();
+      uint64_t gate = 0;
+      ASSERT_EQ(api.waitValue64(r.stream, &gate, 1), 0);
+      const PeerExchange first(r.rank, {(2 << 20) - 5}, 0);
+      const PeerExchange second(r.rank, {(2 << 20) - 5}, 1);
+      r.engine.launch(first.group(), r.stream);
+      r.engine.launch(second.group(), r.stream);
+      __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+      ASSERT_EQ(api.streamSynchronize(r.stream), 0);
+      first.check();
+      second.check();
+    });
+    EXPECT_EQ(copies.load(), 2 * perRank) << "runs from " << runsFrom;
   }
 }
 

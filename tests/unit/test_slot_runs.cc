@@ -158,5 +158,16 @@ TEST_F(SlotRuns, RunsCoverEveryPieceOnceInOrder) {
         }
 }
 
+// Runs only from `runsFrom` pieces waiting for the staging stream on; 0
+// means whatever the lag.
+TEST(RunLength, RunsFromTheLagSetOn) {
+  EXPECT_EQ(runLength(4, 64, 0), 1u);
+  EXPECT_EQ(runLength(4, 64, 63), 1u);
+  EXPECT_EQ(runLength(4, 64, 64), 4u);
+  EXPECT_EQ(runLength(4, 64, 1000), 4u);
+  EXPECT_EQ(runLength(3, 0, 0), 3u);
+  EXPECT_EQ(runLength(1, 0, 500), 1u);
+}
+
 }  // namespace
 }  // namespace hetccl

@@ -10,6 +10,7 @@ GpuEngineSettings GpuEngineSettings::fromEnvironment() {
   s.lowLatencyMaxBytes = readBytes(kGpuLowLatencyMax);
   s.stagedLowLatencyMaxBytes = readBytes(kStagedLowLatencyMax);
   s.stagedCopyPieces = static_cast<size_t>(readInteger(kStagedCopyPieces));
+  s.stagedRunsFrom = static_cast<uint64_t>(readInteger(kStagedRunsFrom));
   s.proxyTrace = readString(kProxyTrace).value_or("");
   return s;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "util/params.h"
@@ -22,6 +23,7 @@ struct GpuEngineSettings {
   size_t lowLatencyMaxBytes;        // HETCCL_GPU_LL_MAX
   size_t stagedLowLatencyMaxBytes;  // HETCCL_STAGED_LL_MAX
   size_t stagedCopyPieces;          // HETCCL_STAGED_COPY_PIECES
+  uint64_t stagedRunsFrom;          // HETCCL_STAGED_RUNS_FROM
   bool stallSteps;                  // HETCCL_STALL_STEPS
   std::string proxyTrace;           // HETCCL_PROXY_TRACE (empty: none)
 

@@ -154,7 +154,8 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
                          domainSteps_.get(),
                          &unchangedInputs_,
                          setup.engine.stagedLowLatencyMaxBytes,
-                         setup.engine.stagedCopyPieces};
+                         setup.engine.stagedCopyPieces,
+                         setup.engine.stagedRunsFrom};
   const int directLinks = openStagedLinks(path);
   warnOfNeedlessStaging(path.deviceMemory);
   context_.rank = rank_;

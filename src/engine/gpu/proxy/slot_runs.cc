@@ -18,6 +18,10 @@ bool continues(const SlotRun& run, const StagedPiece& previous,
 
 }  // namespace
 
+size_t runLength(size_t piecesPerCopy, uint64_t runsFrom, uint64_t waiting) {
+  return waiting >= runsFrom ? piecesPerCopy : 1;
+}
+
 std::vector<SlotRun> slotRuns(const std::vector<StagedPiece>& pieces,
                               size_t maxPieces, RunEdge alone) {
   std::vector<SlotRun> runs;

@@ -12,16 +12,20 @@
 // is a 2D copy, a row per piece, and the pieces must then be as long as
 // each other.
 //
-// What a run costs is latency, not bandwidth: the proxy sees none of a
-// send's run until all of it is copied, and a receive's run is copied out
-// only once all of it has arrived. So a send's first piece goes alone
-// (the network starts after one piece's copy, as before), and so does a
+// A run coarsens the pipeline: the proxy sees none of a send's run until
+// all of it is copied, and a receive's run is copied out (and its slots
+// freed) only once all of it has arrived. So a send's first piece goes
+// alone (the network starts after one piece's copy), and so does a
 // receive's last one (the plan waits for one piece's copy after the last
-// byte arrives, as before). A run takes at most half the ring's slots, so
-// the proxy moves one half while the stream copies the other.
+// byte arrives); a run takes at most half the ring's slots. Even so, runs
+// cost busbw between pretend hosts on an H100
+// (bench/results/staged-copy-runs-measured-h100-2026-12-05.md), so they
+// are off by default, and where on, a transfer goes in runs only while
+// its lane's staging stream lags (runLength): when the queue would fill.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace hetccl {
@@ -51,6 +55,11 @@ enum class RunEdge {
   kFirstAlone,  // a send's: the network starts after one piece
   kLastAlone,   // a receive's: the plan waits for one piece's copy
 };
+
+// The most pieces a copy takes (of at most `piecesPerCopy`) where
+// `waiting` of the lane's pieces wait for its staging stream: runs from
+// `runsFrom` on, one piece at a time below.
+size_t runLength(size_t piecesPerCopy, uint64_t runsFrom, uint64_t waiting);
 
 // Cuts a transfer's pieces (in order, back to back in the GPU buffer)
 // into runs of at most `maxPieces` (1: a run per piece).

@@ -236,8 +236,8 @@ void StagedLink::enqueueStagedReceive(const PendingReceive& receive) {
   path_.copies.followMark(down, receive.enginePosition);
   const std::vector<StagedPiece> pieces =
       piecesIn(receive.bytes, receive.slots);
-  for (const SlotRun& run :
-       slotRuns(pieces, path_.piecesPerCopy, RunEdge::kLastAlone)) {
+  for (const SlotRun& run : slotRuns(pieces, piecesPerCopy(lane, receive.piece),
+                                     RunEdge::kLastAlone)) {
     const uint64_t first = receive.piece + run.first;
     const uint64_t end = first + run.count;
     check(api.waitValue64(down, ring.proxyCounter(), end),
@@ -251,6 +251,13 @@ void StagedLink::enqueueStagedReceive(const PendingReceive& receive) {
     check(api.writeValue64(down, ring.streamCounter(), end),
           "freeing staging slots");
   }
+}
+
+size_t StagedLink::piecesPerCopy(const Lane& lane, uint64_t first) const {
+  // Counters put back to 0 per launch may still hold the last launch's.
+  const uint64_t done = lane.ring->streamDone();
+  const uint64_t waiting = first > done ? first - done : 0;
+  return runLength(path_.piecesPerCopy, path_.runsFrom, waiting);
 }
 
 // A run's pieces lie `width` apart in the GPU buffer and `pitch` apart in
@@ -307,7 +314,7 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
   const std::vector<StagedPiece> pieces = piecesIn(bytes, slots);
   const auto count = static_cast<uint32_t>(pieces.size());
   for (const SlotRun& run :
-       slotRuns(pieces, path_.piecesPerCopy, RunEdge::kFirstAlone)) {
+       slotRuns(pieces, piecesPerCopy(d, d.pieces), RunEdge::kFirstAlone)) {
     const uint64_t first = d.pieces + run.first;
     const uint64_t end = first + run.count;
     if (end > ring.slots())

@@ -114,6 +114,9 @@ struct StagingPath {
   // A staging copy moves at most this many pieces whose slots follow each
   // other (slot_runs.h; HETCCL_STAGED_COPY_PIECES).
   size_t piecesPerCopy = 1;
+  // ... once at least this many of a lane's pieces wait for its staging
+  // stream (runsFrom in slot_runs.h; HETCCL_STAGED_RUNS_FROM).
+  uint64_t runsFrom = 0;
 };
 
 class StagedLink : public LinkOver {
@@ -198,6 +201,9 @@ class StagedLink : public LinkOver {
   void enqueueKernelReceive(const PendingReceive& receive);
   void enqueueStagedReceive(const PendingReceive& receive);
   void enqueueStagedCopy(const hetcclDeviceStagedCopy& copy, const char* what);
+  // The most pieces one copy takes for a transfer from piece `first` on
+  // `lane`: runs only while the lane's staging stream lags behind.
+  size_t piecesPerCopy(const Lane& lane, uint64_t first) const;
   void copyRun(char* dst, size_t dpitch, const char* src, size_t spitch,
                const SlotRun& run, void* stream, const char* what) const;
   // A staged transfer's pieces, in the slots they were posted with.
