@@ -152,8 +152,9 @@
 #   enqueue-hold where a GPU rank's 256 MB launch holds its calling thread:
 #               send/recv and all-gather between pretend hosts over 1 to 10
 #               launches in a row, 16M and 64M chunks, up to 4 pieces per
-#               staging copy, then the launching threads' stacks sampled
-#               with gdb, in enqueue-hold.md
+#               staging copy, 2 and 4 pairs of staging streams, then the
+#               launching threads' stacks sampled with gdb, in
+#               enqueue-hold.md
 #   cross-host  bench/cross_host.py: 2 ranks as pretend hosts over tcp, CPU
 #               ranks and GPU ranks on one GPU (as 2 processes and as 2
 #               threads of one process), every collective's busbw at
@@ -1518,33 +1519,36 @@ step_queue_depth() {
 # timed over 1, 2, 3, 4, 6 and 10 launches in a row (-n), with 16M and
 # 64M chunks, and with 16M chunks and up to 4 pieces per staging copy
 # (HETCCL_STAGED_COPY_PIECES=4: half the staging operations), always and
-# only while a staging stream lags (HETCCL_STAGED_RUNS_FROM=0 and 64); then
+# only while a staging stream lags (HETCCL_STAGED_RUNS_FROM=0 and 64), and
+# with 16M chunks over 2 and 4 pairs of staging streams
+# (HETCCL_STAGING_STREAMS: each stream its own queue); then
 # the stacks of the launching threads (gdb, else cuda-gdb) sampled twice
 # during a long send/recv loop, as 2 processes
 # and as 2 threads of one process: enqueue-hold.md counts the innermost
 # frames of the threads inside a launch, the raw stacks beside it.
 step_enqueue_hold() {
-  local report=$out/enqueue-hold.md setting chunk pieces from n tag debugger pid ranks rank i
+  local report=$out/enqueue-hold.md setting chunk pieces from pairs n tag debugger pid ranks rank i
   {
     echo "# Where a 256 MB launch holds its caller ($today)"
     echo
-    echo "| chunk | pieces per copy | runs from | launches | collective | enqueue us | op us | share |"
-    echo "|---|---:|---:|---:|---|---:|---:|---:|"
+    echo "| chunk | pieces per copy | runs from | stream pairs | launches | collective | enqueue us | op us | share |"
+    echo "|---|---:|---:|---:|---:|---|---:|---:|---:|"
   } >"$report"
-  for setting in 16M:1:0 64M:1:0 16M:4:0 16M:4:64; do
-    IFS=: read -r chunk pieces from <<<"$setting"
+  for setting in 16M:1:0:1 64M:1:0:1 16M:4:0:1 16M:4:64:1 16M:1:0:2 16M:1:0:4; do
+    IFS=: read -r chunk pieces from pairs <<<"$setting"
     for n in 1 2 3 4 6 10; do
-      tag=enqueue-hold-$chunk-$pieces-$from-$n
+      tag=enqueue-hold-$chunk-$pieces-$from-$pairs-$n
       timeout -k 5 60 env HETCCL_CHUNK="$chunk" HETCCL_STAGED_RUNS_FROM="$from" \
+        HETCCL_STAGING_STREAMS="$pairs" \
         HETCCL_STAGED_COPY_PIECES="$pieces" HETCCL_HOSTID=A,B \
         HETCCL_TRANSPORT=tcp "$perf" -np 2 -D 0,1 -x sendrecv,allgather \
         -d float32 --check 0 --placement out -b 256M -e 256M -w 2 -n "$n" \
         --timeout 50 --json "$out/$tag.json" >"$out/$tag.log" 2>&1
-      "$py" - "$out/$tag.json" "$chunk" "$pieces" "$from" "$n" >>"$report" 2>/dev/null <<'PY'
+      "$py" - "$out/$tag.json" "$chunk" "$pieces" "$from" "$pairs" "$n" >>"$report" 2>/dev/null <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    print(f"| {' | '.join(sys.argv[2:6])} | {r['coll']} | "
+    print(f"| {' | '.join(sys.argv[2:7])} | {r['coll']} | "
           f"{r['enqueue_us']:.0f} | {r['time_us']:.0f} | "
           f"{r['enqueue_us'] / r['time_us']:.2f} |")
 PY
@@ -1593,9 +1597,9 @@ PY
   } >>"$report"
   cat "$report"
   result=FAIL
-  grep -q '^| 16M | 1 | 0 | 10 | sendrecv' "$report" && result=PASS
-  note=$(grep -E '^\| 16M \| [14] \| [0-9]+ \| 10 \| sendrecv' "$report" |
-    awk -F'|' '{printf "16M, %s per copy from%s, 10 launches: share%s; ", $3, $4, $9}')
+  grep -q '^| 16M | 1 | 0 | 1 | 10 | sendrecv' "$report" && result=PASS
+  note=$(grep -E '^\| 16M \| [14] \| [0-9]+ \| [124] \| 10 \| sendrecv' "$report" |
+    awk -F'|' '{printf "16M, %s per copy from%s,%s stream pairs, 10 launches: share%s; ", $3, $4, $5, $10}')
 }
 
 step_cross_host() {

@@ -91,6 +91,14 @@ Layout withCopyRuns(Layout layout) {
   return layout;
 }
 
+// Three pairs of staging streams, taken by transfers in turn
+// (engine/gpu/proxy/staging_streams.h).
+Layout withStagingStreams(Layout layout) {
+  layout.env["HETCCL_STAGING_STREAMS"] = "3";
+  layout.name += "_3_streams";
+  return layout;
+}
+
 // One message from `source` to `destination`, the `index`-th between them
 // in a round. Both sides derive its bytes from these.
 struct MessageId {
@@ -499,8 +507,8 @@ INSTANTIATE_TEST_SUITE_P(Mp, HeteroAllPairsTest,
 // its domain for even r, across for odd r) and to r+2 (always across), and
 // receives from r-1 and r-2, all in one group on a host stream. GPU ranks
 // stage transfers of 4 pieces of 1 MB here: with all of a rank's streams
-// in one queue, a copy per piece and runs of pieces per copy
-// (slot_runs.h).
+// in one queue, a copy per piece, runs of pieces per copy (slot_runs.h),
+// and three pairs of staging streams, in several queues and in one.
 class HeteroLargeTest : public HeteroP2pTest {};
 
 TEST_P(HeteroLargeTest, SeveralMegabytesAcrossDomains) {
@@ -539,7 +547,10 @@ INSTANTIATE_TEST_SUITE_P(
         withEmulatedGpus(withTransport(kPairs4, "tcp")),
         withOneQueue(withEmulatedGpus(withTransport(kPairs4, "tcp"))),
         withCopyRuns(withOneQueue(withEmulatedGpus(withTransport(kPairs4,
-                                                                 "tcp"))))),
+                                                                 "tcp")))),
+        withStagingStreams(withEmulatedGpus(withTransport(kPairs4, "tcp"))),
+        withStagingStreams(
+            withOneQueue(withEmulatedGpus(withTransport(kPairs4, "tcp"))))),
     layoutName);
 
 // Zero-byte messages: groups of nothing but empty messages (some with NULL

@@ -132,6 +132,7 @@ struct Layout {
   std::optional<size_t> stagedCopyPieces = std::nullopt;
   // HETCCL_STAGED_RUNS_FROM (0: runs whatever the staging streams' lag).
   uint64_t stagedRunsFrom = 0;
+  size_t stagingStreams = 1;  // HETCCL_STAGING_STREAMS
 };
 
 void runEngineRanks(const Layout& layout,
@@ -164,6 +165,7 @@ void runEngineRanks(const Layout& layout,
     if (layout.stagedCopyPieces)
       engineSettings.stagedCopyPieces = *layout.stagedCopyPieces;
     engineSettings.stagedRunsFrom = layout.stagedRunsFrom;
+    engineSettings.stagingStreams = layout.stagingStreams;
     plans.timeline = layout.timeline;
     constexpr double kTimeoutSeconds = 60;
     auto abort = std::make_shared<AbortSignal>();
@@ -319,6 +321,19 @@ TEST(GpuPlanExecutor, EveryCollectiveInPlaceMatchesTheHostPlans) {
 
 TEST(GpuPlanExecutor, EveryCollectiveMatchesTheHostPlansOverTcp) {
   compareWithHostPlans({{0, 1, 1, 0}, "tcp"}, everyCollective(4));
+}
+
+// Transfers taking three pairs of staging streams in turn compute what
+// the host plans do: every piece through them, and small pieces copied by
+// kernels on the engine's stream among them.
+TEST(GpuPlanExecutor, EveryCollectiveOverSeveralStagingStreams) {
+  for (std::optional<size_t> cutOff :
+       {std::optional<size_t>(0), std::optional<size_t>()}) {
+    Layout layout{{0, 1, 1, 0}, "tcp"};
+    layout.stagingStreams = 3;
+    layout.stagedLowLatencyMaxBytes = cutOff;
+    compareWithHostPlans(layout, everyCollective(4));
+  }
 }
 
 // Timing the engine's stream changes what it enqueues (events between the
@@ -566,6 +581,30 @@ TEST(GpuPlanExecutor, StagedTransfersInRunsOfEveryLength) {
       for (int round = 0; round < 3; ++round) exchangeWithPeer(r, sizes, round);
     });
   }
+}
+
+// Several pairs of staging streams, taken by transfers in turn: the same
+// transfers as above (runs of 1 to 4 pieces, rings wrapping inside
+// launches), with a copy per piece and in runs, over 2 to 4 pairs, and
+// every collective over 3 pairs; every byte checked.
+TEST(GpuPlanExecutor, StagedTransfersOverSeveralStagingStreams) {
+  constexpr size_t kMiB = 1 << 20;
+  const std::vector<size_t> sizes = {
+      2 * kMiB + 1,    3, 700 << 10, kMiB, (256 << 10) - 1, 5 * kMiB + 3,
+      kMiB * 3 / 2 - 7};
+  for (size_t pairs : {2, 3, 4})
+    for (size_t perCopy : {1, 4}) {
+      SCOPED_TRACE(testing::Message()
+                   << pairs << " pairs, " << perCopy << " pieces per copy");
+      Layout layout{{0, 1}, "tcp"};
+      layout.chunkBytes = 2 * kMiB;
+      layout.stagedCopyPieces = perCopy;
+      layout.stagingStreams = pairs;
+      runEngineRanks(layout, [&](EngineRank& r) {
+        for (int round = 0; round < 3; ++round)
+          exchangeWithPeer(r, sizes, round);
+      });
+    }
 }
 
 // Slots larger than the pieces: rank 0 broadcasts 2 MB (2 MB chunks,

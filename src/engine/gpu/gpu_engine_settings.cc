@@ -11,6 +11,7 @@ GpuEngineSettings GpuEngineSettings::fromEnvironment() {
   s.stagedLowLatencyMaxBytes = readBytes(kStagedLowLatencyMax);
   s.stagedCopyPieces = static_cast<size_t>(readInteger(kStagedCopyPieces));
   s.stagedRunsFrom = static_cast<uint64_t>(readInteger(kStagedRunsFrom));
+  s.stagingStreams = static_cast<size_t>(readInteger(kStagingStreams));
   s.proxyTrace = readString(kProxyTrace).value_or("");
   return s;
 }

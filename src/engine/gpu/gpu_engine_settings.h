@@ -24,6 +24,7 @@ struct GpuEngineSettings {
   size_t stagedLowLatencyMaxBytes;  // HETCCL_STAGED_LL_MAX
   size_t stagedCopyPieces;          // HETCCL_STAGED_COPY_PIECES
   uint64_t stagedRunsFrom;          // HETCCL_STAGED_RUNS_FROM
+  size_t stagingStreams;            // HETCCL_STAGING_STREAMS (pairs)
   bool stallSteps;                  // HETCCL_STALL_STEPS
   std::string proxyTrace;           // HETCCL_PROXY_TRACE (empty: none)
 

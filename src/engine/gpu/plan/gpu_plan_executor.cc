@@ -120,7 +120,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
       flagMemory_(module_, sizeof(Flags)),
       flags_(reinterpret_cast<Flags*>(flagMemory_.data())),
       stream_(module_),
-      copies_(module_, stream_.handle()),
+      copies_(module_, stream_.handle(), setup.engine.stagingStreams),
       timeline_(setup.plans.timeline
                     ? std::make_unique<StreamTimeline>(
                           module_, stream_.handle(), kTimelineMarks)

@@ -232,7 +232,7 @@ void StagedLink::enqueueStagedReceive(const PendingReceive& receive) {
   const Lane& lane = receives_;
   const StagingRing& ring = *lane.ring;
   const auto& api = path_.module.api();
-  void* down = path_.copies.down();
+  void* down = path_.copies.nextDown();
   path_.copies.followMark(down, receive.enginePosition);
   const std::vector<StagedPiece> pieces =
       piecesIn(receive.bytes, receive.slots);
@@ -244,13 +244,22 @@ void StagedLink::enqueueStagedReceive(const PendingReceive& receive) {
           "waiting for staged pieces");
     copyRun(receive.target + run.offset, run.width, pieces[run.first].slot,
             run.pitch, run, down, "copying received bytes to the GPU");
-    // The kernels of this launch's earlier pieces raise the counter first.
-    if (lane.kernelCopied)
-      check(api.waitValue64(down, ring.streamCounter(), first),
-            "waiting for the kernels of earlier pieces");
+    if (run.first == 0) awaitEarlierPieces(down, lane, first);
     check(api.writeValue64(down, ring.streamCounter(), end),
           "freeing staging slots");
   }
+}
+
+// A lane's stream counter only grows: before a transfer raises it, the
+// pieces before it have, where something else may still be raising it
+// for them (this launch's kernels on the engine's stream; with several
+// staging streams, the transfers before on another one).
+void StagedLink::awaitEarlierPieces(void* stream, const Lane& lane,
+                                    uint64_t first) const {
+  if (!lane.kernelCopied && path_.copies.pairs() == 1) return;
+  check(
+      path_.module.api().waitValue64(stream, lane.ring->streamCounter(), first),
+      "waiting for the copies of earlier pieces");
 }
 
 size_t StagedLink::piecesPerCopy(const Lane& lane, uint64_t first) const {
@@ -300,7 +309,7 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
   d.staged = true;
   StagingRing& ring = *d.ring;
   const auto& api = path_.module.api();
-  void* up = path_.copies.up();
+  void* up = path_.copies.nextUp();
   // After this launch's kernels, which raised the stream counter before it.
   if (!d.kernelCopied && path_.unchangedInputs &&
       path_.unchangedInputs->hold(source, bytes))
@@ -322,6 +331,7 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
             "waiting for free staging slots");
     copyRun(pieces[run.first].slot, run.pitch, source + run.offset, run.width,
             run, up, "copying bytes to send from the GPU");
+    if (run.first == 0) awaitEarlierPieces(up, d, first);
     check(api.writeValue64(up, ring.streamCounter(), end),
           "signalling staged pieces");
     for (size_t i = run.first; i < run.first + run.count; ++i)

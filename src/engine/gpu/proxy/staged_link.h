@@ -19,6 +19,9 @@
 // Each copy, with its wait and counter write, takes one piece, or a run of
 // pieces whose slots follow each other (slot_runs.h; StagingPath::
 // piecesPerCopy), never with a send's first or a receive's last piece.
+// With several pairs of staging streams, transfers take them in turn, and
+// each waits for its lane's stream counter to reach its first piece
+// before it raises the counter, so that the counter passes pieces in order.
 // So a launch enqueues all of its GPU work before it returns, and only the
 // proxy (the network) runs afterwards.
 //
@@ -201,6 +204,7 @@ class StagedLink : public LinkOver {
   void enqueueKernelReceive(const PendingReceive& receive);
   void enqueueStagedReceive(const PendingReceive& receive);
   void enqueueStagedCopy(const hetcclDeviceStagedCopy& copy, const char* what);
+  void awaitEarlierPieces(void* stream, const Lane& lane, uint64_t first) const;
   // The most pieces one copy takes for a transfer from piece `first` on
   // `lane`: runs only while the lane's staging stream lags behind.
   size_t piecesPerCopy(const Lane& lane, uint64_t first) const;
