@@ -244,7 +244,9 @@ void StagedLink::enqueueStagedReceive(const PendingReceive& receive) {
           "waiting for staged pieces");
     copyRun(receive.target + run.offset, run.width, pieces[run.first].slot,
             run.pitch, run, down, "copying received bytes to the GPU");
-    if (run.first == 0) awaitEarlierPieces(down, lane, first);
+    // This launch's kernels raise the counter on the engine's stream.
+    if (run.first == 0 && (lane.kernelCopied || path_.copies.pairs() > 1))
+      awaitEarlierPieces(down, lane, first);
     check(api.writeValue64(down, ring.streamCounter(), end),
           "freeing staging slots");
   }
@@ -256,7 +258,6 @@ void StagedLink::enqueueStagedReceive(const PendingReceive& receive) {
 // staging streams, the transfers before on another one).
 void StagedLink::awaitEarlierPieces(void* stream, const Lane& lane,
                                     uint64_t first) const {
-  if (!lane.kernelCopied && path_.copies.pairs() == 1) return;
   check(
       path_.module.api().waitValue64(stream, lane.ring->streamCounter(), first),
       "waiting for the copies of earlier pieces");
@@ -331,7 +332,9 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
             "waiting for free staging slots");
     copyRun(pieces[run.first].slot, run.pitch, source + run.offset, run.width,
             run, up, "copying bytes to send from the GPU");
-    if (run.first == 0) awaitEarlierPieces(up, d, first);
+    // This launch's kernels ran before: the up stream follows the engine's.
+    if (run.first == 0 && path_.copies.pairs() > 1)
+      awaitEarlierPieces(up, d, first);
     check(api.writeValue64(up, ring.streamCounter(), end),
           "signalling staged pieces");
     for (size_t i = run.first; i < run.first + run.count; ++i)
