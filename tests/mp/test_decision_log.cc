@@ -343,7 +343,8 @@ INSTANTIATE_TEST_SUITE_P(
                         "HETCCL_ONE_SHOT_MAX=32K",
                         "1 tcp",
                         "GPU buffers staged through pinned host "
-                        "memory in pieces of up to 16K bytes"}},
+                        "memory in pieces of up to 16K bytes, 1 pair of "
+                        "staging streams"}},
                       {65536,
                        "256K bytes",
                        {"pipelined plan: buffer of 256K bytes > "

@@ -95,10 +95,12 @@ MemoryKind deviceMemoryOf(const DeviceModule& module) {
 
 // How the plans' transfers across domains reach the links, for the
 // decision log.
-std::string describeStaging(int directLinks, int links, size_t pieceBytes) {
-  const std::string staged =
-      format("staged through pinned host memory in pieces of up to %s",
-             bytesText(pieceBytes).c_str());
+std::string describeStaging(int directLinks, int links, size_t pieceBytes,
+                            size_t streamPairs) {
+  const std::string staged = format(
+      "staged through pinned host memory in pieces of up to %s, %zu pair%s "
+      "of staging streams",
+      bytesText(pieceBytes).c_str(), streamPairs, streamPairs == 1 ? "" : "s");
   if (directLinks == 0) return staged;
   if (directLinks == links) return "go to the links as they are (UCX direct)";
   return format(
@@ -194,7 +196,7 @@ GpuPlanExecutor::GpuPlanExecutor(GpuPlanExecutorSetup setup)
       rank_,
       "links: " + links_->summary() + "; GPU buffers " +
           describeStaging(directLinks, static_cast<int>(stagedLinks_.size()),
-                          path.largestPiece));
+                          path.largestPiece, copies_.pairs()));
   context_.decisions = decisions_.get();
   warmUpDomain();
   LOG_INFO(
