@@ -585,26 +585,26 @@ TEST(GpuPlanExecutor, StagedTransfersInRunsOfEveryLength) {
 
 // Several pairs of staging streams, taken by transfers in turn: the same
 // transfers as above (runs of 1 to 4 pieces, rings wrapping inside
-// launches), with a copy per piece and in runs, over 2 to 4 pairs, and
-// every collective over 3 pairs; every byte checked.
+// launches), over 2 to 4 pairs, a piece per copy and in runs; every byte
+// checked.
 TEST(GpuPlanExecutor, StagedTransfersOverSeveralStagingStreams) {
   constexpr size_t kMiB = 1 << 20;
   const std::vector<size_t> sizes = {
       2 * kMiB + 1,    3, 700 << 10, kMiB, (256 << 10) - 1, 5 * kMiB + 3,
       kMiB * 3 / 2 - 7};
-  for (size_t pairs : {2, 3, 4})
-    for (size_t perCopy : {1, 4}) {
-      SCOPED_TRACE(testing::Message()
-                   << pairs << " pairs, " << perCopy << " pieces per copy");
-      Layout layout{{0, 1}, "tcp"};
-      layout.chunkBytes = 2 * kMiB;
-      layout.stagedCopyPieces = perCopy;
-      layout.stagingStreams = pairs;
-      runEngineRanks(layout, [&](EngineRank& r) {
-        for (int round = 0; round < 3; ++round)
-          exchangeWithPeer(r, sizes, round);
-      });
-    }
+  const std::vector<std::pair<size_t, size_t>> pairsAndPiecesPerCopy = {
+      {2, 1}, {3, 4}, {4, 1}};
+  for (const auto& [pairs, perCopy] : pairsAndPiecesPerCopy) {
+    SCOPED_TRACE(testing::Message()
+                 << pairs << " pairs, " << perCopy << " pieces per copy");
+    Layout layout{{0, 1}, "tcp"};
+    layout.chunkBytes = 2 * kMiB;
+    layout.stagedCopyPieces = perCopy;
+    layout.stagingStreams = pairs;
+    runEngineRanks(layout, [&](EngineRank& r) {
+      for (int round = 0; round < 3; ++round) exchangeWithPeer(r, sizes, round);
+    });
+  }
 }
 
 // Slots larger than the pieces: rank 0 broadcasts 2 MB (2 MB chunks,
