@@ -376,8 +376,6 @@ TEST(GpuPlanExecutor, PointToPointGroupsAcrossAndInsideDomains) {
 // across them, each checked before the next refills the buffers.
 std::atomic<int> stagedCopies{0};
 
-// Rank r and 1 - r send each other transfers of `sizes` in one group,
-// every byte checked; `round` varies the bytes from call to call.
 // One group between two ranks: a send of each of `sizes` to the peer and
 // a receive of as many from it, the bytes telling rank, round and place.
 class PeerExchange {
@@ -421,6 +419,8 @@ class PeerExchange {
   std::vector<Op> group_;
 };
 
+// Rank r and 1 - r send each other transfers of `sizes` in one group,
+// every byte checked; `round` varies the bytes from call to call.
 void exchangeWithPeer(EngineRank& r, const std::vector<size_t>& sizes,
                       int round) {
   const PeerExchange exchange(r.rank, sizes, round);
