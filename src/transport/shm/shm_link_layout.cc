@@ -8,8 +8,9 @@ namespace hetccl {
 namespace {
 
 constexpr uint64_t kMagic = 0x4b4e494c4d485348ull;  // "HSHMLINK"
-// 2: the filled flag in slot headers; 3: the call's signature in every slot
-constexpr uint32_t kVersion = 3;
+// 2: the filled flag in slot headers; 3: the call's signature in every
+// slot; 4: messages read in place, the owner's memory probe
+constexpr uint32_t kVersion = 4;
 constexpr size_t kPage = 4096;
 // Bounds of a ring that a peer's segment header may claim; the same as
 // HETCCL_SHM_LINK_SLOTS's and HETCCL_SHM_LINK_CHUNK's (shm_link_params.def).
@@ -25,6 +26,7 @@ struct SegmentHeader {
   uint64_t slots;
   uint64_t chunkBytes;
   uint64_t regionBytes;
+  MemoryProbe probe;
 };
 
 struct PeerEntry {
@@ -61,6 +63,7 @@ ShmLinkSettings ShmLinkSettings::fromEnvironment() {
   s.progressThread = thread == "auto" ? ProgressThread::kAuto
                      : thread == "1"  ? ProgressThread::kAlways
                                       : ProgressThread::kNever;
+  s.singleCopy = readFlag(kShmSingleCopy);
   return s;
 }
 
@@ -111,7 +114,7 @@ size_t segmentBytes(const ShmLinkSettings& settings, size_t peerCount) {
 }
 
 void format(void* base, size_t bytes, const ShmLinkSettings& settings,
-            const std::vector<int>& peers) {
+            const std::vector<int>& peers, const MemoryProbe& probe) {
   HETCCL_CHECK_ARG(settings.slots >= kMinSlots && settings.slots <= kMaxSlots,
                    "shm link: %zu slots per ring (%zu..%zu)", settings.slots,
                    kMinSlots, kMaxSlots);
@@ -130,6 +133,7 @@ void format(void* base, size_t bytes, const ShmLinkSettings& settings,
   header.chunkBytes = settings.chunkBytes;
   header.regionBytes =
       ShmRingView::regionBytes(settings.slots, settings.chunkBytes);
+  header.probe = probe;
   PeerEntry* table = tableOf(base);
   for (size_t i = 0; i < peers.size(); ++i) {
     table[i].rank = peers[i];
@@ -139,6 +143,10 @@ void format(void* base, size_t bytes, const ShmLinkSettings& settings,
   // Written last: a reader that sees the magic sees a complete table.
   std::atomic_thread_fence(std::memory_order_release);
   header.magic = kMagic;
+}
+
+MemoryProbe probeOf(const void* base) {
+  return static_cast<const SegmentHeader*>(base)->probe;
 }
 
 ShmRingView ownRegion(void* base, int peer) {
