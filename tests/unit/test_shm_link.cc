@@ -1,7 +1,6 @@
 // The shm transport: transfers of every size in both directions at once,
 // ordering, counters, rings of different geometry per sender, the
-// deadlock-prone pattern (big sends both ways, waiting on the send),
-// messages larger than a ring read in place (and what fails them), size
+// deadlock-prone pattern (big sends both ways, waiting on the send), size
 // mismatches reported on both ends, and prompt ends of waits on abort,
 // peer loss and timeout. Ranks are threads of this process meeting through
 // an in-process Oob, and once two processes meeting through pipes.
@@ -10,11 +9,9 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -34,7 +31,6 @@
 #include "support/link_ranks.h"
 #include "support/scoped_env.h"
 #include "support/thread_ranks.h"
-#include "transport/shm/process_memory.h"
 #include "transport/shm/shm_link_layout.h"
 #include "util/error.h"
 
@@ -60,15 +56,13 @@ struct Ranks {
 
 // The ring geometry the tests' sizes are written for (4 slots of 1 MiB),
 // whatever the library's defaults; transfers moved only by the ranks
-// themselves unless `thread`; messages larger than a ring read in place
-// unless not `singleCopy`.
-ShmLinkSettings testGeometry(bool thread = false, bool singleCopy = true) {
+// themselves unless `thread`.
+ShmLinkSettings testGeometry(bool thread = false) {
   ShmLinkSettings settings;
   settings.slots = 4;
   settings.chunkBytes = size_t{1} << 20;
   settings.progressThread = thread ? ShmLinkSettings::ProgressThread::kAlways
                                    : ShmLinkSettings::ProgressThread::kNever;
-  settings.singleCopy = singleCopy;
   return settings;
 }
 
@@ -112,142 +106,11 @@ void exchangeAll(Ranks& ranks, const std::vector<size_t>& sizes) {
   hetccl::exchangeAll(sets, sizes, Completion::kInPostingOrder);
 }
 
-// Messages larger than the ring (4 MiB here) are read in place unless
-// single copy is off; both ways the same bytes arrive.
 TEST(ShmLink, TwoRanksEverySizeBothDirections) {
-  for (bool singleCopy : {true, false}) {
-    RankOptions options;
-    options.settingsOf = [singleCopy](int) {
-      return testGeometry(false, singleCopy);
-    };
-    Ranks ranks = makeRanks(2, options);
-    EXPECT_EQ(ranks.transports[0]->settings().slots, 4u);
-    EXPECT_EQ(ranks.transports[0]->settings().chunkBytes, kMiB);
-    EXPECT_EQ(ranks.transports[0]->readsInPlaceFrom(1), singleCopy);
-    exchangeAll(
-        ranks, {0, 1, 4097, kMiB + 3, 4 * kMiB, 4 * kMiB + 1, 32 * kMiB, 0, 7});
-  }
-}
-
-// A message larger than the ring is read from the sender's buffer in
-// place, so a byte the sender changes after posting it (which callers must
-// not do; here it shows which copy arrived) arrives changed. Where either
-// end has single copy off, the ring's first chunks were copied as the send
-// was posted and the change does not arrive. A message as large as the
-// ring goes through it either way: its send completes with no receive.
-TEST(ShmLink, MessagesLargerThanTheRingAreReadInPlace) {
-  struct Case {
-    bool senderSingleCopy, receiverSingleCopy;
-  };
-  for (Case c : {Case{true, true}, Case{true, false}, Case{false, true}}) {
-    const bool inPlace = c.senderSingleCopy && c.receiverSingleCopy;
-    RankOptions options;
-    options.settingsOf = [c](int rank) {
-      return testGeometry(
-          false, rank == 0 ? c.senderSingleCopy : c.receiverSingleCopy);
-    };
-    Ranks ranks = makeRanks(2, options);
-    EXPECT_EQ(ranks.transports[1]->readsInPlaceFrom(0), c.receiverSingleCopy);
-    const size_t ringBytes = 4 * kMiB;
-    std::vector<uint8_t> whole(ringBytes, 9), whole2(ringBytes, 0);
-    auto fits = ranks.link(0, 1)->send(whole.data(), ringBytes, kTestCall);
-    EXPECT_TRUE(fits->done());
-    ranks.link(1, 0)
-        ->recv(whole2.data(), ringBytes, kTestCall)
-        ->wait(AbortSignal(), kWaitSeconds);
-
-    const size_t bytes = ringBytes + 1;
-    std::vector<uint8_t> out = makePayload(0, 1, 0, bytes), in(bytes, 0);
-    auto send = ranks.link(0, 1)->send(out.data(), bytes, kTestCall);
-    EXPECT_FALSE(send->done());
-    const uint8_t posted = out[0];
-    out[0] = static_cast<uint8_t>(posted + 1);
-    auto recv = ranks.link(1, 0)->recv(in.data(), bytes, kTestCall);
-    std::thread sender([&] { send->wait(AbortSignal(), kWaitSeconds); });
-    recv->wait(AbortSignal(), kWaitSeconds);
-    sender.join();
-    EXPECT_EQ(in[0], inPlace ? out[0] : posted)
-        << "single copy " << c.senderSingleCopy << c.receiverSingleCopy;
-    EXPECT_TRUE(std::equal(in.begin() + 1, in.end(), out.begin() + 1));
-    EXPECT_EQ(ranks.link(0, 1)->bytesSent(), ringBytes + bytes);
-    EXPECT_EQ(ranks.link(1, 0)->bytesReceived(), ringBytes + bytes);
-  }
-}
-
-// The sender's buffer cannot be read when the receiver comes to it (here
-// its pages were made inaccessible): both ends fail with ncclSystemError
-// naming the read, instead of moving anything.
-TEST(ShmLink, AFailedReadInPlaceFailsBothEnds) {
   Ranks ranks = makeRanks(2);
-  const size_t bytes = 8 * kMiB;
-  void* pages = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(pages, MAP_FAILED);
-  std::memset(pages, 1, bytes);
-  auto send = ranks.link(0, 1)->send(pages, bytes, kTestCall);
-  ASSERT_EQ(mprotect(pages, bytes, PROT_NONE), 0);
-  std::vector<uint8_t> in(bytes);
-  auto recv = ranks.link(1, 0)->recv(in.data(), bytes, kTestCall);
-  Error received =
-      expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
-  EXPECT_EQ(received.code(), ncclSystemError);
-  EXPECT_TRUE(contains(received, "in place failed: Bad address"))
-      << received.what();
-  Error sent = expectError([&] { send->wait(AbortSignal(), kWaitSeconds); });
-  EXPECT_EQ(sent.code(), ncclSystemError);
-  EXPECT_TRUE(contains(sent, "could not read a message")) << sent.what();
-  EXPECT_EQ(munmap(pages, bytes), 0);
-}
-
-// A sender that gives up on a message read in place withdraws it (its
-// caller may reuse the buffer): a wait that timed out, or a transport that
-// went away. The receive that reads it afterwards fails.
-TEST(ShmLink, AWithdrawnMessageFailsItsReceive) {
-  for (bool destroyed : {false, true}) {
-    Ranks ranks = makeRanks(2);
-    const size_t bytes = 8 * kMiB;
-    std::vector<uint8_t> out(bytes, 1), in(bytes, 0);
-    auto send = ranks.link(0, 1)->send(out.data(), bytes, kTestCall);
-    if (destroyed) {
-      send.reset();  // the request keeps the transport's engine alive
-      ranks.transports[0].reset();
-    } else {
-      EXPECT_EQ(expectError([&] { send->wait(AbortSignal(), 0.1); }).code(),
-                ncclRemoteError);
-    }
-    auto recv = ranks.link(1, 0)->recv(in.data(), bytes, kTestCall);
-    Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
-    EXPECT_EQ(e.code(), ncclRemoteError) << e.what();
-    EXPECT_TRUE(contains(e, "gave up on its 8388608-byte message"))
-        << "destroyed " << destroyed << ": " << e.what();
-  }
-}
-
-// The set-up's probe: a word read back from a process's memory; a wrong
-// value, a process that is not there, or pages nobody may read are told
-// apart from a success.
-TEST(ShmLink, TheMemoryProbeTellsWhatCanBeRead) {
-  ProbeWord word;
-  MemoryProbe probe = word.probe();
-  EXPECT_EQ(whyUnreadable(probe), "");
-  MemoryProbe wrong = probe;
-  wrong.value ^= 1;
-  EXPECT_TRUE(contains(Error(ncclSystemError, whyUnreadable(wrong)),
-                       "read back differs"));
-  MemoryProbe gone = probe;
-  gone.pid = 0x7ffffff0;  // above any pid the kernel hands out
-  EXPECT_TRUE(contains(Error(ncclSystemError, whyUnreadable(gone)),
-                       "process_vm_readv: No such process"));
-  std::vector<uint8_t> heap(100);
-  EXPECT_TRUE(readableInPlace(heap.data(), heap.size()));
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  void* pages = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(pages, MAP_FAILED);
-  ASSERT_EQ(mprotect(static_cast<char*>(pages) + page, page, PROT_NONE), 0);
-  EXPECT_TRUE(readableInPlace(pages, page));
-  EXPECT_FALSE(readableInPlace(pages, page + 1));
-  EXPECT_EQ(munmap(pages, 2 * page), 0);
+  EXPECT_EQ(ranks.transports[0]->settings().slots, 4u);
+  EXPECT_EQ(ranks.transports[0]->settings().chunkBytes, kMiB);
+  exchangeAll(ranks, {0, 1, 4097, kMiB + 3, 32 * kMiB, 0, 7});
 }
 
 // Chunks of at most kShmInlineBytes travel in their slot's header line:
@@ -312,12 +175,11 @@ TEST(ShmLink, AProgressThreadKeepsEverySizeWholeAndInOrder) {
 
 // A transfer larger than the ring, posted on both ends and then left
 // alone (pieces() moves nothing): the progress thread moves it all; without
-// it, it stops where the ring was full. (Read in place, the receive's post
-// reads it all at once: single copy is off here.)
+// it, it stops where the ring was full.
 TEST(ShmLink, AProgressThreadMovesWhatNobodyWaitsFor) {
   for (bool thread : {true, false}) {
     RankOptions options;
-    options.settingsOf = [thread](int) { return testGeometry(thread, false); };
+    options.settingsOf = [thread](int) { return testGeometry(thread); };
     Ranks ranks = makeRanks(2, options);
     const size_t bytes = 16 * kMiB + 3;
     std::vector<uint8_t> out = makePayload(0, 1, 0, bytes);

@@ -8,9 +8,8 @@ namespace hetccl {
 namespace {
 
 constexpr uint64_t kMagic = 0x4b4e494c4d485348ull;  // "HSHMLINK"
-// 2: the filled flag in slot headers; 3: the call's signature in every
-// slot; 4: messages read in place, the owner's memory probe
-constexpr uint32_t kVersion = 4;
+// 2: the filled flag in slot headers; 3: the call's signature in every slot
+constexpr uint32_t kVersion = 3;
 constexpr size_t kPage = 4096;
 // Bounds of a ring that a peer's segment header may claim; the same as
 // HETCCL_SHM_LINK_SLOTS's and HETCCL_SHM_LINK_CHUNK's (shm_link_params.def).
@@ -26,7 +25,6 @@ struct SegmentHeader {
   uint64_t slots;
   uint64_t chunkBytes;
   uint64_t regionBytes;
-  MemoryProbe probe;
 };
 
 struct PeerEntry {
@@ -63,7 +61,6 @@ ShmLinkSettings ShmLinkSettings::fromEnvironment() {
   s.progressThread = thread == "auto" ? ProgressThread::kAuto
                      : thread == "1"  ? ProgressThread::kAlways
                                       : ProgressThread::kNever;
-  s.singleCopy = readFlag(kShmSingleCopy);
   return s;
 }
 
@@ -114,7 +111,7 @@ size_t segmentBytes(const ShmLinkSettings& settings, size_t peerCount) {
 }
 
 void format(void* base, size_t bytes, const ShmLinkSettings& settings,
-            const std::vector<int>& peers, const MemoryProbe& probe) {
+            const std::vector<int>& peers) {
   HETCCL_CHECK_ARG(settings.slots >= kMinSlots && settings.slots <= kMaxSlots,
                    "shm link: %zu slots per ring (%zu..%zu)", settings.slots,
                    kMinSlots, kMaxSlots);
@@ -133,7 +130,6 @@ void format(void* base, size_t bytes, const ShmLinkSettings& settings,
   header.chunkBytes = settings.chunkBytes;
   header.regionBytes =
       ShmRingView::regionBytes(settings.slots, settings.chunkBytes);
-  header.probe = probe;
   PeerEntry* table = tableOf(base);
   for (size_t i = 0; i < peers.size(); ++i) {
     table[i].rank = peers[i];
@@ -143,10 +139,6 @@ void format(void* base, size_t bytes, const ShmLinkSettings& settings,
   // Written last: a reader that sees the magic sees a complete table.
   std::atomic_thread_fence(std::memory_order_release);
   header.magic = kMagic;
-}
-
-MemoryProbe probeOf(const void* base) {
-  return static_cast<const SegmentHeader*>(base)->probe;
 }
 
 ShmRingView ownRegion(void* base, int peer) {

@@ -9,15 +9,8 @@
 //   header | peer table | region(peer a) | region(peer b) | ...
 //   region: control (counter, mismatch reports) | slot 0 | slot 1 | ...
 //   slot:   slot header (filled flag, message sequence and bytes, the
-//           digest of the call it belongs to, where the message lies in
-//           the sender's memory if read in place, a small chunk inline) |
+//           digest of the call it belongs to, a small chunk inline) |
 //           the call's signature | chunk bytes
-//
-// A message larger than its ring may be read in place instead (where the
-// receiver can read the sender's memory: process_memory.h): one slot then
-// holds its header and its address, and the receiver copies the whole
-// message from the sender's buffer before it consumes that slot, which
-// completes the send.
 #pragma once
 
 #include "shm/shm_counter.h"
@@ -28,7 +21,6 @@
 #include <vector>
 
 #include "op/call_signature.h"
-#include "transport/shm/process_memory.h"
 #include "transport/shm/shm_link_settings.h"
 
 namespace hetccl {
@@ -51,27 +43,16 @@ struct ShmLinkControl {
     CallSignature sent;    // the peer's, from the message
     CallSignature posted;  // the owner's
   } disagreementCalls;
-  // 1 once the owner found at set-up that it reads the peer's memory in
-  // place: the peer may send messages larger than its ring by address.
-  ShmCounter readsPeerMemory;
-  // 0, or the errno of the owner's failed read of a message in place.
-  ShmCounter readFailure;
-  // 0, or 1 + the number of the owner's chunk (its slot) that named a
-  // message read in place which the owner gave up on (it was aborted or
-  // timed out) before the peer consumed that slot: its buffer may be
-  // reused, so what the peer read of it is not the message.
-  ShmCounter withdrawn;
 };
 
 // A chunk of at most this many bytes travels inside its slot's header.
-constexpr size_t kShmInlineBytes = 24;
+constexpr size_t kShmInlineBytes = 32;
 
 // Precedes every chunk, in the one cache line the receiver polls: the
 // flag that the slot holds the chunk, which message the chunk belongs to
 // and how long that whole message is (so that a receiver can check the
 // sizes agree), a digest of the call the message belongs to (so that it
-// can check the calls agree), the address of a message read in place, and
-// a small chunk itself. The sender stores
+// can check the calls agree), and a small chunk itself. The sender stores
 // the flag last (release), so a receiver that sees it sees the rest: a
 // small message reaches its receiver in one cache line and one poll, and
 // no separate counter is read first (the shm link's low-latency protocol).
@@ -80,9 +61,6 @@ struct alignas(64) ShmSlotHeader {
   uint64_t sequence;
   uint64_t messageBytes;
   uint64_t callDigest;  // shmCallDigest of the message's call
-  // 0, or where the whole message lies in the sender's memory: the slot
-  // carries no bytes of it, the receiver reads it in place.
-  uint64_t inPlaceAddress;
   char inlineChunk[kShmInlineBytes];
 };
 static_assert(sizeof(ShmSlotHeader) == 64, "a slot header is one line");
@@ -141,13 +119,9 @@ namespace shm_layout {
 // Bytes of a segment with one region per peer.
 size_t segmentBytes(const ShmLinkSettings& settings, size_t peerCount);
 
-// Writes the header and the peer table into a fresh (zeroed) segment;
-// `probe` lets the peers check that they can read the owner's memory.
+// Writes the header and the peer table into a fresh (zeroed) segment.
 void format(void* base, size_t bytes, const ShmLinkSettings& settings,
-            const std::vector<int>& peers, const MemoryProbe& probe);
-
-// The owner's probe, in a segment that regionFor found well formed.
-MemoryProbe probeOf(const void* base);
+            const std::vector<int>& peers);
 
 // The owner's region for `peer`, in a segment it formatted itself.
 ShmRingView ownRegion(void* base, int peer);

@@ -30,11 +30,9 @@ ShmLinkProgress::ShmLinkProgress(int rank, std::vector<ShmSegment> segments,
       liveness_(std::move(liveness)) {
   for (const ShmPeerRings& r : rings) {
     senders_.push_back(std::make_unique<ShmRingSender>(
-        rank, r.peer, r.outgoing, r.incoming.control(), *abort_,
-        r.sendsInPlace));
+        rank, r.peer, r.outgoing, r.incoming.control(), *abort_));
     receivers_.push_back(std::make_unique<ShmRingReceiver>(
-        rank, r.peer, r.incoming, r.outgoing.control(), *abort_, calls,
-        r.readsFromPid));
+        rank, r.peer, r.incoming, r.outgoing.control(), *abort_, calls));
   }
   if (progressThread)
     progressThread_ = std::thread([this] {
@@ -49,19 +47,13 @@ ShmLinkProgress::ShmLinkProgress(int rank, std::vector<ShmSegment> segments,
 }
 
 ShmLinkProgress::~ShmLinkProgress() {
+  if (!progressThread_.joinable()) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
-    // The callers' buffers may go with the transport.
-    withdrawLocked();
   }
-  if (!progressThread_.joinable()) return;
   posted_.notify_one();
   progressThread_.join();
-}
-
-void ShmLinkProgress::withdrawLocked() {
-  for (auto& sender : senders_) sender->withdraw();
 }
 
 template <typename Post>
@@ -106,15 +98,9 @@ bool ShmLinkProgress::done(const ShmTransfer& transfer) {
   bool peerLost = liveness_ && liveness_->lost(transfer.peer());
   progressAllLocked();
   if (transfer.done()) return true;
-  try {
-    transfer.throwIfFailed();
-    throwIfStopped(*abort_, transfer, "aborted");
-    if (peerLost) liveness_->throwIfLost(transfer.peer());
-  } catch (const Error&) {
-    // The caller may reuse its buffers once it hears of the failure.
-    withdrawLocked();
-    throw;
-  }
+  transfer.throwIfFailed();
+  throwIfStopped(*abort_, transfer, "aborted");
+  if (peerLost) liveness_->throwIfLost(transfer.peer());
   return false;
 }
 
@@ -125,18 +111,12 @@ void ShmLinkProgress::wait(const ShmTransfer& transfer,
   // library does: transfers cut off midway leave the links unusable.
   SpinWait backOff(*abort_, liveness_.get(), timeoutSeconds, "shm link", peer);
   while (!done(transfer)) {
+    throwIfStopped(callerAbort, transfer, "aborted");
     try {
-      throwIfStopped(callerAbort, transfer, "aborted");
       backOff.pause();
     } catch (const Error& e) {
-      // The caller may reuse its buffers once it hears of the failure.
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        withdrawLocked();
-      }
       // A timeout, or a signal raised since done() looked: name the
       // transfer, as done() does.
-      if (callerAbort.raised()) throw;
       fail(e.code(), "gave up waiting for %s: %s",
            transfer.description().c_str(), e.what());
     }

@@ -32,17 +32,11 @@
 
 namespace hetccl {
 
-// The two rings of this rank's link to `peer`, and whether messages
-// larger than a ring are read in place each way.
+// The two rings of this rank's link to `peer`.
 struct ShmPeerRings {
   int peer;
   ShmRingView outgoing;  // this rank's region for the peer
   ShmRingView incoming;  // the peer's region for this rank
-  // The peer's pid where this rank reads the peer's messages in place, 0
-  // where it does not.
-  uint64_t readsFromPid = 0;
-  // Whether the peer reads this rank's messages in place.
-  bool sendsInPlace = false;
 };
 
 class ShmLinkProgress {
@@ -98,9 +92,6 @@ class ShmLinkProgress {
   // True if anything moved or ended.
   bool progressAllLocked();
   bool pendingLocked() const;
-  // Withdraws the messages that peers read in place from this rank
-  // (ShmRingSender::withdraw): its callers are about to hear of a failure.
-  void withdrawLocked();
   // Queues a transfer, moves what it can and wakes the progress thread.
   template <typename Post>
   std::shared_ptr<ShmTransfer> postAndProgress(Post post);

@@ -4,7 +4,6 @@
 
 #include "shm/segment_exchange.h"
 #include "transport/peer_list.h"
-#include "transport/shm/process_memory.h"
 #include "transport/shm/shm_link.h"
 #include "util/cpu_cores.h"
 #include "util/error.h"
@@ -23,10 +22,6 @@ ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
 
   std::vector<int> sortedPeers;
   void* ownBase = nullptr;
-  // Alive until every peer has probed it: exchangeSegments returns once
-  // every rank has mapped its peers' segments.
-  const ProbeWord probeWord;
-  std::string unreadable;  // why this rank reads some peer's memory not
   std::vector<ShmPeerRings> rings;
   SegmentExchange exchange;
   exchange.what = "shm transport";
@@ -43,8 +38,7 @@ ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
       sizeText(static_cast<int64_t>(settings_.chunkBytes)).c_str(),
       peers.size());
   exchange.format = [&](ShmSegment& own) {
-    shm_layout::format(own.data(), own.size(), settings_, sortedPeers,
-                       probeWord.probe());
+    shm_layout::format(own.data(), own.size(), settings_, sortedPeers);
     ownBase = own.data();
   };
   exchange.maps = [&](int r) {
@@ -52,27 +46,15 @@ ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
   };
   // Each peer's segment holds this rank's incoming ring.
   exchange.mapped = [&](int peer, ShmSegment& segment) {
-    ShmPeerRings ring{
-        peer, shm_layout::ownRegion(ownBase, peer),
-        shm_layout::regionFor(segment.data(), segment.size(), rank_, peer)};
-    if (settings_.singleCopy)
-      ring.readsFromPid = probePeerMemory(
-          ring, shm_layout::probeOf(segment.data()), unreadable);
-    rings.push_back(ring);
+    rings.push_back(
+        {peer, shm_layout::ownRegion(ownBase, peer),
+         shm_layout::regionFor(segment.data(), segment.size(), rank_, peer)});
   };
   std::vector<ShmSegment> byRank;
   exchangeSegments(oob, exchange, byRank);
   std::vector<ShmSegment> segments;
   for (ShmSegment& segment : byRank)
     if (segment.data() != nullptr) segments.push_back(std::move(segment));
-  // Every peer has probed this rank's memory by now.
-  size_t readers = 0;
-  for (ShmPeerRings& ring : rings) {
-    ring.sendsInPlace = settings_.singleCopy &&
-                        ring.incoming.control().readsPeerMemory.load() == 1;
-    readers += ring.sendsInPlace;
-    if (ring.readsFromPid != 0) readsInPlace_.insert(ring.peer);
-  }
 
   const bool progressThread =
       !rings.empty() &&
@@ -85,41 +67,11 @@ ShmLinkSet::ShmLinkSet(Oob& oob, const std::vector<int>& peers,
         std::make_shared<ShmLink>(rings[i].peer, i, engine_);
   LOG_INFO(kLogShm,
            "shm transport (rank %d): %zu link(s), %zu slot(s) of %zu KiB per "
-           "ring, %s; %s",
+           "ring, %s",
            rank_, links_.size(), settings_.slots, settings_.chunkBytes >> 10,
            progressThread
                ? "moved by a progress thread (HETCCL_SHM_LINK_THREAD)"
-               : "moved while the rank posts or waits",
-           singleCopySummary(rings, readers, unreadable).c_str());
-}
-
-uint64_t ShmLinkSet::probePeerMemory(const ShmPeerRings& ring,
-                                     const MemoryProbe& probe,
-                                     std::string& unreadable) {
-  std::string why = whyUnreadable(probe);
-  if (!why.empty()) {
-    if (unreadable.empty())
-      unreadable = format("rank %d's memory: %s", ring.peer, why.c_str());
-    return 0;
-  }
-  // The peer reads this before it sends anything: the exchange's last
-  // all-gather comes first.
-  ring.outgoing.control().readsPeerMemory.post(1);
-  return probe.pid;
-}
-
-std::string ShmLinkSet::singleCopySummary(
-    const std::vector<ShmPeerRings>& rings, size_t readers,
-    const std::string& unreadable) const {
-  if (!settings_.singleCopy)
-    return "messages through the rings only (HETCCL_SHM_SINGLE_COPY=0)";
-  std::string text = format(
-      "messages over a ring read in place (one copy) from %zu and by %zu of "
-      "%zu peer(s)",
-      readsInPlace_.size(), readers, rings.size());
-  if (!unreadable.empty())
-    text += format("; this rank cannot read %s", unreadable.c_str());
-  return text;
+               : "moved while the rank posts or waits");
 }
 
 std::shared_ptr<Link> ShmLinkSet::link(int peer) const {

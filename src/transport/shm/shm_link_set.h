@@ -6,14 +6,11 @@
 // its peers' segments, and after a second all-gather (everyone has mapped
 // what it needs) the names are unlinked, so nothing can leak in /dev/shm.
 // The buffers given to the links must be host memory: the transport copies
-// with the CPU. Messages larger than a ring are read in place where the
-// ranks can read each other's memory (HETCCL_SHM_SINGLE_COPY).
+// with the CPU.
 #pragma once
 
 #include <map>
 #include <memory>
-#include <set>
-#include <string>
 #include <vector>
 
 #include "transport/link.h"
@@ -51,27 +48,12 @@ class ShmLinkSet : public LinkSet {
   void poll() override { engine_->poll(); }
   // This rank's ring geometry (for its sends).
   const ShmLinkSettings& settings() const { return settings_; }
-  // Whether this rank reads `peer`'s messages larger than a ring in place.
-  bool readsInPlaceFrom(int peer) const { return readsInPlace_.count(peer); }
 
  private:
-  // Whether this rank reads the peer's memory, by its probe: the peer's
-  // pid if so (and says so in the link's counters), else 0, and the first
-  // failure goes to `unreadable`.
-  static uint64_t probePeerMemory(const ShmPeerRings& ring,
-                                  const MemoryProbe& probe,
-                                  std::string& unreadable);
-  // For the init line: how many peers' messages this rank reads in place,
-  // and how many read its own (`readers`).
-  std::string singleCopySummary(const std::vector<ShmPeerRings>& rings,
-                                size_t readers,
-                                const std::string& unreadable) const;
-
   const int rank_;
   const ShmLinkSettings settings_;
   std::shared_ptr<ShmLinkProgress> engine_;
   std::map<int, std::shared_ptr<Link>> links_;
-  std::set<int> readsInPlace_;
 };
 
 }  // namespace hetccl

@@ -24,10 +24,6 @@ struct ShmLinkSettings {
   // background (usesProgressThread).
   enum class ProgressThread { kAuto, kNever, kAlways };
   ProgressThread progressThread = ProgressThread::kAuto;
-  // HETCCL_SHM_SINGLE_COPY: whether this rank reads its peers' messages
-  // larger than their rings in place, and offers its own so, where the
-  // set-up's probe finds the two ranks can read each other's memory.
-  bool singleCopy = true;
 
   // Rounds the slot size up to 64 bytes; the bounds are
   // shm_link_params.def's. Throws ncclInvalidArgument for a bad value.

@@ -5,11 +5,7 @@
 // calls agree, then the same message number and the same size; otherwise
 // the direction breaks with ncclInvalidUsage and the problem is reported
 // to the sender through this rank's counters (calls that disagree also
-// raise the abort signal). A message whose slot holds its address is read
-// from the sender's memory in place, a ring's bytes per pass, and its slot
-// consumed once all of it is read, unless the sender withdrew it meanwhile
-// (then the receive fails: the buffer may have changed under the read).
-// Empty messages carry no chunk: an empty receive
+// raise the abort signal). Empty messages carry no chunk: an empty receive
 // completes as soon as it reaches the front of the queue, and a gap in the
 // message numbers means the peer's message was empty.
 #pragma once
@@ -31,10 +27,9 @@ class ShmRingReceiver {
   // `ownControl`: this rank's counters about this direction. `abort`:
   // raised on calls that disagree. `calls`: this rank's calls, for
   // checkUnclaimed (null: not checked).
-  // `readsFromPid`: the peer's pid, where this rank reads its memory.
   ShmRingReceiver(int rank, int peer, ShmRingView ring,
                   ShmLinkControl& ownControl, AbortSignal& abort,
-                  std::shared_ptr<const CallLog> calls, uint64_t readsFromPid);
+                  std::shared_ptr<const CallLog> calls);
 
   std::shared_ptr<ShmTransfer> post(void* data, size_t bytes,
                                     const CallSignature& call);
@@ -58,13 +53,6 @@ class ShmRingReceiver {
  private:
   // Copies filled chunks into `transfer`; true once it is complete.
   bool pullChunks(ShmTransfer& transfer, bool& progressed);
-  // Reads the next part of a message in place; true once all of it is
-  // read and its slot consumed.
-  bool readInPlace(ShmTransfer& transfer, const ShmSlotHeader& header,
-                   bool& progressed);
-  // Breaks the direction and tells the sender: reading `transfer` in place
-  // failed with `error` (an errno).
-  void reportReadFailure(const ShmTransfer& transfer, int error);
   // Breaks the direction: the chunk at the head of the ring does not
   // belong to `transfer`, or has a different size.
   void reportMismatch(const ShmTransfer& transfer, const ShmSlotHeader& header);
@@ -77,7 +65,6 @@ class ShmRingReceiver {
   ShmLinkControl& ownControl_;
   AbortSignal& abort_;
   const std::shared_ptr<const CallLog> calls_;
-  const uint64_t readsFromPid_;
   std::atomic<uint64_t> latestCall_{0};
 };
 

@@ -4,12 +4,9 @@
 // its size and its call) and posts the sent counter. A slot is free once
 // the peer's consumed counter shows it read the chunk that used the slot
 // before. A send is complete once its last chunk is in the ring: its
-// buffer may be reused. A message larger than the ring, where the peer
-// reads this rank's memory, takes one slot with its address instead, and
-// is complete once the peer consumed that slot (it has read the message).
-// The peer's reports (a size mismatch, calls that disagree, a failed read)
-// break the direction; a disagreement also raises the abort signal, since
-// it may come after every send of the call completed.
+// buffer may be reused. The peer's reports (a size mismatch, calls that
+// disagree) break the direction; a disagreement also raises the abort
+// signal, since it may come after every send of the call completed.
 #pragma once
 
 #include <memory>
@@ -27,8 +24,7 @@ class ShmRingSender {
   // consumed, and its reports). `abort`: raised when the peer reports
   // calls that disagree.
   ShmRingSender(int rank, int peer, ShmRingView ring,
-                ShmLinkControl& peerControl, AbortSignal& abort,
-                bool sendsInPlace);
+                ShmLinkControl& peerControl, AbortSignal& abort);
 
   std::shared_ptr<ShmTransfer> post(const void* data, size_t bytes,
                                     const CallSignature& call);
@@ -39,23 +35,11 @@ class ShmRingSender {
   size_t bytesSent() const {
     return end_.bytes.load(std::memory_order_relaxed);
   }
-  // Tells the peer to stop reading the message in place that waits for it,
-  // if any: this rank gave up on it (aborted, timed out), so its buffer may
-  // be reused before the peer is done.
-  void withdraw();
 
  private:
   // Copies chunks of `transfer` while slots are free; true once all of it
   // is in the ring.
   bool pushChunks(ShmTransfer& transfer, bool& progressed);
-  // Puts the address of `transfer` into a free slot; true once the peer
-  // has read it all.
-  bool pushAddress(ShmTransfer& transfer, bool& progressed);
-  // Whether a free slot waits for the next chunk.
-  bool slotFree();
-  // Names the message and its call in the header of the next chunk's slot.
-  ShmSlotHeader& fillHeader(const ShmTransfer& transfer,
-                            uint64_t inPlaceAddress);
   // Breaks the direction if the peer reported a size mismatch or calls
   // that disagree.
   void checkPeerReports();
@@ -63,11 +47,6 @@ class ShmRingSender {
   ShmRingEnd end_;
   ShmLinkControl& peerControl_;
   AbortSignal& abort_;
-  const bool sendsInPlace_;
-  // 0, or 1 + the number of the chunk whose slot holds the address of the
-  // front transfer, until the peer consumes it.
-  uint64_t inPlaceChunk_ = 0;
-  uint64_t freeUntil_ = 0;  // chunks below this number have a free slot
 };
 
 }  // namespace hetccl

@@ -43,11 +43,6 @@ class ShmTransfer {
     return TransferName{bytes_, sending_, peer_}.text();
   }
 
-  // Whether the receiver reads the message from the sender's buffer in
-  // place (a send whose ring holds only its address).
-  bool inPlace() const { return inPlace_; }
-  void markInPlace() { inPlace_ = true; }
-
   size_t moved() const { return moved_; }
   size_t remaining() const { return bytes_ - moved_; }
   void advance(size_t n) { moved_ += n; }
@@ -70,7 +65,6 @@ class ShmTransfer {
   const bool sending_;
   const CallSignature call_;
   const uint64_t callDigest_;
-  bool inPlace_ = false;
   size_t moved_ = 0;
   bool done_ = false;
   std::optional<Error> error_;
