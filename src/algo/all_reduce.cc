@@ -38,7 +38,22 @@ struct ChunkExchange {
   Transfers partials;  // partials arriving at a reducer, piece by piece
   Transfers others;    // everything else: sends, results arriving
   char* scratch = nullptr;
+  // Between 2 domains whose links combine on receive (a CPU rank's shm
+  // links): the other domain's partials are combined with this rank's as
+  // they arrive, straight into the output, instead of landing in scratch.
+  bool combinedOnReceive = false;
 };
+
+// Whether every partial this rank reduces can be combined as it arrives.
+bool combinesOnReceive(const PlanContext& ctx, const ChunkExchange& x) {
+  if (ctx.domains->count() != 2) return false;
+  const int other = 1 - ctx.domain();
+  for (const Piece& piece : *x.pieces)
+    if (piece.reducerDomain == ctx.domain() &&
+        !ctx.combinesOnReceive(piece.owners[other]))
+      return false;
+  return true;
+}
 
 // Step 2, first half: post the partials. On every link, both sides post
 // in the same order (partials of chunk c, of chunk c+1, then the results
@@ -47,9 +62,17 @@ void startExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
   size_t elt = dtypeSize(op.dtype);
   int domains = ctx.domains->count();
   char* scratch = x.scratch;
+  x.combinedOnReceive = combinesOnReceive(ctx, x);
+  auto* recv = static_cast<char*>(op.recvbuff) + x.offset * elt;
   for (const Piece& piece : *x.pieces) {
     size_t bytes = piece.range.size() * elt;
-    if (piece.reducerDomain == ctx.domain()) {
+    if (piece.reducerDomain == ctx.domain() && x.combinedOnReceive) {
+      const int other = 1 - ctx.domain();
+      const size_t at = piece.range.begin * elt;
+      x.partials.push_back(ctx.recvCombining(
+          piece.owners[other], recv + at, x.partial + at, bytes,
+          {partialsCombination(ctx, op), other < ctx.domain()}));
+    } else if (piece.reducerDomain == ctx.domain()) {
       for (int d = 0; d < domains; ++d) {
         if (d == ctx.domain()) continue;
         x.partials.push_back(ctx.recvFrom(piece.owners[d], scratch, bytes));
@@ -75,9 +98,7 @@ void exchangeResults(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
                                     recv + piece.range.begin * elt,
                                     piece.range.size() * elt));
   }
-  // Each domain's partial is scaled already: the domains premultiplied.
-  Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
-  reduction.preScale = nullptr;
+  Reduction reduction = partialsCombination(ctx, op);
   std::vector<const void*> sources(domains);
   const char* scratch = x.scratch;
   size_t next = 0;
@@ -85,6 +106,12 @@ void exchangeResults(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
     if (piece.reducerDomain != ctx.domain()) continue;
     char* mine = recv + piece.range.begin * elt;
     size_t bytes = piece.range.size() * elt;
+    if (x.combinedOnReceive) {
+      ctx.wait(x.partials[next++]);
+      x.others.push_back(
+          ctx.sendTo(piece.owners[1 - ctx.domain()], mine, bytes));
+      continue;
+    }
     for (int d = 0; d < domains; ++d) {
       if (d == ctx.domain()) {
         sources[d] = x.partial + piece.range.begin * elt;

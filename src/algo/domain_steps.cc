@@ -58,6 +58,12 @@ bool partialIsInput(const PlanContext& ctx, const Op& op) {
   return ctx.domainSize() == 1 && !op.reduce.preMultiply;
 }
 
+Reduction partialsCombination(const PlanContext& ctx, const Op& op) {
+  Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
+  reduction.preScale = nullptr;
+  return reduction;
+}
+
 void gatherInDomain(const PlanContext& ctx, const Op& op, char* buffer,
                     size_t n) {
   for (const Op& step : gatherSteps(ctx, op, buffer, n)) ctx.inDomain(step);

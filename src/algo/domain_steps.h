@@ -35,6 +35,11 @@ void reduceOwnedInDomain(const PlanContext& ctx, const Op& op, const char* send,
 // the input in place instead of running the domain's step, a copy.
 bool partialIsInput(const PlanContext& ctx, const Op& op);
 
+// How plans combine the domains' partials of `op`, one per domain in
+// domain order: the user's reduction without its PreMulSum scaling, which
+// each domain applied already, and with the averaging.
+Reduction partialsCombination(const PlanContext& ctx, const Op& op);
+
 // Spreads every rank's owned range of `buffer` (n elements) to the whole
 // domain.
 void gatherInDomain(const PlanContext& ctx, const Op& op, char* buffer,

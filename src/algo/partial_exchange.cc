@@ -1,5 +1,7 @@
 #include "algo/partial_exchange.h"
 
+#include "algo/domain_steps.h"
+
 namespace hetccl {
 
 PartialExchange::PartialExchange(const PlanContext& ctx, char* scratch,
@@ -20,11 +22,8 @@ PartialExchange::PartialExchange(const PlanContext& ctx, char* scratch,
 void PartialExchange::combineInto(const Op& op, const void* own, void* dst) {
   for (auto& request : requests_) ctx_.wait(request);
   sources_[ctx_.domain()] = own;
-  // Each domain's partial is scaled already: the domains premultiplied.
-  Reduction reduction = op.reduce.over(op.dtype, ctx_.nranks);
-  reduction.preScale = nullptr;
   ctx_.combine(dst, sources_.data(), static_cast<int>(sources_.size()),
-               op.count, reduction);
+               op.count, partialsCombination(ctx_, op));
 }
 
 }  // namespace hetccl

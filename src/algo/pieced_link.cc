@@ -46,4 +46,15 @@ std::shared_ptr<TransferRequest> PiecedLink::recv(void* data, size_t bytes,
   });
 }
 
+std::shared_ptr<TransferRequest> PiecedLink::recvReduce(
+    void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
+    const CallSignature& call) {
+  auto* into = static_cast<char*>(dst);
+  const auto* own = static_cast<const char*>(local);
+  return inPieces(bytes, [&](size_t offset, size_t length) {
+    return inner().recvReduce(into + offset, own + offset, length, combine,
+                              call);
+  });
+}
+
 }  // namespace hetccl

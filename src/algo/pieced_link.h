@@ -24,6 +24,12 @@ class PiecedLink : public LinkOver {
                                         const CallSignature& call) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
                                         const CallSignature& call) override;
+  bool reducesOnReceive() const override {
+    return innerLink()->reducesOnReceive();
+  }
+  std::shared_ptr<TransferRequest> recvReduce(
+      void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
+      const CallSignature& call) override;
 
   static constexpr size_t kMinPieceBytes = 256 << 10;
   // The pieces of a transfer of `bytes` are this long (the last shorter),

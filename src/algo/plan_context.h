@@ -109,6 +109,18 @@ struct PlanContext {
     request->wait(*abort, timeoutSeconds);
     onWaited(std::chrono::steady_clock::now() - start);
   }
+  // Whether the link from `peer` combines a receive with a local buffer as
+  // it arrives (Link::recvReduce): a CPU rank's, where the link does.
+  bool combinesOnReceive(int peer) const {
+    return !dataOnGpu && linkTo(peer).reducesOnReceive();
+  }
+  // A receive from `peer` that ends as dst = local (op) incoming (or the
+  // other order): on a link that combinesOnReceive.
+  std::shared_ptr<TransferRequest> recvCombining(
+      int peer, void* dst, const void* local, size_t bytes,
+      const ReceiveCombine& combine) const {
+    return linkTo(peer).recvReduce(dst, local, bytes, combine, call.value());
+  }
   char* scratchBytes(size_t bytes) const { return data->scratch(bytes); }
   // The reduction of one value per domain, in domain order.
   void combine(void* dst, const void* const* sources, int nsources,

@@ -139,9 +139,7 @@ void combineStretches(const PlanContext& ctx, const Op& op, Chunk& chunk,
   const int domains = ctx.domains->count();
   const size_t first =
       ownedRange(chunk.count, ctx.domainSize(), ctx.localRank()).begin;
-  // Each domain's partial is scaled already: the domains premultiplied.
-  Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
-  reduction.preScale = nullptr;
+  const Reduction reduction = partialsCombination(ctx, op);
   std::vector<const void*> sources(domains);
   const char* arrival = chunk.scratch.arrivals;
   size_t next = 0;

@@ -67,10 +67,8 @@ void reduceOneShotPlan(const PlanContext& ctx, const Op& op) {
   for (auto& request : across) ctx.wait(request);
   if (!atRoot) return;
   sources[rootDomain] = partial;
-  // Each domain's partial is scaled already: the domains premultiplied.
-  Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
-  reduction.preScale = nullptr;
-  ctx.combine(op.recvbuff, sources.data(), domains, op.count, reduction);
+  ctx.combine(op.recvbuff, sources.data(), domains, op.count,
+              partialsCombination(ctx, op));
 }
 
 }  // namespace hetccl

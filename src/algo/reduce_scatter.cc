@@ -46,7 +46,35 @@ struct Chunk {
   // This domain's partial of the chunk of this rank's block, where the
   // partial is the input itself (partialIsInput); else it is assembled.
   const char* ownPartial = nullptr;
+  // The other domain's partial was combined with ownPartial as it arrived
+  // (combinesOnReceive): the output holds the chunk once `across` is done.
+  bool combinedOnReceive = false;
 };
+
+// Whether the other domain's partial of this rank's block, between 2
+// domains, can be combined with this domain's as it arrives, straight into
+// the output: every rank of `senders` it comes from sends over a link that
+// combines on receive (a CPU rank's shm link). It saves a copy out of the
+// link into scratch and a pass over that scratch.
+bool combinesOnReceive(const PlanContext& ctx,
+                       const std::vector<int>& senders) {
+  for (int peer : senders)
+    if (!ctx.combinesOnReceive(peer)) return false;
+  return true;
+}
+
+// Posts the receive of `count` elements, from element `first` of this
+// rank's block's chunk, of the other domain's partial, combined with
+// `chunk.ownPartial` into the output.
+void receiveCombining(const PlanContext& ctx, const Op& op, Chunk& chunk,
+                      int peer, size_t first, size_t count) {
+  const size_t elt = dtypeSize(op.dtype);
+  const ReceiveCombine combine{partialsCombination(ctx, op),
+                               ctx.domains->domainOf(peer) < ctx.domain()};
+  chunk.across.push_back(ctx.recvCombining(
+      peer, static_cast<char*>(op.recvbuff) + (chunk.offset + first) * elt,
+      chunk.ownPartial + first * elt, count * elt, combine));
+}
 
 // Whether every domain's ranks are evenly spaced and its library reads
 // blocks that far apart (reduceBlocksWhereTheyLie).
@@ -113,6 +141,10 @@ void startChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
 
   std::vector<Op> transfers;
   ElementRange ownPart = ownedRange(chunk.count, size, ctx.localRank());
+  const int otherDomain = 1 - ctx.domain();
+  chunk.combinedOnReceive =
+      inPlace && domains == 2 &&
+      combinesOnReceive(ctx, ctx.domains->members(otherDomain));
   auto ownedOf = [&](int b) {
     return inPlace ? static_cast<const char*>(op.sendbuff) +
                          (b * op.count + chunk.offset) * elt
@@ -132,6 +164,7 @@ void startChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
       for (int i = 0; i < senders; ++i) {
         ElementRange part = ownedRange(chunk.count, senders, i);
         if (part.size() == 0 || (inPlace && members[i] == ctx.rank)) continue;
+        if (chunk.combinedOnReceive) continue;  // posted below
         char* slot =
             chunk.scratch.assembled + (d * chunk.count + part.begin) * elt;
         transfers.push_back(
@@ -140,17 +173,23 @@ void startChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
     }
   }
   chunk.across = startSendRecv(ctx, transfers);
+  if (!chunk.combinedOnReceive) return;
+  const std::vector<int>& senders = ctx.domains->members(otherDomain);
+  for (int i = 0; i < static_cast<int>(senders.size()); ++i) {
+    ElementRange part = ownedRange(chunk.count, senders.size(), i);
+    if (part.size() > 0)
+      receiveCombining(ctx, op, chunk, senders[i], part.begin, part.size());
+  }
 }
 
 // Waits for the chunk's transfers and combines the domains' partials.
 void finishChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
   for (auto& request : chunk.across) ctx.wait(request);
+  if (chunk.combinedOnReceive) return;
   size_t elt = dtypeSize(op.dtype);
   int domains = ctx.domains->count();
   const char* assembled = chunk.scratch.assembled;
-  // Each domain's partial is scaled already: the domains premultiplied.
-  Reduction reduction = op.reduce.over(op.dtype, ctx.nranks);
-  reduction.preScale = nullptr;
+  Reduction reduction = partialsCombination(ctx, op);
   std::vector<const void*> sources;
   for (int d = 0; d < domains; ++d)
     sources.push_back(d == ctx.domain() && chunk.ownPartial != nullptr
@@ -238,17 +277,26 @@ void startChunkForMatchingRanks(const PlanContext& ctx, const Op& op,
                         domainShare(ctx, true, chunk.count));
   }
   chunk.ownPartial = owned + ctx.domain() * chunk.count * elt;
+  auto matchingRank = [&](int d) {
+    return ctx.domains->members(d)[ctx.localRank()];
+  };
+  chunk.combinedOnReceive =
+      domains == 2 && combinesOnReceive(ctx, {matchingRank(1 - ctx.domain())});
   std::vector<Op> transfers;
   for (int d = 0; d < domains; ++d) {
     if (d == ctx.domain()) continue;
-    const int peer = ctx.domains->members(d)[ctx.localRank()];
+    const int peer = matchingRank(d);
     transfers.push_back(pointToPoint(
         OpKind::Send, op, owned + d * chunk.count * elt, chunk.count, peer));
-    transfers.push_back(pointToPoint(
-        OpKind::Recv, op, chunk.scratch.assembled + d * chunk.count * elt,
-        chunk.count, peer));
+    if (!chunk.combinedOnReceive)
+      transfers.push_back(pointToPoint(
+          OpKind::Recv, op, chunk.scratch.assembled + d * chunk.count * elt,
+          chunk.count, peer));
   }
   chunk.across = startSendRecv(ctx, transfers);
+  if (chunk.combinedOnReceive)
+    receiveCombining(ctx, op, chunk, matchingRank(1 - ctx.domain()), 0,
+                     chunk.count);
 }
 
 }  // namespace

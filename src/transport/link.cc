@@ -30,4 +30,14 @@ std::shared_ptr<TransferRequest> Link::recvGpu(MemoryKind, void*, size_t bytes,
        bytes, peer());
 }
 
+std::shared_ptr<TransferRequest> Link::recvReduce(void*, const void*,
+                                                  size_t bytes,
+                                                  const ReceiveCombine&,
+                                                  const CallSignature&) {
+  fail(ncclInternalError,
+       "a receive of %zu bytes to combine as they arrive from rank %d, on a "
+       "link that does not",
+       bytes, peer());
+}
+
 }  // namespace hetccl

@@ -21,9 +21,17 @@
 #include "op/call_signature.h"
 #include "op/waiting_call.h"
 #include "runtime/memory_kind.h"
+#include "runtime/reduction.h"
 #include "util/abort_signal.h"
 
 namespace hetccl {
+
+// How a receive combines what arrives with a local buffer (recvReduce):
+// `reduction` over 2 sources, in the order the plan would combine them.
+struct ReceiveCombine {
+  Reduction reduction;
+  bool incomingFirst = false;  // (incoming, local), else (local, incoming)
+};
 
 class TransferRequest : public PieceSource {
  public:
@@ -76,6 +84,16 @@ class Link {
   virtual std::shared_ptr<TransferRequest> recvGpu(MemoryKind kind, void* data,
                                                    size_t bytes,
                                                    const CallSignature& call);
+  // Whether the link combines a receive's bytes with a local buffer as they
+  // arrive (recvReduce): host memory only.
+  virtual bool reducesOnReceive() const { return false; }
+  // A receive of `bytes` that ends as dst = `local` (op) the bytes that
+  // arrive (ReceiveCombine), instead of the bytes themselves: the
+  // reduction a plan would run after receiving into scratch, without the
+  // scratch. `dst` may be `local`. On a link that reducesOnReceive().
+  virtual std::shared_ptr<TransferRequest> recvReduce(
+      void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
+      const CallSignature& call);
   // Bytes this side has sent and received over the link so far.
   virtual size_t bytesSent() const = 0;
   virtual size_t bytesReceived() const = 0;

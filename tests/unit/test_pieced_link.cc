@@ -1,6 +1,7 @@
 // How PiecedLink cuts transfers: at most a slot's worth per piece, four
 // pieces for transfers of less than four slots (none under 256 KiB), none
-// for an empty transfer, and each piece at its offset of the buffer.
+// for an empty transfer, and each piece at its offset of the buffer (and
+// of the local buffer of a combining receive).
 #include <gtest/gtest.h>
 
 #include <utility>
@@ -34,14 +35,41 @@ class RecordingLink : public Link {
                                         const CallSignature& call) override {
     return send(data, bytes, call);
   }
+  bool reducesOnReceive() const override { return true; }
+  // Records the destination's offset, and the local buffer's beside it.
+  std::shared_ptr<TransferRequest> recvReduce(
+      void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
+      const CallSignature& call) override {
+    localOffsets.push_back(static_cast<const char*>(local) - base_);
+    combines.push_back(combine);
+    return send(dst, bytes, call);
+  }
   size_t bytesSent() const override { return 0; }
   size_t bytesReceived() const override { return 0; }
 
   std::vector<std::pair<size_t, size_t>> posted;
   std::vector<CallSignature> calls;
+  std::vector<size_t> localOffsets;
+  std::vector<ReceiveCombine> combines;
 
  private:
   const char* base_;
+};
+
+// A link that moves nothing and combines nothing on receive.
+class DoneLink : public Link {
+ public:
+  int peer() const override { return 1; }
+  std::shared_ptr<TransferRequest> send(const void*, size_t,
+                                        const CallSignature&) override {
+    return std::make_shared<DoneRequest>();
+  }
+  std::shared_ptr<TransferRequest> recv(void*, size_t,
+                                        const CallSignature&) override {
+    return std::make_shared<DoneRequest>();
+  }
+  size_t bytesSent() const override { return 0; }
+  size_t bytesReceived() const override { return 0; }
 };
 
 std::vector<std::pair<size_t, size_t>> piecesOf(size_t bytes,
@@ -92,6 +120,27 @@ TEST(PiecedLink, NoPieceUnder256KiBUnlessTheSlotIsSmaller) {
 
 TEST(PiecedLink, EmptyTransfersAreNotSent) {
   EXPECT_TRUE(piecesOf(0, 1 << 20).empty());
+}
+
+// A combining receive is cut like a plain one, each piece's local buffer
+// at the same offset as its destination, each with the same combination;
+// whether the link combines at all is the inner link's.
+TEST(PiecedLink, CombiningReceivesAreCutLikeReceives) {
+  static char buffer[1];
+  auto inner = std::make_shared<RecordingLink>(buffer);
+  PiecedLink link(inner, 4096);
+  EXPECT_TRUE(link.reducesOnReceive());
+  Reduction max{ncclInt32, ncclMax};
+  link.recvReduce(buffer + 8, buffer + 100, 10000, {max, true}, kTestCall);
+  EXPECT_EQ(inner->posted, (Pieces{{8, 4096}, {4104, 4096}, {8200, 1808}}));
+  EXPECT_EQ(inner->localOffsets, (std::vector<size_t>{100, 4196, 8292}));
+  ASSERT_EQ(inner->combines.size(), 3u);
+  for (const ReceiveCombine& combine : inner->combines) {
+    EXPECT_EQ(combine.reduction.op, ncclMax);
+    EXPECT_TRUE(combine.incomingFirst);
+  }
+  PiecedLink plain(std::make_shared<DoneLink>(), 4096);
+  EXPECT_FALSE(plain.reducesOnReceive());
 }
 
 // The receiving end compares each piece's call with its own.

@@ -80,6 +80,14 @@ std::shared_ptr<ShmTransfer> ShmLinkProgress::postRecv(
       [&] { return receivers_[link]->post(data, bytes, call); });
 }
 
+std::shared_ptr<ShmTransfer> ShmLinkProgress::postRecvCombining(
+    size_t link, void* data, const void* local, size_t bytes,
+    const ReceiveCombine& combine, const CallSignature& call) {
+  return postAndProgress([&] {
+    return receivers_[link]->postCombining(data, local, bytes, combine, call);
+  });
+}
+
 void ShmLinkProgress::poll() {
   std::lock_guard<std::mutex> lock(mutex_);
   progressAllLocked();

@@ -63,6 +63,11 @@ class ShmLinkProgress {
                                         const CallSignature& call);
   std::shared_ptr<ShmTransfer> postRecv(size_t link, void* data, size_t bytes,
                                         const CallSignature& call);
+  std::shared_ptr<ShmTransfer> postRecvCombining(size_t link, void* data,
+                                                 const void* local,
+                                                 size_t bytes,
+                                                 const ReceiveCombine& combine,
+                                                 const CallSignature& call);
   // Progresses everything and compares the calls of the peers' messages
   // that no receive waits for with this rank's: no thread of the transport
   // does, and a rank whose transfers are all done may otherwise never see

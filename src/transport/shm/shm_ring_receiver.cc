@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "op/call_disagreement.h"
+#include "runtime/host/host_reduce.h"
 #include "transport/link.h"
+#include "util/dtype.h"
 
 namespace hetccl {
 
@@ -20,6 +23,14 @@ std::shared_ptr<ShmTransfer> ShmRingReceiver::post(void* data, size_t bytes,
                                                    const CallSignature& call) {
   return end_.queue.post(end_.peer, static_cast<char*>(data), bytes,
                          /*sending=*/false, call);
+}
+
+std::shared_ptr<ShmTransfer> ShmRingReceiver::postCombining(
+    void* data, const void* local, size_t bytes, const ReceiveCombine& combine,
+    const CallSignature& call) {
+  auto transfer = post(data, bytes, call);
+  transfer->combineWith(static_cast<const char*>(local), combine);
+  return transfer;
 }
 
 bool ShmRingReceiver::progress() {
@@ -43,8 +54,7 @@ bool ShmRingReceiver::pullChunks(ShmTransfer& transfer, bool& progressed) {
       return false;
     }
     size_t n = std::min(end_.ring.chunkBytes(), transfer.remaining());
-    std::memcpy(transfer.buffer() + transfer.moved(),
-                end_.ring.data(end_.chunks, n), n);
+    deliver(transfer, end_.ring.data(end_.chunks, n), n);
     transfer.advance(n);
     raiseLatestCall(latestCall_, transfer.call());
     // Release: the slot is read before the sender may overwrite it.
@@ -53,6 +63,23 @@ bool ShmRingReceiver::pullChunks(ShmTransfer& transfer, bool& progressed) {
     progressed = true;
   }
   return true;
+}
+
+void ShmRingReceiver::deliver(ShmTransfer& transfer, const char* chunk,
+                              size_t n) {
+  char* into = transfer.buffer() + transfer.moved();
+  const ReceiveCombine* combine = transfer.combine();
+  if (combine == nullptr) {
+    std::memcpy(into, chunk, n);
+    return;
+  }
+  // Chunks and the transfer both hold whole elements: slots are multiples
+  // of 64 bytes.
+  const void* local = transfer.local() + transfer.moved();
+  const void* sources[2] = {local, chunk};
+  if (combine->incomingFirst) std::swap(sources[0], sources[1]);
+  const size_t elt = dtypeSize(combine->reduction.dtype);
+  hostReduce(into, sources, 2, n / elt, combine->reduction);
 }
 
 void ShmRingReceiver::checkUnclaimed() {

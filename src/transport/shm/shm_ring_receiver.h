@@ -33,6 +33,12 @@ class ShmRingReceiver {
 
   std::shared_ptr<ShmTransfer> post(void* data, size_t bytes,
                                     const CallSignature& call);
+  // A receive that combines each chunk with `local` into `data` as it
+  // arrives (Link::recvReduce).
+  std::shared_ptr<ShmTransfer> postCombining(void* data, const void* local,
+                                             size_t bytes,
+                                             const ReceiveCombine& combine,
+                                             const CallSignature& call);
   // Moves what it can without waiting; true if anything moved or ended.
   bool progress();
   // With no receive posted: compares the call of the peer's next message,
@@ -51,8 +57,12 @@ class ShmRingReceiver {
   }
 
  private:
-  // Copies filled chunks into `transfer`; true once it is complete.
+  // Copies filled chunks into `transfer` (or combines them into it); true
+  // once it is complete.
   bool pullChunks(ShmTransfer& transfer, bool& progressed);
+  // Puts `n` bytes of a chunk into `transfer` where it has moved to: a
+  // copy, or the combination with its local buffer.
+  static void deliver(ShmTransfer& transfer, const char* chunk, size_t n);
   // Breaks the direction: the chunk at the head of the ring does not
   // belong to `transfer`, or has a different size.
   void reportMismatch(const ShmTransfer& transfer, const ShmSlotHeader& header);

@@ -1,5 +1,6 @@
-// One transfer posted on a shm link: the user's buffer, how far it has
-// moved, and how it ended. Shared by the ring that moves it and the request
+// One transfer posted on a shm link: the user's buffer (and, for a receive
+// that combines, the local buffer and how), how far it has moved, and how
+// it ended. Shared by the ring that moves it and the request
 // the user holds; only touched under the transport's progress mutex.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "op/call_signature.h"
+#include "transport/link.h"
 #include "transport/shm/shm_link_layout.h"
 #include "transport/transfer_name.h"
 #include "util/error.h"
@@ -43,6 +45,17 @@ class ShmTransfer {
     return TransferName{bytes_, sending_, peer_}.text();
   }
 
+  // A receive that combines what arrives with `local` (ShmLink::recvReduce)
+  // instead of copying it; null for a plain one.
+  const ReceiveCombine* combine() const {
+    return combine_ ? &*combine_ : nullptr;
+  }
+  const char* local() const { return local_; }
+  void combineWith(const char* local, const ReceiveCombine& combine) {
+    local_ = local;
+    combine_ = combine;
+  }
+
   size_t moved() const { return moved_; }
   size_t remaining() const { return bytes_ - moved_; }
   void advance(size_t n) { moved_ += n; }
@@ -65,6 +78,8 @@ class ShmTransfer {
   const bool sending_;
   const CallSignature call_;
   const uint64_t callDigest_;
+  const char* local_ = nullptr;
+  std::optional<ReceiveCombine> combine_;
   size_t moved_ = 0;
   bool done_ = false;
   std::optional<Error> error_;
