@@ -263,16 +263,7 @@ void Communicator::setUpHeterogeneous(
     executor_ = std::move(executor);
     return;
   }
-  GpuEngineSettings engineSettings = settings_.gpuEngine;
-  if (engineSettings.stagedLowLatencyMaxBytes > 0 &&
-      gpuSharedWithAnotherProcess()) {
-    LOG_INFO(kLogInit,
-             "rank %d: a rank of another process runs on this GPU: no "
-             "staged copies by kernel (HETCCL_STAGED_LL_MAX), whose waits "
-             "would hold the GPU while the processes take turns on it",
-             rank_);
-    engineSettings.stagedLowLatencyMaxBytes = 0;
-  }
+  GpuEngineSettings engineSettings = engineSettingsForThisGpu();
   GpuPlanExecutorSetup engine{deviceModuleOf(*gpu_),
                               gpu_->ordinal,
                               rank_,
@@ -382,6 +373,33 @@ bool Communicator::everyRankIsALocalGpu() const {
   return true;
 }
 
+// The GPU engine's settings, less what a GPU shared with other ranks
+// cannot take.
+GpuEngineSettings Communicator::engineSettingsForThisGpu() const {
+  GpuEngineSettings engineSettings = settings_.gpuEngine;
+  if (engineSettings.stagedLowLatencyMaxBytes > 0 &&
+      gpuSharedWithAnotherProcess()) {
+    LOG_INFO(kLogInit,
+             "rank %d: a rank of another process runs on this GPU: no "
+             "staged copies by kernel (HETCCL_STAGED_LL_MAX), whose waits "
+             "would hold the GPU while the processes take turns on it",
+             rank_);
+    engineSettings.stagedLowLatencyMaxBytes = 0;
+  }
+  if (engineSettings.stagingStreams > 1 && gpuSharedWithinProcess()) {
+    LOG_WARN(kLogInit,
+             "rank %d: another rank of this process runs on this GPU: one "
+             "pair of staging streams, not HETCCL_STAGING_STREAMS=%zu; the "
+             "ranks share the GPU's hardware queues "
+             "(CUDA_DEVICE_MAX_CONNECTIONS, 8 by default), and with more "
+             "streams than queues one rank's wait for the other's bytes "
+             "can hold back the copies that send them",
+             rank_, engineSettings.stagingStreams);
+    engineSettings.stagingStreams = 1;
+  }
+  return engineSettings;
+}
+
 // The kernels of two processes take turns on a GPU (time slices of a
 // millisecond or more): a kernel of one that waits for the other's data
 // holds the GPU until its slice ends.
@@ -390,6 +408,21 @@ bool Communicator::gpuSharedWithAnotherProcess() const {
   if (self.gpuId == 0) return false;
   for (const PeerInfo& peer : peers_)
     if (peer.gpuId == self.gpuId && peer.pid != self.pid) return true;
+  return false;
+}
+
+// Ranks of one process on one GPU share its context and so its hardware
+// queues, whatever their domains and pretend hosts (the GPU's id is 0 for
+// an emulated GPU, hence the host name).
+bool Communicator::gpuSharedWithinProcess() const {
+  const PeerInfo& self = peers_[rank_];
+  for (int r = 0; r < nranks_; ++r) {
+    const PeerInfo& peer = peers_[r];
+    if (r != rank_ && peer.pid == self.pid && peer.gpuId == self.gpuId &&
+        peer.runtime == self.runtime && peer.device == self.device &&
+        std::strncmp(peer.hostname, self.hostname, sizeof(self.hostname)) == 0)
+      return true;
+  }
   return false;
 }
 

@@ -167,7 +167,9 @@ class Communicator {
       std::shared_ptr<const WaitDescription> names) const;
   // Every rank is a GPU of this rank's runtime on this rank's host.
   bool everyRankIsALocalGpu() const;
+  GpuEngineSettings engineSettingsForThisGpu() const;
   bool gpuSharedWithAnotherProcess() const;
+  bool gpuSharedWithinProcess() const;
   void gatherDomainBackends(Oob& oob);
   void logTopology() const;
   // "rank 1 (host b, pid 42)", by rank, for errors that name a peer.
