@@ -39,8 +39,9 @@ struct ChunkExchange {
   Transfers others;    // everything else: sends, results arriving
   char* scratch = nullptr;
   // Between 2 domains whose links combine on receive (a CPU rank's shm
-  // links): the other domain's partials are combined with this rank's as
-  // they arrive, straight into the output, instead of landing in scratch.
+  // and tcp links): the other domain's partials are combined with this
+  // rank's as they arrive, straight into the output, instead of landing
+  // in scratch.
   bool combinedOnReceive = false;
 };
 

@@ -54,8 +54,8 @@ struct Chunk {
 // Whether the other domain's partial of this rank's block, between 2
 // domains, can be combined with this domain's as it arrives, straight into
 // the output: every rank of `senders` it comes from sends over a link that
-// combines on receive (a CPU rank's shm link). It saves a copy out of the
-// link into scratch and a pass over that scratch.
+// combines on receive (a CPU rank's shm or tcp link). It saves a copy out
+// of the link into scratch and a pass over that scratch.
 bool combinesOnReceive(const PlanContext& ctx,
                        const std::vector<int>& senders) {
   for (int peer : senders)

@@ -12,4 +12,13 @@ inline size_t evenShare(size_t bytes, size_t shares, size_t index) {
   return bytes / shares + (index < bytes % shares ? 1 : 0);
 }
 
+// The same in whole units of `unit` bytes (the last share takes the bytes
+// short of a unit), so that every share starts on a unit of the buffer:
+// one that a receive combines as it arrives holds whole elements.
+inline size_t alignedShare(size_t bytes, size_t shares, size_t index,
+                           size_t unit) {
+  const size_t units = evenShare(bytes / unit, shares, index) * unit;
+  return index + 1 == shares ? units + bytes % unit : units;
+}
+
 }  // namespace hetccl

@@ -271,6 +271,9 @@ std::vector<Layout> allLayouts() {
       {"3ranks_011", 3, "0,1,1", {0, 1, 1}, "", true, Density::kFull},
       {"4ranks_0111", 4, "0,1,1,1", {0, 1, 1, 1}, "", true, Density::kFull},
       {"4ranks_0011", 4, "0,0,1,1", {0, 0, 1, 1}, "", true, Density::kFull},
+      // Over tcp, whose receives combine as they arrive between 2
+      // domains.
+      {"3ranks_011_tcp", 3, "0,1,1", {0, 1, 1}, "tcp", true, Density::kFull},
       // Three domains of 1, 1 and 2 ranks.
       {"4ranks_0122", 4, "0,1,2,2", {0, 1, 2, 2}, "", true, Density::kFull},
       // The same over tcp.

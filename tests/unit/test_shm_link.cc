@@ -26,7 +26,6 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/host/host_reduce.h"
 #include "support/elapsed.h"
 #include "support/expect_error.h"
 #include "support/in_process_oob.h"
@@ -124,54 +123,12 @@ TEST(ShmLink, ChunksAroundTheInlineSizeArriveWhole) {
                       2 * kMiB + 1, 1});
 }
 
-// A combining receive (Link::recvReduce) ends as local (op) incoming,
-// combined chunk by chunk straight from the ring: sizes around a slot and
-// a ring, in place (the destination is the local buffer) and not, in
-// either order, for a sum, a max and an average. The sender sends plainly.
+// A combining receive (Link::recvReduce), combined chunk by chunk
+// straight from the ring: sizes around a slot and a ring.
 TEST(ShmLink, ACombiningReceiveReducesAsItArrives) {
   Ranks ranks = makeRanks(2);
-  EXPECT_TRUE(ranks.link(1, 0)->reducesOnReceive());
-  Reduction average;
-  average.divisor = 2;
-  const std::vector<std::pair<ncclDataType_t, Reduction>> reductions = {
-      {ncclFloat32, Reduction{}},
-      {ncclInt32, Reduction{ncclInt32, ncclMax}},
-      {ncclFloat32, average}};
-  int message = 0;
-  for (const auto& [dtype, base] : reductions)
-    for (size_t count :
-         {size_t{1}, size_t{7}, kMiB / 4 - 1, kMiB / 4 + 3, kMiB + 5})
-      for (bool inPlace : {false, true})
-        for (bool incomingFirst : {false, true}) {
-          ReceiveCombine combine{base, incomingFirst};
-          combine.reduction.dtype = dtype;
-          const size_t bytes = count * 4;
-          std::vector<uint8_t> sent = makePayload(0, 1, message++, bytes);
-          std::vector<uint8_t> local = makePayload(1, 0, message, bytes);
-          if (dtype == ncclFloat32)  // finite values: no NaN payloads
-            for (size_t i = 0; i < count; ++i) {
-              float value = static_cast<float>(i % 251) * 0.75f - 90.0f;
-              std::memcpy(&sent[i * 4], &value, 4);
-              value = static_cast<float>(i % 239) * 0.5f + 3.0f;
-              std::memcpy(&local[i * 4], &value, 4);
-            }
-          std::vector<uint8_t> expected(bytes);
-          const void* sources[2] = {local.data(), sent.data()};
-          if (incomingFirst) std::swap(sources[0], sources[1]);
-          hostReduce(expected.data(), sources, 2, count, combine.reduction);
-          std::vector<uint8_t> out(bytes, 0xee);
-          void* dst = inPlace ? local.data() : out.data();
-          auto send = ranks.link(0, 1)->send(sent.data(), bytes, kTestCall);
-          auto recv = ranks.link(1, 0)->recvReduce(dst, local.data(), bytes,
-                                                   combine, kTestCall);
-          std::thread sender([&] { send->wait(AbortSignal(), kWaitSeconds); });
-          recv->wait(AbortSignal(), kWaitSeconds);
-          sender.join();
-          EXPECT_EQ(std::memcmp(dst, expected.data(), bytes), 0)
-              << "dtype " << dtype << " op " << combine.reduction.op
-              << " count " << count << " in place " << inPlace
-              << " incoming first " << incomingFirst;
-        }
+  expectCombiningReceivesReduce(*ranks.link(0, 1), *ranks.link(1, 0),
+                                {1, 7, kMiB / 4 - 1, kMiB / 4 + 3, kMiB + 5});
 }
 
 TEST(ShmLink, ThreeRanksManyTransfersInOrder) {

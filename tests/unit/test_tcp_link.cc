@@ -1,13 +1,17 @@
 // The tcp transport: connection setup (strangers, timeouts), striped
 // transfers of every size in both directions at once, ordering, counters,
-// and that every failure (abort, a peer that goes away, mismatched sizes)
-// ends waits promptly with the right error. Ranks are threads of this
-// process that meet through an in-process Oob.
+// receives that combine what arrives with a local buffer, and that every
+// failure (abort, a peer that goes away, mismatched sizes) ends waits
+// promptly with the right error. Ranks are threads of this process that
+// meet through an in-process Oob.
 #include "transport/tcp/tcp_link_set.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -26,6 +30,8 @@
 #include "support/link_ranks.h"
 #include "support/scoped_env.h"
 #include "support/thread_ranks.h"
+#include "transport/posted_request.h"
+#include "transport/tcp/striped_channel.h"
 #include "transport/tcp/tcp_connect.h"
 #include "transport/tcp/tcp_wire.h"
 #include "util/authenticated_acceptor.h"
@@ -90,6 +96,103 @@ TEST(TcpLink, ManySmallStripesOverOddSocketCount) {
   EXPECT_EQ(ranks.transports[0]->settings().socketsPerLink, 3);
   EXPECT_EQ(ranks.transports[0]->settings().stripeBytes, 4096u);
   exchangeAll(ranks, {(1u << 20) + 3, 4096, 4095, 4097, 12289});
+}
+
+// A combining receive (Link::recvReduce): read into a bounce buffer and
+// combined as it arrives. Counts below a lane's split, around the bounce
+// buffer (128K) and a stripe (512K) of float32, and over several stripes
+// of each of the 4 lanes' parts (3M and more).
+TEST(TcpLink, ACombiningReceiveReducesAsItArrives) {
+  ScopedEnv threads("HETCCL_TCP_THREADS", "4");
+  Ranks ranks = makeRanks(2);
+  expectCombiningReceivesReduce(
+      *ranks.transports[0]->link(1), *ranks.transports[1]->link(0),
+      {1, 7, 32 * 1024 - 1, 32 * 1024 + 3, 128 * 1024 + 5, 768 * 1024 + 13});
+}
+
+// Stripes of a size that is no multiple of the bounce buffer or of 64
+// bytes, over 3 sockets on 2 threads.
+TEST(TcpLink, ACombiningReceiveOverOddStripesAndSockets) {
+  ScopedEnv sockets("HETCCL_TCP_SOCKETS", "3");
+  ScopedEnv threads("HETCCL_TCP_THREADS", "2");
+  ScopedEnv chunk("HETCCL_TCP_CHUNK", "4104");
+  Ranks ranks = makeRanks(2);
+  expectCombiningReceivesReduce(*ranks.transports[0]->link(1),
+                                *ranks.transports[1]->link(0),
+                                {1, 513, 70001, 300007});
+}
+
+// Bytes that arrive in reads of any length, cutting headers and elements
+// anywhere (a network's segments may: 1460 bytes of payload), on one
+// socket of a pair that the test writes stripes to itself: a combining
+// receive carries the first bytes of a cut element to the next read.
+TEST(StripedChannel, ACombiningReceiveCarriesElementsThatAReadCut) {
+  constexpr size_t kStripe = 4104;
+  constexpr size_t kCount = 3001;  // doubles: 6 stripes, the last short
+  constexpr size_t kBytes = kCount * sizeof(double);
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  OwnedFd writer(fds[1]);
+  std::vector<Socket> sockets;
+  sockets.emplace_back(OwnedFd(fds[0]), SocketAddress());
+  StripedChannel channel(1, 0, std::move(sockets), kStripe,
+                         std::make_shared<LinkCounters>(),
+                         std::make_shared<AbortSignal>(), nullptr);
+
+  std::vector<double> sent(kCount), local(kCount), out(kCount, -1.0);
+  for (size_t i = 0; i < kCount; ++i) {
+    sent[i] = static_cast<double>(i % 97) * 0.25 - 7;
+    local[i] = static_cast<double>(i % 89) * 0.5 + 3;
+  }
+  const ReceiveCombine combine{Reduction{ncclFloat64, ncclSum}, true};
+  auto request = std::make_shared<PostedRequest>(TransferName{kBytes, false, 0},
+                                                 std::chrono::microseconds(0));
+  channel.postRecv(
+      request, out.data(), kBytes, kTestCall,
+      ReceiveCombining{reinterpret_cast<uint8_t*>(local.data()), combine});
+
+  std::vector<uint8_t> stream;
+  for (size_t offset = 0, stripe = 0; offset < kBytes;
+       offset += kStripe, ++stripe) {
+    StripeHeader header;
+    header.stripe = stripe;
+    header.transferBytes = kBytes;
+    header.length = static_cast<uint32_t>(std::min(kStripe, kBytes - offset));
+    header.call = kTestCall;
+    uint8_t encoded[StripeHeader::kEncodedBytes];
+    header.encode(encoded);
+    stream.insert(stream.end(), encoded, encoded + sizeof encoded);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(sent.data()) + offset;
+    stream.insert(stream.end(), bytes, bytes + header.length);
+  }
+  const size_t pieces[] = {3, 1460, 5, 11, 1, 997, 13};
+  for (size_t at = 0, i = 0; at < stream.size(); ++i) {
+    const size_t length = std::min(pieces[i % 7], stream.size() - at);
+    ASSERT_EQ(::write(writer.get(), stream.data() + at, length),
+              static_cast<ssize_t>(length));
+    at += length;
+    channel.receiveOn(0);
+  }
+  ASSERT_TRUE(request->done());
+  for (size_t i = 0; i < kCount; ++i)
+    ASSERT_EQ(out[i], sent[i] + local[i]) << "element " << i;
+}
+
+// Stripes that may cut an element: the link says it does not combine, and
+// a combining receive is refused.
+TEST(TcpLink, StripesOfPartElementsDoNotCombine) {
+  ScopedEnv chunk("HETCCL_TCP_CHUNK", "4100");
+  Ranks ranks = makeRanks(2);
+  std::shared_ptr<Link> link = ranks.transports[1]->link(0);
+  EXPECT_FALSE(link->reducesOnReceive());
+  std::vector<float> buffer(4);
+  Error e = expectError([&] {
+    link->recvReduce(buffer.data(), buffer.data(), 16, ReceiveCombine{},
+                     kTestCall);
+  });
+  EXPECT_EQ(e.code(), ncclInvalidArgument);
+  EXPECT_NE(std::string(e.what()).find("HETCCL_TCP_CHUNK"), std::string::npos)
+      << e.what();
 }
 
 // `count` round trips of an 8-byte word between two ranks, rank 0 pausing

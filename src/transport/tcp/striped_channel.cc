@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "op/call_disagreement.h"
+#include "runtime/host/host_reduce.h"
 #include "transport/link.h"
+#include "util/dtype.h"
 #include "util/log.h"
 
 namespace hetccl {
@@ -51,11 +54,13 @@ void StripedChannel::postSend(std::shared_ptr<PostedRequest> request,
   sends_.push(std::move(request), const_cast<void*>(data), bytes, call);
 }
 
-void StripedChannel::postRecv(std::shared_ptr<PostedRequest> request,
-                              void* data, size_t bytes,
-                              const CallSignature& call) {
+void StripedChannel::postRecv(
+    std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
+    const CallSignature& call,
+    const std::optional<ReceiveCombining>& combining) {
   if (error_) return request->failWith(*error_);
-  receives_.push(std::move(request), data, bytes, call);
+  if (combining && bounce_.empty()) bounce_.resize(kBounceBytes);
+  receives_.push(std::move(request), data, bytes, call, combining);
 }
 
 // A header is read whether or not a receive claims its stripe; the
@@ -133,15 +138,13 @@ size_t StripedChannel::Cursor::advance(size_t moved) {
   return moved - headerPart;
 }
 
-int StripedChannel::pendingParts(Cursor& cursor, Transfer& transfer,
-                                 size_t length, iovec (&parts)[2]) const {
+int StripedChannel::pendingParts(Cursor& cursor, uint8_t* payload, size_t room,
+                                 iovec (&parts)[2]) {
   int count = 0;
   if (cursor.headerDone < kHeaderBytes)
     parts[count++] = {cursor.header + cursor.headerDone,
                       kHeaderBytes - cursor.headerDone};
-  parts[count++] = {
-      transfer.stripeData(cursor.stripe, stripeBytes_) + cursor.payloadDone,
-      length - cursor.payloadDone};
+  parts[count++] = {payload, room};
   return count;
 }
 
@@ -160,7 +163,10 @@ bool StripedChannel::sendStep(size_t socket, Cursor& cursor,
   iovec parts[2];
   msghdr message{};
   message.msg_iov = parts;
-  message.msg_iovlen = pendingParts(cursor, transfer, length, parts);
+  message.msg_iovlen = pendingParts(
+      cursor,
+      transfer.stripeData(cursor.stripe, stripeBytes_) + cursor.payloadDone,
+      length - cursor.payloadDone, parts);
   ssize_t sent =
       ::sendmsg(sockets_[socket].fd(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (sent < 0) {
@@ -179,8 +185,10 @@ bool StripedChannel::receiveStep(size_t socket, Cursor& cursor,
                                  Transfer& transfer) {
   size_t length = transfer.stripeLength(cursor.stripe, stripeBytes_);
   checkHeaderOnce(cursor, transfer, length);  // read ahead
+  size_t room = 0;
+  uint8_t* into = receiveInto(cursor, transfer, length, room);
   iovec parts[2];
-  const int count = pendingParts(cursor, transfer, length, parts);
+  const int count = pendingParts(cursor, into, room, parts);
   ssize_t got = ::readv(sockets_[socket].fd(), parts, count);
   if (got == 0) {
     errno = 0;
@@ -193,10 +201,41 @@ bool StripedChannel::receiveStep(size_t socket, Cursor& cursor,
   }
   const size_t payload = cursor.advance(static_cast<size_t>(got));
   checkHeaderOnce(cursor, transfer, length);
+  if (transfer.combining) combineArrived(cursor, transfer, payload);
   counters_->received.fetch_add(payload, std::memory_order_relaxed);
   if (cursor.headerDone == kHeaderBytes && cursor.payloadDone == length)
     finishStripe(socket, cursor, receives_, transfer);
   return true;
+}
+
+uint8_t* StripedChannel::receiveInto(Cursor& cursor, Transfer& transfer,
+                                     size_t length, size_t& room) {
+  room = length - cursor.payloadDone;
+  if (!transfer.combining)
+    return transfer.stripeData(cursor.stripe, stripeBytes_) +
+           cursor.payloadDone;
+  std::memcpy(bounce_.data(), cursor.carried, cursor.carriedBytes);
+  room = std::min(room, kBounceBytes - cursor.carriedBytes);
+  return bounce_.data() + cursor.carriedBytes;
+}
+
+// The stripe holds whole elements and starts on one (TcpLink cuts parts
+// on multiples of 64 bytes, and combines only over stripes of whole
+// elements), so the bounce buffer's first byte is an element's.
+void StripedChannel::combineArrived(Cursor& cursor, Transfer& transfer,
+                                    size_t payload) {
+  const ReceiveCombining& combining = *transfer.combining;
+  const size_t held = cursor.carriedBytes + payload;
+  const size_t elt = dtypeSize(combining.how.reduction.dtype);
+  const size_t whole = held / elt * elt;
+  const size_t offset = transfer.stripeData(cursor.stripe, stripeBytes_) -
+                        transfer.data + cursor.payloadDone - held;
+  const void* sources[2] = {combining.local + offset, bounce_.data()};
+  if (combining.how.incomingFirst) std::swap(sources[0], sources[1]);
+  hostReduce(transfer.data + offset, sources, 2, whole / elt,
+             combining.how.reduction);
+  cursor.carriedBytes = held - whole;
+  std::memcpy(cursor.carried, bounce_.data() + whole, cursor.carriedBytes);
 }
 
 // Calls that disagree come before sizes that differ: they are the cause.
@@ -264,6 +303,7 @@ void StripedChannel::finishStripe(size_t socket, Cursor& cursor,
   cursor.payloadDone = 0;
   cursor.checked = false;
   cursor.awaitingCall = false;
+  cursor.carriedBytes = 0;
   queue.stripeDone(transfer);  // may complete and drop `transfer`
 }
 

@@ -11,6 +11,11 @@
 // a rank sends that notice, so that its peer fails too, and raises the
 // abort signal, since the ranks are out of step.
 //
+// A receive that combines (TcpLink::recvReduce) reads each stripe into a
+// bounce buffer instead, a cache's worth at a time, and combines the whole
+// elements it holds with the local buffer into the posted one; the bytes
+// of an element cut by a read wait in the stripe's cursor for the next.
+//
 // Only the progress thread touches a channel, except for the counters.
 #pragma once
 
@@ -42,6 +47,11 @@ struct LinkCounters {
 
 class StripedChannel {
  public:
+  // The largest element a combining receive combines, and the bounce
+  // buffer it reads into.
+  static constexpr size_t kMaxElementBytes = 8;
+  static constexpr size_t kBounceBytes = 128 * 1024;
+
   // `abort` is raised on calls that disagree; `calls` (may be null) are
   // this rank's.
   StripedChannel(int rank, int peer, std::vector<Socket> sockets,
@@ -59,8 +69,10 @@ class StripedChannel {
   // Queue a transfer; fail it at once if the channel is broken.
   void postSend(std::shared_ptr<PostedRequest> request, const void* data,
                 size_t bytes, const CallSignature& call);
-  void postRecv(std::shared_ptr<PostedRequest> request, void* data,
-                size_t bytes, const CallSignature& call);
+  void postRecv(
+      std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
+      const CallSignature& call,
+      const std::optional<ReceiveCombining>& combining = std::nullopt);
 
   // Move what socket `socket` takes / holds now, for as many stripes as
   // are posted. Throw the error that breaks the channel.
@@ -91,16 +103,28 @@ class StripedChannel {
     uint8_t header[StripeHeader::kEncodedBytes] = {};
     bool checked = false;       // the header, against its transfer
     bool awaitingCall = false;  // unclaimed, of a call not made here yet
+    // Of a combining receive: the first bytes of an element that a read
+    // cut, to be combined with the rest.
+    uint8_t carried[kMaxElementBytes] = {};
+    size_t carriedBytes = 0;
 
     // Counts `moved` bytes of one system call against the header first,
     // then the payload; returns the payload's share.
     size_t advance(size_t moved);
   };
 
-  // The rest of `cursor`'s stripe (`length` payload bytes), header first,
+  // The rest of `cursor`'s header, then `room` payload bytes at `payload`,
   // as the parts of one system call; returns how many parts.
-  int pendingParts(Cursor& cursor, Transfer& transfer, size_t length,
-                   iovec (&parts)[2]) const;
+  static int pendingParts(Cursor& cursor, uint8_t* payload, size_t room,
+                          iovec (&parts)[2]);
+  // Where a receive reads its next payload bytes and how many fit: the
+  // posted buffer, or for one that combines, the bounce buffer after the
+  // bytes the cursor carries.
+  uint8_t* receiveInto(Cursor& cursor, Transfer& transfer, size_t length,
+                       size_t& room);
+  // Combines the whole elements in the bounce buffer (the carried bytes
+  // and `payload` read after them) into `transfer`, and carries the rest.
+  void combineArrived(Cursor& cursor, Transfer& transfer, size_t payload);
 
   // Moves bytes for one step of `cursor`'s stripe; false if the socket
   // would block.
@@ -133,7 +157,8 @@ class StripedChannel {
   TransferQueue receives_;
   std::vector<Cursor> sendCursors_;
   std::vector<Cursor> receiveCursors_;
-  bool awaitingCall_ = false;  // some receive cursor's is
+  std::vector<uint8_t> bounce_;  // for receives that combine, once one came
+  bool awaitingCall_ = false;    // some receive cursor's is
   std::optional<Error> error_;
 };
 

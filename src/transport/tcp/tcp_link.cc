@@ -25,9 +25,27 @@ std::shared_ptr<TransferRequest> TcpLink::recv(void* data, size_t bytes,
               bytes, call, receives_);
 }
 
+std::shared_ptr<TransferRequest> TcpLink::recvReduce(
+    void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
+    const CallSignature& call) {
+  HETCCL_CHECK_ARG((dst != nullptr && local != nullptr) || bytes == 0,
+                   "tcp link combining receive of %zu bytes from rank %d: "
+                   "null buffer",
+                   bytes, peer_);
+  HETCCL_CHECK_ARG(stripesHoldWholeElements_,
+                   "tcp link from rank %d: a receive that combines needs "
+                   "stripes of whole elements (HETCCL_TCP_CHUNK a multiple "
+                   "of %zu bytes)",
+                   peer_, StripedChannel::kMaxElementBytes);
+  return post(TcpProgressThread::Direction::kRecv, static_cast<char*>(dst),
+              bytes, call, receives_,
+              ReceiveCombining{static_cast<const uint8_t*>(local), combine});
+}
+
 std::shared_ptr<TransferRequest> TcpLink::post(
     TcpProgressThread::Direction direction, char* data, size_t bytes,
-    const CallSignature& call, std::atomic<uint64_t>& count) {
+    const CallSignature& call, std::atomic<uint64_t>& count,
+    const std::optional<ReceiveCombining>& combining) {
   const uint64_t number = count.fetch_add(1, std::memory_order_relaxed);
   const size_t lanes = lanes_.size();
   const size_t parts = bytes >= lanes * kTcpSplitBytes ? lanes : 1;
@@ -35,13 +53,15 @@ std::shared_ptr<TransferRequest> TcpLink::post(
   std::vector<std::shared_ptr<TransferRequest>> requests;
   size_t offset = 0;
   for (size_t part = 0; part < parts; ++part) {
-    const size_t length = evenShare(bytes, parts, part);
+    const size_t length = alignedShare(bytes, parts, part, kPartAlignment);
     auto request = std::make_shared<PostedRequest>(
         TransferName{length, sending, peer_},
         length <= kPolledBytes ? poll_ : std::chrono::microseconds(0));
     const size_t lane = parts == 1 ? number % lanes : part;
+    std::optional<ReceiveCombining> partCombining = combining;
+    if (partCombining) partCombining->local += offset;
     lanes_[lane]->post(channel_, direction, request, data + offset, length,
-                       call);
+                       call, partCombining);
     requests.push_back(std::move(request));
     offset += length;
   }

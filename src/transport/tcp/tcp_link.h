@@ -4,6 +4,9 @@
 // kTcpSplitBytes per lane is cut into one part per lane, which move in
 // parallel; a smaller one goes whole to the next lane in turn. Both ends
 // count their transfers each way alike, so they cut and place them alike.
+// Parts start on multiples of 64 bytes, so that a receive that combines
+// what arrives with a local buffer (recvReduce, where the stripes hold
+// whole elements too) finds whole elements in each.
 // It keeps the engines alive, so a link that outlives its transport fails
 // new transfers instead of crashing.
 #pragma once
@@ -12,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "transport/link.h"
@@ -29,36 +33,47 @@ class TcpLink : public Link {
   // sleep (HETCCL_TCP_POLL_US).
   static constexpr size_t kPolledBytes = 64 * 1024;
 
+  // Every part a link cuts starts on a multiple of this many bytes.
+  static constexpr size_t kPartAlignment = 64;
+
   TcpLink(int peer, size_t channel,
           std::vector<std::shared_ptr<TcpProgressThread>> lanes,
           std::shared_ptr<const LinkCounters> counters,
-          std::chrono::microseconds poll)
+          std::chrono::microseconds poll, size_t stripeBytes)
       : peer_(peer),
         channel_(channel),
         lanes_(std::move(lanes)),
         counters_(std::move(counters)),
-        poll_(poll) {}
+        poll_(poll),
+        stripesHoldWholeElements_(
+            stripeBytes % StripedChannel::kMaxElementBytes == 0) {}
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
                                         const CallSignature& call) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
                                         const CallSignature& call) override;
+  // Wherever HETCCL_TCP_CHUNK is a multiple of 8 bytes (it is by default).
+  bool reducesOnReceive() const override { return stripesHoldWholeElements_; }
+  std::shared_ptr<TransferRequest> recvReduce(
+      void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
+      const CallSignature& call) override;
   size_t bytesSent() const override;
   size_t bytesReceived() const override;
   uint64_t latestCallFrom() const override;
 
  private:
-  std::shared_ptr<TransferRequest> post(TcpProgressThread::Direction direction,
-                                        char* data, size_t bytes,
-                                        const CallSignature& call,
-                                        std::atomic<uint64_t>& count);
+  std::shared_ptr<TransferRequest> post(
+      TcpProgressThread::Direction direction, char* data, size_t bytes,
+      const CallSignature& call, std::atomic<uint64_t>& count,
+      const std::optional<ReceiveCombining>& combining = std::nullopt);
 
   const int peer_;
   const size_t channel_;  // this link's channel in every lane's engine
   const std::vector<std::shared_ptr<TcpProgressThread>> lanes_;
   const std::shared_ptr<const LinkCounters> counters_;
   const std::chrono::microseconds poll_;
+  const bool stripesHoldWholeElements_;
   std::atomic<uint64_t> sends_{0};  // transfers posted each way
   std::atomic<uint64_t> receives_{0};
 };

@@ -101,7 +101,8 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
   for (int peer : sortedPeers) {
     links_[peer] = std::make_shared<TcpLink>(
         peer, index, lanes_, counters[index],
-        std::chrono::microseconds(settings_.pollMicroseconds));
+        std::chrono::microseconds(settings_.pollMicroseconds),
+        settings_.stripeBytes);
     ++index;
   }
   LOG_INFO(kLogNet,

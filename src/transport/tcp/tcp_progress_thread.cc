@@ -68,8 +68,10 @@ TcpProgressThread::~TcpProgressThread() { stop(); }
 
 void TcpProgressThread::post(size_t channel, Direction direction,
                              std::shared_ptr<PostedRequest> request, void* data,
-                             size_t bytes, const CallSignature& call) {
-  if (inbox_.push({channel, direction, std::move(request), data, bytes, call}))
+                             size_t bytes, const CallSignature& call,
+                             const std::optional<ReceiveCombining>& combining) {
+  if (inbox_.push({channel, direction, std::move(request), data, bytes, call,
+                   combining}))
     wake();
 }
 
@@ -159,7 +161,8 @@ bool TcpProgressThread::adoptPosted() {
     if (p.direction == Direction::kSend) {
       channel.postSend(std::move(p.request), p.data, p.bytes, p.call);
     } else {
-      channel.postRecv(std::move(p.request), p.data, p.bytes, p.call);
+      channel.postRecv(std::move(p.request), p.data, p.bytes, p.call,
+                       p.combining);
     }
     touched[p.channel] = true;
   }

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -40,9 +41,11 @@ class TcpProgressThread {
   TcpProgressThread& operator=(const TcpProgressThread&) = delete;
 
   // Hands a transfer to the progress thread; after stop() it fails at once.
+  // A receive with `combining` combines what arrives into `data`.
   void post(size_t channel, Direction direction,
             std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-            const CallSignature& call);
+            const CallSignature& call,
+            const std::optional<ReceiveCombining>& combining = std::nullopt);
   // Stops and joins the progress thread, fails what is still pending and
   // closes every socket. Idempotent.
   void stop();
@@ -55,6 +58,7 @@ class TcpProgressThread {
     void* data;
     size_t bytes;
     CallSignature call;
+    std::optional<ReceiveCombining> combining;
   };
 
   using Clock = std::chrono::steady_clock;

@@ -10,11 +10,20 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 
 #include "op/call_signature.h"
+#include "transport/link.h"
 #include "transport/posted_request.h"
 
 namespace hetccl {
+
+// What a receive that combines (TcpLink::recvReduce) combines the bytes
+// that arrive with: `local`, the transfer's counterpart of its buffer.
+struct ReceiveCombining {
+  const uint8_t* local = nullptr;
+  ReceiveCombine how;
+};
 
 struct Transfer {
   std::shared_ptr<PostedRequest> request;
@@ -24,6 +33,7 @@ struct Transfer {
   uint64_t stripeCount = 0;
   uint64_t stripesDone = 0;
   CallSignature call;  // of the user call the transfer belongs to
+  std::optional<ReceiveCombining> combining;
 
   // The payload of stripe `stripe` (which must be one of this transfer's).
   uint8_t* stripeData(uint64_t stripe, size_t stripeBytes) const {
@@ -45,7 +55,8 @@ class TransferQueue {
   // Appends a transfer; a zero-byte one completes as soon as everything
   // before it has.
   void push(std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-            const CallSignature& call);
+            const CallSignature& call,
+            const std::optional<ReceiveCombining>& combining = std::nullopt);
   // The transfer that stripe `stripe` belongs to; null if it was not
   // posted yet (or already completed).
   Transfer* find(uint64_t stripe);

@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 
+#include "runtime/host/host_reduce.h"
 #include "support/elapsed.h"
 #include "support/expect_error.h"
+#include "util/dtype.h"
 
 namespace hetccl {
 
@@ -273,6 +277,69 @@ void expectLatestCallFromFollowsCollectives(const TwoRanks& ranks,
   exchange(pointToPoint, 64);
   EXPECT_EQ(links[0]->latestCallFrom(), 2u);
   EXPECT_EQ(links[1]->latestCallFrom(), 2u);
+}
+
+namespace {
+
+// `count` elements of `dtype` from `seed`: finite values for the floating
+// types (no NaN, whose bits a sum need not keep), any bytes for the rest.
+std::vector<uint8_t> elementsOf(ncclDataType_t dtype, size_t count, int seed) {
+  std::vector<uint8_t> data =
+      makePayload(seed, 0, seed, count * dtypeSize(dtype));
+  for (size_t i = 0; i < count; ++i) {
+    const double value = static_cast<double>((i * 7 + seed) % 251) * 0.75 - 90;
+    if (dtype == ncclFloat32) {
+      const float narrow = static_cast<float>(value);
+      std::memcpy(&data[i * 4], &narrow, 4);
+    } else if (dtype == ncclFloat64) {
+      std::memcpy(&data[i * 8], &value, 8);
+    }
+  }
+  return data;
+}
+
+}  // namespace
+
+void expectCombiningReceivesReduce(Link& sender, Link& receiver,
+                                   const std::vector<size_t>& counts) {
+  ASSERT_TRUE(receiver.reducesOnReceive());
+  Reduction average;
+  average.divisor = 2;
+  const std::vector<std::pair<ncclDataType_t, Reduction>> reductions = {
+      {ncclFloat32, Reduction{}},
+      {ncclFloat32, average},
+      {ncclInt32, Reduction{ncclInt32, ncclMax}},
+      {ncclUint8, Reduction{}},
+      {ncclFloat64, Reduction{}}};
+  int seed = 0;
+  for (const auto& [dtype, base] : reductions)
+    for (size_t count : counts)
+      for (bool inPlace : {false, true})
+        for (bool incomingFirst : {false, true}) {
+          ReceiveCombine combine{base, incomingFirst};
+          combine.reduction.dtype = dtype;
+          const size_t bytes = count * dtypeSize(dtype);
+          std::vector<uint8_t> sent = elementsOf(dtype, count, ++seed);
+          std::vector<uint8_t> local = elementsOf(dtype, count, ++seed);
+          std::vector<uint8_t> expected(bytes);
+          const void* sources[2] = {local.data(), sent.data()};
+          if (incomingFirst) std::swap(sources[0], sources[1]);
+          hostReduce(expected.data(), sources, 2, count, combine.reduction);
+          std::vector<uint8_t> out(bytes, 0xee);
+          void* dst = inPlace ? local.data() : out.data();
+          auto send = sender.send(sent.data(), bytes, kTestCall);
+          auto recv =
+              receiver.recvReduce(dst, local.data(), bytes, combine, kTestCall);
+          std::thread sending(
+              [&] { send->wait(AbortSignal(), kLinkWaitSeconds); });
+          recv->wait(AbortSignal(), kLinkWaitSeconds);
+          sending.join();
+          EXPECT_EQ(std::memcmp(dst, expected.data(), bytes), 0)
+              << "dtype " << dtype << " op " << combine.reduction.op
+              << (combine.reduction.divisor ? " (average)" : "") << " count "
+              << count << " in place " << inPlace << " incoming first "
+              << incomingFirst;
+        }
 }
 
 void expectSilentPeerTimesOut(Link& link) {

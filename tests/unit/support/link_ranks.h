@@ -91,6 +91,14 @@ void expectCallerAbortEndsAWait(Link& link);
 void expectTransportAbortFailsWaits(Link& link, AbortSignal& transportAbort);
 void expectSilentPeerTimesOut(Link& link);
 
+// A combining receive (Link::recvReduce) on `receiver` of what `sender`
+// sends plainly ends bitwise as hostReduce of the local buffer and what
+// arrived: for `counts` elements of a float32 sum and average, an int32
+// max, a uint8 sum and a float64 sum (elements of 1, 4 and 8 bytes), in
+// place (the destination is the local buffer) and not, in either order.
+void expectCombiningReceivesReduce(Link& sender, Link& receiver,
+                                   const std::vector<size_t>& counts);
+
 // Two linked ranks, 0 and 1, as the checks of calls that disagree use
 // them (fresh links each: the checks break them).
 struct TwoRanks {
