@@ -5,6 +5,7 @@
 // them so that each thread's part is worth its hand-off.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "domain/host/host_collectives.h"
@@ -35,6 +36,11 @@ class HostComm : public Executor,
   // Compares the calls the peers published with this rank's (a rank whose
   // operation waited for no peer learns only here that they disagree).
   ncclResult_t asyncError() const override;
+  // Work its waits for peers do between their looks (ShmWorld::
+  // setWhileWaiting). Before the first operation.
+  void setWhileWaiting(std::function<void()> work) {
+    world_.setWhileWaiting(std::move(work));
+  }
 
  private:
   HostComm(Oob& oob, const ShmSettings& settings, double timeoutSeconds,

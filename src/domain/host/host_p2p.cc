@@ -135,7 +135,7 @@ void HostCollectives::sendRecv(const std::vector<const Op*>& ops) {
     while (!anyReady()) {
       for (int peer = 0; peer < nranks_; ++peer)
         if (!sends[peer].empty() || !recvs[peer].empty()) wait.checkPeer(peer);
-      wait.pause();
+      world_.pause(wait);
       world_.board().checkReports();
     }
   }

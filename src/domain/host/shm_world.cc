@@ -122,7 +122,7 @@ void ShmWorld::waitFor(ShmCounter& flag, uint64_t target, int peer,
                    marks_.global(peer), leg);
   SpinWait wait = makeWait(what, peer);
   while (!reached(flag, target)) {
-    wait.pause();
+    pause(wait);
     board_->checkPeer(peer);
     board_->checkReports();
   }

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -55,6 +56,17 @@ class ShmWorld {
   // Starts a back-off wait bound to this world's signals and timeout.
   SpinWait makeWait(const char* what, int peer) {
     return SpinWait(*abort_, liveness_.get(), timeoutSeconds_, what, peer);
+  }
+  // Work that every wait for a peer does between its looks: the host
+  // engine moves its rank's transfers to other domains there. Set before
+  // the first operation.
+  void setWhileWaiting(std::function<void()> work) {
+    whileWaiting_ = std::move(work);
+  }
+  // One back-off pause of `wait`, then that work.
+  void pause(SpinWait& wait) {
+    wait.pause();
+    if (whileWaiting_) whileWaiting_();
   }
 
   // Collective flags of rank r, all holding round numbers:
@@ -126,6 +138,7 @@ class ShmWorld {
   std::vector<ShmSegment> segments_;
   std::vector<void*> bases_;
   std::unique_ptr<CallBoard> board_;
+  std::function<void()> whileWaiting_;
 };
 
 }  // namespace hetccl

@@ -52,8 +52,18 @@ HostPlanExecutor::HostPlanExecutor(int rank, const DomainMap& domains,
   context_.oneShotMaxBytes = plans.oneShotMaxBytes;
   context_.tuning = plans.tuning;
   context_.data = &data_;
-  context_.domainReadsBlocksApart =
-      dynamic_cast<HostComm*>(domainComm_.get()) != nullptr;
+  auto* hostComm = dynamic_cast<HostComm*>(domainComm_.get());
+  context_.domainReadsBlocksApart = hostComm != nullptr;
+  // A shm link without a progress thread moves only while its rank posts
+  // or waits. A rank whose domain step waits for its domain peer must move
+  // its own sends across meanwhile: a rank of the other domain may wait
+  // for them, and that rank's domain peer for it, while this rank's peer
+  // waits for that one (4 CPU ranks in 2 domains stopped so, on 2 cores).
+  if (hostComm)
+    hostComm->setWhileWaiting(
+        [links = std::weak_ptr<CrossDomainLinks>(links_)] {
+          if (auto held = links.lock()) held->poll();
+        });
   context_.decisions = &decisions_;
   if (timeline_)
     context_.onWaited =
