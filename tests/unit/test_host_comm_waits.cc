@@ -23,69 +23,52 @@ constexpr int kRanks = 2;
 constexpr size_t kCount = 1000;
 constexpr auto kLate = std::chrono::milliseconds(100);
 
-// Runs `op` (built per rank from its buffers) on 2 ranks, rank 1 joining
-// kLate after rank 0; returns how often each rank's waits did their work.
-template <typename MakeOp>
-std::vector<int> workWhileRankOneIsLate(
-    std::vector<std::vector<float>>& sends,
-    std::vector<std::vector<float>>& outputs, MakeOp makeOp) {
+struct LateRun {
+  std::vector<int> work;  // how often each rank's waits did it
+  std::vector<std::vector<float>> outputs;
+};
+
+// Runs the op of `kind` on 2 ranks, rank r sending kCount values of r + 1
+// (to rank `1 - r` for a send), rank 1 joining kLate after rank 0.
+LateRun runWithRankOneLate(OpKind kind) {
   InProcessWorld world(kRanks);
   std::atomic<int> work[kRanks] = {};
+  LateRun run;
+  run.outputs.assign(kRanks, std::vector<float>(kCount, 0.0f));
   runRanks(kRanks, [&](int rank) {
     InProcessOob oob(world, rank);
     auto comm = HostComm::create(oob, ShmSettings::fromEnvironment(),
                                  /*timeoutSeconds=*/60,
                                  std::make_shared<AbortSignal>(), nullptr);
     comm->setWhileWaiting([&work, rank] { work[rank].fetch_add(1); });
+    std::vector<float> send(kCount, rank + 1.0f);
+    Op op;
+    op.kind = kind == OpKind::Send && rank == 0 ? OpKind::Recv : kind;
+    op.sendbuff = send.data();
+    op.recvbuff = run.outputs[rank].data();
+    op.count = kCount;
+    op.dtype = ncclFloat32;
+    op.root = 1 - rank;  // the peer of a send or receive
     if (rank == 1) std::this_thread::sleep_for(kLate);
-    comm->launch({makeOp(rank, sends[rank], outputs[rank])}, nullptr);
+    comm->launch({op}, nullptr);
     EXPECT_TRUE(comm->drain(10));
   });
-  return {work[0].load(), work[1].load()};
+  run.work = {work[0].load(), work[1].load()};
+  return run;
 }
 
 TEST(HostCommWaits, AWaitForACollectivesPeerDoesTheWork) {
-  std::vector<std::vector<float>> sends, outputs(kRanks);
-  for (int rank = 0; rank < kRanks; ++rank) {
-    sends.emplace_back(kCount, rank + 1.0f);
-    outputs[rank].assign(kCount, 0.0f);
-  }
-  const std::vector<int> work = workWhileRankOneIsLate(
-      sends, outputs,
-      [](int, std::vector<float>& send, std::vector<float>& out) {
-        Op op;
-        op.kind = OpKind::AllReduce;
-        op.sendbuff = send.data();
-        op.recvbuff = out.data();
-        op.count = kCount;
-        op.dtype = ncclFloat32;
-        return op;
-      });
-  EXPECT_GT(work[0], 0) << "rank 0 waited for rank 1 without doing the work";
+  const LateRun run = runWithRankOneLate(OpKind::AllReduce);
+  EXPECT_GT(run.work[0], 0) << "rank 0 waited for rank 1 without the work";
   for (int rank = 0; rank < kRanks; ++rank)
-    EXPECT_EQ(outputs[rank], std::vector<float>(kCount, 3.0f)) << rank;
+    EXPECT_EQ(run.outputs[rank], std::vector<float>(kCount, 3.0f)) << rank;
 }
 
+// Rank 1 sends, rank 0 receives.
 TEST(HostCommWaits, AWaitForAMatchingSendDoesTheWork) {
-  std::vector<std::vector<float>> sends, outputs(kRanks);
-  for (int rank = 0; rank < kRanks; ++rank) {
-    sends.emplace_back(kCount, rank + 1.0f);
-    outputs[rank].assign(kCount, 0.0f);
-  }
-  const std::vector<int> work = workWhileRankOneIsLate(
-      sends, outputs,
-      [](int rank, std::vector<float>& send, std::vector<float>& out) {
-        Op op;
-        op.kind = rank == 0 ? OpKind::Recv : OpKind::Send;
-        op.sendbuff = send.data();
-        op.recvbuff = out.data();
-        op.count = kCount;
-        op.dtype = ncclFloat32;
-        op.root = 1 - rank;
-        return op;
-      });
-  EXPECT_GT(work[0], 0) << "rank 0 waited for rank 1 without doing the work";
-  EXPECT_EQ(outputs[0], std::vector<float>(kCount, 2.0f));
+  const LateRun run = runWithRankOneLate(OpKind::Send);
+  EXPECT_GT(run.work[0], 0) << "rank 0 waited for rank 1 without the work";
+  EXPECT_EQ(run.outputs[0], std::vector<float>(kCount, 2.0f));
 }
 
 }  // namespace
