@@ -18,8 +18,8 @@ namespace {
 // 0.01-0.31 s here, 0.39 s at most under the sanitizer beside 4 busy
 // loops. On a machine too loaded to run the probes' threads it waits up
 // to 1 s for the others to take it, and they hold it up to 2 s without
-// its word; CI's sanitizer pass once saw three ranks fail later than 1 s.
-// So the protocol's bound and a second.
+// its word; the sanitizer pass of scripts/test.sh once saw three ranks
+// fail later than 1 s. So the protocol's bound and a second.
 constexpr double kDetectSeconds = 3.0;
 constexpr double kAbortSeconds = 5.0;
 constexpr size_t kCount = 64;
