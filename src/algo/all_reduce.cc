@@ -45,11 +45,13 @@ struct ChunkExchange {
   bool combinedOnReceive = false;
 };
 
-// Whether every partial this rank reduces can be combined as it arrives.
-bool combinesOnReceive(const PlanContext& ctx, const ChunkExchange& x) {
+// Whether every partial this rank reduces of `pieces` can be combined as
+// it arrives.
+bool combinesOnReceive(const PlanContext& ctx,
+                       const std::vector<Piece>& pieces) {
   if (ctx.domains->count() != 2) return false;
   const int other = 1 - ctx.domain();
-  for (const Piece& piece : *x.pieces)
+  for (const Piece& piece : pieces)
     if (piece.reducerDomain == ctx.domain() &&
         !ctx.combinesOnReceive(piece.owners[other]))
       return false;
@@ -63,7 +65,7 @@ void startExchange(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
   size_t elt = dtypeSize(op.dtype);
   int domains = ctx.domains->count();
   char* scratch = x.scratch;
-  x.combinedOnReceive = combinesOnReceive(ctx, x);
+  x.combinedOnReceive = combinesOnReceive(ctx, *x.pieces);
   auto* recv = static_cast<char*>(op.recvbuff) + x.offset * elt;
   for (const Piece& piece : *x.pieces) {
     size_t bytes = piece.range.size() * elt;
@@ -138,9 +140,11 @@ void completeChunk(const PlanContext& ctx, const Op& op, ChunkExchange& x) {
       x.count);
 }
 
-// Scratch for the partials one chunk's pieces bring to this rank.
+// Scratch for the partials one chunk's pieces bring to this rank: none
+// where they are combined as they arrive.
 size_t scratchFor(const PlanContext& ctx, const std::vector<Piece>& pieces,
                   size_t elt) {
+  if (combinesOnReceive(ctx, pieces)) return 0;
   size_t bytes = 0;
   for (const Piece& piece : pieces)
     if (piece.reducerDomain == ctx.domain())

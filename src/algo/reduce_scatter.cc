@@ -30,7 +30,8 @@ namespace {
 // the domains' partials of this rank's blocks as they arrive. A part a
 // rank has no use for takes no room: no layout where the partial is the
 // input or the domain reads the blocks where they lie; no partial where
-// the input is it.
+// the input is it; no room for the partials that arrive where they are
+// combined as they do.
 struct ChunkScratch {
   char* laidOut;
   char* owned;
@@ -76,6 +77,18 @@ void receiveCombining(const PlanContext& ctx, const Op& op, Chunk& chunk,
       chunk.ownPartial + first * elt, count * elt, combine));
 }
 
+// Whether the other domain's partial of this rank's block is combined
+// with this domain's as it arrives: between 2 domains, where this rank's
+// partial is its input (partialIsInput) or, over domains of one size
+// (`matching`), the matching rank's; from ranks whose links combine.
+bool partialCombinesOnReceive(const PlanContext& ctx, const Op& op,
+                              bool matching) {
+  if (ctx.domains->count() != 2) return false;
+  const std::vector<int>& others = ctx.domains->members(1 - ctx.domain());
+  if (matching) return combinesOnReceive(ctx, {others[ctx.localRank()]});
+  return partialIsInput(ctx, op) && combinesOnReceive(ctx, others);
+}
+
 // Whether every domain's ranks are evenly spaced and its library reads
 // blocks that far apart (reduceBlocksWhereTheyLie).
 bool blocksLieEvenly(const PlanContext& ctx);
@@ -96,9 +109,10 @@ std::array<size_t, 3> scratchParts(const PlanContext& ctx, const Op& op,
   const bool inPlace = partialIsInput(ctx, op);
   const bool laysOut = !inPlace && !(matching && blocksLieEvenly(ctx));
   const size_t share = domainShare(ctx, matching, count);
+  const bool combining = partialCombinesOnReceive(ctx, op, matching);
   return {laysOut ? n * elt : 0,
           inPlace ? 0 : (n - (ctx.domainSize() - 1) * share) * elt,
-          ctx.domains->count() * count * elt};
+          combining ? 0 : ctx.domains->count() * count * elt};
 }
 
 ChunkScratch chunkScratch(const PlanContext& ctx, const Op& op, bool matching,
@@ -141,10 +155,7 @@ void startChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
 
   std::vector<Op> transfers;
   ElementRange ownPart = ownedRange(chunk.count, size, ctx.localRank());
-  const int otherDomain = 1 - ctx.domain();
-  chunk.combinedOnReceive =
-      inPlace && domains == 2 &&
-      combinesOnReceive(ctx, ctx.domains->members(otherDomain));
+  chunk.combinedOnReceive = partialCombinesOnReceive(ctx, op, false);
   auto ownedOf = [&](int b) {
     return inPlace ? static_cast<const char*>(op.sendbuff) +
                          (b * op.count + chunk.offset) * elt
@@ -174,7 +185,7 @@ void startChunk(const PlanContext& ctx, const Op& op, Chunk& chunk) {
   }
   chunk.across = startSendRecv(ctx, transfers);
   if (!chunk.combinedOnReceive) return;
-  const std::vector<int>& senders = ctx.domains->members(otherDomain);
+  const std::vector<int>& senders = ctx.domains->members(1 - ctx.domain());
   for (int i = 0; i < static_cast<int>(senders.size()); ++i) {
     ElementRange part = ownedRange(chunk.count, senders.size(), i);
     if (part.size() > 0)
@@ -280,8 +291,7 @@ void startChunkForMatchingRanks(const PlanContext& ctx, const Op& op,
   auto matchingRank = [&](int d) {
     return ctx.domains->members(d)[ctx.localRank()];
   };
-  chunk.combinedOnReceive =
-      domains == 2 && combinesOnReceive(ctx, {matchingRank(1 - ctx.domain())});
+  chunk.combinedOnReceive = partialCombinesOnReceive(ctx, op, true);
   std::vector<Op> transfers;
   for (int d = 0; d < domains; ++d) {
     if (d == ctx.domain()) continue;

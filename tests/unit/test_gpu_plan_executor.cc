@@ -27,6 +27,7 @@
 #include "runtime/host/emulated_device_module.h"
 #include "runtime/host/host_runtime.h"
 #include "support/in_process_oob.h"
+#include "support/scoped_env.h"
 #include "support/thread_ranks.h"
 #include "util/dtype.h"
 
@@ -110,7 +111,7 @@ struct EngineRank {
   int rank;
   int nranks;
   Executor& engine;
-  Executor& hostPlans;
+  HostPlanExecutor& hostPlans;
   StreamHandle stream;      // an emulated device stream
   StreamHandle hostStream;  // a host runtime stream
   AbortSignal& abort;
@@ -321,6 +322,39 @@ TEST(GpuPlanExecutor, EveryCollectiveInPlaceMatchesTheHostPlans) {
 
 TEST(GpuPlanExecutor, EveryCollectiveMatchesTheHostPlansOverTcp) {
   compareWithHostPlans({{0, 1, 1, 0}, "tcp"}, everyCollective(4));
+}
+
+// Between 2 domains whose links combine on receive (a CPU rank's shm and
+// tcp links), the host plans' reduce-scatter and all-reduce take no
+// scratch for the partials that arrive: ranks alone in their domain, whose
+// partial is their input, hold none. A rank of 2 whose domain meets one
+// rank lays its input out and holds scratch. (The one-shot plans, for
+// small messages, keep theirs.)
+TEST(GpuPlanExecutor, HostPlansCombiningOnReceiveHoldNoPartialsScratch) {
+  ScopedEnv pipelined("HETCCL_ONE_SHOT_MAX", "0");
+  const std::vector<Op> reductions = {
+      makeOp(OpKind::ReduceScatter, ncclFloat32),
+      makeOp(OpKind::AllReduce, ncclFloat32)};
+  const auto scratchOf = [&](const Layout& layout) {
+    std::vector<size_t> held(layout.labels.size());
+    runEngineRanks(layout, [&](EngineRank& r) {
+      std::vector<Buffers> buffers;
+      for (const Op& op : reductions)
+        buffers.push_back(buffersFor(op, r.rank, r.nranks));
+      for (size_t i = 0; i < reductions.size(); ++i)
+        r.hostPlans.launch({withBuffers(reductions[i], buffers[i])},
+                           r.hostStream);
+      hostRuntimeImpl().synchronize(r.hostStream);
+      ASSERT_FALSE(r.abort.raised()) << r.abort.reason();
+      held[r.rank] = r.hostPlans.scratchHeld();
+    });
+    return held;
+  };
+  EXPECT_EQ(scratchOf({{0, 1}}), std::vector<size_t>(2, 0));
+  EXPECT_EQ(scratchOf({{0, 1}, "tcp"}), std::vector<size_t>(2, 0));
+  const std::vector<size_t> uneven = scratchOf({{0, 0, 1}});
+  EXPECT_GT(uneven[0], 0u);
+  EXPECT_GT(uneven[1], 0u);
 }
 
 // Transfers taking three pairs of staging streams in turn compute what

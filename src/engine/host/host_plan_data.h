@@ -25,6 +25,8 @@ class HostPlanData : public PlanData {
               const Reduction& reduction) override;
   void copy(void* dst, const void* src, size_t bytes) override;
   char* scratch(size_t bytes) override;
+  // Bytes of scratch the plans have asked for so far (held until the end).
+  size_t scratchHeld() const { return scratch_.size(); }
 
  private:
   MemoryWorkers workers_;

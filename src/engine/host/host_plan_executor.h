@@ -46,6 +46,10 @@ class HostPlanExecutor : public Executor,
   std::optional<LibraryCost> timeDomainLibrary(int rounds) override;
   void retune(const PlanSettings& plans) override;
 
+  // The plans' scratch in bytes (HostPlanData::scratchHeld), once the
+  // launches are done.
+  size_t scratchHeld() const { return data_.scratchHeld(); }
+
  private:
   HostPlanExecutor(int rank, const DomainMap& domains,
                    std::shared_ptr<CrossDomainLinks> links,
