@@ -30,7 +30,11 @@
 #   graphs      PyTorch: a step with collectives captured in a CUDA graph,
 #               replayed 100 times with new inputs and compared bit for bit
 #               with the eager step (2 ranks in 2 domains over shm, and over
-#               tcp, where the staging proxy's part starts at each replay)
+#               tcp, where the staging proxy's part starts at each replay),
+#               then over tcp with CUDA_DEVICE_MAX_CONNECTIONS=1: where the
+#               two processes share one GPU, replays over tcp with CUDA's
+#               default hardware queues ran 0.17x eager and with one queue
+#               1.06x (bench/results/graph-replays-two-processes-2026-12-06.md)
 #   faults      tests/gpu/gpu_faults.py: 2 GPU ranks in 2 domains over shm
 #               and over tcp (pretend hosts A,B) in a loop of checked
 #               all-reduces; rank 1 killed (SIGKILL) or stopped (SIGSTOP,
@@ -479,16 +483,20 @@ step_one_process() {
 # with collectives captured in a CUDA graph and replayed 100 times against
 # the eager step, over shm (stream-driven) and over tcp (staged).
 step_graphs() {
-  local script=$repo/tests/gpu/torch_graph_collectives.py code_shm code_tcp
-  HETCCL_DOMAINS=split:2 timeout $((limit / 2)) "${preload[@]}" "${torchrun[@]}" \
-    "$script" >"$out/graphs-shm.log" 2>&1
+  local script=$repo/tests/gpu/torch_graph_collectives.py code_shm code_tcp code_queue
+  local logs=("$out/graphs-shm.log" "$out/graphs-tcp.log" "$out/graphs-tcp-one-queue.log")
+  HETCCL_DOMAINS=split:2 timeout $((limit / 3)) "${preload[@]}" "${torchrun[@]}" \
+    "$script" >"${logs[0]}" 2>&1
   code_shm=$?
-  HETCCL_DOMAINS=split:2 HETCCL_TRANSPORT=tcp timeout $((limit / 2)) "${preload[@]}" \
-    "${torchrun[@]}" "$script" >"$out/graphs-tcp.log" 2>&1
+  HETCCL_DOMAINS=split:2 HETCCL_TRANSPORT=tcp timeout $((limit / 3)) "${preload[@]}" \
+    "${torchrun[@]}" "$script" >"${logs[1]}" 2>&1
   code_tcp=$?
-  grep -h '^PASS\|^FAIL\|^TIMING\|Error' "$out/graphs-shm.log" "$out/graphs-tcp.log" | head -20
-  ((code_shm == 0 && code_tcp == 0)) && result=PASS
-  note="exit shm $code_shm, tcp $code_tcp; $(grep -h '^TIMING' "$out/graphs-shm.log" "$out/graphs-tcp.log" | cut -c1-100 | tr '\n' ' ')"
+  CUDA_DEVICE_MAX_CONNECTIONS=1 HETCCL_DOMAINS=split:2 HETCCL_TRANSPORT=tcp \
+    timeout $((limit / 3)) "${preload[@]}" "${torchrun[@]}" "$script" >"${logs[2]}" 2>&1
+  code_queue=$?
+  grep -h '^PASS\|^FAIL\|^TIMING\|Error' "${logs[@]}" | head -30
+  ((code_shm == 0 && code_tcp == 0 && code_queue == 0)) && result=PASS
+  note="exit shm $code_shm, tcp $code_tcp, tcp one queue $code_queue; $(grep -h '^TIMING rank 0' "${logs[@]}" | cut -c1-100 | tr '\n' ' ')"
 }
 
 # compute-sanitizer: on PATH, else the CUDA toolkit's.
