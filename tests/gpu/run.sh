@@ -32,9 +32,9 @@
 #               with the eager step (2 ranks in 2 domains over shm, and over
 #               tcp, where the staging proxy's part starts at each replay),
 #               then over tcp with CUDA_DEVICE_MAX_CONNECTIONS=1: where the
-#               two processes share one GPU, replays over tcp with CUDA's
-#               default hardware queues ran 0.17x eager and with one queue
-#               1.06x (bench/results/graph-replays-two-processes-2026-12-06.md)
+#               two processes share one GPU, replays over tcp with several
+#               hardware queues ran 0.16-0.18x eager and with one queue
+#               1.06-1.07x (bench/results/graph-replays-two-processes-2026-12-06.md)
 #   faults      tests/gpu/gpu_faults.py: 2 GPU ranks in 2 domains over shm
 #               and over tcp (pretend hosts A,B) in a loop of checked
 #               all-reduces; rank 1 killed (SIGKILL) or stopped (SIGSTOP,
