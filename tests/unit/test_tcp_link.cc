@@ -530,16 +530,21 @@ TEST(TcpLink, AskingForAMissingLinkIsAnError) {
 namespace hetccl {
 namespace {
 
-// 0 (the default) asks for one progress thread per 2 cores, 4 to 8, and as
-// many sockets per link; explicit values stand as they are.
+// 0 (the default) asks for a progress thread per core the rank's own
+// threads leave (4 of them), 4 to 12, and as many sockets per link;
+// explicit values stand as they are.
 TEST(TcpSettings, ThreadsFollowTheCoresAndSocketsTheThreadsByDefault) {
+  EXPECT_EQ(4, TcpSettings::threadsForCores(1));
+  EXPECT_EQ(4, TcpSettings::threadsForCores(2));
+  EXPECT_EQ(4, TcpSettings::threadsForCores(8));
+  EXPECT_EQ(5, TcpSettings::threadsForCores(9));
+  EXPECT_EQ(12, TcpSettings::threadsForCores(16));
+  EXPECT_EQ(12, TcpSettings::threadsForCores(128));
   {
     ScopedEnv threads("HETCCL_TCP_THREADS", nullptr);
     ScopedEnv sockets("HETCCL_TCP_SOCKETS", nullptr);
     const TcpSettings settings = TcpSettings::fromEnvironment();
-    EXPECT_EQ(TcpSettings::threadsForCores(), settings.threads);
-    EXPECT_GE(settings.threads, 4);
-    EXPECT_LE(settings.threads, 8);
+    EXPECT_EQ(TcpSettings::threadsForCores(availableCores()), settings.threads);
     EXPECT_EQ(settings.threads, settings.socketsPerLink);
   }
   ScopedEnv threads("HETCCL_TCP_THREADS", "3");

@@ -12,13 +12,20 @@ namespace hetccl {
 // H200 machine (16 cores, tcp over loopback, 256 MB), 8 threads and
 // sockets moved 9.3-11.2 GB/s each way both ways at once where 4 moved
 // 5.7-8.2, and 20-28 GB/s one way where 4 moved 12.5-18
-// (bench/results/cross-host-2026-12-02.md); on 2 cores 8 moved no more.
-int TcpSettings::threadsForCores() {
-  constexpr int kCoresPerThread = 2;
+// (bench/results/cross-host-2026-12-02.md). The link alone gains little
+// from more than 8, but the staged GPU path, whose pieces (2 MiB) are cut
+// into a part per thread, does: on 16-core H100 machines, 2 GPU ranks as
+// pretend hosts moved 64-256 MB collectives 1.0-1.4x as fast on 12
+// threads as on 8 (6 paired rounds in two calls), CPU ranks as fast or
+// faster, while 6, 10 and 16 did no better than 12
+// (bench/results/tcp-threads-h100-2026-12-06.md). The rank's own threads
+// (the caller, the GPU engine's proxy, the memory helpers) keep 4 cores;
+// on 2 cores 8 threads moved no more than 4.
+int TcpSettings::threadsForCores(int cores) {
+  constexpr int kCoresForTheRank = 4;
   constexpr int kMinAutoThreads = 4;
-  constexpr int kMaxAutoThreads = 8;
-  return std::clamp(availableCores() / kCoresPerThread, kMinAutoThreads,
-                    kMaxAutoThreads);
+  constexpr int kMaxAutoThreads = 12;
+  return std::clamp(cores - kCoresForTheRank, kMinAutoThreads, kMaxAutoThreads);
 }
 
 // A thread that sleeps while its transfers are in flight is woken for
@@ -43,7 +50,7 @@ int TcpSettings::busyPollForCores(int pollMicroseconds) {
 TcpSettings TcpSettings::fromEnvironment() {
   TcpSettings s;
   s.threads = static_cast<int>(readInteger(kTcpThreads));
-  if (s.threads == 0) s.threads = threadsForCores();
+  if (s.threads == 0) s.threads = threadsForCores(availableCores());
   s.socketsPerLink = static_cast<int>(readInteger(kTcpSockets));
   if (s.socketsPerLink == 0) s.socketsPerLink = s.threads;
   s.stripeBytes = readBytes(kTcpChunk);

@@ -38,8 +38,9 @@ struct TcpSettings {
 
   // Throws ncclInvalidArgument for the first bad value.
   static TcpSettings fromEnvironment();
-  // One thread per 2 cores this process may run on, 4 to 8.
-  static int threadsForCores();
+  // For a process that may run on `cores` cores: what the rank's own
+  // threads leave of them, 4 to 12.
+  static int threadsForCores(int cores);
   // 1000 us where this process may run on 8 cores or more, else
   // `pollMicroseconds`.
   static int busyPollForCores(int pollMicroseconds);
