@@ -33,6 +33,7 @@
 #include "transport/posted_request.h"
 #include "transport/tcp/striped_channel.h"
 #include "transport/tcp/tcp_connect.h"
+#include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_wire.h"
 #include "util/authenticated_acceptor.h"
 #include "util/cpu_cores.h"
@@ -148,7 +149,7 @@ TEST(StripedChannel, ACombiningReceiveCarriesElementsThatAReadCut) {
   auto request = std::make_shared<PostedRequest>(TransferName{kBytes, false, 0},
                                                  std::chrono::microseconds(0));
   channel.postRecv(
-      request, out.data(), kBytes, kTestCall,
+      request, out.data(), kBytes, kTestCall, 0,
       ReceiveCombining{reinterpret_cast<uint8_t*>(local.data()), combine});
 
   std::vector<uint8_t> stream;
@@ -459,6 +460,44 @@ TEST(TcpLink, MismatchedSizesAreReported) {
   EXPECT_EQ(e.code(), ncclInvalidUsage);
   EXPECT_NE(std::string(e.what()).find("5000-byte"), std::string::npos)
       << e.what();
+}
+
+// Transfers around the size that keeps to a link's small lane (64 KiB)
+// and the one that is cut over every lane, among 3 ranks (their pairs
+// take different small lanes) on 4 lanes; every byte checked.
+TEST(TcpLink, TransfersAroundTheSmallLaneSizeAndTheSplit) {
+  ScopedEnv threads("HETCCL_TCP_THREADS", "4");
+  Ranks ranks = makeRanks(3);
+  constexpr size_t kSmall = TcpLink::kPolledBytes;
+  constexpr size_t kSplit = 4 * kTcpSplitBytes;
+  exchangeAll(ranks, {kSmall - 1, kSmall, kSmall + 1, 1, kSmall + 64, 0,
+                      kSplit - 1, kSplit, kSmall, 3, kSplit + 1});
+}
+
+// Two transfers whose sizes the ends swap across the small lane's size:
+// both ends place each transfer by its own size, so a stripe of the
+// second send reaches the first receive on the same lane. The transfer
+// number in its header makes that an error, never a match.
+TEST(TcpLink, AReceiveNeverTakesAnotherTransfersStripe) {
+  ScopedEnv threads("HETCCL_TCP_THREADS", "4");
+  constexpr size_t kLarge = 100 * 1024, kSmall = 3000;
+  // Declared first: they must outlive the transfers still pending.
+  std::vector<uint8_t> large(kLarge, 1), small(kSmall, 2);
+  std::vector<uint8_t> intoSmall(kSmall), intoLarge(kLarge);
+  Ranks ranks = makeRanks(2);
+  auto sendLarge =
+      ranks.transports[0]->link(1)->send(large.data(), kLarge, kTestCall);
+  auto sendSmall =
+      ranks.transports[0]->link(1)->send(small.data(), kSmall, kTestCall);
+  auto recvSmall =
+      ranks.transports[1]->link(0)->recv(intoSmall.data(), kSmall, kTestCall);
+  auto recvLarge =
+      ranks.transports[1]->link(0)->recv(intoLarge.data(), kLarge, kTestCall);
+  Error e = expectError([&] { recvSmall->wait(AbortSignal(), kWaitSeconds); });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  EXPECT_NE(std::string(e.what()).find("transfer #1"), std::string::npos)
+      << e.what();
+  EXPECT_EQ(intoSmall, std::vector<uint8_t>(kSmall, 0));
 }
 
 TwoRanks twoOf(Ranks& ranks) {
