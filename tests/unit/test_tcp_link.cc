@@ -477,7 +477,8 @@ TEST(TcpLink, TransfersAroundTheSmallLaneSizeAndTheSplit) {
 // Two transfers whose sizes the ends swap across the small lane's size:
 // both ends place each transfer by its own size, so a stripe of the
 // second send reaches the first receive on the same lane. The transfer
-// number in its header makes that an error, never a match.
+// number in its header makes that an error, never a match (the receive's
+// buffer is undefined once it failed, as with sizes that differ).
 TEST(TcpLink, AReceiveNeverTakesAnotherTransfersStripe) {
   ScopedEnv threads("HETCCL_TCP_THREADS", "4");
   constexpr size_t kLarge = 100 * 1024, kSmall = 3000;
@@ -497,7 +498,6 @@ TEST(TcpLink, AReceiveNeverTakesAnotherTransfersStripe) {
   EXPECT_EQ(e.code(), ncclInvalidUsage);
   EXPECT_NE(std::string(e.what()).find("transfer #1"), std::string::npos)
       << e.what();
-  EXPECT_EQ(intoSmall, std::vector<uint8_t>(kSmall, 0));
 }
 
 TwoRanks twoOf(Ranks& ranks) {

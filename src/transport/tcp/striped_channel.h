@@ -66,7 +66,6 @@ class StripedChannel {
   // Whether a transfer is queued that has not completed.
   bool inFlight() const { return !sends_.empty() || !receives_.empty(); }
 
-  // Queue a transfer; fail it at once if the channel is broken.
   // Queue a transfer, the link's `number` in its direction; fail it at
   // once if the channel is broken.
   void postSend(std::shared_ptr<PostedRequest> request, const void* data,

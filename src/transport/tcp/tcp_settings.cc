@@ -15,9 +15,9 @@ namespace hetccl {
 // (bench/results/cross-host-2026-12-02.md). The link alone gains little
 // from more than 8, but the staged GPU path, whose pieces (2 MiB) are cut
 // into a part per thread, does: on 16-core H100 machines, 2 GPU ranks as
-// pretend hosts moved 64-256 MB collectives 1.0-1.4x as fast on 12
-// threads as on 8 (6 paired rounds in two calls), CPU ranks as fast or
-// faster, while 6, 10 and 16 did no better than 12
+// pretend hosts moved 64-256 MB collectives 1.06-1.71x as fast on 12
+// threads as on 8 (in 48 of 48 paired rounds, two calls), CPU ranks
+// within their noise, while 4, 6, 10 and 16 did worse than 12
 // (bench/results/tcp-threads-h100-2026-12-06.md). The rank's own threads
 // (the caller, the GPU engine's proxy, the memory helpers) keep 4 cores;
 // on 2 cores 8 threads moved no more than 4.
