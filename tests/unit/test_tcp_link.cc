@@ -33,7 +33,6 @@
 #include "transport/posted_request.h"
 #include "transport/tcp/striped_channel.h"
 #include "transport/tcp/tcp_connect.h"
-#include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_wire.h"
 #include "util/authenticated_acceptor.h"
 #include "util/cpu_cores.h"
@@ -149,7 +148,7 @@ TEST(StripedChannel, ACombiningReceiveCarriesElementsThatAReadCut) {
   auto request = std::make_shared<PostedRequest>(TransferName{kBytes, false, 0},
                                                  std::chrono::microseconds(0));
   channel.postRecv(
-      request, out.data(), kBytes, kTestCall, 0,
+      request, out.data(), kBytes, kTestCall,
       ReceiveCombining{reinterpret_cast<uint8_t*>(local.data()), combine});
 
   std::vector<uint8_t> stream;
@@ -462,41 +461,33 @@ TEST(TcpLink, MismatchedSizesAreReported) {
       << e.what();
 }
 
-// Transfers around the size that keeps to a link's small lane (64 KiB)
-// and the one that is cut over every lane, among 3 ranks (their pairs
-// take different small lanes) on 4 lanes; every byte checked.
-TEST(TcpLink, TransfersAroundTheSmallLaneSizeAndTheSplit) {
+// A send and a receive whose counts differ, one of them small enough to go
+// whole to a lane and the other cut into a part per lane, with nothing
+// posted after them: both ends place the transfer's first bytes by its
+// number, so the receive meets the send's stripe and fails at once (a
+// placement by size would leave each waiting on its own lane).
+TEST(TcpLink, APointToPointPairOfDifferentSizesFailsAtOnce) {
   ScopedEnv threads("HETCCL_TCP_THREADS", "4");
-  Ranks ranks = makeRanks(3);
-  constexpr size_t kSmall = TcpLink::kPolledBytes;
-  constexpr size_t kSplit = 4 * kTcpSplitBytes;
-  exchangeAll(ranks, {kSmall - 1, kSmall, kSmall + 1, 1, kSmall + 64, 0,
-                      kSplit - 1, kSplit, kSmall, 3, kSplit + 1});
-}
-
-// Two transfers whose sizes the ends swap across the small lane's size:
-// both ends place each transfer by its own size, so a stripe of the
-// second send reaches the first receive on the same lane. The transfer
-// number in its header makes that an error, never a match (the receive's
-// buffer is undefined once it failed, as with sizes that differ).
-TEST(TcpLink, AReceiveNeverTakesAnotherTransfersStripe) {
-  ScopedEnv threads("HETCCL_TCP_THREADS", "4");
-  constexpr size_t kLarge = 100 * 1024, kSmall = 3000;
-  // Declared first: they must outlive the transfers still pending.
-  std::vector<uint8_t> large(kLarge, 1), small(kSmall, 2);
-  std::vector<uint8_t> intoSmall(kSmall), intoLarge(kLarge);
+  std::vector<uint8_t> out(100 * 1024, 1), in(3000);
   Ranks ranks = makeRanks(2);
-  auto sendLarge =
-      ranks.transports[0]->link(1)->send(large.data(), kLarge, kTestCall);
-  auto sendSmall =
-      ranks.transports[0]->link(1)->send(small.data(), kSmall, kTestCall);
-  auto recvSmall =
-      ranks.transports[1]->link(0)->recv(intoSmall.data(), kSmall, kTestCall);
-  auto recvLarge =
-      ranks.transports[1]->link(0)->recv(intoLarge.data(), kLarge, kTestCall);
-  Error e = expectError([&] { recvSmall->wait(AbortSignal(), kWaitSeconds); });
+  CallSignature sent;
+  sent.call = OpKind::Send;
+  sent.count = out.size();
+  sent.dtype = ncclInt8;
+  sent.root = 1;
+  CallSignature posted = sent;
+  posted.call = OpKind::Recv;
+  posted.count = in.size();
+  posted.root = 0;
+  auto send = ranks.transports[0]->link(1)->send(out.data(), out.size(), sent);
+  auto recv = ranks.transports[1]->link(0)->recv(in.data(), in.size(), posted);
+  const Clock::time_point start = Clock::now();
+  Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
+  // Well before the wait's 20 s, even on a loaded machine.
+  EXPECT_LT(secondsSince(start), 5.0);
   EXPECT_EQ(e.code(), ncclInvalidUsage);
-  EXPECT_NE(std::string(e.what()).find("transfer #1"), std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("called recv(3000 x int8"),
+            std::string::npos)
       << e.what();
 }
 

@@ -47,20 +47,20 @@ StripedChannel::StripedChannel(int rank, int peer, std::vector<Socket> sockets,
 
 void StripedChannel::postSend(std::shared_ptr<PostedRequest> request,
                               const void* data, size_t bytes,
-                              const CallSignature& call, uint64_t number) {
+                              const CallSignature& call) {
   if (error_) return request->failWith(*error_);
   // The queue serves sends and receives alike; a send's bytes are only
   // ever read.
-  sends_.push(std::move(request), const_cast<void*>(data), bytes, call, number);
+  sends_.push(std::move(request), const_cast<void*>(data), bytes, call);
 }
 
 void StripedChannel::postRecv(
     std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-    const CallSignature& call, uint64_t number,
+    const CallSignature& call,
     const std::optional<ReceiveCombining>& combining) {
   if (error_) return request->failWith(*error_);
   if (combining && bounce_.empty()) bounce_.resize(kBounceBytes);
-  receives_.push(std::move(request), data, bytes, call, number, combining);
+  receives_.push(std::move(request), data, bytes, call, combining);
 }
 
 // A header is read whether or not a receive claims its stripe; the
@@ -157,7 +157,6 @@ bool StripedChannel::sendStep(size_t socket, Cursor& cursor,
     header.transferBytes = transfer.bytes;
     header.length = static_cast<uint32_t>(length);
     header.call = transfer.call;
-    header.transfer = transfer.number;
     header.encode(cursor.header);
   }
   // Header and payload leave in one system call.
@@ -247,14 +246,6 @@ void StripedChannel::checkHeaderOnce(Cursor& cursor, const Transfer& transfer,
   const StripeHeader header = decodeHeader(cursor);
   if (!callsAgree(header.call, transfer.call))
     disagree(header.call, transfer.call);
-  if (header.transfer != transfer.number)
-    fail(ncclInvalidUsage,
-         "rank %d sent its transfer #%llu (%llu bytes) where rank %d posted "
-         "its receive #%llu (%zu bytes): sends and receives on a link must "
-         "match in order and size",
-         peer_, static_cast<unsigned long long>(header.transfer),
-         static_cast<unsigned long long>(header.transferBytes), rank_,
-         static_cast<unsigned long long>(transfer.number), transfer.bytes);
   if (header.transferBytes != transfer.bytes || header.length != length)
     fail(ncclInvalidUsage,
          "rank %d sent a %llu-byte transfer where rank %d posted a %zu-byte "

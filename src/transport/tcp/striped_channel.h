@@ -66,13 +66,12 @@ class StripedChannel {
   // Whether a transfer is queued that has not completed.
   bool inFlight() const { return !sends_.empty() || !receives_.empty(); }
 
-  // Queue a transfer, the link's `number` in its direction; fail it at
-  // once if the channel is broken.
+  // Queue a transfer; fail it at once if the channel is broken.
   void postSend(std::shared_ptr<PostedRequest> request, const void* data,
-                size_t bytes, const CallSignature& call, uint64_t number);
+                size_t bytes, const CallSignature& call);
   void postRecv(
       std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-      const CallSignature& call, uint64_t number,
+      const CallSignature& call,
       const std::optional<ReceiveCombining>& combining = std::nullopt);
 
   // Move what socket `socket` takes / holds now, for as many stripes as

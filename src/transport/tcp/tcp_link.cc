@@ -57,13 +57,11 @@ std::shared_ptr<TransferRequest> TcpLink::post(
     auto request = std::make_shared<PostedRequest>(
         TransferName{length, sending, peer_},
         length <= kPolledBytes ? poll_ : std::chrono::microseconds(0));
-    const size_t lane = parts > 1               ? part
-                        : bytes <= kPolledBytes ? smallLane_
-                                                : number % lanes;
+    const size_t lane = parts == 1 ? number % lanes : part;
     std::optional<ReceiveCombining> partCombining = combining;
     if (partCombining) partCombining->local += offset;
     lanes_[lane]->post(channel_, direction, request, data + offset, length,
-                       call, number, partCombining);
+                       call, partCombining);
     requests.push_back(std::move(request));
     offset += length;
   }

@@ -2,20 +2,8 @@
 // transport's progress engines, one per lane of the link (a share of its
 // sockets with a thread of its own). A transfer of at least
 // kTcpSplitBytes per lane is cut into one part per lane, which move in
-// parallel; a smaller one goes whole to the next lane in turn, and one of
-// at most kPolledBytes to the link's small lane. Both ends count their
-// transfers each way alike and pick the same small lane, so they cut and
-// place them alike; each stripe carries its transfer's number, so ends
-// that disagree about a transfer's size (and so its lane) fail rather than
-// match a receive with another transfer's bytes.
-//
-// Small transfers keep to one lane because a lane's thread sleeps once it
-// has had nothing to do for HETCCL_TCP_POLL_US: small messages handed to
-// the lanes in turn find each lane's thread asleep at both ends, where one
-// lane carrying them one after another keeps polling. On 2 cores, 2 CPU
-// ranks over tcp, 64 B to 32 KiB collectives took 0.54-0.77x as long on
-// one lane as in turn over 4 (bench/results/tcp-small-lane-2026-12-06.md);
-// on 16 cores 12 lanes in turn had taken 3 us longer than 8.
+// parallel; a smaller one goes whole to the next lane in turn. Both ends
+// count their transfers each way alike, so they cut and place them alike.
 // Parts start on multiples of 64 bytes, so that a receive that combines
 // what arrives with a local buffer (recvReduce, where the stripes hold
 // whole elements too) finds whole elements in each.
@@ -48,15 +36,12 @@ class TcpLink : public Link {
   // Every part a link cuts starts on a multiple of this many bytes.
   static constexpr size_t kPartAlignment = 64;
 
-  // `smallLane`: the lane of this link's small transfers, the same at
-  // both ends.
-  TcpLink(int peer, size_t channel, size_t smallLane,
+  TcpLink(int peer, size_t channel,
           std::vector<std::shared_ptr<TcpProgressThread>> lanes,
           std::shared_ptr<const LinkCounters> counters,
           std::chrono::microseconds poll, size_t stripeBytes)
       : peer_(peer),
         channel_(channel),
-        smallLane_(smallLane),
         lanes_(std::move(lanes)),
         counters_(std::move(counters)),
         poll_(poll),
@@ -85,7 +70,6 @@ class TcpLink : public Link {
 
   const int peer_;
   const size_t channel_;  // this link's channel in every lane's engine
-  const size_t smallLane_;
   const std::vector<std::shared_ptr<TcpProgressThread>> lanes_;
   const std::shared_ptr<const LinkCounters> counters_;
   const std::chrono::microseconds poll_;

@@ -97,13 +97,10 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
     lanes_.push_back(std::make_shared<TcpProgressThread>(
         rank_, std::move(laneChannels), abort, settings_.pollMicroseconds,
         settings_.busyPollMicroseconds));
-  // Each pair's small transfers take a lane of their own, so that the
-  // links of a rank with many peers spread them over its threads.
   size_t index = 0;
   for (int peer : sortedPeers) {
-    const size_t smallLane = static_cast<size_t>(rank_ + peer) % lanes;
     links_[peer] = std::make_shared<TcpLink>(
-        peer, index, smallLane, lanes_, counters[index],
+        peer, index, lanes_, counters[index],
         std::chrono::microseconds(settings_.pollMicroseconds),
         settings_.stripeBytes);
     ++index;

@@ -69,10 +69,9 @@ TcpProgressThread::~TcpProgressThread() { stop(); }
 void TcpProgressThread::post(size_t channel, Direction direction,
                              std::shared_ptr<PostedRequest> request, void* data,
                              size_t bytes, const CallSignature& call,
-                             uint64_t number,
                              const std::optional<ReceiveCombining>& combining) {
   if (inbox_.push({channel, direction, std::move(request), data, bytes, call,
-                   number, combining}))
+                   combining}))
     wake();
 }
 
@@ -160,9 +159,9 @@ bool TcpProgressThread::adoptPosted() {
   for (auto& p : posted) {
     StripedChannel& channel = *channels_[p.channel];
     if (p.direction == Direction::kSend) {
-      channel.postSend(std::move(p.request), p.data, p.bytes, p.call, p.number);
+      channel.postSend(std::move(p.request), p.data, p.bytes, p.call);
     } else {
-      channel.postRecv(std::move(p.request), p.data, p.bytes, p.call, p.number,
+      channel.postRecv(std::move(p.request), p.data, p.bytes, p.call,
                        p.combining);
     }
     touched[p.channel] = true;

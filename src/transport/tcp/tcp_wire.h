@@ -62,9 +62,6 @@ struct StripeHeader {
   uint64_t transferBytes = 0;
   uint32_t length = 0;
   CallSignature call;
-  // The transfer's number on its link, in its direction (TcpLink), so
-  // that a receive never takes a stripe of another transfer.
-  uint64_t transfer = 0;
 
   void encode(uint8_t* out) const;
   // Nothing if the magic is wrong: the stream is out of step (or holds a

@@ -6,14 +6,12 @@ namespace hetccl {
 
 void TransferQueue::push(std::shared_ptr<PostedRequest> request, void* data,
                          size_t bytes, const CallSignature& call,
-                         uint64_t number,
                          const std::optional<ReceiveCombining>& combining) {
   Transfer t;
   t.request = std::move(request);
   t.data = static_cast<uint8_t*>(data);
   t.bytes = bytes;
   t.call = call;
-  t.number = number;
   t.combining = combining;
   t.firstStripe = nextStripe_;
   t.stripeCount = (bytes + stripeBytes_ - 1) / stripeBytes_;

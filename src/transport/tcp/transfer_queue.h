@@ -32,8 +32,7 @@ struct Transfer {
   uint64_t firstStripe = 0;
   uint64_t stripeCount = 0;
   uint64_t stripesDone = 0;
-  CallSignature call;   // of the user call the transfer belongs to
-  uint64_t number = 0;  // on its link, in its direction (TcpLink)
+  CallSignature call;  // of the user call the transfer belongs to
   std::optional<ReceiveCombining> combining;
 
   // The payload of stripe `stripe` (which must be one of this transfer's).
@@ -56,7 +55,7 @@ class TransferQueue {
   // Appends a transfer; a zero-byte one completes as soon as everything
   // before it has.
   void push(std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-            const CallSignature& call, uint64_t number,
+            const CallSignature& call,
             const std::optional<ReceiveCombining>& combining = std::nullopt);
   // The transfer that stripe `stripe` belongs to; null if it was not
   // posted yet (or already completed).
