@@ -461,11 +461,11 @@ TEST(TcpLink, MismatchedSizesAreReported) {
       << e.what();
 }
 
-// A send and a receive whose counts differ, one of them small enough to go
-// whole to a lane and the other cut into a part per lane, with nothing
-// posted after them: both ends place the transfer's first bytes by its
-// number, so the receive meets the send's stripe and fails at once (a
-// placement by size would leave each waiting on its own lane).
+// A send and a receive whose counts differ across 64 KiB, with nothing
+// posted after them: both ends place a transfer by its number, so the
+// receive meets the send's stripe and fails at once (a placement that
+// kept transfers of at most 64 KiB to one lane left each waiting on its
+// own: bench/results/tcp-small-lane-2026-12-06.md).
 TEST(TcpLink, APointToPointPairOfDifferentSizesFailsAtOnce) {
   ScopedEnv threads("HETCCL_TCP_THREADS", "4");
   std::vector<uint8_t> out(100 * 1024, 1), in(3000);
