@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bootstrap/bootstrap_settings.h"
@@ -33,6 +34,7 @@
 #include "transport/posted_request.h"
 #include "transport/tcp/striped_channel.h"
 #include "transport/tcp/tcp_connect.h"
+#include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_wire.h"
 #include "util/authenticated_acceptor.h"
 #include "util/cpu_cores.h"
@@ -98,6 +100,39 @@ TEST(TcpLink, ManySmallStripesOverOddSocketCount) {
   exchangeAll(ranks, {(1u << 20) + 3, 4096, 4095, 4097, 12289});
 }
 
+// A transfer is cut into parts of at least kTcpSplitBytes, one per lane
+// at most; the first part of every transfer between two ranks takes the
+// lane that both ends compute alike.
+TEST(TcpLink, TransfersAreCutIntoPartsOfAtLeastTheSplitOnePerLaneAtMost) {
+  constexpr size_t kSplit = kTcpSplitBytes;
+  EXPECT_EQ(1u, TcpLink::partsFor(0, 4));
+  EXPECT_EQ(1u, TcpLink::partsFor(2 * kSplit - 1, 4));
+  EXPECT_EQ(2u, TcpLink::partsFor(2 * kSplit, 4));
+  EXPECT_EQ(3u, TcpLink::partsFor(4 * kSplit - 1, 4));
+  EXPECT_EQ(4u, TcpLink::partsFor(4 * kSplit, 4));
+  EXPECT_EQ(4u, TcpLink::partsFor(size_t{1} << 30, 4));
+  EXPECT_EQ(1u, TcpLink::partsFor(size_t{1} << 30, 1));
+  for (int rank = 0; rank < 5; ++rank)
+    for (int peer = 0; peer < 5; ++peer)
+      EXPECT_EQ(TcpLink::homeLane(rank, peer, 3),
+                TcpLink::homeLane(peer, rank, 3));
+}
+
+// Sizes on both sides of every count of parts, on 3 and 4 lanes (2 ranks'
+// home lane is lane 1, so parts wrap around past the last lane).
+TEST(TcpLink, SizesAroundEveryCutArriveWhole) {
+  for (const char* lanes : {"3", "4"}) {
+    ScopedEnv threads("HETCCL_TCP_THREADS", lanes);
+    Ranks ranks = makeRanks(2);
+    std::vector<size_t> sizes;
+    for (size_t parts = 1; parts <= 5; ++parts)
+      for (size_t bytes : {parts * kTcpSplitBytes - 1, parts * kTcpSplitBytes,
+                           parts * kTcpSplitBytes + 1})
+        sizes.push_back(bytes);
+    exchangeAll(ranks, sizes);
+  }
+}
+
 // A combining receive (Link::recvReduce): read into a bounce buffer and
 // combined as it arrives. Counts below a lane's split, around the bounce
 // buffer (128K) and a stripe (512K) of float32, and over several stripes
@@ -148,7 +183,7 @@ TEST(StripedChannel, ACombiningReceiveCarriesElementsThatAReadCut) {
   auto request = std::make_shared<PostedRequest>(TransferName{kBytes, false, 0},
                                                  std::chrono::microseconds(0));
   channel.postRecv(
-      request, out.data(), kBytes, kTestCall,
+      request, out.data(), kBytes, LinkTransfer{0, kBytes}, kTestCall,
       ReceiveCombining{reinterpret_cast<uint8_t*>(local.data()), combine});
 
   std::vector<uint8_t> stream;
@@ -462,10 +497,11 @@ TEST(TcpLink, MismatchedSizesAreReported) {
 }
 
 // A send and a receive whose counts differ across 64 KiB, with nothing
-// posted after them: both ends place a transfer by its number, so the
-// receive meets the send's stripe and fails at once (a placement that
-// kept transfers of at most 64 KiB to one lane left each waiting on its
-// own: bench/results/tcp-small-lane-2026-12-06.md).
+// posted after them: both put their first part on the home lane, so the
+// receive meets the send's stripe and fails at once (a placement by size,
+// transfers of at most 64 KiB on one lane and larger ones on the next in
+// turn, left each waiting on its own:
+// bench/results/tcp-small-lane-2026-12-06.md).
 TEST(TcpLink, APointToPointPairOfDifferentSizesFailsAtOnce) {
   ScopedEnv threads("HETCCL_TCP_THREADS", "4");
   std::vector<uint8_t> out(100 * 1024, 1), in(3000);
@@ -487,6 +523,55 @@ TEST(TcpLink, APointToPointPairOfDifferentSizesFailsAtOnce) {
   EXPECT_LT(secondsSince(start), 5.0);
   EXPECT_EQ(e.code(), ncclInvalidUsage);
   EXPECT_NE(std::string(e.what()).find("called recv(3000 x int8"),
+            std::string::npos)
+      << e.what();
+}
+
+// A send and a receive of one call whose sizes differ, on either side of
+// every cut: the first parts meet on the home lane whatever the sizes, and
+// the receive fails at once, also where those first parts are as long
+// (256 KiB cut in two against 128 KiB whole).
+TEST(TcpLink, TransfersOfDifferentSizesFailAtOnceAcrossEveryCut) {
+  ScopedEnv threads("HETCCL_TCP_THREADS", "4");
+  constexpr size_t kSplit = kTcpSplitBytes;
+  const std::pair<size_t, size_t> pairs[] = {
+      {100 * 1024, 3000},        {3000, 100 * 1024},
+      {2 * kSplit, kSplit},      {kSplit, 2 * kSplit},
+      {16 * kSplit, 3 * kSplit}, {4 * kSplit, 16 * kSplit}};
+  for (auto [sent, posted] : pairs) {
+    // Declared first: they must outlive the transfers still pending.
+    std::vector<uint8_t> out(sent, 1), in(posted);
+    Ranks ranks = makeRanks(2);
+    auto send = ranks.transports[0]->link(1)->send(out.data(), sent, kTestCall);
+    auto recv =
+        ranks.transports[1]->link(0)->recv(in.data(), posted, kTestCall);
+    const Clock::time_point start = Clock::now();
+    Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
+    EXPECT_LT(secondsSince(start), 5.0) << sent << " against " << posted;
+    EXPECT_EQ(e.code(), ncclInvalidUsage) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(sent) + "-byte"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A send of no bytes puts nothing on the wire, so the receive posted for
+// it meets the next send's stripe, here of the size it expects: the
+// transfer's number in the header tells them apart.
+TEST(TcpLink, AReceiveNeverTakesTheBytesOfTheNextTransfer) {
+  std::vector<uint8_t> out(100, 1), in(100, 0);
+  Ranks ranks = makeRanks(2);
+  Link& sender = *ranks.transports[0]->link(1);
+  Link& receiver = *ranks.transports[1]->link(0);
+  auto empty = sender.send(out.data(), 0, kTestCall);
+  auto full = sender.send(out.data(), out.size(), kTestCall);
+  auto recv = receiver.recv(in.data(), in.size(), kTestCall);
+  auto recvEmpty = receiver.recv(in.data(), 0, kTestCall);
+  Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
+  EXPECT_EQ(e.code(), ncclInvalidUsage);
+  EXPECT_NE(std::string(e.what()).find("(its transfer 2 on the link) where "
+                                       "rank 1 posted a 100-byte receive "
+                                       "(its transfer 1)"),
             std::string::npos)
       << e.what();
 }

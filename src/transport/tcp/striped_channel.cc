@@ -47,20 +47,21 @@ StripedChannel::StripedChannel(int rank, int peer, std::vector<Socket> sockets,
 
 void StripedChannel::postSend(std::shared_ptr<PostedRequest> request,
                               const void* data, size_t bytes,
+                              const LinkTransfer& whole,
                               const CallSignature& call) {
   if (error_) return request->failWith(*error_);
   // The queue serves sends and receives alike; a send's bytes are only
   // ever read.
-  sends_.push(std::move(request), const_cast<void*>(data), bytes, call);
+  sends_.push(std::move(request), const_cast<void*>(data), bytes, whole, call);
 }
 
 void StripedChannel::postRecv(
     std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-    const CallSignature& call,
+    const LinkTransfer& whole, const CallSignature& call,
     const std::optional<ReceiveCombining>& combining) {
   if (error_) return request->failWith(*error_);
   if (combining && bounce_.empty()) bounce_.resize(kBounceBytes);
-  receives_.push(std::move(request), data, bytes, call, combining);
+  receives_.push(std::move(request), data, bytes, whole, call, combining);
 }
 
 // A header is read whether or not a receive claims its stripe; the
@@ -154,7 +155,8 @@ bool StripedChannel::sendStep(size_t socket, Cursor& cursor,
   if (cursor.headerDone == 0 && cursor.payloadDone == 0) {
     StripeHeader header;
     header.stripe = cursor.stripe;
-    header.transferBytes = transfer.bytes;
+    header.transfer = transfer.whole.number;
+    header.transferBytes = transfer.whole.bytes;
     header.length = static_cast<uint32_t>(length);
     header.call = transfer.call;
     header.encode(cursor.header);
@@ -238,7 +240,10 @@ void StripedChannel::combineArrived(Cursor& cursor, Transfer& transfer,
   std::memcpy(cursor.carried, bounce_.data() + whole, cursor.carriedBytes);
 }
 
-// Calls that disagree come before sizes that differ: they are the cause.
+// Calls that disagree come before transfers that differ: they are the
+// cause. A stripe of another transfer than the receive's (the one before
+// it sent nothing on this lane: it had no bytes) may well be of the same
+// size; its number tells.
 void StripedChannel::checkHeaderOnce(Cursor& cursor, const Transfer& transfer,
                                      size_t length) {
   if (cursor.headerDone < kHeaderBytes || cursor.checked) return;
@@ -246,12 +251,16 @@ void StripedChannel::checkHeaderOnce(Cursor& cursor, const Transfer& transfer,
   const StripeHeader header = decodeHeader(cursor);
   if (!callsAgree(header.call, transfer.call))
     disagree(header.call, transfer.call);
-  if (header.transferBytes != transfer.bytes || header.length != length)
+  if (header.transfer != transfer.whole.number ||
+      header.transferBytes != transfer.whole.bytes || header.length != length)
     fail(ncclInvalidUsage,
-         "rank %d sent a %llu-byte transfer where rank %d posted a %zu-byte "
-         "receive: sends and receives on a link must match in order and size",
-         peer_, static_cast<unsigned long long>(header.transferBytes), rank_,
-         transfer.bytes);
+         "rank %d sent a %llu-byte transfer (its transfer %llu on the link) "
+         "where rank %d posted a %llu-byte receive (its transfer %llu): "
+         "sends and receives on a link must match in order and size",
+         peer_, static_cast<unsigned long long>(header.transferBytes),
+         static_cast<unsigned long long>(header.transfer + 1), rank_,
+         static_cast<unsigned long long>(transfer.whole.bytes),
+         static_cast<unsigned long long>(transfer.whole.number + 1));
 }
 
 StripeHeader StripedChannel::decodeHeader(const Cursor& cursor) {

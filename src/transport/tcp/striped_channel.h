@@ -68,10 +68,11 @@ class StripedChannel {
 
   // Queue a transfer; fail it at once if the channel is broken.
   void postSend(std::shared_ptr<PostedRequest> request, const void* data,
-                size_t bytes, const CallSignature& call);
+                size_t bytes, const LinkTransfer& whole,
+                const CallSignature& call);
   void postRecv(
       std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-      const CallSignature& call,
+      const LinkTransfer& whole, const CallSignature& call,
       const std::optional<ReceiveCombining>& combining = std::nullopt);
 
   // Move what socket `socket` takes / holds now, for as many stripes as

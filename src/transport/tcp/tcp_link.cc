@@ -1,11 +1,17 @@
 #include "transport/tcp/tcp_link.h"
 
+#include <algorithm>
+
 #include "transport/even_shares.h"
 #include "transport/posted_request.h"
 #include "transport/request_group.h"
 #include "util/error.h"
 
 namespace hetccl {
+
+size_t TcpLink::partsFor(size_t bytes, size_t lanes) {
+  return std::clamp<size_t>(bytes / kTcpSplitBytes, 1, lanes);
+}
 
 std::shared_ptr<TransferRequest> TcpLink::send(const void* data, size_t bytes,
                                                const CallSignature& call) {
@@ -46,9 +52,10 @@ std::shared_ptr<TransferRequest> TcpLink::post(
     TcpProgressThread::Direction direction, char* data, size_t bytes,
     const CallSignature& call, std::atomic<uint64_t>& count,
     const std::optional<ReceiveCombining>& combining) {
-  const uint64_t number = count.fetch_add(1, std::memory_order_relaxed);
+  const LinkTransfer whole{count.fetch_add(1, std::memory_order_relaxed),
+                           bytes};
   const size_t lanes = lanes_.size();
-  const size_t parts = bytes >= lanes * kTcpSplitBytes ? lanes : 1;
+  const size_t parts = partsFor(bytes, lanes);
   const bool sending = direction == TcpProgressThread::Direction::kSend;
   std::vector<std::shared_ptr<TransferRequest>> requests;
   size_t offset = 0;
@@ -57,11 +64,11 @@ std::shared_ptr<TransferRequest> TcpLink::post(
     auto request = std::make_shared<PostedRequest>(
         TransferName{length, sending, peer_},
         length <= kPolledBytes ? poll_ : std::chrono::microseconds(0));
-    const size_t lane = parts == 1 ? number % lanes : part;
     std::optional<ReceiveCombining> partCombining = combining;
     if (partCombining) partCombining->local += offset;
-    lanes_[lane]->post(channel_, direction, request, data + offset, length,
-                       call, partCombining);
+    lanes_[(home_ + part) % lanes]->post(channel_, direction, request,
+                                         data + offset, length, whole, call,
+                                         partCombining);
     requests.push_back(std::move(request));
     offset += length;
   }

@@ -100,7 +100,7 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
   size_t index = 0;
   for (int peer : sortedPeers) {
     links_[peer] = std::make_shared<TcpLink>(
-        peer, index, lanes_, counters[index],
+        rank_, peer, index, lanes_, counters[index],
         std::chrono::microseconds(settings_.pollMicroseconds),
         settings_.stripeBytes);
     ++index;

@@ -68,10 +68,11 @@ TcpProgressThread::~TcpProgressThread() { stop(); }
 
 void TcpProgressThread::post(size_t channel, Direction direction,
                              std::shared_ptr<PostedRequest> request, void* data,
-                             size_t bytes, const CallSignature& call,
+                             size_t bytes, const LinkTransfer& whole,
+                             const CallSignature& call,
                              const std::optional<ReceiveCombining>& combining) {
-  if (inbox_.push({channel, direction, std::move(request), data, bytes, call,
-                   combining}))
+  if (inbox_.push({channel, direction, std::move(request), data, bytes, whole,
+                   call, combining}))
     wake();
 }
 
@@ -159,9 +160,9 @@ bool TcpProgressThread::adoptPosted() {
   for (auto& p : posted) {
     StripedChannel& channel = *channels_[p.channel];
     if (p.direction == Direction::kSend) {
-      channel.postSend(std::move(p.request), p.data, p.bytes, p.call);
+      channel.postSend(std::move(p.request), p.data, p.bytes, p.whole, p.call);
     } else {
-      channel.postRecv(std::move(p.request), p.data, p.bytes, p.call,
+      channel.postRecv(std::move(p.request), p.data, p.bytes, p.whole, p.call,
                        p.combining);
     }
     touched[p.channel] = true;

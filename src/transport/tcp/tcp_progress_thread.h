@@ -44,7 +44,7 @@ class TcpProgressThread {
   // A receive with `combining` combines what arrives into `data`.
   void post(size_t channel, Direction direction,
             std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-            const CallSignature& call,
+            const LinkTransfer& whole, const CallSignature& call,
             const std::optional<ReceiveCombining>& combining = std::nullopt);
   // Stops and joins the progress thread, fails what is still pending and
   // closes every socket. Idempotent.
@@ -57,6 +57,7 @@ class TcpProgressThread {
     std::shared_ptr<PostedRequest> request;
     void* data;
     size_t bytes;
+    LinkTransfer whole;
     CallSignature call;
     std::optional<ReceiveCombining> combining;
   };

@@ -18,12 +18,11 @@ namespace hetccl {
 // pretend hosts moved 64-256 MB collectives 1.06-1.71x as fast on 12
 // threads as on 8 (in 48 of 48 paired rounds, two calls), CPU ranks
 // within their noise, while 4, 6, 10 and 16 did worse than 12
-// (bench/results/tcp-threads-h100-2026-12-06.md). The price: CPU ranks'
-// 512 B-4 KiB collectives took about 3 us (10-15%) longer than on 8, since
-// small transfers go to the lanes in turn and each lane's thread has gone
-// to sleep by its turn (keeping them to one lane is faster but lets ends
-// that disagree about a size wait for good:
-// bench/results/tcp-small-lane-2026-12-06.md). The rank's own threads (the
+// (bench/results/tcp-threads-h100-2026-12-06.md). CPU ranks' 512 B-4 KiB
+// collectives then took about 3 us (10-15%) longer than on 8, since small
+// transfers were dealt to the lanes in turn and found each lane's thread
+// asleep by its turn; every transfer now starts on its pair's home lane
+// (TcpLink), whatever the number of lanes. The rank's own threads (the
 // caller, the GPU engine's proxy, the memory helpers) keep 4 cores; on 2
 // cores 8 threads moved no more than 4.
 int TcpSettings::threadsForCores(int cores) {

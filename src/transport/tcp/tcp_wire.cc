@@ -82,13 +82,14 @@ HelloFormat TcpHello::format() {
 }
 
 // Stripe header: magic(4) length(4) stripe(8) transfer bytes(8) call(24)
-// reserved(8).
+// transfer(8).
 void StripeHeader::encode(uint8_t* out) const {
   startRecord(out, kEncodedBytes, kStripeMagic);
   storeLe32(out + 4, length);
   storeLe64(out + 8, stripe);
   storeLe64(out + 16, transferBytes);
   encodeCall(call, out + 24);
+  storeLe64(out + 48, transfer);
 }
 
 std::optional<StripeHeader> StripeHeader::decode(const uint8_t* in) {
@@ -98,6 +99,7 @@ std::optional<StripeHeader> StripeHeader::decode(const uint8_t* in) {
   h.stripe = loadLe64(in + 8);
   h.transferBytes = loadLe64(in + 16);
   h.call = decodeCall(in + 24);
+  h.transfer = loadLe64(in + 48);
   return h;
 }
 

@@ -50,16 +50,18 @@ struct TcpHello {
   static HelloFormat format();
 };
 
-// In front of every stripe's payload. The stripe number, the size of the
-// transfer it belongs to and the signature of the call that transfer
-// belongs to let the receiver check that the stripe is the one it expects,
-// that both ranks made the same call and that both sides posted transfers
-// of the same size.
+// In front of every stripe's payload. The stripe number, the number and
+// size of the link's transfer it belongs to (a lane carries a part of it
+// or all of it) and the signature of the call that transfer belongs to let
+// the receiver check that the stripe is the one it expects, that both
+// ranks made the same call and that both sides posted the same transfer
+// with the same size.
 struct StripeHeader {
   static constexpr size_t kEncodedBytes = 56;
 
   uint64_t stripe = 0;
-  uint64_t transferBytes = 0;
+  uint64_t transfer = 0;       // the link's count of transfers this way
+  uint64_t transferBytes = 0;  // of the link's transfer, all parts
   uint32_t length = 0;
   CallSignature call;
 

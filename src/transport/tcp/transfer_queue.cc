@@ -5,12 +5,14 @@
 namespace hetccl {
 
 void TransferQueue::push(std::shared_ptr<PostedRequest> request, void* data,
-                         size_t bytes, const CallSignature& call,
+                         size_t bytes, const LinkTransfer& whole,
+                         const CallSignature& call,
                          const std::optional<ReceiveCombining>& combining) {
   Transfer t;
   t.request = std::move(request);
   t.data = static_cast<uint8_t*>(data);
   t.bytes = bytes;
+  t.whole = whole;
   t.call = call;
   t.combining = combining;
   t.firstStripe = nextStripe_;

@@ -25,10 +25,20 @@ struct ReceiveCombining {
   ReceiveCombine how;
 };
 
+// The link's transfer that a lane's transfer is (a part of): its number
+// among the link's transfers that way, and its size. Both ends number and
+// size their transfers alike, so each stripe's header carries them for the
+// receiver to compare with what it posted.
+struct LinkTransfer {
+  uint64_t number = 0;
+  uint64_t bytes = 0;
+};
+
 struct Transfer {
   std::shared_ptr<PostedRequest> request;
   uint8_t* data = nullptr;
   size_t bytes = 0;
+  LinkTransfer whole;
   uint64_t firstStripe = 0;
   uint64_t stripeCount = 0;
   uint64_t stripesDone = 0;
@@ -55,7 +65,7 @@ class TransferQueue {
   // Appends a transfer; a zero-byte one completes as soon as everything
   // before it has.
   void push(std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-            const CallSignature& call,
+            const LinkTransfer& whole, const CallSignature& call,
             const std::optional<ReceiveCombining>& combining = std::nullopt);
   // The transfer that stripe `stripe` belongs to; null if it was not
   // posted yet (or already completed).
