@@ -28,7 +28,10 @@
 
 namespace hetccl {
 
-// Fewer bytes than this are not worth a part of their own.
+// Fewer bytes than this are not worth a part of their own. (Cut only
+// from this many per lane, medium transfers went whole to the home lane
+// and queued there: CPU ranks' 1-8 MiB collectives then moved 0.27-0.93x
+// as fast on 12 lanes, bench/results/tcp-home-lane-2026-12-06.md.)
 constexpr size_t kTcpSplitBytes = 128 * 1024;
 
 class TcpLink : public Link {
