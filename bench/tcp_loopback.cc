@@ -232,7 +232,8 @@ Result measureTcpLink(size_t total, TcpSettings* settings) {
   std::unique_ptr<TcpLinkSet> transports[2];
   runPair([&](int r) {
     transports[r] = std::make_unique<TcpLinkSet>(
-        oobs[r], std::vector<int>{1 - r}, TcpSettings::fromEnvironment(),
+        oobs[r], std::vector<int>{1 - r},
+        TcpSettings::fromEnvironment().forHost(1),
         BootstrapSettings::fromEnvironment().timeoutSeconds,
         std::make_shared<AbortSignal>());
   });

@@ -225,6 +225,34 @@ TEST(NetLink, SizesThatDifferFailTheReceive) {
       << e.what();
 }
 
+// Sizes on either side of a cut, on three rails, after a transfer that
+// moves the link's count off a multiple of the lanes: the first shares
+// meet on the home lane whatever the sizes, and the receive fails at once.
+TEST(NetLink, SizesThatDifferFailAtOnceAcrossEveryCut) {
+  ScopedEnv devices("HETCCL_TEST_NET_DEVICES", "3");
+  const std::pair<size_t, size_t> pairs[] = {
+      {3000, 100 * 1024},
+      {kNetSplitBytes, 2 * kNetSplitBytes},
+      {3 * kNetSplitBytes, 2 * kNetSplitBytes},
+      {kNetSplitBytes - 1, 3 * kNetSplitBytes}};
+  for (auto [sent, posted] : pairs) {
+    // Declared first: they must outlive the transfers still pending.
+    std::vector<uint8_t> out(sent, 1), in(posted), first(8, 2), firstIn(8);
+    Ranks ranks = makeRanks(2);
+    Link& sender = *ranks.transports[0]->link(1);
+    Link& receiver = *ranks.transports[1]->link(0);
+    auto firstSend = sender.send(first.data(), first.size(), kTestCall);
+    receiver.recv(firstIn.data(), firstIn.size(), kTestCall)
+        ->wait(AbortSignal(), kWaitSeconds);
+    auto send = sender.send(out.data(), sent, kTestCall);
+    auto recv = receiver.recv(in.data(), posted, kTestCall);
+    const Clock::time_point start = Clock::now();
+    Error e = expectError([&] { recv->wait(AbortSignal(), kWaitSeconds); });
+    EXPECT_LT(secondsSince(start), 5.0) << sent << " against " << posted;
+    EXPECT_EQ(e.code(), ncclInvalidUsage) << e.what();
+  }
+}
+
 TEST(NetLink, CallsThatDisagreeFailBothEnds) {
   Ranks ranks = makeRanks(2);
   expectCallsThatDisagreeFailBothEnds(twoOf(ranks));
@@ -242,7 +270,7 @@ TEST(NetLink, AnUnclaimedTransferOfACallThatDisagreesFailsBothEnds) {
 
 // Three devices: rank 0 uses all, rank 1 two of them, so their link has
 // two lanes; transfers of 512 KiB (256 KiB per lane) and more are cut
-// across them, smaller ones alternate.
+// across them, smaller ones start on the pair's home lane as well.
 TEST(NetLink, TransfersAreSharedAcrossTheRailsBothEndsUse) {
   ScopedEnv devices("HETCCL_TEST_NET_DEVICES", "3");
   ScopedEnv cut("HETCCL_TEST_NET_MAX_BYTES", "65536");

@@ -64,7 +64,7 @@ Ranks makeRanks(int nranks,
          std::shared_ptr<AbortSignal> abort,
          std::shared_ptr<const CallLog> calls) {
         return std::make_unique<TcpLinkSet>(
-            oob, peers, TcpSettings::fromEnvironment(),
+            oob, peers, TcpSettings::fromEnvironment().forHost(1),
             setupTimeoutFromEnvironment(), abort, calls);
       },
       std::move(peersOf), std::move(prepare));
@@ -98,24 +98,6 @@ TEST(TcpLink, ManySmallStripesOverOddSocketCount) {
   EXPECT_EQ(ranks.transports[0]->settings().socketsPerLink, 3);
   EXPECT_EQ(ranks.transports[0]->settings().stripeBytes, 4096u);
   exchangeAll(ranks, {(1u << 20) + 3, 4096, 4095, 4097, 12289});
-}
-
-// A transfer is cut into parts of at least kTcpSplitBytes, one per lane
-// at most; the first part of every transfer between two ranks takes the
-// lane that both ends compute alike.
-TEST(TcpLink, TransfersAreCutIntoPartsOfAtLeastTheSplitOnePerLaneAtMost) {
-  constexpr size_t kSplit = kTcpSplitBytes;
-  EXPECT_EQ(1u, TcpLink::partsFor(0, 4));
-  EXPECT_EQ(1u, TcpLink::partsFor(2 * kSplit - 1, 4));
-  EXPECT_EQ(2u, TcpLink::partsFor(2 * kSplit, 4));
-  EXPECT_EQ(3u, TcpLink::partsFor(4 * kSplit - 1, 4));
-  EXPECT_EQ(4u, TcpLink::partsFor(4 * kSplit, 4));
-  EXPECT_EQ(4u, TcpLink::partsFor(size_t{1} << 30, 4));
-  EXPECT_EQ(1u, TcpLink::partsFor(size_t{1} << 30, 1));
-  for (int rank = 0; rank < 5; ++rank)
-    for (int peer = 0; peer < 5; ++peer)
-      EXPECT_EQ(TcpLink::homeLane(rank, peer, 3),
-                TcpLink::homeLane(peer, rank, 3));
 }
 
 // Sizes on both sides of every count of parts, on 3 and 4 lanes (2 ranks'
@@ -646,8 +628,8 @@ namespace hetccl {
 namespace {
 
 // 0 (the default) asks for a progress thread per core the rank's own
-// threads leave (4 of them), 4 to 12, and as many sockets per link;
-// explicit values stand as they are.
+// threads leave (4 of them) of its share of the host, 4 to 12, and as
+// many sockets per link; explicit values stand as they are.
 TEST(TcpSettings, ThreadsFollowTheCoresAndSocketsTheThreadsByDefault) {
   EXPECT_EQ(4, TcpSettings::threadsForCores(1));
   EXPECT_EQ(4, TcpSettings::threadsForCores(2));
@@ -658,15 +640,40 @@ TEST(TcpSettings, ThreadsFollowTheCoresAndSocketsTheThreadsByDefault) {
   {
     ScopedEnv threads("HETCCL_TCP_THREADS", nullptr);
     ScopedEnv sockets("HETCCL_TCP_SOCKETS", nullptr);
-    const TcpSettings settings = TcpSettings::fromEnvironment();
-    EXPECT_EQ(TcpSettings::threadsForCores(availableCores()), settings.threads);
-    EXPECT_EQ(settings.threads, settings.socketsPerLink);
+    const TcpSettings unsettled = TcpSettings::fromEnvironment();
+    EXPECT_EQ(0, unsettled.threads);
+    EXPECT_EQ(0, unsettled.socketsPerLink);
+    for (size_t hostRanks : {1, 2, 8}) {
+      const TcpSettings settings = unsettled.forHost(hostRanks);
+      EXPECT_EQ(TcpSettings::threadsForCores(coresOfOneRank(hostRanks)),
+                settings.threads);
+      EXPECT_EQ(settings.threads, settings.socketsPerLink);
+    }
   }
   ScopedEnv threads("HETCCL_TCP_THREADS", "3");
   ScopedEnv sockets("HETCCL_TCP_SOCKETS", "5");
-  const TcpSettings settings = TcpSettings::fromEnvironment();
-  EXPECT_EQ(3, settings.threads);
-  EXPECT_EQ(5, settings.socketsPerLink);
+  for (size_t hostRanks : {1, 8}) {
+    const TcpSettings settings =
+        TcpSettings::fromEnvironment().forHost(hostRanks);
+    EXPECT_EQ(3, settings.threads);
+    EXPECT_EQ(5, settings.socketsPerLink);
+  }
+}
+
+// Ranks that fit side by side in the host's cores (each bound to a share
+// of its own) keep their affinity's cores; ranks that share theirs split
+// them evenly, at least 1 each.
+TEST(CpuCores, ARankCountsOnItsShareOfTheHostsCores) {
+  EXPECT_EQ(16, coresOfOneRank(16, 16, 1));
+  EXPECT_EQ(16, coresOfOneRank(16, 16, 0));
+  EXPECT_EQ(8, coresOfOneRank(16, 16, 2));
+  EXPECT_EQ(12, coresOfOneRank(96, 96, 8));
+  EXPECT_EQ(12, coresOfOneRank(12, 96, 8));
+  EXPECT_EQ(2, coresOfOneRank(16, 96, 8));
+  EXPECT_EQ(1, coresOfOneRank(2, 2, 4));
+  EXPECT_EQ(12, TcpSettings::threadsForCores(coresOfOneRank(16, 16, 1)));
+  EXPECT_EQ(8, TcpSettings::threadsForCores(coresOfOneRank(96, 96, 8)));
+  EXPECT_EQ(4, TcpSettings::threadsForCores(coresOfOneRank(64, 64, 8)));
 }
 
 // -1 (the default) polls 1 ms with transfers in flight where there are 8

@@ -323,6 +323,48 @@ TEST_F(UcxLinkTest, MismatchedSizesCutDifferentlyAreReported) {
       << e.what();
 }
 
+// A send and a receive of one call whose sizes differ, on either side of
+// every cut, after a transfer that moves the link's count off a multiple
+// of the lanes: the first parts meet on the home lane whatever the sizes
+// (dealt by number, a whole transfer and the first part of a cut one went
+// to different lanes and never met), and the receive fails at once.
+TEST_F(UcxLinkTest, TransfersOfDifferentSizesFailAtOnceAcrossEveryCut) {
+  constexpr size_t kSplit = kUcxSplitBytes;
+  const std::pair<size_t, size_t> pairs[] = {
+      {100 * 1024, 3000},        {3000, 100 * 1024},
+      {2 * kSplit, kSplit},      {kSplit, 2 * kSplit},
+      {2 * kSplit, 3 * kSplit},  {3 * kSplit, 2 * kSplit},
+      {16 * kSplit, 3 * kSplit}, {kUcxPartBytes * 5, kUcxPartBytes * 4}};
+  for (auto [sent, posted] : pairs) {
+    // Declared first: they must outlive the transfers still pending.
+    std::vector<uint8_t> out(sent, 1), in(posted), first(8, 2), firstIn(8);
+    Ranks ranks = makeRanks(2);
+    Link& sender = *ranks.transports[0]->link(1);
+    Link& receiver = *ranks.transports[1]->link(0);
+    auto firstSend = sender.send(first.data(), first.size(), kTestCall);
+    receiver.recv(firstIn.data(), firstIn.size(), kTestCall)
+        ->wait(AbortSignal(), kLinkWaitSeconds);
+    auto send = sender.send(out.data(), sent, kTestCall);
+    auto recv = receiver.recv(in.data(), posted, kTestCall);
+    const Clock::time_point start = Clock::now();
+    Error e = expectError([&] { recv->wait(AbortSignal(), kLinkWaitSeconds); });
+    EXPECT_LT(secondsSince(start), 5.0) << sent << " against " << posted;
+    EXPECT_NE(e.code(), ncclSuccess) << sent << " against " << posted;
+  }
+}
+
+// Sizes on either side of every cut arrive whole on 3 lanes: one part
+// below two splits, then one per split up to a part per lane, then parts
+// of at most the part size.
+TEST_F(UcxLinkTest, SizesAroundEveryCutArriveWhole) {
+  Ranks ranks = makeRanks(2);
+  std::vector<size_t> sizes;
+  for (size_t cut : {kUcxSplitBytes, 2 * kUcxSplitBytes, 3 * kUcxSplitBytes,
+                     3 * kUcxPartBytes, 4 * kUcxPartBytes})
+    for (size_t size : {cut - 1, cut, cut + 1}) sizes.push_back(size);
+  exchangeAll(ranks.sets(), sizes);
+}
+
 // HETCCL_UCX_GPU: a GPU's buffers go to UCX as they are by default where
 // UCX moves their memory over RDMA (always for host memory, a GPU emulated
 // on the host), never with 0, wherever UCX knows the memory type with 1,

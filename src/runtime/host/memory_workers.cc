@@ -61,9 +61,9 @@ int memoryHelpers(int setting, size_t hostRanks) {
   constexpr int kCoresPerThread = 2;
   constexpr int kMaxAutoThreads = 4;
   if (setting > 0) return setting - 1;
-  int perRank =
-      availableCores() / static_cast<int>(std::max<size_t>(1, hostRanks));
-  return std::clamp(perRank / kCoresPerThread, 1, kMaxAutoThreads) - 1;
+  return std::clamp(coresOfOneRank(hostRanks) / kCoresPerThread, 1,
+                    kMaxAutoThreads) -
+         1;
 }
 
 }  // namespace hetccl

@@ -39,14 +39,15 @@ NetChannel::NetChannel(const NetContext& context, int rank, int peer,
 }
 
 void NetChannel::postSend(std::shared_ptr<PostedRequest> request,
-                          const void* data, size_t bytes, NetMemory memory,
-                          const CallSignature& call) {
+                          const void* data, size_t bytes, size_t transferBytes,
+                          NetMemory memory, const CallSignature& call) {
   if (error_) return request->failWith(*error_);
   Transfer& t = sends_.emplace_back();
   t.request = std::move(request);
   // A send's bytes are only ever read.
   t.data = static_cast<char*>(const_cast<void*>(data));
   t.bytes = bytes;
+  t.transferBytes = transferBytes;
   t.memory = std::move(memory);
   t.call = call;
   t.partBytes = partBytes_;
@@ -54,13 +55,14 @@ void NetChannel::postSend(std::shared_ptr<PostedRequest> request,
 }
 
 void NetChannel::postRecv(std::shared_ptr<PostedRequest> request, void* data,
-                          size_t bytes, NetMemory memory,
+                          size_t bytes, size_t transferBytes, NetMemory memory,
                           const CallSignature& call) {
   if (error_) return request->failWith(*error_);
   Transfer& t = receives_.emplace_back();
   t.request = std::move(request);
   t.data = static_cast<char*>(data);
   t.bytes = bytes;
+  t.transferBytes = transferBytes;
   t.memory = std::move(memory);
   t.call = call;
 }
@@ -139,8 +141,9 @@ bool NetChannel::progressReceives() {
 bool NetChannel::postHeader(Transfer& transfer) {
   if (sendFlight_.size() >= kMaxInFlight || freeSlots_.empty()) return false;
   const int slot = freeSlots_.back();
-  NetTransferHeader{transfer.bytes, transfer.partBytes, transfer.call}.encode(
-      sendSlots_[slot]);
+  NetTransferHeader{transfer.bytes, transfer.partBytes, transfer.call,
+                    transfer.transferBytes}
+      .encode(sendSlots_[slot]);
   void* request = nullptr;
   check(table_.isend(context_.get(), comms_.send.get(), sendSlots_[slot],
                      kNetMessageBytes, 0, sendSlotsRegistration_.handle(),
@@ -262,12 +265,13 @@ void NetChannel::match(Transfer& receive) {
   awaitingCall_ = false;
   if (!callsAgree(header.call, receive.call))
     disagree(header.call, receive.call);
-  if (header.bytes != receive.bytes)
+  if (header.transferBytes != receive.transferBytes ||
+      header.bytes != receive.bytes)
     fail(ncclInvalidUsage,
          "rank %d sent a %llu-byte transfer where rank %d posted a %zu-byte "
          "receive: sends and receives on a link must match in order and size",
-         peer_, static_cast<unsigned long long>(header.bytes), rank_,
-         receive.bytes);
+         peer_, static_cast<unsigned long long>(header.transferBytes), rank_,
+         receive.transferBytes);
   receive.partBytes = header.partBytes;
   receive.parts = header.parts();
   receive.matched = true;

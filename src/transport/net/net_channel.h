@@ -40,14 +40,17 @@ class NetChannel {
              std::shared_ptr<const CallLog> calls,
              std::atomic<uint64_t>& latestCall);
 
-  // Queue a transfer; fail it at once if the channel is broken. `memory`:
+  // Queue a transfer; fail it at once if the channel is broken.
+  // `transferBytes`: the link's transfer that it is a share of. `memory`:
   // where the buffer is, for its registration; a receive into GPU memory
   // ends with the plugin's flush (iflush), so that its bytes are visible
   // to the GPU.
   void postSend(std::shared_ptr<PostedRequest> request, const void* data,
-                size_t bytes, NetMemory memory, const CallSignature& call);
+                size_t bytes, size_t transferBytes, NetMemory memory,
+                const CallSignature& call);
   void postRecv(std::shared_ptr<PostedRequest> request, void* data,
-                size_t bytes, NetMemory memory, const CallSignature& call);
+                size_t bytes, size_t transferBytes, NetMemory memory,
+                const CallSignature& call);
 
   // One turn: posts what the plugin takes, tests what is in flight.
   // Whether anything moved; throws the error that breaks the channel.
@@ -64,6 +67,7 @@ class NetChannel {
     std::shared_ptr<PostedRequest> request;
     char* data = nullptr;
     size_t bytes = 0;
+    size_t transferBytes = 0;  // of the link's transfer it is a share of
     NetMemory memory;
     CallSignature call;
     size_t partBytes = 0;  // a receive's: the sender's, from its header

@@ -9,11 +9,12 @@
 
 namespace hetccl {
 
-NetLink::NetLink(int peer,
+NetLink::NetLink(int rank, int peer,
                  std::vector<std::shared_ptr<NetProgressThread>> lanes,
                  NetGpuPolicy gpu, const DeviceModule* gpuModule)
     : peer_(peer),
       lanes_(std::move(lanes)),
+      placement_(rank, peer, lanes_.size(), kNetSplitBytes),
       gpu_(std::move(gpu)),
       gpuModule_(gpuModule) {
   HETCCL_CHECK_ARG(!lanes_.empty(), "net link to rank %d without lanes", peer);
@@ -95,19 +96,17 @@ std::shared_ptr<TransferRequest> NetLink::post(Direction direction, char* data,
                                                size_t bytes, MemoryKind memory,
                                                const CallSignature& call) {
   const bool sending = direction == Direction::kSend;
-  const uint64_t number = (sending ? sends_ : receives_)++;
   const NetMemory whole = memoryOf(memory, data);
-  const size_t lanes = lanes_.size();
-  const size_t shares = bytes >= lanes * kNetSplitBytes ? lanes : 1;
+  const size_t shares = placement_.partsOf(bytes);
   std::vector<std::shared_ptr<TransferRequest>> requests;
   size_t offset = 0;
   for (size_t share = 0; share < shares; ++share) {
     const size_t length = evenShare(bytes, shares, share);
-    const size_t lane = shares == 1 ? number % lanes : share;
     auto request =
         std::make_shared<PostedRequest>(TransferName{length, sending, peer_});
-    lanes_[lane]->post(peer_, direction, request, data + offset, length,
-                       whole.advancedBy(offset), call);
+    lanes_[placement_.laneOf(share)]->post(peer_, direction, request,
+                                           data + offset, length, bytes,
+                                           whole.advancedBy(offset), call);
     requests.push_back(std::move(request));
     offset += length;
   }

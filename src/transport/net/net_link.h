@@ -1,14 +1,13 @@
 // The Link that users of the net transport hold. Its lanes are the rails
 // both ends use (net_devices.h): one progress thread of each end per rail,
 // each thread's channel cutting its transfers into the plugin's messages
-// (net_channel.h). A transfer of at least kNetSplitBytes per lane is cut
-// into even shares, one per lane; a smaller one goes whole to the lane its
-// number picks. Both ends count their transfers each way alike, so they
-// cut and place them alike, and every share carries the call's signature
-// in its own header. GPU buffers go to the plugin as they are where the
-// devices take them (HETCCL_NET_GPU, movesGpuMemory), else the GPU engine
-// stages them. It keeps the threads alive, so that a link that outlives
-// its transport fails new transfers instead of crashing.
+// (net_channel.h). Transfers are placed by LanePlacement: even shares of
+// at least kNetSplitBytes, one per lane at most, the first on the pair's
+// home lane; every share carries the call's signature in its own header. GPU
+// buffers go to the plugin as they are where the devices take them
+// (HETCCL_NET_GPU, movesGpuMemory), else the GPU engine stages them. It keeps
+// the threads alive, so that a link that outlives its transport fails new
+// transfers instead of crashing.
 #pragma once
 
 #include <atomic>
@@ -17,20 +16,22 @@
 #include <vector>
 
 #include "runtime/device/device_module_loader.h"
+#include "transport/lane_placement.h"
 #include "transport/link.h"
 #include "transport/net/net_devices.h"
 #include "transport/net/net_progress_thread.h"
 
 namespace hetccl {
 
-// Below this many bytes per lane a transfer is not worth cutting.
+// Fewer bytes than this are not worth a share of their own.
 constexpr size_t kNetSplitBytes = 256 * 1024;
 
 class NetLink : public Link {
  public:
   // `gpuModule`: the rank's GPU's device module (null for a CPU rank), which
   // exports GPU buffers as DMA-BUF where `gpu` says so.
-  NetLink(int peer, std::vector<std::shared_ptr<NetProgressThread>> lanes,
+  NetLink(int rank, int peer,
+          std::vector<std::shared_ptr<NetProgressThread>> lanes,
           NetGpuPolicy gpu, const DeviceModule* gpuModule = nullptr);
 
   int peer() const override { return peer_; }
@@ -62,11 +63,9 @@ class NetLink : public Link {
 
   const int peer_;
   const std::vector<std::shared_ptr<NetProgressThread>> lanes_;
+  const LanePlacement placement_;
   const NetGpuPolicy gpu_;
   const DeviceModule* const gpuModule_;
-  // Transfers posted each way: the number picks a whole transfer's lane.
-  std::atomic<uint64_t> sends_{0};
-  std::atomic<uint64_t> receives_{0};
   std::atomic<size_t> bytesSent_{0};  // counted when posted
   std::atomic<size_t> bytesReceived_{0};
 };

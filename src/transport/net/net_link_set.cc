@@ -215,8 +215,8 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
   for (int peer : sortedPeers) {
     std::vector<std::shared_ptr<NetProgressThread>> lanes(
         rails_.begin(), rails_.begin() + lanesWith[peer]);
-    links_[peer] =
-        std::make_shared<NetLink>(peer, std::move(lanes), gpu, gpuModule);
+    links_[peer] = std::make_shared<NetLink>(rank_, peer, std::move(lanes), gpu,
+                                             gpuModule);
   }
   LOG_INFO(kLogNet,
            "net transport (rank %d): %zu link(s) over %s, %s, messages of up "

@@ -106,10 +106,10 @@ bool NetProgressThread::adoptPosted() {
                                        rank_, p.peer)));
     } else if (p.direction == Direction::kSend) {
       channel->second->postSend(std::move(p.request), p.data, p.bytes,
-                                std::move(p.memory), p.call);
+                                p.transferBytes, std::move(p.memory), p.call);
     } else {
       channel->second->postRecv(std::move(p.request), p.data, p.bytes,
-                                std::move(p.memory), p.call);
+                                p.transferBytes, std::move(p.memory), p.call);
     }
   }
   return !posted.empty();
@@ -129,10 +129,10 @@ void NetProgressThread::sleep(bool busy, bool stalled) {
 
 void NetProgressThread::post(int peer, Direction direction,
                              std::shared_ptr<PostedRequest> request, void* data,
-                             size_t bytes, NetMemory memory,
-                             const CallSignature& call) {
+                             size_t bytes, size_t transferBytes,
+                             NetMemory memory, const CallSignature& call) {
   if (inbox_.push({peer, direction, std::move(request), data, bytes,
-                   std::move(memory), call})) {
+                   transferBytes, std::move(memory), call})) {
     std::lock_guard<std::mutex> lock(sleepMutex_);
     woken_.notify_one();
   }

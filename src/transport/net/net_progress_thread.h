@@ -48,10 +48,11 @@ class NetProgressThread {
   // not.
   void awaitConnected();
   // Hands a transfer to the thread; after stop(), or once the link with
-  // `peer` broke, it fails at once. `memory`: where the buffer is.
+  // `peer` broke, it fails at once. `memory`: where the buffer is;
+  // `transferBytes`: the link's transfer that it is a share of.
   void post(int peer, Direction direction,
             std::shared_ptr<PostedRequest> request, void* data, size_t bytes,
-            NetMemory memory, const CallSignature& call);
+            size_t transferBytes, NetMemory memory, const CallSignature& call);
   // The latest collective a transfer from `peer` belonged to
   // (Link::latestCallFrom). Any thread, after start().
   uint64_t latestCallFrom(int peer) const;
@@ -66,6 +67,7 @@ class NetProgressThread {
     std::shared_ptr<PostedRequest> request;
     void* data;
     size_t bytes;
+    size_t transferBytes;
     NetMemory memory;
     CallSignature call;
   };

@@ -34,12 +34,14 @@ std::optional<NetHello> NetHello::decode(const uint8_t* in) {
   return h;
 }
 
-// Header: magic(4) reserved(4) bytes(8) part bytes(8) call(24) reserved.
+// Header: magic(4) reserved(4) bytes(8) part bytes(8) call(24) transfer
+// bytes(8) reserved.
 void NetTransferHeader::encode(uint8_t* out) const {
   startMessage(out, kHeaderMagic);
   storeLe64(out + 8, bytes);
   storeLe64(out + 16, partBytes);
   encodeCall(call, out + 24);
+  storeLe64(out + 24 + kEncodedCallBytes, transferBytes);
 }
 
 std::optional<NetTransferHeader> NetTransferHeader::decode(const uint8_t* in) {
@@ -48,6 +50,7 @@ std::optional<NetTransferHeader> NetTransferHeader::decode(const uint8_t* in) {
   h.bytes = loadLe64(in + 8);
   h.partBytes = loadLe64(in + 16);
   h.call = decodeCall(in + 24);
+  h.transferBytes = loadLe64(in + 24 + kEncodedCallBytes);
   return h;
 }
 

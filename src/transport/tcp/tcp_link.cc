@@ -9,10 +9,6 @@
 
 namespace hetccl {
 
-size_t TcpLink::partsFor(size_t bytes, size_t lanes) {
-  return std::clamp<size_t>(bytes / kTcpSplitBytes, 1, lanes);
-}
-
 std::shared_ptr<TransferRequest> TcpLink::send(const void* data, size_t bytes,
                                                const CallSignature& call) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
@@ -54,8 +50,7 @@ std::shared_ptr<TransferRequest> TcpLink::post(
     const std::optional<ReceiveCombining>& combining) {
   const LinkTransfer whole{count.fetch_add(1, std::memory_order_relaxed),
                            bytes};
-  const size_t lanes = lanes_.size();
-  const size_t parts = partsFor(bytes, lanes);
+  const size_t parts = placement_.partsOf(bytes);
   const bool sending = direction == TcpProgressThread::Direction::kSend;
   std::vector<std::shared_ptr<TransferRequest>> requests;
   size_t offset = 0;
@@ -66,9 +61,9 @@ std::shared_ptr<TransferRequest> TcpLink::post(
         length <= kPolledBytes ? poll_ : std::chrono::microseconds(0));
     std::optional<ReceiveCombining> partCombining = combining;
     if (partCombining) partCombining->local += offset;
-    lanes_[(home_ + part) % lanes]->post(channel_, direction, request,
-                                         data + offset, length, whole, call,
-                                         partCombining);
+    lanes_[placement_.laneOf(part)]->post(channel_, direction, request,
+                                          data + offset, length, whole, call,
+                                          partCombining);
     requests.push_back(std::move(request));
     offset += length;
   }

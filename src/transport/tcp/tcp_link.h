@@ -1,16 +1,10 @@
 // The Link that users of the tcp transport hold: posts transfers to the
 // transport's progress engines, one per lane of the link (a share of its
-// sockets with a thread of its own). A transfer is cut into parts of at
-// least kTcpSplitBytes, one per lane at most, which move in parallel; part
-// k goes to lane (home + k) % lanes, where the link's home lane is (rank +
-// peer) % lanes at both ends. Every transfer thus puts its first part on
-// the home lane whatever its size: ends that disagree about a size meet
-// there and fail at once, and a run of small transfers finds the home
-// lane's thread awake (dealt to the lanes in turn, they found each lane's
-// thread asleep by its turn: bench/results/tcp-home-lane-2026-12-06.md).
-// Parts start on multiples of 64 bytes, so that a receive that combines
-// what arrives with a local buffer (recvReduce, where the stripes hold
-// whole elements too) finds whole elements in each.
+// sockets with a thread of its own), placed by LanePlacement: parts of at
+// least kTcpSplitBytes, one per lane at most, the first on the pair's home
+// lane. Parts start on multiples of 64 bytes, so that a receive that
+// combines what arrives with a local buffer (recvReduce, where the stripes
+// hold whole elements too) finds whole elements in each.
 // It keeps the engines alive, so a link that outlives its transport fails
 // new transfers instead of crashing.
 #pragma once
@@ -22,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "transport/lane_placement.h"
 #include "transport/link.h"
 #include "transport/tcp/striped_channel.h"
 #include "transport/tcp/tcp_progress_thread.h"
@@ -43,14 +38,6 @@ class TcpLink : public Link {
   // Every part a link cuts starts on a multiple of this many bytes.
   static constexpr size_t kPartAlignment = 64;
 
-  // How many parts a transfer of `bytes` is cut into on `lanes` lanes.
-  static size_t partsFor(size_t bytes, size_t lanes);
-  // The lane that the first part of every transfer between `rank` and
-  // `peer` takes, the same at both ends.
-  static size_t homeLane(int rank, int peer, size_t lanes) {
-    return static_cast<size_t>(rank + peer) % lanes;
-  }
-
   TcpLink(int rank, int peer, size_t channel,
           std::vector<std::shared_ptr<TcpProgressThread>> lanes,
           std::shared_ptr<const LinkCounters> counters,
@@ -58,7 +45,7 @@ class TcpLink : public Link {
       : peer_(peer),
         channel_(channel),
         lanes_(std::move(lanes)),
-        home_(homeLane(rank, peer, lanes_.size())),
+        placement_(rank, peer, lanes_.size(), kTcpSplitBytes),
         counters_(std::move(counters)),
         poll_(poll),
         stripesHoldWholeElements_(
@@ -87,7 +74,7 @@ class TcpLink : public Link {
   const int peer_;
   const size_t channel_;  // this link's channel in every lane's engine
   const std::vector<std::shared_ptr<TcpProgressThread>> lanes_;
-  const size_t home_;
+  const LanePlacement placement_;
   const std::shared_ptr<const LinkCounters> counters_;
   const std::chrono::microseconds poll_;
   const bool stripesHoldWholeElements_;

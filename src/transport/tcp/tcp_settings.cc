@@ -24,7 +24,9 @@ namespace hetccl {
 // asleep by its turn; every transfer now starts on its pair's home lane
 // (TcpLink), whatever the number of lanes. The rank's own threads (the
 // caller, the GPU engine's proxy, the memory helpers) keep 4 cores; on 2
-// cores 8 threads moved no more than 4.
+// cores 8 threads moved no more than 4. A host's ranks share its cores
+// (coresOfOneRank), so eight GPU ranks on a 64-core node take 4 each, not
+// 12: their threads poll while transfers move.
 int TcpSettings::threadsForCores(int cores) {
   constexpr int kCoresForTheRank = 4;
   constexpr int kMinAutoThreads = 4;
@@ -54,9 +56,7 @@ int TcpSettings::busyPollForCores(int pollMicroseconds) {
 TcpSettings TcpSettings::fromEnvironment() {
   TcpSettings s;
   s.threads = static_cast<int>(readInteger(kTcpThreads));
-  if (s.threads == 0) s.threads = threadsForCores(availableCores());
   s.socketsPerLink = static_cast<int>(readInteger(kTcpSockets));
-  if (s.socketsPerLink == 0) s.socketsPerLink = s.threads;
   s.stripeBytes = readBytes(kTcpChunk);
   s.socketBufferBytes = static_cast<int>(readInteger(kTcpBuffer));
   s.pollMicroseconds = static_cast<int>(readInteger(kTcpPollUs));
@@ -64,6 +64,13 @@ TcpSettings TcpSettings::fromEnvironment() {
   s.busyPollMicroseconds = busyPoll < 0
                                ? busyPollForCores(s.pollMicroseconds)
                                : std::max(busyPoll, s.pollMicroseconds);
+  return s;
+}
+
+TcpSettings TcpSettings::forHost(size_t hostRanks) const {
+  TcpSettings s = *this;
+  if (s.threads == 0) s.threads = threadsForCores(coresOfOneRank(hostRanks));
+  if (s.socketsPerLink == 0) s.socketsPerLink = s.threads;
   return s;
 }
 

@@ -16,12 +16,12 @@ namespace hetccl {
 #include "util/declare_params.inc"
 
 struct TcpSettings {
-  // HETCCL_TCP_SOCKETS: connections per peer pair (1..16; 0 in the
-  // environment: as many as threads).
+  // HETCCL_TCP_SOCKETS: connections per peer pair (1..16; 0: as many as
+  // threads, which forHost() settles).
   int socketsPerLink = 4;
-  // HETCCL_TCP_THREADS: progress threads (1..16; 0 in the environment:
-  // threadsForCores()); a link's sockets are shared out among
-  // min(threads, sockets) of them, its lanes.
+  // HETCCL_TCP_THREADS: progress threads (1..16; 0: threadsForCores() of
+  // one rank's share of the host, which forHost() settles); a link's
+  // sockets are shared out among min(threads, sockets) of them, its lanes.
   int threads = 4;
   // HETCCL_TCP_CHUNK: bytes per stripe (4 KiB .. 1 GiB).
   size_t stripeBytes = 512 * 1024;
@@ -36,8 +36,12 @@ struct TcpSettings {
   // busyPollForCores()).
   int busyPollMicroseconds = 50;
 
-  // Throws ncclInvalidArgument for the first bad value.
+  // Throws ncclInvalidArgument for the first bad value. Threads and
+  // sockets left to the default stay 0 until forHost().
   static TcpSettings fromEnvironment();
+  // These settings with the defaults of threads and sockets settled for
+  // a rank among `hostRanks` ranks of its host.
+  TcpSettings forHost(size_t hostRanks) const;
   // For a process that may run on `cores` cores: what the rank's own
   // threads leave of them, 4 to 12.
   static int threadsForCores(int cores);

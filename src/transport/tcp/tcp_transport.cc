@@ -17,8 +17,9 @@ class TcpTransport : public Transport {
   int preference(bool) const override { return 10; }
   std::unique_ptr<LinkSet> connect(const TransportSetup& setup) const override {
     return std::make_unique<TcpLinkSet>(
-        setup.oob, setup.peers, setup.settings.tcp, setup.setupTimeoutSeconds,
-        setup.abort, setup.calls);
+        setup.oob, setup.peers,
+        setup.settings.tcp.forHost(static_cast<size_t>(setup.hostSlot.ranks)),
+        setup.setupTimeoutSeconds, setup.abort, setup.calls);
   }
 };
 

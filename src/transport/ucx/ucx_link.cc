@@ -20,8 +20,8 @@ UcxLink::UcxLink(int rank, int peer, uint8_t linkSet,
     : rank_(rank),
       peer_(peer),
       linkSet_(linkSet),
-      partBytes_(partBytes),
       gpu_(gpu),
+      placement_(rank, peer, lanes.size(), kUcxSplitBytes, partBytes),
       lanes_(std::move(lanes)),
       sends_(UcxWorkerThread::Direction::kSend),
       receives_(UcxWorkerThread::Direction::kRecv) {}
@@ -139,10 +139,7 @@ std::shared_ptr<TransferRequest> UcxLink::recvGpu(MemoryKind kind, void* data,
 }
 
 size_t UcxLink::partsOf(size_t bytes) const {
-  const size_t lanes = lanes_.size();
-  if (bytes < lanes * kUcxSplitBytes) return 1;
-  const size_t parts = (bytes + partBytes_ - 1) / partBytes_;
-  return std::clamp(parts, lanes, size_t{kMaxUcxParts});
+  return std::min<size_t>(placement_.partsOf(bytes), kMaxUcxParts);
 }
 
 std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
@@ -154,28 +151,26 @@ std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
   tag.sender = sending ? rank_ : peer_;
   tag.transfer = direction.transfers++;
   tag.parts = static_cast<unsigned>(partsOf(bytes));
-  const size_t lanes = lanes_.size();
   std::vector<std::shared_ptr<TransferRequest>> requests;
-  // The call goes on the lane the transfer's number picks, which both ends
-  // agree on however they cut it; a receive's check comes first in its
-  // request, so that calls that disagree are reported before any size.
+  // The call goes on the home lane, which both ends agree on however they
+  // cut the transfer; a receive's check comes first in its request, so
+  // that calls that disagree are reported before any size.
   UcxTag callTag = tag;
   callTag.part = kUcxCallPart;
   std::shared_ptr<PostedRequest> check;
   if (!sending)
     requests.push_back(check = std::make_shared<PostedRequest>(
                            TransferName{bytes, sending, peer_}));
-  lanes_[tag.transfer % lanes]->postCall(peer_, direction.kind, callTag.value(),
-                                         call, check);
+  lanes_[placement_.home()]->postCall(peer_, direction.kind, callTag.value(),
+                                      call, check);
   size_t offset = 0;
   for (tag.part = 0; tag.part < tag.parts; ++tag.part) {
     const size_t length = evenShare(bytes, tag.parts, tag.part);
-    const size_t lane =
-        tag.parts == 1 ? tag.transfer % lanes : tag.part % lanes;
     auto request =
         std::make_shared<PostedRequest>(TransferName{length, sending, peer_});
-    lanes_[lane]->post(peer_, direction.kind, tag.value(), data + offset,
-                       length, memory, request);
+    lanes_[placement_.laneOf(tag.part)]->post(peer_, direction.kind,
+                                              tag.value(), data + offset,
+                                              length, memory, request);
     requests.push_back(std::move(request));
     offset += length;
   }

@@ -1,13 +1,10 @@
 // The Link that users of the ucx transport hold. Each transfer is one or
-// more UCX tagged messages (tags: ucx_tag.h): one of at least
-// kUcxSplitBytes per lane is cut into even parts of at most `partBytes`
-// (more only beyond kMaxUcxParts of them), at least one per lane, dealt to
-// the lanes in turn (the parts move over separate connections); a smaller
-// one goes whole to the next lane in turn. Both ends count their transfers
-// each way alike, so they cut and place them alike. The signature of a
-// transfer's call travels in a control message on the lane its number
-// picks, and a receive completes only once that lane compared it with its
-// own (UcxWorkerThread::postCall).
+// more UCX tagged messages (tags: ucx_tag.h), placed by LanePlacement:
+// parts of at least kUcxSplitBytes, one per lane at most, and of at most
+// `partBytes` (up to kMaxUcxParts of them), the first on the pair's home
+// lane. The signature of a transfer's call travels in a control message
+// on the home lane too, and a receive completes only once that lane
+// compared it with its own (UcxWorkerThread::postCall).
 #pragma once
 
 #include <atomic>
@@ -16,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/lane_placement.h"
 #include "transport/link.h"
 #include "transport/ucx/ucx_settings.h"
 #include "transport/ucx/ucx_tag.h"
@@ -23,7 +21,7 @@
 
 namespace hetccl {
 
-// Below this many bytes per lane a transfer is not worth cutting.
+// Fewer bytes than this are not worth a part of their own.
 constexpr size_t kUcxSplitBytes = 256 * 1024;
 // Which GPU buffers a ucx link takes as they are: HETCCL_UCX_GPU, the
 // memory types (MemoryKind bits) UCX reports here, and whether it has an
@@ -78,10 +76,9 @@ class UcxLink : public Link {
   const int rank_;
   const int peer_;
   const uint8_t linkSet_;
-  const size_t partBytes_;
   const UcxGpuPolicy gpu_;
-  // One direction's transfers: their number is in their tags and picks
-  // the lane of a whole transfer.
+  const LanePlacement placement_;
+  // One direction's transfers: their number is in their tags.
   struct Direction {
     UcxWorkerThread::Direction kind;
     std::atomic<uint64_t> transfers{0};  // posted this way

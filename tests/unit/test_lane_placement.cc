@@ -1,0 +1,54 @@
+// LanePlacement: how tcp, ucx and net links cut and place transfers.
+#include "transport/lane_placement.h"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+namespace hetccl {
+namespace {
+
+constexpr size_t kMin = 128 * 1024;
+
+// Parts of at least the minimum, one per lane at most.
+TEST(LanePlacement, PartsOfAtLeastTheMinimumOnePerLaneAtMost) {
+  const LanePlacement four(0, 1, 4, kMin);
+  EXPECT_EQ(1u, four.partsOf(0));
+  EXPECT_EQ(1u, four.partsOf(2 * kMin - 1));
+  EXPECT_EQ(2u, four.partsOf(2 * kMin));
+  EXPECT_EQ(3u, four.partsOf(4 * kMin - 1));
+  EXPECT_EQ(4u, four.partsOf(4 * kMin));
+  EXPECT_EQ(4u, four.partsOf(size_t{1} << 30));
+  EXPECT_EQ(1u, LanePlacement(0, 1, 1, kMin).partsOf(size_t{1} << 30));
+}
+
+// With a largest part, large transfers take several parts per lane, and
+// transfers of up to a part per lane are cut as without it.
+TEST(LanePlacement, PartsOfAtMostTheMaximumBeyondAPartPerLane) {
+  constexpr size_t kMax = 1 << 20;
+  const LanePlacement three(2, 5, 3, kMin, kMax);
+  EXPECT_EQ(1u, three.partsOf(kMin));
+  EXPECT_EQ(2u, three.partsOf(2 * kMin));
+  EXPECT_EQ(3u, three.partsOf(3 * kMax));
+  EXPECT_EQ(4u, three.partsOf(3 * kMax + 1));
+  EXPECT_EQ(64u, three.partsOf(64 * kMax));
+  EXPECT_EQ(2u, LanePlacement(0, 1, 1, kMin, kMax).partsOf(kMax + 1));
+}
+
+// Every transfer's first part is on the pair's home lane, the same at
+// both ends; the next parts follow it round the lanes.
+TEST(LanePlacement, PartsStartOnTheHomeLaneBothEndsAgreeOn) {
+  for (int rank = 0; rank < 5; ++rank)
+    for (int peer = 0; peer < 5; ++peer) {
+      const LanePlacement here(rank, peer, 3, kMin);
+      const LanePlacement there(peer, rank, 3, kMin);
+      EXPECT_EQ(here.home(), there.home());
+      EXPECT_EQ(here.home(), here.laneOf(0));
+      for (size_t part = 0; part < 7; ++part)
+        EXPECT_EQ((here.home() + part) % 3, there.laneOf(part));
+    }
+  EXPECT_EQ(0u, LanePlacement(3, 4, 1, kMin).laneOf(5));
+}
+
+}  // namespace
+}  // namespace hetccl
