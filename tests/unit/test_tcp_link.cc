@@ -94,22 +94,28 @@ TEST(TcpLink, ThreeRanksFullyConnectedManyTransfers) {
 TEST(TcpLink, ManySmallStripesOverOddSocketCount) {
   ScopedEnv sockets("HETCCL_TCP_SOCKETS", "3");
   ScopedEnv chunk("HETCCL_TCP_CHUNK", "4K");
+  ScopedEnv split("HETCCL_TCP_SPLIT", "8K");
   Ranks ranks = makeRanks(2);
   EXPECT_EQ(ranks.transports[0]->settings().socketsPerLink, 3);
   EXPECT_EQ(ranks.transports[0]->settings().stripeBytes, 4096u);
+  EXPECT_EQ(ranks.transports[1]->settings().splitBytes, 8192u);
   exchangeAll(ranks, {(1u << 20) + 3, 4096, 4095, 4097, 12289});
 }
 
 // Sizes on both sides of every count of parts, on 3 and 4 lanes (2 ranks'
-// home lane is lane 1, so parts wrap around past the last lane).
+// home lane is lane 1, so parts wrap around past the last lane), with the
+// default smallest part and a small one (HETCCL_TCP_SPLIT).
 TEST(TcpLink, SizesAroundEveryCutArriveWhole) {
-  for (const char* lanes : {"3", "4"}) {
+  for (auto [lanes, split] :
+       {std::pair{"3", "128K"}, std::pair{"4", "128K"}, std::pair{"3", "4K"}}) {
     ScopedEnv threads("HETCCL_TCP_THREADS", lanes);
+    ScopedEnv splitting("HETCCL_TCP_SPLIT", split);
     Ranks ranks = makeRanks(2);
+    const size_t kSplit = ranks.transports[0]->settings().splitBytes;
     std::vector<size_t> sizes;
     for (size_t parts = 1; parts <= 5; ++parts)
-      for (size_t bytes : {parts * kTcpSplitBytes - 1, parts * kTcpSplitBytes,
-                           parts * kTcpSplitBytes + 1})
+      for (size_t bytes :
+           {parts * kSplit - 1, parts * kSplit, parts * kSplit + 1})
         sizes.push_back(bytes);
     exchangeAll(ranks, sizes);
   }
@@ -512,10 +518,10 @@ TEST(TcpLink, APointToPointPairOfDifferentSizesFailsAtOnce) {
 // A send and a receive of one call whose sizes differ, on either side of
 // every cut: the first parts meet on the home lane whatever the sizes, and
 // the receive fails at once, also where those first parts are as long
-// (256 KiB cut in two against 128 KiB whole).
+// (two smallest parts against one).
 TEST(TcpLink, TransfersOfDifferentSizesFailAtOnceAcrossEveryCut) {
   ScopedEnv threads("HETCCL_TCP_THREADS", "4");
-  constexpr size_t kSplit = kTcpSplitBytes;
+  constexpr size_t kSplit = TcpSettings().splitBytes;
   const std::pair<size_t, size_t> pairs[] = {
       {100 * 1024, 3000},        {3000, 100 * 1024},
       {2 * kSplit, kSplit},      {kSplit, 2 * kSplit},
@@ -658,6 +664,30 @@ TEST(TcpSettings, ThreadsFollowTheCoresAndSocketsTheThreadsByDefault) {
     EXPECT_EQ(3, settings.threads);
     EXPECT_EQ(5, settings.socketsPerLink);
   }
+}
+
+// The smallest part: 64 KiB for a rank of 8 cores or more, 128 KiB below
+// (0, the default, settled by forHost); an explicit size stands, and one
+// under 4 KiB is refused.
+TEST(TcpSettings, TheSmallestPartFollowsTheCores) {
+  EXPECT_EQ(128u * 1024, TcpSettings::splitForCores(2));
+  EXPECT_EQ(128u * 1024, TcpSettings::splitForCores(7));
+  EXPECT_EQ(64u * 1024, TcpSettings::splitForCores(8));
+  EXPECT_EQ(64u * 1024, TcpSettings::splitForCores(128));
+  {
+    ScopedEnv split("HETCCL_TCP_SPLIT", nullptr);
+    const TcpSettings unsettled = TcpSettings::fromEnvironment();
+    EXPECT_EQ(0u, unsettled.splitBytes);
+    EXPECT_EQ(TcpSettings::splitForCores(coresOfOneRank(1)),
+              unsettled.forHost(1).splitBytes);
+  }
+  {
+    ScopedEnv split("HETCCL_TCP_SPLIT", "16K");
+    EXPECT_EQ(16u * 1024, TcpSettings::fromEnvironment().forHost(8).splitBytes);
+  }
+  ScopedEnv split("HETCCL_TCP_SPLIT", "1K");
+  EXPECT_EQ(expectError([] { TcpSettings::fromEnvironment(); }).code(),
+            ncclInvalidArgument);
 }
 
 // Ranks that fit side by side in the host's cores (each bound to a share

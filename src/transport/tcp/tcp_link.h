@@ -1,8 +1,8 @@
 // The Link that users of the tcp transport hold: posts transfers to the
 // transport's progress engines, one per lane of the link (a share of its
 // sockets with a thread of its own), placed by LanePlacement: parts of at
-// least kTcpSplitBytes, one per lane at most, the first on the pair's home
-// lane. Parts start on multiples of 64 bytes, so that a receive that
+// least HETCCL_TCP_SPLIT bytes, one per lane at most, the first on the pair's
+// home lane. Parts start on multiples of 64 bytes, so that a receive that
 // combines what arrives with a local buffer (recvReduce, where the stripes
 // hold whole elements too) finds whole elements in each.
 // It keeps the engines alive, so a link that outlives its transport fails
@@ -23,12 +23,6 @@
 
 namespace hetccl {
 
-// Fewer bytes than this are not worth a part of their own. (Cut only
-// from this many per lane, medium transfers went whole to the home lane
-// and queued there: CPU ranks' 1-8 MiB collectives then moved 0.27-0.93x
-// as fast on 12 lanes, bench/results/tcp-home-lane-2026-12-06.md.)
-constexpr size_t kTcpSplitBytes = 128 * 1024;
-
 class TcpLink : public Link {
  public:
   // Waits for transfers of up to kPolledBytes poll for `poll` before they
@@ -41,11 +35,11 @@ class TcpLink : public Link {
   TcpLink(int rank, int peer, size_t channel,
           std::vector<std::shared_ptr<TcpProgressThread>> lanes,
           std::shared_ptr<const LinkCounters> counters,
-          std::chrono::microseconds poll, size_t stripeBytes)
+          std::chrono::microseconds poll, size_t stripeBytes, size_t splitBytes)
       : peer_(peer),
         channel_(channel),
         lanes_(std::move(lanes)),
-        placement_(rank, peer, lanes_.size(), kTcpSplitBytes),
+        placement_(rank, peer, lanes_.size(), splitBytes),
         counters_(std::move(counters)),
         poll_(poll),
         stripesHoldWholeElements_(

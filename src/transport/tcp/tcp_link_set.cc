@@ -47,20 +47,23 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
   self.socketsPerLink = static_cast<uint32_t>(settings_.socketsPerLink);
   self.stripeBytes = static_cast<uint32_t>(settings_.stripeBytes);
   self.threads = static_cast<uint32_t>(settings_.threads);
+  self.splitBytes = static_cast<uint32_t>(settings_.splitBytes);
   std::vector<TcpEndpoint> endpoints = gatherEndpoints(oob, self);
   // Rank 0 decides what both ends of every link must agree on.
   if (endpoints[0].socketsPerLink < 1 ||
       endpoints[0].socketsPerLink > kMaxTcpSocketsPerLink ||
       endpoints[0].stripeBytes < kMinTcpStripeBytes ||
-      endpoints[0].threads < 1 || endpoints[0].threads > kMaxTcpThreads)
+      endpoints[0].threads < 1 || endpoints[0].threads > kMaxTcpThreads ||
+      endpoints[0].splitBytes < kMinTcpSplitBytes)
     fail(ncclInternalError,
          "tcp transport setup: rank 0 sent an unusable geometry (%u "
-         "sockets, %u threads, %u-byte stripes)",
+         "sockets, %u threads, %u-byte stripes, %u-byte parts)",
          endpoints[0].socketsPerLink, endpoints[0].threads,
-         endpoints[0].stripeBytes);
+         endpoints[0].stripeBytes, endpoints[0].splitBytes);
   settings_.socketsPerLink = static_cast<int>(endpoints[0].socketsPerLink);
   settings_.threads = static_cast<int>(endpoints[0].threads);
   settings_.stripeBytes = endpoints[0].stripeBytes;
+  settings_.splitBytes = endpoints[0].splitBytes;
 
   TcpConnectPlan plan;
   plan.rank = rank_;
@@ -102,16 +105,18 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
     links_[peer] = std::make_shared<TcpLink>(
         rank_, peer, index, lanes_, counters[index],
         std::chrono::microseconds(settings_.pollMicroseconds),
-        settings_.stripeBytes);
+        settings_.stripeBytes, settings_.splitBytes);
     ++index;
   }
   LOG_INFO(kLogNet,
            "tcp transport (rank %d): %zu link(s) over %s, %d socket(s) "
-           "each on %d thread(s), %zu-byte stripes; threads poll %d us "
+           "each on %d thread(s), %zu-byte stripes, transfers cut into "
+           "parts of at least %zu bytes; threads poll %d us "
            "after activity, %d us with transfers in flight",
            rank_, links_.size(), self.address.toString().c_str(),
            settings_.socketsPerLink, lanes, settings_.stripeBytes,
-           settings_.pollMicroseconds, settings_.busyPollMicroseconds);
+           settings_.splitBytes, settings_.pollMicroseconds,
+           settings_.busyPollMicroseconds);
 }
 
 TcpLinkSet::~TcpLinkSet() {

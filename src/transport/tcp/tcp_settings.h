@@ -25,6 +25,10 @@ struct TcpSettings {
   int threads = 4;
   // HETCCL_TCP_CHUNK: bytes per stripe (4 KiB .. 1 GiB).
   size_t stripeBytes = 512 * 1024;
+  // HETCCL_TCP_SPLIT: the smallest part a transfer is cut into across the
+  // lanes (4 KiB .. 1 GiB; 0: splitForCores(), which forHost() settles;
+  // TcpLink).
+  size_t splitBytes = 128 * 1024;
   // HETCCL_TCP_BUFFER: SO_SNDBUF/SO_RCVBUF request; 0 keeps the kernel's
   // autotuning.
   int socketBufferBytes = 4 * 1024 * 1024;
@@ -36,11 +40,11 @@ struct TcpSettings {
   // busyPollForCores()).
   int busyPollMicroseconds = 50;
 
-  // Throws ncclInvalidArgument for the first bad value. Threads and
-  // sockets left to the default stay 0 until forHost().
+  // Throws ncclInvalidArgument for the first bad value. Threads, sockets
+  // and the smallest part left to the default stay 0 until forHost().
   static TcpSettings fromEnvironment();
-  // These settings with the defaults of threads and sockets settled for
-  // a rank among `hostRanks` ranks of its host.
+  // These settings with the defaults of threads, sockets and the smallest
+  // part settled for a rank among `hostRanks` ranks of its host.
   TcpSettings forHost(size_t hostRanks) const;
   // For a process that may run on `cores` cores: what the rank's own
   // threads leave of them, 4 to 12.
@@ -48,11 +52,15 @@ struct TcpSettings {
   // 1000 us where this process may run on 8 cores or more, else
   // `pollMicroseconds`.
   static int busyPollForCores(int pollMicroseconds);
+  // For a rank that may run on `cores` cores: 64 KiB from 8 cores, else
+  // 128 KiB.
+  static size_t splitForCores(int cores);
 };
 
 constexpr int kMaxTcpSocketsPerLink = 16;
 constexpr int kMaxTcpThreads = 16;
 constexpr size_t kMinTcpStripeBytes = 4 * 1024;
 constexpr size_t kMaxTcpStripeBytes = size_t{1} << 30;
+constexpr size_t kMinTcpSplitBytes = 4 * 1024;
 
 }  // namespace hetccl

@@ -34,6 +34,7 @@ void TcpEndpoint::encode(uint8_t* out) const {
   storeLe32(out + 12, threads);
   address.encode(out + 16);
   std::memcpy(out + 40, secret.data(), secret.size());
+  storeLe32(out + 56, splitBytes);
 }
 
 TcpEndpoint TcpEndpoint::decode(const uint8_t* in, int rank) {
@@ -48,6 +49,7 @@ TcpEndpoint TcpEndpoint::decode(const uint8_t* in, int rank) {
   e.threads = loadLe32(in + 12);
   e.address = SocketAddress::decode(in + 16);
   std::memcpy(e.secret.data(), in + 40, e.secret.size());
+  e.splitBytes = loadLe32(in + 56);
   return e;
 }
 

@@ -26,6 +26,7 @@ struct TcpEndpoint {
   uint32_t socketsPerLink = 0;
   uint32_t stripeBytes = 0;
   uint32_t threads = 0;
+  uint32_t splitBytes = 0;
 
   void encode(uint8_t* out) const;
   // Throws ncclInternalError if `in` holds no record (a rank that runs an
