@@ -64,36 +64,47 @@ void logCall(const char* function, const hetccl::Communicator& comm,
            static_cast<void*>(stream));
 }
 
+// Checks one call and launches it, or adds it to the calling thread's
+// group.
+void submitOp(const char* function, ncclComm_t handle, cudaStream_t stream,
+              const Request& request) {
+  auto comm = hetccl::CommRegistry::instance().find(handle);
+  comm->checkUsable();
+  const hetccl::OpTraits& traits = hetccl::opTraits(request.kind);
+  Op op;
+  op.kind = request.kind;
+  op.sendbuff = request.sendbuff;
+  op.recvbuff = request.recvbuff;
+  op.count = request.count;
+  op.dtype = hetccl::checkedDtype(*request.dtype);
+  op.root = request.root;
+  if (request.redOp != nullptr)
+    op.reduce =
+        comm->userOps().resolve(hetccl::enumValue(*request.redOp), op.dtype);
+  if (traits.hasRoot || traits.hasPeer)
+    HETCCL_CHECK_ARG(op.root >= 0 && op.root < comm->nranks(),
+                     "%s %d is out of range [0, %d)",
+                     traits.hasPeer ? "peer" : "root", op.root, comm->nranks());
+  checkBuffers(op, *comm);
+  comm->checkStream(stream);
+  comm->numberCall(op);
+  logCall(function, *comm, comm->nextOpCount(), op,
+          request.redOp ? hetccl::enumValue(*request.redOp) : -1, stream);
+  if (hetccl::Group::current().active())
+    hetccl::Group::current().addOp(std::move(comm), op, stream);
+  else
+    comm->launch({op}, stream);
+}
+
 ncclResult_t submit(const char* function, ncclComm_t handle,
                     cudaStream_t stream, const Request& request) {
   return apiCall(function, [&] {
-    auto comm = hetccl::CommRegistry::instance().find(handle);
-    comm->checkUsable();
-    const hetccl::OpTraits& traits = hetccl::opTraits(request.kind);
-    Op op;
-    op.kind = request.kind;
-    op.sendbuff = request.sendbuff;
-    op.recvbuff = request.recvbuff;
-    op.count = request.count;
-    op.dtype = hetccl::checkedDtype(*request.dtype);
-    op.root = request.root;
-    if (request.redOp != nullptr)
-      op.reduce =
-          comm->userOps().resolve(hetccl::enumValue(*request.redOp), op.dtype);
-    if (traits.hasRoot || traits.hasPeer)
-      HETCCL_CHECK_ARG(op.root >= 0 && op.root < comm->nranks(),
-                       "%s %d is out of range [0, %d)",
-                       traits.hasPeer ? "peer" : "root", op.root,
-                       comm->nranks());
-    checkBuffers(op, *comm);
-    comm->checkStream(stream);
-    comm->numberCall(op);
-    logCall(function, *comm, comm->nextOpCount(), op,
-            request.redOp ? hetccl::enumValue(*request.redOp) : -1, stream);
-    if (hetccl::Group::current().active())
-      hetccl::Group::current().addOp(std::move(comm), op, stream);
-    else
-      comm->launch({op}, stream);
+    try {
+      submitOp(function, handle, stream, request);
+    } catch (...) {
+      hetccl::Group::current().callFailed(hetccl::currentExceptionAsError());
+      throw;
+    }
     return ncclSuccess;
   });
 }

@@ -61,6 +61,10 @@ void Group::addOp(std::shared_ptr<Communicator> comm, const Op& op,
   ops_.push_back({std::move(comm), op, stream});
 }
 
+void Group::callFailed(const Error& error) {
+  if (active() && !failure_) failure_ = error;
+}
+
 void Group::addInit(std::shared_ptr<Communicator> comm,
                     const ncclUniqueId& id) {
   inits_.push_back({std::move(comm), id});
@@ -83,9 +87,16 @@ void Group::end() {
   if (--depth_ > 0) return;
   auto inits = std::move(inits_);
   auto ops = std::move(ops_);
+  std::optional<Error> failure = std::move(failure_);
   inits_.clear();
   ops_.clear();
+  failure_.reset();
   if (!inits.empty()) runInits(inits);
+  if (failure)
+    throw Error(failure->code(),
+                format("a call of the group failed, so none of its %zu "
+                       "operation(s) was issued: %s",
+                       ops.size(), failure->what()));
   if (!ops.empty()) issueOps(std::move(ops));
 }
 
@@ -101,6 +112,7 @@ size_t Group::discard(size_t* ops) {
   *ops = ops_.size();
   ops_.clear();
   inits_.clear();
+  failure_.reset();
   return bytes;
 }
 

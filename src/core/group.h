@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/communicator.h"
@@ -29,6 +30,12 @@ class Group {
 
   void addOp(std::shared_ptr<Communicator> comm, const Op& op,
              StreamHandle stream);
+  // A call made inside the group failed: the outermost end fails with the
+  // first such error and issues none of the group's operations, as NCCL's
+  // groups do. (Issued without it, the rest could pass for complete: a
+  // receive whose send was refused leaves its buffer as it was, and the
+  // stream reports success.) Nothing outside a group.
+  void callFailed(const Error& error);
   void addInit(std::shared_ptr<Communicator> comm, const ncclUniqueId& id);
 
  private:
@@ -45,6 +52,7 @@ class Group {
   void issueOps(std::vector<PendingOp> ops);
 
   int depth_ = 0;
+  std::optional<Error> failure_;  // the first call of the group that failed
   std::vector<PendingOp> ops_;
   std::vector<PendingInit> inits_;
 };

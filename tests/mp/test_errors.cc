@@ -583,6 +583,32 @@ TEST(Errors, GroupEndWithoutStart) {
       quick());
 }
 
+// A call that fails inside a group fails the group's end, which issues
+// none of the group (as NCCL's groups do): the well-formed all-reduce
+// beside it leaves its output as it was. The next group starts clean.
+TEST(Errors, ACallThatFailsInAGroupFailsTheWholeGroup) {
+  withOneRankComm([](ncclComm_t comm) {
+    float send[4] = {1, 2, 3, 4};
+    float recv[4] = {};
+    MP_CHECK_NCCL(ncclGroupStart());
+    MP_CHECK_NCCL(
+        ncclAllReduce(send, recv, 4, ncclFloat32, ncclSum, comm, nullptr));
+    checkInvalidArgument(
+        ncclAllReduce(send, nullptr, 4, ncclFloat32, ncclSum, comm, nullptr),
+        comm, {"recvbuff"}, "all-reduce with a NULL recvbuff in a group");
+    checkInvalidArgument(ncclGroupEnd(), comm, {"none of its 1 operation"},
+                         "the end of a group with a call that failed");
+    // NULL streams: a group that ran has ended when its end returns.
+    for (float value : recv)
+      MP_CHECK(value == 0) << "the group's well-formed all-reduce ran";
+    MP_CHECK_NCCL(ncclGroupStart());
+    MP_CHECK_NCCL(
+        ncclAllReduce(send, recv, 4, ncclFloat32, ncclSum, comm, nullptr));
+    MP_CHECK_NCCL(ncclGroupEnd());
+    MP_CHECK(recv[0] == 1 && recv[3] == 4) << "the next group did not run";
+  });
+}
+
 TEST(Errors, ErrorStringsForEveryCode) {
   runRanks(
       1,

@@ -216,6 +216,26 @@ void expectCallsThatDisagreeFailBothEnds(const TwoRanks& ranks) {
   expectReceiveFailsOnCalls(ranks, 4096, 4096);
 }
 
+Error expectSizesThatDifferFailAtOnce(const TwoRanks& ranks,
+                                      const std::vector<uint8_t>& out,
+                                      std::vector<uint8_t>& in) {
+  Link& sender = *ranks.sets[0]->link(1);
+  Link& receiver = *ranks.sets[1]->link(0);
+  const std::vector<uint8_t> first(8, 2);
+  std::vector<uint8_t> firstIn(first.size());
+  auto firstSend = sender.send(first.data(), first.size(), kTestCall);
+  receiver.recv(firstIn.data(), firstIn.size(), kTestCall)
+      ->wait(AbortSignal(), kLinkWaitSeconds);
+  firstSend->wait(AbortSignal(), kLinkWaitSeconds);
+  auto send = sender.send(out.data(), out.size(), kTestCall);
+  auto recv = receiver.recv(in.data(), in.size(), kTestCall);
+  const Clock::time_point start = Clock::now();
+  Error e = expectError([&] { recv->wait(AbortSignal(), kLinkWaitSeconds); });
+  EXPECT_LT(secondsSince(start), 5.0)
+      << out.size() << " bytes sent against " << in.size() << " posted";
+  return e;
+}
+
 void expectDisagreementBeforeSizes(const TwoRanks& ranks, size_t bytes) {
   expectReceiveFailsOnCalls(ranks, bytes, bytes / 2);
 }

@@ -16,6 +16,7 @@
 #include "support/thread_ranks.h"
 #include "transport/transport.h"
 #include "util/abort_signal.h"
+#include "util/error.h"
 
 namespace hetccl {
 
@@ -106,6 +107,14 @@ struct TwoRanks {
   AbortSignal* aborts[2];
   CallLog* calls[2];
 };
+// After one small transfer, which moves the link's count off a multiple
+// of its lanes, rank 0 sends `out` and rank 1 posts a receive into `in`
+// of another size: the receive fails within 5 s, and its error is
+// returned. `out` and `in` must outlive the links (a part of either may
+// still be pending there).
+Error expectSizesThatDifferFailAtOnce(const TwoRanks& ranks,
+                                      const std::vector<uint8_t>& out,
+                                      std::vector<uint8_t>& in);
 // Rank 0 sends, rank 1 receives a transfer of the same size whose call
 // differs only in its type: the receive fails with ncclInvalidUsage
 // naming both calls, and both ranks' abort signals rise (rank 0's within
