@@ -9,14 +9,42 @@
 // each lane's thread asleep by its turn:
 // bench/results/tcp-home-lane-2026-12-06.md), and two ends that disagree
 // about a size meet there and fail instead of waiting on different lanes.
-// Both ends place a transfer alike from its size alone.
+// Both ends place a transfer alike from its size alone, so the smallest
+// part is rank 0's, agreed when the link set starts.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
+#include "util/params.h"
+
 namespace hetccl {
+
+// The smallest part by default. A cross-domain transfer arrives as
+// pieces of 256 KiB to 2 MiB (PiecedLink), each a transfer of the link,
+// and every one starts on the home lane: the larger the smallest part,
+// the fewer lanes a piece spreads over while the others idle. Where the
+// rank has the cores for its lanes' threads, 64 KiB parts moved CPU ranks'
+// 256 KiB-2 MiB collectives between pretend hosts on 16 cores 1.38-1.98x as
+// fast as 128 KiB over tcp (12 lanes), and their 2 MiB ones 1.3-2.0x as
+// fast as 256 KiB over UCX (4 lanes) and over a net plugin of 4 rails
+// (bench/results/tcp-split-h100-2026-12-06.md,
+// bench/results/ucx-net-split-h100-2026-12-06.md). With fewer cores the
+// lanes' threads outnumber them, and each link keeps the size it was
+// measured with there (`fewCoresBytes`).
+constexpr int kManyCores = 8;
+constexpr size_t kManyCoresSplitBytes = 64 * 1024;
+inline size_t smallestPartForCores(int cores, size_t fewCoresBytes) {
+  return cores >= kManyCores ? kManyCoresSplitBytes : fewCoresBytes;
+}
+
+// The least smallest part one may set.
+constexpr size_t kMinSplitBytes = 4 * 1024;
+// A link's smallest-part parameter (HETCCL_TCP_SPLIT, HETCCL_UCX_SPLIT,
+// HETCCL_NET_SPLIT): 0, which leaves it to the cores, or at least
+// kMinSplitBytes; throws ncclInvalidArgument for less.
+size_t readSmallestPart(const ParamSpec& spec);
 
 class LanePlacement {
  public:

@@ -50,5 +50,15 @@ TEST(LanePlacement, PartsStartOnTheHomeLaneBothEndsAgreeOn) {
   EXPECT_EQ(0u, LanePlacement(3, 4, 1, kMin).laneOf(5));
 }
 
+// Ranks of 8 cores or more cut into 64 KiB parts by default, fewer keep
+// what their link takes below that.
+TEST(LanePlacement, TheSmallestPartFollowsTheCores) {
+  constexpr size_t kFew = 256 * 1024;
+  EXPECT_EQ(kFew, smallestPartForCores(1, kFew));
+  EXPECT_EQ(kFew, smallestPartForCores(kManyCores - 1, kFew));
+  EXPECT_EQ(kManyCoresSplitBytes, smallestPartForCores(kManyCores, kFew));
+  EXPECT_EQ(kManyCoresSplitBytes, smallestPartForCores(256, kFew));
+}
+
 }  // namespace
 }  // namespace hetccl

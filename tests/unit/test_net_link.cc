@@ -30,10 +30,18 @@ namespace {
 
 using Ranks = LinkRanks<NetLinkSet>;
 constexpr double kWaitSeconds = 20;
+// The smallest share of the tests' links whatever the cores here.
+constexpr size_t kNetSplitBytes = kNetFewCoresSplitBytes;
+
+NetSettings withTestSplit(NetSettings settings) {
+  if (settings.splitBytes == 0) settings.splitBytes = kNetSplitBytes;
+  return settings;
+}
 
 // Every rank of the set loads `version` of the stand-in (0: all versions,
 // so v12); the knobs in the environment apply from here on. `settingsOf`
-// gives each rank's settings (the defaults without it).
+// gives each rank's settings (the defaults without it, with shares of at
+// least kNetSplitBytes where it leaves them to the cores).
 // `gpuModule`: every rank's GPU's (null: CPU ranks).
 Ranks makeRanks(int nranks, int version = 0,
                 std::function<std::vector<int>(int)> peersOf = nullptr,
@@ -46,7 +54,7 @@ Ranks makeRanks(int nranks, int version = 0,
                                    std::shared_ptr<AbortSignal> abort,
                                    std::shared_ptr<const CallLog> calls) {
         const NetSettings settings =
-            settingsOf ? settingsOf(oob.rank()) : NetSettings{};
+            withTestSplit(settingsOf ? settingsOf(oob.rank()) : NetSettings{});
         return std::make_unique<NetLinkSet>(oob, peers, abort, settings, 30,
                                             calls, net, HostSlot{}, gpuModule);
       },
@@ -270,6 +278,37 @@ TEST(NetLink, TransfersAreSharedAcrossTheRailsBothEndsUse) {
   });
   exchangeAll(ranks.sets(), {0, 1, 2 * kNetSplitBytes - 1, 2 * kNetSplitBytes,
                              2 * kNetSplitBytes + 1, (3u << 20) + 5, 7, 0});
+}
+
+// HETCCL_NET_SPLIT: 0 (the default) leaves the smallest share to the
+// cores, where the link set starts; a size stands, and one under 4 KiB is
+// refused.
+TEST(NetSettings, TheSmallestShareIsASizeOrLeftToTheCores) {
+  {
+    ScopedEnv split("HETCCL_NET_SPLIT", nullptr);
+    EXPECT_EQ(0u, NetSettings::fromEnvironment().splitBytes);
+  }
+  {
+    ScopedEnv split("HETCCL_NET_SPLIT", "128K");
+    EXPECT_EQ(128u * 1024, NetSettings::fromEnvironment().splitBytes);
+  }
+  ScopedEnv split("HETCCL_NET_SPLIT", "1K");
+  EXPECT_EQ(expectError([] { NetSettings::fromEnvironment(); }).code(),
+            ncclInvalidArgument);
+}
+
+// Rank 0's smallest share is every rank's: cut by their own (64 KiB and
+// 256 KiB), transfers between the two would not meet.
+TEST(NetLink, EveryRankCutsAsRankZeroSays) {
+  ScopedEnv devices("HETCCL_TEST_NET_DEVICES", "4");
+  constexpr size_t kRankZeroSplit = 64 * 1024;
+  Ranks ranks = makeRanks(2, 0, nullptr, [](int rank) {
+    NetSettings settings;
+    settings.splitBytes = rank == 0 ? kRankZeroSplit : kNetSplitBytes;
+    return settings;
+  });
+  exchangeAll(ranks.sets(), {2 * kRankZeroSplit - 1, 2 * kRankZeroSplit,
+                             3 * kRankZeroSplit, 2 * kNetSplitBytes + 1});
 }
 
 // Three ranks on rails chosen by hand, each pair with a different number

@@ -21,6 +21,7 @@
 #include "support/expect_error.h"
 #include "support/in_process_oob.h"
 #include "support/link_ranks.h"
+#include "support/scoped_env.h"
 #include "transport/ucx/ucx_library.h"
 #include "transport/ucx/ucx_link.h"
 #include "transport/ucx/ucx_tag.h"
@@ -30,6 +31,8 @@ namespace hetccl {
 namespace {
 
 using Ranks = LinkRanks<UcxLinkSet>;
+// The smallest part of the tests' links whatever the cores here.
+constexpr size_t kUcxSplitBytes = kUcxFewCoresSplitBytes;
 
 class UcxLinkTest : public ::testing::Test {
  protected:
@@ -39,18 +42,23 @@ class UcxLinkTest : public ::testing::Test {
   }
 
   // Three lanes by default: transfers of 768 KiB and more are cut into
-  // uneven parts.
+  // uneven parts. `splitOf`: each rank's smallest part (kUcxSplitBytes
+  // without it).
   static Ranks makeRanks(int nranks,
                          std::function<std::vector<int>(int)> peersOf = nullptr,
                          int lanes = 3, size_t partBytes = kUcxPartBytes,
-                         GpuBuffers gpu = GpuBuffers::kAuto) {
+                         GpuBuffers gpu = GpuBuffers::kAuto,
+                         std::function<size_t(int)> splitOf = nullptr) {
     return makeLinkRanks<UcxLinkSet>(
         nranks,
-        [lanes, partBytes, gpu](Oob& oob, const std::vector<int>& peers,
-                                std::shared_ptr<AbortSignal> abort,
-                                std::shared_ptr<const CallLog> calls) {
+        [lanes, partBytes, gpu, splitOf](Oob& oob,
+                                         const std::vector<int>& peers,
+                                         std::shared_ptr<AbortSignal> abort,
+                                         std::shared_ptr<const CallLog> calls) {
+          const size_t split = splitOf ? splitOf(oob.rank()) : kUcxSplitBytes;
           return std::make_unique<UcxLinkSet>(
-              oob, peers, abort, UcxSettings{lanes, partBytes, gpu}, calls);
+              oob, peers, abort, UcxSettings{lanes, partBytes, gpu, split},
+              calls);
         },
         std::move(peersOf));
   }
@@ -355,6 +363,33 @@ TEST_F(UcxLinkTest, SizesAroundEveryCutArriveWhole) {
                      3 * kUcxPartBytes, 4 * kUcxPartBytes})
     for (size_t size : {cut - 1, cut, cut + 1}) sizes.push_back(size);
   exchangeAll(ranks.sets(), sizes);
+}
+
+// Rank 0's smallest part is every rank's: cut by their own (64 KiB and
+// 256 KiB), transfers between the two would not meet.
+TEST_F(UcxLinkTest, EveryRankCutsAsRankZeroSays) {
+  constexpr size_t kRankZeroSplit = 64 * 1024;
+  Ranks ranks = makeRanks(
+      2, nullptr, 4, kUcxPartBytes, GpuBuffers::kAuto,
+      [](int rank) { return rank == 0 ? kRankZeroSplit : kUcxSplitBytes; });
+  exchangeAll(ranks.sets(), {2 * kRankZeroSplit - 1, 2 * kRankZeroSplit,
+                             3 * kRankZeroSplit, 2 * kUcxSplitBytes + 1});
+}
+
+// HETCCL_UCX_SPLIT: 0 (the default) leaves the smallest part to the cores,
+// where the link set starts; a size stands, and one under 4 KiB is refused.
+TEST(UcxSettings, TheSmallestPartIsASizeOrLeftToTheCores) {
+  {
+    ScopedEnv split("HETCCL_UCX_SPLIT", nullptr);
+    EXPECT_EQ(0u, UcxSettings::fromEnvironment().splitBytes);
+  }
+  {
+    ScopedEnv split("HETCCL_UCX_SPLIT", "128K");
+    EXPECT_EQ(128u * 1024, UcxSettings::fromEnvironment().splitBytes);
+  }
+  ScopedEnv split("HETCCL_UCX_SPLIT", "1K");
+  EXPECT_EQ(expectError([] { UcxSettings::fromEnvironment(); }).code(),
+            ncclInvalidArgument);
 }
 
 // HETCCL_UCX_GPU: a GPU's buffers go to UCX as they are by default where

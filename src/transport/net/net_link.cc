@@ -11,10 +11,11 @@ namespace hetccl {
 
 NetLink::NetLink(int rank, int peer,
                  std::vector<std::shared_ptr<NetProgressThread>> lanes,
-                 NetGpuPolicy gpu, const DeviceModule* gpuModule)
+                 size_t splitBytes, NetGpuPolicy gpu,
+                 const DeviceModule* gpuModule)
     : peer_(peer),
       lanes_(std::move(lanes)),
-      placement_(rank, peer, lanes_.size(), kNetSplitBytes),
+      placement_(rank, peer, lanes_.size(), splitBytes),
       gpu_(std::move(gpu)),
       gpuModule_(gpuModule) {
   HETCCL_CHECK_ARG(!lanes_.empty(), "net link to rank %d without lanes", peer);

@@ -2,9 +2,9 @@
 // both ends use (net_devices.h): one progress thread of each end per rail,
 // each thread's channel cutting its transfers into the plugin's messages
 // (net_channel.h). Transfers are placed by LanePlacement: even shares of
-// at least kNetSplitBytes, one per lane at most, the first on the pair's
-// home lane; every share carries the call's signature in its own header. GPU
-// buffers go to the plugin as they are where the devices take them
+// at least `splitBytes` (rank 0's), one per lane at most, the first on the
+// pair's home lane; every share carries the call's signature in its own header.
+// GPU buffers go to the plugin as they are where the devices take them
 // (HETCCL_NET_GPU, movesGpuMemory), else the GPU engine stages them. It keeps
 // the threads alive, so that a link that outlives its transport fails new
 // transfers instead of crashing.
@@ -23,16 +23,14 @@
 
 namespace hetccl {
 
-// Fewer bytes than this are not worth a share of their own.
-constexpr size_t kNetSplitBytes = 256 * 1024;
-
 class NetLink : public Link {
  public:
   // `gpuModule`: the rank's GPU's device module (null for a CPU rank), which
   // exports GPU buffers as DMA-BUF where `gpu` says so.
   NetLink(int rank, int peer,
           std::vector<std::shared_ptr<NetProgressThread>> lanes,
-          NetGpuPolicy gpu, const DeviceModule* gpuModule = nullptr);
+          size_t splitBytes, NetGpuPolicy gpu,
+          const DeviceModule* gpuModule = nullptr);
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,

@@ -4,8 +4,10 @@
 #include <cstring>
 #include <random>
 
+#include "transport/lane_placement.h"
 #include "transport/net/net_link.h"
 #include "transport/peer_list.h"
+#include "util/cpu_cores.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -15,8 +17,9 @@ namespace {
 // What every rank tells the others before connecting.
 struct SetupNotice {
   uint32_t hasPeers;
-  uint32_t linkSet;    // rank 0's is every rank's
-  uint64_t partBytes;  // likewise
+  uint32_t linkSet;     // rank 0's is every rank's
+  uint64_t partBytes;   // likewise
+  uint64_t splitBytes;  // likewise
 };
 
 // Once ranks with peers have loaded the plugin and listen on their rails.
@@ -160,14 +163,21 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
   const std::vector<int> sortedPeers =
       checkedLinkPeers("net", peers, rank_, oob.nranks());
   std::vector<SetupNotice> notices(oob.nranks());
-  notices[rank_] = {!sortedPeers.empty(), randomLinkSetId(),
-                    settings.partBytes};
+  const size_t splitBytes =
+      settings.splitBytes != 0
+          ? settings.splitBytes
+          : smallestPartForCores(availableCores(), kNetFewCoresSplitBytes);
+  notices[rank_] = {!sortedPeers.empty(), randomLinkSetId(), settings.partBytes,
+                    splitBytes};
   oob.allGather(notices.data(), sizeof(SetupNotice));
   bool anyPeers = false;
   for (const SetupNotice& notice : notices)
     anyPeers = anyPeers || notice.hasPeers;
   if (!anyPeers) return;  // the common case: nothing to load or agree on
   const uint32_t linkSet = notices[0].linkSet;
+  if (notices[0].splitBytes < kMinSplitBytes)
+    fail(ncclInternalError, "net transport: rank 0 sent %zu-byte shares",
+         static_cast<size_t>(notices[0].splitBytes));
 
   std::vector<ListenNotice> listens(oob.nranks());
   const NetLibrary* net = nullptr;
@@ -215,14 +225,16 @@ NetLinkSet::NetLinkSet(Oob& oob, const std::vector<int>& peers,
   for (int peer : sortedPeers) {
     std::vector<std::shared_ptr<NetProgressThread>> lanes(
         rails_.begin(), rails_.begin() + lanesWith[peer]);
-    links_[peer] = std::make_shared<NetLink>(rank_, peer, std::move(lanes), gpu,
-                                             gpuModule);
+    links_[peer] = std::make_shared<NetLink>(
+        rank_, peer, std::move(lanes), notices[0].splitBytes, gpu, gpuModule);
   }
   LOG_INFO(kLogNet,
-           "net transport (rank %d): %zu link(s) over %s, %s, messages of up "
-           "to %zu bytes, memory the devices take: %s%s",
+           "net transport (rank %d): %zu link(s) over %s, %s, shares of at "
+           "least %zu bytes, messages of up to %zu bytes, memory the devices "
+           "take: %s%s",
            rank_, links_.size(), net->description().c_str(),
-           describeRails(*net, rails_).c_str(), partBytes,
+           describeRails(*net, rails_).c_str(),
+           static_cast<size_t>(notices[0].splitBytes), partBytes,
            describePointerSupport(gpu.pointerSupport).c_str(),
            gpuMemoryNote(gpu, gpuModule != nullptr, noDmaBuf).c_str());
 }

@@ -1,5 +1,7 @@
 #include "transport/net/net_settings.h"
 
+#include "transport/lane_placement.h"
+
 namespace hetccl {
 
 NetSettings NetSettings::fromEnvironment() {
@@ -7,6 +9,7 @@ NetSettings NetSettings::fromEnvironment() {
   s.partBytes = readBytes(kNetPart);
   s.devices = readString(kNetDevices).value_or("auto");
   s.gpu = readGpuBuffers(kNetGpu);
+  s.splitBytes = readSmallestPart(kNetSplit);
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "transport/lane_placement.h"
 #include "transport/peer_list.h"
 #include "transport/tcp/tcp_connect.h"
 #include "transport/tcp/tcp_link.h"
@@ -54,7 +55,7 @@ TcpLinkSet::TcpLinkSet(Oob& oob, const std::vector<int>& peers,
       endpoints[0].socketsPerLink > kMaxTcpSocketsPerLink ||
       endpoints[0].stripeBytes < kMinTcpStripeBytes ||
       endpoints[0].threads < 1 || endpoints[0].threads > kMaxTcpThreads ||
-      endpoints[0].splitBytes < kMinTcpSplitBytes)
+      endpoints[0].splitBytes < kMinSplitBytes)
     fail(ncclInternalError,
          "tcp transport setup: rank 0 sent an unusable geometry (%u "
          "sockets, %u threads, %u-byte stripes, %u-byte parts)",

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "transport/lane_placement.h"
 #include "util/cpu_cores.h"
-#include "util/error.h"
 
 namespace hetccl {
 
@@ -53,19 +53,12 @@ int TcpSettings::busyPollForCores(int pollMicroseconds) {
   return std::max(pollMicroseconds, kBusyPollMicroseconds);
 }
 
-// The more lanes a medium transfer spreads over, the sooner it is in where
-// there are cores for their threads: on 16 cores (12 lanes) CPU ranks'
-// 256 KiB-2 MiB collectives between pretend hosts moved 1.38-1.98x as fast
-// with 64 KiB parts as with 128 KiB (but for 2 MiB broadcast and
-// send/recv, 0.89x and 1.17x), and 512 KiB-2 MiB 0.52-0.80x as fast with
-// 256 KiB; 32 KiB was no better than 64, and GPU ranks lost with 256 KiB
-// and stayed within their noise with 64 and 32; against main 4303dc9 the
-// 64 KiB default took CPU ranks' 2 MiB collectives 0.52-0.94x as long.
-// On 2 cores (4 lanes) 64 KiB against 128 KiB was 0.61-1.73x in busbw
-// with no side ahead (bench/results/tcp-split-h100-2026-12-06.md).
+// The many-cores rule of every link (smallestPartForCores); below it 128
+// KiB, since on 2 cores (4 lanes) 64 KiB against 128 KiB was 0.61-1.73x in
+// busbw with no side ahead (bench/results/tcp-split-h100-2026-12-06.md).
 size_t TcpSettings::splitForCores(int cores) {
-  constexpr int kMinCores = 8;
-  return cores >= kMinCores ? 64 * 1024 : 128 * 1024;
+  constexpr size_t kFewCoresSplitBytes = 128 * 1024;
+  return smallestPartForCores(cores, kFewCoresSplitBytes);
 }
 
 // The bounds are tcp_params.def's.
@@ -74,12 +67,7 @@ TcpSettings TcpSettings::fromEnvironment() {
   s.threads = static_cast<int>(readInteger(kTcpThreads));
   s.socketsPerLink = static_cast<int>(readInteger(kTcpSockets));
   s.stripeBytes = readBytes(kTcpChunk);
-  s.splitBytes = readBytes(kTcpSplit);
-  if (s.splitBytes != 0 && s.splitBytes < kMinTcpSplitBytes)
-    fail(ncclInvalidArgument,
-         "HETCCL_TCP_SPLIT=%zu: parts of at least %zu "
-         "bytes, or 0 for the default",
-         s.splitBytes, kMinTcpSplitBytes);
+  s.splitBytes = readSmallestPart(kTcpSplit);
   s.socketBufferBytes = static_cast<int>(readInteger(kTcpBuffer));
   s.pollMicroseconds = static_cast<int>(readInteger(kTcpPollUs));
   const int busyPoll = static_cast<int>(readInteger(kTcpBusyPollUs));

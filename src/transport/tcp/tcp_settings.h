@@ -61,6 +61,5 @@ constexpr int kMaxTcpSocketsPerLink = 16;
 constexpr int kMaxTcpThreads = 16;
 constexpr size_t kMinTcpStripeBytes = 4 * 1024;
 constexpr size_t kMaxTcpStripeBytes = size_t{1} << 30;
-constexpr size_t kMinTcpSplitBytes = 4 * 1024;
 
 }  // namespace hetccl

@@ -16,12 +16,12 @@ static_assert(HETCCL_UCX_MEMORY_HOST == kHostMemory &&
 
 UcxLink::UcxLink(int rank, int peer, uint8_t linkSet,
                  std::vector<std::shared_ptr<UcxWorkerThread>> lanes,
-                 size_t partBytes, UcxGpuPolicy gpu)
+                 size_t splitBytes, size_t partBytes, UcxGpuPolicy gpu)
     : rank_(rank),
       peer_(peer),
       linkSet_(linkSet),
       gpu_(gpu),
-      placement_(rank, peer, lanes.size(), kUcxSplitBytes, partBytes),
+      placement_(rank, peer, lanes.size(), splitBytes, partBytes),
       lanes_(std::move(lanes)),
       sends_(UcxWorkerThread::Direction::kSend),
       receives_(UcxWorkerThread::Direction::kRecv) {}

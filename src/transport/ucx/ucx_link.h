@@ -1,6 +1,6 @@
 // The Link that users of the ucx transport hold. Each transfer is one or
 // more UCX tagged messages (tags: ucx_tag.h), placed by LanePlacement:
-// parts of at least kUcxSplitBytes, one per lane at most, and of at most
+// parts of at least `splitBytes`, one per lane at most, and of at most
 // `partBytes` (up to kMaxUcxParts of them), the first on the pair's home
 // lane. The signature of a transfer's call travels in a control message
 // on the home lane too, and a receive completes only once that lane
@@ -21,8 +21,6 @@
 
 namespace hetccl {
 
-// Fewer bytes than this are not worth a part of their own.
-constexpr size_t kUcxSplitBytes = 256 * 1024;
 // Which GPU buffers a ucx link takes as they are: HETCCL_UCX_GPU, the
 // memory types (MemoryKind bits) UCX reports here, and whether it has an
 // RDMA transport.
@@ -47,8 +45,8 @@ std::string ucxGpuMemoryPath(const UcxGpuPolicy& policy, MemoryKind kind);
 class UcxLink : public Link {
  public:
   UcxLink(int rank, int peer, uint8_t linkSet,
-          std::vector<std::shared_ptr<UcxWorkerThread>> lanes, size_t partBytes,
-          UcxGpuPolicy gpu = {});
+          std::vector<std::shared_ptr<UcxWorkerThread>> lanes,
+          size_t splitBytes, size_t partBytes, UcxGpuPolicy gpu = {});
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 
+#include "transport/lane_placement.h"
 #include "transport/peer_list.h"
 #include "transport/ucx/ucx_link.h"
 #include "util/cpu_cores.h"
@@ -21,6 +22,7 @@ struct SetupNotice {
   uint32_t linkSet;       // rank 0's choice is every rank's
   uint32_t lanes;         // likewise
   uint32_t partKiB;       // likewise
+  uint32_t splitBytes;    // likewise
 };
 
 // Each lane's progress thread spins while transfers move, so lanes beyond
@@ -55,6 +57,10 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
                    "ucx transport: %d lanes, expected 0 (by cores) to %d",
                    lanes, kMaxUcxLanes);
   if (lanes == 0) lanes = lanesForCores();
+  const size_t splitBytes =
+      settings.splitBytes != 0
+          ? settings.splitBytes
+          : smallestPartForCores(availableCores(), kUcxFewCoresSplitBytes);
   HETCCL_CHECK_ARG(
       partBytes >= kMinUcxPartBytes && partBytes <= kMaxUcxPartBytes,
       "ucx transport: parts of %zu bytes, expected 64 KiB to 1 GiB", partBytes);
@@ -66,8 +72,10 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
                     0,
                     randomLinkSetId(),
                     static_cast<uint32_t>(lanes),
-                    static_cast<uint32_t>(partBytes >> 10)};
-  // Rank 0's lane count first: every rank makes that many workers.
+                    static_cast<uint32_t>(partBytes >> 10),
+                    static_cast<uint32_t>(splitBytes)};
+  // Rank 0's lane count first: every rank makes that many workers, and
+  // cuts transfers as rank 0 says.
   oob.allGather(notices.data(), sizeof(SetupNotice));
   bool anyPeers = false;
   for (const SetupNotice& notice : notices)
@@ -76,6 +84,9 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
   const int agreedLanes = static_cast<int>(notices[0].lanes);
   if (agreedLanes < 1 || agreedLanes > kMaxUcxLanes)
     fail(ncclInternalError, "ucx transport: rank 0 sent %d lanes", agreedLanes);
+  if (notices[0].splitBytes < kMinSplitBytes)
+    fail(ncclInternalError, "ucx transport: rank 0 sent %u-byte parts",
+         notices[0].splitBytes);
 
   std::vector<std::vector<uint8_t>> addresses;
   std::string failure;
@@ -141,12 +152,14 @@ UcxLinkSet::UcxLinkSet(Oob& oob, const std::vector<int>& peers,
   const UcxLibrary& ucx = ucxLibrary();
   for (int peer : sortedPeers)
     links_[peer] = std::make_shared<UcxLink>(
-        rank_, peer, linkSet, lanes_, size_t{notices[0].partKiB} << 10,
+        rank_, peer, linkSet, lanes_, notices[0].splitBytes,
+        size_t{notices[0].partKiB} << 10,
         UcxGpuPolicy{settings.gpu, ucx.memoryKinds(), ucx.hasRdma()});
   LOG_INFO(kLogNet,
-           "ucx transport (rank %d): %zu link(s) over UCX %s, %d lane(s) "
-           "(%s; memory %s)",
+           "ucx transport (rank %d): %zu link(s) over UCX %s, %d lane(s), "
+           "parts of %u to %u KiB (%s; memory %s)",
            rank_, links_.size(), ucx.version().c_str(), agreedLanes,
+           notices[0].splitBytes >> 10, notices[0].partKiB,
            ucx.transports().c_str(),
            describeMemoryKinds(ucx.memoryKinds()).c_str());
 }

@@ -1,5 +1,7 @@
 #include "transport/ucx/ucx_settings.h"
 
+#include "transport/lane_placement.h"
+
 namespace hetccl {
 
 UcxSettings UcxSettings::fromEnvironment() {
@@ -7,6 +9,7 @@ UcxSettings UcxSettings::fromEnvironment() {
   s.lanes = static_cast<int>(readInteger(kUcxLanes));
   s.partBytes = readBytes(kUcxPart);
   s.gpu = readGpuBuffers(kUcxGpu);
+  s.splitBytes = readSmallestPart(kUcxSplit);
   return s;
 }
 

@@ -21,11 +21,15 @@ namespace hetccl {
 constexpr size_t kUcxPartBytes = size_t{1} << 20;
 constexpr size_t kMinUcxPartBytes = size_t{64} << 10;
 constexpr size_t kMaxUcxPartBytes = size_t{1} << 30;
+// The smallest part where the rank has fewer than kManyCores cores
+// (HETCCL_UCX_SPLIT=0; smallestPartForCores).
+constexpr size_t kUcxFewCoresSplitBytes = 256 * 1024;
 
 struct UcxSettings {
   int lanes = 0;                       // HETCCL_UCX_LANES; 0: by cores
   size_t partBytes = kUcxPartBytes;    // HETCCL_UCX_PART
   GpuBuffers gpu = GpuBuffers::kAuto;  // HETCCL_UCX_GPU
+  size_t splitBytes = 0;               // HETCCL_UCX_SPLIT; 0: by cores
 
   // Throws ncclInvalidArgument for the first bad value.
   static UcxSettings fromEnvironment();
