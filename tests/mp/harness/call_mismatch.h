@@ -10,7 +10,8 @@
 // than the send. In every layout every rank gets ncclInvalidUsage within a
 // second: from the call, from its stream, or from ncclCommGetAsyncError
 // while the stream waits (a GPU rank's stream stays blocked until the
-// abort), and ncclGetLastError names both calls; the abort and the
+// abort), and ncclGetLastError names both calls of a pair that disagrees
+// (with two pairs of send and receive, either pair's); the abort and the
 // stream's synchronize return within 5 s. HETCCL_TIMEOUT=30, so that a
 // timeout cannot pass for detection.
 #pragma once
