@@ -7,14 +7,16 @@
 // (bench/results/ucx-net-lane-turns-h200-2026-12-06.md); this times that
 // sequence alone, without HetCCL, at sizes around the boundary.
 //
-// Per size and direction: 200 rounds of (wait for word >= i, copy, write
-// i to a second word) enqueued while the first word is below i; a helper
-// thread sets it 200 us after the round starts, and this thread spins
+// Per size and way (host to device, device to host, device to device,
+// and a one-block copy kernel for comparison): 200 rounds of (wait for word >=
+// i, copy, write i to a second word) enqueued while the first word is below i;
+// a helper thread sets it 200 us after the round starts, and this thread spins
 // until the second word reads i. Printed: the median and 90th percentile
 // of the time from the release to the second word, and of the copy's
 // enqueue, in us.
 //
-// Build and run (nvcc, an NVIDIA GPU):
+// Build and run (nvcc, an NVIDIA GPU); two copies at once show what a
+// second process on the GPU (as two ranks sharing it) does to the times:
 //   nvcc -O2 -std=c++17 -o gpu_small_copy_wait bench/gpu_small_copy_wait.cu
 //   -lcuda
 //   ./gpu_small_copy_wait
@@ -46,8 +48,52 @@ constexpr int kRounds = 200;
 struct Buffers {
   volatile uint32_t* words;  // [0]: released, [1]: copied (mapped)
   void* device;
+  void* device2;
   void* host;
 };
+
+enum class Way { kToDevice, kToHost, kOnDevice, kKernel };
+
+const char* nameOf(Way way) {
+  switch (way) {
+    case Way::kToDevice:
+      return "to device";
+    case Way::kToHost:
+      return "to host";
+    case Way::kOnDevice:
+      return "on device";
+    case Way::kKernel:
+      return "kernel";
+  }
+  return "?";
+}
+
+__global__ void copyKernel(const uint4* from, uint4* to, size_t n) {
+  for (size_t i = threadIdx.x; i < n; i += blockDim.x) to[i] = from[i];
+}
+
+void enqueueCopy(size_t bytes, Way way, cudaStream_t s, const Buffers& b) {
+  switch (way) {
+    case Way::kToDevice:
+      check(cudaMemcpyAsync(b.device, b.host, bytes, cudaMemcpyDefault, s),
+            "copy");
+      return;
+    case Way::kToHost:
+      check(cudaMemcpyAsync(b.host, b.device, bytes, cudaMemcpyDefault, s),
+            "copy");
+      return;
+    case Way::kOnDevice:
+      check(cudaMemcpyAsync(b.device2, b.device, bytes, cudaMemcpyDefault, s),
+            "copy");
+      return;
+    case Way::kKernel:
+      copyKernel<<<1, 256, 0, s>>>(static_cast<const uint4*>(b.device),
+                                   static_cast<uint4*>(b.device2),
+                                   (bytes + 15) / 16);
+      check(cudaGetLastError(), "kernel");
+      return;
+  }
+}
 
 CUdeviceptr wordAt(const Buffers& b, int i) {
   return reinterpret_cast<CUdeviceptr>(const_cast<uint32_t*>(b.words + i));
@@ -70,11 +116,9 @@ double microsecondsBetween(Clock::time_point from, Clock::time_point to) {
 // A helper thread releases the wait 200 us after the round starts, so
 // that a copy whose enqueue waits for the stream (it would with the
 // release on this thread) shows as a long enqueue instead of a hang.
-Times time(size_t bytes, cudaMemcpyKind kind, cudaStream_t s, const Buffers& b,
+Times time(size_t bytes, Way way, cudaStream_t s, const Buffers& b,
            uint32_t& round) {
   auto cu = reinterpret_cast<CUstream>(s);
-  void* to = kind == cudaMemcpyHostToDevice ? b.device : b.host;
-  const void* from = kind == cudaMemcpyHostToDevice ? b.host : b.device;
   Times times;
   for (int i = 0; i < kRounds; ++i) {
     const uint32_t n = ++round;
@@ -88,7 +132,7 @@ Times time(size_t bytes, cudaMemcpyKind kind, cudaStream_t s, const Buffers& b,
     check(cuStreamWaitValue32(cu, wordAt(b, 0), n, CU_STREAM_WAIT_VALUE_GEQ),
           "wait");
     const Clock::time_point enqueued = Clock::now();
-    check(cudaMemcpyAsync(to, from, bytes, kind, s), "copy");
+    enqueueCopy(bytes, way, s, b);
     times.enqueue.push_back(microsecondsBetween(enqueued, Clock::now()));
     check(cuStreamWriteValue32(cu, wordAt(b, 1), n, 0), "write");
     while (b.words[1] != n) {
@@ -109,6 +153,7 @@ int main() {
   b.words = words;
   b.words[0] = b.words[1] = 0;
   check(cudaMalloc(&b.device, kMaxBytes), "device alloc");
+  check(cudaMalloc(&b.device2, kMaxBytes), "device alloc");
   check(cudaHostAlloc(&b.host, kMaxBytes, 0), "host alloc");
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
@@ -117,17 +162,17 @@ int main() {
       "| bytes | way | release to copied: median | p90 | copy enqueue: median "
       "| p90 |\n|---:|---|---:|---:|---:|---:|\n");
   for (size_t bytes : {8, 512, 1024, 1025, 1536, 2048, 4096, 65536})
-    for (cudaMemcpyKind kind :
-         {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost}) {
-      const Times t = time(bytes, kind, stream, b, round);
+    for (Way way :
+         {Way::kToDevice, Way::kToHost, Way::kOnDevice, Way::kKernel}) {
+      const Times t = time(bytes, way, stream, b, round);
       std::printf("| %zu | %s | %.1f | %.1f | %.1f | %.1f |\n", bytes,
-                  kind == cudaMemcpyHostToDevice ? "to device" : "to host",
-                  percentile(t.done, 0.5), percentile(t.done, 0.9),
+                  nameOf(way), percentile(t.done, 0.5), percentile(t.done, 0.9),
                   percentile(t.enqueue, 0.5), percentile(t.enqueue, 0.9));
     }
   check(cudaStreamSynchronize(stream), "synchronize");
   check(cudaStreamDestroy(stream), "stream destroy");
   check(cudaFreeHost(b.host), "free");
+  check(cudaFree(b.device2), "free");
   check(cudaFree(b.device), "free");
   check(cudaFreeHost(words), "free");
   return 0;

@@ -22,38 +22,40 @@ size_t PiecedLink::pieceBytesFor(size_t pieceBytes, size_t bytes) {
 
 template <typename Post>
 std::shared_ptr<TransferRequest> PiecedLink::inPieces(size_t bytes, Post post) {
-  const size_t piece = pieceBytesFor(bytes);
   std::vector<std::shared_ptr<TransferRequest>> pieces;
-  for (size_t offset = 0; offset < bytes; offset += piece)
-    pieces.push_back(post(offset, std::min(piece, bytes - offset)));
+  forEachPiece(bytes, [&](size_t offset, size_t length, TransferPiece of) {
+    pieces.push_back(post(offset, length, of));
+  });
   return requestFor(std::move(pieces));
 }
 
 std::shared_ptr<TransferRequest> PiecedLink::send(const void* data,
                                                   size_t bytes,
-                                                  const CallSignature& call) {
+                                                  const CallSignature& call,
+                                                  TransferPiece) {
   const auto* base = static_cast<const char*>(data);
-  return inPieces(bytes, [&](size_t offset, size_t length) {
-    return inner().send(base + offset, length, call);
+  return inPieces(bytes, [&](size_t offset, size_t length, TransferPiece of) {
+    return inner().send(base + offset, length, call, of);
   });
 }
 
 std::shared_ptr<TransferRequest> PiecedLink::recv(void* data, size_t bytes,
-                                                  const CallSignature& call) {
+                                                  const CallSignature& call,
+                                                  TransferPiece) {
   auto* base = static_cast<char*>(data);
-  return inPieces(bytes, [&](size_t offset, size_t length) {
-    return inner().recv(base + offset, length, call);
+  return inPieces(bytes, [&](size_t offset, size_t length, TransferPiece of) {
+    return inner().recv(base + offset, length, call, of);
   });
 }
 
 std::shared_ptr<TransferRequest> PiecedLink::recvReduce(
     void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
-    const CallSignature& call) {
+    const CallSignature& call, TransferPiece) {
   auto* into = static_cast<char*>(dst);
   const auto* own = static_cast<const char*>(local);
-  return inPieces(bytes, [&](size_t offset, size_t length) {
+  return inPieces(bytes, [&](size_t offset, size_t length, TransferPiece of) {
     return inner().recvReduce(into + offset, own + offset, length, combine,
-                              call);
+                              call, of);
   });
 }
 

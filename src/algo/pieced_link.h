@@ -9,6 +9,8 @@
 // transfer for transfer.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include "transport/link.h"
@@ -21,15 +23,17 @@ class PiecedLink : public LinkOver {
       : LinkOver(std::move(link)), pieceBytes_(pieceBytes) {}
 
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   bool reducesOnReceive() const override {
     return innerLink()->reducesOnReceive();
   }
   std::shared_ptr<TransferRequest> recvReduce(
       void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
-      const CallSignature& call) override;
+      const CallSignature& call, TransferPiece piece = {}) override;
 
   static constexpr size_t kMinPieceBytes = 256 << 10;
   // The pieces of a transfer of `bytes` are this long (the last shorter),
@@ -37,6 +41,17 @@ class PiecedLink : public LinkOver {
   static size_t pieceBytesFor(size_t pieceBytes, size_t bytes);
   size_t pieceBytesFor(size_t bytes) const {
     return pieceBytesFor(pieceBytes_, bytes);
+  }
+  // Calls post(offset, length, TransferPiece) for each piece of a transfer
+  // of `bytes`, in order.
+  template <typename Post>
+  void forEachPiece(size_t bytes, Post post) const {
+    const size_t piece = pieceBytesFor(bytes);
+    const auto count = static_cast<uint32_t>((bytes + piece - 1) / piece);
+    uint32_t index = 0;
+    for (size_t offset = 0; offset < bytes; offset += piece)
+      post(offset, std::min(piece, bytes - offset),
+           TransferPiece{index++, count});
   }
 
  private:

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "transport/transfer_piece.h"
 #include "util/params.h"
 
 namespace hetccl {
@@ -64,6 +65,30 @@ class LanePlacement {
     return std::max(filled, capped);
   }
   size_t laneOf(size_t part) const { return (home_ + part) % lanes_; }
+
+  // A transfer's parts as placePiece puts them: part k on lane
+  // (firstLane + k) % lanes.
+  struct Parts {
+    size_t count;
+    size_t firstLane;
+    size_t laneOf(size_t part, size_t lanes) const {
+      return (firstLane + part) % lanes;
+    }
+  };
+  // For links whose every part costs a message of its own (ucx, net): a
+  // transfer on its own is cut as partsOf says, from the home lane; a
+  // piece of a larger transfer goes whole (in parts of at most
+  // maxPartBytes) from lane home + its index on, so that the pieces of one
+  // transfer take the lanes in turn. Cut into parts of 64 KiB on every
+  // lane, the 256-512 KiB pieces of CPU ranks' 2 MiB collectives between
+  // pretend hosts took 1.26-1.80x as long on 16 cores as whole on a lane
+  // each, while a lone 128-256 KiB transfer cut over lanes took up to 2.7x
+  // less time than whole (bench/results/ucx-net-lane-turns-h200-2026-12-06.md).
+  Parts placePiece(size_t bytes, TransferPiece piece) const {
+    if (piece.count <= 1) return {partsOf(bytes), home_};
+    const size_t capped = bytes / maxPartBytes_ + (bytes % maxPartBytes_ != 0);
+    return {std::max<size_t>(1, capped), (home_ + piece.index) % lanes_};
+  }
 
  private:
   size_t lanes_;

@@ -15,7 +15,8 @@ std::string Link::gpuMemoryPath(MemoryKind) const {
 
 std::shared_ptr<TransferRequest> Link::sendGpu(MemoryKind, const void*,
                                                size_t bytes,
-                                               const CallSignature&) {
+                                               const CallSignature&,
+                                               TransferPiece) {
   fail(ncclInternalError,
        "a send of %zu bytes of GPU memory to rank %d on a link that moves "
        "host memory only",
@@ -23,7 +24,8 @@ std::shared_ptr<TransferRequest> Link::sendGpu(MemoryKind, const void*,
 }
 
 std::shared_ptr<TransferRequest> Link::recvGpu(MemoryKind, void*, size_t bytes,
-                                               const CallSignature&) {
+                                               const CallSignature&,
+                                               TransferPiece) {
   fail(ncclInternalError,
        "a receive of %zu bytes of GPU memory from rank %d on a link that "
        "moves host memory only",
@@ -33,7 +35,8 @@ std::shared_ptr<TransferRequest> Link::recvGpu(MemoryKind, void*, size_t bytes,
 std::shared_ptr<TransferRequest> Link::recvReduce(void*, const void*,
                                                   size_t bytes,
                                                   const ReceiveCombine&,
-                                                  const CallSignature&) {
+                                                  const CallSignature&,
+                                                  TransferPiece) {
   fail(ncclInternalError,
        "a receive of %zu bytes to combine as they arrive from rank %d, on a "
        "link that does not",

@@ -22,6 +22,7 @@
 #include "op/waiting_call.h"
 #include "runtime/memory_kind.h"
 #include "runtime/reduction.h"
+#include "transport/transfer_piece.h"
 #include "util/abort_signal.h"
 
 namespace hetccl {
@@ -55,11 +56,15 @@ class Link {
   virtual ~Link() = default;
   virtual int peer() const = 0;
   // The caller keeps the buffer alive and untouched until the request is
-  // done. `call`: the user call the transfer belongs to.
+  // done. `call`: the user call the transfer belongs to; `piece`: its
+  // place in a larger transfer, the same at both ends (every override
+  // declares the same default, a transfer on its own).
   virtual std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
-                                                const CallSignature& call) = 0;
+                                                const CallSignature& call,
+                                                TransferPiece piece = {}) = 0;
   virtual std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
-                                                const CallSignature& call) = 0;
+                                                const CallSignature& call,
+                                                TransferPiece piece = {}) = 0;
   // Whether the link moves buffers in GPU memory of `kind` itself (UCX
   // with GPUDirect), so that the GPU engine hands them over as they are
   // instead of staging them through host memory. Throws ncclInvalidUsage
@@ -80,10 +85,12 @@ class Link {
   virtual std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind,
                                                    const void* data,
                                                    size_t bytes,
-                                                   const CallSignature& call);
+                                                   const CallSignature& call,
+                                                   TransferPiece piece = {});
   virtual std::shared_ptr<TransferRequest> recvGpu(MemoryKind kind, void* data,
                                                    size_t bytes,
-                                                   const CallSignature& call);
+                                                   const CallSignature& call,
+                                                   TransferPiece piece = {});
   // Whether the link combines a receive's bytes with a local buffer as they
   // arrive (recvReduce): host memory only.
   virtual bool reducesOnReceive() const { return false; }
@@ -93,7 +100,7 @@ class Link {
   // scratch. `dst` may be `local`. On a link that reducesOnReceive().
   virtual std::shared_ptr<TransferRequest> recvReduce(
       void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
-      const CallSignature& call);
+      const CallSignature& call, TransferPiece piece = {});
   // Bytes this side has sent and received over the link so far.
   virtual size_t bytesSent() const = 0;
   virtual size_t bytesReceived() const = 0;

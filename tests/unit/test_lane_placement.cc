@@ -50,6 +50,40 @@ TEST(LanePlacement, PartsStartOnTheHomeLaneBothEndsAgreeOn) {
   EXPECT_EQ(0u, LanePlacement(3, 4, 1, kMin).laneOf(5));
 }
 
+// placePiece: a transfer on its own is cut as partsOf says, from the home
+// lane; piece i of a larger transfer goes whole from lane home + i (round
+// the lanes), in parts of at most the largest part, and both ends place it
+// alike. A piece of one (the only piece) is a transfer on its own.
+TEST(LanePlacement, PiecesOfOneTransferGoWholeToTheLanesInTurn) {
+  constexpr size_t kMax = 1 << 20;
+  for (int rank = 0; rank < 4; ++rank)
+    for (int peer = 0; peer < 4; ++peer) {
+      const LanePlacement here(rank, peer, 3, kMin, kMax);
+      const LanePlacement there(peer, rank, 3, kMin, kMax);
+      for (size_t bytes : {size_t{0}, kMin, 3 * kMin, 4 * kMax}) {
+        const auto lone = here.placePiece(bytes, TransferPiece{});
+        EXPECT_EQ(here.partsOf(bytes), lone.count) << bytes;
+        EXPECT_EQ(here.home(), lone.firstLane) << bytes;
+        EXPECT_EQ(here.home(), here.placePiece(bytes, {0, 1}).firstLane);
+      }
+      for (uint32_t index = 0; index < 7; ++index) {
+        const TransferPiece piece{index, 7};
+        const auto placed = here.placePiece(3 * kMin, piece);
+        EXPECT_EQ(1u, placed.count) << "piece " << index;
+        EXPECT_EQ((here.home() + index) % 3, placed.firstLane);
+        EXPECT_EQ(placed.firstLane,
+                  there.placePiece(3 * kMin, piece).firstLane);
+        EXPECT_EQ((placed.firstLane + 1) % 3, placed.laneOf(1, 3));
+      }
+      EXPECT_EQ(1u, here.placePiece(kMax, {1, 2}).count);
+      EXPECT_EQ(2u, here.placePiece(kMax + 1, {1, 2}).count);
+      EXPECT_EQ(1u, here.placePiece(0, {1, 2}).count);
+    }
+  const LanePlacement unbounded(0, 1, 4, kMin);
+  EXPECT_EQ(1u, unbounded.placePiece(size_t{1} << 30, {2, 3}).count);
+  EXPECT_EQ(3u, unbounded.placePiece(size_t{1} << 30, {2, 3}).firstLane);
+}
+
 // Ranks of 8 cores or more cut into 64 KiB parts by default, fewer keep
 // what their link takes below that.
 TEST(LanePlacement, TheSmallestPartFollowsTheCores) {

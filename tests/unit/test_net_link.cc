@@ -252,6 +252,34 @@ TEST(NetLink, SizesThatDifferFailAtOnceAcrossEveryCut) {
   }
 }
 
+// The pieces of a transfer (PiecedLink, as cross-domain plans send) go
+// whole to the rails in turn and arrive whole: lone transfers, a piece and
+// a short one, a piece per rail and more pieces than rails.
+TEST(NetLink, PiecesOfATransferTakeTheRailsInTurnAndArriveWhole) {
+  ScopedEnv devices("HETCCL_TEST_NET_DEVICES", "3");
+  ScopedEnv cut("HETCCL_TEST_NET_MAX_BYTES", "65536");
+  Ranks ranks = makeRanks(2);
+  exchangeAllInPieces(ranks.sets(),
+                      {100, 300 << 10, 1 << 20, (1 << 20) + 1, 5 << 20, 7},
+                      512 << 10);
+}
+
+// Transfers in pieces whose sizes differ fail at once, on three rails:
+// where the first pieces differ, and where the pieces agree up to one
+// that does not.
+TEST(NetLink, TransfersInPiecesOfDifferentSizesFailAtOnce) {
+  ScopedEnv devices("HETCCL_TEST_NET_DEVICES", "3");
+  const std::pair<size_t, size_t> pairs[] = {
+      {1 << 20, 600 << 10}, {600 << 10, 1 << 20}, {300 << 10, 2 << 20}};
+  for (auto [sent, posted] : pairs) {
+    // Declared first: they must outlive the transfers still pending.
+    std::vector<uint8_t> out(sent, 1), in(posted);
+    Ranks ranks = makeRanks(2);
+    Error e = expectSizesThatDifferFailAtOnce(twoOf(ranks), out, in, 2 << 20);
+    EXPECT_EQ(e.code(), ncclInvalidUsage) << e.what();
+  }
+}
+
 TEST(NetLink, CallsThatDisagreeFailBothEnds) {
   Ranks ranks = makeRanks(2);
   expectCallsThatDisagreeFailBothEnds(twoOf(ranks));

@@ -26,20 +26,22 @@ class RecordingLink : public Link {
   explicit RecordingLink(const char* base) : base_(base) {}
   int peer() const override { return 1; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
-                                        const CallSignature& call) override {
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override {
     posted.emplace_back(static_cast<const char*>(data) - base_, bytes);
     calls.push_back(call);
     return std::make_shared<DoneRequest>();
   }
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
-                                        const CallSignature& call) override {
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override {
     return send(data, bytes, call);
   }
   bool reducesOnReceive() const override { return true; }
   // Records the destination's offset, and the local buffer's beside it.
   std::shared_ptr<TransferRequest> recvReduce(
       void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
-      const CallSignature& call) override {
+      const CallSignature& call, TransferPiece piece = {}) override {
     localOffsets.push_back(static_cast<const char*>(local) - base_);
     combines.push_back(combine);
     return send(dst, bytes, call);
@@ -61,11 +63,12 @@ class DoneLink : public Link {
  public:
   int peer() const override { return 1; }
   std::shared_ptr<TransferRequest> send(const void*, size_t,
-                                        const CallSignature&) override {
+                                        const CallSignature&,
+                                        TransferPiece piece = {}) override {
     return std::make_shared<DoneRequest>();
   }
-  std::shared_ptr<TransferRequest> recv(void*, size_t,
-                                        const CallSignature&) override {
+  std::shared_ptr<TransferRequest> recv(void*, size_t, const CallSignature&,
+                                        TransferPiece piece = {}) override {
     return std::make_shared<DoneRequest>();
   }
   size_t bytesSent() const override { return 0; }

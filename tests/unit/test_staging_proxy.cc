@@ -60,11 +60,12 @@ class HeldLink : public Link {
  public:
   int peer() const override { return 1; }
   std::shared_ptr<TransferRequest> send(const void*, size_t,
-                                        const CallSignature&) override {
+                                        const CallSignature&,
+                                        TransferPiece piece = {}) override {
     return hold();
   }
-  std::shared_ptr<TransferRequest> recv(void*, size_t,
-                                        const CallSignature&) override {
+  std::shared_ptr<TransferRequest> recv(void*, size_t, const CallSignature&,
+                                        TransferPiece piece = {}) override {
     return hold();
   }
   size_t bytesSent() const override { return 0; }
@@ -135,8 +136,7 @@ TEST(StagingProxyWaits, SayTheWayTheStageAndThePiecesDone) {
   for (uint32_t i = 0; i < 3; ++i) {
     StagingProxy::Job job{&receives,   i, 64, 0, receiveRing.slotFor(i, 64),
                           allReduce(4)};
-    job.pieceOfTransfer = i;
-    job.transferPieces = 3;
+    job.ofTransfer = {i, 3};
     proxy.post(job);
   }
   WaitingCall::Stall stall = markedWait(
@@ -161,7 +161,6 @@ TEST(StagingProxyWaits, SayTheWayTheStageAndThePiecesDone) {
   // the older receive is still the wait.
   StagingProxy::Job send{&sends,      0, 64, 10, sendRing.slotFor(0, 64),
                          allReduce(5)};
-  send.transferPieces = 1;
   proxy.post(send);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   stall = markedWait(waiting, [](const auto&) { return true; });
@@ -213,7 +212,6 @@ void planOfFive(DomainStepLog& log, StagingProxy& proxy,
                 StagingProxy::Queue& sends) {
   log.add({domainStep(OpKind::ReduceScatter, 5)});
   StagingProxy::Job send{&sends, 0, 64, 0, nullptr, allReduce(5)};
-  send.transferPieces = 1;
   send.domainStepsBefore = log.enqueued();
   proxy.post(send);
   log.add({domainStep(OpKind::AllReduce, 5)});

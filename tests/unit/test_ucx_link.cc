@@ -365,6 +365,34 @@ TEST_F(UcxLinkTest, SizesAroundEveryCutArriveWhole) {
   exchangeAll(ranks.sets(), sizes);
 }
 
+// The pieces of a transfer (PiecedLink, as cross-domain plans send) go
+// whole to the lanes in turn, in parts of at most the part size, and
+// arrive whole at both ends: lone transfers, a piece and a short one, a
+// piece per lane and more pieces than lanes, pieces larger than a part.
+TEST_F(UcxLinkTest, PiecesOfATransferTakeTheLanesInTurnAndArriveWhole) {
+  Ranks ranks = makeRanks(2);
+  const std::vector<size_t> sizes = {100,           300 << 10, 1 << 20,
+                                     (1 << 20) + 1, 5 << 20,   7};
+  exchangeAllInPieces(ranks.sets(), sizes, 512 << 10);
+  exchangeAllInPieces(ranks.sets(), sizes, kUcxPartBytes * 2);
+}
+
+// Transfers in pieces whose sizes differ fail at once: where the first
+// pieces differ, and where the pieces agree up to one that does not.
+TEST_F(UcxLinkTest, TransfersInPiecesOfDifferentSizesFailAtOnce) {
+  const std::pair<size_t, size_t> pairs[] = {
+      {1 << 20, 600 << 10}, {600 << 10, 1 << 20}, {300 << 10, 2 << 20}};
+  for (auto [sent, posted] : pairs) {
+    // Declared first: they must outlive the transfers still pending.
+    std::vector<uint8_t> out(sent, 1), in(posted);
+    Ranks ranks = makeRanks(2);
+    EXPECT_NE(
+        expectSizesThatDifferFailAtOnce(twoOf(ranks), out, in, 2 << 20).code(),
+        ncclSuccess)
+        << sent << " against " << posted;
+  }
+}
+
 // Rank 0's smallest part is every rank's: cut by their own (64 KiB and
 // 256 KiB), transfers between the two would not meet.
 TEST_F(UcxLinkTest, EveryRankCutsAsRankZeroSays) {

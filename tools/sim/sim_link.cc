@@ -106,7 +106,8 @@ size_t SimLink::piecesOf(size_t bytes) const {
 }
 
 std::shared_ptr<TransferRequest> SimLink::send(const void* data, size_t bytes,
-                                               const CallSignature&) {
+                                               const CallSignature&,
+                                               TransferPiece) {
   sent_ += bytes;
   if (gpu_ == nullptr)
     return wires_.post(self_, peer_, TransferWay::kSend, bytes);
@@ -135,7 +136,8 @@ std::shared_ptr<TransferRequest> SimLink::stagedSend(const void* data,
 }
 
 std::shared_ptr<TransferRequest> SimLink::recv(void*, size_t bytes,
-                                               const CallSignature&) {
+                                               const CallSignature&,
+                                               TransferPiece) {
   received_ += bytes;
   if (gpu_ == nullptr)
     return wires_.post(self_, peer_, TransferWay::kReceive, bytes);

@@ -25,23 +25,25 @@ NetLink::NetLink(int rank, int peer,
 }
 
 std::shared_ptr<TransferRequest> NetLink::send(const void* data, size_t bytes,
-                                               const CallSignature& call) {
+                                               const CallSignature& call,
+                                               TransferPiece piece) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "net link send of %zu bytes to rank %d: null buffer", bytes,
                    peer_);
   bytesSent_ += bytes;
   return post(Direction::kSend, static_cast<char*>(const_cast<void*>(data)),
-              bytes, kHostMemory, call);
+              bytes, kHostMemory, call, piece);
 }
 
 std::shared_ptr<TransferRequest> NetLink::recv(void* data, size_t bytes,
-                                               const CallSignature& call) {
+                                               const CallSignature& call,
+                                               TransferPiece piece) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "net link receive of %zu bytes from rank %d: null buffer",
                    bytes, peer_);
   bytesReceived_ += bytes;
   return post(Direction::kRecv, static_cast<char*>(data), bytes, kHostMemory,
-              call);
+              call, piece);
 }
 
 bool NetLink::movesGpuMemory(MemoryKind kind) const {
@@ -73,41 +75,46 @@ NetMemory NetLink::memoryOf(MemoryKind kind, const void* data) const {
 std::shared_ptr<TransferRequest> NetLink::sendGpu(MemoryKind kind,
                                                   const void* data,
                                                   size_t bytes,
-                                                  const CallSignature& call) {
+                                                  const CallSignature& call,
+                                                  TransferPiece piece) {
   HETCCL_CHECK_ARG(movesGpuMemory(kind),
                    "net link to rank %d: a send of %s memory it cannot move",
                    peer_, describeMemoryKinds(kind).c_str());
   bytesSent_ += bytes;
   return post(Direction::kSend, static_cast<char*>(const_cast<void*>(data)),
-              bytes, kind, call);
+              bytes, kind, call, piece);
 }
 
 std::shared_ptr<TransferRequest> NetLink::recvGpu(MemoryKind kind, void* data,
                                                   size_t bytes,
-                                                  const CallSignature& call) {
+                                                  const CallSignature& call,
+                                                  TransferPiece piece) {
   HETCCL_CHECK_ARG(movesGpuMemory(kind),
                    "net link from rank %d: a receive of %s memory it cannot "
                    "move",
                    peer_, describeMemoryKinds(kind).c_str());
   bytesReceived_ += bytes;
-  return post(Direction::kRecv, static_cast<char*>(data), bytes, kind, call);
+  return post(Direction::kRecv, static_cast<char*>(data), bytes, kind, call,
+              piece);
 }
 
 std::shared_ptr<TransferRequest> NetLink::post(Direction direction, char* data,
                                                size_t bytes, MemoryKind memory,
-                                               const CallSignature& call) {
+                                               const CallSignature& call,
+                                               TransferPiece piece) {
   const bool sending = direction == Direction::kSend;
   const NetMemory whole = memoryOf(memory, data);
-  const size_t shares = placement_.partsOf(bytes);
+  const LanePlacement::Parts placed = placement_.placePiece(bytes, piece);
+  const size_t shares = placed.count;
   std::vector<std::shared_ptr<TransferRequest>> requests;
   size_t offset = 0;
   for (size_t share = 0; share < shares; ++share) {
     const size_t length = evenShare(bytes, shares, share);
     auto request =
         std::make_shared<PostedRequest>(TransferName{length, sending, peer_});
-    lanes_[placement_.laneOf(share)]->post(peer_, direction, request,
-                                           data + offset, length, bytes,
-                                           whole.advancedBy(offset), call);
+    lanes_[placed.laneOf(share, lanes_.size())]->post(
+        peer_, direction, request, data + offset, length, bytes,
+        whole.advancedBy(offset), call);
     requests.push_back(std::move(request));
     offset += length;
   }

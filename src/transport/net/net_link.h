@@ -1,9 +1,11 @@
 // The Link that users of the net transport hold. Its lanes are the rails
 // both ends use (net_devices.h): one progress thread of each end per rail,
 // each thread's channel cutting its transfers into the plugin's messages
-// (net_channel.h). Transfers are placed by LanePlacement: even shares of
-// at least `splitBytes` (rank 0's), one per lane at most, the first on the
-// pair's home lane; every share carries the call's signature in its own header.
+// (net_channel.h). Transfers are placed by LanePlacement::placePiece: a
+// transfer on its own in even shares of at least `splitBytes` (rank 0's),
+// one per lane at most, the first on the pair's home lane; a piece of a
+// larger transfer whole on lane home + its index. Every share carries the
+// call's signature in its own header.
 // GPU buffers go to the plugin as they are where the devices take them
 // (HETCCL_NET_GPU, movesGpuMemory), else the GPU engine stages them. It keeps
 // the threads alive, so that a link that outlives its transport fails new
@@ -34,18 +36,22 @@ class NetLink : public Link {
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   bool movesGpuMemory(MemoryKind kind) const override;
   std::string whyStagesGpuMemory(MemoryKind kind) const override;
   std::string gpuMemoryPath(MemoryKind kind) const override;
   std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind, const void* data,
                                            size_t bytes,
-                                           const CallSignature& call) override;
+                                           const CallSignature& call,
+                                           TransferPiece piece = {}) override;
   std::shared_ptr<TransferRequest> recvGpu(MemoryKind kind, void* data,
                                            size_t bytes,
-                                           const CallSignature& call) override;
+                                           const CallSignature& call,
+                                           TransferPiece piece = {}) override;
   size_t bytesSent() const override { return bytesSent_.load(); }
   size_t bytesReceived() const override { return bytesReceived_.load(); }
   uint64_t latestCallFrom() const override;
@@ -55,7 +61,8 @@ class NetLink : public Link {
 
   std::shared_ptr<TransferRequest> post(Direction direction, char* data,
                                         size_t bytes, MemoryKind memory,
-                                        const CallSignature& call);
+                                        const CallSignature& call,
+                                        TransferPiece piece);
   // Where a buffer of `kind` at `data` is, for its registration.
   NetMemory memoryOf(MemoryKind kind, const void* data) const;
 

@@ -5,7 +5,8 @@
 namespace hetccl {
 
 std::shared_ptr<TransferRequest> ShmLink::send(const void* data, size_t bytes,
-                                               const CallSignature& call) {
+                                               const CallSignature& call,
+                                               TransferPiece) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "shm link: a %zu-byte send to rank %d from a null buffer",
                    bytes, peer_);
@@ -14,7 +15,8 @@ std::shared_ptr<TransferRequest> ShmLink::send(const void* data, size_t bytes,
 }
 
 std::shared_ptr<TransferRequest> ShmLink::recv(void* data, size_t bytes,
-                                               const CallSignature& call) {
+                                               const CallSignature& call,
+                                               TransferPiece) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "shm link: a %zu-byte receive from rank %d into a null "
                    "buffer",
@@ -25,7 +27,7 @@ std::shared_ptr<TransferRequest> ShmLink::recv(void* data, size_t bytes,
 
 std::shared_ptr<TransferRequest> ShmLink::recvReduce(
     void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
-    const CallSignature& call) {
+    const CallSignature& call, TransferPiece) {
   HETCCL_CHECK_ARG((dst != nullptr && local != nullptr) || bytes == 0,
                    "shm link: a %zu-byte combining receive from rank %d with "
                    "a null buffer",

@@ -43,14 +43,16 @@ class ShmLink : public Link {
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   // Each chunk is combined straight from its slot (ShmRingReceiver).
   bool reducesOnReceive() const override { return true; }
   std::shared_ptr<TransferRequest> recvReduce(
       void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
-      const CallSignature& call) override;
+      const CallSignature& call, TransferPiece piece = {}) override;
   size_t bytesSent() const override { return engine_->bytesSent(index_); }
   size_t bytesReceived() const override {
     return engine_->bytesReceived(index_);

@@ -10,7 +10,8 @@
 namespace hetccl {
 
 std::shared_ptr<TransferRequest> TcpLink::send(const void* data, size_t bytes,
-                                               const CallSignature& call) {
+                                               const CallSignature& call,
+                                               TransferPiece) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "tcp link send of %zu bytes to rank %d: null buffer", bytes,
                    peer_);
@@ -19,7 +20,8 @@ std::shared_ptr<TransferRequest> TcpLink::send(const void* data, size_t bytes,
 }
 
 std::shared_ptr<TransferRequest> TcpLink::recv(void* data, size_t bytes,
-                                               const CallSignature& call) {
+                                               const CallSignature& call,
+                                               TransferPiece) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "tcp link receive of %zu bytes from rank %d: null buffer",
                    bytes, peer_);
@@ -29,7 +31,7 @@ std::shared_ptr<TransferRequest> TcpLink::recv(void* data, size_t bytes,
 
 std::shared_ptr<TransferRequest> TcpLink::recvReduce(
     void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
-    const CallSignature& call) {
+    const CallSignature& call, TransferPiece) {
   HETCCL_CHECK_ARG((dst != nullptr && local != nullptr) || bytes == 0,
                    "tcp link combining receive of %zu bytes from rank %d: "
                    "null buffer",

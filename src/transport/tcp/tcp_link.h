@@ -47,14 +47,16 @@ class TcpLink : public Link {
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   // Wherever HETCCL_TCP_CHUNK is a multiple of 8 bytes (it is by default).
   bool reducesOnReceive() const override { return stripesHoldWholeElements_; }
   std::shared_ptr<TransferRequest> recvReduce(
       void* dst, const void* local, size_t bytes, const ReceiveCombine& combine,
-      const CallSignature& call) override;
+      const CallSignature& call, TransferPiece piece = {}) override;
   size_t bytesSent() const override;
   size_t bytesReceived() const override;
   uint64_t latestCallFrom() const override;

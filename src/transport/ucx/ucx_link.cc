@@ -27,22 +27,25 @@ UcxLink::UcxLink(int rank, int peer, uint8_t linkSet,
       receives_(UcxWorkerThread::Direction::kRecv) {}
 
 std::shared_ptr<TransferRequest> UcxLink::send(const void* data, size_t bytes,
-                                               const CallSignature& call) {
+                                               const CallSignature& call,
+                                               TransferPiece piece) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "ucx link send of %zu bytes to rank %d: null buffer", bytes,
                    peer_);
   bytesSent_ += bytes;
   return post(sends_, static_cast<char*>(const_cast<void*>(data)), bytes,
-              kHostMemory, call);
+              kHostMemory, call, piece);
 }
 
 std::shared_ptr<TransferRequest> UcxLink::recv(void* data, size_t bytes,
-                                               const CallSignature& call) {
+                                               const CallSignature& call,
+                                               TransferPiece piece) {
   HETCCL_CHECK_ARG(data != nullptr || bytes == 0,
                    "ucx link receive of %zu bytes from rank %d: null buffer",
                    bytes, peer_);
   bytesReceived_ += bytes;
-  return post(receives_, static_cast<char*>(data), bytes, kHostMemory, call);
+  return post(receives_, static_cast<char*>(data), bytes, kHostMemory, call,
+              piece);
 }
 
 // Without RDMA, UCX moves GPU memory through host memory itself, and
@@ -118,39 +121,40 @@ std::string UcxLink::gpuMemoryPath(MemoryKind kind) const {
 std::shared_ptr<TransferRequest> UcxLink::sendGpu(MemoryKind kind,
                                                   const void* data,
                                                   size_t bytes,
-                                                  const CallSignature& call) {
+                                                  const CallSignature& call,
+                                                  TransferPiece piece) {
   HETCCL_CHECK_ARG(movesGpuMemory(kind),
                    "ucx link to rank %d: a send of %s memory it cannot move",
                    peer_, describeMemoryKinds(kind).c_str());
   bytesSent_ += bytes;
   return post(sends_, static_cast<char*>(const_cast<void*>(data)), bytes, kind,
-              call);
+              call, piece);
 }
 
 std::shared_ptr<TransferRequest> UcxLink::recvGpu(MemoryKind kind, void* data,
                                                   size_t bytes,
-                                                  const CallSignature& call) {
+                                                  const CallSignature& call,
+                                                  TransferPiece piece) {
   HETCCL_CHECK_ARG(movesGpuMemory(kind),
                    "ucx link from rank %d: a receive of %s memory it cannot "
                    "move",
                    peer_, describeMemoryKinds(kind).c_str());
   bytesReceived_ += bytes;
-  return post(receives_, static_cast<char*>(data), bytes, kind, call);
-}
-
-size_t UcxLink::partsOf(size_t bytes) const {
-  return std::min<size_t>(placement_.partsOf(bytes), kMaxUcxParts);
+  return post(receives_, static_cast<char*>(data), bytes, kind, call, piece);
 }
 
 std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
                                                size_t bytes, unsigned memory,
-                                               const CallSignature& call) {
+                                               const CallSignature& call,
+                                               TransferPiece piece) {
   const bool sending = direction.kind == UcxWorkerThread::Direction::kSend;
+  LanePlacement::Parts parts = placement_.placePiece(bytes, piece);
+  parts.count = std::min<size_t>(parts.count, kMaxUcxParts);
   UcxTag tag;
   tag.linkSet = linkSet_;
   tag.sender = sending ? rank_ : peer_;
   tag.transfer = direction.transfers++;
-  tag.parts = static_cast<unsigned>(partsOf(bytes));
+  tag.parts = static_cast<unsigned>(parts.count);
   std::vector<std::shared_ptr<TransferRequest>> requests;
   // The call goes on the home lane, which both ends agree on however they
   // cut the transfer; a receive's check comes first in its request, so
@@ -168,9 +172,9 @@ std::shared_ptr<TransferRequest> UcxLink::post(Direction& direction, char* data,
     const size_t length = evenShare(bytes, tag.parts, tag.part);
     auto request =
         std::make_shared<PostedRequest>(TransferName{length, sending, peer_});
-    lanes_[placement_.laneOf(tag.part)]->post(peer_, direction.kind,
-                                              tag.value(), data + offset,
-                                              length, memory, request);
+    lanes_[parts.laneOf(tag.part, lanes_.size())]->post(
+        peer_, direction.kind, tag.value(), data + offset, length, memory,
+        request);
     requests.push_back(std::move(request));
     offset += length;
   }

@@ -1,10 +1,11 @@
 // The Link that users of the ucx transport hold. Each transfer is one or
-// more UCX tagged messages (tags: ucx_tag.h), placed by LanePlacement:
-// parts of at least `splitBytes`, one per lane at most, and of at most
-// `partBytes` (up to kMaxUcxParts of them), the first on the pair's home
-// lane. The signature of a transfer's call travels in a control message
-// on the home lane too, and a receive completes only once that lane
-// compared it with its own (UcxWorkerThread::postCall).
+// more UCX tagged messages (tags: ucx_tag.h), placed by LanePlacement::
+// placePiece: a transfer on its own in parts of at least `splitBytes`, one
+// per lane at most, the first on the pair's home lane; a piece of a larger
+// transfer whole on lane home + its index; parts of at most `partBytes`
+// either way (up to kMaxUcxParts of them). The signature of a transfer's call
+// travels in a control message on the home lane too, and a receive completes
+// only once that lane compared it with its own (UcxWorkerThread::postCall).
 #pragma once
 
 #include <atomic>
@@ -50,9 +51,11 @@ class UcxLink : public Link {
 
   int peer() const override { return peer_; }
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   // HETCCL_UCX_GPU=auto: where UCX reports the memory type and has an
   // RDMA transport to reach it without copies (GPUDirect); 1: wherever it
   // reports the type; 0: never. (A GPU emulated on the host has host
@@ -62,10 +65,12 @@ class UcxLink : public Link {
   std::string gpuMemoryPath(MemoryKind kind) const override;
   std::shared_ptr<TransferRequest> sendGpu(MemoryKind kind, const void* data,
                                            size_t bytes,
-                                           const CallSignature& call) override;
+                                           const CallSignature& call,
+                                           TransferPiece piece = {}) override;
   std::shared_ptr<TransferRequest> recvGpu(MemoryKind kind, void* data,
                                            size_t bytes,
-                                           const CallSignature& call) override;
+                                           const CallSignature& call,
+                                           TransferPiece piece = {}) override;
   size_t bytesSent() const override { return bytesSent_.load(); }
   size_t bytesReceived() const override { return bytesReceived_.load(); }
   uint64_t latestCallFrom() const override;
@@ -83,12 +88,11 @@ class UcxLink : public Link {
     explicit Direction(UcxWorkerThread::Direction kind) : kind(kind) {}
   };
 
-  // How many messages a transfer of `bytes` goes in.
-  size_t partsOf(size_t bytes) const;
   // `memory`: a MemoryKind bit.
   std::shared_ptr<TransferRequest> post(Direction& direction, char* data,
                                         size_t bytes, unsigned memory,
-                                        const CallSignature& call);
+                                        const CallSignature& call,
+                                        TransferPiece piece);
 
   // Kept alive, so that a link that outlives its transport fails new
   // transfers instead of crashing.

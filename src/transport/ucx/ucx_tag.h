@@ -7,8 +7,8 @@
 // themselves, so transfers of different sizes are reported as a mismatch
 // instead of matching the wrong parts. Two part numbers no data part uses
 // mark the link's control messages: the signature of a transfer's call,
-// sent ahead of its first part on the same lane, and the notice that a
-// rank's call disagreed with the peer's.
+// sent on the pair's home lane ahead of the transfer's parts, and the
+// notice that a rank's call disagreed with the peer's.
 //
 //   [63..56] link set  [55..36] sender  [35..16] transfer
 //   [15..8] part       [7..0] parts - 1

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "algo/pieced_link.h"
 #include "runtime/host/host_reduce.h"
 #include "support/elapsed.h"
 #include "support/expect_error.h"
@@ -36,16 +37,30 @@ long long firstMismatch(const std::vector<uint8_t>& data, int from, int to,
   return -1;
 }
 
-void exchangeAll(const std::vector<LinkSet*>& sets,
-                 const std::vector<size_t>& sizes, Completion completion) {
+namespace {
+
+// Each rank's links, [rank][peer] (null for itself).
+using RankLinks = std::vector<std::vector<std::shared_ptr<Link>>>;
+
+RankLinks linksOf(const std::vector<LinkSet*>& sets) {
   const int nranks = static_cast<int>(sets.size());
+  RankLinks links(nranks, std::vector<std::shared_ptr<Link>>(nranks));
+  for (int r = 0; r < nranks; ++r)
+    for (int p = 0; p < nranks; ++p)
+      if (p != r) links[r][p] = sets[r]->link(p);
+  return links;
+}
+
+void exchangeOver(const RankLinks& links, const std::vector<size_t>& sizes,
+                  Completion completion) {
+  const int nranks = static_cast<int>(links.size());
   size_t total = 0;
   for (size_t s : sizes) total += s;
   std::vector<std::vector<size_t>> sentBefore(nranks), receivedBefore(nranks);
   for (int r = 0; r < nranks; ++r)
     for (int p = 0; p < nranks; ++p) {
       if (p == r) continue;
-      auto link = sets[r]->link(p);
+      const auto& link = links[r][p];
       sentBefore[r].push_back(link->bytesSent());
       receivedBefore[r].push_back(link->bytesReceived());
     }
@@ -61,7 +76,7 @@ void exchangeAll(const std::vector<LinkSet*>& sets,
     incoming.reserve(sizes.size() * nranks);
     for (int p = 0; p < nranks; ++p) {
       if (p == r) continue;
-      auto link = sets[r]->link(p);
+      const auto& link = links[r][p];
       EXPECT_EQ(link->peer(), p);
       for (size_t i = 0; i < sizes.size(); ++i) {
         int index = static_cast<int>(i);
@@ -100,12 +115,28 @@ void exchangeAll(const std::vector<LinkSet*>& sets,
     size_t k = 0;
     for (int p = 0; p < nranks; ++p) {
       if (p == r) continue;
-      auto link = sets[r]->link(p);
+      const auto& link = links[r][p];
       EXPECT_EQ(link->bytesSent() - sentBefore[r][k], total);
       EXPECT_EQ(link->bytesReceived() - receivedBefore[r][k], total);
       ++k;
     }
   }
+}
+
+}  // namespace
+
+void exchangeAll(const std::vector<LinkSet*>& sets,
+                 const std::vector<size_t>& sizes, Completion completion) {
+  exchangeOver(linksOf(sets), sizes, completion);
+}
+
+void exchangeAllInPieces(const std::vector<LinkSet*>& sets,
+                         const std::vector<size_t>& sizes, size_t pieceBytes) {
+  RankLinks links = linksOf(sets);
+  for (auto& row : links)
+    for (auto& link : row)
+      if (link) link = std::make_shared<PiecedLink>(link, pieceBytes);
+  exchangeOver(links, sizes, Completion::kAnyOrder);
 }
 
 namespace {
@@ -218,7 +249,8 @@ void expectCallsThatDisagreeFailBothEnds(const TwoRanks& ranks) {
 
 Error expectSizesThatDifferFailAtOnce(const TwoRanks& ranks,
                                       const std::vector<uint8_t>& out,
-                                      std::vector<uint8_t>& in) {
+                                      std::vector<uint8_t>& in,
+                                      size_t pieceBytes) {
   Link& sender = *ranks.sets[0]->link(1);
   Link& receiver = *ranks.sets[1]->link(0);
   const std::vector<uint8_t> first(8, 2);
@@ -227,8 +259,12 @@ Error expectSizesThatDifferFailAtOnce(const TwoRanks& ranks,
   receiver.recv(firstIn.data(), firstIn.size(), kTestCall)
       ->wait(AbortSignal(), kLinkWaitSeconds);
   firstSend->wait(AbortSignal(), kLinkWaitSeconds);
-  auto send = sender.send(out.data(), out.size(), kTestCall);
-  auto recv = receiver.recv(in.data(), in.size(), kTestCall);
+  PiecedLink piecedSender(ranks.sets[0]->link(1), pieceBytes);
+  PiecedLink piecedReceiver(ranks.sets[1]->link(0), pieceBytes);
+  Link& from = pieceBytes != 0 ? piecedSender : sender;
+  Link& to = pieceBytes != 0 ? piecedReceiver : receiver;
+  auto send = from.send(out.data(), out.size(), kTestCall);
+  auto recv = to.recv(in.data(), in.size(), kTestCall);
   const Clock::time_point start = Clock::now();
   Error e = expectError([&] { recv->wait(AbortSignal(), kLinkWaitSeconds); });
   EXPECT_LT(secondsSince(start), 5.0)

@@ -82,6 +82,11 @@ enum class Completion { kAnyOrder, kInPostingOrder };
 void exchangeAll(const std::vector<LinkSet*>& sets,
                  const std::vector<size_t>& sizes,
                  Completion completion = Completion::kAnyOrder);
+// The same through a PiecedLink over each link (pieces of at most
+// `pieceBytes`), as cross-domain plans use them: the links see the pieces
+// of each transfer as such (TransferPiece) and may place them apart.
+void exchangeAllInPieces(const std::vector<LinkSet*>& sets,
+                         const std::vector<size_t>& sizes, size_t pieceBytes);
 
 // The failure checks every transport's links pass, on `link` (to a peer
 // that never answers): a wait ends within 0.2 s of its caller's abort
@@ -109,12 +114,14 @@ struct TwoRanks {
 };
 // After one small transfer, which moves the link's count off a multiple
 // of its lanes, rank 0 sends `out` and rank 1 posts a receive into `in`
-// of another size: the receive fails within 5 s, and its error is
+// of another size (with `pieceBytes`, through a PiecedLink of such
+// pieces at both ends): the receive fails within 5 s, and its error is
 // returned. `out` and `in` must outlive the links (a part of either may
 // still be pending there).
 Error expectSizesThatDifferFailAtOnce(const TwoRanks& ranks,
                                       const std::vector<uint8_t>& out,
-                                      std::vector<uint8_t>& in);
+                                      std::vector<uint8_t>& in,
+                                      size_t pieceBytes = 0);
 // Rank 0 sends, rank 1 receives a transfer of the same size whose call
 // differs only in its type: the receive fails with ncclInvalidUsage
 // naming both calls, and both ranks' abort signals rise (rank 0's within

@@ -90,20 +90,11 @@ StagedLink::Lane& StagedLink::opened(Lane& lane,
   return lane;
 }
 
-template <typename Post>
-void StagedLink::forEachPiece(size_t bytes, Post post) const {
-  const size_t piece = pieced_->pieceBytesFor(bytes);
-  const auto count = static_cast<uint32_t>((bytes + piece - 1) / piece);
-  uint32_t index = 0;
-  for (size_t offset = 0; offset < bytes; offset += piece)
-    post(offset, std::min(piece, bytes - offset), PieceOf{index++, count});
-}
-
 void StagedLink::post(const Lane& lane, uint64_t piece, size_t bytes,
-                      const CallSignature& call, PieceOf of, char* buffer) {
+                      const CallSignature& call, TransferPiece of,
+                      char* buffer) {
   StagingProxy::Job job{lane.queue, piece, bytes, 0, buffer, call};
-  job.pieceOfTransfer = of.index;
-  job.transferPieces = of.count;
+  job.ofTransfer = of;
   if (path_.domainSteps) job.domainStepsBefore = path_.domainSteps->enqueued();
   if (script_ != nullptr) {
     script_->add(job);
@@ -127,9 +118,10 @@ std::shared_ptr<TransferRequest> StagedLink::postDirect(
     Lane& lane, StagingProxy::Direction direction, char* data, size_t bytes,
     const CallSignature& call) {
   opened(lane, direction);
-  forEachPiece(bytes, [&](size_t offset, size_t length, PieceOf of) {
-    post(lane, lane.pieces++, length, call, of, data + offset);
-  });
+  pieced_->forEachPiece(
+      bytes, [&](size_t offset, size_t length, TransferPiece of) {
+        post(lane, lane.pieces++, length, call, of, data + offset);
+      });
   check(path_.module.api().writeValue64(
             path_.stream, lane.ring->streamCounter(), lane.pieces),
         "handing GPU buffers to the link");
@@ -177,7 +169,7 @@ std::shared_ptr<TransferRequest> StagedLink::sendByKernel(
   copy.signalWord = ring.streamCounter();
   copy.signalValue = n + 1;
   enqueueStagedCopy(copy, "copying a small piece to send from the GPU");
-  post(lane, n, bytes, call, PieceOf{0, 1}, static_cast<char*>(copy.dst));
+  post(lane, n, bytes, call, TransferPiece{0, 1}, static_cast<char*>(copy.dst));
   // The stream itself copied the bytes: the buffer is free behind it.
   return emptyTransfer();
 }
@@ -187,7 +179,7 @@ std::shared_ptr<TransferRequest> StagedLink::recvByKernel(
   const uint64_t n = lane.pieces++;
   lane.kernelCopied = true;
   char* slot = lane.ring->slotFor(n, bytes);
-  post(lane, n, bytes, call, PieceOf{0, 1}, slot);
+  post(lane, n, bytes, call, TransferPiece{0, 1}, slot);
   lane.pending.push_back(PendingReceive{n, target, bytes, {slot}, true, 0});
   return std::make_shared<EnqueuedOnWait>(
       [this, n] { enqueueReceivesThrough(n); });
@@ -287,7 +279,7 @@ void StagedLink::copyRun(char* dst, size_t dpitch, const char* src,
 std::vector<StagedPiece> StagedLink::piecesIn(
     size_t bytes, const std::vector<char*>& slots) const {
   std::vector<StagedPiece> pieces;
-  forEachPiece(bytes, [&](size_t, size_t piece, PieceOf of) {
+  pieced_->forEachPiece(bytes, [&](size_t, size_t piece, TransferPiece of) {
     pieces.push_back(StagedPiece{slots[of.index], piece});
   });
   return pieces;
@@ -299,7 +291,8 @@ void StagedLink::check(int status, const char* what) const {
 
 std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
                                                   size_t bytes,
-                                                  const CallSignature& call) {
+                                                  const CallSignature& call,
+                                                  TransferPiece) {
   if (bytes == 0) return emptyTransfer();
   auto* source = static_cast<char*>(const_cast<void*>(data));
   if (direct_)
@@ -318,7 +311,7 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
   else
     path_.copies.followEngine(up);
   std::vector<char*> slots;
-  forEachPiece(bytes, [&](size_t, size_t piece, PieceOf) {
+  pieced_->forEachPiece(bytes, [&](size_t, size_t piece, TransferPiece) {
     slots.push_back(ring.slotFor(d.pieces + slots.size(), piece));
   });
   const std::vector<StagedPiece> pieces = piecesIn(bytes, slots);
@@ -339,14 +332,15 @@ std::shared_ptr<TransferRequest> StagedLink::send(const void* data,
           "signalling staged pieces");
     for (size_t i = run.first; i < run.first + run.count; ++i)
       post(d, d.pieces + i, pieces[i].bytes, call,
-           PieceOf{static_cast<uint32_t>(i), count}, pieces[i].slot);
+           TransferPiece{static_cast<uint32_t>(i), count}, pieces[i].slot);
   }
   d.pieces += count;
   return stagedTransfer(path_, doneCounter(d), d.pieces);
 }
 
 std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes,
-                                                  const CallSignature& call) {
+                                                  const CallSignature& call,
+                                                  TransferPiece) {
   if (bytes == 0) return emptyTransfer();
   auto* target = static_cast<char*>(data);
   if (direct_)
@@ -356,7 +350,7 @@ std::shared_ptr<TransferRequest> StagedLink::recv(void* data, size_t bytes,
   if (copiedByKernel(d, bytes)) return recvByKernel(d, target, bytes, call);
   d.staged = true;
   PendingReceive receive{d.pieces, target, bytes, {}, false, 0};
-  forEachPiece(bytes, [&](size_t, size_t piece, PieceOf of) {
+  pieced_->forEachPiece(bytes, [&](size_t, size_t piece, TransferPiece of) {
     const uint64_t n = d.pieces++;
     receive.slots.push_back(d.ring->slotFor(n, piece));
     post(d, n, piece, call, of, receive.slots.back());

@@ -133,9 +133,11 @@ class StagedLink : public LinkOver {
   bool direct() const { return direct_; }
   // Each piece carries `call` to the link, which the proxy posts it on.
   std::shared_ptr<TransferRequest> send(const void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
   std::shared_ptr<TransferRequest> recv(void* data, size_t bytes,
-                                        const CallSignature& call) override;
+                                        const CallSignature& call,
+                                        TransferPiece piece = {}) override;
 
   // The end of a launch: the engine's stream waits until every received
   // piece is copied to the GPU and the proxy has sent every staged one,
@@ -181,15 +183,6 @@ class StagedLink : public LinkOver {
   };
 
   Lane& opened(Lane& lane, StagingProxy::Direction direction);
-  // A piece's place in its transfer, and the transfer's pieces.
-  struct PieceOf {
-    uint32_t index;
-    uint32_t count;
-  };
-  // Calls post(offset, length, PieceOf) for each piece of a transfer of
-  // `bytes`.
-  template <typename Post>
-  void forEachPiece(size_t bytes, Post post) const;
   // Whether a transfer of `bytes` on `lane` is copied by a kernel.
   bool copiedByKernel(const Lane& lane, size_t bytes) const;
   std::shared_ptr<TransferRequest> sendByKernel(Lane& lane, const char* source,
@@ -223,7 +216,7 @@ class StagedLink : public LinkOver {
                                               const CallSignature& call);
   // `buffer`: the piece's slot, or its GPU memory on a direct link.
   void post(const Lane& lane, uint64_t piece, size_t bytes,
-            const CallSignature& call, PieceOf of, char* buffer);
+            const CallSignature& call, TransferPiece of, char* buffer);
   // The counter that passes a piece once its transfer is done for the
   // engine's stream.
   const uint64_t* doneCounter(const Lane& lane) const;

@@ -55,10 +55,12 @@ class StagingProxy::Queue {
   std::shared_ptr<TransferRequest> post(const Job& job) const {
     const bool sending = direction == Direction::kSend;
     if (gpuMemory != MemoryKind{})
-      return sending ? link.sendGpu(gpuMemory, job.buffer, job.bytes, job.call)
-                     : link.recvGpu(gpuMemory, job.buffer, job.bytes, job.call);
-    return sending ? link.send(job.buffer, job.bytes, job.call)
-                   : link.recv(job.buffer, job.bytes, job.call);
+      return sending ? link.sendGpu(gpuMemory, job.buffer, job.bytes, job.call,
+                                    job.ofTransfer)
+                     : link.recvGpu(gpuMemory, job.buffer, job.bytes, job.call,
+                                    job.ofTransfer);
+    return sending ? link.send(job.buffer, job.bytes, job.call, job.ofTransfer)
+                   : link.recv(job.buffer, job.bytes, job.call, job.ofTransfer);
   }
 };
 
@@ -285,7 +287,7 @@ bool StagingProxy::progress(Queue& queue) {
     queue.posted.push_back(
         {job.piece, queue.post(job), std::chrono::steady_clock::now(),
          collectiveOf(job), job.call, job.adopted,
-         PieceCount{job.pieceOfTransfer, job.transferPieces}, job.bytes});
+         PieceCount{job.ofTransfer.index, job.ofTransfer.count}, job.bytes});
     queue.waiting.pop_front();
     moved = true;
   }
@@ -380,7 +382,7 @@ void StagingProxy::offerWait(const Queue& queue, OldestWait& oldest) const {
   oldest.domainStep = 0;
   oldest.leg =
       WaitLeg{WaitLeg::Kind::kLink, way, stage,
-              PieceCount{job.pieceOfTransfer, job.transferPieces}, nullptr};
+              PieceCount{job.ofTransfer.index, job.ofTransfer.count}, nullptr};
   // The stream is inside a domain step that comes before the piece's
   // work: the piece waits for the domain.
   if (oldest.streamInStep != 0 &&

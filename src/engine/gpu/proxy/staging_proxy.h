@@ -92,10 +92,9 @@ class StagingProxy {
     uint64_t gate = 0;
     char* buffer = nullptr;
     CallSignature call{};  // of the user call the piece belongs to
-    // The piece's place in its transfer, and the transfer's pieces, for
-    // the stall reports.
-    uint32_t pieceOfTransfer = 0;
-    uint32_t transferPieces = 0;
+    // The piece's place in its transfer, for the link (which places the
+    // pieces of one transfer apart) and the stall reports.
+    TransferPiece ofTransfer{};
     // The domain steps enqueued before its stream work
     // (DomainStepLog::enqueued; 0: none).
     uint64_t domainStepsBefore = 0;
