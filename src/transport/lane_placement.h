@@ -76,16 +76,21 @@ class LanePlacement {
     }
   };
   // For links whose every part costs a message of its own (ucx, net): a
-  // transfer on its own is cut as partsOf says, from the home lane; a
-  // piece of a larger transfer goes whole (in parts of at most
-  // maxPartBytes) from lane home + its index on, so that the pieces of one
-  // transfer take the lanes in turn. Cut into parts of 64 KiB on every
-  // lane, the 256-512 KiB pieces of CPU ranks' 2 MiB collectives between
-  // pretend hosts took 1.26-1.80x as long on 16 cores as whole on a lane
-  // each, while a lone 128-256 KiB transfer cut over lanes took up to 2.7x
-  // less time than whole (bench/results/ucx-net-lane-turns-h200-2026-12-06.md).
+  // transfer goes as partsOf cuts it from the home lane, unless it is a
+  // piece of a larger transfer that this would cut: then it goes whole (in
+  // parts of at most maxPartBytes) from lane home + its index on, so that
+  // the pieces of one transfer take the lanes in turn, a message each.
+  // With 64 KiB parts (16 cores) the 256-512 KiB pieces of CPU ranks' 2 MiB
+  // collectives between pretend hosts, cut over every lane, took 1.26-1.80x
+  // as long as whole on a lane each, while a lone 128-256 KiB transfer cut
+  // over lanes took up to 2.7x less time than whole
+  // (bench/results/ucx-net-lane-turns-h200-2026-12-06.md). With 256 KiB
+  // parts (few cores) a 256 KiB piece stays on the home lane: dealt to 4
+  // lanes on 2 cores, 2 MiB collectives took up to 1.8x as long
+  // (bench/results/ucx-net-pieces-2026-12-07.md).
   Parts placePiece(size_t bytes, TransferPiece piece) const {
-    if (piece.count <= 1) return {partsOf(bytes), home_};
+    const size_t parts = partsOf(bytes);
+    if (piece.count <= 1 || parts == 1) return {parts, home_};
     const size_t capped = bytes / maxPartBytes_ + (bytes % maxPartBytes_ != 0);
     return {std::max<size_t>(1, capped), (home_ + piece.index) % lanes_};
   }

@@ -51,9 +51,10 @@ TEST(LanePlacement, PartsStartOnTheHomeLaneBothEndsAgreeOn) {
 }
 
 // placePiece: a transfer on its own is cut as partsOf says, from the home
-// lane; piece i of a larger transfer goes whole from lane home + i (round
-// the lanes), in parts of at most the largest part, and both ends place it
-// alike. A piece of one (the only piece) is a transfer on its own.
+// lane; piece i of a larger transfer that partsOf would cut goes whole
+// from lane home + i (round the lanes), in parts of at most the largest
+// part, and both ends place it alike. A piece of one (the only piece) is a
+// transfer on its own, and so is a piece partsOf would not cut.
 TEST(LanePlacement, PiecesOfOneTransferGoWholeToTheLanesInTurn) {
   constexpr size_t kMax = 1 << 20;
   for (int rank = 0; rank < 4; ++rank)
@@ -78,6 +79,8 @@ TEST(LanePlacement, PiecesOfOneTransferGoWholeToTheLanesInTurn) {
       EXPECT_EQ(1u, here.placePiece(kMax, {1, 2}).count);
       EXPECT_EQ(2u, here.placePiece(kMax + 1, {1, 2}).count);
       EXPECT_EQ(1u, here.placePiece(0, {1, 2}).count);
+      for (size_t uncut : {size_t{0}, kMin, 2 * kMin - 1})
+        EXPECT_EQ(here.home(), here.placePiece(uncut, {2, 3}).firstLane);
     }
   const LanePlacement unbounded(0, 1, 4, kMin);
   EXPECT_EQ(1u, unbounded.placePiece(size_t{1} << 30, {2, 3}).count);
