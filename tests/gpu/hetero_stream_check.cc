@@ -7,7 +7,8 @@
 // CUDA graphs: collectives and a send/receive exchange captured in one
 // graph must replay right 100 times with new inputs each time, between
 // eager launches of the same communicator; a replayed 8 KB all-reduce is
-// timed against eager launches (with HETERO_STREAM_SWEEP=1 also all-reduce,
+// timed against eager launches in alternating rounds (HETERO_STREAM_ROUNDS,
+// default 3; with HETERO_STREAM_SWEEP=1 also all-reduce,
 // all-gather and reduce-scatter from 8 B to 1 MiB; HETERO_STREAM_PER_GRAPH
 // sets how many a graph holds, default 20). Over shm the
 // launches are stream-driven; over tcp (HETCCL_TRANSPORT=tcp) every launch goes
@@ -24,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -244,21 +246,35 @@ int opsPerGraph() {
   return perGraph > 0 && 1000 % perGraph == 0 ? perGraph : 20;
 }
 
+// Rounds of eager launches and replays, taken in turn
+// (HETERO_STREAM_ROUNDS, default 3): the machine's load drifts over a run,
+// and one eager block timed before one replay block puts that drift into
+// their ratio.
+int timingRounds() {
+  const char* value = std::getenv("HETERO_STREAM_ROUNDS");
+  const int rounds = value ? std::atoi(value) : 3;
+  return rounds > 0 ? rounds : 3;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
 // Per-op microseconds of `enqueue` (one collective on `stream`, `bytes`
 // its larger buffer): eager launches, and replays of a graph that holds
-// opsPerGraph() of them. Printed as "rank R: <what> of B bytes: ...".
+// opsPerGraph() of them, in timingRounds() alternating rounds of 1000 ops
+// each. Printed as "rank R: <what> of B bytes: ...", a line per round and
+// one of the medians.
 void timeGraphReplays(int rank, cudaStream_t stream, const char* what,
                       size_t bytes, const std::function<void()>& enqueue) {
-  const int ops = 1000, perGraph = opsPerGraph();
+  const int ops = 1000, perGraph = opsPerGraph(), rounds = timingRounds();
   auto eager = [&] {
     for (int i = 0; i < ops; ++i) enqueue();
   };
-  eager();  // warm-up
+  eager();  // warm-up, before the capture as a program would run it
   CUDA_OK(cudaStreamSynchronize(stream));
-  auto start = std::chrono::steady_clock::now();
-  eager();
-  CUDA_OK(cudaStreamSynchronize(stream));
-  const double eagerUs = secondsSince(start) * 1e6 / ops;
   cudaGraph_t graph;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
   for (int i = 0; i < perGraph; ++i) enqueue();
@@ -269,18 +285,37 @@ void timeGraphReplays(int rank, cudaStream_t stream, const char* what,
               rank, what, bytes, nodeKinds(graph, nodes, perGraph).c_str());
   cudaGraphExec_t exec;
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-  for (int i = 0; i < 10; ++i) CUDA_OK(cudaGraphLaunch(exec, stream));
-  CUDA_OK(cudaStreamSynchronize(stream));
-  start = std::chrono::steady_clock::now();
-  for (int i = 0; i < ops / perGraph; ++i)
-    CUDA_OK(cudaGraphLaunch(exec, stream));
-  CUDA_OK(cudaStreamSynchronize(stream));
-  const double graphUs = secondsSince(start) * 1e6 / ops;
+  auto replay = [&] {
+    for (int i = 0; i < ops / perGraph; ++i)
+      CUDA_OK(cudaGraphLaunch(exec, stream));
+  };
+  auto usPerOp = [&](const std::function<void()>& block) {
+    CUDA_OK(cudaStreamSynchronize(stream));
+    const auto start = std::chrono::steady_clock::now();
+    block();
+    CUDA_OK(cudaStreamSynchronize(stream));
+    return secondsSince(start) * 1e6 / ops;
+  };
+  usPerOp(replay);  // warm-up
+  std::vector<double> eagerUs, graphUs, speedUps;
+  for (int round = 1; round <= rounds; ++round) {
+    eagerUs.push_back(usPerOp(eager));
+    graphUs.push_back(usPerOp(replay));
+    speedUps.push_back(eagerUs.back() / graphUs.back());
+    std::printf(
+        "rank %d: %s of %zu bytes, round %d: eager %.2f us per op, graph "
+        "replay %.2f: %.2fx\n",
+        rank, what, bytes, round, eagerUs.back(), graphUs.back(),
+        speedUps.back());
+  }
   std::printf(
       "rank %d: %s of %zu bytes: eager %.2f us per op, graph replay %.2f us "
-      "per op (%d per graph, %.1f graph nodes per op): %.2fx\n",
-      rank, what, bytes, eagerUs, graphUs, perGraph,
-      static_cast<double>(nodes) / perGraph, eagerUs / graphUs);
+      "per op (%d per graph, %.1f graph nodes per op; medians of %d rounds, "
+      "rounds %.2f-%.2fx): %.2fx\n",
+      rank, what, bytes, median(eagerUs), median(graphUs), perGraph,
+      static_cast<double>(nodes) / perGraph, rounds,
+      *std::min_element(speedUps.begin(), speedUps.end()),
+      *std::max_element(speedUps.begin(), speedUps.end()), median(speedUps));
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
 }

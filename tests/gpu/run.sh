@@ -437,7 +437,7 @@ step_streams() {
     note+="; $run: exit $code"
   done
   ((failed == 0)) || result=FAIL
-  note+="; $(grep -h 'rank 0: all-reduce of 8192 bytes' "$out"/hetero_stream_check*.log | cut -c9-140 | tr '\n' ' ')"
+  note+="; $(grep -h 'rank 0: all-reduce of 8192 bytes: eager' "$out"/hetero_stream_check*.log | cut -c9-200 | tr '\n' ' ')"
 }
 
 # One process driving several GPUs (tests/gpu/single_process_check.cc), from
