@@ -3,12 +3,14 @@
 
 A refactoring must not cost speed; two runs made minutes apart differ by
 more than the change itself, so this runs the same hetccl-perf command from
-a "before" build and an "after" build in turns (before, after, before, ...),
---rounds times each, and reports per collective and size the median busbw
-of each build, the range over its rounds (the run-to-run noise) and the
-ratio of the medians (in-place and out-of-place rows apart; --placement
-out measures only the latter). The report (markdown: tables, exact commands, raw
-JSON) goes to --out, else bench/results/compare-builds-<date>.md.
+a "before" build and an "after" build in turns, the one that goes first
+changing every round (before, after, after, before, ...: whichever runs
+first in a round could gain or lose from it), --rounds times each, and
+reports per collective and size the median busbw of each build, the range
+over its rounds (the run-to-run noise) and the ratio of the medians
+(in-place and out-of-place rows apart; --placement out measures only the
+latter). The report (markdown: tables, exact commands, raw JSON) goes to
+--out, else bench/results/compare-builds-<date>.md.
 
 Example, the host all-reduce of 4 CPU ranks in one domain and in two:
     bench/compare_builds.py --before /work/base/build --after build \\
@@ -95,7 +97,10 @@ def main():
     raw = []
     with tempfile.TemporaryDirectory() as scratch:
         for round_index in range(args.rounds):
-            for name, build in builds.items():
+            order = list(builds.items())
+            if round_index % 2:
+                order.reverse()
+            for name, build in order:
                 json_path = Path(scratch) / f"{name}-{round_index}.jsonl"
                 commands[name] = run_once(build, args, envs[name], json_path)
                 for record in read_json_lines(json_path):
