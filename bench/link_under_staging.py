@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The tcp link between pretend hosts, alone and beside the copies that the
-staged GPU engine adds, on one machine.
+staged GPU engine or a CPU rank's own work adds, on one machine.
 
 Between two pretend hosts of one machine, a link over loopback copies
 every byte twice in the kernel (into the socket and out of it), and the
@@ -14,14 +14,25 @@ stage what they send and receive: 2 x the link's rate each way), in
 alternating rounds. The ratio is a ceiling of the staged path on this
 layout that is the machine's, not HetCCL's.
 
-    python3 bench/link_under_staging.py [--build-dir build-gpu]
-        [--sizes 64M,256M] [--rounds 3] [--copy-rate GBPS]
+With --load host the copies are a CPU rank's instead: two processes (one
+per pretend host) each copy host memory to host memory with 4 threads (a
+CPU rank's memory helpers) in 8 MiB copies over 128 MiB buffers, as an
+all-gather out of place copies its own block into the output while the
+other block crosses (at the link's rate, once per rank); it needs no
+PyTorch and no GPU.
 
---copy-rate: GB/s each way of the copies (default: twice the two-way link
-of the first round alone). Needs PyTorch with CUDA for the copies.
+    python3 bench/link_under_staging.py [--build-dir build-gpu]
+        [--sizes 64M,256M] [--rounds 3] [--load staging|host]
+        [--copy-rate GBPS] [--link-bytes 4G]
+
+--copy-rate: GB/s of the copies, each way for staging, per process for
+host (default: the two-way link of the first round alone, twice that for
+staging). The staging load needs PyTorch with CUDA. --link-bytes: what
+each link run moves per size.
 """
 
 import argparse
+import ctypes
 import json
 import os
 import signal
@@ -30,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench_common import (REPO, cpu_model, die, environment_note, first_lines,
@@ -38,9 +50,12 @@ from bench_common import (REPO, cpu_model, die, environment_note, first_lines,
                           write_report_file)
 
 PIECE = 4 << 20  # bytes per copy, the staged engine's largest piece
+HOST_PIECE = 8 << 20  # bytes per host copy: an all-gather chunk's block
+HOST_SPAN = 128 << 20  # host buffers larger than the caches
+HOST_THREADS = 4  # a CPU rank's memory helpers
 
 
-def copy_load(rate_gbps, report_path_):
+def staging_load(rate_gbps, report_path_):
     """Copies host->GPU and GPU->host at once, each paced to `rate_gbps`,
     until SIGTERM; then writes the rates reached to `report_path_`."""
     import torch  # pylint: disable=import-outside-toplevel
@@ -65,35 +80,80 @@ def copy_load(rate_gbps, report_path_):
         time.sleep(max(0.0, due - time.monotonic()))
     seconds = time.monotonic() - start
     Path(report_path_).write_text(json.dumps(
-        {"GBps_each_way": copies * PIECE / seconds / 1e9, "seconds": seconds}))
+        {"GBps": copies * PIECE / seconds / 1e9, "seconds": seconds}))
 
 
-def start_load(rate, log_dir, label):
-    result = Path(log_dir) / f"{label}-copies.json"
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--copy-load", str(rate), str(result)],
-        stdout=subprocess.PIPE, text=True)
-    if process.stdout.readline().strip() != "ready":
-        process.wait()
-        die("the copy load did not start (is PyTorch with CUDA there?)")
-    return process, result
+def host_load(rate_gbps, report_path_):
+    """Copies host memory to host memory with HOST_THREADS threads (each
+    a share of every copy; ctypes.memmove lets go of the GIL), paced to
+    `rate_gbps`, until SIGTERM; then writes the rate reached."""
+    source = ctypes.create_string_buffer(HOST_SPAN)
+    target = ctypes.create_string_buffer(HOST_SPAN)
+    ctypes.memset(source, 7, HOST_SPAN)  # touched, as a rank's input is
+    ctypes.memset(target, 0, HOST_SPAN)
+    share = HOST_PIECE // HOST_THREADS
+    base_in, base_out = ctypes.addressof(source), ctypes.addressof(target)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    copies = 0
+    with ThreadPoolExecutor(HOST_THREADS) as pool:
+        start = time.monotonic()
+        print("ready", flush=True)
+        while not stop:
+            offset = (copies * HOST_PIECE) % HOST_SPAN
+            parts = [pool.submit(ctypes.memmove, base_out + offset + i * share,
+                                 base_in + offset + i * share, share)
+                     for i in range(HOST_THREADS)]
+            for part in parts:
+                part.result()
+            copies += 1
+            due = start + copies * HOST_PIECE / (rate_gbps * 1e9)
+            time.sleep(max(0.0, due - time.monotonic()))
+        seconds = time.monotonic() - start
+    Path(report_path_).write_text(json.dumps(
+        {"GBps": copies * HOST_PIECE / seconds / 1e9, "seconds": seconds}))
 
 
-def stop_load(process, result):
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=30)
-    return json.loads(result.read_text())["GBps_each_way"]
+LOADS = {"staging": (staging_load, 1), "host": (host_load, 2)}
+
+
+def start_load(kind, rate, log_dir, label):
+    """Starts the load's processes; returns [(process, result path)]."""
+    started = []
+    for number in range(LOADS[kind][1]):
+        result = Path(log_dir) / f"{label}-copies{number}.json"
+        process = subprocess.Popen(
+            [sys.executable, __file__, "--copy-load", kind, str(rate),
+             str(result)], stdout=subprocess.PIPE, text=True)
+        started.append((process, result))
+        if process.stdout.readline().strip() != "ready":
+            stop_load(started)
+            die(f"the {kind} copy load did not start (is PyTorch there, "
+                "with CUDA for staging?)")
+    return started
+
+
+def stop_load(started):
+    """Stops the load; the rate its processes reached, per process."""
+    for process, _ in started:
+        process.send_signal(signal.SIGTERM)
+    rates = []
+    for process, result in started:
+        process.wait(timeout=30)
+        if result.is_file():
+            rates.append(json.loads(result.read_text())["GBps"])
+    return statistics.mean(rates) if rates else 0.0
 
 
 def measure(args, sizes, log_dir, label, rate):
     """The two-way link per size, with the copy load running when `rate`."""
-    load = start_load(rate, log_dir, label) if rate else None
+    load = start_load(args.kind, rate, log_dir, label) if rate else None
     try:
         figures, command = link_bandwidth(
             args.build_dir, "tcp", sizes, log_dir / f"{label}.json",
-            log_dir / f"{label}.log", args.timeout)
+            log_dir / f"{label}.log", args.timeout, total=args.link_bytes)
     finally:
-        copied = stop_load(*load) if load else None
+        copied = stop_load(load) if load else None
     if not figures:
         die(f"link-bandwidth failed; see {log_dir}/{label}.log")
     return figures, command, copied
@@ -101,17 +161,16 @@ def measure(args, sizes, log_dir, label, rate):
 
 def report(args, sizes, rounds, rate, command):
     lines = [
-        "# The tcp link between pretend hosts, alone and beside the staging "
-        "copies",
+        "# The tcp link between pretend hosts, alone and beside "
+        + ("the staging copies" if args.kind == "staging" else
+           "a CPU rank's own copies"),
         "",
         f"- date: {time.strftime('%Y-%m-%dT%H:%M:%S')}",
         f"- CPU: {cpu_model()}, {os.cpu_count()} cores available",
         f"- GPUs: {first_lines(['nvidia-smi', '-L'])[0]}",
         f"- HetCCL commit: {hetccl_commit()}",
         f"- load average at start: {args.load}",
-        f"- copies: host->GPU and GPU->host at once, {format_bytes(PIECE)} "
-        f"each, paced to {rate:.1f} GB/s each way (PyTorch, pinned memory, "
-        "another process)",
+        f"- copies: {load_text(args.kind, rate)}",
         "",
         f"Command: `python3 bench/link_under_staging.py {' '.join(args.argv)}`;"
         f" the link: `{command}`. {environment_note()}",
@@ -131,20 +190,35 @@ def report(args, sizes, rounds, rate, command):
             f" | {' / '.join(f'{v:.2f}' for v in loaded)} | "
             f"**{ratio:.2f}x** |")
     copied = " / ".join(f"{r['copied']:.1f}" for r in rounds)
-    lines += ["", f"Copy rates reached (GB/s each way, per round): {copied}",
+    per = "each way" if args.kind == "staging" else "per process"
+    lines += ["", f"Copy rates reached (GB/s {per}, per round): {copied}",
               ""]
     return lines
 
 
+def load_text(kind, rate):
+    if kind == "staging":
+        return (f"host->GPU and GPU->host at once, {format_bytes(PIECE)} "
+                f"each, paced to {rate:.1f} GB/s each way (PyTorch, pinned "
+                "memory, another process)")
+    return (f"host to host in two processes, {HOST_THREADS} threads each, "
+            f"{format_bytes(HOST_PIECE)} copies over "
+            f"{format_bytes(HOST_SPAN)} buffers, paced to {rate:.1f} GB/s "
+            "per process")
+
+
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--copy-load":
-        copy_load(float(sys.argv[2]), sys.argv[3])
+    if len(sys.argv) == 5 and sys.argv[1] == "--copy-load":
+        LOADS[sys.argv[2]][0](float(sys.argv[3]), sys.argv[4])
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", default=str(REPO / "build-gpu"))
     parser.add_argument("--sizes", default="64M,256M")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--load", dest="kind", choices=sorted(LOADS),
+                        default="staging")
     parser.add_argument("--copy-rate", type=float, default=None)
+    parser.add_argument("--link-bytes", default="4G")
     parser.add_argument("--timeout", type=int, default=120)
     parser.add_argument("--log-dir", default=None)
     parser.add_argument("--out", default=None)
@@ -165,7 +239,8 @@ def main():
             order = ["alone", "loaded"]
         for kind in order:
             if kind == "loaded" and rate is None:
-                rate = 2 * min(entry["alone"].values())
+                rate = min(entry["alone"].values())
+                rate *= 2 if args.kind == "staging" else 1
             figures, command, copied = measure(
                 args, sizes, log_dir, f"{kind}-r{number}",
                 rate if kind == "loaded" else None)
