@@ -11,8 +11,9 @@ memory and the one GPU's PCIe link. This measures what that sharing costs
 the link: `link-bandwidth --two-way` alone, then while another process
 copies host<->GPU at the rate the staged engine's copies need (both ranks
 stage what they send and receive: 2 x the link's rate each way), in
-alternating rounds. The ratio is a ceiling of the staged path on this
-layout that is the machine's, not HetCCL's.
+alternating rounds, and the copies alone for 2 s each round (what they
+reach without the link). The ratio is a ceiling of the staged path on
+this layout that is the machine's, not HetCCL's.
 
 With --load host the copies are a CPU rank's instead: two processes (one
 per pretend host) each copy host memory to host memory with 4 threads (a
@@ -40,8 +41,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench_common import (REPO, cpu_model, die, environment_note, first_lines,
@@ -84,34 +85,45 @@ def staging_load(rate_gbps, report_path_):
 
 
 def host_load(rate_gbps, report_path_):
-    """Copies host memory to host memory with HOST_THREADS threads (each
-    a share of every copy; ctypes.memmove lets go of the GIL), paced to
-    `rate_gbps`, until SIGTERM; then writes the rate reached."""
+    """Copies host memory to host memory with HOST_THREADS threads, each
+    over its own share of the buffers in its share of HOST_PIECE, paced to
+    its share of `rate_gbps` (ctypes.memmove lets go of the GIL), until
+    SIGTERM; then writes the rate reached."""
     source = ctypes.create_string_buffer(HOST_SPAN)
     target = ctypes.create_string_buffer(HOST_SPAN)
     ctypes.memset(source, 7, HOST_SPAN)  # touched, as a rank's input is
     ctypes.memset(target, 0, HOST_SPAN)
-    share = HOST_PIECE // HOST_THREADS
-    base_in, base_out = ctypes.addressof(source), ctypes.addressof(target)
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    copies = 0
-    with ThreadPoolExecutor(HOST_THREADS) as pool:
+    region = HOST_SPAN // HOST_THREADS
+    piece = HOST_PIECE // HOST_THREADS
+    stop = threading.Event()
+    copied = [0] * HOST_THREADS
+
+    def copy_share(index):
+        base_in = ctypes.addressof(source) + index * region
+        base_out = ctypes.addressof(target) + index * region
         start = time.monotonic()
-        print("ready", flush=True)
-        while not stop:
-            offset = (copies * HOST_PIECE) % HOST_SPAN
-            parts = [pool.submit(ctypes.memmove, base_out + offset + i * share,
-                                 base_in + offset + i * share, share)
-                     for i in range(HOST_THREADS)]
-            for part in parts:
-                part.result()
-            copies += 1
-            due = start + copies * HOST_PIECE / (rate_gbps * 1e9)
+        while not stop.is_set():
+            offset = copied[index] * piece % region
+            ctypes.memmove(base_out + offset, base_in + offset, piece)
+            copied[index] += 1
+            due = start + copied[index] * piece * HOST_THREADS / (
+                rate_gbps * 1e9)
             time.sleep(max(0.0, due - time.monotonic()))
-        seconds = time.monotonic() - start
+
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    threads = [threading.Thread(target=copy_share, args=(i,))
+               for i in range(HOST_THREADS)]
+    start = time.monotonic()
+    for thread in threads:
+        thread.start()
+    print("ready", flush=True)
+    while not stop.wait(0.05):
+        pass
+    for thread in threads:
+        thread.join()
+    seconds = time.monotonic() - start
     Path(report_path_).write_text(json.dumps(
-        {"GBps": copies * HOST_PIECE / seconds / 1e9, "seconds": seconds}))
+        {"GBps": sum(copied) * piece / seconds / 1e9, "seconds": seconds}))
 
 
 LOADS = {"staging": (staging_load, 1), "host": (host_load, 2)}
@@ -159,6 +171,13 @@ def measure(args, sizes, log_dir, label, rate):
     return figures, command, copied
 
 
+def load_alone(kind, rate, log_dir, label, seconds=2.0):
+    """The rate the copy load reaches with no link beside it."""
+    load = start_load(kind, rate, log_dir, label)
+    time.sleep(seconds)
+    return stop_load(load)
+
+
 def report(args, sizes, rounds, rate, command):
     lines = [
         "# The tcp link between pretend hosts, alone and beside "
@@ -189,10 +208,11 @@ def report(args, sizes, rounds, rate, command):
             f"| {format_bytes(size)} | {' / '.join(f'{v:.2f}' for v in alone)}"
             f" | {' / '.join(f'{v:.2f}' for v in loaded)} | "
             f"**{ratio:.2f}x** |")
-    copied = " / ".join(f"{r['copied']:.1f}" for r in rounds)
+    copied = " / ".join(f"{r['copies alone']:.1f} / {r['copied']:.1f}"
+                        for r in rounds)
     per = "each way" if args.kind == "staging" else "per process"
-    lines += ["", f"Copy rates reached (GB/s {per}, per round): {copied}",
-              ""]
+    lines += ["", f"Copy rates reached, alone / beside the link (GB/s {per}, "
+              f"per round): {copied}", ""]
     return lines
 
 
@@ -247,6 +267,8 @@ def main():
             entry[kind] = figures
             if copied is not None:
                 entry["copied"] = copied
+                entry["copies alone"] = load_alone(
+                    args.kind, rate, log_dir, f"copies-alone-r{number}")
         rounds.append(entry)
         log(f"round {number}: " + json.dumps(entry))
     lines = report(args, sizes, rounds, rate, command)
