@@ -17,7 +17,7 @@ this layout that is the machine's, not HetCCL's.
 
 With --load host the copies are a CPU rank's instead: two processes (one
 per pretend host) each copy host memory to host memory with 4 threads (a
-CPU rank's memory helpers) in 8 MiB copies over 128 MiB buffers, as an
+CPU rank's memory helpers), 2 MiB a copy over 128 MiB buffers, as an
 all-gather out of place copies its own block into the output while the
 other block crosses (at the link's rate, once per rank); it needs no
 PyTorch and no GPU.
@@ -51,7 +51,7 @@ from bench_common import (REPO, cpu_model, die, environment_note, first_lines,
                           write_report_file)
 
 PIECE = 4 << 20  # bytes per copy, the staged engine's largest piece
-HOST_PIECE = 8 << 20  # bytes per host copy: an all-gather chunk's block
+HOST_PIECE = 8 << 20  # bytes per round of the host copies: a chunk's block
 HOST_SPAN = 128 << 20  # host buffers larger than the caches
 HOST_THREADS = 4  # a CPU rank's memory helpers
 
@@ -85,10 +85,10 @@ def staging_load(rate_gbps, report_path_):
 
 
 def host_load(rate_gbps, report_path_):
-    """Copies host memory to host memory with HOST_THREADS threads, each
-    over its own share of the buffers in its share of HOST_PIECE, paced to
-    its share of `rate_gbps` (ctypes.memmove lets go of the GIL), until
-    SIGTERM; then writes the rate reached."""
+    """Copies host memory to host memory with HOST_THREADS threads until
+    SIGTERM, each over its own part of the buffers, HOST_PIECE /
+    HOST_THREADS bytes a copy, paced to its share of `rate_gbps`
+    (ctypes.memmove lets go of the GIL); then writes the rate reached."""
     source = ctypes.create_string_buffer(HOST_SPAN)
     target = ctypes.create_string_buffer(HOST_SPAN)
     ctypes.memset(source, 7, HOST_SPAN)  # touched, as a rank's input is
@@ -140,8 +140,8 @@ def start_load(kind, rate, log_dir, label):
         started.append((process, result))
         if process.stdout.readline().strip() != "ready":
             stop_load(started)
-            die(f"the {kind} copy load did not start (is PyTorch there, "
-                "with CUDA for staging?)")
+            hint = " (is PyTorch with CUDA there?)" if kind == "staging" else ""
+            die(f"the {kind} copy load did not start{hint}")
     return started
 
 
@@ -222,7 +222,7 @@ def load_text(kind, rate):
                 f"each, paced to {rate:.1f} GB/s each way (PyTorch, pinned "
                 "memory, another process)")
     return (f"host to host in two processes, {HOST_THREADS} threads each, "
-            f"{format_bytes(HOST_PIECE)} copies over "
+            f"{format_bytes(HOST_PIECE // HOST_THREADS)} a copy over "
             f"{format_bytes(HOST_SPAN)} buffers, paced to {rate:.1f} GB/s "
             "per process")
 
@@ -257,14 +257,14 @@ def main():
         order = ["alone", "loaded"] if number % 2 else ["loaded", "alone"]
         if rate is None:
             order = ["alone", "loaded"]
-        for kind in order:
-            if kind == "loaded" and rate is None:
+        for phase in order:
+            if phase == "loaded" and rate is None:
                 rate = min(entry["alone"].values())
                 rate *= 2 if args.kind == "staging" else 1
             figures, command, copied = measure(
-                args, sizes, log_dir, f"{kind}-r{number}",
-                rate if kind == "loaded" else None)
-            entry[kind] = figures
+                args, sizes, log_dir, f"{phase}-r{number}",
+                rate if phase == "loaded" else None)
+            entry[phase] = figures
             if copied is not None:
                 entry["copied"] = copied
                 entry["copies alone"] = load_alone(
